@@ -1,0 +1,176 @@
+"""The command line. Thin: parse options, call one core function, render, choose the exit code."""
+
+from __future__ import annotations
+
+import os
+import sys
+from pathlib import Path
+from typing import Optional
+
+import typer
+
+from gpudra import __version__
+from gpudra.errors import GpudraError, UsageError
+from gpudra.model import ExitCode, FailOn
+from gpudra.report import OutputFormat, RenderOptions
+
+app = typer.Typer(
+    name="gpudra",
+    help=(
+        "Move Kubernetes GPU workloads from the NVIDIA device plugin (nvidia.com/gpu) to "
+        "Dynamic Resource Allocation (ResourceClaims, DeviceClasses, CEL selectors).\n\n"
+        "Start with `gpudra audit ./manifests`; `gpudra rules` lists what it checks."
+    ),
+    no_args_is_help=True,
+    rich_markup_mode=None,
+    pretty_exceptions_enable=False,
+    context_settings={"help_option_names": ["-h", "--help"]},
+)
+
+
+def _version(value: bool) -> None:
+    if value:
+        typer.echo(f"gpudra {__version__}")
+        raise typer.Exit(0)
+
+
+@app.callback()
+def _root(
+    version: bool = typer.Option(False, "--version", callback=_version, is_eager=True,
+                                 help="Print the version and exit."),
+) -> None:
+    """Root options."""
+
+
+def _color(stream) -> bool:
+    # https://no-color.org: any non-empty NO_COLOR disables colour.
+    if os.environ.get("NO_COLOR"):
+        return False
+    if os.environ.get("FORCE_COLOR"):
+        return True
+    return stream.isatty()
+
+
+def _fail(message: str, code: ExitCode) -> typer.Exit:
+    typer.echo(f"gpudra: error: {message}", err=True)
+    return typer.Exit(int(code))
+
+
+@app.command(epilog=(
+    "Exit codes: 0 nothing at or above --fail-on; 1 findings at or above it; 2 usage or "
+    "config error; 3 an input could not be read, or nothing was scanned.\n\n"
+    "Examples:\n\n"
+    "  gpudra audit ./manifests\n\n"
+    "  gpudra audit . -o sarif > gpudra.sarif\n\n"
+    "  helm template rel ./chart | gpudra audit -\n\n"
+    "  gpudra audit k8s/ --fail-on error --exclude 'charts/vendor/*'"))
+def audit(
+    paths: list[str] = typer.Argument(..., metavar="PATH...",
+                                      help="Files or directories to scan; '-' reads stdin."),
+    output: OutputFormat = typer.Option(OutputFormat.TABLE, "-o", "--output",
+                                        help="Report format.", case_sensitive=False),
+    fail_on: FailOn = typer.Option(FailOn.WARNING, "--fail-on", case_sensitive=False,
+                                   help="Lowest severity that makes the exit code 1."),
+    exclude: list[str] = typer.Option([], "--exclude", metavar="GLOB",
+                                      help="Skip matching files/directories (repeatable)."),
+    config: Optional[Path] = typer.Option(None, "--config", metavar="FILE",
+                                          help="Config file (default: nearest .gpudra.yaml)."),
+    quiet: bool = typer.Option(False, "-q", "--quiet", help="No progress on stderr."),
+) -> None:
+    """Find device-plugin GPU requests, quotas, GPU placement and DRA mistakes in manifests.
+
+    Reads YAML and JSON files (multi-document, kind: List, Helm charts as text) and reports
+    each finding with file and line. Findings go to stdout; progress and errors to stderr.
+    """
+    from gpudra.audit import AuditRequest, run_audit
+    from gpudra.config import find_config, load_config
+    from gpudra.report import renderer_for
+    from gpudra.rules import catalogue
+
+    try:
+        config_path = config if config is not None else _config_near(paths)
+        cfg = load_config(config_path, catalogue())
+        with _progress(quiet) as on_file:
+            report = run_audit(AuditRequest(paths, cfg, tuple(exclude)), on_file=on_file)
+        text = renderer_for(output)(report, RenderOptions(color=_color(sys.stdout),
+                                                          tool_version=__version__))
+    except UsageError as exc:
+        raise _fail(str(exc), ExitCode.USAGE) from None
+    except GpudraError as exc:
+        raise _fail(str(exc), ExitCode.INPUT_ERROR) from None
+    sys.stdout.write(text)
+    sys.stdout.flush()
+    for error in report.errors:
+        where = f"{error.file}:{error.line}" if error.line else (error.file or error.object)
+        typer.echo(f"gpudra: {where}: {error.message}", err=True)
+    if report.files_scanned == 0 and not report.errors:
+        typer.echo("gpudra: error: no manifests found (looked for *.yaml, *.yml, *.json)", err=True)
+    raise typer.Exit(int(report.exit_code(fail_on)))
+
+
+def _config_near(paths: list[str]) -> Optional[Path]:
+    from gpudra.config import find_config
+
+    first = next((p for p in paths if p != "-"), None)
+    return find_config(Path(first) if first else Path.cwd())
+
+
+class _progress:
+    """A spinner on stderr with the current file, only when stderr is a terminal."""
+
+    def __init__(self, quiet: bool) -> None:
+        self._status = None
+        self._count = 0
+        self._enabled = not quiet and sys.stderr.isatty()
+
+    def __enter__(self):
+        if not self._enabled:
+            return None
+        from rich.console import Console
+
+        console = Console(stderr=True, no_color=not _color(sys.stderr))
+        self._status = console.status("scanning")
+        self._status.__enter__()
+        return self._tick
+
+    def _tick(self, label: str) -> None:
+        self._count += 1
+        if self._count % 50 == 0 and self._status is not None:
+            self._status.update(f"scanning: {self._count} files ({label})")
+
+    def __exit__(self, *exc) -> None:
+        if self._status is not None:
+            self._status.__exit__(*exc)
+
+
+@app.command()
+def rules(
+    output: str = typer.Option("table", "-o", "--output", help="table, json or markdown."),
+) -> None:
+    """List the rule catalogue: id, default severity, name and summary."""
+    from gpudra.catalogue_docs import render_rules
+
+    try:
+        sys.stdout.write(render_rules(output))
+    except UsageError as exc:
+        raise _fail(str(exc), ExitCode.USAGE) from None
+
+
+@app.command()
+def explain(rule: str = typer.Argument(..., metavar="RULE", help="A rule id such as GPU101.")) -> None:
+    """Print a rule's documentation: why it matters, problematic and correct YAML, the fix."""
+    from gpudra.catalogue_docs import explain_rule
+
+    try:
+        sys.stdout.write(explain_rule(rule))
+    except UsageError as exc:
+        raise _fail(str(exc), ExitCode.USAGE) from None
+
+
+def main() -> None:
+    """Console-script entry point (gpudra and kubectl-gpudra)."""
+    try:
+        app()
+    except KeyboardInterrupt:
+        typer.echo("gpudra: interrupted", err=True)
+        sys.exit(130)

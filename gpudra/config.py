@@ -1,0 +1,125 @@
+"""`.gpudra.yaml`: disable rules, change severities, exclude paths, add pod-spec locations.
+
+Found by walking up from the first scanned path (or given with --config). Unknown keys are
+errors, so a typo never silently changes nothing.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import yaml
+
+from gpudra.errors import ConfigError
+from gpudra.model import Severity
+from gpudra.rules.base import RuleSettings
+from gpudra.workloads import WorkloadKind, compile_path
+
+CONFIG_NAMES = (".gpudra.yaml", ".gpudra.yml")
+_TOP_KEYS = {"rules", "exclude", "workloads"}
+_WORKLOAD_KEYS = {"apiVersion", "group", "kind", "podSpecs", "containers"}
+
+
+@dataclass(frozen=True)
+class Config:
+    path: Path | None = None
+    settings: RuleSettings = field(default_factory=RuleSettings)
+    exclude: tuple[str, ...] = ()
+    workloads: tuple[WorkloadKind, ...] = ()
+
+
+def find_config(start: Path) -> Path | None:
+    """The nearest config file in `start` (or its directory) and its parents."""
+    here = start.resolve()
+    if not here.is_dir():
+        here = here.parent
+    for directory in (here, *here.parents):
+        for name in CONFIG_NAMES:
+            candidate = directory / name
+            if candidate.is_file():
+                return candidate
+    return None
+
+
+def load_config(path: Path | None, known_rules: Mapping[str, Any]) -> Config:
+    if path is None:
+        return Config()
+    try:
+        raw = yaml.safe_load(path.read_text(encoding="utf-8-sig"))
+    except OSError as exc:
+        raise ConfigError(f"{path}: {exc.strerror or exc}") from None
+    except yaml.YAMLError as exc:
+        mark = getattr(exc, "problem_mark", None)
+        where = f":{mark.line + 1}" if mark is not None else ""
+        raise ConfigError(f"{path}{where}: not valid YAML ({getattr(exc, 'problem', exc)})") from None
+    if raw is None:
+        return Config(path)
+    if not isinstance(raw, Mapping):
+        raise ConfigError(f"{path}: expected a mapping at the top level")
+    unknown = set(raw) - _TOP_KEYS
+    if unknown:
+        raise ConfigError(f"{path}: unknown key(s) {', '.join(sorted(map(str, unknown)))}; "
+                          f"expected {', '.join(sorted(_TOP_KEYS))}")
+    return Config(
+        path=path,
+        settings=_rules(path, raw.get("rules") or {}, known_rules),
+        exclude=_strings(path, "exclude", raw.get("exclude") or []),
+        workloads=tuple(_workload(path, i, w) for i, w in enumerate(raw.get("workloads") or [])),
+    )
+
+
+def _rules(path: Path, raw: Any, known: Mapping[str, Any]) -> RuleSettings:
+    if not isinstance(raw, Mapping):
+        raise ConfigError(f"{path}: 'rules' must map rule ids to settings")
+    disabled: set[str] = set()
+    severities: dict[str, Severity] = {}
+    for rule_id, setting in raw.items():
+        key = str(rule_id).upper()
+        if key not in known:
+            raise ConfigError(f"{path}: unknown rule {rule_id!r} (see `gpudra rules`)")
+        if setting in ("disable", "disabled", False, "off"):
+            disabled.add(key)
+        elif isinstance(setting, str) and setting in {s.value for s in Severity}:
+            severities[key] = Severity(setting)
+        elif isinstance(setting, Mapping) and set(setting) <= {"severity", "enabled"}:
+            if setting.get("enabled") is False:
+                disabled.add(key)
+            if "severity" in setting:
+                try:
+                    severities[key] = Severity(setting["severity"])
+                except ValueError:
+                    raise ConfigError(f"{path}: {key}: severity must be error, warning or info") from None
+        else:
+            raise ConfigError(f"{path}: {key}: expected 'disable', a severity "
+                              "(error|warning|info) or {{severity: ..., enabled: ...}}")
+    return RuleSettings(frozenset(disabled), severities)
+
+
+def _strings(path: Path, key: str, raw: Any) -> tuple[str, ...]:
+    if isinstance(raw, str):
+        raw = [raw]
+    if not isinstance(raw, list) or not all(isinstance(x, str) for x in raw):
+        raise ConfigError(f"{path}: '{key}' must be a list of strings")
+    return tuple(raw)
+
+
+def _workload(path: Path, index: int, raw: Any) -> WorkloadKind:
+    where = f"{path}: workloads[{index}]"
+    if not isinstance(raw, Mapping) or not isinstance(raw.get("kind"), str):
+        raise ConfigError(f"{where}: needs at least 'kind' and 'podSpecs'")
+    unknown = set(raw) - _WORKLOAD_KEYS
+    if unknown:
+        raise ConfigError(f"{where}: unknown key(s) {', '.join(sorted(map(str, unknown)))}")
+    group = raw.get("group")
+    if group is None and isinstance(raw.get("apiVersion"), str):
+        group = raw["apiVersion"].rpartition("/")[0]
+    pod_specs = _strings(path, f"workloads[{index}].podSpecs", raw.get("podSpecs") or [])
+    containers = _strings(path, f"workloads[{index}].containers", raw.get("containers") or [])
+    if not pod_specs:
+        raise ConfigError(f"{where}: 'podSpecs' must list at least one JSONPath")
+    for text in pod_specs:
+        compile_path(text)
+    return WorkloadKind(group if isinstance(group, str) else "*", raw["kind"], pod_specs, containers)

@@ -1,0 +1,139 @@
+"""Frozen records shared by sources, rules and renderers: the public result model.
+
+Nothing here knows how findings are produced or shown. The JSON report (docs/report-schema.json)
+is a direct projection of these records, so field names are part of the public contract.
+"""
+
+from __future__ import annotations
+
+import enum
+from dataclasses import dataclass, field
+
+
+class Severity(str, enum.Enum):
+    """How bad a finding is. Ordered: info < warning < error."""
+
+    INFO = "info"
+    WARNING = "warning"
+    ERROR = "error"
+
+    @property
+    def rank(self) -> int:
+        return _SEVERITY_RANK[self]
+
+
+_SEVERITY_RANK = {Severity.INFO: 1, Severity.WARNING: 2, Severity.ERROR: 3}
+
+
+class FailOn(str, enum.Enum):
+    """The lowest severity that makes `audit` exit 1."""
+
+    ERROR = "error"
+    WARNING = "warning"
+    INFO = "info"
+    NEVER = "never"
+
+    def triggered_by(self, severity: Severity) -> bool:
+        if self is FailOn.NEVER:
+            return False
+        return severity.rank >= Severity(self.value).rank
+
+
+class ExitCode(enum.IntEnum):
+    """The exit-code contract (docs/exit-codes.md)."""
+
+    OK = 0
+    FINDINGS = 1
+    USAGE = 2
+    INPUT_ERROR = 3
+
+
+@dataclass(frozen=True, slots=True)
+class Finding:
+    """One problem, located as precisely as the source allows.
+
+    `line` is 1-based and points at the offending key; `path` is the dotted path to it inside the
+    object (for example ``spec.template.spec.containers[0].resources.limits``).
+    """
+
+    rule: str
+    severity: Severity
+    message: str
+    file: str | None
+    line: int | None
+    kind: str | None = None
+    name: str | None = None
+    namespace: str | None = None
+    container: str | None = None
+    resource: str | None = None
+    quantity: int | None = None
+    hint: str | None = None
+    path: str | None = None
+    template: str | None = None
+    source: str = "file"
+
+    def sort_key(self) -> tuple:
+        return (self.file or "", self.line or 0, self.rule, self.container or "")
+
+
+@dataclass(frozen=True, slots=True)
+class InputError:
+    """An input that could not be read or parsed. The rest of the run goes on."""
+
+    file: str | None
+    message: str
+    line: int | None = None
+    object: str | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class WorkloadStatus:
+    """A workload object that runs GPU pods, and which route it uses today."""
+
+    file: str | None
+    kind: str
+    name: str | None
+    namespace: str | None
+    device_plugin: bool
+    dra: bool
+
+
+@dataclass(frozen=True, slots=True)
+class RuleInfo:
+    """Catalogue entry of a rule: what `gpudra rules` and `gpudra explain` print."""
+
+    id: str
+    name: str
+    severity: Severity
+    summary: str
+    explanation: str
+    hint: str
+    category: str
+
+
+@dataclass(frozen=True)
+class Report:
+    """Everything one audit produced. Renderers read only this."""
+
+    findings: tuple[Finding, ...]
+    errors: tuple[InputError, ...]
+    workloads: tuple[WorkloadStatus, ...]
+    files_scanned: int
+    documents_parsed: int
+    suppressed: int
+    rules: tuple[RuleInfo, ...]
+    disabled_rules: frozenset[str] = field(default_factory=frozenset)
+
+    def counts_by_severity(self) -> dict[str, int]:
+        counts = {s.value: 0 for s in Severity}
+        for finding in self.findings:
+            counts[finding.severity.value] += 1
+        return counts
+
+    def exit_code(self, fail_on: FailOn) -> ExitCode:
+        """An unreadable input or an empty scan wins over findings: the result is incomplete."""
+        if self.errors or self.files_scanned == 0:
+            return ExitCode.INPUT_ERROR
+        if any(fail_on.triggered_by(f.severity) for f in self.findings):
+            return ExitCode.FINDINGS
+        return ExitCode.OK

@@ -1,0 +1,107 @@
+"""What rules look at: Kubernetes objects with provenance, and template text that cannot be parsed."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator, Mapping
+from dataclasses import dataclass
+from typing import Any
+
+PathT = tuple  # keys (str) and list indexes (int)
+
+
+@dataclass(frozen=True)
+class ManifestObject:
+    """One Kubernetes object from a manifest (a ``kind: List`` item is an object of its own).
+
+    `base` is where the object sits inside its document (``("items", 3)`` for a List item);
+    `lines` maps document paths to 1-based file lines.
+    """
+
+    data: Mapping[str, Any]
+    file: str
+    first_line: int
+    lines: Mapping[PathT, int]
+    text: str
+    base: PathT = ()
+    template: str | None = None
+    listing: bool = False  # a List (or top-level array): object rules skip it, text rules read it
+    in_list: bool = False  # an item of a List: text rules skip it (its List was read already)
+
+    @property
+    def api_version(self) -> str:
+        value = self.data.get("apiVersion")
+        return value if isinstance(value, str) else ""
+
+    @property
+    def group(self) -> str:
+        return self.api_version.rpartition("/")[0]
+
+    @property
+    def kind(self) -> str:
+        value = self.data.get("kind")
+        return value if isinstance(value, str) else ""
+
+    @property
+    def metadata(self) -> Mapping[str, Any]:
+        value = self.data.get("metadata")
+        return value if isinstance(value, Mapping) else {}
+
+    @property
+    def name(self) -> str | None:
+        value = self.metadata.get("name") or self.metadata.get("generateName")
+        return str(value) if value is not None else None
+
+    @property
+    def namespace(self) -> str | None:
+        value = self.metadata.get("namespace")
+        return str(value) if value is not None else None
+
+    @property
+    def annotations(self) -> Mapping[str, Any]:
+        value = self.metadata.get("annotations")
+        return value if isinstance(value, Mapping) else {}
+
+    def line_of(self, path: PathT) -> int:
+        """Line of the deepest recorded key on `path` (merge keys and aliases have no own line)."""
+        full = self.base + tuple(path)
+        while full:
+            line = self.lines.get(full)
+            if line is not None:
+                return line
+            full = full[:-1]
+        return self.first_line
+
+
+@dataclass(frozen=True)
+class TemplateText:
+    """Text that is not YAML until rendered (a Helm template) or not a manifest (values files).
+
+    Rules scan it line by line; `chart` names the chart directory when known.
+    """
+
+    file: str
+    text: str
+    first_line: int
+    reason: str
+    chart: str | None = None
+
+    def numbered_lines(self) -> Iterator[tuple[int, str]]:
+        for offset, line in enumerate(self.text.splitlines()):
+            yield self.first_line + offset, line
+
+
+def format_path(path: PathT) -> str:
+    """``("spec", "containers", 0, "resources")`` -> ``spec.containers[0].resources``."""
+    out: list[str] = []
+    for part in path:
+        if isinstance(part, int):
+            out.append(f"[{part}]")
+        elif out:
+            out.append(f".{part}" if _plain(part) else f"['{part}']")
+        else:
+            out.append(part if _plain(part) else f"['{part}']")
+    return "".join(out)
+
+
+def _plain(key: str) -> bool:
+    return key.replace("_", "").replace("-", "").isalnum()

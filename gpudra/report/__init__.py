@@ -1,0 +1,47 @@
+"""Renderers: one module per output format, each a pure `render(report, options) -> str`.
+
+Modules are imported on demand so that `-o json` never pays for rich.
+"""
+
+from __future__ import annotations
+
+import enum
+import importlib
+from collections.abc import Callable
+from dataclasses import dataclass
+
+from gpudra.model import Report
+
+
+class OutputFormat(str, enum.Enum):
+    TABLE = "table"
+    JSON = "json"
+    YAML = "yaml"
+    SARIF = "sarif"
+    JUNIT = "junit"
+    MARKDOWN = "markdown"
+    GITHUB = "github"
+
+
+@dataclass(frozen=True, slots=True)
+class RenderOptions:
+    color: bool = False
+    width: int | None = None
+    tool_version: str = ""
+
+
+Renderer = Callable[[Report, RenderOptions], str]
+
+_MODULES: dict[OutputFormat, str] = {
+    OutputFormat.TABLE: "gpudra.report.table",
+    OutputFormat.JSON: "gpudra.report.json_report",
+    OutputFormat.YAML: "gpudra.report.yaml_report",
+    OutputFormat.SARIF: "gpudra.report.sarif",
+    OutputFormat.JUNIT: "gpudra.report.junit",
+    OutputFormat.MARKDOWN: "gpudra.report.markdown",
+    OutputFormat.GITHUB: "gpudra.report.github",
+}
+
+
+def renderer_for(fmt: OutputFormat) -> Renderer:
+    return importlib.import_module(_MODULES[fmt]).render

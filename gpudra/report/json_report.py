@@ -1,0 +1,50 @@
+"""`-o json`: the documented machine contract (docs/report-schema.json)."""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+from gpudra.model import Finding, InputError, Report
+from gpudra.report import RenderOptions
+from gpudra.summary import summarize
+
+
+def as_data(report: Report) -> dict[str, Any]:
+    """The report as plain data; also the source of the YAML format."""
+    return {
+        "findings": [finding_data(f) for f in report.findings],
+        "errors": [error_data(e) for e in report.errors],
+        "summary": summarize(report).as_dict(),
+    }
+
+
+def finding_data(f: Finding) -> dict[str, Any]:
+    return {
+        "rule": f.rule,
+        "severity": f.severity.value,
+        "message": f.message,
+        "source": f.source,
+        "file": f.file,
+        "line": f.line,
+        "kind": f.kind,
+        "name": f.name,
+        "namespace": f.namespace,
+        "container": f.container,
+        "resource": f.resource,
+        "quantity": f.quantity,
+        "path": f.path,
+        "template": f.template,
+        "hint": f.hint,
+    }
+
+
+def error_data(e: InputError) -> dict[str, Any]:
+    data: dict[str, Any] = {"file": e.file, "line": e.line, "message": e.message}
+    if e.object is not None:
+        data["object"] = e.object
+    return data
+
+
+def render(report: Report, options: RenderOptions) -> str:
+    return json.dumps(as_data(report), indent=2, ensure_ascii=False) + "\n"

@@ -1,0 +1,67 @@
+"""`-o table` (default): findings grouped by file, then errors, then migration progress."""
+
+from __future__ import annotations
+
+import io
+from itertools import groupby
+
+from rich.console import Console
+from rich.table import Table
+from rich.text import Text
+
+from gpudra.model import Report
+from gpudra.report import RenderOptions
+from gpudra.summary import summarize
+
+_STYLE = {"error": "bold red", "warning": "yellow", "info": "cyan"}
+
+
+def render(report: Report, options: RenderOptions) -> str:
+    buffer = io.StringIO()
+    console = Console(file=buffer, force_terminal=options.color, no_color=not options.color,
+                      width=options.width or 120, highlight=False, soft_wrap=False)
+    for file, group in groupby(report.findings, key=lambda f: f.file or "-"):
+        console.print(Text(file, style="bold underline"))
+        table = Table(show_header=False, box=None, pad_edge=False, padding=(0, 1))
+        table.add_column("line", justify="right", style="dim", no_wrap=True)
+        table.add_column("severity", no_wrap=True)
+        table.add_column("rule", no_wrap=True)
+        table.add_column("object", no_wrap=True, max_width=40)
+        table.add_column("message", ratio=1)
+        for f in group:
+            obj = "/".join(x for x in (f.kind, f.name) if x) or "-"
+            table.add_row(str(f.line or ""), Text(f.severity.value, style=_STYLE[f.severity.value]),
+                          f.rule, obj, f.message + (f"  [{f.template}]" if f.template else ""))
+        console.print(table)
+        console.print()
+    if report.errors:
+        console.print(Text("Inputs that could not be read", style="bold red"))
+        for e in report.errors:
+            where = f"{e.file}:{e.line}" if e.line else (e.file or e.object or "-")
+            console.print(f"  {where}: {e.message}")
+        console.print()
+    _summary(console, report)
+    return buffer.getvalue()
+
+
+def _summary(console: Console, report: Report) -> None:
+    s = summarize(report)
+    counts = ", ".join(f"{n} {sev}" for sev, n in s.findings.items() if n) or "no findings"
+    console.print(Text("Summary", style="bold"))
+    console.print(f"  {s.files_scanned} files scanned, {s.documents_parsed} documents parsed: "
+                  f"{counts}" + (f", {s.suppressed} suppressed" if s.suppressed else "")
+                  + (f", {s.errors} unreadable" if s.errors else ""))
+    if not s.gpu_workloads:
+        console.print("  No GPU workloads found.")
+        return
+    console.print(f"  GPU workloads: {s.gpu_workloads}; on DRA: {s.on_dra}; still on the device "
+                  f"plugin: {s.on_device_plugin}; migrated: {s.percent_migrated:.0f}%")
+    table = Table(box=None, padding=(0, 2), pad_edge=False)
+    table.add_column("  namespace")
+    table.add_column("GPU workloads", justify="right")
+    table.add_column("on DRA", justify="right")
+    table.add_column("migrated", justify="right")
+    for ns in s.namespaces:
+        table.add_row(f"  {ns.namespace}", str(ns.gpu_workloads), str(ns.on_dra),
+                      f"{ns.percent_migrated:.0f}%")
+    console.print(table)

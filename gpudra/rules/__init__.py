@@ -1,0 +1,31 @@
+"""The rule catalogue: every checker is registered here, once."""
+
+from __future__ import annotations
+
+from gpudra.model import RuleInfo
+from gpudra.rules.base import AuditContext, Checker, all_rules
+from gpudra.rules.device_requests import DeviceRequests
+from gpudra.rules.environment import EnvironmentVars
+from gpudra.rules.monitoring import Monitoring
+from gpudra.rules.placement import Placement
+from gpudra.rules.quotas import Quotas
+from gpudra.rules.suppressions import Suppressions
+from gpudra.rules.templates import Templates
+
+CHECKERS: tuple[type[Checker], ...] = (
+    DeviceRequests,
+    Quotas,
+    Placement,
+    EnvironmentVars,
+    Monitoring,
+    Templates,
+    Suppressions,
+)
+
+
+def catalogue() -> dict[str, RuleInfo]:
+    """Every rule, by id, in id order."""
+    return all_rules(CHECKERS)
+
+
+__all__ = ["CHECKERS", "AuditContext", "Checker", "catalogue"]

@@ -1,0 +1,152 @@
+"""The rule framework: catalogue entries, checkers, and the emitter that turns hits into Findings.
+
+A *rule* is a catalogue entry (stable id, default severity, docs, fix hint). A *checker* walks
+objects for one concern and may raise several related rules in one pass (the device-request
+checker looks at each container once and can raise GPU101..GPU109). Severity overrides,
+disabled rules and suppression annotations are applied here, once, before a Finding exists.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass, field
+from typing import Any
+
+from gpudra.model import Finding, RuleInfo, Severity, WorkloadStatus
+from gpudra.objects import ManifestObject, PathT, TemplateText, format_path
+from gpudra.workloads import PodSpecRef, WorkloadTable
+
+SUPPRESS_ANNOTATION = "gpudra.io/ignore"
+
+
+def rule(id: str, name: str, severity: Severity, category: str, summary: str,
+         explanation: str, hint: str) -> RuleInfo:
+    """Declare a catalogue entry; `explanation` is Markdown shown by `gpudra explain`."""
+    return RuleInfo(id, name, severity, summary, explanation.strip(), hint, category)
+
+
+class Checker:
+    """One concern. Subclasses list the rules they may raise and override the hooks they need.
+
+    A new instance is made for every run, so a checker may keep state across objects (for
+    checks that need the whole tree, done in `finish`).
+    """
+
+    rules: tuple[RuleInfo, ...] = ()
+
+    def check_object(self, obj: ManifestObject, ctx: AuditContext) -> None:
+        """Called for every object (List items included, the List itself excluded)."""
+
+    def check_document(self, obj: ManifestObject, ctx: AuditContext) -> None:
+        """Called once per parsed document, for rules that read its text."""
+
+    def check_template(self, text: TemplateText, ctx: AuditContext) -> None:
+        """Called for text that cannot be parsed as manifests (Helm templates, values files)."""
+
+    def finish(self, ctx: AuditContext) -> None:
+        """Called after the last input, for checks that need the whole tree."""
+
+
+@dataclass(frozen=True, slots=True)
+class RuleSettings:
+    disabled: frozenset[str] = frozenset()
+    severities: Mapping[str, Severity] = field(default_factory=dict)
+
+
+@dataclass
+class AuditContext:
+    """What checkers share during one run: settings, the workload table, and the results."""
+
+    catalogue: Mapping[str, RuleInfo]
+    settings: RuleSettings
+    table: WorkloadTable
+    findings: list[Finding] = field(default_factory=list)
+    suppressed: int = 0
+    workloads: dict[tuple, WorkloadStatus] = field(default_factory=dict)
+    # One-slot caches: checkers visit one object in a row. Keyed by identity of the data they
+    # hold on to, so a recycled id() can never return another object's results.
+    _pod_specs: tuple[Any, list[PodSpecRef]] | None = None
+    _suppressions: tuple[Any, Mapping[str, str]] | None = None
+
+    def enabled(self, rule_id: str) -> bool:
+        return rule_id not in self.settings.disabled
+
+    def pod_specs(self, obj: ManifestObject) -> list[PodSpecRef]:
+        if self._pod_specs is None or self._pod_specs[0] is not obj.data:
+            self._pod_specs = (obj.data, self.table.pod_specs(obj.group, obj.kind, obj.data))
+        return self._pod_specs[1]
+
+    def note_workload(self, obj: ManifestObject, *, device_plugin: bool = False,
+                      dra: bool = False) -> None:
+        key = (obj.file, obj.first_line, obj.base)
+        old = self.workloads.get(key)
+        if old is not None:
+            device_plugin, dra = device_plugin or old.device_plugin, dra or old.dra
+        self.workloads[key] = WorkloadStatus(obj.file, obj.kind, obj.name, obj.namespace,
+                                             device_plugin, dra)
+
+    def emit(self, rule_id: str, where: ManifestObject | TemplateText, message: str, *,
+             path: PathT = (), line: int | None = None, container: str | None = None,
+             resource: str | None = None, quantity: int | None = None) -> None:
+        """Record a hit unless the rule is disabled or the object suppresses it."""
+        if rule_id in self.settings.disabled:
+            return
+        info = self.catalogue[rule_id]
+        if isinstance(where, ManifestObject):
+            if self._is_suppressed(where, rule_id):
+                self.suppressed += 1
+                return
+            finding = Finding(
+                rule=rule_id, severity=self.settings.severities.get(rule_id, info.severity),
+                message=message, file=where.file,
+                line=line if line is not None else where.line_of(path),
+                kind=where.kind or None, name=where.name, namespace=where.namespace,
+                container=container, resource=resource, quantity=quantity, hint=info.hint,
+                path=format_path(path) if path else None, template=where.template)
+        else:
+            finding = Finding(
+                rule=rule_id, severity=self.settings.severities.get(rule_id, info.severity),
+                message=message, file=where.file, line=line, resource=resource,
+                quantity=quantity, hint=info.hint, template=where.chart)
+        self.findings.append(finding)
+
+    def _is_suppressed(self, obj: ManifestObject, rule_id: str) -> bool:
+        if self._suppressions is None or self._suppressions[0] is not obj.data:
+            self._suppressions = (obj.data,
+                                  parse_suppressions(obj.annotations.get(SUPPRESS_ANNOTATION)))
+        rules = self._suppressions[1]
+        return rule_id in rules or "all" in rules
+
+
+def parse_suppressions(value: Any) -> Mapping[str, str]:
+    """``"GPU101,GPU301: reason; GPU401: other reason"`` -> {rule: reason}.
+
+    An entry without a reason suppresses nothing: the reason is what makes it reviewable.
+    Malformed entries are reported by the suppression rule (GPU901).
+    """
+    out: dict[str, str] = {}
+    for entry in split_suppression_entries(value):
+        ids, sep, reason = entry.partition(":")
+        if not sep or not reason.strip():
+            continue
+        for rule_id in ids.split(","):
+            rule_id = rule_id.strip()
+            if rule_id:
+                out[rule_id if rule_id == "all" else rule_id.upper()] = reason.strip()
+    return out
+
+
+def split_suppression_entries(value: Any) -> list[str]:
+    if not isinstance(value, str):
+        return []
+    return [e.strip() for e in value.replace("\n", ";").split(";") if e.strip()]
+
+
+def all_rules(checkers: Iterable[type[Checker]]) -> dict[str, RuleInfo]:
+    catalogue: dict[str, RuleInfo] = {}
+    for checker in checkers:
+        for info in checker.rules:
+            if info.id in catalogue:
+                raise ValueError(f"duplicate rule id {info.id}")
+            catalogue[info.id] = info
+    return dict(sorted(catalogue.items()))

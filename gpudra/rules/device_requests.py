@@ -1,0 +1,295 @@
+"""GPU1xx: device-plugin requests in containers (init containers included)."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import Any
+
+from gpudra.devices import HAMI_RESOURCES, DeviceKind, DeviceResource, classify
+from gpudra.model import Severity
+from gpudra.objects import ManifestObject, format_path
+from gpudra.quantity import parse_device_count
+from gpudra.rules.base import AuditContext, Checker, rule
+from gpudra.workloads import ContainerRef, resource_holders
+
+CATEGORY = "device requests"
+
+GPU101 = rule(
+    "GPU101", "device-plugin-gpu", Severity.WARNING, CATEGORY,
+    "Container requests whole GPUs through the device plugin (nvidia.com/gpu).",
+    """
+A container asks for `nvidia.com/gpu` in `resources.limits` or `resources.requests`. That
+resource is advertised by the NVIDIA device plugin; on nodes where the NVIDIA DRA driver
+publishes the GPUs instead, nothing satisfies it (unless the DeviceClass bridge of KEP-5004
+maps it, see `gpudra explain GPU101` in the migration guide).
+
+Problematic:
+
+```yaml
+resources:
+  limits:
+    nvidia.com/gpu: 2
+```
+
+Correct (DRA, Kubernetes 1.34+): a ResourceClaimTemplate with one request, referenced by the pod
+and the container:
+
+```yaml
+spec:
+  resourceClaims:
+  - name: gpu
+    resourceClaimTemplateName: trainer-gpu
+  containers:
+  - name: trainer
+    resources:
+      claims:
+      - name: gpu
+        request: trainer
+---
+apiVersion: resource.k8s.io/v1
+kind: ResourceClaimTemplate
+metadata: {name: trainer-gpu}
+spec:
+  spec:
+    devices:
+      requests:
+      - name: trainer
+        exactly: {deviceClassName: gpu.nvidia.com, count: 2}
+```
+""",
+    "Run `gpudra convert` to move the request into a ResourceClaimTemplate (class gpu.nvidia.com).",
+)
+
+GPU102 = rule(
+    "GPU102", "device-plugin-mig", Severity.WARNING, CATEGORY,
+    "Container requests a MIG slice through the device plugin (nvidia.com/mig-<profile>).",
+    """
+Under the device plugin's `mixed` MIG strategy each profile is its own resource, for example
+`nvidia.com/mig-1g.10gb` (a `+me` profile is spelled `nvidia.com/mig-1g.10gb.me`). With DRA the
+slice is requested from class `mig.nvidia.com` with a CEL selector on the `profile` attribute,
+which the driver spells with `+` (`1g.10gb+me`).
+
+Problematic:
+
+```yaml
+limits:
+  nvidia.com/mig-1g.10gb: 1
+```
+
+Correct:
+
+```yaml
+exactly:
+  deviceClassName: mig.nvidia.com
+  selectors:
+  - cel:
+      expression: device.attributes["gpu.nvidia.com"].profile == "1g.10gb"
+```
+
+The MIG devices must exist (static MIG), or the driver's `DynamicMIG` feature gate must be on.
+""",
+    "Convert to a claim on class mig.nvidia.com with a selector on the `profile` attribute.",
+)
+
+GPU103 = rule(
+    "GPU103", "device-plugin-shared-gpu", Severity.WARNING, CATEGORY,
+    "Container requests a time-sliced or MPS-shared GPU (nvidia.com/gpu.shared).",
+    """
+`<resource>.shared` is what the device plugin advertises when time-slicing or MPS is configured
+with `renameByDefault: true`. Each unit is a *replica* of a GPU. DRA has no replica count:
+sharing is expressed by several pods referencing **one ResourceClaim** (they then land on one
+node), optionally with an opaque `GpuConfig` whose `sharing.strategy` is `TimeSlicing` or `MPS`.
+Those strategies sit behind the NVIDIA driver's alpha feature gates `TimeSlicingSettings` and
+`MPSSupport`. The sharing intent must be carried over deliberately; it is never dropped silently.
+""",
+    "Share one ResourceClaim between the pods; add a GpuConfig sharing strategy if needed.",
+)
+
+GPU104 = rule(
+    "GPU104", "gpu-requests-limits-mismatch", Severity.ERROR, CATEGORY,
+    "Device requests and limits differ, or requests has no matching limit.",
+    """
+Extended resources cannot be overcommitted: when `requests` names a device resource it must
+equal `limits`, and a limit must be present. The API server rejects anything else, so the
+manifest cannot be applied as written, and gpudra cannot tell which number was meant.
+
+Problematic:
+
+```yaml
+resources:
+  requests: {nvidia.com/gpu: 1}
+  limits: {nvidia.com/gpu: 2}
+```
+
+Correct: set the device only in `limits` (requests default to it), or make both equal.
+""",
+    "Set the device count in limits only (or make requests equal limits).",
+)
+
+GPU105 = rule(
+    "GPU105", "invalid-device-quantity", Severity.ERROR, CATEGORY,
+    "Device quantity is not a whole, non-negative number.",
+    """
+Device resources are counted in whole devices. `0.5`, `500m`, `-1`, `true` or an empty value are
+rejected by the API server. To give a container part of a GPU, use MIG (GPU102) or sharing
+(GPU103).
+""",
+    "Use a whole number of devices.",
+)
+
+GPU106 = rule(
+    "GPU106", "templated-device-quantity", Severity.WARNING, CATEGORY,
+    "Device quantity is a placeholder filled in by another tool (${VAR}, {{ }}, $(VAR)).",
+    """
+The count is substituted later (envsubst, Kustomize replacements, a CI script). gpudra reports
+the request but cannot know the number, so `convert` leaves this workload alone: write the
+claim's `count` with the same placeholder by hand.
+""",
+    "Migrate by hand, keeping the placeholder in the claim's count.",
+)
+
+GPU107 = rule(
+    "GPU107", "zero-device-request", Severity.INFO, CATEGORY,
+    "Container asks for zero devices.",
+    """
+`nvidia.com/gpu: 0` allocates nothing. It is often used to *hide* GPUs from a container on a GPU
+node. Under DRA a container without a claim sees no GPU, so the entry can simply be deleted.
+""",
+    "Delete the zero entry; a container without a claim gets no GPU.",
+)
+
+GPU108 = rule(
+    "GPU108", "other-vendor-device", Severity.INFO, CATEGORY,
+    "Container requests another vendor's device (amd.com/gpu, gpu.intel.com/*).",
+    """
+gpudra migrates NVIDIA resources only. Other vendors have DRA drivers of their own with
+different device classes and attributes; this finding lists the workloads so the estate picture
+is complete.
+""",
+    "Leave as is, or migrate with that vendor's DRA driver.",
+)
+
+GPU109 = rule(
+    "GPU109", "unknown-nvidia-resource", Severity.WARNING, CATEGORY,
+    "Container requests an nvidia.com/ resource that the NVIDIA device plugin does not define.",
+    """
+Names such as `nvidia.com/gpumem` and `nvidia.com/gpucores` come from HAMi's vGPU scheduler, and
+other custom names come from renamed device-plugin configurations. The NVIDIA DRA driver has no
+equivalent of memory or core slicing by count; choose MIG, MPS or whole GPUs deliberately.
+""",
+    "Decide the DRA equivalent by hand (MIG, MPS sharing, or whole GPUs).",
+)
+
+# Kinds whose `resources` blocks are not requests (quotas, ranges) or that other rules own.
+_NOT_WORKLOADS = frozenset({"ResourceQuota", "LimitRange", "ClusterQueue", "NodePool", "Profile",
+                            "ResourceFlavor", "LocalQueue"})
+
+_CLASSIFICATION_RULE = {DeviceKind.GPU: "GPU101", DeviceKind.MIG: "GPU102",
+                        DeviceKind.SHARED: "GPU103", DeviceKind.OTHER_NVIDIA: "GPU109",
+                        DeviceKind.OTHER_VENDOR: "GPU108"}
+
+
+class DeviceRequests(Checker):
+    rules = (GPU101, GPU102, GPU103, GPU104, GPU105, GPU106, GPU107, GPU108, GPU109)
+
+    def check_object(self, obj: ManifestObject, ctx: AuditContext) -> None:
+        seen: set[tuple] = set()
+        for spec in ctx.pod_specs(obj):
+            uses_device_plugin = False
+            for container in spec.containers:
+                seen.add(container.path)
+                uses_device_plugin |= self._container(obj, container, ctx)
+            claims = spec.data.get("resourceClaims")
+            uses_dra = isinstance(claims, list) and bool(claims)
+            if uses_device_plugin or uses_dra:
+                ctx.note_workload(obj, device_plugin=uses_device_plugin, dra=uses_dra)
+        if obj.kind in _NOT_WORKLOADS:
+            return
+        # Resources outside any known pod spec (CRDs that put them on their own spec).
+        for path, holder in resource_holders(obj.data):
+            if path not in seen and not any(path[: len(s)] == s for s in seen):
+                if self._container(obj, ContainerRef(path, holder, False, outside=True), ctx):
+                    ctx.note_workload(obj, device_plugin=True)
+
+    def _container(self, obj: ManifestObject, container: ContainerRef, ctx: AuditContext) -> bool:
+        resources = container.data.get("resources")
+        if not isinstance(resources, Mapping):
+            return False
+        limits = _mapping(resources.get("limits"))
+        requests = _mapping(resources.get("requests"))
+        uses_device_plugin = False
+        for name in dict.fromkeys([*limits, *requests]):
+            device = classify(name)
+            if device is None:
+                continue
+            in_limits = name in limits
+            section = "limits" if in_limits else "requests"
+            key_path = container.path + ("resources", section, name)
+            raw = limits[name] if in_limits else requests[name]
+            count = parse_device_count(raw)
+            where = dict(path=key_path, container=container.name, resource=name)
+            label = _describe(container)
+            if count.value == 0:
+                ctx.emit("GPU107", obj, f"{label} asks for 0 × {name}", **where, quantity=0)
+                continue
+            uses_device_plugin |= device.is_nvidia_device_plugin
+            ctx.emit(_CLASSIFICATION_RULE[device.kind], obj,
+                     _classification_message(label, device, count.value), **where,
+                     quantity=count.value)
+            self._validity(obj, ctx, label, name, raw, count, limits, requests, where)
+        return uses_device_plugin
+
+    @staticmethod
+    def _validity(obj: ManifestObject, ctx: AuditContext, label: str, name: str, raw: Any,
+                  count: Any, limits: Mapping[str, Any], requests: Mapping[str, Any],
+                  where: dict[str, Any]) -> None:
+        if count.templated:
+            ctx.emit("GPU106", obj, f"{label}: {name} quantity {raw!r} is a placeholder", **where)
+        elif count.invalid:
+            ctx.emit("GPU105", obj, f"{label}: {name} quantity {raw!r} is {count.invalid}",
+                     **where)
+        if name in requests and name not in limits:
+            ctx.emit("GPU104", obj,
+                     f"{label}: {name} is in requests but not in limits (the API server "
+                     "requires a limit for device resources)", **where, quantity=count.value)
+        elif name in requests and not _same_count(requests[name], limits[name]):
+            ctx.emit("GPU104", obj,
+                     f"{label}: {name} requests {requests[name]!r} but limits {limits[name]!r} "
+                     "(they must be equal)", **where, quantity=count.value)
+
+
+def _classification_message(label: str, device: DeviceResource, value: int | None) -> str:
+    amount = f"{value} × " if value is not None else ""
+    if device.kind is DeviceKind.GPU:
+        return f"{label} requests {amount}{device.name} through the device plugin"
+    if device.kind is DeviceKind.MIG:
+        return (f"{label} requests {amount}{device.name} (MIG profile {device.mig_profile}); "
+                "DRA class mig.nvidia.com")
+    if device.kind is DeviceKind.SHARED:
+        return (f"{label} requests {amount}{device.name}: time-slicing/MPS replicas have no "
+                "direct DRA equivalent (share one ResourceClaim instead)")
+    if device.kind is DeviceKind.OTHER_NVIDIA:
+        origin = "a HAMi vGPU resource" if device.name in HAMI_RESOURCES else "not a device-plugin resource"
+        return f"{label} requests {amount}{device.name} ({origin})"
+    return f"{label} requests {amount}{device.name} (not NVIDIA; left alone)"
+
+
+def _describe(container: ContainerRef) -> str:
+    if container.outside:
+        where = format_path(container.path) or "the object"
+        return f"{where} (resources outside a known pod spec)"
+    kind = "init container" if container.init else "container"
+    if container.name:
+        return f"{kind} {container.name!r}"
+    return f"{kind} at {format_path(container.path)}" if container.path else kind
+
+
+def _same_count(a: Any, b: Any) -> bool:
+    left, right = parse_device_count(a), parse_device_count(b)
+    if left.value is not None and right.value is not None:
+        return left.value == right.value
+    return str(a).strip() == str(b).strip()
+
+
+def _mapping(value: Any) -> Mapping[str, Any]:
+    return value if isinstance(value, Mapping) else {}

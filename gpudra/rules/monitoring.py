@@ -1,0 +1,51 @@
+"""GPU5xx: monitoring that reads device-plugin resource metrics and goes dark after migration."""
+
+from __future__ import annotations
+
+from gpudra.model import Severity
+from gpudra.objects import ManifestObject, TemplateText
+from gpudra.rules.base import AuditContext, Checker, rule
+
+CATEGORY = "monitoring"
+NEEDLE = "nvidia_com_gpu"
+
+GPU501 = rule(
+    "GPU501", "ksm-gpu-resource-metric", Severity.WARNING, CATEGORY,
+    "Alert or dashboard reads kube-state-metrics' nvidia_com_gpu resource.",
+    """
+kube-state-metrics exports container resource requests and limits with the resource name
+sanitised into a label value, so `nvidia.com/gpu` appears as `resource="nvidia_com_gpu"`
+(for example in `kube_pod_container_resource_limits`). Pods that get GPUs from claims request no
+such resource, so these series disappear as workloads migrate: alerts stop firing and dashboards
+show zero GPU use. Count DRA use from ResourceClaims instead (for example
+`kube_resourceclaim_*` where available, or the DCGM exporter's per-pod GPU metrics).
+""",
+    "Rebase the query on DCGM exporter or ResourceClaim metrics.",
+)
+
+
+class Monitoring(Checker):
+    rules = (GPU501,)
+
+    def check_document(self, obj: ManifestObject, ctx: AuditContext) -> None:
+        if NEEDLE not in obj.text:
+            return
+        for offset, line in enumerate(obj.text.splitlines()):
+            if NEEDLE in line:
+                ctx.emit("GPU501", obj, f"{_what(obj)} reads the nvidia_com_gpu resource "
+                         "metric, which DRA pods no longer produce", line=obj.first_line + offset,
+                         resource="nvidia.com/gpu")
+
+    def check_template(self, text: TemplateText, ctx: AuditContext) -> None:
+        for number, line in text.numbered_lines():
+            if NEEDLE in line:
+                ctx.emit("GPU501", text, "template reads the nvidia_com_gpu resource metric, "
+                         "which DRA pods no longer produce", line=number, resource="nvidia.com/gpu")
+
+
+def _what(obj: ManifestObject) -> str:
+    if obj.kind == "PrometheusRule":
+        return "alerting rule"
+    if obj.kind == "ConfigMap":
+        return "ConfigMap (dashboard)"
+    return obj.kind or "dashboard"

@@ -1,0 +1,153 @@
+"""GPU3xx: placement (node selectors, affinity, runtime class, tolerations) of GPU pods."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import Any
+
+from gpudra.devices import classify
+from gpudra.dra.gfd import is_gfd_label, mapping_for
+from gpudra.model import Severity
+from gpudra.objects import ManifestObject
+from gpudra.rules.base import AuditContext, Checker, rule
+from gpudra.workloads import PodSpecRef
+
+CATEGORY = "placement"
+
+GPU301 = rule(
+    "GPU301", "gfd-node-selector", Severity.INFO, CATEGORY,
+    "GPU pod selects nodes by a GPU Feature Discovery label; under DRA it becomes a CEL selector.",
+    """
+`nodeSelector` on GFD labels (`nvidia.com/gpu.product`, `nvidia.com/gpu.memory`,
+`nvidia.com/gpu.family`, `nvidia.com/gpu.compute.*`, `nvidia.com/cuda.driver-version.*`) picks a
+*node*; a DRA claim picks a *device*, with a CEL selector on the attributes the NVIDIA driver
+publishes. `gpudra convert` moves these terms into the claim:
+
+| label | DRA |
+|---|---|
+| `gpu.product=NVIDIA-A100-SXM4-80GB` | `productName.replace(" ", "-") == "NVIDIA-A100-SXM4-80GB"` |
+| `gpu.memory=81920` (MiB) | `device.capacity["gpu.nvidia.com"].memory.compareTo(quantity("81920Mi")) >= 0` |
+| `gpu.family=ampere` | `architecture == "Ampere"` |
+| `gpu.compute.major/minor` | `cudaComputeCapability` (a version) |
+| `cuda.driver-version.*` | `driverVersion` (a version) |
+
+Labels without a DRA attribute (`gpu.count`, `gpu.present`, `gpu.replicas`) are reported so you
+can drop or keep them.
+""",
+    "Let `gpudra convert` move the GPU label into the claim's CEL selector.",
+)
+
+GPU302 = rule(
+    "GPU302", "gfd-node-affinity", Severity.INFO, CATEGORY,
+    "GPU pod uses node affinity on a GPU Feature Discovery label.",
+    """
+The same as GPU301 for `affinity.nodeAffinity` terms. Required terms (`In`, `NotIn`, `Gt`, `Lt`,
+`Exists`) can become CEL selectors; preferred terms have no DRA equivalent (a claim either
+matches or not), so they stay as node affinity or become a `firstAvailable` list.
+""",
+    "Move required GPU terms into the claim's CEL selector; review preferred terms by hand.",
+)
+
+GPU303 = rule(
+    "GPU303", "nvidia-runtime-class", Severity.INFO, CATEGORY,
+    "GPU pod sets an NVIDIA runtimeClassName.",
+    """
+With DRA the container runtime injects the allocated devices through CDI, so the `nvidia`
+runtime class is no longer what exposes the GPUs. It is harmless to keep while the device plugin
+and DRA coexist; `gpudra convert` keeps it. Drop it once every node runs a CDI-enabled runtime
+(containerd >= 1.7.2 with `enable_cdi`, containerd 2.x, or CRI-O >= 1.28).
+""",
+    "Keep it during the migration; drop it once nodes use CDI.",
+)
+
+GPU304 = rule(
+    "GPU304", "gpu-toleration", Severity.INFO, CATEGORY,
+    "GPU pod tolerates the nvidia.com/gpu taint: keep the toleration.",
+    """
+The `ExtendedResourceToleration` admission plugin adds a toleration for `nvidia.com/gpu` only to
+pods that *request* that extended resource. After the move to claims it no longer does, so a pod
+that relied on it would stop scheduling onto tainted GPU nodes. Explicit tolerations must stay;
+`gpudra convert --add-toleration` adds one where it was implicit.
+""",
+    "Keep the toleration after conversion.",
+)
+
+
+class Placement(Checker):
+    rules = (GPU301, GPU302, GPU303, GPU304)
+
+    def check_object(self, obj: ManifestObject, ctx: AuditContext) -> None:
+        for spec in ctx.pod_specs(obj):
+            if _uses_gpus(spec):
+                self._spec(obj, spec, ctx)
+
+    @staticmethod
+    def _spec(obj: ManifestObject, spec: PodSpecRef, ctx: AuditContext) -> None:
+        data, base = spec.data, spec.path
+        selector = data.get("nodeSelector")
+        if isinstance(selector, Mapping):
+            for key, value in selector.items():
+                if is_gfd_label(key):
+                    m = mapping_for(key)
+                    target = f"becomes a selector on {m.dra}" if m.dra else "has no DRA equivalent"
+                    ctx.emit("GPU301", obj, f"nodeSelector {key}={value} {target} ({m.note})",
+                             path=base + ("nodeSelector", key))
+        for where, key in _affinity_keys(data):
+            if is_gfd_label(key):
+                m = mapping_for(key)
+                target = f"becomes a selector on {m.dra}" if m.dra else "has no DRA equivalent"
+                ctx.emit("GPU302", obj, f"node affinity on {key} {target} ({m.note})",
+                         path=base + where)
+        runtime = data.get("runtimeClassName")
+        if isinstance(runtime, str) and "nvidia" in runtime.lower():
+            ctx.emit("GPU303", obj, f"runtimeClassName {runtime!r}: CDI exposes DRA devices; keep "
+                     "it while the device plugin is still in use", path=base + ("runtimeClassName",))
+        tolerations = data.get("tolerations")
+        for i, toleration in enumerate(tolerations if isinstance(tolerations, list) else ()):
+            if isinstance(toleration, Mapping) and toleration.get("key") == "nvidia.com/gpu":
+                ctx.emit("GPU304", obj, "toleration for nvidia.com/gpu: keep it (nothing adds it "
+                         "automatically once the pod uses claims)", path=base + ("tolerations", i))
+
+
+def _uses_gpus(spec: PodSpecRef) -> bool:
+    claims = spec.data.get("resourceClaims")
+    if isinstance(claims, list) and claims:
+        return True
+    for container in spec.containers:
+        resources = container.data.get("resources")
+        if not isinstance(resources, Mapping):
+            continue
+        for section in ("limits", "requests"):
+            values = resources.get(section)
+            if isinstance(values, Mapping):
+                for name in values:
+                    device = classify(name)
+                    if device is not None and device.is_nvidia_device_plugin:
+                        return True
+    return False
+
+
+def _affinity_keys(spec: Mapping[str, Any]):
+    node = _get(spec, "affinity", "nodeAffinity")
+    required = _get(node, "requiredDuringSchedulingIgnoredDuringExecution", "nodeSelectorTerms")
+    prefix = ("affinity", "nodeAffinity")
+    for t, term in enumerate(required if isinstance(required, list) else ()):
+        path = prefix + ("requiredDuringSchedulingIgnoredDuringExecution", "nodeSelectorTerms", t)
+        yield from _expressions(term, path)
+    preferred = _get(node, "preferredDuringSchedulingIgnoredDuringExecution")
+    for t, term in enumerate(preferred if isinstance(preferred, list) else ()):
+        path = prefix + ("preferredDuringSchedulingIgnoredDuringExecution", t, "preference")
+        yield from _expressions(_get(term, "preference"), path)
+
+
+def _expressions(term: Any, path: tuple):
+    expressions = _get(term, "matchExpressions")
+    for e, expr in enumerate(expressions if isinstance(expressions, list) else ()):
+        if isinstance(expr, Mapping):
+            yield path + ("matchExpressions", e, "key"), expr.get("key")
+
+
+def _get(value: Any, *keys: str) -> Any:
+    for key in keys:
+        value = value.get(key) if isinstance(value, Mapping) else None
+    return value

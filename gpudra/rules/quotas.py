@@ -1,0 +1,161 @@
+"""GPU2xx: quotas and limits that count device-plugin GPUs and stop counting once pods use claims."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import Any
+
+from gpudra.devices import classify
+from gpudra.model import Severity
+from gpudra.objects import ManifestObject
+from gpudra.quantity import parse_device_count
+from gpudra.rules.base import AuditContext, Checker, rule
+
+CATEGORY = "quotas"
+
+_DRA_QUOTA_DOC = """
+Under DRA, devices are charged per DeviceClass: `<class>.deviceclass.resource.k8s.io/devices`
+(no `requests.` prefix), for example `gpu.nvidia.com.deviceclass.resource.k8s.io/devices: "8"`
+and `mig.nvidia.com.deviceclass.resource.k8s.io/devices`. The number of claims is capped with
+`count/resourceclaims.resource.k8s.io`. Keep the old keys while the device plugin still runs
+pods in the namespace: they go on counting those.
+"""
+
+GPU201 = rule(
+    "GPU201", "resourcequota-device-plugin", Severity.WARNING, CATEGORY,
+    "ResourceQuota limits device-plugin GPUs; pods that use claims are not counted by it.",
+    """
+A ResourceQuota with `requests.nvidia.com/gpu` (or `limits.nvidia.com/gpu`) counts the extended
+resource in pod specs. A pod that gets its GPU from a ResourceClaim requests no `nvidia.com/gpu`,
+so the quota silently stops limiting GPU use as workloads migrate.
+""" + _DRA_QUOTA_DOC + """
+Correct:
+
+```yaml
+spec:
+  hard:
+    requests.nvidia.com/gpu: "8"                          # while device-plugin pods remain
+    gpu.nvidia.com.deviceclass.resource.k8s.io/devices: "8"
+    count/resourceclaims.resource.k8s.io: "20"
+```
+""",
+    "Add gpu.nvidia.com.deviceclass.resource.k8s.io/devices (convert does it).",
+)
+
+GPU202 = rule(
+    "GPU202", "limitrange-device-plugin", Severity.WARNING, CATEGORY,
+    "LimitRange sets defaults or bounds for a device-plugin GPU resource.",
+    """
+A LimitRange `default`, `defaultRequest`, `min` or `max` for `nvidia.com/gpu` applies to
+containers only. Claims are not containers' resources, so these bounds have no effect on DRA
+pods, and a `default` would even add a device-plugin request to every new container. Bound DRA
+use with the ResourceQuota keys instead.
+""" + _DRA_QUOTA_DOC,
+    "Replace with per-class ResourceQuota keys; remove GPU defaults.",
+)
+
+GPU203 = rule(
+    "GPU203", "kubeflow-profile-gpu-quota", Severity.WARNING, CATEGORY,
+    "Kubeflow Profile resourceQuotaSpec limits device-plugin GPUs.",
+    """
+A Kubeflow Profile's `spec.resourceQuotaSpec` becomes a ResourceQuota in the profile's namespace,
+with the same blind spot as GPU201.
+""" + _DRA_QUOTA_DOC,
+    "Add the per-class DRA key to resourceQuotaSpec.hard.",
+)
+
+GPU204 = rule(
+    "GPU204", "kueue-device-plugin-resource", Severity.WARNING, CATEGORY,
+    "Kueue ClusterQueue covers a device-plugin GPU resource.",
+    """
+Kueue counts `nvidia.com/gpu` from pod specs. Pods with claims request no such resource, so
+without a mapping Kueue admits them without charging GPU quota. Kueue maps DRA device classes to
+a quota resource name through `deviceClassMappings` in its Configuration (resources section), for
+example mapping class `gpu.nvidia.com` to the covered resource `nvidia.com/gpu`.
+""",
+    "Map the DRA device class to this resource with Kueue deviceClassMappings.",
+)
+
+GPU205 = rule(
+    "GPU205", "karpenter-device-plugin-limit", Severity.WARNING, CATEGORY,
+    "Karpenter NodePool limits nodes by nvidia.com/gpu capacity.",
+    """
+Karpenter's `spec.limits` caps the node capacity a NodePool may provision, counting the
+`nvidia.com/gpu` capacity the device plugin advertises on nodes. Nodes whose GPUs are published
+through DRA ResourceSlices advertise no such capacity, so the limit stops applying. Cap such
+pools by CPU, memory or node count as well.
+""",
+    "Add a CPU/memory limit that also bounds GPU nodes; review after migration.",
+)
+
+
+class Quotas(Checker):
+    rules = (GPU201, GPU202, GPU203, GPU204, GPU205)
+
+    def check_object(self, obj: ManifestObject, ctx: AuditContext) -> None:
+        kind, group, data = obj.kind, obj.group, obj.data
+        if kind == "ResourceQuota" and group == "":
+            self._hard(obj, ctx, "GPU201", ("spec", "hard"), _get(data, "spec", "hard"))
+        elif kind == "LimitRange" and group == "":
+            limits = _get(data, "spec", "limits")
+            for i, item in enumerate(limits if isinstance(limits, list) else ()):
+                for section in ("default", "defaultRequest", "min", "max", "maxLimitRequestRatio"):
+                    for name, value in _items(_get(item, section)):
+                        if _is_nvidia(name):
+                            ctx.emit("GPU202", obj, f"LimitRange {section} sets {name}: {value!r}; "
+                                     "it does not apply to claims",
+                                     path=("spec", "limits", i, section, name), resource=name,
+                                     quantity=parse_device_count(value).value)
+        elif kind == "Profile" and group == "kubeflow.org":
+            self._hard(obj, ctx, "GPU203", ("spec", "resourceQuotaSpec", "hard"),
+                       _get(data, "spec", "resourceQuotaSpec", "hard"))
+        elif kind == "ClusterQueue" and group == "kueue.x-k8s.io":
+            self._kueue(obj, ctx)
+        elif kind == "NodePool" and group == "karpenter.sh":
+            for name, value in _items(_get(data, "spec", "limits")):
+                if _is_nvidia(name):
+                    ctx.emit("GPU205", obj, f"NodePool limits {name}: {value!r}; DRA nodes "
+                             "advertise no such capacity", path=("spec", "limits", name),
+                             resource=name, quantity=parse_device_count(value).value)
+
+    @staticmethod
+    def _hard(obj: ManifestObject, ctx: AuditContext, rule_id: str, path: tuple, hard: Any) -> None:
+        for key, value in _items(hard):
+            scope, _, name = key.partition(".") if key.startswith(("requests.", "limits.")) \
+                else ("", "", key)
+            if _is_nvidia(name):
+                # Quota only tracks extended resources as requests.<name>; other spellings are
+                # accepted by the API server and then never enforced.
+                detail = ("counts device-plugin requests only" if scope == "requests" else
+                          "is never enforced (only requests.<resource> counts extended resources)")
+                ctx.emit(rule_id, obj, f"quota {key}: {value!r} {detail}; add "
+                         "gpu.nvidia.com.deviceclass.resource.k8s.io/devices",
+                         path=path + (key,), resource=name,
+                         quantity=parse_device_count(value).value)
+
+    @staticmethod
+    def _kueue(obj: ManifestObject, ctx: AuditContext) -> None:
+        groups = _get(obj.data, "spec", "resourceGroups")
+        for g, group in enumerate(groups if isinstance(groups, list) else ()):
+            covered = _get(group, "coveredResources")
+            for c, name in enumerate(covered if isinstance(covered, list) else ()):
+                if _is_nvidia(name):
+                    ctx.emit("GPU204", obj, f"ClusterQueue covers {name}; pods with claims are not "
+                             "charged unless a deviceClassMapping maps gpu.nvidia.com to it",
+                             path=("spec", "resourceGroups", g, "coveredResources", c),
+                             resource=name)
+
+
+def _is_nvidia(name: Any) -> bool:
+    device = classify(name)
+    return device is not None and device.name.startswith("nvidia.com/")
+
+
+def _items(value: Any):
+    return value.items() if isinstance(value, Mapping) else ()
+
+
+def _get(value: Any, *keys: str) -> Any:
+    for key in keys:
+        value = value.get(key) if isinstance(value, Mapping) else None
+    return value

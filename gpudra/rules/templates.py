@@ -1,0 +1,59 @@
+"""GPU7xx: device requests in text that is not YAML yet (Helm templates, values files)."""
+
+from __future__ import annotations
+
+import re
+
+from gpudra.devices import DEVICE_NAME_PATTERN
+from gpudra.model import Severity
+from gpudra.objects import TemplateText
+from gpudra.quantity import parse_device_count
+from gpudra.rules.base import AuditContext, Checker, rule
+
+CATEGORY = "templates"
+
+# Device resource names only: GFD labels such as nvidia.com/gpu.product are not requests.
+_DEVICE_LINE = re.compile(
+    rf"""(?<![\w./-])(?P<name>{DEVICE_NAME_PATTERN})(?![\w./-])["']?\s*:\s*(?P<value>[^#\n]*)""")
+
+GPU701 = rule(
+    "GPU701", "templated-device-request", Severity.WARNING, CATEGORY,
+    "A Helm template or values file requests NVIDIA devices; the change belongs in the chart.",
+    """
+Helm templates are not YAML until rendered, and values files are not manifests, so gpudra reads
+them as text and reports every line that requests an NVIDIA device resource. `gpudra convert`
+never rewrites templates: change the chart so that it renders `resourceClaims` and a
+ResourceClaimTemplate (typically behind a values switch), or render it and convert the output:
+
+```sh
+helm template my-release ./chart | gpudra audit -
+```
+
+Findings on rendered output name the template through the `# Source:` comments helm writes.
+""",
+    "Change the chart's templates/values to render resourceClaims; gpudra will not edit templates.",
+)
+
+_WHAT = {
+    "helm-template": "Helm template",
+    "helm-values": "Helm values file",
+    "go-template": "template (not YAML until rendered)",
+    "not-a-manifest": "non-Kubernetes YAML (values or config file)",
+}
+
+
+class Templates(Checker):
+    rules = (GPU701,)
+
+    def check_template(self, text: TemplateText, ctx: AuditContext) -> None:
+        where = _WHAT.get(text.reason, "template")
+        chart = f" of chart {text.chart}" if text.chart else ""
+        for number, line in text.numbered_lines():
+            for match in _DEVICE_LINE.finditer(line):
+                value = match.group("value").strip().strip("'\"")
+                count = parse_device_count(value) if value else None
+                quantity = count.value if count is not None else None
+                shown = f": {value}" if value else ""
+                ctx.emit("GPU701", text, f"{where}{chart} sets {match.group('name')}{shown}; "
+                         "change it in the chart", line=number, resource=match.group("name"),
+                         quantity=quantity)

@@ -1,0 +1,254 @@
+"""Manifest trees as a source: walk, read bytes, pre-scan, and parse only what can matter.
+
+Most files in a real tree have nothing to do with GPUs. Reading bytes and looking for a few
+needles first keeps a 10,000-file tree close to grep's speed; only documents that contain a
+needle are parsed.
+"""
+
+from __future__ import annotations
+
+import fnmatch
+import json
+import os
+import re
+import sys
+from collections.abc import Callable, Iterable, Iterator
+from dataclasses import dataclass
+from pathlib import Path
+
+from gpudra.errors import InputReadError
+from gpudra.model import InputError
+from gpudra.objects import ManifestObject, TemplateText
+from gpudra.sources.documents import Chunk, ParseError, ParsedDocument, parse_chunk, split_documents
+
+MANIFEST_SUFFIXES = (".yaml", ".yml", ".json")
+SKIPPED_DIRS = frozenset({".git", ".hg", ".svn", "node_modules", "vendor", "third_party",
+                          ".terraform", "__pycache__", ".venv", ".tox"})
+# Everything a rule can react to contains one of these byte strings.
+NEEDLES = (b"nvidia", b"NVIDIA_", b"resource.k8s.io", b"resourceClaim", b"amd.com/gpu",
+           b"gpu.intel.com/", b"gpudra.io/")
+STDIN = "-"
+# Helm/Go template actions; Argo's `{{inputs.parameters.x}}` (no leading dot) is not one.
+GO_TEMPLATE = re.compile(r"\{\{-?\s*(?:[.$]|/\*|(?:if|else|end|range|with|define|include|template|"
+                         r"toYaml|tpl|printf|default|required|quote|nindent|indent)\b)")
+
+Item = ManifestObject | TemplateText | InputError
+
+
+@dataclass(frozen=True, slots=True)
+class InputFile:
+    """A file to read. `chart` is set for files inside a Helm chart (Chart.yaml above them)."""
+
+    label: str
+    path: Path | None
+    chart: str | None = None
+    role: str = "manifest"  # manifest | helm-template | helm-values
+
+
+@dataclass
+class ScanStats:
+    files: int = 0
+    documents: int = 0
+
+
+def discover(paths: Iterable[str], excludes: Iterable[str] = ()) -> Iterator[InputFile | InputError]:
+    """Expand paths into input files, in a stable order. Missing paths become errors."""
+    patterns = tuple(excludes)
+    for raw in paths:
+        if raw == STDIN:
+            yield InputFile(STDIN, None)
+            continue
+        root = Path(raw)
+        if root.is_file():
+            yield _classify(root, raw, None)
+        elif root.is_dir():
+            yield from _walk(root, patterns)
+        elif root.exists():
+            yield InputError(raw, "not a regular file or directory")
+        else:
+            yield InputError(raw, "no such file or directory")
+
+
+def _walk(root: Path, patterns: tuple[str, ...]) -> Iterator[InputFile | InputError]:
+    def on_error(err: OSError) -> None:
+        errors.append(InputError(str(err.filename or root), err.strerror or str(err)))
+
+    errors: list[InputError] = []
+    for dirpath, dirnames, filenames in os.walk(root, onerror=on_error):
+        dirnames[:] = sorted(d for d in dirnames
+                             if d not in SKIPPED_DIRS and not _excluded(os.path.join(dirpath, d), patterns))
+        chart = _chart_root(dirpath, filenames)
+        for name in sorted(filenames):
+            full = os.path.join(dirpath, name)
+            if _excluded(full, patterns):
+                continue
+            if name.endswith(MANIFEST_SUFFIXES) or (chart and name.endswith(".tpl")):
+                yield _classify(Path(full), full, chart)
+        yield from errors
+        errors.clear()
+
+
+def _chart_root(dirpath: str, filenames: list[str]) -> str | None:
+    if "Chart.yaml" in filenames:
+        return dirpath
+    parent, leaf = os.path.split(dirpath)
+    # templates/ (and its subdirectories) of a chart; walking up a few levels is enough.
+    probe = dirpath
+    for _ in range(4):
+        parent, leaf = os.path.split(probe)
+        if leaf == "templates" and os.path.isfile(os.path.join(parent, "Chart.yaml")):
+            return parent
+        if not parent or parent == probe:
+            break
+        probe = parent
+    return None
+
+
+def _classify(path: Path, label: str, chart: str | None) -> InputFile:
+    if chart is None:
+        return InputFile(label, path)
+    relative = os.path.relpath(str(path), chart)
+    if relative.split(os.sep)[0] == "templates":
+        return InputFile(label, path, chart, "helm-template")
+    if os.path.basename(relative).startswith("values") and os.sep not in relative:
+        return InputFile(label, path, chart, "helm-values")
+    return InputFile(label, path, chart)  # Chart.yaml, crds/: plain YAML
+
+
+def _excluded(path: str, patterns: tuple[str, ...]) -> bool:
+    if not patterns:
+        return False
+    normalized = path.replace(os.sep, "/")
+    name = os.path.basename(path)
+    return any(fnmatch.fnmatch(normalized, p) or fnmatch.fnmatch(name, p)
+               or fnmatch.fnmatch(normalized, f"*/{p}") for p in patterns)
+
+
+def read_input(entry: InputFile, stdin: Callable[[], bytes] | None = None) -> bytes:
+    """Read a whole input. Raises InputReadError with a one-line reason."""
+    try:
+        if entry.path is None:
+            return (stdin or _read_stdin)()
+        return entry.path.read_bytes()
+    except OSError as exc:
+        raise InputReadError(exc.strerror or str(exc)) from None
+
+
+def _read_stdin() -> bytes:
+    return sys.stdin.buffer.read()
+
+
+def might_matter(data: bytes, needles: tuple[bytes, ...] = NEEDLES) -> bool:
+    return any(n in data for n in needles)
+
+
+def decode(data: bytes) -> str:
+    """UTF-8 (BOM tolerated; kubectl accepts it). Raises UnicodeDecodeError otherwise."""
+    return data.decode("utf-8-sig")
+
+
+def load_items(entry: InputFile, data: bytes, stats: ScanStats,
+               needles: tuple[bytes, ...] = NEEDLES) -> Iterator[Item]:
+    """Turn one input's bytes into objects, template texts and errors."""
+    stats.files += 1
+    if not might_matter(data, needles):
+        return
+    try:
+        text = decode(data)
+    except UnicodeDecodeError as exc:
+        yield InputError(entry.label, f"not UTF-8 text (byte {exc.start})")
+        return
+    if entry.role != "manifest":
+        yield TemplateText(entry.label, text, 1, entry.role, entry.chart)
+        return
+    if entry.label.endswith(".json") and text.lstrip().startswith(("{", "[")):
+        yield from _load_json(entry, text, stats)
+        return
+    needles_text = tuple(n.decode() for n in needles)
+    for chunk in split_documents(text):
+        if not any(n in chunk.text for n in needles_text):
+            continue
+        stats.documents += 1
+        if GO_TEMPLATE.search(chunk.text):
+            # Even when it happens to parse, a Helm/Go template is not the final manifest.
+            yield TemplateText(entry.label, chunk.text, chunk.first_line, "go-template")
+            continue
+        try:
+            parsed = parse_chunk(chunk)
+        except ParseError as exc:
+            if "{{" in chunk.text:
+                yield TemplateText(entry.label, chunk.text, chunk.first_line, "go-template")
+            else:
+                yield InputError(entry.label, exc.message, exc.line)
+            continue
+        yield from _with_text_fallback(parsed, entry.label)
+
+
+def _load_json(entry: InputFile, text: str, stats: ScanStats) -> Iterator[Item]:
+    stats.documents += 1
+    chunk = Chunk(text, 1)
+    try:
+        # YAML is (nearly) a superset of JSON and gives line numbers; json is the fallback.
+        yield from _with_text_fallback(parse_chunk(chunk), entry.label)
+        return
+    except ParseError:
+        pass
+    try:
+        data = json.loads(text)
+    except ValueError as exc:
+        line = getattr(exc, "lineno", None)
+        yield InputError(entry.label, str(exc).split(":")[0], line)
+        return
+    yield from objects_of(ParsedDocument(data, {}, chunk), entry.label)
+
+
+def _with_text_fallback(parsed: ParsedDocument, label: str) -> Iterator[Item]:
+    """Objects, plus the text of documents that are not Kubernetes objects (values files,
+    configs), which text rules read since their structure is unknown."""
+    data = parsed.data
+    if not (isinstance(data, dict) and "kind" in data and "apiVersion" in data) and \
+            not isinstance(data, list):
+        yield TemplateText(label, parsed.chunk.text, parsed.chunk.first_line, "not-a-manifest")
+        return
+    yield from objects_of(parsed, label)
+
+
+def objects_of(parsed: ParsedDocument, label: str) -> Iterator[ManifestObject]:
+    """Objects in a parsed document. The document itself always comes first (text rules read
+    it; non-object documents such as dashboards are kept); a List yields its items after it."""
+    data = parsed.data
+    chunk = parsed.chunk
+    template = chunk.helm_source
+    items = None
+    if isinstance(data, list):
+        data, items = {"items": data}, data
+    elif isinstance(data, dict) and str(data.get("kind", "")).endswith("List"):
+        items = data.get("items") if isinstance(data.get("items"), list) else None
+    if not isinstance(data, dict):
+        return
+    yield ManifestObject(data, label, chunk.first_line, parsed.lines, chunk.text, (), template,
+                         listing=items is not None)
+    for i, item in enumerate(items or ()):
+        if isinstance(item, dict):
+            line = parsed.lines.get(("items", i), chunk.first_line)
+            yield ManifestObject(item, label, line, parsed.lines, chunk.text, ("items", i),
+                                 template, in_list=True)
+
+
+def scan(paths: Iterable[str], excludes: Iterable[str] = (), *, stats: ScanStats,
+         stdin: Callable[[], bytes] | None = None,
+         on_file: Callable[[str], None] | None = None,
+         needles: tuple[bytes, ...] = NEEDLES) -> Iterator[Item]:
+    """The whole file source: every object, template text and input error under `paths`."""
+    for entry in discover(paths, excludes):
+        if isinstance(entry, InputError):
+            yield entry
+            continue
+        if on_file is not None:
+            on_file(entry.label)
+        try:
+            data = read_input(entry, stdin)
+        except InputReadError as exc:
+            yield InputError(entry.label, str(exc))
+            continue
+        yield from load_items(entry, data, stats, needles)

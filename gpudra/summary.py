@@ -1,0 +1,92 @@
+"""Migration progress figures derived from a Report; shared by every renderer."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from gpudra.model import Report
+
+
+@dataclass(frozen=True, slots=True)
+class NamespaceProgress:
+    namespace: str
+    gpu_workloads: int
+    on_dra: int
+
+    @property
+    def percent_migrated(self) -> float:
+        return _percent(self.on_dra, self.gpu_workloads)
+
+
+@dataclass(frozen=True, slots=True)
+class Summary:
+    files_scanned: int
+    documents_parsed: int
+    findings: dict[str, int]
+    errors: int
+    suppressed: int
+    gpu_workloads: int
+    on_device_plugin: int
+    on_dra: int
+    namespaces: tuple[NamespaceProgress, ...]
+
+    @property
+    def percent_migrated(self) -> float:
+        return _percent(self.on_dra, self.gpu_workloads)
+
+    def as_dict(self) -> dict:
+        return {
+            "files_scanned": self.files_scanned,
+            "documents_parsed": self.documents_parsed,
+            "findings": dict(self.findings),
+            "errors": self.errors,
+            "suppressed": self.suppressed,
+            "gpu_workloads": self.gpu_workloads,
+            "on_device_plugin": self.on_device_plugin,
+            "on_dra": self.on_dra,
+            "percent_migrated": self.percent_migrated,
+            "namespaces": [
+                {
+                    "namespace": ns.namespace,
+                    "gpu_workloads": ns.gpu_workloads,
+                    "on_dra": ns.on_dra,
+                    "percent_migrated": ns.percent_migrated,
+                }
+                for ns in self.namespaces
+            ],
+        }
+
+
+def _percent(part: int, whole: int) -> float:
+    # An estate with no GPU workloads has nothing left to migrate.
+    return 100.0 if whole == 0 else round(100.0 * part / whole, 1)
+
+
+NO_NAMESPACE = "(unset)"
+
+
+def summarize(report: Report) -> Summary:
+    """A workload counts as migrated only when it no longer uses the device plugin."""
+    per_ns: dict[str, list[int]] = {}
+    on_dp = on_dra = 0
+    for w in report.workloads:
+        migrated = w.dra and not w.device_plugin
+        on_dp += w.device_plugin
+        on_dra += migrated
+        bucket = per_ns.setdefault(w.namespace or NO_NAMESPACE, [0, 0])
+        bucket[0] += 1
+        bucket[1] += migrated
+    namespaces = tuple(
+        NamespaceProgress(ns, total, dra) for ns, (total, dra) in sorted(per_ns.items())
+    )
+    return Summary(
+        files_scanned=report.files_scanned,
+        documents_parsed=report.documents_parsed,
+        findings=report.counts_by_severity(),
+        errors=len(report.errors),
+        suppressed=report.suppressed,
+        gpu_workloads=len(report.workloads),
+        on_device_plugin=on_dp,
+        on_dra=on_dra,
+        namespaces=namespaces,
+    )

@@ -1,0 +1,278 @@
+"""Where pod specs and containers live in each kind: one declarative table plus user JSONPaths.
+
+Paths use a small JSONPath subset (``a.b``, ``a[*]``, ``*`` for any map value, ``a[0]``) that a
+hand-written walker evaluates quickly; anything richer goes to jsonpath-ng. Pod-like mappings
+that the table does not name (an unknown CRD, a new field) are still found by a generic search
+for ``containers`` lists, so coverage never depends on the table being complete.
+"""
+
+from __future__ import annotations
+
+import functools
+import re
+from collections.abc import Iterable, Iterator, Mapping
+from dataclasses import dataclass, field
+from typing import Any
+
+from gpudra.errors import ConfigError
+from gpudra.objects import PathT
+
+_KSERVE_CONTAINERS = ("model", "pytorch", "tensorflow", "sklearn", "xgboost", "onnx", "triton",
+                      "lightgbm", "pmml", "paddle", "huggingface", "alibi", "art", "mlflow")
+_REPLICA_SPECS = {"PyTorchJob": "pytorchReplicaSpecs", "TFJob": "tfReplicaSpecs",
+                  "MPIJob": "mpiReplicaSpecs", "PaddleJob": "paddleReplicaSpecs",
+                  "XGBoostJob": "xgbReplicaSpecs", "JAXJob": "jaxReplicaSpecs",
+                  "MXJob": "mxReplicaSpecs"}
+_RAY_CLUSTER = ("headGroupSpec.template.spec", "workerGroupSpecs[*].template.spec")
+
+
+@dataclass(frozen=True, slots=True)
+class WorkloadKind:
+    """Pod-spec locations of one kind. `group` '*' matches any API group."""
+
+    group: str
+    kind: str
+    pod_specs: tuple[str, ...]
+    container_keys: tuple[str, ...] = ()
+
+    def matches(self, group: str, kind: str) -> bool:
+        return self.kind == kind and self.group in ("*", group)
+
+
+def _ray(prefix: str) -> tuple[str, ...]:
+    return tuple(f"{prefix}.{p}" for p in _RAY_CLUSTER)
+
+
+BUILTIN_KINDS: tuple[WorkloadKind, ...] = (
+    WorkloadKind("", "Pod", ("spec",)),
+    WorkloadKind("", "PodTemplate", ("template.spec",)),
+    WorkloadKind("", "ReplicationController", ("spec.template.spec",)),
+    *(WorkloadKind("apps", k, ("spec.template.spec",))
+      for k in ("Deployment", "ReplicaSet", "StatefulSet", "DaemonSet")),
+    WorkloadKind("batch", "Job", ("spec.template.spec",)),
+    WorkloadKind("batch", "CronJob", ("spec.jobTemplate.spec.template.spec",)),
+    *(WorkloadKind("kubeflow.org", kind, (f"spec.{field_}.*.template.spec",))
+      for kind, field_ in _REPLICA_SPECS.items()),
+    WorkloadKind("ray.io", "RayCluster", _ray("spec")),
+    WorkloadKind("ray.io", "RayJob", (*_ray("spec.rayClusterSpec"), "spec.submitterPodTemplate.spec")),
+    WorkloadKind("ray.io", "RayService", _ray("spec.rayClusterConfig")),
+    WorkloadKind("jobset.x-k8s.io", "JobSet", ("spec.replicatedJobs[*].template.spec.template.spec",)),
+    WorkloadKind("leaderworkerset.x-k8s.io", "LeaderWorkerSet",
+                 ("spec.leaderWorkerTemplate.leaderTemplate.spec",
+                  "spec.leaderWorkerTemplate.workerTemplate.spec")),
+    WorkloadKind("batch.volcano.sh", "Job", ("spec.tasks[*].template.spec",)),
+    *(WorkloadKind("argoproj.io", k, ("spec.templates[*]",), ("container", "script"))
+      for k in ("Workflow", "WorkflowTemplate", "ClusterWorkflowTemplate")),
+    WorkloadKind("argoproj.io", "CronWorkflow", ("spec.workflowSpec.templates[*]",),
+                 ("container", "script")),
+    WorkloadKind("serving.kserve.io", "InferenceService",
+                 ("spec.predictor", "spec.transformer", "spec.explainer"), _KSERVE_CONTAINERS),
+    WorkloadKind("serving.kserve.io", "ServingRuntime", ("spec",)),
+    WorkloadKind("serving.kserve.io", "ClusterServingRuntime", ("spec",)),
+    WorkloadKind("serving.knative.dev", "Service", ("spec.template.spec",)),
+)
+
+# Pod-spec fields that hold lists of containers; Argo adds sidecars and containerSet.
+CONTAINER_LISTS: tuple[PathT, ...] = (("initContainers",), ("containers",), ("sidecars",),
+                                      ("containerSet", "containers"))
+
+
+@dataclass(frozen=True, slots=True)
+class ContainerRef:
+    path: PathT
+    data: Mapping[str, Any]
+    init: bool
+    outside: bool = False  # a resources block found outside any pod spec (CRD-specific shape)
+
+    @property
+    def name(self) -> str | None:
+        value = self.data.get("name")
+        return str(value) if value is not None else None
+
+
+@dataclass(frozen=True, slots=True)
+class PodSpecRef:
+    path: PathT
+    data: Mapping[str, Any]
+    containers: tuple[ContainerRef, ...]
+
+
+@dataclass(frozen=True)
+class WorkloadTable:
+    """Built-in kinds plus the user's; the lookup is by (API group, kind)."""
+
+    kinds: tuple[WorkloadKind, ...] = BUILTIN_KINDS
+    _by_kind: dict[str, list[WorkloadKind]] = field(default_factory=dict, init=False, repr=False)
+
+    def __post_init__(self) -> None:
+        for entry in self.kinds:
+            self._by_kind.setdefault(entry.kind, []).append(entry)
+        for entry in self.kinds:
+            for path in entry.pod_specs:
+                compile_path(path)  # fail early, with the path named
+
+    def with_kinds(self, extra: Iterable[WorkloadKind]) -> WorkloadTable:
+        # User entries come first so they can refine a built-in kind.
+        return WorkloadTable((*extra, *self.kinds))
+
+    def lookup(self, group: str, kind: str) -> list[WorkloadKind]:
+        return [e for e in self._by_kind.get(kind, ()) if e.matches(group, kind)]
+
+    def pod_specs(self, group: str, kind: str, data: Mapping[str, Any]) -> list[PodSpecRef]:
+        """Every pod-like mapping in an object: table paths first, then the generic search."""
+        found: dict[PathT, PodSpecRef] = {}
+        for entry in self.lookup(group, kind):
+            for path in entry.pod_specs:
+                for where, value in evaluate(compile_path(path), data):
+                    if isinstance(value, Mapping) and where not in found:
+                        found[where] = _pod_spec(where, value, entry.container_keys)
+        for where, value in _generic_pod_specs(data):
+            if not any(where[: len(p)] == p for p in found):
+                found[where] = _pod_spec(where, value, ())
+        return sorted(found.values(), key=lambda ref: _sortable(ref.path))
+
+
+def _sortable(path: PathT) -> tuple:
+    return tuple((isinstance(p, int), str(p) if not isinstance(p, int) else f"{p:09d}") for p in path)
+
+
+def _pod_spec(path: PathT, spec: Mapping[str, Any], single_keys: tuple[str, ...]) -> PodSpecRef:
+    containers: list[ContainerRef] = []
+    for list_path in CONTAINER_LISTS:
+        value: Any = spec
+        for key in list_path:
+            value = value.get(key) if isinstance(value, Mapping) else None
+        if isinstance(value, list):
+            init = list_path == ("initContainers",)
+            containers.extend(ContainerRef(path + list_path + (i,), c, init)
+                              for i, c in enumerate(value) if isinstance(c, Mapping))
+    for key in single_keys:
+        value = spec.get(key)
+        if isinstance(value, Mapping):
+            containers.append(ContainerRef(path + (key,), value, False))
+    return PodSpecRef(path, spec, tuple(containers))
+
+
+def _generic_pod_specs(data: Any, limit: int = 12) -> Iterator[tuple[PathT, Mapping[str, Any]]]:
+    stack: list[tuple[PathT, Any]] = [((), data)]
+    while stack:
+        path, value = stack.pop()
+        if len(path) > limit:
+            continue
+        if isinstance(value, Mapping):
+            if isinstance(value.get("containers"), list) and any(
+                    isinstance(c, Mapping) for c in value["containers"]):
+                yield path, value
+                continue
+            stack.extend((path + (k,), v) for k, v in value.items()
+                         if isinstance(v, (Mapping, list)) and isinstance(k, str))
+        elif isinstance(value, list):
+            stack.extend((path + (i,), v) for i, v in enumerate(value)
+                         if isinstance(v, (Mapping, list)))
+
+
+def resource_holders(data: Any, limit: int = 14) -> Iterator[tuple[PathT, Mapping[str, Any]]]:
+    """Mappings with a ``resources: {limits|requests: ...}`` block, wherever they are.
+
+    CRDs such as NIMService or InferenceModel put resources on the spec itself; this search
+    finds them when no table entry does.
+    """
+    stack: list[tuple[PathT, Any]] = [((), data)]
+    while stack:
+        path, value = stack.pop()
+        if len(path) > limit:
+            continue
+        if isinstance(value, Mapping):
+            resources = value.get("resources")
+            if isinstance(resources, Mapping) and (
+                    isinstance(resources.get("limits"), Mapping)
+                    or isinstance(resources.get("requests"), Mapping)):
+                yield path, value
+            stack.extend((path + (k,), v) for k, v in value.items()
+                         if isinstance(v, (Mapping, list)) and isinstance(k, str))
+        elif isinstance(value, list):
+            stack.extend((path + (i,), v) for i, v in enumerate(value)
+                         if isinstance(v, (Mapping, list)))
+
+
+# --- the path language -------------------------------------------------------------------
+
+_SEGMENT = re.compile(r"([A-Za-z0-9_\-]+|\*)((?:\[(?:\*|\d+)\])*)")
+_Step = tuple  # ("key", name) | ("any",) | ("each",) | ("index", n)
+
+
+@dataclass(frozen=True, slots=True)
+class CompiledPath:
+    text: str
+    steps: tuple[_Step, ...] | None  # None: needs jsonpath-ng
+    jsonpath: Any = None
+
+
+@functools.lru_cache(maxsize=512)
+def compile_path(text: str) -> CompiledPath:
+    """Compile once per distinct path text (pure, so caching is safe)."""
+    body = text[2:] if text.startswith("$.") else text
+    steps: list[_Step] = []
+    simple = bool(body)
+    for part in body.split("."):
+        match = _SEGMENT.fullmatch(part)
+        if not match:
+            simple = False
+            break
+        name, brackets = match.groups()
+        steps.append(("any",) if name == "*" else ("key", name))
+        for index in re.findall(r"\[(\*|\d+)\]", brackets):
+            steps.append(("each",) if index == "*" else ("index", int(index)))
+    if simple:
+        compiled = CompiledPath(text, tuple(steps))
+    else:
+        compiled = CompiledPath(text, None, _jsonpath(text))
+    return compiled
+
+
+def _jsonpath(text: str) -> Any:
+    from jsonpath_ng import parse  # imported lazily: only user-supplied complex paths need it
+    from jsonpath_ng.exceptions import JsonPathLexerError, JsonPathParserError
+
+    try:
+        return parse(text)
+    except (JsonPathLexerError, JsonPathParserError, Exception) as exc:
+        raise ConfigError(f"invalid JSONPath {text!r}: {exc}") from None
+
+
+def evaluate(path: CompiledPath, data: Any) -> Iterator[tuple[PathT, Any]]:
+    """Yield (location, value) for every match of `path` in `data`."""
+    if path.steps is None:
+        for match in path.jsonpath.find(data):
+            yield _jsonpath_location(match), match.value
+        return
+    current: list[tuple[PathT, Any]] = [((), data)]
+    for step in path.steps:
+        nxt: list[tuple[PathT, Any]] = []
+        for where, value in current:
+            if step[0] == "key":
+                if isinstance(value, Mapping) and step[1] in value:
+                    nxt.append((where + (step[1],), value[step[1]]))
+            elif step[0] == "any":
+                if isinstance(value, Mapping):
+                    nxt.extend((where + (k,), v) for k, v in value.items())
+            elif step[0] == "each":
+                if isinstance(value, list):
+                    nxt.extend((where + (i,), v) for i, v in enumerate(value))
+            elif isinstance(value, list) and -len(value) <= step[1] < len(value):
+                nxt.append((where + (step[1],), value[step[1]]))
+        current = nxt
+    yield from current
+
+
+def _jsonpath_location(match: Any) -> PathT:
+    from jsonpath_ng.jsonpath import Fields, Index
+
+    parts: list[Any] = []
+    while match is not None and match.path is not None:
+        if isinstance(match.path, Fields):
+            parts.append(match.path.fields[0])
+        elif isinstance(match.path, Index):
+            parts.append(match.path.index)
+        match = match.context
+    return tuple(reversed(parts))
