@@ -120,6 +120,9 @@ def _workload(path: Path, index: int, raw: Any) -> WorkloadKind:
     containers = _strings(path, f"workloads[{index}].containers", raw.get("containers") or [])
     if not pod_specs:
         raise ConfigError(f"{where}: 'podSpecs' must list at least one JSONPath")
-    for text in pod_specs:
-        compile_path(text)
+    for text in (*pod_specs,):
+        try:
+            compile_path(text)
+        except ConfigError as exc:
+            raise ConfigError(f"{where}: {exc}") from None
     return WorkloadKind(group if isinstance(group, str) else "*", raw["kind"], pod_specs, containers)

@@ -1,0 +1,135 @@
+"""`-o junit`: JUnit XML, so CI test-report views show the audit next to the test results.
+
+One ``<testsuite name="gpudra">`` whose test cases are the rule catalogue, so the test count is
+the same on every run and a rule that stops firing shows up as a fixed test:
+
+* a rule with findings fails with a single ``<failure>`` (most JUnit readers keep only one per
+  test case); its text lists every finding as ``file:line: message``. *Every* finding is a
+  failure, whatever its severity: ``type`` carries the highest severity, so a reader can still
+  tell info from error, and --fail-on (not this file) decides whether CI goes red;
+* a rule disabled in the configuration is ``<skipped/>`` (unless it somehow has findings, which
+  are never hidden);
+* the extra test case ``inputs`` is in error when an input could not be read or nothing was
+  scanned (the same condition that makes the exit code 3), and passes otherwise.
+"""
+
+from __future__ import annotations
+
+import re
+import xml.etree.ElementTree as ET
+from collections import defaultdict
+
+from gpudra.model import Finding, InputError, Report, RuleInfo
+from gpudra.report import RenderOptions
+from gpudra.summary import summarize
+
+SUITE = "gpudra"
+INPUTS_CASE = "inputs"
+NO_MANIFESTS = "no manifests found (looked for *.yaml, *.yml, *.json)"
+# XML 1.0 cannot carry most control characters, even escaped; a manifest can contain them.
+_NOT_XML = re.compile("[^\t\n\r\x20-\ud7ff\ue000-\ufffd\U00010000-\U0010ffff]")
+
+
+def render(report: Report, options: RenderOptions) -> str:
+    suite = testsuite(report)
+    ET.indent(suite)
+    return '<?xml version="1.0" encoding="UTF-8"?>\n' + ET.tostring(suite, encoding="unicode") + "\n"
+
+
+def testsuite(report: Report) -> ET.Element:
+    by_rule: dict[str, list[Finding]] = defaultdict(list)
+    for finding in report.findings:
+        by_rule[finding.rule].append(finding)
+    suite = ET.Element("testsuite", name=SUITE)
+    suite.append(_properties(report))
+    cases = [_rule_case(r, by_rule.pop(r.id, []), r.id in report.disabled_rules)
+             for r in report.rules]
+    # Findings of a rule missing from the catalogue must still be reported somewhere.
+    cases += [_rule_case(None, by_rule[rule_id], False, rule_id) for rule_id in sorted(by_rule)]
+    cases.append(_inputs_case(report))
+    suite.extend(cases)
+    _set_counts(suite, cases)
+    return suite
+
+
+def _properties(report: Report) -> ET.Element:
+    s = summarize(report)
+    props = ET.Element("properties")
+    for name, value in (("files_scanned", s.files_scanned),
+                        ("documents_parsed", s.documents_parsed),
+                        ("suppressed", s.suppressed),
+                        ("gpu_workloads", s.gpu_workloads),
+                        ("percent_migrated", s.percent_migrated)):
+        ET.SubElement(props, "property", name=name, value=str(value))
+    return props
+
+
+def _rule_case(info: RuleInfo | None, findings: list[Finding], disabled: bool,
+               rule_id: str = "") -> ET.Element:
+    if info is not None:
+        case = ET.Element("testcase", classname=f"{SUITE}.{_slug(info.category)}",
+                          name=f"{info.id} {info.name}")
+    else:
+        case = ET.Element("testcase", classname=f"{SUITE}.unknown", name=rule_id)
+    if findings:
+        worst = max((f.severity for f in findings), key=lambda s: s.rank)
+        failure = ET.SubElement(case, "failure", message=_count(len(findings), "finding"),
+                                type=worst.value)
+        failure.text = _clean("\n".join(_finding_line(f) for f in findings))
+    elif disabled:
+        ET.SubElement(case, "skipped", message="disabled in the configuration")
+    return case
+
+
+def _inputs_case(report: Report) -> ET.Element:
+    case = ET.Element("testcase", classname=f"{SUITE}.{INPUTS_CASE}", name=INPUTS_CASE)
+    lines = [f"{_where(e)}: {e.message}" for e in report.errors]
+    if report.files_scanned == 0 and not report.errors:
+        lines.append(NO_MANIFESTS)
+    if lines:
+        message = (_count(len(report.errors), "unreadable input") if report.errors
+                   else NO_MANIFESTS)
+        error = ET.SubElement(case, "error", message=_clean(message), type="InputError")
+        error.text = _clean("\n".join(lines))
+    return case
+
+
+def _set_counts(suite: ET.Element, cases: list[ET.Element]) -> None:
+    def having(tag: str) -> int:
+        return sum(1 for case in cases if case.find(tag) is not None)
+
+    suite.set("tests", str(len(cases)))
+    suite.set("failures", str(having("failure")))
+    suite.set("errors", str(having("error")))
+    suite.set("skipped", str(having("skipped")))
+
+
+def _finding_line(f: Finding) -> str:
+    where = f"{f.file or '-'}:{f.line}" if f.line is not None else (f.file or "-")
+    obj = "/".join(x for x in (f.namespace, f.kind, f.name) if x)
+    text = f"{where}: {f.message}"
+    if obj:
+        text += f" [{obj}]"
+    if f.template:
+        text += f" (template {f.template})"
+    return text
+
+
+def _where(error: InputError) -> str:
+    if error.file and error.line:
+        return f"{error.file}:{error.line}"
+    return error.file or error.object or "-"
+
+
+def _slug(category: str) -> str:
+    # classname is dotted like a Java package; readers split on dots and dislike spaces.
+    return re.sub(r"[^A-Za-z0-9]+", "_", category).strip("_").lower() or "rules"
+
+
+def _count(n: int, noun: str) -> str:
+    return f"{n} {noun}{'' if n == 1 else 's'}"
+
+
+def _clean(text: str) -> str:
+    return _NOT_XML.sub("\ufffd", text)
+

@@ -1,0 +1,138 @@
+"""The file source: reading the oddities kubectl accepts, and never losing an input."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from gpudra.audit import AuditRequest, run_audit
+from gpudra.model import ExitCode, FailOn
+from gpudra.sources.documents import Chunk, ParseError, parse_chunk, split_documents
+
+POD = ("apiVersion: v1\nkind: Pod\nmetadata: {name: p}\nspec:\n  containers:\n  - name: c\n"
+       "    resources:\n      limits:\n        nvidia.com/gpu: 1\n")
+
+
+def audit(*paths: Path | str, stdin: bytes | None = None):
+    return run_audit(AuditRequest([str(p) for p in paths]),
+                     stdin=(lambda: stdin) if stdin is not None else None)
+
+
+def gpu_lines(report) -> list[tuple[str, int]]:
+    return [(Path(f.file).name, f.line) for f in report.findings if f.rule == "GPU101"]
+
+
+@pytest.mark.parametrize("transform", [
+    pytest.param(lambda t: t.encode(), id="plain"),
+    pytest.param(lambda t: b"\xef\xbb\xbf" + t.encode(), id="bom"),
+    pytest.param(lambda t: t.replace("\n", "\r\n").encode(), id="crlf"),
+    pytest.param(lambda t: t.replace("Pod\n", "Pod\t\n").encode(), id="trailing-tab"),
+    pytest.param(lambda t: ("%YAML 1.1\n# header\n---\n" + t).encode(), id="directive"),
+    pytest.param(lambda t: ("---\n# empty doc\n---\n" + t + "...\n").encode(), id="markers"),
+])
+def test_oddities_kubectl_accepts_keep_line_numbers(tmp_path, transform):
+    raw = transform(POD)
+    (tmp_path / "pod.yaml").write_bytes(raw)
+    report = audit(tmp_path)
+    assert not report.errors
+    expected = raw.decode("utf-8-sig").replace("\r\n", "\n").splitlines().index(
+        "        nvidia.com/gpu: 1") + 1
+    assert gpu_lines(report) == [("pod.yaml", expected)]
+
+
+def test_multi_document_lines_are_file_lines(tmp_path):
+    text = "apiVersion: v1\nkind: ConfigMap\nmetadata: {name: x}\n---\n" + POD + "---\n" + POD
+    (tmp_path / "m.yaml").write_text(text)
+    assert gpu_lines(audit(tmp_path)) == [("m.yaml", 13), ("m.yaml", 23)]
+
+
+def test_json_manifest_and_list(tmp_path):
+    (tmp_path / "pods.json").write_text(
+        '{"apiVersion": "v1", "kind": "List", "items": [\n'
+        ' {"apiVersion": "v1", "kind": "Pod", "metadata": {"name": "a"},\n'
+        '  "spec": {"containers": [{"name": "c",\n'
+        '   "resources": {"limits": {"nvidia.com/gpu": 2}}}]}}]}\n')
+    report = audit(tmp_path)
+    assert [(f.name, f.line, f.quantity) for f in report.findings] == [("a", 4, 2)]
+
+
+def test_json_with_tabs_falls_back_to_json(tmp_path):
+    (tmp_path / "pod.json").write_text(
+        '{\n\t"apiVersion": "v1",\n\t"kind": "Pod",\n\t"metadata": {"name": "t"},\n'
+        '\t"spec": {"containers": [{"name": "c", "resources": {"limits": {"nvidia.com/gpu": 1}}}]}\n}\n')
+    report = audit(tmp_path)
+    assert not report.errors
+    assert [(f.rule, f.name) for f in report.findings] == [("GPU101", "t")]
+
+
+def test_unparseable_file_is_an_error_and_the_rest_is_audited(tmp_path):
+    (tmp_path / "bad.yaml").write_text("apiVersion: v1\nkind: Pod\nmetadata:\n  name: [nvidia\n")
+    (tmp_path / "good.yaml").write_text(POD)
+    report = audit(tmp_path)
+    assert [(Path(e.file).name, e.line) for e in report.errors] == [("bad.yaml", 5)]
+    assert gpu_lines(report) == [("good.yaml", 9)]
+    assert report.exit_code(FailOn.NEVER) is ExitCode.INPUT_ERROR
+
+
+def test_missing_path_and_non_utf8_are_errors(tmp_path):
+    (tmp_path / "latin1.yaml").write_bytes(b"kind: Pod # nvidia \xe9\n")
+    report = audit(tmp_path / "nope", tmp_path)
+    messages = sorted(e.message for e in report.errors)
+    assert messages == ["no such file or directory", "not UTF-8 text (byte 19)"]
+
+
+def test_skipped_dirs_and_excludes(tmp_path):
+    for sub in (".git", "node_modules", "vendor", "keep", "drop"):
+        (tmp_path / sub).mkdir()
+        (tmp_path / sub / "pod.yaml").write_text(POD)
+    report = run_audit(AuditRequest([str(tmp_path)], excludes=("drop",)))
+    assert [Path(f.file).parent.name for f in report.findings] == ["keep"]
+
+
+def test_helm_chart_templates_and_values_are_text(tmp_path):
+    chart = tmp_path / "chart"
+    (chart / "templates" / "sub").mkdir(parents=True)
+    (chart / "Chart.yaml").write_text("apiVersion: v2\nname: c\nversion: 1.0.0\n")
+    (chart / "values.yaml").write_text("gpu:\n  resources:\n    limits:\n      nvidia.com/gpu: 2\n")
+    (chart / "templates" / "sub" / "job.yaml").write_text(
+        "kind: Job\nspec:\n  limits:\n    nvidia.com/gpu: {{ .Values.gpus }}\n")
+    report = audit(tmp_path)
+    assert not report.errors
+    got = sorted((Path(f.file).name, f.line, f.rule, f.quantity) for f in report.findings)
+    assert got == [("job.yaml", 4, "GPU701", None), ("values.yaml", 4, "GPU701", 2)]
+
+
+def test_stdin_with_helm_source_comments():
+    rendered = ("---\n# Source: llm/templates/configmap.yaml\napiVersion: v1\nkind: ConfigMap\n"
+                "metadata: {name: c}\n---\n# Source: llm/templates/pod.yaml\n" + POD)
+    report = audit("-", stdin=rendered.encode())
+    (finding,) = report.findings
+    assert (finding.file, finding.line, finding.template) == ("-", 16, "llm/templates/pod.yaml")
+
+
+def test_argo_parameters_are_not_go_templates(tmp_path):
+    (tmp_path / "wf.yaml").write_text(
+        "apiVersion: argoproj.io/v1alpha1\nkind: Workflow\nmetadata: {name: w}\nspec:\n"
+        "  templates:\n  - name: t\n    container:\n      args: ['{{inputs.parameters.x}}']\n"
+        "      resources: {limits: {nvidia.com/gpu: 1}}\n")
+    assert [f.rule for f in audit(tmp_path).findings] == ["GPU101"]
+
+
+def test_split_documents_keeps_every_byte():
+    text = "%YAML 1.1\n---\na: 1\n--- # c\nb: 2\n...\n---\nc: 3"
+    chunks = split_documents(text)
+    assert "".join(c.text for c in chunks) == text
+    assert [c.first_line for c in chunks] == [1, 4, 6, 7]
+
+
+def test_parse_error_reports_file_line():
+    with pytest.raises(ParseError) as info:
+        parse_chunk(Chunk("a: 1\nb: [\n", 10))
+    assert info.value.line == 12
+
+
+def test_empty_directory_scans_nothing(tmp_path):
+    report = audit(tmp_path)
+    assert report.files_scanned == 0
+    assert report.exit_code(FailOn.NEVER) is ExitCode.INPUT_ERROR
