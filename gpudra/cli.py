@@ -65,7 +65,7 @@ def _fail(message: str, code: ExitCode) -> typer.Exit:
     "  helm template rel ./chart | gpudra audit -\n\n"
     "  gpudra audit k8s/ --fail-on error --exclude 'charts/vendor/*'"))
 def audit(
-    paths: list[str] = typer.Argument(..., metavar="PATH...",
+    paths: list[str] = typer.Argument(..., metavar="PATH",
                                       help="Files or directories to scan; '-' reads stdin."),
     output: OutputFormat = typer.Option(OutputFormat.TABLE, "-o", "--output",
                                         help="Report format.", case_sensitive=False),

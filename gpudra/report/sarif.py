@@ -54,7 +54,7 @@ def sarif_log(report: Report, options: RenderOptions) -> dict[str, Any]:
 
 def _driver(report: Report, options: RenderOptions) -> dict[str, Any]:
     driver: dict[str, Any] = {"name": "gpudra", "informationUri": PROJECT_URL}
-    if options.tool_version:  # the schema wants a non-empty string when present
+    if options.tool_version:  # an empty version string would only mislead a reader
         driver["version"] = options.tool_version
     driver["rules"] = [_rule(r, r.id not in report.disabled_rules) for r in report.rules]
     return driver
@@ -66,12 +66,17 @@ def _rule(info: RuleInfo, enabled: bool) -> dict[str, Any]:
         "id": info.id,
         "name": info.name,
         "shortDescription": {"text": info.summary},
-        "fullDescription": {"text": info.explanation},
+        "fullDescription": {"text": _first_paragraph(info.explanation)},
         "help": {"text": f"{info.explanation}\n\nFix: {info.hint}", "markdown": help_markdown},
         "helpUri": f"{RULES_DOC_URL}#{rule_anchor(info)}",
         "defaultConfiguration": {"level": _LEVEL[info.severity], "enabled": enabled},
         "properties": {"tags": [info.category]},
     }
+
+
+def _first_paragraph(markdown: str) -> str:
+    # The whole explanation is in `help`; repeating it here would double every rule's size.
+    return markdown.split("\n\n", 1)[0]
 
 
 def rule_anchor(info: RuleInfo) -> str:

@@ -7,6 +7,7 @@ from collections.abc import Mapping
 from gpudra.devices import classify
 from gpudra.model import Severity
 from gpudra.objects import ManifestObject
+from gpudra.quantity import parse_device_count
 from gpudra.rules.base import AuditContext, Checker, rule
 from gpudra.workloads import ContainerRef
 
@@ -80,8 +81,10 @@ def _requests_gpu(container: ContainerRef) -> bool:
     for section in ("limits", "requests"):
         values = resources.get(section)
         if isinstance(values, Mapping):
-            for name in values:
+            for name, value in values.items():
                 device = classify(name)
-                if device is not None and device.is_nvidia_device_plugin:
+                # A zero request allocates nothing (GPU107): the container requests no GPU.
+                if device is not None and device.is_nvidia_device_plugin and \
+                        parse_device_count(value).value != 0:
                     return True
     return False

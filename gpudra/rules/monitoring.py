@@ -37,10 +37,16 @@ class Monitoring(Checker):
                          resource="nvidia.com/gpu")
 
     def check_template(self, text: TemplateText, ctx: AuditContext) -> None:
+        what = _TEMPLATE_WHAT.get(text.reason, "template")
         for number, line in text.numbered_lines():
             if NEEDLE in line:
-                ctx.emit("GPU501", text, "template reads the nvidia_com_gpu resource metric, "
+                ctx.emit("GPU501", text, f"{what} reads the nvidia_com_gpu resource metric, "
                          "which DRA pods no longer produce", line=number, resource="nvidia.com/gpu")
+
+
+# Text that is not a Kubernetes object is most often a dashboard (Grafana JSON) or a config.
+_TEMPLATE_WHAT = {"not-a-manifest": "dashboard or config file", "helm-values": "Helm values file",
+                  "helm-template": "Helm template"}
 
 
 def _what(obj: ManifestObject) -> str:

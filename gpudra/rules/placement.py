@@ -9,6 +9,7 @@ from gpudra.devices import classify
 from gpudra.dra.gfd import is_gfd_label, mapping_for
 from gpudra.model import Severity
 from gpudra.objects import ManifestObject
+from gpudra.quantity import parse_device_count
 from gpudra.rules.base import AuditContext, Checker, rule
 from gpudra.workloads import PodSpecRef
 
@@ -92,12 +93,19 @@ class Placement(Checker):
                     target = f"becomes a selector on {m.dra}" if m.dra else "has no DRA equivalent"
                     ctx.emit("GPU301", obj, f"nodeSelector {key}={value} {target} ({m.note})",
                              path=base + ("nodeSelector", key))
-        for where, key in _affinity_keys(data):
-            if is_gfd_label(key):
-                m = mapping_for(key)
-                target = f"becomes a selector on {m.dra}" if m.dra else "has no DRA equivalent"
-                ctx.emit("GPU302", obj, f"node affinity on {key} {target} ({m.note})",
-                         path=base + where)
+        for where, key, preferred in _affinity_keys(data):
+            if not is_gfd_label(key):
+                continue
+            if preferred:
+                # A claim matches or not: a preference cannot become a CEL selector.
+                ctx.emit("GPU302", obj, f"preferred node affinity on {key} has no DRA "
+                         "equivalent (a claim either matches or not); keep it as node affinity "
+                         "or list alternatives with firstAvailable", path=base + where)
+                continue
+            m = mapping_for(key)
+            target = f"becomes a selector on {m.dra}" if m.dra else "has no DRA equivalent"
+            ctx.emit("GPU302", obj, f"node affinity on {key} {target} ({m.note})",
+                     path=base + where)
         runtime = data.get("runtimeClassName")
         if isinstance(runtime, str) and "nvidia" in runtime.lower():
             ctx.emit("GPU303", obj, f"runtimeClassName {runtime!r}: CDI exposes DRA devices; keep "
@@ -120,9 +128,11 @@ def _uses_gpus(spec: PodSpecRef) -> bool:
         for section in ("limits", "requests"):
             values = resources.get(section)
             if isinstance(values, Mapping):
-                for name in values:
+                for name, value in values.items():
                     device = classify(name)
-                    if device is not None and device.is_nvidia_device_plugin:
+                    # A zero request allocates nothing (GPU107): it does not make a GPU pod.
+                    if device is not None and device.is_nvidia_device_plugin and \
+                            parse_device_count(value).value != 0:
                         return True
     return False
 
@@ -133,11 +143,11 @@ def _affinity_keys(spec: Mapping[str, Any]):
     prefix = ("affinity", "nodeAffinity")
     for t, term in enumerate(required if isinstance(required, list) else ()):
         path = prefix + ("requiredDuringSchedulingIgnoredDuringExecution", "nodeSelectorTerms", t)
-        yield from _expressions(term, path)
+        yield from ((where, key, False) for where, key in _expressions(term, path))
     preferred = _get(node, "preferredDuringSchedulingIgnoredDuringExecution")
     for t, term in enumerate(preferred if isinstance(preferred, list) else ()):
         path = prefix + ("preferredDuringSchedulingIgnoredDuringExecution", t, "preference")
-        yield from _expressions(_get(term, "preference"), path)
+        yield from ((where, key, True) for where, key in _expressions(_get(term, "preference"), path))
 
 
 def _expressions(term: Any, path: tuple):

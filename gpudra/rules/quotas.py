@@ -129,7 +129,7 @@ class Quotas(Checker):
                 detail = ("counts device-plugin requests only" if scope == "requests" else
                           "is never enforced (only requests.<resource> counts extended resources)")
                 ctx.emit(rule_id, obj, f"quota {key}: {value!r} {detail}; add "
-                         "gpu.nvidia.com.deviceclass.resource.k8s.io/devices",
+                         f"{_dra_class(name)}.deviceclass.resource.k8s.io/devices",
                          path=path + (key,), resource=name,
                          quantity=parse_device_count(value).value)
 
@@ -141,7 +141,7 @@ class Quotas(Checker):
             for c, name in enumerate(covered if isinstance(covered, list) else ()):
                 if _is_nvidia(name):
                     ctx.emit("GPU204", obj, f"ClusterQueue covers {name}; pods with claims are not "
-                             "charged unless a deviceClassMapping maps gpu.nvidia.com to it",
+                             f"charged unless a deviceClassMapping maps {_dra_class(name)} to it",
                              path=("spec", "resourceGroups", g, "coveredResources", c),
                              resource=name)
 
@@ -149,6 +149,12 @@ class Quotas(Checker):
 def _is_nvidia(name: Any) -> bool:
     device = classify(name)
     return device is not None and device.name.startswith("nvidia.com/")
+
+
+def _dra_class(name: str) -> str:
+    # MIG slices (shared or not) are allocated from their own DeviceClass under DRA.
+    device = classify(name)
+    return "mig.nvidia.com" if device is not None and device.mig_profile else "gpu.nvidia.com"
 
 
 def _items(value: Any):

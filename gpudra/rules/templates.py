@@ -14,7 +14,9 @@ CATEGORY = "templates"
 
 # Device resource names only: GFD labels such as nvidia.com/gpu.product are not requests.
 _DEVICE_LINE = re.compile(
-    rf"""(?<![\w./-])(?P<name>{DEVICE_NAME_PATTERN})(?![\w./-])["']?\s*:\s*(?P<value>[^#\n]*)""")
+    rf"""(?<![\w./-])(?P<name>{DEVICE_NAME_PATTERN})(?![\w./-])["']?\s*:\s*"""
+    # A template action, or a plain value that ends where a flow mapping/sequence does.
+    r"""(?P<value>["']?\{\{.*?\}\}["']?|[^#\n,{}\[\]]*)""")
 
 GPU701 = rule(
     "GPU701", "templated-device-request", Severity.WARNING, CATEGORY,

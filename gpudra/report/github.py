@@ -1,0 +1,84 @@
+"""`-o github`: GitHub Actions workflow commands, which become annotations on the PR diff.
+
+One ``::error|warning|notice file=F,line=L,title=T::message`` line per finding (info is a
+notice), one ``::error`` per unreadable input, then one plain summary line for the log.
+
+Escaping follows GitHub's runner (``toolkit/packages/core/src/command.ts``): in the message
+``%``, CR and LF are percent-encoded; property values additionally encode ``:`` and ``,``,
+which would otherwise end the value. Encoding newlines is also what keeps a hostile manifest
+from smuggling a workflow command of its own onto a new line.
+"""
+
+from __future__ import annotations
+
+from pathlib import PurePath
+
+from gpudra.model import Finding, InputError, Report, Severity
+from gpudra.report import RenderOptions
+from gpudra.summary import summarize
+
+STDIN = "-"
+_COMMAND = {Severity.ERROR: "error", Severity.WARNING: "warning", Severity.INFO: "notice"}
+
+
+def render(report: Report, options: RenderOptions) -> str:
+    names = {r.id: r.name for r in report.rules}
+    lines = [_finding_command(f, names.get(f.rule)) for f in report.findings]
+    lines += [_error_command(e) for e in report.errors]
+    lines.append(summary_line(report))
+    return "\n".join(lines) + "\n"
+
+
+def escape_data(text: str) -> str:
+    return text.replace("%", "%25").replace("\r", "%0D").replace("\n", "%0A")
+
+
+def escape_property(text: str) -> str:
+    return escape_data(text).replace(":", "%3A").replace(",", "%2C")
+
+
+def command(name: str, properties: dict[str, str | int | None], message: str) -> str:
+    """A workflow command line; properties that are None are left out."""
+    props = ",".join(f"{k}={escape_property(str(v))}" for k, v in properties.items()
+                     if v is not None)
+    return f"::{name}{' ' + props if props else ''}::{escape_data(message)}"
+
+
+def _finding_command(f: Finding, rule_name: str | None) -> str:
+    title = f"{f.rule} {rule_name}" if rule_name else f.rule
+    obj = "/".join(x for x in (f.namespace, f.kind, f.name) if x)
+    message = f"{obj}: {f.message}" if obj else f.message
+    if f.template:
+        message += f" (template {f.template})"
+    return command(_COMMAND[f.severity], _position(f.file, f.line, title), message)
+
+
+def _error_command(e: InputError) -> str:
+    message = e.message if e.file else f"{e.object or '-'}: {e.message}"
+    return command("error", _position(e.file, e.line, "gpudra input error"), message)
+
+
+def _position(file: str | None, line: int | None, title: str) -> dict[str, str | int | None]:
+    # An annotation without a file lands on the run summary; a line without a file means nothing.
+    path = _repo_path(file)
+    return {"file": path, "line": line if path else None, "title": title}
+
+
+def _repo_path(file: str | None) -> str | None:
+    if not file or file == STDIN:
+        return None
+    posix = PurePath(file).as_posix()
+    return posix[2:] if posix.startswith("./") else posix
+
+
+def summary_line(report: Report) -> str:
+    s = summarize(report)
+    counts = ", ".join(f"{n} {sev}" for sev, n in s.findings.items() if n) or "no findings"
+    text = f"gpudra: {s.files_scanned} files scanned: {counts}"
+    if s.errors:
+        text += f", {s.errors} unreadable"
+    if s.files_scanned == 0 and not s.errors:
+        text += "; no manifests found"
+    if s.gpu_workloads:
+        text += f"; {s.percent_migrated:.0f}% of {s.gpu_workloads} GPU workloads on DRA"
+    return text

@@ -1,0 +1,125 @@
+"""`-o markdown`: a GitHub-flavoured report for PR comments and ``$GITHUB_STEP_SUMMARY``.
+
+A headline with counts and the migration percentage, one table per severity (errors first),
+the inputs that could not be read, and progress by namespace. Above `COLLAPSE_OVER` findings
+the per-severity tables are folded into ``<details>`` so a comment stays scannable.
+
+Cell text comes from manifests (names, messages), so it is escaped: ``|`` would end a cell,
+a newline would end the row, and outside code spans ``<``/``>``/``&`` would be read as HTML.
+"""
+
+from __future__ import annotations
+
+import re
+
+from gpudra.model import Finding, InputError, Report, Severity
+from gpudra.report import RenderOptions
+from gpudra.summary import Summary, summarize
+
+COLLAPSE_OVER = 50
+_CODE_SPAN = re.compile(r"(`[^`\n]*`)")
+_ORDER = (Severity.ERROR, Severity.WARNING, Severity.INFO)
+_TITLE = {Severity.ERROR: "Errors", Severity.WARNING: "Warnings", Severity.INFO: "Info"}
+
+
+def render(report: Report, options: RenderOptions) -> str:
+    s = summarize(report)
+    collapse = len(report.findings) > COLLAPSE_OVER
+    blocks = [_headline(s, report)]
+    for severity in _ORDER:
+        findings = [f for f in report.findings if f.severity is severity]
+        if findings:
+            blocks.append(_severity_section(severity, findings, collapse))
+    if report.errors:
+        blocks.append(_errors_section(report.errors))
+    blocks.append(_progress_section(s))
+    return "\n\n".join(blocks) + "\n"
+
+
+def escape_cell(text: str) -> str:
+    """Make arbitrary text safe inside one GFM table cell."""
+    # Entities would show literally inside `code spans`, and GitHub reads no HTML there.
+    parts = _CODE_SPAN.split(text)
+    text = "".join(p if i % 2 else _escape_html(p) for i, p in enumerate(parts))
+    # A pipe ends the cell even inside a code span; GFM strips the backslash again.
+    text = text.replace("|", "\\|")
+    return "<br>".join(text.replace("\r\n", "\n").replace("\r", "\n").split("\n"))
+
+
+def _escape_html(text: str) -> str:
+    return text.replace("&", "&amp;").replace("<", "&lt;").replace(">", "&gt;")
+
+
+def _row(*cells: str) -> str:
+    return "| " + " | ".join(cells) + " |"
+
+
+def _table(header: tuple[str, ...], rows: list[tuple[str, ...]]) -> str:
+    lines = [_row(*header), _row(*("---" for _ in header))]
+    lines += [_row(*(escape_cell(c) for c in row)) for row in rows]
+    return "\n".join(lines)
+
+
+def _headline(s: Summary, report: Report) -> str:
+    total = len(report.findings)
+    counts = ", ".join(f"{s.findings[sev.value]} {sev.value}" for sev in _ORDER
+                       if s.findings[sev.value])
+    title = f"## gpudra: {total} finding{'' if total == 1 else 's'}"
+    title += f" ({counts})" if counts else ""
+    if s.errors:
+        title += f", {s.errors} unreadable input{'' if s.errors == 1 else 's'}"
+    facts = [f"{s.files_scanned} files scanned", f"{s.documents_parsed} documents parsed"]
+    if s.suppressed:
+        facts.append(f"{s.suppressed} suppressed")
+    if s.gpu_workloads:
+        facts.append(f"**{s.percent_migrated:.0f}% migrated** to DRA ({s.on_dra} of "
+                     f"{s.gpu_workloads} GPU workloads; {s.on_device_plugin} still on the "
+                     "device plugin)")
+    else:
+        facts.append("no GPU workloads found")
+    if s.files_scanned == 0 and not s.errors:
+        facts.append("**no manifests found** (looked for `*.yaml`, `*.yml`, `*.json`)")
+    return f"{title}\n\n" + " · ".join(facts)
+
+
+def _severity_section(severity: Severity, findings: list[Finding], collapse: bool) -> str:
+    heading = f"{_TITLE[severity]} ({len(findings)})"
+    table = _table(("Location", "Rule", "Object", "Message"),
+                   [(_location(f), f.rule, _object(f), _message(f)) for f in findings])
+    if collapse:
+        # The blank line after </summary> is what makes GitHub render the table inside.
+        return f"<details>\n<summary>{heading}</summary>\n\n{table}\n\n</details>"
+    return f"### {heading}\n\n{table}"
+
+
+def _errors_section(errors: tuple[InputError, ...]) -> str:
+    table = _table(("Input", "Error"), [(_where(e), e.message) for e in errors])
+    return f"### Inputs that could not be read ({len(errors)})\n\n{table}"
+
+
+def _progress_section(s: Summary) -> str:
+    if not s.namespaces:
+        return "### Migration progress\n\nNo GPU workloads found."
+    rows = [(ns.namespace, str(ns.gpu_workloads), str(ns.on_dra), f"{ns.percent_migrated:.0f}%")
+            for ns in s.namespaces]
+    table = _table(("Namespace", "GPU workloads", "On DRA", "Migrated"), rows)
+    return f"### Migration progress by namespace\n\n{table}"
+
+
+def _location(f: Finding) -> str:
+    file = f.file or "-"
+    return f"{file}:{f.line}" if f.line is not None else file
+
+
+def _object(f: Finding) -> str:
+    return "/".join(x for x in (f.namespace, f.kind, f.name) if x) or "-"
+
+
+def _message(f: Finding) -> str:
+    return f"{f.message} (template {f.template})" if f.template else f.message
+
+
+def _where(error: InputError) -> str:
+    if error.file and error.line:
+        return f"{error.file}:{error.line}"
+    return error.file or error.object or "-"

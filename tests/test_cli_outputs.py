@@ -1,0 +1,225 @@
+"""`gpudra audit` end to end: every -o format, the exit-code contract, stdin, stdout vs stderr.
+
+Typer's CliRunner (0.29) keeps stdout and stderr apart (`result.stdout` / `result.stderr`), so
+most tests run in-process; a few go through `python -m gpudra` to check the real streams.
+"""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+import xml.etree.ElementTree as ET
+from pathlib import Path
+
+import pytest
+import yaml
+from typer.testing import CliRunner, Result
+
+from gpudra.cli import app
+from gpudra.report import OutputFormat
+
+GPU_POD = """\
+apiVersion: v1
+kind: Pod
+metadata: {name: trainer, namespace: ml}
+spec:
+  containers:
+  - name: main
+    image: cuda
+    resources:
+      limits:
+        nvidia.com/gpu: 1
+"""
+CLEAN = "apiVersion: v1\nkind: ConfigMap\nmetadata: {name: plain}\ndata: {a: b}\n"
+# nvidia.com/gpu: 0 raises only GPU107, an info finding.
+ZERO_GPU = GPU_POD.replace("name: trainer", "name: cpu-only").replace("gpu: 1", "gpu: 0")
+# Mentions a GPU (so it is parsed) and breaks at line 7.
+BROKEN = ("apiVersion: v1\nkind: Pod\nmetadata: {name: x}\nspec:\n  containers:\n"
+          "  - name: c\n    resources: {limits: {nvidia.com/gpu: 1}\n  bad: [\n")
+
+
+@pytest.fixture
+def tree(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
+    """tmp/tree with one GPU pod and one clean file; cwd is tmp, so paths print relative."""
+    root = tmp_path / "tree"
+    root.mkdir()
+    (root / "pod.yaml").write_text(GPU_POD)
+    (root / "clean.yaml").write_text(CLEAN)
+    monkeypatch.chdir(tmp_path)
+    return root
+
+
+def audit(*args: str, input: str | None = None) -> Result:
+    return CliRunner().invoke(app, ["audit", *args], input=input)
+
+
+# -- every format ----------------------------------------------------------------------------
+
+
+def _parse(fmt: OutputFormat, text: str) -> object:
+    """Each machine format must parse as what it claims to be."""
+    if fmt in (OutputFormat.JSON, OutputFormat.SARIF):
+        return json.loads(text)
+    if fmt is OutputFormat.YAML:
+        return yaml.safe_load(text)
+    if fmt is OutputFormat.JUNIT:
+        return ET.fromstring(text.encode("utf-8"))
+    return text
+
+
+@pytest.mark.parametrize("fmt", list(OutputFormat), ids=lambda f: f.value)
+def test_each_format_reports_the_gpu_pod(tree: Path, fmt: OutputFormat) -> None:
+    result = audit("tree", "-o", fmt.value)
+    assert result.exit_code == 1, result.stderr
+    assert result.stderr == ""
+    assert "GPU101" in result.stdout and "tree/pod.yaml" in result.stdout
+    assert "clean.yaml" not in result.stdout
+    _parse(fmt, result.stdout)
+
+
+def test_sarif_points_at_the_line(tree: Path) -> None:
+    log = json.loads(audit("tree", "-o", "sarif").stdout)
+    (result,) = log["runs"][0]["results"]
+    physical = result["locations"][0]["physicalLocation"]
+    assert physical["artifactLocation"]["uri"] == "tree/pod.yaml"
+    assert physical["region"]["startLine"] == 10
+
+
+def test_github_format_is_one_annotation(tree: Path) -> None:
+    lines = audit("tree", "-o", "github").stdout.splitlines()
+    assert lines[0].startswith("::warning file=tree/pod.yaml,line=10,title=GPU101 ")
+    assert len(lines) == 2 and lines[1].startswith("gpudra: 2 files scanned")
+
+
+# -- exit codes ------------------------------------------------------------------------------
+
+
+def test_clean_tree_exits_0(tree: Path) -> None:
+    (tree / "pod.yaml").unlink()
+    result = audit("tree", "-o", "json")
+    assert result.exit_code == 0, result.stderr
+    assert json.loads(result.stdout)["findings"] == []
+
+
+def test_fail_on_never_exits_0(tree: Path) -> None:
+    result = audit("tree", "--fail-on", "never")
+    assert result.exit_code == 0
+    assert "GPU101" in result.stdout
+
+
+@pytest.mark.parametrize(("fail_on", "code"), [("info", 1), ("warning", 0), ("error", 0)])
+def test_info_finding_against_fail_on(tmp_path: Path, fail_on: str, code: int) -> None:
+    (tmp_path / "zero.yaml").write_text(ZERO_GPU)
+    result = audit(str(tmp_path), "--fail-on", fail_on, "-o", "json")
+    assert [f["rule"] for f in json.loads(result.stdout)["findings"]] == ["GPU107"]
+    assert result.exit_code == code
+
+
+def test_error_finding_fails_at_error(tmp_path: Path) -> None:
+    mismatch = GPU_POD.replace("limits:\n        nvidia.com/gpu: 1",
+                               "requests: {nvidia.com/gpu: 1}\n      limits: {nvidia.com/gpu: 2}")
+    (tmp_path / "pod.yaml").write_text(mismatch)
+    result = audit(str(tmp_path), "--fail-on", "error", "-o", "json")
+    assert "GPU104" in {f["rule"] for f in json.loads(result.stdout)["findings"]}
+    assert result.exit_code == 1
+
+
+@pytest.mark.parametrize("args", [("-o", "nope"), ("--fail-on", "sometimes")],
+                         ids=["output", "fail-on"])
+def test_bad_option_value_exits_2(tree: Path, args: tuple[str, ...]) -> None:
+    result = audit("tree", *args)
+    assert result.exit_code == 2
+    assert "Invalid value" in result.stderr and "nope" not in result.stdout
+
+
+@pytest.mark.parametrize(("text", "expect"), [
+    ("rules:\n  bogus: disable\n", "unknown rule 'bogus'"),
+    ("rules: [\n", "not valid YAML"),
+    ("colour: red\n", "unknown key(s) colour"),
+])
+def test_bad_config_file_exits_2(tree: Path, text: str, expect: str) -> None:
+    config = tree.parent / "bad-config.yaml"
+    config.write_text(text)
+    result = audit("tree", "--config", str(config))
+    assert result.exit_code == 2
+    assert result.stderr.startswith("gpudra: error: ") and expect in result.stderr
+    assert result.stdout == ""
+
+
+def test_missing_config_file_exits_2(tree: Path) -> None:
+    result = audit("tree", "--config", "no-such.yaml")
+    assert result.exit_code == 2 and "no-such.yaml" in result.stderr
+
+
+def test_missing_path_exits_3(tree: Path) -> None:
+    result = audit("tree", "missing", "-o", "json")
+    assert result.exit_code == 3
+    assert "gpudra: missing: no such file or directory" in result.stderr
+    # The rest of the inputs are still audited.
+    assert [f["rule"] for f in json.loads(result.stdout)["findings"]] == ["GPU101"]
+
+
+def test_unparseable_yaml_is_reported_with_line_and_the_rest_is_audited(tree: Path) -> None:
+    (tree / "broken.yaml").write_text(BROKEN)
+    result = audit("tree", "-o", "json")
+    assert result.exit_code == 3
+    assert "gpudra: tree/broken.yaml:8: " in result.stderr
+    data = json.loads(result.stdout)
+    assert [(f["rule"], f["file"]) for f in data["findings"]] == [("GPU101", "tree/pod.yaml")]
+    assert [(e["file"], e["line"]) for e in data["errors"]] == [("tree/broken.yaml", 8)]
+
+
+def test_unparseable_yaml_wins_over_fail_on_never(tree: Path) -> None:
+    (tree / "broken.yaml").write_text(BROKEN)
+    assert audit("tree", "--fail-on", "never").exit_code == 3
+
+
+def test_empty_directory_exits_3(tmp_path: Path) -> None:
+    empty = tmp_path / "empty"
+    empty.mkdir()
+    result = audit(str(empty))
+    assert result.exit_code == 3
+    assert "no manifests found" in result.stderr
+
+
+# -- stdin -----------------------------------------------------------------------------------
+
+
+def test_stdin(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.chdir(tmp_path)
+    result = audit("-", "-o", "json", input=GPU_POD)
+    assert result.exit_code == 1, result.stderr
+    (finding,) = json.loads(result.stdout)["findings"]
+    assert (finding["rule"], finding["file"], finding["line"]) == ("GPU101", "-", 10)
+
+
+def test_clean_stdin_exits_0(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.chdir(tmp_path)
+    assert audit("-", input=CLEAN).exit_code == 0
+
+
+# -- the real process ------------------------------------------------------------------------
+
+
+def _run(cwd: Path, *args: str, stdin: str = "") -> subprocess.CompletedProcess[str]:
+    return subprocess.run([sys.executable, "-m", "gpudra", "audit", *args], cwd=cwd, input=stdin,
+                          capture_output=True, text=True, encoding="utf-8", timeout=120)
+
+
+def test_process_streams_findings_to_stdout_and_errors_to_stderr(tree: Path) -> None:
+    (tree / "broken.yaml").write_text(BROKEN)
+    proc = _run(tree.parent, "tree", "-o", "github")
+    assert proc.returncode == 3
+    assert "::warning file=tree/pod.yaml,line=10," in proc.stdout
+    assert "::error file=tree/broken.yaml,line=8," in proc.stdout
+    assert "gpudra: tree/broken.yaml:8: " in proc.stderr
+    assert "::" not in proc.stderr
+
+
+def test_process_stdin_and_usage_error(tmp_path: Path) -> None:
+    proc = _run(tmp_path, "-", "-o", "sarif", stdin=GPU_POD)
+    assert proc.returncode == 1, proc.stderr
+    assert json.loads(proc.stdout)["runs"][0]["results"][0]["ruleId"] == "GPU101"
+    bad = _run(tmp_path, "-", "-o", "nope", stdin=GPU_POD)
+    assert bad.returncode == 2 and bad.stdout == "" and "Invalid value" in bad.stderr

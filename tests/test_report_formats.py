@@ -1,0 +1,346 @@
+"""Renderers on Reports built directly from model records: no audit, no files.
+
+Each format is checked for what its consumer relies on: SARIF against the 2.1.0 schema and
+code scanning's location/fingerprint fields, JUnit by parsing it, Markdown's cell escaping,
+GitHub's workflow-command escaping. Every OutputFormat must render an empty and a full report.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+import subprocess
+import sys
+import xml.etree.ElementTree as ET
+from dataclasses import replace
+
+import pytest
+
+from gpudra.model import Finding, InputError, Report, RuleInfo, Severity, WorkloadStatus
+from gpudra.report import OutputFormat, RenderOptions, renderer_for
+from gpudra.report import github, junit, markdown, sarif
+
+OPTIONS = RenderOptions(tool_version="9.9.9")
+TRAIN = "k8s/apps/train.yaml"
+
+
+def _rule(id_: str, name: str, severity: Severity, category: str) -> RuleInfo:
+    return RuleInfo(id_, name, severity, f"{name} summary", f"Why {name}.\n\nMore detail.",
+                    f"Fix {name}.", category)
+
+
+RULES = (
+    _rule("GPU101", "device-plugin-gpu", Severity.WARNING, "device requests"),
+    _rule("GPU104", "gpu-requests-limits-mismatch", Severity.ERROR, "device requests"),
+    _rule("GPU301", "gfd-node-selector", Severity.INFO, "placement"),
+    _rule("GPU701", "templated-device-request", Severity.WARNING, "templates"),
+    _rule("GPU901", "invalid-suppression", Severity.WARNING, "meta"),
+)
+
+GPU_POD = Finding("GPU101", Severity.WARNING, "container 'main' requests 2 × nvidia.com/gpu",
+                  TRAIN, 10, kind="Pod", name="trainer", namespace="ml", container="main",
+                  resource="nvidia.com/gpu", quantity=2, hint="Fix it.",
+                  path="spec.containers[0].resources.limits['nvidia.com/gpu']")
+# Manifest text ends up in messages: pipes, newlines, %, and separators GitHub cares about.
+NASTY = Finding("GPU101", Severity.WARNING, "value 'a|b' at 50%: x, y\nsecond line",
+                "k8s/a,b: c.yaml", 4, kind="Deployment", name="web", container="app",
+                resource="nvidia.com/gpu", quantity=1)
+NO_LINE = Finding("GPU104", Severity.ERROR, "requests 1 but limits 2", TRAIN, None,
+                  kind="Pod", name="trainer", namespace="ml", container="main",
+                  resource="nvidia.com/gpu")
+TEMPLATED = Finding("GPU701", Severity.WARNING, "GPU count comes from .Values.gpus",
+                    "charts/llm/templates/deploy.yaml", 7, resource="nvidia.com/gpu",
+                    template="charts/llm")
+PLACEMENT = Finding("GPU301", Severity.INFO, "nodeSelector on nvidia.com/gpu.product",
+                    "./k8s/apps/infer.yaml", 12, kind="Deployment", name="infer",
+                    namespace="serving")
+BROKEN = InputError("k8s/broken.yaml", "did not find expected key", 3)
+
+FINDINGS = (GPU_POD, NASTY, NO_LINE, TEMPLATED, PLACEMENT)
+
+
+def make_report(findings: tuple[Finding, ...] = FINDINGS,
+                errors: tuple[InputError, ...] = (BROKEN,), files: int = 6) -> Report:
+    workloads = (
+        WorkloadStatus(TRAIN, "Pod", "trainer", "ml", device_plugin=True, dra=False),
+        WorkloadStatus("k8s/m.yaml", "Job", "moved", "ml", device_plugin=False, dra=True),
+        WorkloadStatus("k8s/x.yaml", "Pod", "bare", None, device_plugin=True, dra=False),
+    )
+    return Report(findings=findings, errors=errors, workloads=workloads, files_scanned=files,
+                  documents_parsed=files + 1, suppressed=1, rules=RULES,
+                  disabled_rules=frozenset({"GPU901"}))
+
+
+EMPTY = Report(findings=(), errors=(), workloads=(), files_scanned=0, documents_parsed=0,
+               suppressed=0, rules=RULES)
+
+
+# -- every format ----------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("fmt", list(OutputFormat), ids=lambda f: f.value)
+@pytest.mark.parametrize("report", [EMPTY, make_report()], ids=["empty", "full"])
+def test_every_format_renders(fmt: OutputFormat, report: Report) -> None:
+    text = renderer_for(fmt)(report, OPTIONS)
+    assert isinstance(text, str) and text.endswith("\n")
+
+
+def test_new_renderers_do_not_import_rich() -> None:
+    # `-o sarif` in CI must not pay for rich; import in a fresh interpreter to see.
+    code = ("import sys; import gpudra.report.sarif, gpudra.report.junit, "
+            "gpudra.report.markdown, gpudra.report.github; "
+            "sys.exit('rich' in sys.modules)")
+    assert subprocess.run([sys.executable, "-c", code]).returncode == 0
+
+
+# -- SARIF -----------------------------------------------------------------------------------
+
+
+def _sarif(report: Report) -> dict:
+    return json.loads(sarif.render(report, OPTIONS))
+
+
+def _result_for(log: dict, finding: Finding) -> dict:
+    results = log["runs"][0]["results"]
+    return results[make_report().findings.index(finding)]
+
+
+@pytest.mark.parametrize("report", [EMPTY, make_report()], ids=["empty", "full"])
+def test_sarif_is_valid_2_1_0(report: Report) -> None:
+    sarif_kit = pytest.importorskip("sarif_kit")
+    log = _sarif(report)
+    assert sarif_kit.validation_errors(log) == []
+    assert log["version"] == "2.1.0"
+
+
+def test_sarif_result_location_and_rule() -> None:
+    log = _sarif(make_report())
+    run = log["runs"][0]
+    result = _result_for(log, GPU_POD)
+    physical = result["locations"][0]["physicalLocation"]
+    assert physical["artifactLocation"] == {"uri": TRAIN, "uriBaseId": "%SRCROOT%"}
+    assert physical["region"] == {"startLine": 10}
+    assert result["level"] == "warning"
+    assert run["tool"]["driver"]["rules"][result["ruleIndex"]]["id"] == "GPU101"
+    assert result["locations"][0]["logicalLocations"][0]["fullyQualifiedName"] == "ml/Pod/trainer"
+    assert result["properties"] == {
+        "kind": "Pod", "name": "trainer", "namespace": "ml", "container": "main",
+        "resource": "nvidia.com/gpu", "quantity": 2,
+        "path": "spec.containers[0].resources.limits['nvidia.com/gpu']"}
+
+
+def test_sarif_edge_locations() -> None:
+    log = _sarif(make_report())
+    no_line = _result_for(log, NO_LINE)["locations"][0]["physicalLocation"]
+    assert "region" not in no_line and no_line["artifactLocation"]["uri"] == TRAIN
+    assert _result_for(log, NO_LINE)["level"] == "error"
+    # "./" is dropped and special characters are percent-encoded in the URI.
+    assert (_result_for(log, PLACEMENT)["locations"][0]["physicalLocation"]["artifactLocation"]
+            ["uri"]) == "k8s/apps/infer.yaml"
+    assert _result_for(log, PLACEMENT)["level"] == "note"
+    assert (_result_for(log, NASTY)["locations"][0]["physicalLocation"]["artifactLocation"]
+            ["uri"]) == "k8s/a%2Cb%3A%20c.yaml"
+    templated = _result_for(log, TEMPLATED)
+    assert templated["properties"]["template"] == "charts/llm"
+    assert "logicalLocations" not in templated["locations"][0]
+
+
+def test_sarif_absolute_path_and_stdin() -> None:
+    absolute = replace(GPU_POD, file="/srv/k8s/pod.yaml")
+    stdin = replace(GPU_POD, file="-", line=3)
+    results = _sarif(make_report((absolute, stdin), ()))["runs"][0]["results"]
+    assert results[0]["locations"][0]["physicalLocation"]["artifactLocation"] == {
+        "uri": "file:///srv/k8s/pod.yaml"}
+    assert "physicalLocation" not in results[1]["locations"][0]
+    assert results[1]["locations"][0]["logicalLocations"]
+
+
+def test_sarif_rules_cover_catalogue() -> None:
+    driver = _sarif(make_report())["runs"][0]["tool"]["driver"]
+    assert driver["name"] == "gpudra" and driver["version"] == "9.9.9"
+    assert [r["id"] for r in driver["rules"]] == [r.id for r in RULES]
+    gpu101, gpu104, gpu301 = driver["rules"][:3]
+    assert gpu101["helpUri"].endswith("docs/rules.md#gpu101-device-plugin-gpu")
+    assert gpu101["help"]["markdown"] == ("Why device-plugin-gpu.\n\nMore detail.\n\n"
+                                          "**Fix:** Fix device-plugin-gpu.")
+    assert gpu101["fullDescription"]["text"] == "Why device-plugin-gpu."
+    assert gpu101["shortDescription"]["text"] == "device-plugin-gpu summary"
+    levels = [r["defaultConfiguration"]["level"] for r in (gpu101, gpu104, gpu301)]
+    assert levels == ["warning", "error", "note"]
+    assert driver["rules"][-1]["defaultConfiguration"]["enabled"] is False
+
+
+def test_sarif_input_errors_are_notifications() -> None:
+    invocation = _sarif(make_report())["runs"][0]["invocations"][0]
+    assert invocation["executionSuccessful"] is False
+    (note,) = invocation["toolExecutionNotifications"]
+    assert note["level"] == "error"
+    assert "did not find expected key" in note["message"]["text"]
+    physical = note["locations"][0]["physicalLocation"]
+    assert physical["artifactLocation"]["uri"] == "k8s/broken.yaml"
+    assert physical["region"]["startLine"] == 3
+    clean = _sarif(make_report(errors=()))["runs"][0]["invocations"][0]
+    assert clean == {"executionSuccessful": True}
+
+
+def test_sarif_fingerprints_unique_and_stable_when_lines_move() -> None:
+    def prints(report: Report) -> list[str]:
+        return [r["partialFingerprints"][sarif.FINGERPRINT_KEY]
+                for r in _sarif(report)["runs"][0]["results"]]
+
+    before = prints(make_report())
+    assert len(set(before)) == len(before)
+    moved = tuple(replace(f, line=(f.line or 0) + 40) for f in FINDINGS)
+    assert prints(make_report(moved)) == before
+    # The same identity twice (e.g. requests and limits) still gets two fingerprints.
+    twice = prints(make_report((GPU_POD, replace(GPU_POD, line=11))))
+    assert len(set(twice)) == 2
+
+
+# -- JUnit -----------------------------------------------------------------------------------
+
+
+def _suite(report: Report) -> ET.Element:
+    return ET.fromstring(junit.render(report, OPTIONS).encode("utf-8"))
+
+
+def _case(suite: ET.Element, name: str) -> ET.Element:
+    (case,) = [c for c in suite.iter("testcase") if c.get("name") == name]
+    return case
+
+
+def test_junit_counts() -> None:
+    suite = _suite(make_report())
+    assert suite.tag == "testsuite" and suite.get("name") == "gpudra"
+    cases = suite.findall("testcase")
+    assert len(cases) == len(RULES) + 1  # one per rule, plus "inputs"
+    # GPU101, GPU104, GPU301, GPU701 have findings; GPU901 is disabled; inputs has an error.
+    assert (suite.get("tests"), suite.get("failures"), suite.get("skipped"),
+            suite.get("errors")) == ("6", "4", "1", "1")
+    assert sum(len(c.findall("failure")) for c in cases) == int(suite.get("failures"))
+    assert all(len(c.findall("failure")) <= 1 for c in cases)
+
+
+def test_junit_failure_lists_each_finding() -> None:
+    suite = _suite(make_report())
+    case = _case(suite, "GPU101 device-plugin-gpu")
+    assert case.get("classname") == "gpudra.device_requests"
+    failure = case.find("failure")
+    assert failure.get("message") == "2 findings" and failure.get("type") == "warning"
+    assert failure.text.startswith(f"{TRAIN}:10: container 'main' requests 2")
+    assert "k8s/a,b: c.yaml:4: value 'a|b'" in failure.text
+    no_line = _case(suite, "GPU104 gpu-requests-limits-mismatch").find("failure")
+    assert no_line.get("message") == "1 finding" and no_line.get("type") == "error"
+    assert no_line.text.startswith(f"{TRAIN}: requests 1 but limits 2")
+    info = _case(suite, "GPU301 gfd-node-selector").find("failure")
+    assert info.get("type") == "info"  # every finding is a failure, whatever its severity
+
+
+def test_junit_skipped_and_inputs() -> None:
+    suite = _suite(make_report())
+    assert _case(suite, "GPU901 invalid-suppression").find("skipped") is not None
+    error = _case(suite, "inputs").find("error")
+    assert error.text == "k8s/broken.yaml:3: did not find expected key"
+    clean = _suite(make_report(errors=()))
+    assert _case(clean, "inputs").find("error") is None
+    assert clean.get("errors") == "0"
+
+
+def test_junit_empty_scan_is_an_input_error_and_control_chars_are_dropped() -> None:
+    assert "no manifests found" in _case(_suite(EMPTY), "inputs").find("error").text
+    odd = replace(GPU_POD, message="bell\x07 and nul\x00")
+    text = _case(_suite(make_report((odd,))), "GPU101 device-plugin-gpu").find("failure").text
+    assert "\x07" not in text and "bell" in text
+
+
+# -- Markdown --------------------------------------------------------------------------------
+
+_UNESCAPED_PIPE = re.compile(r"(?<!\\)\|")
+
+
+def test_markdown_cells_escape_pipes_and_newlines() -> None:
+    text = markdown.render(make_report(), OPTIONS)
+    row = next(line for line in text.splitlines() if "value 'a" in line)
+    assert "value 'a\\|b' at 50%: x, y<br>second line" in row
+    # Exactly the 5 delimiters of a 4-column row survive unescaped.
+    assert len(_UNESCAPED_PIPE.findall(row)) == 5
+    for line in text.splitlines():
+        if line.startswith("| "):
+            assert line.endswith(" |")
+    assert markdown.escape_cell("<b>&</b>") == "&lt;b&gt;&amp;&lt;/b&gt;"
+    # Code spans are left alone (entities would show literally there), pipes still escaped.
+    assert markdown.escape_cell("x >= 1 in `a >= b|c`") == "x &gt;= 1 in `a >= b\\|c`"
+
+
+def test_markdown_headline_sections_and_progress() -> None:
+    text = markdown.render(make_report(), OPTIONS)
+    headline = text.splitlines()[0]
+    assert headline == "## gpudra: 5 findings (1 error, 3 warning, 1 info), 1 unreadable input"
+    assert "**33% migrated**" in text
+    headings = [text.index(h) for h in ("### Errors (1)", "### Warnings (3)", "### Info (1)")]
+    assert headings == sorted(headings)
+    assert f"| {TRAIN} | GPU104 | ml/Pod/trainer | requests 1 but limits 2 |" in text
+    assert "| k8s/broken.yaml:3 | did not find expected key |" in text
+    assert "| ml | 2 | 1 | 50% |" in text and "| (unset) | 1 | 0 | 0% |" in text
+    assert "(template charts/llm)" in text
+    assert "<details>" not in text
+
+
+def test_markdown_collapses_long_reports() -> None:
+    many = tuple(replace(GPU_POD, line=i) for i in range(1, markdown.COLLAPSE_OVER + 2))
+    text = markdown.render(make_report(many), OPTIONS)
+    assert "<details>\n<summary>Warnings (51)</summary>\n\n| Location" in text
+    assert text.count("</details>") == 1
+
+
+def test_markdown_empty_report() -> None:
+    text = markdown.render(EMPTY, OPTIONS)
+    assert text.startswith("## gpudra: 0 findings\n")
+    assert "no manifests found" in text and "No GPU workloads found." in text
+
+
+# -- GitHub workflow commands ----------------------------------------------------------------
+
+_COMMAND = re.compile(r"^::(error|warning|notice)(?: ([^:]*))?::(.*)$")
+
+
+def _unescape(text: str) -> str:
+    for code, char in (("%0D", "\r"), ("%0A", "\n"), ("%3A", ":"), ("%2C", ","), ("%25", "%")):
+        text = text.replace(code, char)
+    return text
+
+
+def _parse(line: str) -> tuple[str, dict[str, str], str]:
+    match = _COMMAND.match(line)
+    assert match, line
+    props = dict(p.split("=", 1) for p in (match.group(2) or "").split(",") if p)
+    return match.group(1), {k: _unescape(v) for k, v in props.items()}, _unescape(match.group(3))
+
+
+def test_github_escaping_functions() -> None:
+    assert github.escape_data("50%\r\nx: y, z") == "50%25%0D%0Ax: y, z"
+    assert github.escape_property("a:b,c%\n") == "a%3Ab%2Cc%25%0A"
+
+
+def test_github_one_line_per_finding_and_error() -> None:
+    lines = github.render(make_report(), OPTIONS).splitlines()
+    commands, summary = lines[:-1], lines[-1]
+    assert len(commands) == len(FINDINGS) + 1
+    assert not summary.startswith("::") and summary.startswith("gpudra: 6 files scanned")
+    parsed = [_parse(line) for line in commands]
+    level, props, message = parsed[FINDINGS.index(NASTY)]
+    assert level == "warning"
+    assert props == {"file": "k8s/a,b: c.yaml", "line": "4", "title": "GPU101 device-plugin-gpu"}
+    assert message == "Deployment/web: value 'a|b' at 50%: x, y\nsecond line"
+    assert "file=k8s/a%2Cb%3A c.yaml," in commands[FINDINGS.index(NASTY)]
+
+
+def test_github_levels_and_missing_line() -> None:
+    parsed = [_parse(line) for line in github.render(make_report(), OPTIONS).splitlines()[:-1]]
+    level, props, _ = parsed[FINDINGS.index(NO_LINE)]
+    assert level == "error" and "line" not in props and props["file"] == TRAIN
+    level, props, _ = parsed[FINDINGS.index(PLACEMENT)]
+    assert level == "notice" and props["file"] == "k8s/apps/infer.yaml"
+    level, props, message = parsed[-1]
+    assert (level, props["file"], props["line"]) == ("error", "k8s/broken.yaml", "3")
+    assert message == "did not find expected key"
