@@ -195,7 +195,7 @@ def capacity_problem(domain: str, name: str, device_type: DeviceType | None = No
 def _standard_attribute_problem(name: str) -> str | None:
     if name in STANDARD_ATTRIBUTES:
         return None
-    if name.lower() == "pcibusid":
+    if name.lower() in ("pcibusid", "pciebusid"):
         return f'the standard attribute is spelled pciBusID: device.attributes["{STANDARD_DOMAIN}"].pciBusID'
     return (f"the NVIDIA driver publishes no {STANDARD_DOMAIN} attribute {name!r} "
             f"(only {', '.join(sorted(STANDARD_ATTRIBUTES))})")

@@ -5,6 +5,7 @@ from __future__ import annotations
 from gpudra.model import RuleInfo
 from gpudra.rules.base import AuditContext, Checker, all_rules
 from gpudra.rules.device_requests import DeviceRequests
+from gpudra.rules.dra_objects import DraObjects
 from gpudra.rules.environment import EnvironmentVars
 from gpudra.rules.monitoring import Monitoring
 from gpudra.rules.placement import Placement
@@ -19,6 +20,7 @@ CHECKERS: tuple[type[Checker], ...] = (
     EnvironmentVars,
     Monitoring,
     Templates,
+    DraObjects,
     Suppressions,
 )
 

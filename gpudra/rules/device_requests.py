@@ -20,8 +20,10 @@ GPU101 = rule(
     """
 A container asks for `nvidia.com/gpu` in `resources.limits` or `resources.requests`. That
 resource is advertised by the NVIDIA device plugin; on nodes where the NVIDIA DRA driver
-publishes the GPUs instead, nothing satisfies it (unless the DeviceClass bridge of KEP-5004
-maps it, see `gpudra explain GPU101` in the migration guide).
+publishes the GPUs instead, nothing satisfies it, unless a DeviceClass with
+`extendedResourceName: nvidia.com/gpu` bridges it (KEP-5004: beta and on by default from
+Kubernetes 1.36, alpha behind the `DRAExtendedResource` gate in 1.34 and 1.35). The bridge serves
+plain counts only: no selectors, MIG profiles or sharing.
 
 Problematic:
 

@@ -1,0 +1,741 @@
+"""GPU6xx: DRA objects already in the tree, linted against the real resource.k8s.io API.
+
+A workload that already uses ResourceClaims counts as migrated, so what matters here is whether
+the DRA objects would be accepted and would allocate: the request shape of each API version,
+allocation modes, CEL selectors on names the NVIDIA driver really publishes, comparisons CEL
+rejects, and pods whose claim references resolve. Shapes follow docs/dra-reference.md §1–3.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from typing import Any
+
+from gpudra.dra.attributes import (
+    CLASS_DEVICE_TYPE,
+    NVIDIA_DOMAIN,
+    STANDARD_DOMAIN,
+    DeviceType,
+    attribute_problem,
+    capacity_problem,
+)
+from gpudra.dra.cel_lint import BadComparison, Reference, analyse
+from gpudra.model import Severity
+from gpudra.objects import ManifestObject, PathT, format_path
+from gpudra.rules.base import AuditContext, Checker, rule
+from gpudra.workloads import ContainerRef, PodSpecRef
+
+CATEGORY = "dra objects"
+RESOURCE_GROUP = "resource.k8s.io"
+# Versions whose DeviceRequest carries the class, count and selectors itself (1.31–1.33 shapes).
+FLAT_VERSIONS = frozenset({"v1alpha3", "v1beta1"})
+# Versions that wrap them in `exactly:` (1.33+ v1beta2, 1.34+ v1).
+WRAPPED_VERSIONS = frozenset({"v1beta2", "v1"})
+EXACT_FIELDS = ("deviceClassName", "selectors", "allocationMode", "count", "adminAccess",
+                "tolerations", "capacity")
+ALLOCATION_MODES = ("ExactCount", "All")
+MAX_SUBREQUESTS = 8  # FirstAvailableDeviceRequestMaxSize
+_PLACEHOLDER_MARKS = ("{{", "${", "$(")
+
+GPU601 = rule(
+    "GPU601", "dra-request-shape-version-mismatch", Severity.ERROR, CATEGORY,
+    "A DRA device request has the shape of another API version (flat v1beta1 fields under v1, "
+    "or `exactly:` under v1beta1).",
+    """
+The request body moved between API versions. In `resource.k8s.io/v1beta1` (Kubernetes 1.32) the
+fields `deviceClassName`, `selectors`, `allocationMode`, `count` and `adminAccess` sit directly in
+`spec.devices.requests[]`. From `v1beta2` (1.33) and in `v1` (1.34, the only version served by
+default) they are wrapped in `exactly:`; the alternative is `firstAvailable:`. A strict decoder
+rejects the other version's shape (`unknown field "count"`); a lenient client silently drops the
+fields and the API server then complains that neither `exactly` nor `firstAvailable` is set.
+
+For a ResourceClaimTemplate the same applies under `spec.spec.devices.requests[]`.
+
+Problematic (v1 with the v1beta1 shape):
+
+```yaml
+apiVersion: resource.k8s.io/v1
+kind: ResourceClaim
+metadata: {name: one-gpu}
+spec:
+  devices:
+    requests:
+    - name: gpu
+      deviceClassName: gpu.nvidia.com
+      count: 1
+```
+
+Correct:
+
+```yaml
+apiVersion: resource.k8s.io/v1
+kind: ResourceClaim
+metadata: {name: one-gpu}
+spec:
+  devices:
+    requests:
+    - name: gpu
+      exactly:
+        deviceClassName: gpu.nvidia.com
+        count: 1
+```
+
+The opposite mistake, `exactly:` under `resource.k8s.io/v1beta1`, is an unknown field there:
+either put the fields directly into the request or (better) switch to `resource.k8s.io/v1`.
+`firstAvailable` exists in v1beta1 too (Kubernetes 1.33+), and its entries are flat in every
+version, so `exactly:` inside a `firstAvailable` entry is also wrong.
+""",
+    "Match the request shape to apiVersion: wrap the fields in `exactly:` for v1/v1beta2, "
+    "keep them flat for v1beta1.",
+)
+
+GPU602 = rule(
+    "GPU602", "claim-template-missing-inner-spec", Severity.ERROR, CATEGORY,
+    "A ResourceClaimTemplate has `devices` directly under `spec` (the inner `spec:` is missing).",
+    """
+A ResourceClaimTemplate's `spec` is a *template*: `{metadata, spec}`, where the inner `spec` is
+the ResourceClaimSpec copied into every generated claim. `spec.devices` is an unknown field in
+every API version, so the object is rejected (strict) or creates claims that request nothing.
+
+Problematic:
+
+```yaml
+apiVersion: resource.k8s.io/v1
+kind: ResourceClaimTemplate
+metadata: {name: single-gpu}
+spec:
+  devices:
+    requests:
+    - name: gpu
+      exactly: {deviceClassName: gpu.nvidia.com}
+```
+
+Correct:
+
+```yaml
+apiVersion: resource.k8s.io/v1
+kind: ResourceClaimTemplate
+metadata: {name: single-gpu}
+spec:
+  spec:
+    devices:
+      requests:
+      - name: gpu
+        exactly: {deviceClassName: gpu.nvidia.com}
+```
+""",
+    "Indent `devices:` under an inner `spec:` (spec.spec.devices).",
+)
+
+GPU603 = rule(
+    "GPU603", "invalid-allocation-mode", Severity.ERROR, CATEGORY,
+    "A device request has an allocationMode other than ExactCount/All, or a count that the "
+    "mode does not allow.",
+    """
+`allocationMode` takes exactly two values: `ExactCount` (the default; `count` devices, default 1)
+and `All` (every matching device in a pool). Values such as `Any`, `exactCount` or `Exact` are
+rejected. `count` is only allowed with `ExactCount` and must be at least 1. This applies to
+`exactly:` (v1, v1beta2), to flat v1beta1 requests and to `firstAvailable` entries.
+
+Problematic:
+
+```yaml
+requests:
+- name: gpus
+  exactly:
+    deviceClassName: gpu.nvidia.com
+    allocationMode: All
+    count: 8
+```
+
+Correct (all GPUs of the node):
+
+```yaml
+requests:
+- name: gpus
+  exactly:
+    deviceClassName: gpu.nvidia.com
+    allocationMode: All
+```
+
+or exactly eight:
+
+```yaml
+requests:
+- name: gpus
+  exactly:
+    deviceClassName: gpu.nvidia.com
+    allocationMode: ExactCount
+    count: 8
+```
+""",
+    "Use allocationMode ExactCount (with count >= 1) or All (without count).",
+)
+
+GPU604 = rule(
+    "GPU604", "request-without-exactly-or-first-available", Severity.ERROR, CATEGORY,
+    "A device request sets neither or both of exactly/firstAvailable, or lists more than 8 "
+    "firstAvailable entries.",
+    """
+In `resource.k8s.io/v1` and `v1beta2` every entry of `devices.requests[]` must set **exactly
+one** of `exactly:` (one kind of device) or `firstAvailable:` (an ordered list of alternatives,
+at most 8). In v1beta1 the same holds for the flat `deviceClassName` and `firstAvailable`.
+
+Problematic:
+
+```yaml
+apiVersion: resource.k8s.io/v1
+kind: ResourceClaimTemplate
+metadata: {name: gpu}
+spec:
+  spec:
+    devices:
+      requests:
+      - name: gpu
+```
+
+Correct:
+
+```yaml
+apiVersion: resource.k8s.io/v1
+kind: ResourceClaimTemplate
+metadata: {name: gpu}
+spec:
+  spec:
+    devices:
+      requests:
+      - name: gpu
+        firstAvailable:
+        - name: h100
+          deviceClassName: gpu.nvidia.com
+          selectors:
+          - cel: {expression: 'device.attributes["gpu.nvidia.com"].productName.startsWith("NVIDIA H100")'}
+        - name: any
+          deviceClassName: gpu.nvidia.com
+```
+
+Containers reference the main request name (`gpu`); the allocation result names the chosen
+entry (`gpu/h100` or `gpu/any`).
+""",
+    "Give each request exactly one of `exactly:` or `firstAvailable:` (at most 8 entries).",
+)
+
+GPU605 = rule(
+    "GPU605", "unknown-nvidia-device-attribute", Severity.ERROR, CATEGORY,
+    "A CEL selector reads an attribute or capacity the NVIDIA DRA driver does not publish.",
+    """
+Device attributes are dynamically typed, so a selector on a name the device does not carry
+compiles, and then fails **at allocation time** with `no such key`, which aborts scheduling of
+the pod. The NVIDIA driver (`gpu.nvidia.com`) publishes, per device type:
+
+- attributes (gpu, mig): `type`, `uuid`, `productName`, `brand`, `architecture`,
+  `cudaComputeCapability`, `driverVersion`, `cudaDriverVersion` (these three are versions),
+  `addressingMode`; mig adds `parentUUID` and `profile`; vfio has `type`, `uuid`, `productName`,
+  `deviceID`, `vendorID`, `numa`, `iommuFDEnabled`;
+- standard attributes under `resource.kubernetes.io`: `pciBusID` (since v25.12.0), `pcieRoot`;
+- capacities: `memory` (bytes; gpu, mig), the MIG engine counts `multiprocessors`,
+  `copyEngines`, `decoders`, `encoders`, `jpegEngines`, `ofaEngines`, `memorySlice<N>`, and
+  `addressableMemory` (vfio).
+
+Common mistakes: `memory` read as an attribute (it is a capacity, in bytes); `index`, `minor` and
+`parentIndex`, which existed only up to v25.3.x; `pcieBusID`, which v25.12.0 replaced by
+`resource.kubernetes.io/pciBusID`. Only the `gpu.nvidia.com` and `resource.kubernetes.io`
+domains are judged; other drivers' attributes are left alone. A reference wrapped in `has(...)`
+is a presence test and is not reported.
+
+Problematic:
+
+```yaml
+exactly:
+  deviceClassName: gpu.nvidia.com
+  selectors:
+  - cel:
+      expression: device.attributes["gpu.nvidia.com"].memory >= 16000
+```
+
+Correct:
+
+```yaml
+exactly:
+  deviceClassName: gpu.nvidia.com
+  selectors:
+  - cel:
+      expression: device.capacity["gpu.nvidia.com"].memory.compareTo(quantity("16Gi")) >= 0
+```
+""",
+    "Use a name the driver publishes: memory is device.capacity[\"gpu.nvidia.com\"].memory; "
+    "pciBusID lives under resource.kubernetes.io.",
+)
+
+GPU606 = rule(
+    "GPU606", "relational-operator-on-quantity-or-version", Severity.ERROR, CATEGORY,
+    "A CEL selector applies <, <=, > or >= to a Quantity (capacity) or a semver Version.",
+    """
+CEL has no ordering operators for Kubernetes `Quantity` values (every `device.capacity[...]`
+entry, and `quantity("...")`) or for semver versions (`cudaComputeCapability`, `driverVersion`,
+`cudaDriverVersion`, and `semver("...")`). The API server rejects the selector with
+`no matching overload for '_>=_'`. Compare with `compareTo(...)`, which returns -1, 0 or 1, or
+with `isGreaterThan(...)` / `isLessThan(...)`. A version's `major()`, `minor()` and `patch()`
+are plain integers and may be compared directly.
+
+Problematic:
+
+```yaml
+selectors:
+- cel:
+    expression: >-
+      device.capacity["gpu.nvidia.com"].memory >= quantity("40Gi") &&
+      device.attributes["gpu.nvidia.com"].cudaComputeCapability >= semver("8.0.0")
+```
+
+Correct:
+
+```yaml
+selectors:
+- cel:
+    expression: >-
+      device.capacity["gpu.nvidia.com"].memory.compareTo(quantity("40Gi")) >= 0 &&
+      device.attributes["gpu.nvidia.com"].cudaComputeCapability.compareTo(semver("8.0.0")) >= 0
+```
+""",
+    "Write a.compareTo(b) >= 0 (or a.isGreaterThan(b)) instead of a >= b for quantities and versions.",
+)
+
+GPU607 = rule(
+    "GPU607", "undefined-resource-claim-reference", Severity.WARNING, CATEGORY,
+    "A pod references a ResourceClaim or ResourceClaimTemplate that no scanned manifest defines.",
+    """
+`spec.resourceClaims[].resourceClaimName` / `resourceClaimTemplateName` must name an object in
+the pod's namespace. If the tree never defines it, the pod stays Pending (`resourceclaim not
+found` / `resourceclaimtemplate not found`) unless something else creates it: another
+repository, an operator (a ComputeDomain's `spec.channel.resourceClaimTemplate.name` counts as a
+definition), or a Helm chart whose templates gpudra cannot render. Claims and templates of any
+`resource.k8s.io` version count; the namespace must match when both sides set one.
+
+Problematic (nothing defines `single-gpu`):
+
+```yaml
+apiVersion: v1
+kind: Pod
+metadata: {name: p, namespace: ml}
+spec:
+  resourceClaims:
+  - name: gpu
+    resourceClaimTemplateName: single-gpu
+  containers:
+  - name: c
+    image: ubuntu
+    resources: {claims: [{name: gpu}]}
+```
+
+Correct: ship the template with the workload.
+
+```yaml
+apiVersion: resource.k8s.io/v1
+kind: ResourceClaimTemplate
+metadata: {name: single-gpu, namespace: ml}
+spec:
+  spec:
+    devices:
+      requests:
+      - name: gpu
+        exactly: {deviceClassName: gpu.nvidia.com}
+```
+
+If the object is created elsewhere on purpose, suppress with
+`gpudra.io/ignore: "GPU607: created by <who>"`.
+""",
+    "Add the ResourceClaim/ResourceClaimTemplate to the tree (same namespace) or fix the name.",
+)
+
+GPU608 = rule(
+    "GPU608", "container-claim-not-in-pod", Severity.ERROR, CATEGORY,
+    "A container's resources.claims[].name is not one of the pod's spec.resourceClaims names.",
+    """
+A container uses a claim by naming an entry of the pod's `spec.resourceClaims`, not the
+ResourceClaim or template itself. Any other name is rejected by the API server: "must be one of
+the names in pod.spec.resourceClaims". The usual cause is using the template name, or a claim
+entry that was renamed or dropped.
+
+Problematic:
+
+```yaml
+spec:
+  resourceClaims:
+  - name: gpu
+    resourceClaimTemplateName: single-gpu
+  containers:
+  - name: c
+    image: ubuntu
+    resources:
+      claims:
+      - name: single-gpu
+```
+
+Correct:
+
+```yaml
+spec:
+  resourceClaims:
+  - name: gpu
+    resourceClaimTemplateName: single-gpu
+  containers:
+  - name: c
+    image: ubuntu
+    resources:
+      claims:
+      - name: gpu
+```
+""",
+    "Name the pod's spec.resourceClaims entry in the container, not the claim or template.",
+)
+
+GPU609 = rule(
+    "GPU609", "invalid-pod-resource-claim-entry", Severity.ERROR, CATEGORY,
+    "A pod's spec.resourceClaims entry uses the removed `source:` form, or sets both or neither "
+    "of resourceClaimName/resourceClaimTemplateName.",
+    """
+Up to Kubernetes 1.30 (alpha DRA) an entry read `{name, source: {resourceClaimTemplateName}}`.
+Kubernetes 1.31 removed `source` and inlined its fields; the API server no longer knows it.
+Each entry must set **exactly one** of `resourceClaimName` (an existing, possibly shared claim)
+or `resourceClaimTemplateName` (a claim generated per pod).
+
+Problematic:
+
+```yaml
+spec:
+  resourceClaims:
+  - name: gpu
+    source:
+      resourceClaimTemplateName: single-gpu
+```
+
+Correct:
+
+```yaml
+spec:
+  resourceClaims:
+  - name: gpu
+    resourceClaimTemplateName: single-gpu
+```
+""",
+    "Set exactly one of resourceClaimName / resourceClaimTemplateName directly in the entry.",
+)
+
+
+@dataclass(frozen=True, slots=True)
+class _ClaimUse:
+    """A pod spec's reference to a claim or template, kept until the whole tree is read."""
+
+    obj: ManifestObject
+    path: PathT
+    kind: str  # "ResourceClaim" | "ResourceClaimTemplate"
+    name: str
+    entry: str  # the pod's resourceClaims[].name
+
+
+@dataclass
+class _Definitions:
+    """(kind, name) -> namespaces that define it; None stands for "namespace not set"."""
+
+    by_name: dict[tuple[str, str], set[str | None]] = field(default_factory=dict)
+
+    def add(self, kind: str, name: Any, namespace: str | None) -> None:
+        if isinstance(name, str) and name:
+            self.by_name.setdefault((kind, name), set()).add(namespace)
+
+    def defines(self, kind: str, name: str, namespace: str | None) -> bool:
+        spaces = self.by_name.get((kind, name))
+        if not spaces:
+            return False
+        return namespace is None or None in spaces or namespace in spaces
+
+
+class DraObjects(Checker):
+    rules = (GPU601, GPU602, GPU603, GPU604, GPU605, GPU606, GPU607, GPU608, GPU609)
+
+    def __init__(self) -> None:
+        self._defined = _Definitions()
+        self._uses: list[_ClaimUse] = []
+
+    # --- hooks --------------------------------------------------------------------------
+
+    def check_object(self, obj: ManifestObject, ctx: AuditContext) -> None:
+        if obj.group == RESOURCE_GROUP:
+            self._dra_object(obj, ctx)
+        elif obj.kind == "ComputeDomain" and obj.group.endswith("nvidia.com"):
+            self._compute_domain(obj)
+        for spec in ctx.pod_specs(obj):
+            self._pod_spec(obj, spec, ctx)
+
+    def finish(self, ctx: AuditContext) -> None:
+        for use in self._uses:
+            if self._defined.defines(use.kind, use.name, use.obj.namespace):
+                continue
+            where = f" in namespace {use.obj.namespace!r}" if use.obj.namespace else ""
+            ctx.emit("GPU607", use.obj,
+                     f"resourceClaims entry {use.entry!r} references {use.kind} {use.name!r}, "
+                     f"which no scanned manifest defines{where}", path=use.path)
+
+    # --- DRA objects --------------------------------------------------------------------
+
+    def _dra_object(self, obj: ManifestObject, ctx: AuditContext) -> None:
+        version = obj.api_version.rpartition("/")[2]
+        spec = _mapping(obj.data.get("spec"))
+        if obj.kind in ("ResourceClaim", "ResourceClaimTemplate"):
+            self._defined.add(obj.kind, obj.metadata.get("name"), obj.namespace)
+        if version not in FLAT_VERSIONS | WRAPPED_VERSIONS:
+            return  # v1alpha2 and older are another design altogether
+        if obj.kind == "ResourceClaim":
+            self._claim_spec(obj, ctx, ("spec",), spec, version)
+        elif obj.kind == "ResourceClaimTemplate":
+            if "devices" in spec:
+                ctx.emit("GPU602", obj,
+                         "ResourceClaimTemplate has spec.devices; the claim spec belongs in "
+                         "spec.spec (spec.spec.devices)", path=("spec", "devices"))
+                self._claim_spec(obj, ctx, ("spec",), spec, version)
+            self._claim_spec(obj, ctx, ("spec", "spec"), _mapping(spec.get("spec")), version)
+        elif obj.kind == "DeviceClass":
+            name = obj.name or ""
+            self._selectors(obj, ctx, ("spec", "selectors"), spec.get("selectors"),
+                            _Context(None, name.endswith("nvidia.com")))
+
+    def _compute_domain(self, obj: ManifestObject) -> None:
+        channel = _mapping(_mapping(obj.data.get("spec")).get("channel"))
+        template = _mapping(channel.get("resourceClaimTemplate"))
+        self._defined.add("ResourceClaimTemplate", template.get("name"), obj.namespace)
+
+    def _claim_spec(self, obj: ManifestObject, ctx: AuditContext, path: PathT,
+                    claim: Mapping[str, Any], version: str) -> None:
+        requests = _mapping(claim.get("devices")).get("requests")
+        if not isinstance(requests, list):
+            return
+        for i, request in enumerate(requests):
+            if isinstance(request, Mapping):
+                where = path + ("devices", "requests", i)
+                if version in WRAPPED_VERSIONS:
+                    self._wrapped_request(obj, ctx, where, request, obj.api_version)
+                else:
+                    self._flat_request(obj, ctx, where, request, obj.api_version)
+
+    def _wrapped_request(self, obj: ManifestObject, ctx: AuditContext, path: PathT,
+                         request: Mapping[str, Any], api_version: str) -> None:
+        label = _request_label(request, path)
+        flat = [f for f in request if f in EXACT_FIELDS]  # document order: the first one is reported
+        if flat:
+            ctx.emit("GPU601", obj,
+                     f"{label} sets {', '.join(flat)} directly in requests[] (the v1beta1 shape); "
+                     f"{api_version} needs them wrapped in `exactly:`", path=path + (flat[0],))
+        has_exactly, has_first = "exactly" in request, "firstAvailable" in request
+        if has_exactly and has_first:
+            ctx.emit("GPU604", obj, f"{label} sets both exactly and firstAvailable (exactly one "
+                     "is allowed)", path=path + ("firstAvailable",))
+        elif not has_exactly and not has_first and not flat:
+            ctx.emit("GPU604", obj, f"{label} sets neither exactly nor firstAvailable",
+                     path=path)
+        exactly = request.get("exactly")
+        if isinstance(exactly, Mapping):
+            self._device_body(obj, ctx, path + ("exactly",), exactly, label)
+        elif flat:
+            # Lint the misplaced fields too: they will be moved into `exactly:` as they are.
+            self._device_body(obj, ctx, path, request, label)
+        self._first_available(obj, ctx, path, request, label)
+
+    def _flat_request(self, obj: ManifestObject, ctx: AuditContext, path: PathT,
+                      request: Mapping[str, Any], api_version: str) -> None:
+        label = _request_label(request, path)
+        if "exactly" in request:
+            ctx.emit("GPU601", obj,
+                     f"{label} uses `exactly:`, which {api_version} does not have: put its "
+                     "fields directly in the request, or use apiVersion resource.k8s.io/v1",
+                     path=path + ("exactly",))
+            exactly = request.get("exactly")
+            if isinstance(exactly, Mapping):
+                self._device_body(obj, ctx, path + ("exactly",), exactly, label)
+        has_class, has_first = "deviceClassName" in request, "firstAvailable" in request
+        if has_class and has_first:
+            ctx.emit("GPU604", obj, f"{label} sets both deviceClassName and firstAvailable "
+                     "(exactly one is allowed)", path=path + ("firstAvailable",))
+        elif not has_class and not has_first and "exactly" not in request:
+            ctx.emit("GPU604", obj, f"{label} sets neither deviceClassName nor firstAvailable",
+                     path=path)
+        self._device_body(obj, ctx, path, request, label)
+        self._first_available(obj, ctx, path, request, label)
+
+    def _first_available(self, obj: ManifestObject, ctx: AuditContext, path: PathT,
+                         request: Mapping[str, Any], label: str) -> None:
+        entries = request.get("firstAvailable")
+        if not isinstance(entries, list):
+            return
+        if len(entries) > MAX_SUBREQUESTS:
+            ctx.emit("GPU604", obj, f"{label} lists {len(entries)} firstAvailable entries (at "
+                     f"most {MAX_SUBREQUESTS})", path=path + ("firstAvailable",))
+        for j, sub in enumerate(entries):
+            if not isinstance(sub, Mapping):
+                continue
+            where = path + ("firstAvailable", j)
+            sub_label = f"{label} firstAvailable[{j}]"
+            if isinstance(sub.get("name"), str):
+                sub_label = f"subrequest {_request_name(request, path)}/{sub['name']}"
+            if "exactly" in sub:
+                ctx.emit("GPU601", obj, f"{sub_label} uses `exactly:`; firstAvailable entries "
+                         "carry deviceClassName/count/selectors directly",
+                         path=where + ("exactly",))
+            self._device_body(obj, ctx, where, sub, sub_label)
+
+    def _device_body(self, obj: ManifestObject, ctx: AuditContext, path: PathT,
+                     body: Mapping[str, Any], label: str) -> None:
+        """What `exactly`, a flat v1beta1 request and a subrequest share: mode, count, selectors."""
+        self._allocation(obj, ctx, path, body, label)
+        class_name = body.get("deviceClassName")
+        class_name = class_name if isinstance(class_name, str) else None
+        nvidia = class_name is not None and class_name.endswith("nvidia.com")
+        self._selectors(obj, ctx, path + ("selectors",), body.get("selectors"),
+                        _Context(CLASS_DEVICE_TYPE.get(class_name or ""), nvidia))
+
+    @staticmethod
+    def _allocation(obj: ManifestObject, ctx: AuditContext, path: PathT,
+                    body: Mapping[str, Any], label: str) -> None:
+        mode = body.get("allocationMode")
+        if "allocationMode" in body and mode not in ALLOCATION_MODES and not _placeholder(mode):
+            ctx.emit("GPU603", obj, f"{label}: allocationMode {mode!r} is not valid (use "
+                     "ExactCount or All)", path=path + ("allocationMode",))
+        if "count" not in body:
+            return
+        count = body["count"]
+        if mode == "All":
+            ctx.emit("GPU603", obj, f"{label}: count {count!r} is set with allocationMode All "
+                     "(count is only allowed with ExactCount)", path=path + ("count",))
+        elif not _placeholder(count) and (
+                isinstance(count, bool) or not isinstance(count, int) or count < 1):
+            ctx.emit("GPU603", obj, f"{label}: count {count!r} must be a whole number >= 1",
+                     path=path + ("count",))
+
+    # --- selectors ----------------------------------------------------------------------
+
+    def _selectors(self, obj: ManifestObject, ctx: AuditContext, path: PathT, selectors: Any,
+                   context: _Context) -> None:
+        if not isinstance(selectors, list):
+            return
+        for k, selector in enumerate(selectors):
+            expression = _mapping(_mapping(selector).get("cel")).get("expression")
+            if isinstance(expression, str) and not _placeholder(expression):
+                self._expression(obj, ctx, path + (k, "cel", "expression"), expression, context)
+
+    def _expression(self, obj: ManifestObject, ctx: AuditContext, path: PathT, expression: str,
+                    context: _Context) -> None:
+        analysis = analyse(expression)
+        nvidia = context.nvidia or NVIDIA_DOMAIN in expression
+        seen: set[tuple[str, str, str]] = set()
+        for ref in analysis.references:
+            key = (ref.kind, ref.domain, ref.name)
+            if ref.guarded or key in seen:
+                continue
+            seen.add(key)
+            problem = _reference_problem(ref, context.device_type, nvidia)
+            if problem:
+                ctx.emit("GPU605", obj, f"selector {ref.text} ({_position(ref.line, ref.column)}): "
+                         f"{problem}", path=path)
+        for comparison in analysis.comparisons:
+            ctx.emit("GPU606", obj, _comparison_message(comparison), path=path)
+
+    # --- pod specs ----------------------------------------------------------------------
+
+    def _pod_spec(self, obj: ManifestObject, spec: PodSpecRef, ctx: AuditContext) -> None:
+        entries = spec.data.get("resourceClaims")
+        names: list[str] = []
+        if isinstance(entries, list):
+            for j, entry in enumerate(entries):
+                if isinstance(entry, Mapping):
+                    self._claim_entry(obj, ctx, spec.path + ("resourceClaims", j), entry)
+                    if isinstance(entry.get("name"), str):
+                        names.append(entry["name"])
+        for container in spec.containers:
+            self._container_claims(obj, ctx, container, names)
+
+    def _claim_entry(self, obj: ManifestObject, ctx: AuditContext, path: PathT,
+                     entry: Mapping[str, Any]) -> None:
+        label = f"resourceClaims entry {entry.get('name')!r}"
+        if "source" in entry:
+            ctx.emit("GPU609", obj, f"{label} uses `source:`, the alpha form removed in "
+                     "Kubernetes 1.31: move its resourceClaimName/resourceClaimTemplateName "
+                     "into the entry", path=path + ("source",))
+            return
+        set_fields = [(k, entry[k]) for k in ("resourceClaimName", "resourceClaimTemplateName")
+                      if entry.get(k) not in (None, "")]
+        if len(set_fields) != 1:
+            which = "both" if set_fields else "neither"
+            ctx.emit("GPU609", obj, f"{label} sets {which} of resourceClaimName and "
+                     "resourceClaimTemplateName (exactly one is required)", path=path)
+            return
+        key, name = set_fields[0]
+        if isinstance(name, str) and not _placeholder(name):
+            kind = "ResourceClaim" if key == "resourceClaimName" else "ResourceClaimTemplate"
+            self._uses.append(_ClaimUse(obj, path + (key,), kind, name, str(entry.get("name"))))
+
+    @staticmethod
+    def _container_claims(obj: ManifestObject, ctx: AuditContext, container: ContainerRef,
+                          names: list[str]) -> None:
+        claims = _mapping(container.data.get("resources")).get("claims")
+        if not isinstance(claims, list):
+            return
+        kind = "init container" if container.init else "container"
+        for k, claim in enumerate(claims):
+            name = _mapping(claim).get("name")
+            if not isinstance(name, str) or name in names or _placeholder(name):
+                continue
+            known = ", ".join(repr(n) for n in names) or "none"
+            ctx.emit("GPU608", obj,
+                     f"{kind} {container.name!r} resources.claims[{k}] names {name!r}, which is "
+                     f"not in the pod's spec.resourceClaims ({known})",
+                     path=container.path + ("resources", "claims", k, "name"),
+                     container=container.name)
+
+
+@dataclass(frozen=True, slots=True)
+class _Context:
+    """What is known about the devices a selector runs against."""
+
+    device_type: DeviceType | None  # pinned by an NVIDIA class name, else None
+    nvidia: bool  # an NVIDIA class: judge resource.kubernetes.io names as the NVIDIA driver's
+
+
+def _reference_problem(ref: Reference, device_type: DeviceType | None, nvidia: bool) -> str | None:
+    if ref.domain == STANDARD_DOMAIN and not nvidia:
+        return None  # another driver may publish other standard names
+    if ref.is_capacity:
+        return capacity_problem(ref.domain, ref.name, device_type)
+    return attribute_problem(ref.domain, ref.name, device_type)
+
+
+def _comparison_message(c: BadComparison) -> str:
+    what = "Quantity" if c.operand_type == "quantity" else "semver Version"
+    method = {"<": "isLessThan", ">": "isGreaterThan"}.get(c.operator)
+    alternative = f"x.compareTo(y) {c.operator} 0"
+    if method:
+        alternative += f" or x.{method}(y)"
+    return (f"selector applies {c.operator} to a {what} ({c.operand}, "
+            f"{_position(c.line, c.column)}); CEL has no {c.operator} for it: use {alternative}")
+
+
+def _position(line: int, column: int) -> str:
+    return f"column {column}" if line == 1 else f"expression line {line}, column {column}"
+
+
+def _request_name(request: Mapping[str, Any], path: PathT) -> str:
+    name = request.get("name")
+    return name if isinstance(name, str) else format_path(path[-3:])
+
+
+def _request_label(request: Mapping[str, Any], path: PathT) -> str:
+    name = request.get("name")
+    return f"request {name!r}" if isinstance(name, str) else f"request {format_path(path[-2:])}"
+
+
+def _placeholder(value: Any) -> bool:
+    return isinstance(value, str) and any(mark in value for mark in _PLACEHOLDER_MARKS)
+
+
+def _mapping(value: Any) -> Mapping[str, Any]:
+    return value if isinstance(value, Mapping) else {}
