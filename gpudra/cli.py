@@ -83,7 +83,7 @@ def audit(
     each finding with file and line. Findings go to stdout; progress and errors to stderr.
     """
     from gpudra.audit import AuditRequest, run_audit
-    from gpudra.config import find_config, load_config
+    from gpudra.config import load_config
     from gpudra.report import renderer_for
     from gpudra.rules import catalogue
 
@@ -101,8 +101,7 @@ def audit(
     sys.stdout.write(text)
     sys.stdout.flush()
     for error in report.errors:
-        where = f"{error.file}:{error.line}" if error.line else (error.file or error.object)
-        typer.echo(f"gpudra: {where}: {error.message}", err=True)
+        typer.echo(f"gpudra: {error.where}: {error.message}", err=True)
     if report.files_scanned == 0 and not report.errors:
         typer.echo("gpudra: error: no manifests found (looked for *.yaml, *.yml, *.json)", err=True)
     raise typer.Exit(int(report.exit_code(fail_on)))

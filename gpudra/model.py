@@ -85,6 +85,13 @@ class InputError:
     line: int | None = None
     object: str | None = None
 
+    @property
+    def where(self) -> str:
+        """`file:line`, else the file, else the object: how every format names the input."""
+        if self.file and self.line:
+            return f"{self.file}:{self.line}"
+        return self.file or self.object or "-"
+
 
 @dataclass(frozen=True, slots=True)
 class WorkloadStatus:

@@ -102,7 +102,7 @@ def test_has_marks_the_reference_as_guarded() -> None:
     ("semver('1.0.0') <= x", [("<=", "version", 17)]),
     (f"({CAP}.memory) > quantity('1')", [(">", "quantity", 44)]),
     (f"{CAP}.memory.add(quantity('1Gi')) > quantity('2Gi')", [(">", "quantity", 63)]),
-    (f'device.capacity["other.example.com"].slots > quantity("1")', [(">", "quantity", 44)]),
+    ('device.capacity["other.example.com"].slots > quantity("1")', [(">", "quantity", 44)]),
     # Fine: a method call turns the value into an int or bool.
     (f"{CAP}.memory.compareTo(quantity('40Gi')) >= 0", []),
     ("x.compareTo(y) >= 0", []),

@@ -9,8 +9,8 @@ from collections import defaultdict
 from pathlib import Path
 
 import pytest
-
 from corpus_oracle import expected_lines
+
 from gpudra.audit import AuditRequest, run_audit
 
 CORPUS = Path(__file__).resolve().parents[2] / "shared" / "corpus"

@@ -17,8 +17,15 @@ from dataclasses import replace
 import pytest
 
 from gpudra.model import Finding, InputError, Report, RuleInfo, Severity, WorkloadStatus
-from gpudra.report import OutputFormat, RenderOptions, renderer_for
-from gpudra.report import github, junit, markdown, sarif
+from gpudra.report import (
+    OutputFormat,
+    RenderOptions,
+    github,
+    junit,
+    markdown,
+    renderer_for,
+    sarif,
+)
 
 OPTIONS = RenderOptions(tool_version="9.9.9")
 TRAIN = "k8s/apps/train.yaml"

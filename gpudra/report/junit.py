@@ -19,7 +19,7 @@ import re
 import xml.etree.ElementTree as ET
 from collections import defaultdict
 
-from gpudra.model import Finding, InputError, Report, RuleInfo
+from gpudra.model import Finding, Report, RuleInfo
 from gpudra.report import RenderOptions
 from gpudra.summary import summarize
 
@@ -83,7 +83,7 @@ def _rule_case(info: RuleInfo | None, findings: list[Finding], disabled: bool,
 
 def _inputs_case(report: Report) -> ET.Element:
     case = ET.Element("testcase", classname=f"{SUITE}.{INPUTS_CASE}", name=INPUTS_CASE)
-    lines = [f"{_where(e)}: {e.message}" for e in report.errors]
+    lines = [f"{e.where}: {e.message}" for e in report.errors]
     if report.files_scanned == 0 and not report.errors:
         lines.append(NO_MANIFESTS)
     if lines:
@@ -115,10 +115,6 @@ def _finding_line(f: Finding) -> str:
     return text
 
 
-def _where(error: InputError) -> str:
-    if error.file and error.line:
-        return f"{error.file}:{error.line}"
-    return error.file or error.object or "-"
 
 
 def _slug(category: str) -> str:

@@ -93,7 +93,7 @@ def _severity_section(severity: Severity, findings: list[Finding], collapse: boo
 
 
 def _errors_section(errors: tuple[InputError, ...]) -> str:
-    table = _table(("Input", "Error"), [(_where(e), e.message) for e in errors])
+    table = _table(("Input", "Error"), [(e.where, e.message) for e in errors])
     return f"### Inputs that could not be read ({len(errors)})\n\n{table}"
 
 
@@ -119,7 +119,3 @@ def _message(f: Finding) -> str:
     return f"{f.message} (template {f.template})" if f.template else f.message
 
 
-def _where(error: InputError) -> str:
-    if error.file and error.line:
-        return f"{error.file}:{error.line}"
-    return error.file or error.object or "-"

@@ -184,7 +184,7 @@ def _invocation(report: Report) -> dict[str, Any]:
 
 def _notification(error: InputError) -> dict[str, Any]:
     # The location is also in the text: tool-status pages often show only the message.
-    text = f"{_where(error)}: {error.message}"
+    text = f"{error.where}: {error.message}"
     note: dict[str, Any] = {"level": "error", "message": {"text": text}}
     location = _location(error.file, error.line)
     if error.object:
@@ -194,8 +194,3 @@ def _notification(error: InputError) -> dict[str, Any]:
     return note
 
 
-def _where(error: InputError) -> str:
-    """file:line, file, or the object named by the error: how every format cites an input."""
-    if error.file and error.line:
-        return f"{error.file}:{error.line}"
-    return error.file or error.object or "-"

@@ -37,8 +37,7 @@ def render(report: Report, options: RenderOptions) -> str:
     if report.errors:
         console.print(Text("Inputs that could not be read", style="bold red"))
         for e in report.errors:
-            where = f"{e.file}:{e.line}" if e.line else (e.file or e.object or "-")
-            console.print(f"  {where}: {e.message}")
+            console.print(f"  {e.where}: {e.message}")
         console.print()
     _summary(console, report)
     return buffer.getvalue()

@@ -17,6 +17,7 @@ from gpudra.objects import ManifestObject, PathT, TemplateText, format_path
 from gpudra.workloads import PodSpecRef, WorkloadTable
 
 SUPPRESS_ANNOTATION = "gpudra.io/ignore"
+META_RULE = "GPU901"
 
 
 def rule(id: str, name: str, severity: Severity, category: str, summary: str,
@@ -115,7 +116,8 @@ class AuditContext:
             self._suppressions = (obj.data,
                                   parse_suppressions(obj.annotations.get(SUPPRESS_ANNOTATION)))
         rules = self._suppressions[1]
-        return rule_id in rules or "all" in rules
+        # `all` must not hide problems with the suppression itself.
+        return rule_id in rules or ("all" in rules and rule_id != META_RULE)
 
 
 def parse_suppressions(value: Any) -> Mapping[str, str]:

@@ -2,12 +2,20 @@
 
 from __future__ import annotations
 
+import re
+
 from gpudra.model import Severity
 from gpudra.objects import ManifestObject, TemplateText
 from gpudra.rules.base import AuditContext, Checker, rule
 
 CATEGORY = "monitoring"
 NEEDLE = "nvidia_com_gpu"
+# The scheduler's own metrics keep the resource name unsanitised.
+_SCHEDULER_METRIC = re.compile(r"kube_pod_resource_(?:request|limit)\b[^\n]*nvidia\.com/")
+
+
+def _reads_gpu_metric(line: str) -> bool:
+    return NEEDLE in line or _SCHEDULER_METRIC.search(line) is not None
 
 GPU501 = rule(
     "GPU501", "ksm-gpu-resource-metric", Severity.WARNING, CATEGORY,
@@ -28,10 +36,10 @@ class Monitoring(Checker):
     rules = (GPU501,)
 
     def check_document(self, obj: ManifestObject, ctx: AuditContext) -> None:
-        if NEEDLE not in obj.text:
+        if NEEDLE not in obj.text and "kube_pod_resource_" not in obj.text:
             return
         for offset, line in enumerate(obj.text.splitlines()):
-            if NEEDLE in line:
+            if _reads_gpu_metric(line):
                 ctx.emit("GPU501", obj, f"{_what(obj)} reads the nvidia_com_gpu resource "
                          "metric, which DRA pods no longer produce", line=obj.first_line + offset,
                          resource="nvidia.com/gpu")
@@ -39,7 +47,7 @@ class Monitoring(Checker):
     def check_template(self, text: TemplateText, ctx: AuditContext) -> None:
         what = _TEMPLATE_WHAT.get(text.reason, "template")
         for number, line in text.numbered_lines():
-            if NEEDLE in line:
+            if _reads_gpu_metric(line):
                 ctx.emit("GPU501", text, f"{what} reads the nvidia_com_gpu resource metric, "
                          "which DRA pods no longer produce", line=number, resource="nvidia.com/gpu")
 

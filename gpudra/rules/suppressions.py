@@ -6,7 +6,13 @@ import re
 
 from gpudra.model import Severity
 from gpudra.objects import ManifestObject
-from gpudra.rules.base import SUPPRESS_ANNOTATION, AuditContext, Checker, rule, split_suppression_entries
+from gpudra.rules.base import (
+    SUPPRESS_ANNOTATION,
+    AuditContext,
+    Checker,
+    rule,
+    split_suppression_entries,
+)
 
 GPU901 = rule(
     "GPU901", "invalid-suppression", Severity.WARNING, "meta",
