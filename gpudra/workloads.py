@@ -231,7 +231,9 @@ def compile_path(text: str) -> CompiledPath:
 
 
 def _jsonpath(text: str) -> Any:
-    from jsonpath_ng import parse  # imported lazily: only user-supplied complex paths need it
+    from jsonpath_ng import (
+        parse,  # imported lazily: only user-supplied complex paths need it
+    )
     from jsonpath_ng.exceptions import JsonPathLexerError, JsonPathParserError
 
     try:

@@ -19,7 +19,13 @@ from pathlib import Path
 from gpudra.errors import InputReadError
 from gpudra.model import InputError
 from gpudra.objects import ManifestObject, TemplateText
-from gpudra.sources.documents import Chunk, ParseError, ParsedDocument, parse_chunk, split_documents
+from gpudra.sources.documents import (
+    Chunk,
+    ParsedDocument,
+    ParseError,
+    parse_chunk,
+    split_documents,
+)
 
 MANIFEST_SUFFIXES = (".yaml", ".yml", ".json")
 SKIPPED_DIRS = frozenset({".git", ".hg", ".svn", "node_modules", "vendor", "third_party",
