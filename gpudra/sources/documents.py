@@ -98,7 +98,7 @@ def _parse(chunk: Chunk, keep: Chunk | None = None) -> ParsedDocument:
     loader = _Loader(chunk.text)
     try:
         node = loader.get_single_node()
-        data = loader.construct_document(node) if node is not None else None
+        data = _construct(loader, node) if node is not None else None
     except yaml.MarkedYAMLError as exc:
         mark = exc.problem_mark or exc.context_mark
         line = chunk.first_line + mark.line if mark is not None else chunk.first_line
@@ -116,23 +116,88 @@ def _parse(chunk: Chunk, keep: Chunk | None = None) -> ParsedDocument:
     return ParsedDocument(data, lines, keep or chunk)
 
 
+_STR = "tag:yaml.org,2002:str"
+_INT = "tag:yaml.org,2002:int"
+_BOOL = "tag:yaml.org,2002:bool"
+_NULL = "tag:yaml.org,2002:null"
+_MAP = "tag:yaml.org,2002:map"
+_SEQ = "tag:yaml.org,2002:seq"
+_BOOL_VALUES = yaml.constructor.SafeConstructor.bool_values
+
+
+class _Unusual(Exception):
+    """A node the fast path does not handle (merge keys, complex keys, !!set...)."""
+
+
+def _construct(loader: Any, node: yaml.Node) -> Any:
+    """construct_document's result for the plain str/int/bool/null maps and lists that
+    manifests are made of, without PyYAML's generic (and slow) constructor machinery. Any other
+    tag is built by the loader's own constructor; documents with merge keys or complex keys
+    are handed to construct_document whole."""
+    memo: dict[int, Any] = {}  # aliases share one object, as with construct_document
+
+    def build(n: yaml.Node) -> Any:
+        tag = n.tag
+        cls = n.__class__
+        if cls is yaml.ScalarNode:
+            if tag == _STR:
+                return n.value
+            value = n.value
+            if tag == _INT and value.isdigit() and (value[0] != "0" or value == "0"):
+                return int(value)
+            if tag == _BOOL:
+                return _BOOL_VALUES[value.lower()]
+            if tag == _NULL:
+                return None
+            return loader.construct_object(n, deep=True)
+        done = memo.get(id(n))
+        if done is not None:
+            return done
+        if cls is yaml.MappingNode and tag == _MAP:
+            mapping: dict[Any, Any] = {}
+            memo[id(n)] = mapping
+            for key_node, value_node in n.value:
+                if key_node.__class__ is not yaml.ScalarNode or key_node.tag == "tag:yaml.org,2002:merge":
+                    raise _Unusual
+                mapping[build(key_node)] = build(value_node)
+            return mapping
+        if cls is yaml.SequenceNode and tag == _SEQ:
+            items: list[Any] = []
+            memo[id(n)] = items
+            items.extend(build(item) for item in n.value)
+            return items
+        raise _Unusual
+
+    try:
+        return build(node)
+    except _Unusual:
+        return loader.construct_document(node)
+
+
 def _index(node: yaml.Node, path: Path_, offset: int, out: dict[Path_, int]) -> None:
-    # Iterative: deep documents must not hit the recursion limit.
-    stack = [(node, path)]
+    # Iterative: deep documents must not hit the recursion limit. An alias back to an
+    # ancestor (`a: &x [*x]`) is not followed again, so recursive documents terminate.
+    stack: list[tuple[yaml.Node, Path_, tuple[int, ...]]] = [(node, path, ())]
     while stack:
-        current, here = stack.pop()
+        current, here, above = stack.pop()
         if isinstance(current, yaml.MappingNode):
+            if id(current) in above:
+                continue
+            above = (*above, id(current))
             for key_node, value_node in current.value:
                 if not isinstance(key_node, yaml.ScalarNode):
                     continue
                 sub = here + (key_node.value,)
                 out.setdefault(sub, offset + key_node.start_mark.line)
-                stack.append((value_node, sub))
+                stack.append((value_node, sub, above))
         elif isinstance(current, yaml.SequenceNode):
+            if id(current) in above:
+                continue
+            above = (*above, id(current))
             for i, item in enumerate(current.value):
                 sub = here + (i,)
                 out.setdefault(sub, offset + item.start_mark.line)
-                stack.append((item, sub))
+                stack.append((item, sub, above))
 
 
 def _one_line(exc: yaml.YAMLError) -> str:

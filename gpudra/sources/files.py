@@ -46,7 +46,7 @@ class InputFile:
     """A file to read. `chart` is set for files inside a Helm chart (Chart.yaml above them)."""
 
     label: str
-    path: Path | None
+    path: str | None
     chart: str | None = None
     role: str = "manifest"  # manifest | helm-template | helm-values
 
@@ -66,7 +66,7 @@ def discover(paths: Iterable[str], excludes: Iterable[str] = ()) -> Iterator[Inp
             continue
         root = Path(raw)
         if root.is_file():
-            yield _classify(root, raw, None)
+            yield _classify(raw, None)
         elif root.is_dir():
             yield from _walk(root, patterns)
         elif root.exists():
@@ -76,22 +76,39 @@ def discover(paths: Iterable[str], excludes: Iterable[str] = ()) -> Iterator[Inp
 
 
 def _walk(root: Path, patterns: tuple[str, ...]) -> Iterator[InputFile | InputError]:
-    def on_error(err: OSError) -> None:
-        errors.append(InputError(str(err.filename or root), err.strerror or str(err)))
-
-    errors: list[InputError] = []
-    for dirpath, dirnames, filenames in os.walk(root, onerror=on_error):
-        dirnames[:] = sorted(d for d in dirnames
-                             if d not in SKIPPED_DIRS and not _excluded(os.path.join(dirpath, d), patterns))
+    """Depth-first, names sorted, a directory's files before its subdirectories (os.walk's
+    top-down order). os.scandir with str paths: no Path objects per file, no stat calls."""
+    stack = [os.fspath(root)]
+    while stack:
+        dirpath = stack.pop()
+        try:
+            with os.scandir(dirpath) as it:
+                entries = list(it)
+        except OSError as err:
+            yield InputError(str(err.filename or dirpath), err.strerror or str(err))
+            continue
+        filenames: list[str] = []
+        subdirs: list[str] = []
+        for entry in entries:
+            try:
+                is_dir = entry.is_dir()
+            except OSError:
+                is_dir = False
+            if not is_dir:
+                filenames.append(entry.name)
+            elif entry.name not in SKIPPED_DIRS and not entry.is_symlink():
+                subdirs.append(entry.name)
         chart = _chart_root(dirpath, filenames)
+        prefix = os.path.join(dirpath, "")
         for name in sorted(filenames):
-            full = os.path.join(dirpath, name)
-            if _excluded(full, patterns):
-                continue
             if name.endswith(MANIFEST_SUFFIXES) or (chart and name.endswith(".tpl")):
-                yield _classify(Path(full), full, chart)
-        yield from errors
-        errors.clear()
+                full = prefix + name
+                if patterns and _excluded(full, patterns):
+                    continue
+                yield _classify(full, chart)
+        subdirs.sort(reverse=True)
+        stack.extend(d for d in (prefix + n for n in subdirs)
+                     if not (patterns and _excluded(d, patterns)))
 
 
 def _chart_root(dirpath: str, filenames: list[str]) -> str | None:
@@ -110,15 +127,15 @@ def _chart_root(dirpath: str, filenames: list[str]) -> str | None:
     return None
 
 
-def _classify(path: Path, label: str, chart: str | None) -> InputFile:
+def _classify(path: str, chart: str | None) -> InputFile:
     if chart is None:
-        return InputFile(label, path)
-    relative = os.path.relpath(str(path), chart)
+        return InputFile(path, path)
+    relative = os.path.relpath(path, chart)
     if relative.split(os.sep)[0] == "templates":
-        return InputFile(label, path, chart, "helm-template")
+        return InputFile(path, path, chart, "helm-template")
     if os.path.basename(relative).startswith("values") and os.sep not in relative:
-        return InputFile(label, path, chart, "helm-values")
-    return InputFile(label, path, chart)  # Chart.yaml, crds/: plain YAML
+        return InputFile(path, path, chart, "helm-values")
+    return InputFile(path, path, chart)  # Chart.yaml, crds/: plain YAML
 
 
 def _excluded(path: str, patterns: tuple[str, ...]) -> bool:
@@ -135,9 +152,30 @@ def read_input(entry: InputFile, stdin: Callable[[], bytes] | None = None) -> by
     try:
         if entry.path is None:
             return (stdin or _read_stdin)()
-        return entry.path.read_bytes()
+        return _read_file(entry.path)
     except OSError as exc:
         raise InputReadError(exc.strerror or str(exc)) from None
+
+
+_OPEN_FLAGS = os.O_RDONLY | getattr(os, "O_BINARY", 0) | getattr(os, "O_CLOEXEC", 0)
+
+
+def _read_file(path: str) -> bytes:
+    """Whole file via os.open/os.read: a third of Path.read_bytes' cost (no io objects)."""
+    fd = os.open(path, _OPEN_FLAGS)
+    try:
+        data = os.read(fd, 65536)
+        if not data:
+            return data
+        parts = [data]
+        while True:
+            more = os.read(fd, 1 << 20)
+            if not more:
+                break
+            parts.append(more)
+        return data if len(parts) == 1 else b"".join(parts)
+    finally:
+        os.close(fd)
 
 
 def _read_stdin() -> bytes:
