@@ -142,6 +142,78 @@ class _progress:
             self._status.__exit__(*exc)
 
 
+@app.command(epilog=(
+    "Exit codes: 0 converted (or nothing to do); 1 --check/--diff found changes to make, or a "
+    "workload is blocked and needs a human; 2 usage error (bad option, invalid CEL); 3 an "
+    "input could not be read (that file is left untouched).\n\n"
+    "Examples:\n\n"
+    "  gpudra convert ./manifests --diff\n\n"
+    "  gpudra convert ./manifests --target-version 1.33\n\n"
+    "  gpudra convert . --check                   # CI: fail while anything is left to convert\n\n"
+    "  gpudra convert k8s/ --min-memory 40Gi --add-toleration\n\n"
+    "  cat job.yaml | gpudra convert - > job-dra.yaml"))
+def convert(
+    paths: list[str] = typer.Argument(..., metavar="PATH",
+                                      help="Files or directories; '-' reads stdin, writes stdout."),
+    diff: bool = typer.Option(False, "--diff", help="Print a unified diff; write nothing."),
+    check: bool = typer.Option(False, "--check",
+                               help="Write nothing; exit 1 when anything would change."),
+    output_dir: Optional[Path] = typer.Option(None, "--output-dir", metavar="DIR",
+                                              help="Write a converted copy of the tree to DIR."),
+    target_version: str = typer.Option("1.37", "--target-version", metavar="1.32..1.37",
+                                       help="Kubernetes version to write for: v1 for 1.34+, "
+                                            "v1beta2 for 1.33, v1beta1 for 1.32."),
+    claim_mode: str = typer.Option("template", "--claim-mode", metavar="template|shared",
+                                   help="A claim per pod (template) or one claim all pods share."),
+    strategy: str = typer.Option("rewrite", "--strategy", metavar="rewrite|bridge",
+                                 help="bridge: leave plain nvidia.com/gpu workloads unchanged and "
+                                      "write a DeviceClass with extendedResourceName (KEP-5004)."),
+    keep_node_selectors: bool = typer.Option(False, "--keep-node-selectors",
+                                             help="Keep GPU node labels besides the CEL selectors."),
+    add_toleration: bool = typer.Option(False, "--add-toleration",
+                                        help="Add a nvidia.com/gpu NoSchedule toleration where missing."),
+    keep_quota: bool = typer.Option(False, "--keep-device-plugin-quota",
+                                    help="Keep requests.nvidia.com/gpu quota keys (migration window)."),
+    selector: list[str] = typer.Option([], "--selector", metavar="CEL",
+                                       help="Extra CEL selector for every converted request."),
+    min_memory: Optional[str] = typer.Option(None, "--min-memory", metavar="QUANTITY",
+                                             help="Only GPUs with at least this memory, e.g. 40Gi."),
+    product: Optional[str] = typer.Option(None, "--product", metavar="NAME",
+                                          help="Only GPUs whose product name starts with NAME."),
+    claims_file: Optional[str] = typer.Option(None, "--claims-file", metavar="NAME",
+                                              help="Put new objects in NAME in each directory "
+                                                   "(added to kustomization resources)."),
+    exclude: list[str] = typer.Option([], "--exclude", metavar="GLOB", help="Skip matching paths."),
+    config: Optional[Path] = typer.Option(None, "--config", metavar="FILE",
+                                          help="Config file (default: nearest .gpudra.yaml)."),
+    output: str = typer.Option("table", "-o", "--output", metavar="table|json",
+                               help="Summary format."),
+) -> None:
+    """Rewrite workloads and quotas from device-plugin requests to DRA claims, in place.
+
+    Each pod spec that requests nvidia.com/gpu (or a MIG slice) gets a ResourceClaimTemplate
+    next to it, spec.resourceClaims, and resources.claims on each GPU container; GPU node labels
+    become CEL selectors. Only the lines that must change are changed; a second run changes
+    nothing. Workloads gpudra would have to guess about are left alone and reported.
+    """
+    from gpudra.convert.run import ConvertRequest, run_convert
+
+    request = ConvertRequest(
+        paths=tuple(paths), diff=diff, check=check, output_dir=output_dir,
+        target_version=target_version, claim_mode=claim_mode, strategy=strategy,
+        keep_node_selectors=keep_node_selectors, add_toleration=add_toleration,
+        keep_device_plugin_quota=keep_quota, selectors=tuple(selector), min_memory=min_memory,
+        product=product, claims_file=claims_file, excludes=tuple(exclude), config=config,
+        output=output)
+    try:
+        code = run_convert(request, stdout=sys.stdout, stderr=sys.stderr)
+    except UsageError as exc:
+        raise _fail(str(exc), ExitCode.USAGE) from None
+    except GpudraError as exc:
+        raise _fail(str(exc), ExitCode.INPUT_ERROR) from None
+    raise typer.Exit(int(code))
+
+
 @app.command()
 def rules(
     output: str = typer.Option("table", "-o", "--output", help="table, json or markdown."),

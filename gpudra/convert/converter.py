@@ -1,0 +1,325 @@
+"""Convert a manifest tree: plan each document, edit its text, verify, and assemble new files.
+
+Only documents that need a change are touched; every other byte of a file is copied as read
+(BOM, CRLF, comments, blank lines, separators). A document whose edit cannot be verified is
+left as it was, and its workloads are reported as blocked.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+from collections.abc import Callable, Iterable
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import yaml
+
+from gpudra.convert.nodes import NodeDocument, compose
+from gpudra.convert.ops import Op, apply_to_data, apply_to_text
+from gpudra.convert.planner import ConvertOptions, Planner, WorkloadResult
+from gpudra.convert.render import document
+from gpudra.convert.textedit import LayoutError, Style, detect_style
+from gpudra.devices import DEVICE_NAME_PATTERN
+from gpudra.dra import emit
+from gpudra.model import InputError
+from gpudra.sources.documents import Chunk, split_documents
+from gpudra.sources.files import GO_TEMPLATE, STDIN, InputFile, discover, read_input
+from gpudra.workloads import WorkloadTable
+
+_NEEDLES = ("nvidia.com/", "NVIDIA_VISIBLE_DEVICES", "resource.k8s.io")
+_DEVICE = re.compile(DEVICE_NAME_PATTERN)
+KUSTOMIZATIONS = ("kustomization.yaml", "kustomization.yml", "Kustomization")
+
+
+@dataclass(frozen=True)
+class FileChange:
+    label: str
+    path: Path | None
+    old: bytes
+    new: bytes
+    created: bool = False  # the file does not exist yet
+
+
+@dataclass(frozen=True)
+class ConvertReport:
+    results: tuple[WorkloadResult, ...]
+    changes: tuple[FileChange, ...]
+    errors: tuple[InputError, ...]
+    files_scanned: int
+    inputs: tuple[InputFile, ...] = ()
+    stdin_data: bytes = b""  # what was read from '-', echoed when nothing changes
+
+    @property
+    def blocked(self) -> tuple[WorkloadResult, ...]:
+        return tuple(r for r in self.results if r.strategy == "blocked")
+
+
+@dataclass
+class _Doc:
+    chunk: Chunk
+    nodes: NodeDocument | None = None
+    ops: list[Op] = field(default_factory=list)
+    new_objects: list[dict] = field(default_factory=list)
+    results: list[WorkloadResult] = field(default_factory=list)
+
+
+@dataclass
+class _File:
+    entry: InputFile
+    raw: bytes
+    bom: bool = False
+    docs: list[_Doc] = field(default_factory=list)
+
+
+def convert_paths(paths: Iterable[str], options: ConvertOptions, *,
+                  table: WorkloadTable | None = None, excludes: Iterable[str] = (),
+                  claims_file: str | None = None,
+                  stdin: Callable[[], bytes] | None = None) -> ConvertReport:
+    planner = Planner(options, table or WorkloadTable())
+    errors: list[InputError] = []
+    results: list[WorkloadResult] = []
+    files: list[_File] = []
+    inputs: list[InputFile] = []
+    for entry in discover(paths, excludes):
+        if isinstance(entry, InputError):
+            errors.append(entry)
+            continue
+        inputs.append(entry)
+        loaded = _load(entry, stdin, errors, results)
+        if loaded is not None:
+            files.append(loaded)
+    _reserve_existing(files, planner)
+    for f in files:
+        for doc in f.docs:
+            _plan_document(f, doc, planner)
+    changes = [c for c in (_assemble(f, claims_file) for f in files) if c is not None]
+    changes += _claims_files(files, claims_file)
+    results += [r for f in files for doc in f.docs for r in doc.results]
+    if options.strategy == "bridge" and any(r.strategy == "bridge" for r in results):
+        changes.append(_bridge_class(inputs, options))
+    stdin_data = next((f.raw for f in files if f.entry.label == STDIN), b"")
+    return ConvertReport(tuple(results), tuple(_merge(changes)), tuple(errors), len(inputs),
+                         tuple(inputs), stdin_data)
+
+
+# --- reading -------------------------------------------------------------------------------
+
+def _load(entry: InputFile, stdin, errors: list[InputError],
+          results: list[WorkloadResult]) -> _File | None:
+    try:
+        raw = read_input(entry, stdin)
+    except Exception as exc:  # InputReadError; OSError subclasses are mapped there
+        errors.append(InputError(entry.label, str(exc)))
+        return None
+    if not any(n.encode() in raw for n in _NEEDLES):
+        return _File(entry, raw)
+    try:
+        text = raw.decode("utf-8-sig")
+    except UnicodeDecodeError as exc:
+        errors.append(InputError(entry.label, f"not UTF-8 text (byte {exc.start})"))
+        return None
+    if entry.role != "manifest" or (entry.label.endswith(".json") and _DEVICE.search(text)):
+        if _DEVICE.search(text):
+            reason = ("Helm chart file: change the chart's values/templates to render claims"
+                      if entry.role != "manifest" else
+                      "JSON manifest: convert rewrites YAML only; convert it by hand")
+            results.append(WorkloadResult(entry.label, "", None, None, "blocked", reason))
+        return None
+    f = _File(entry, raw, bom=raw.startswith(b"\xef\xbb\xbf"))
+    for chunk in split_documents(text):
+        doc = _Doc(chunk)
+        f.docs.append(doc)
+        if not any(n in chunk.text for n in _NEEDLES):
+            continue
+        if GO_TEMPLATE.search(chunk.text):
+            if _DEVICE.search(chunk.text):
+                doc.results.append(WorkloadResult(
+                    entry.label, "", None, None, "blocked",
+                    "Go/Helm template: change the template or its values; gpudra never edits "
+                    f"templates (line {chunk.first_line})"))
+            continue
+        try:
+            doc.nodes = compose(chunk.text)
+        except yaml.YAMLError as exc:
+            mark = getattr(exc, "problem_mark", None)
+            line = chunk.first_line + mark.line if mark is not None else chunk.first_line
+            errors.append(InputError(entry.label, f"not valid YAML; file left untouched "
+                                     f"({getattr(exc, 'problem', None) or exc})", line))
+            return None
+    return f
+
+
+def _objects(data: Any) -> list[tuple[dict, tuple]]:
+    if not isinstance(data, dict):
+        return []
+    if str(data.get("kind", "")).endswith("List") and isinstance(data.get("items"), list):
+        return [(item, ("items", i)) for i, item in enumerate(data["items"]) if isinstance(item, dict)]
+    return [(data, ())]
+
+
+def _reserve_existing(files: list[_File], planner: Planner) -> None:
+    for f in files:
+        for doc in f.docs:
+            if doc.nodes is None:
+                continue
+            for data, _ in _objects(doc.nodes.data):
+                if str(data.get("apiVersion", "")).startswith("resource.k8s.io/"):
+                    meta = data.get("metadata") or {}
+                    if meta.get("name"):
+                        planner.reserve(meta.get("namespace"), str(meta["name"]))
+
+
+# --- planning and editing ------------------------------------------------------------------
+
+def _plan_document(f: _File, doc: _Doc, planner: Planner) -> None:
+    if doc.nodes is None:
+        return
+    for data, base in _objects(doc.nodes.data):
+        plan = planner.plan(f.entry.label, data, base, doc.nodes)
+        if plan.result is not None:
+            doc.results.append(plan.result)
+        doc.ops += plan.ops
+        doc.new_objects += [obj for obj, _ in plan.new_objects]
+
+
+def _edited_chunk(f: _File, doc: _Doc) -> tuple[str, Style] | None:
+    """The document's new text, verified; None when it must stay as it is."""
+    if doc.nodes is None or not (doc.ops or doc.new_objects):
+        return None
+    style = detect_style(doc.chunk.text, doc.nodes.root)
+    try:
+        text = apply_to_text(doc.chunk.text, doc.nodes, doc.ops, style) if doc.ops else doc.chunk.text
+        expected = apply_to_data(doc.nodes.data, doc.ops)
+        if yaml.load(text, Loader=_loader()) != expected:
+            raise LayoutError("the edited text does not read back as intended")
+    except (LayoutError, yaml.YAMLError) as exc:
+        doc.results[:] = [_blocked(r, f"cannot edit this layout faithfully ({exc})")
+                          for r in doc.results]
+        doc.ops.clear()
+        doc.new_objects.clear()
+        return None
+    return text, style
+
+
+def _blocked(result: WorkloadResult, reason: str) -> WorkloadResult:
+    if result.strategy not in ("rewrite", "quota"):
+        return result
+    return WorkloadResult(result.file, result.kind, result.name, result.namespace, "blocked",
+                          reason)
+
+
+def _loader():
+    try:
+        return yaml.CSafeLoader
+    except AttributeError:  # pragma: no cover
+        return yaml.SafeLoader
+
+
+def _render_objects(objects: list[dict], style: Style) -> str:
+    nl = style.newline
+    out = ""
+    for obj in objects:
+        text = nl.join(document(obj, style)) + nl
+        if yaml.safe_load(text) != obj:  # the renderer's own guarantee, checked every time
+            raise LayoutError("rendered object does not read back")
+        out += f"---{nl}{text}"
+    return out
+
+
+def _assemble(f: _File, claims_file: str | None) -> FileChange | None:
+    if not any(doc.ops or doc.new_objects for doc in f.docs):
+        return None
+    parts: list[str] = []
+    changed = False
+    for doc in f.docs:
+        edited = _edited_chunk(f, doc)
+        if edited is None:
+            parts.append(doc.chunk.text)
+            continue
+        text, style = edited
+        changed |= text != doc.chunk.text
+        parts.append(text)
+        if doc.new_objects and claims_file is None:
+            if not text.endswith("\n"):
+                parts.append(style.newline)
+            parts.append(_render_objects(doc.new_objects, style))
+            changed = True
+    if not changed:
+        return None
+    new = ("\ufeff" if f.bom else "") + "".join(parts)
+    path = Path(f.entry.path) if f.entry.path is not None else None
+    return FileChange(f.entry.label, path, f.raw, new.encode("utf-8"))
+
+
+# --- claims files, kustomize, bridge -------------------------------------------------------
+
+def _claims_files(files: list[_File], claims_file: str | None) -> list[FileChange]:
+    if claims_file is None:
+        return []
+    per_dir: dict[Path, list[tuple[dict, Style]]] = {}
+    for f in files:
+        if f.entry.path is None:
+            continue
+        for doc in f.docs:
+            if doc.new_objects and doc.nodes is not None:
+                style = detect_style(doc.chunk.text, doc.nodes.root)
+                per_dir.setdefault(Path(f.entry.path).parent, []).extend((o, style) for o in doc.new_objects)
+    changes: list[FileChange] = []
+    for directory, objects in per_dir.items():
+        target = directory / claims_file
+        exists = target.exists()
+        old = target.read_bytes() if exists else b""
+        style = objects[0][1]
+        text = old.decode("utf-8-sig")
+        if text and not text.endswith("\n"):
+            text += style.newline
+        text += _render_objects([o for o, _ in objects], style)
+        changes.append(FileChange(str(target), target, old, text.encode("utf-8"), not exists))
+        kustomization = _kustomization_change(directory, claims_file)
+        if kustomization is not None:
+            changes.append(kustomization)
+    return changes
+
+
+def _kustomization_change(directory: Path, claims_file: str) -> FileChange | None:
+    path = next((directory / n for n in KUSTOMIZATIONS if (directory / n).is_file()), None)
+    if path is None:
+        return None
+    raw = path.read_bytes()
+    text = raw.decode("utf-8-sig")
+    nodes = compose(text)
+    data = nodes.data if isinstance(nodes.data, dict) else {}
+    resources = data.get("resources")
+    if isinstance(resources, list) and claims_file in resources:
+        return None
+    from gpudra.convert.ops import Append, Extend
+
+    op = Extend(("resources",), (claims_file,)) if isinstance(resources, list) and resources \
+        else Append((), "resources", [claims_file])
+    new = apply_to_text(text, nodes, [op], detect_style(text, nodes.root))
+    prefix = "\ufeff" if raw.startswith(b"\xef\xbb\xbf") else ""
+    return FileChange(str(path), path, raw, (prefix + new).encode("utf-8"))
+
+
+def _bridge_class(inputs: list[InputFile], options: ConvertOptions) -> FileChange:
+    first = next((Path(i.path) for i in inputs if i.path is not None), None)
+    directory = first.parent if first is not None else Path(os.curdir)
+    target = directory / "deviceclass-gpu-bridge.yaml"
+    style = Style()
+    text = ("# gpudra: serves nvidia.com/gpu requests from DRA (KEP-5004). The NVIDIA DRA driver "
+            "chart (v0.4+)\n# renders the same class on resource.k8s.io/v1: apply this only if "
+            "yours lacks extendedResourceName.\n")
+    text += _render_objects([emit.device_class_bridge(options.target)], style)[len("---\n"):]
+    exists = target.exists()
+    old = target.read_bytes() if exists else b""
+    return FileChange(str(target), target, old, text.encode("utf-8"), not exists)
+
+
+def _merge(changes: list[FileChange]) -> list[FileChange]:
+    """One change per file (a claims file can also be an input), the last one winning."""
+    merged: dict[str, FileChange] = {}
+    for change in changes:
+        merged[change.label] = change
+    return [c for c in merged.values() if c.old != c.new]

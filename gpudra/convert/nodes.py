@@ -1,0 +1,87 @@
+"""A composed YAML document with a path -> node index, for locating edits.
+
+Aliases are found here too: a node reachable by two paths (an anchor used by `*alias`) or a
+mapping with a `<<` merge key cannot be edited in one place without changing the other, so the
+planner refuses to edit through them.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any
+
+import yaml
+
+try:
+    from yaml import CSafeLoader as _Loader
+except ImportError:  # pragma: no cover
+    from yaml import SafeLoader as _Loader  # type: ignore[assignment]
+
+PathT = tuple
+
+
+@dataclass(frozen=True, slots=True)
+class Located:
+    """The nodes at one path: the key (None for sequence items and the root) and the value."""
+
+    key: yaml.Node | None
+    value: yaml.Node
+    parent: yaml.Node | None
+
+
+@dataclass
+class NodeDocument:
+    root: yaml.Node | None
+    data: Any
+    index: dict[PathT, Located] = field(default_factory=dict)
+    shared: set[int] = field(default_factory=set)  # id() of nodes reachable by several paths
+    merges: set[PathT] = field(default_factory=set)  # mappings that use `<<`
+
+    def at(self, path: PathT) -> Located | None:
+        return self.index.get(tuple(path))
+
+    def editable(self, path: PathT) -> bool:
+        """False when `path` or any ancestor is an alias target or uses a merge key."""
+        for depth in range(len(path) + 1):
+            prefix = tuple(path[:depth])
+            located = self.index.get(prefix)
+            if located is None:
+                return depth == len(path)  # a key that does not exist yet
+            if id(located.value) in self.shared or prefix in self.merges:
+                return False
+        return True
+
+
+def compose(text: str) -> NodeDocument:
+    """Parse one document. Raises yaml.YAMLError."""
+    loader = _Loader(text)
+    try:
+        root = loader.get_single_node()
+        data = loader.construct_document(root) if root is not None else None
+    finally:
+        loader.dispose()
+    doc = NodeDocument(root, data)
+    if root is not None:
+        _walk(doc, root)
+    return doc
+
+
+def _walk(doc: NodeDocument, root: yaml.Node) -> None:
+    seen: dict[int, int] = {}
+    stack: list[tuple[PathT, yaml.Node | None, yaml.Node, yaml.Node | None]] = [((), None, root, None)]
+    while stack:
+        path, key, node, parent = stack.pop()
+        doc.index[path] = Located(key, node, parent)
+        seen[id(node)] = seen.get(id(node), 0) + 1
+        if seen[id(node)] > 1:
+            doc.shared.add(id(node))
+            continue
+        if isinstance(node, yaml.MappingNode):
+            for k, v in node.value:
+                if isinstance(k, yaml.ScalarNode):
+                    if k.tag == "tag:yaml.org,2002:merge" or k.value == "<<":
+                        doc.merges.add(path)
+                    stack.append((path + (k.value,), k, v, node))
+        elif isinstance(node, yaml.SequenceNode):
+            for i, item in enumerate(node.value):
+                stack.append((path + (i,), None, item, node))

@@ -1,0 +1,490 @@
+"""Decide what convert changes in one object, as data: operations plus new DRA objects.
+
+Nothing here touches text. A workload is converted whole or not at all: anything gpudra would
+have to guess (templated or invalid counts, requests != limits, aliases on the edit path,
+resources it cannot place in a pod spec) blocks it, with the reason in the result.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from typing import Any
+
+from gpudra.convert.nodes import NodeDocument, PathT
+from gpudra.convert.ops import Append, Delete, Extend, InsertBefore, Op
+from gpudra.devices import DeviceKind, classify
+from gpudra.dra import emit
+from gpudra.dra.selectors import label_selector
+from gpudra.dra.versions import TargetVersion
+from gpudra.quantity import parse_device_count
+from gpudra.workloads import ContainerRef, PodSpecRef, WorkloadTable, resource_holders
+
+GPU_CLASS = "gpu.nvidia.com"
+MIG_CLASS = "mig.nvidia.com"
+CLAIM_MODE_ANNOTATION = "gpudra.io/claim-mode"
+TOLERATION = {"key": "nvidia.com/gpu", "operator": "Exists", "effect": "NoSchedule"}
+_HIDE_ENV = "NVIDIA_VISIBLE_DEVICES"
+_SUFFIXES = {"headGroupSpec": "head", "leaderTemplate": "leader", "workerTemplate": "worker",
+             "submitterPodTemplate": "submitter", "predictor": "predictor",
+             "transformer": "transformer", "explainer": "explainer"}
+_STRUCTURAL = {"spec", "template", "jobTemplate", "leaderWorkerTemplate", "rayClusterSpec",
+               "rayClusterConfig", "workflowSpec"}
+
+
+@dataclass(frozen=True)
+class ConvertOptions:
+    target: TargetVersion
+    claim_mode: str = "template"      # template | shared
+    strategy: str = "rewrite"         # rewrite | bridge
+    keep_node_selectors: bool = False
+    add_toleration: bool = False
+    keep_device_plugin_quota: bool = False
+    selectors: tuple[str, ...] = ()   # extra CEL for every converted request (already compiled)
+
+
+@dataclass(frozen=True)
+class WorkloadResult:
+    file: str
+    kind: str
+    name: str | None
+    namespace: str | None
+    strategy: str                     # rewrite | bridge | blocked | quota | manual
+    reason: str | None = None
+    notes: tuple[str, ...] = ()
+    created: tuple[str, ...] = ()
+
+
+@dataclass
+class ObjectPlan:
+    ops: list[Op] = field(default_factory=list)
+    new_objects: list[tuple[dict, str | None]] = field(default_factory=list)
+    result: WorkloadResult | None = None
+
+
+class Blocked(Exception):
+    """This workload must be migrated by hand; the message says why."""
+
+
+@dataclass
+class _Device:
+    container: ContainerRef
+    resource: str
+    kind: DeviceKind
+    count: int
+    mig_profile: str | None
+    paths: list[PathT]  # the limits/requests keys to delete (relative to the object)
+
+
+class Planner:
+    """Plans objects one at a time; keeps the names it handed out (unique per namespace)."""
+
+    def __init__(self, options: ConvertOptions, table: WorkloadTable) -> None:
+        self.options = options
+        self.table = table
+        self.names = emit.NameRegistry()
+
+    def reserve(self, namespace: str | None, name: str) -> None:
+        """Names of DRA objects that already exist in the tree are not handed out again."""
+        self.names.reserve(name, namespace)
+
+    def plan(self, file: str, data: Mapping[str, Any], base: PathT, doc: NodeDocument) -> ObjectPlan:
+        kind = str(data.get("kind", ""))
+        group = str(data.get("apiVersion", "")).rpartition("/")[0]
+        if kind in ("ResourceQuota",) and group == "":
+            return self._quota(file, data, base, ("spec", "hard"))
+        if kind == "Profile" and group == "kubeflow.org":
+            return self._quota(file, data, base, ("spec", "resourceQuotaSpec", "hard"))
+        if kind in _GUIDANCE and _mentions_nvidia(data):
+            return ObjectPlan(result=_result(file, data, "manual", reason=_GUIDANCE[kind]))
+        return self._workload(file, data, base, doc, group, kind)
+
+    # --- workloads -------------------------------------------------------------------------
+
+    def _workload(self, file: str, data: Mapping[str, Any], base: PathT, doc: NodeDocument,
+                  group: str, kind: str) -> ObjectPlan:
+        specs = self.table.pod_specs(group, kind, data)
+        found = [(spec, _devices(spec)) for spec in specs]
+        found = [(spec, devs) for spec, devs in found if devs]
+        outside = _outside_requests(data, specs)
+        if not found and not outside:
+            return ObjectPlan()
+        try:
+            if outside:
+                raise Blocked(f"device request at {outside} is outside any known pod spec; add "
+                              "a `workloads` entry in .gpudra.yaml")
+            for spec, devices in found:
+                self._check_editable(doc, base, spec, devices)
+            nvidia = [d for _, devs in found for d in devs]
+            if self.options.strategy == "bridge" and all(d.kind is DeviceKind.GPU for d in nvidia):
+                return ObjectPlan(result=_result(file, data, "bridge", notes=(
+                    "left unchanged: the DeviceClass with extendedResourceName nvidia.com/gpu "
+                    "serves it from DRA (KEP-5004)",)))
+            plan = ObjectPlan()
+            notes: list[str] = []
+            created: list[str] = []
+            shared = self._shared(data, nvidia)
+            for spec, devices in found:
+                name = self._pod_spec(data, base, spec, devices, shared, plan, notes, len(found))
+                created.append(name)
+        except Blocked as exc:
+            return ObjectPlan(result=_result(file, data, "blocked", reason=str(exc)))
+        plan.result = _result(file, data, "rewrite", notes=tuple(dict.fromkeys(notes)),
+                              created=tuple(created))
+        return plan
+
+    def _shared(self, data: Mapping[str, Any], devices: list[_Device]) -> bool:
+        annotations = (data.get("metadata") or {}).get("annotations") or {}
+        mode = annotations.get(CLAIM_MODE_ANNOTATION) if isinstance(annotations, Mapping) else None
+        if mode not in (None, "shared", "template"):
+            raise Blocked(f"annotation {CLAIM_MODE_ANNOTATION}={mode!r}: expected shared or template")
+        if any(d.kind is DeviceKind.SHARED for d in devices):
+            return True
+        return (mode or self.options.claim_mode) == "shared"
+
+    def _check_editable(self, doc: NodeDocument, base: PathT, spec: PodSpecRef,
+                        devices: list[_Device]) -> None:
+        paths = [spec.path] + [p[:-1] for d in devices for p in d.paths]
+        for path in paths:
+            if not doc.editable(base + path):
+                raise Blocked("YAML anchors, aliases or merge keys on the edit path; edit by hand")
+
+    def _pod_spec(self, data: Mapping[str, Any], base: PathT, spec: PodSpecRef,
+                  devices: list[_Device], shared: bool, plan: ObjectPlan, notes: list[str],
+                  specs_in_workload: int) -> str:
+        pod = base + spec.path
+        namespace = _namespace(data)
+        suffix = _pod_suffix(data, spec.path) if specs_in_workload > 1 else ""
+        object_name = self.names.unique(
+            "-".join(x for x in (_workload_name(data), suffix, "gpu") if x), namespace)
+        selectors = self._placement(spec, pod, plan.ops, notes)
+        claim_name = _free_name("gpu", _existing_claim_names(spec.data))
+        requests, per_container = [], {}
+        used: set[str] = set()
+        for device in devices:
+            request = _free_name(emit.dns_label(_container_label(device.container)), used)
+            used.add(request)
+            own = list(selectors)
+            if device.kind is DeviceKind.MIG:
+                own = [s for s in own if "capacity" not in s]  # GFD memory is the parent GPU's
+                own.insert(0, f'device.attributes["gpu.nvidia.com"].profile == "{device.mig_profile}"')
+            own += list(self.options.selectors)
+            device_class = MIG_CLASS if device.kind is DeviceKind.MIG else GPU_CLASS
+            count = 1 if device.kind is DeviceKind.SHARED else device.count
+            requests.append(emit.device_request(request, device_class, count, own,
+                                                self.options.target))
+            per_container.setdefault(device.container.path, (device.container, []))[1].append(request)
+            for path in device.paths:
+                plan.ops.append(Delete(base + path))
+            if device.kind is DeviceKind.SHARED:
+                notes.append(f"{device.resource} was a time-slicing/MPS replica: the pods now share "
+                             "one ResourceClaim (one GPU, same node); for time-slicing or MPS add a "
+                             "GpuConfig, which needs the driver gates TimeSlicingSettings/MPSSupport")
+        self._containers(base, per_container, claim_name, plan.ops, notes)
+        entry = (emit.pod_claim_entry(claim_name, claim=object_name) if shared
+                 else emit.pod_claim_entry(claim_name, template=object_name))
+        if self.options.add_toleration and not _has_gpu_toleration(spec.data):
+            _add_to_pod(spec, pod, "tolerations", dict(TOLERATION), plan.ops)
+        _add_to_pod(spec, pod, "resourceClaims", entry, plan.ops)
+        build = emit.claim if shared else emit.claim_template
+        plan.new_objects.append((build(object_name, namespace, requests, self.options.target),
+                                 None))
+        if shared:
+            notes.append("all pods of this workload share one ResourceClaim: they land on one "
+                         "node and see the same devices")
+        _prune(data, base, plan.ops)
+        return object_name
+
+    def _containers(self, base: PathT, per_container: dict, claim_name: str, ops: list[Op],
+                    notes: list[str]) -> None:
+        for path, (container, requests) in per_container.items():
+            resources = base + path + ("resources",)
+            claims = [emit.container_claim(claim_name, r) for r in requests]
+            existing = container.data["resources"].get("claims")
+            if isinstance(existing, list) and existing:
+                ops.append(Extend(resources + ("claims",), tuple(claims)))
+            else:
+                ops.append(Append(resources, "claims", claims))
+            env = container.data.get("env")
+            for i, var in enumerate(env if isinstance(env, list) else ()):
+                if isinstance(var, Mapping) and var.get("name") == _HIDE_ENV:
+                    ops.append(Delete(base + path + ("env", i)))
+                    notes.append(f"removed {_HIDE_ENV} from {container.name!r}: CDI decides which "
+                                 "devices the container sees")
+                if isinstance(var, Mapping) and var.get("name") == "NVIDIA_DRIVER_CAPABILITIES":
+                    notes.append(f"kept NVIDIA_DRIVER_CAPABILITIES on {container.name!r}: check "
+                                 "the driver libraries it needs under CDI")
+
+    def _placement(self, spec: PodSpecRef, pod: PathT, ops: list[Op], notes: list[str]) -> list[str]:
+        """GFD node labels become CEL selectors; the labels leave the pod unless kept."""
+        selectors: list[str] = []
+        node_selector = spec.data.get("nodeSelector")
+        for key, value in (node_selector.items() if isinstance(node_selector, Mapping) else ()):
+            translation = label_selector(str(key), "=", [str(value)])
+            if translation is None:
+                continue
+            if translation.expression:
+                selectors.append(translation.expression)
+            if translation.note:
+                notes.append(translation.note)
+            if not self.options.keep_node_selectors:
+                ops.append(Delete(pod + ("nodeSelector", key)))
+        selectors += self._affinity(spec, pod, ops, notes)
+        return selectors
+
+    def _affinity(self, spec: PodSpecRef, pod: PathT, ops: list[Op], notes: list[str]) -> list[str]:
+        terms = _get(spec.data, "affinity", "nodeAffinity",
+                     "requiredDuringSchedulingIgnoredDuringExecution", "nodeSelectorTerms")
+        if not isinstance(terms, list) or not terms:
+            return []
+        translated: list[tuple[int, int, Any]] = []
+        for t, term in enumerate(terms):
+            for e, expr in enumerate(_get(term, "matchExpressions") or []):
+                if isinstance(expr, Mapping):
+                    values = [str(v) for v in expr.get("values") or []]
+                    tr = label_selector(str(expr.get("key")), str(expr.get("operator")), values)
+                    if tr is not None:
+                        translated.append((t, e, tr))
+        if not translated:
+            return []
+        if len(terms) > 1:
+            notes.append("node affinity has several nodeSelectorTerms (ORed): GPU terms kept as "
+                         "node affinity, not moved into the claim")
+            return []
+        base = pod + ("affinity", "nodeAffinity", "requiredDuringSchedulingIgnoredDuringExecution",
+                      "nodeSelectorTerms")
+        selectors = []
+        for t, e, tr in translated:
+            if tr.expression:
+                selectors.append(tr.expression)
+            if tr.note:
+                notes.append(tr.note)
+            if not self.options.keep_node_selectors:
+                ops.append(Delete(base + (t, "matchExpressions", e)))
+        return selectors
+
+    # --- quotas ----------------------------------------------------------------------------
+
+    def _quota(self, file: str, data: Mapping[str, Any], base: PathT, hard_path: PathT) -> ObjectPlan:
+        hard = _get(data, *hard_path)
+        if not isinstance(hard, Mapping):
+            return ObjectPlan()
+        totals: dict[str, int] = {}
+        old: list[str] = []
+        for key, value in hard.items():
+            scope, _, name = key.partition(".") if str(key).startswith(("requests.", "limits.")) \
+                else ("", "", key)
+            device = classify(name)
+            if device is None or not device.is_nvidia_device_plugin:
+                continue
+            count = parse_device_count(value)
+            if count.value is None:
+                return ObjectPlan(result=_result(file, data, "blocked",
+                                                 reason=f"quota {key}: {value!r} is not a whole number"))
+            old.append(key)
+            if scope == "requests":  # limits./bare keys were never enforced: do not carry them
+                cls = MIG_CLASS if device.kind is DeviceKind.MIG else GPU_CLASS
+                totals[cls] = max(totals.get(cls, 0), 0) + count.value
+        if not old:
+            return ObjectPlan()
+        plan = ObjectPlan()
+        path = base + hard_path
+        additions: dict[str, str] = {}
+        for cls, count in totals.items():
+            for key, value in emit.quota_keys(cls, count).items():
+                if key.startswith("count/"):
+                    additions[key] = str(int(additions.get(key, "0")) + count)
+                else:
+                    additions[key] = value
+        for key, value in additions.items():
+            if key not in hard:
+                plan.ops.append(Append(path, key, value))
+        if not self.options.keep_device_plugin_quota:
+            plan.ops += [Delete(path + (key,)) for key in old]
+        if not plan.ops:
+            return ObjectPlan()
+        notes = ("kept the device-plugin keys (--keep-device-plugin-quota): they still count "
+                 "device-plugin pods",) if self.options.keep_device_plugin_quota else ()
+        plan.result = _result(file, data, "quota", notes=notes)
+        _prune(data, base, plan.ops)
+        return plan
+
+
+_GUIDANCE = {
+    "LimitRange": "LimitRange bounds do not apply to claims: bound DRA use with "
+                  "<class>.deviceclass.resource.k8s.io/devices in a ResourceQuota",
+    "ClusterQueue": "Kueue: map DeviceClass gpu.nvidia.com to this resource with "
+                    "resources.deviceClassMappings in Kueue's Configuration",
+    "NodePool": "Karpenter: nodes whose GPUs are published by DRA advertise no nvidia.com/gpu "
+                "capacity; bound the pool by CPU/memory too",
+}
+
+
+def _mentions_nvidia(data: Any) -> bool:
+    return "nvidia.com/" in repr(data)
+
+
+def _devices(spec: PodSpecRef) -> list[_Device]:
+    found: list[_Device] = []
+    for container in spec.containers:
+        resources = container.data.get("resources")
+        if not isinstance(resources, Mapping):
+            continue
+        limits = resources.get("limits") if isinstance(resources.get("limits"), Mapping) else {}
+        requests = resources.get("requests") if isinstance(resources.get("requests"), Mapping) else {}
+        for name in dict.fromkeys([*limits, *requests]):
+            device = classify(name)
+            if device is None or device.kind is DeviceKind.OTHER_VENDOR:
+                continue
+            label = _container_label(container)
+            if device.kind is DeviceKind.OTHER_NVIDIA:
+                raise Blocked(f"{label}: {name} has no DRA equivalent in the NVIDIA driver")
+            if name not in limits:
+                raise Blocked(f"{label}: {name} is in requests without a limit")
+            count = parse_device_count(limits[name])
+            if count.templated:
+                raise Blocked(f"{label}: {name} count {limits[name]!r} is a placeholder")
+            if count.value is None:
+                raise Blocked(f"{label}: {name} count {limits[name]!r} is {count.invalid}")
+            if name in requests and parse_device_count(requests[name]).value != count.value:
+                raise Blocked(f"{label}: {name} requests and limits differ")
+            if count.value == 0:
+                continue  # asks for nothing; leaving it changes nothing
+            paths = [container.path + ("resources", "limits", name)]
+            if name in requests:
+                paths.append(container.path + ("resources", "requests", name))
+            found.append(_Device(container, name, device.kind, count.value, device.mig_profile, paths))
+    return found
+
+
+def _outside_requests(data: Mapping[str, Any], specs: list[PodSpecRef]) -> str | None:
+    covered = [c.path for s in specs for c in s.containers]
+    for path, holder in resource_holders(data):
+        if any(path[: len(c)] == c for c in covered):
+            continue
+        for section in ("limits", "requests"):
+            values = holder["resources"].get(section)
+            for name in values if isinstance(values, Mapping) else ():
+                device = classify(name)
+                if device is not None and device.is_nvidia_device_plugin:
+                    return ".".join(str(p) for p in path) or "the object"
+    return None
+
+
+def _prune(data: Mapping[str, Any], base: PathT, ops: list[Op]) -> None:
+    """Replace deletions that would empty a mapping or list with the deletion of its entry.
+
+    A container that receives something (an Append/Extend/InsertBefore) is never pruned.
+    """
+    grows = {op.mapping if not isinstance(op, Extend) else op.sequence
+             for op in ops if not isinstance(op, Delete)}
+    changed = True
+    while changed:
+        changed = False
+        deletes = [op.path for op in ops if isinstance(op, Delete)]
+        by_parent: dict[PathT, set] = {}
+        for path in deletes:
+            by_parent.setdefault(path[:-1], set()).add(path[-1])
+        for parent, keys in by_parent.items():
+            if parent in grows or len(parent) <= len(base):
+                continue
+            value = _get(data, *parent[len(base):])
+            size = len(value) if isinstance(value, (Mapping, list)) else -1
+            if size == len(keys):
+                ops[:] = [op for op in ops if not (isinstance(op, Delete) and op.path[:-1] == parent)]
+                ops.append(Delete(parent))
+                changed = True
+                break
+    # A deletion inside a deleted subtree is redundant.
+    deleted = [op.path for op in ops if isinstance(op, Delete)]
+    ops[:] = [op for op in ops if not (isinstance(op, Delete) and any(
+        op.path != d and op.path[: len(d)] == d for d in deleted))]
+
+
+def _add_to_pod(spec: PodSpecRef, pod: PathT, key: str, item: Any, ops: list[Op]) -> None:
+    existing = spec.data.get(key)
+    if isinstance(existing, list) and existing:
+        ops.append(Extend(pod + (key,), (item,)))
+        return
+    if key in spec.data:  # `key: []` or `key: null`: replace it
+        ops.append(Delete(pod + (key,)))
+    anchor = next((k for k in spec.data if k in ("initContainers", "containers")), None)
+    if anchor is None:
+        ops.append(Append(pod, key, [item]))
+    else:
+        ops.append(InsertBefore(pod, anchor, key, [item]))
+
+
+def _has_gpu_toleration(spec: Mapping[str, Any]) -> bool:
+    tolerations = spec.get("tolerations")
+    return any(isinstance(t, Mapping) and t.get("key") in ("nvidia.com/gpu", None)
+               and t.get("operator") == "Exists"
+               for t in (tolerations if isinstance(tolerations, list) else ()))
+
+
+def _existing_claim_names(spec: Mapping[str, Any]) -> set[str]:
+    claims = spec.get("resourceClaims")
+    return {str(c.get("name")) for c in claims if isinstance(c, Mapping)} \
+        if isinstance(claims, list) else set()
+
+
+def _free_name(base: str, taken: set[str]) -> str:
+    if base not in taken:
+        return base
+    n = 2
+    while f"{base}-{n}" in taken:
+        n += 1
+    return f"{base}-{n}"
+
+
+def _container_label(container: ContainerRef) -> str:
+    if container.name:
+        return container.name
+    last = container.path[-1] if container.path else "main"
+    return str(last) if isinstance(last, str) else "main"
+
+
+def _pod_suffix(data: Mapping[str, Any], path: PathT) -> str:
+    for i in range(len(path) - 1, -1, -1):
+        part = path[i]
+        if isinstance(part, int):
+            item = _get(data, *path[: i + 1])
+            if isinstance(item, Mapping):
+                named = item.get("name") or item.get("groupName")
+                if named:
+                    return emit.dns_label(str(named))
+            return str(part)
+        if part in _STRUCTURAL:
+            continue
+        return emit.dns_label(_SUFFIXES.get(part, part))
+    return ""
+
+
+def _workload_name(data: Mapping[str, Any]) -> str:
+    metadata = data.get("metadata") or {}
+    name = metadata.get("name") or str(metadata.get("generateName") or "").rstrip("-")
+    return str(name or str(data.get("kind", "workload")).lower())
+
+
+def _namespace(data: Mapping[str, Any]) -> str | None:
+    value = (data.get("metadata") or {}).get("namespace")
+    return str(value) if value else None
+
+
+def _result(file: str, data: Mapping[str, Any], strategy: str, *, reason: str | None = None,
+            notes: tuple[str, ...] = (), created: tuple[str, ...] = ()) -> WorkloadResult:
+    metadata = data.get("metadata") if isinstance(data.get("metadata"), Mapping) else {}
+    name = metadata.get("name") or metadata.get("generateName")
+    return WorkloadResult(file, str(data.get("kind", "")), str(name) if name else None,
+                          _namespace(data), strategy, reason, notes, created)
+
+
+def _get(value: Any, *keys: Any) -> Any:
+    for key in keys:
+        if isinstance(value, Mapping):
+            value = value.get(key)
+        elif isinstance(value, list) and isinstance(key, int) and 0 <= key < len(value):
+            value = value[key]
+        else:
+            return None
+    return value

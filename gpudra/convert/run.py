@@ -1,0 +1,171 @@
+"""The convert use case: options in, files written (or diffed, or checked), an exit code out.
+
+Streams are passed in, so this module stays free of any terminal library and is testable.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+from dataclasses import dataclass
+from pathlib import Path
+from typing import IO
+
+from gpudra.config import find_config, load_config
+from gpudra.convert.converter import ConvertReport, FileChange, convert_paths
+from gpudra.convert.planner import ConvertOptions
+from gpudra.convert.summary import as_data, as_text
+from gpudra.convert.writer import unified_diff, write_atomic
+from gpudra.errors import UsageError
+from gpudra.model import ExitCode
+from gpudra.quantity import parse_quantity
+from gpudra.rules import catalogue
+from gpudra.workloads import WorkloadTable
+
+
+@dataclass(frozen=True)
+class ConvertRequest:
+    paths: tuple[str, ...]
+    diff: bool = False
+    check: bool = False
+    output_dir: Path | None = None
+    target_version: str = "1.37"
+    claim_mode: str = "template"
+    strategy: str = "rewrite"
+    keep_node_selectors: bool = False
+    add_toleration: bool = False
+    keep_device_plugin_quota: bool = False
+    selectors: tuple[str, ...] = ()
+    min_memory: str | None = None
+    product: str | None = None
+    claims_file: str | None = None
+    excludes: tuple[str, ...] = ()
+    config: Path | None = None
+    output: str = "table"
+
+
+def build_options(request: ConvertRequest) -> ConvertOptions:
+    """Validate every option before any file is read: bad input loses nothing."""
+    from gpudra.dra.cel import compile_selector
+    from gpudra.dra.versions import TargetVersion
+
+    target = TargetVersion.parse(request.target_version)
+    if request.claim_mode not in ("template", "shared"):
+        raise UsageError(f"--claim-mode must be template or shared, not {request.claim_mode!r}")
+    if request.strategy not in ("rewrite", "bridge"):
+        raise UsageError(f"--strategy must be rewrite or bridge, not {request.strategy!r}")
+    if request.strategy == "bridge":
+        support = target.supports("extendedResourceName")
+        if not support.available:
+            raise UsageError(f"--strategy bridge needs DeviceClass.extendedResourceName, which "
+                             f"Kubernetes {target} does not have (1.34+)")
+    if sum(map(bool, (request.diff, request.check, request.output_dir))) > 1:
+        raise UsageError("choose one of --diff, --check and --output-dir")
+    if request.output not in ("table", "json"):
+        raise UsageError(f"-o must be table or json, not {request.output!r}")
+    if request.claims_file is not None and ("/" in request.claims_file or
+                                            not request.claims_file.endswith((".yaml", ".yml"))):
+        raise UsageError("--claims-file must be a file name ending in .yaml or .yml")
+    selectors = list(request.selectors)
+    if request.min_memory is not None:
+        if parse_quantity(request.min_memory) is None:
+            raise UsageError(f"--min-memory {request.min_memory!r} is not a quantity (e.g. 40Gi)")
+        selectors.append('device.capacity["gpu.nvidia.com"].memory.compareTo('
+                         f'quantity("{request.min_memory}")) >= 0')
+    if request.product is not None:
+        selectors.append('device.attributes["gpu.nvidia.com"].productName.startsWith('
+                         f"{json.dumps(request.product)})")
+    for index, expression in enumerate(selectors):
+        try:
+            compile_selector(expression)
+        except UsageError as exc:
+            origin = f"--selector #{index + 1}" if index < len(request.selectors) else "selector"
+            raise UsageError(f"{origin}: {exc}") from None
+    return ConvertOptions(target=target, claim_mode=request.claim_mode, strategy=request.strategy,
+                          keep_node_selectors=request.keep_node_selectors,
+                          add_toleration=request.add_toleration,
+                          keep_device_plugin_quota=request.keep_device_plugin_quota,
+                          selectors=tuple(selectors))
+
+
+def run_convert(request: ConvertRequest, *, stdout: IO[str], stderr: IO[str],
+                stdin=None) -> ExitCode:
+    options = build_options(request)
+    first = next((p for p in request.paths if p != "-"), None)
+    config_path = request.config or find_config(Path(first) if first else Path.cwd())
+    config = load_config(config_path, catalogue())
+    report = convert_paths(request.paths, options,
+                           table=WorkloadTable().with_kinds(config.workloads),
+                           excludes=(*config.exclude, *request.excludes),
+                           claims_file=request.claims_file, stdin=stdin)
+    summary_stream = stdout
+    if request.paths == ("-",):
+        summary_stream = stderr
+        _write_stdin_result(report, stdout)
+    elif request.diff:
+        summary_stream = stderr
+        if request.output != "json":
+            for change in report.changes:
+                stdout.write(unified_diff(change.label, change.old, change.new, change.created))
+    elif request.output_dir is not None:
+        _write_copy(report, request, request.output_dir)
+    elif not request.check:
+        for change in report.changes:
+            if change.path is not None:
+                write_atomic(change.path, change.new)
+    written = not (request.diff or request.check) and request.paths != ("-",)
+    if request.output == "json":
+        stdout.write(json.dumps(as_data(report, with_diffs=request.diff, written=written),
+                                indent=2) + "\n")
+    else:
+        action = "files changed" if written else "files would change"
+        summary_stream.write(as_text(report, action=action))
+    return _exit_code(report, request)
+
+
+def _exit_code(report: ConvertReport, request: ConvertRequest) -> ExitCode:
+    if report.errors or report.files_scanned == 0:
+        return ExitCode.INPUT_ERROR
+    if report.blocked or ((request.check or request.diff) and report.changes):
+        return ExitCode.FINDINGS
+    return ExitCode.OK
+
+
+def _write_stdin_result(report: ConvertReport, stdout: IO[str]) -> None:
+    change = next((c for c in report.changes if c.label == "-"), None)
+    if change is not None:
+        stdout.write(change.new.decode("utf-8"))
+        return
+    stdout.write(report.stdin_data.decode("utf-8", "replace"))  # unchanged: echo it
+
+
+def _write_copy(report: ConvertReport, request: ConvertRequest, out: Path) -> None:
+    changed = {c.label: c for c in report.changes}
+    for entry in report.inputs:
+        if entry.path is None:
+            continue
+        source = Path(entry.path)
+        data = changed.pop(entry.label).new if entry.label in changed else source.read_bytes()
+        _write_under(out, _relative(source, request.paths), data)
+    for change in changed.values():  # new files (claims files, the bridge DeviceClass)
+        if change.path is not None:
+            _write_under(out, _relative(change.path, request.paths), change.new)
+
+
+def _relative(path: Path, roots: tuple[str, ...]) -> Path:
+    for root in roots:
+        if root == "-":
+            continue
+        base = Path(root)
+        base = base if base.is_dir() else base.parent
+        try:
+            return path.resolve().relative_to(base.resolve())
+        except ValueError:
+            continue
+    return Path(path.name)
+
+
+def _write_under(out: Path, relative: Path, data: bytes) -> None:
+    target = out / relative
+    target.parent.mkdir(parents=True, exist_ok=True)
+    write_atomic(target, data)

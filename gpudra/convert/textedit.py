@@ -1,0 +1,199 @@
+"""Surgical edits on YAML text, located by PyYAML node marks.
+
+Every edit is a replacement of a character span of the original document text. Edits never
+overlap and are applied from the end, so every position refers to the original text, and every
+byte outside the edited spans is kept: comments, quoting, indentation, CRLF, trailing spaces.
+Layouts the editor cannot change faithfully raise LayoutError; the caller then leaves the
+workload alone and says why.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+from dataclasses import dataclass
+
+import yaml
+
+from gpudra.errors import GpudraError
+
+
+class LayoutError(GpudraError):
+    """The YAML is laid out in a way that cannot be edited without touching other lines."""
+
+
+@dataclass(frozen=True, slots=True, order=True)
+class Edit:
+    start: int
+    end: int
+    text: str = ""
+
+
+@dataclass(frozen=True, slots=True)
+class Style:
+    """How a file writes YAML, so inserted blocks look like their neighbours."""
+
+    indent: int = 2          # spaces per nesting level of mappings
+    sequence_offset: int = 0  # columns between a key and the dashes of its block sequence
+    newline: str = "\n"
+
+
+class TextDocument:
+    """One document's text with line geometry, and the edits planned against it."""
+
+    def __init__(self, text: str) -> None:
+        self.text = text
+        self._line_starts = [0]
+        for i, ch in enumerate(text):
+            if ch == "\n":
+                self._line_starts.append(i + 1)
+        self.edits: list[Edit] = []
+
+    # --- geometry --------------------------------------------------------------------------
+
+    def line_start(self, index: int) -> int:
+        """Index of the first character of the line containing `index`."""
+        return self.text.rfind("\n", 0, index) + 1
+
+    def line_end(self, index: int) -> int:
+        """Index just past the newline that ends the line containing `index` (or end of text)."""
+        pos = self.text.find("\n", index)
+        return len(self.text) if pos < 0 else pos + 1
+
+    def last_content_end(self, node: yaml.Node) -> int:
+        """Index just past the last line that holds content of `node` (its trailing comment
+        included, the comment lines after it excluded: they belong to what follows)."""
+        return self.line_end(_last_index(node))
+
+    def column(self, index: int) -> int:
+        return index - self.line_start(index)
+
+    def only_indent_before(self, index: int) -> bool:
+        return self.text[self.line_start(index):index].strip() == ""
+
+    # --- edits -----------------------------------------------------------------------------
+
+    def replace(self, start: int, end: int, text: str) -> None:
+        self.edits.append(Edit(start, end, text))
+
+    def insert(self, index: int, text: str) -> None:
+        self.edits.append(Edit(index, index, text))
+
+    def result(self) -> str:
+        ordered = sorted(self.edits, key=lambda e: (e.start, e.end))
+        for before, after in zip(ordered, ordered[1:]):
+            if after.start < before.end:
+                raise LayoutError("overlapping edits")
+        out = self.text
+        for edit in reversed(ordered):
+            out = out[: edit.start] + edit.text + out[edit.end:]
+        return out
+
+    # --- primitives ------------------------------------------------------------------------
+
+    def remove_entry(self, mapping: yaml.MappingNode, key: yaml.Node) -> None:
+        """Remove one key (and its value) from a mapping."""
+        pairs = mapping.value
+        index = next(i for i, (k, _) in enumerate(pairs) if k is key)
+        value = pairs[index][1]
+        if mapping.flow_style:
+            self._remove_flow_item(pairs, index, key, value, mapping)
+            return
+        if not self.only_indent_before(key.start_mark.index):
+            raise LayoutError("a key shares its line with a sequence dash")
+        self.replace(self.line_start(key.start_mark.index), self.last_content_end(value), "")
+
+    def remove_item(self, sequence: yaml.SequenceNode, item: yaml.Node) -> None:
+        """Remove one item from a sequence."""
+        index = next(i for i, node in enumerate(sequence.value) if node is item)
+        if sequence.flow_style:
+            pairs = [(node, node) for node in sequence.value]
+            self._remove_flow_item(pairs, index, item, item, sequence)
+            return
+        dash = self.text.rfind("-", self.line_start(item.start_mark.index), item.start_mark.index)
+        if dash < 0:
+            # `-` alone on the line above the item's content.
+            previous = self.line_start(self.line_start(item.start_mark.index) - 1)
+            dash = self.text.find("-", previous, item.start_mark.index)
+        if dash < 0 or not self.only_indent_before(dash):
+            raise LayoutError("unusual sequence layout")
+        self.replace(self.line_start(dash), self.last_content_end(item), "")
+
+    def _remove_flow_item(self, pairs, index: int, first: yaml.Node, last: yaml.Node,
+                          container: yaml.Node) -> None:
+        if len(pairs) == 1:
+            open_end = container.start_mark.index + 1
+            close = container.end_mark.index - 1
+            self.replace(open_end, close, "")
+            return
+        if index + 1 < len(pairs):
+            start = first.start_mark.index
+            end = pairs[index + 1][0].start_mark.index
+        else:
+            start = _last_index(pairs[index - 1][1]) + 1
+            end = last.end_mark.index
+        self.replace(start, end, "")
+
+    def append_block(self, mapping: yaml.MappingNode, lines: Iterable[str], style: Style) -> None:
+        """Append `lines` (already relative-indented) after a block mapping's last entry."""
+        if mapping.flow_style or not mapping.value:
+            raise LayoutError("cannot append to a flow-style or empty mapping")
+        column = self.column(mapping.value[0][0].start_mark.index)
+        at = self.last_content_end(mapping.value[-1][1])
+        self.insert(at, self.block_text(lines, column, style, at))
+
+    def insert_before_key(self, key: yaml.Node, lines: Iterable[str], style: Style) -> None:
+        """Insert `lines` as new entries just before the line of `key`, at its indentation."""
+        if not self.only_indent_before(key.start_mark.index):
+            raise LayoutError("a key shares its line with a sequence dash")
+        at = self.line_start(key.start_mark.index)
+        self.insert(at, self.block_text(lines, self.column(key.start_mark.index), style, at))
+
+    def block_text(self, lines: Iterable[str], column: int, style: Style, at: int) -> str:
+        """Lines as text to insert at `at`, each indented to `column`."""
+        pad = " " * column
+        body = "".join(f"{pad}{line}{style.newline}" if line else style.newline for line in lines)
+        if at == 0 or self.text[at - 1] == "\n":
+            return body
+        # Inserting after a last line without a newline: keep the file without a final one.
+        return style.newline + body[: -len(style.newline)]
+
+
+def _last_index(node: yaml.Node) -> int:
+    """Index of the last character of `node`'s content."""
+    if isinstance(node, yaml.ScalarNode) or getattr(node, "flow_style", False):
+        return max(node.end_mark.index - 1, node.start_mark.index)
+    children = node.value
+    if not children:
+        return node.start_mark.index
+    if isinstance(node, yaml.MappingNode):
+        return _last_index(children[-1][1])
+    return _last_index(children[-1])
+
+
+def detect_style(text: str, root: yaml.Node | None) -> Style:
+    """Indentation step and sequence offset of a document, from its first nested nodes."""
+    newline = "\r\n" if "\r\n" in text else "\n"
+    indent, offset = None, None
+    stack = [root] if root is not None else []
+    while stack and (indent is None or offset is None):
+        node = stack.pop(0)
+        if isinstance(node, yaml.MappingNode) and not node.flow_style:
+            for key, value in node.value:
+                key_col = key.start_mark.column
+                if isinstance(value, yaml.MappingNode) and not value.flow_style and value.value \
+                        and indent is None and value.start_mark.line > key.start_mark.line:
+                    indent = value.value[0][0].start_mark.column - key_col
+                if isinstance(value, yaml.SequenceNode) and not value.flow_style and value.value \
+                        and offset is None and value.start_mark.line > key.start_mark.line:
+                    offset = _dash_column(text, value.value[0]) - key_col
+                stack.append(value)
+        elif isinstance(node, yaml.SequenceNode):
+            stack.extend(node.value)
+    return Style(indent if indent and indent > 0 else 2,
+                 offset if offset is not None and offset >= 0 else 0, newline)
+
+
+def _dash_column(text: str, item: yaml.Node) -> int:
+    start = text.rfind("\n", 0, item.start_mark.index) + 1
+    dash = text.rfind("-", start, item.start_mark.index)
+    return (dash - start) if dash >= 0 else item.start_mark.column

@@ -1,0 +1,264 @@
+"""GPU Feature Discovery node labels → CEL device selectors, for `gpudra convert`.
+
+:func:`label_selector` translates one nodeSelector entry (operator ``"="``) or one node-affinity
+match expression (``In``, ``NotIn``, ``Exists``, ``DoesNotExist``, ``Gt``, ``Lt``) on a GFD label
+into a CEL condition on the device, chosen so that it selects the devices whose node the label
+selected. Sources: NVIDIA/k8s-device-plugin v0.20.0 ``internal/lm`` (label values) and
+kubernetes-sigs/dra-driver-nvidia-gpu v0.4.1 ``cmd/gpu-kubelet-plugin`` (attributes); the
+details, with commits, are in docs/facts.md ("GFD labels → DRA selectors").
+
+Results:
+
+* ``Translation(expression, note)`` with a non-empty expression: AND it into the request's
+  selectors. Expressions that contain ``||`` are parenthesised, so they can be joined with ``&&``.
+* ``Translation("", note)``: the label needs no constraint (``Exists`` on a GFD label is true on
+  every GPU node, and a GPU claim already implies one); the node selector can go.
+* ``None``: no DRA equivalent; keep the node selector / affinity term as it is.
+
+Per label:
+
+* ``nvidia.com/gpu.product`` → ``productName.replace(" ", "-")``. GFD sanitises the NVML name
+  (drops characters outside ``[A-Za-z0-9-_. ]``, turns whitespace runs into ``-``, trims); the
+  CEL ``replace`` only turns single spaces into ``-``, so a name with other characters or double
+  spaces will not match (no NVIDIA product name seen has them). A ``-SHARED`` suffix (time-slicing
+  with ``renameByDefault: false``) is stripped and the product matched, with a note: sharing is
+  configured per claim under DRA. ``-MIG-<profile>`` values (``migStrategy: single``) → ``None``:
+  such a node exposes MIG devices as ``nvidia.com/gpu``, and under DRA a MIG device is chosen by
+  class (``mig.nvidia.com``) and profile, which is the request conversion's job, not a selector's.
+* ``nvidia.com/gpu.memory`` (MiB, ``floor(total bytes / 2^20)``) → ranges on the ``memory``
+  capacity (bytes): ``= N`` is ``[N Mi, (N+1) Mi)``.
+* ``nvidia.com/gpu.family`` → ``architecture.lowerAscii().replace(" ", "-")``: GFD's family names
+  are the driver's architecture names in lower case with ``-`` for the space (``ada-lovelace`` ↔
+  ``Ada Lovelace``). ``tesla``/``fermi`` (the driver cannot name them) and ``undefined`` → ``None``;
+  ``rubin`` needs a driver built with go-nvlib ≥ v0.12.0 (newer than v0.4.1): translated, with a note.
+* ``nvidia.com/gpu.compute.{major,minor}`` → ``cudaComputeCapability.major()/minor()``.
+* ``nvidia.com/cuda.driver-version.{major,minor,revision,full}`` (and the deprecated
+  ``cuda.driver.{major,minor,rev}``) → ``driverVersion.major()/minor()/patch()``;
+  ``nvidia.com/cuda.runtime-version.{major,minor,full}`` (deprecated ``cuda.runtime.*``) →
+  ``cudaDriverVersion`` likewise (GFD's "runtime" value is NVML's CUDA *driver* version).
+
+Limits: the DRA attribute/capacity must exist on the device; where GFD omits a label (memory NVML
+cannot report) the driver omits the capacity, and the selector then fails with a runtime
+``no such key`` instead of simply not matching (``NotIn`` matched such nodes). Values GFD writes
+with ``%d`` but given here with leading zeros (never matched a node) → ``None``.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+
+ATTR = 'device.attributes["gpu.nvidia.com"]'
+CAP = 'device.capacity["gpu.nvidia.com"]'
+MEMORY = f"{CAP}.memory"
+
+_CANONICAL_INT = re.compile(r"^(0|[1-9][0-9]*)$")
+_DIGITS = re.compile(r"^[0-9]+$")
+_SIGNED_INT = re.compile(r"^[+-]?[0-9]+$")
+_DRIVER_FULL = re.compile(r"^([0-9]+)\.([0-9]+)(?:\.([0-9]+))?$")
+_RUNTIME_FULL = re.compile(r"^(0|[1-9][0-9]*)\.(0|[1-9][0-9]*)$")
+_MIG_PRODUCT = re.compile(r"-MIG-[^-]+(?:-SHARED)?$|-MIG-INVALID$")
+
+# GFD family (k8s-device-plugin internal/lm/resource.go getArchFamily) whose devices the DRA
+# driver can publish, i.e. go-nvlib GetArchitectureAsString has a name for them.
+DRIVER_FAMILIES = frozenset({"kepler", "maxwell", "pascal", "volta", "turing", "ampere",
+                             "ada-lovelace", "hopper", "blackwell", "rubin"})
+
+OPERATORS = frozenset({"=", "In", "NotIn", "Exists", "DoesNotExist", "Gt", "Lt"})
+
+
+@dataclass(frozen=True, slots=True)
+class Translation:
+    """A CEL condition replacing a node label selector; ``expression == ""``: none needed."""
+
+    expression: str
+    note: str | None = None
+
+
+def label_selector(label: str, operator: str, values: Sequence[str]) -> Translation | None:
+    """The CEL device condition for ``label <operator> values``; None: keep the node selector."""
+    if operator not in OPERATORS:
+        return None
+    handler = _handler(label)
+    if handler is None:
+        return None
+    if operator == "Exists":
+        return Translation("", f"{label} exists on every GPU node; a GPU claim implies it")
+    if operator == "DoesNotExist":
+        return None  # "a node without GPU information" cannot be asked of a GPU device
+    values = list(values)
+    if operator in ("=", "Gt", "Lt") and len(values) != 1:
+        return None
+    if operator in ("In", "NotIn") and not values:
+        return None
+    return handler(operator, values)
+
+
+# --- helpers -------------------------------------------------------------------------------
+
+def _str(text: str) -> str:
+    return '"' + text.replace("\\", "\\\\").replace('"', '\\"') + '"'
+
+
+def _set_test(subject: str, operator: str, literals: list[str]) -> str:
+    """``subject == x`` / ``subject in [x, y]`` and their negations for NotIn."""
+    unique = list(dict.fromkeys(literals))
+    test = f"{subject} == {unique[0]}" if len(unique) == 1 else \
+        f"{subject} in [{', '.join(unique)}]"
+    if operator == "NotIn":
+        return f"{subject} != {unique[0]}" if len(unique) == 1 else f"!({test})"
+    return test
+
+
+def _any_of(operator: str, clauses: list[str]) -> str:
+    """OR of clauses (each already safe to AND); negated for NotIn."""
+    unique = list(dict.fromkeys(clauses))
+    if len(unique) == 1:
+        joined = unique[0]
+        return f"!({joined})" if operator == "NotIn" else joined
+    joined = " || ".join(f"({c})" if "&&" in c else c for c in unique)
+    return f"!({joined})" if operator == "NotIn" else f"({joined})"
+
+
+def _int_value(value: str, canonical: bool) -> int | None:
+    pattern = _CANONICAL_INT if canonical else _DIGITS
+    return int(value) if pattern.match(value) else None
+
+
+def _bound(value: str) -> int | None:
+    """Gt/Lt operand: Kubernetes parses it as a (signed) int64."""
+    return int(value) if _SIGNED_INT.match(value) else None
+
+
+# --- product ----------------------------------------------------------------------------------
+
+def _product(operator: str, values: list[str]) -> Translation | None:
+    if operator in ("Gt", "Lt"):
+        return None  # product names are not integers: Gt/Lt never matched
+    names: list[str] = []
+    shared = False
+    for value in values:
+        if _MIG_PRODUCT.search(value):
+            return None
+        if value.endswith("-SHARED"):
+            shared = True
+            value = value[: -len("-SHARED")]
+        if not value:
+            return None
+        names.append(value)
+    subject = f'{ATTR}.productName.replace(" ", "-")'
+    note = None
+    if shared:
+        note = ("the -SHARED product suffix marks a time-sliced GPU under the device plugin; "
+                "under DRA share a GPU through one ResourceClaim or GpuConfig sharing "
+                "(the selector matches the product only)")
+    return Translation(_set_test(subject, operator, [_str(n) for n in names]), note)
+
+
+# --- memory -----------------------------------------------------------------------------------
+
+def _mib(n: int) -> str:
+    return f'quantity("{n}Mi")'
+
+
+def _memory_range(n: int) -> str:
+    return (f"{MEMORY}.compareTo({_mib(n)}) >= 0 && "
+            f"{MEMORY}.compareTo({_mib(n + 1)}) < 0")
+
+
+def _memory(operator: str, values: list[str]) -> Translation | None:
+    if operator == "Gt":
+        bound = _bound(values[0])
+        return None if bound is None else \
+            Translation(f"{MEMORY}.compareTo({_mib(bound + 1)}) >= 0")
+    if operator == "Lt":
+        bound = _bound(values[0])
+        return None if bound is None else Translation(f"{MEMORY}.compareTo({_mib(bound)}) < 0")
+    numbers = [_int_value(v, canonical=True) for v in values]
+    if any(n is None for n in numbers):
+        return None
+    return Translation(_any_of(operator, [_memory_range(n) for n in numbers if n is not None]))
+
+
+# --- family -----------------------------------------------------------------------------------
+
+def _family(operator: str, values: list[str]) -> Translation | None:
+    if operator in ("Gt", "Lt") or any(v not in DRIVER_FAMILIES for v in values):
+        return None
+    subject = f'{ATTR}.architecture.lowerAscii().replace(" ", "-")'
+    note = None
+    if "rubin" in values:
+        note = ('architecture "Rubin" is published only by DRA driver builds with go-nvlib '
+                ">= v0.12.0 (after v0.4.1)")
+    return Translation(_set_test(subject, operator, [_str(v) for v in values]), note)
+
+
+# --- integer parts of a version ---------------------------------------------------------------
+
+def _version_part(attribute: str, part: str, canonical: bool) -> Callable[[str, list[str]], Translation | None]:
+    subject = f"{ATTR}.{attribute}.{part}()"
+
+    def translate(operator: str, values: list[str]) -> Translation | None:
+        if operator in ("Gt", "Lt"):
+            bound = _bound(values[0])
+            if bound is None:
+                return None
+            return Translation(f"{subject} {'>' if operator == 'Gt' else '<'} {bound}")
+        numbers = [_int_value(v, canonical) for v in values]
+        if any(n is None for n in numbers):
+            return None
+        return Translation(_set_test(subject, operator, [str(n) for n in numbers]))
+
+    return translate
+
+
+def _version_full(attribute: str, pattern: re.Pattern[str], with_patch: bool
+                  ) -> Callable[[str, list[str]], Translation | None]:
+    base = f"{ATTR}.{attribute}"
+
+    def translate(operator: str, values: list[str]) -> Translation | None:
+        if operator in ("Gt", "Lt"):
+            return None  # "550.54.15" is not an integer: Gt/Lt never matched
+        clauses = []
+        for value in values:
+            match = pattern.match(value)
+            if not match:
+                return None
+            major, minor = int(match.group(1)), int(match.group(2))
+            clause = f"{base}.major() == {major} && {base}.minor() == {minor}"
+            if with_patch:
+                patch = int(match.group(3)) if match.group(3) else 0
+                clause += f" && {base}.patch() == {patch}"
+            clauses.append(clause)
+        return Translation(_any_of(operator, clauses))
+
+    return translate
+
+
+_HANDLERS: dict[str, Callable[[str, list[str]], Translation | None]] = {
+    "nvidia.com/gpu.product": _product,
+    "nvidia.com/gpu.memory": _memory,
+    "nvidia.com/gpu.family": _family,
+    "nvidia.com/gpu.compute.major": _version_part("cudaComputeCapability", "major", True),
+    "nvidia.com/gpu.compute.minor": _version_part("cudaComputeCapability", "minor", True),
+    # driver version parts are the raw split of NVML's string ("535.104.05"): zeros allowed
+    "nvidia.com/cuda.driver-version.major": _version_part("driverVersion", "major", False),
+    "nvidia.com/cuda.driver-version.minor": _version_part("driverVersion", "minor", False),
+    "nvidia.com/cuda.driver-version.revision": _version_part("driverVersion", "patch", False),
+    "nvidia.com/cuda.driver-version.full": _version_full("driverVersion", _DRIVER_FULL, True),
+    "nvidia.com/cuda.driver.major": _version_part("driverVersion", "major", False),
+    "nvidia.com/cuda.driver.minor": _version_part("driverVersion", "minor", False),
+    "nvidia.com/cuda.driver.rev": _version_part("driverVersion", "patch", False),
+    "nvidia.com/cuda.runtime-version.major": _version_part("cudaDriverVersion", "major", True),
+    "nvidia.com/cuda.runtime-version.minor": _version_part("cudaDriverVersion", "minor", True),
+    "nvidia.com/cuda.runtime-version.full": _version_full("cudaDriverVersion", _RUNTIME_FULL, False),
+    "nvidia.com/cuda.runtime.major": _version_part("cudaDriverVersion", "major", True),
+    "nvidia.com/cuda.runtime.minor": _version_part("cudaDriverVersion", "minor", True),
+}
+
+TRANSLATED_LABELS = frozenset(_HANDLERS)
+
+
+def _handler(label: str) -> Callable[[str, list[str]], Translation | None] | None:
+    return _HANDLERS.get(label)
