@@ -153,16 +153,17 @@ def _pod_spec(path: PathT, spec: Mapping[str, Any], single_keys: tuple[str, ...]
     return PodSpecRef(path, spec, tuple(containers))
 
 
-def _generic_pod_specs(data: Any, limit: int = 12) -> Iterator[tuple[PathT, Mapping[str, Any]]]:
+def _mappings(data: Any, limit: int, descend_into: Any = None) -> Iterator[tuple[PathT, Mapping[str, Any]]]:
+    """Every mapping in `data` with its path, depth-first, at most `limit` levels deep (which
+    also bounds the walk on recursive aliases). `descend_into(mapping)` may stop the descent."""
     stack: list[tuple[PathT, Any]] = [((), data)]
     while stack:
         path, value = stack.pop()
         if len(path) > limit:
             continue
         if isinstance(value, Mapping):
-            if isinstance(value.get("containers"), list) and any(
-                    isinstance(c, Mapping) for c in value["containers"]):
-                yield path, value
+            yield path, value
+            if descend_into is not None and not descend_into(value):
                 continue
             stack.extend((path + (k,), v) for k, v in value.items()
                          if isinstance(v, (Mapping, list)) and isinstance(k, str))
@@ -171,28 +172,28 @@ def _generic_pod_specs(data: Any, limit: int = 12) -> Iterator[tuple[PathT, Mapp
                          if isinstance(v, (Mapping, list)))
 
 
+def _is_pod_like(value: Mapping[str, Any]) -> bool:
+    containers = value.get("containers")
+    return isinstance(containers, list) and any(isinstance(c, Mapping) for c in containers)
+
+
+def _generic_pod_specs(data: Any, limit: int = 12) -> Iterator[tuple[PathT, Mapping[str, Any]]]:
+    for path, value in _mappings(data, limit, descend_into=lambda m: not _is_pod_like(m)):
+        if _is_pod_like(value):
+            yield path, value
+
+
 def resource_holders(data: Any, limit: int = 14) -> Iterator[tuple[PathT, Mapping[str, Any]]]:
     """Mappings with a ``resources: {limits|requests: ...}`` block, wherever they are.
 
     CRDs such as NIMService or InferenceModel put resources on the spec itself; this search
     finds them when no table entry does.
     """
-    stack: list[tuple[PathT, Any]] = [((), data)]
-    while stack:
-        path, value = stack.pop()
-        if len(path) > limit:
-            continue
-        if isinstance(value, Mapping):
-            resources = value.get("resources")
-            if isinstance(resources, Mapping) and (
-                    isinstance(resources.get("limits"), Mapping)
-                    or isinstance(resources.get("requests"), Mapping)):
-                yield path, value
-            stack.extend((path + (k,), v) for k, v in value.items()
-                         if isinstance(v, (Mapping, list)) and isinstance(k, str))
-        elif isinstance(value, list):
-            stack.extend((path + (i,), v) for i, v in enumerate(value)
-                         if isinstance(v, (Mapping, list)))
+    for path, value in _mappings(data, limit):
+        resources = value.get("resources")
+        if isinstance(resources, Mapping) and (isinstance(resources.get("limits"), Mapping)
+                                               or isinstance(resources.get("requests"), Mapping)):
+            yield path, value
 
 
 # --- the path language -------------------------------------------------------------------

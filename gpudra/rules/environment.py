@@ -4,10 +4,9 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 
-from gpudra.devices import classify
+from gpudra.devices import uses_nvidia_devices
 from gpudra.model import Severity
 from gpudra.objects import ManifestObject
-from gpudra.quantity import parse_device_count
 from gpudra.rules.base import AuditContext, Checker, rule
 from gpudra.workloads import ContainerRef
 
@@ -74,17 +73,5 @@ class EnvironmentVars(Checker):
 
 def _requests_gpu(container: ContainerRef) -> bool:
     resources = container.data.get("resources")
-    if not isinstance(resources, Mapping):
-        return False
-    if resources.get("claims"):
-        return True
-    for section in ("limits", "requests"):
-        values = resources.get(section)
-        if isinstance(values, Mapping):
-            for name, value in values.items():
-                device = classify(name)
-                # A zero request allocates nothing (GPU107): the container requests no GPU.
-                if device is not None and device.is_nvidia_device_plugin and \
-                        parse_device_count(value).value != 0:
-                    return True
-    return False
+    return isinstance(resources, Mapping) and (bool(resources.get("claims"))
+                                               or uses_nvidia_devices(resources))

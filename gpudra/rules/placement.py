@@ -5,11 +5,10 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
-from gpudra.devices import classify
+from gpudra.devices import uses_nvidia_devices
 from gpudra.dra.gfd import is_gfd_label, mapping_for
 from gpudra.model import Severity
 from gpudra.objects import ManifestObject
-from gpudra.quantity import parse_device_count
 from gpudra.rules.base import AuditContext, Checker, rule
 from gpudra.workloads import PodSpecRef
 
@@ -121,20 +120,7 @@ def _uses_gpus(spec: PodSpecRef) -> bool:
     claims = spec.data.get("resourceClaims")
     if isinstance(claims, list) and claims:
         return True
-    for container in spec.containers:
-        resources = container.data.get("resources")
-        if not isinstance(resources, Mapping):
-            continue
-        for section in ("limits", "requests"):
-            values = resources.get(section)
-            if isinstance(values, Mapping):
-                for name, value in values.items():
-                    device = classify(name)
-                    # A zero request allocates nothing (GPU107): it does not make a GPU pod.
-                    if device is not None and device.is_nvidia_device_plugin and \
-                            parse_device_count(value).value != 0:
-                        return True
-    return False
+    return any(uses_nvidia_devices(c.data.get("resources")) for c in spec.containers)
 
 
 def _affinity_keys(spec: Mapping[str, Any]):
