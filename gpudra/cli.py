@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+import shutil
 import sys
 from pathlib import Path
 from typing import Optional
@@ -92,7 +93,8 @@ def audit(
         cfg = load_config(config_path, catalogue())
         with _progress(quiet) as on_file:
             report = run_audit(AuditRequest(paths, cfg, tuple(exclude)), on_file=on_file)
-        text = renderer_for(output)(report, RenderOptions(color=_color(sys.stdout),
+        width = shutil.get_terminal_size((120, 24)).columns if sys.stdout.isatty() else 120
+        text = renderer_for(output)(report, RenderOptions(color=_color(sys.stdout), width=width,
                                                           tool_version=__version__))
     except UsageError as exc:
         raise _fail(str(exc), ExitCode.USAGE) from None

@@ -40,7 +40,8 @@ def render(report: Report, options: RenderOptions) -> str:
             console.print(f"  {e.where}: {e.message}")
         console.print()
     _summary(console, report)
-    return buffer.getvalue()
+    # Rich pads cells to the full width; trailing blanks only get in the way of copy and diff.
+    return "".join(line.rstrip() + "\n" for line in buffer.getvalue().splitlines())
 
 
 def _summary(console: Console, report: Report) -> None:
