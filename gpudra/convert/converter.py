@@ -189,8 +189,14 @@ def _edited_chunk(f: _File, doc: _Doc) -> tuple[str, Style] | None:
     if doc.nodes is None or not (doc.ops or doc.new_objects):
         return None
     style = detect_style(doc.chunk.text, doc.nodes.root)
+    # The editor works on whole lines: a last line without a newline gets one while editing
+    # (node marks stay valid, it is past them) and loses it again afterwards.
+    unterminated = not doc.chunk.text.endswith("\n")
+    source = doc.chunk.text + (style.newline if unterminated else "")
     try:
-        text = apply_to_text(doc.chunk.text, doc.nodes, doc.ops, style) if doc.ops else doc.chunk.text
+        text = apply_to_text(source, doc.nodes, doc.ops, style) if doc.ops else source
+        if unterminated and text.endswith(style.newline):
+            text = text[: -len(style.newline)]
         expected = apply_to_data(doc.nodes.data, doc.ops)
         if yaml.load(text, Loader=_loader()) != expected:
             raise LayoutError("the edited text does not read back as intended")
@@ -249,6 +255,8 @@ def _assemble(f: _File, claims_file: str | None) -> FileChange | None:
     if not changed:
         return None
     new = ("\ufeff" if f.bom else "") + "".join(parts)
+    if not f.raw.endswith(b"\n"):  # keep a file without a final newline that way
+        new = new.removesuffix("\r\n" if new.endswith("\r\n") else "\n")
     path = Path(f.entry.path) if f.entry.path is not None else None
     return FileChange(f.entry.label, path, f.raw, new.encode("utf-8"))
 
@@ -275,7 +283,9 @@ def _claims_files(files: list[_File], claims_file: str | None) -> list[FileChang
         text = old.decode("utf-8-sig")
         if text and not text.endswith("\n"):
             text += style.newline
-        text += _render_objects([o for o, _ in objects], style)
+        rendered = _render_objects([o for o, _ in objects], style)
+        # A new file starts with its first document, not with a separator.
+        text += rendered if text.strip() else rendered[len("---" + style.newline):]
         changes.append(FileChange(str(target), target, old, text.encode("utf-8"), not exists))
         kustomization = _kustomization_change(directory, claims_file)
         if kustomization is not None:

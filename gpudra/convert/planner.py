@@ -104,12 +104,12 @@ class Planner:
     def _workload(self, file: str, data: Mapping[str, Any], base: PathT, doc: NodeDocument,
                   group: str, kind: str) -> ObjectPlan:
         specs = self.table.pod_specs(group, kind, data)
-        found = [(spec, _devices(spec)) for spec in specs]
-        found = [(spec, devs) for spec, devs in found if devs]
         outside = _outside_requests(data, specs)
-        if not found and not outside:
-            return ObjectPlan()
         try:
+            found = [(spec, _devices(spec)) for spec in specs]  # raises Blocked
+            found = [(spec, devs) for spec, devs in found if devs]
+            if not found and not outside:
+                return ObjectPlan()
             if outside:
                 raise Blocked(f"device request at {outside} is outside any known pod spec; add "
                               "a `workloads` entry in .gpudra.yaml")
@@ -117,9 +117,7 @@ class Planner:
                 self._check_editable(doc, base, spec, devices)
             nvidia = [d for _, devs in found for d in devs]
             if self.options.strategy == "bridge" and all(d.kind is DeviceKind.GPU for d in nvidia):
-                return ObjectPlan(result=_result(file, data, "bridge", notes=(
-                    "left unchanged: the DeviceClass with extendedResourceName nvidia.com/gpu "
-                    "serves it from DRA (KEP-5004)",)))
+                return ObjectPlan(result=_result(file, data, "bridge", notes=self._bridge_notes()))
             plan = ObjectPlan()
             notes: list[str] = []
             created: list[str] = []
@@ -127,11 +125,23 @@ class Planner:
             for spec, devices in found:
                 name = self._pod_spec(data, base, spec, devices, shared, plan, notes, len(found))
                 created.append(name)
+            if group == "argoproj.io":
+                notes.append("Argo templates carry resourceClaims only in Argo Workflows versions "
+                             "with first-class DRA claims (argo-workflows#16587); older ones drop "
+                             "the field: put the entry in podSpecPatch instead")
         except Blocked as exc:
             return ObjectPlan(result=_result(file, data, "blocked", reason=str(exc)))
         plan.result = _result(file, data, "rewrite", notes=tuple(dict.fromkeys(notes)),
                               created=tuple(created))
         return plan
+
+    def _bridge_notes(self) -> tuple[str, ...]:
+        notes = [("left unchanged: the DeviceClass with extendedResourceName nvidia.com/gpu "
+                  "serves it from DRA (KEP-5004)")]
+        support = self.options.target.supports("extendedResourceName")
+        if not support.default_on:  # 1.34/1.35: the field exists but its gate is off
+            notes.append(f"Kubernetes {self.options.target}: {support.note}")
+        return tuple(notes)
 
     def _shared(self, data: Mapping[str, Any], devices: list[_Device]) -> bool:
         annotations = (data.get("metadata") or {}).get("annotations") or {}
@@ -165,11 +175,15 @@ class Planner:
             request = _free_name(emit.dns_label(_container_label(device.container)), used)
             used.add(request)
             own = list(selectors)
-            if device.kind is DeviceKind.MIG:
-                own = [s for s in own if "capacity" not in s]  # GFD memory is the parent GPU's
+            if device.mig_profile is not None:  # MIG, shared or not
+                kept = [s for s in own if "capacity" not in s]  # GFD memory is the parent GPU's
+                if len(kept) < len(own):
+                    notes.append("the GFD memory label describes the whole GPU, which a MIG "
+                                 "device does not publish: dropped for MIG requests")
+                own = kept
                 own.insert(0, f'device.attributes["gpu.nvidia.com"].profile == "{device.mig_profile}"')
             own += list(self.options.selectors)
-            device_class = MIG_CLASS if device.kind is DeviceKind.MIG else GPU_CLASS
+            device_class = MIG_CLASS if device.mig_profile is not None else GPU_CLASS
             count = 1 if device.kind is DeviceKind.SHARED else device.count
             requests.append(emit.device_request(request, device_class, count, own,
                                                 self.options.target))
@@ -269,7 +283,9 @@ class Planner:
         hard = _get(data, *hard_path)
         if not isinstance(hard, Mapping):
             return ObjectPlan()
-        totals: dict[str, int] = {}
+        # Per class: the sum of the requests. keys, and of the limits./bare keys.
+        enforced: dict[str, int] = {}
+        stated: dict[str, int] = {}
         old: list[str] = []
         for key, value in hard.items():
             scope, _, name = key.partition(".") if str(key).startswith(("requests.", "limits.")) \
@@ -282,11 +298,15 @@ class Planner:
                 return ObjectPlan(result=_result(file, data, "blocked",
                                                  reason=f"quota {key}: {value!r} is not a whole number"))
             old.append(key)
-            if scope == "requests":  # limits./bare keys were never enforced: do not carry them
-                cls = MIG_CLASS if device.kind is DeviceKind.MIG else GPU_CLASS
-                totals[cls] = max(totals.get(cls, 0), 0) + count.value
+            cls = MIG_CLASS if device.mig_profile is not None else GPU_CLASS
+            sums = enforced if scope == "requests" else stated
+            sums[cls] = sums.get(cls, 0) + count.value
         if not old:
             return ObjectPlan()
+        # Kubernetes only ever enforced requests.<extended resource>; a limits./bare key is the
+        # user's stated cap all the same, so it becomes the DRA cap where no requests. key is.
+        unenforced = [cls for cls in stated if cls not in enforced]
+        totals = {**enforced, **{cls: stated[cls] for cls in unenforced}}
         plan = ObjectPlan()
         path = base + hard_path
         additions: dict[str, str] = {}
@@ -303,9 +323,14 @@ class Planner:
             plan.ops += [Delete(path + (key,)) for key in old]
         if not plan.ops:
             return ObjectPlan()
-        notes = ("kept the device-plugin keys (--keep-device-plugin-quota): they still count "
-                 "device-plugin pods",) if self.options.keep_device_plugin_quota else ()
-        plan.result = _result(file, data, "quota", notes=notes)
+        notes: list[str] = []
+        if self.options.keep_device_plugin_quota:
+            notes.append("kept the device-plugin keys (--keep-device-plugin-quota): they still "
+                         "count device-plugin pods")
+        if unenforced:
+            notes.append("Kubernetes never enforced the limits./bare device-plugin keys of this "
+                         "quota (only requests.<resource>); their value is now the DRA cap")
+        plan.result = _result(file, data, "quota", notes=tuple(notes))
         _prune(data, base, plan.ops)
         return plan
 

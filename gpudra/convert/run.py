@@ -6,13 +6,12 @@ Streams are passed in, so this module stays free of any terminal library and is 
 from __future__ import annotations
 
 import json
-import os
 from dataclasses import dataclass
 from pathlib import Path
 from typing import IO
 
 from gpudra.config import find_config, load_config
-from gpudra.convert.converter import ConvertReport, FileChange, convert_paths
+from gpudra.convert.converter import ConvertReport, convert_paths
 from gpudra.convert.planner import ConvertOptions
 from gpudra.convert.summary import as_data, as_text
 from gpudra.convert.writer import unified_diff, write_atomic

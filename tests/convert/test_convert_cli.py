@@ -1,0 +1,278 @@
+"""`gpudra convert` modes end to end: --diff, --check, --output-dir, stdin, errors, file safety.
+
+What the conversion itself writes is pinned by the golden cases (test_golden.py); here the
+question is what each mode does with files, streams and exit codes.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import stat
+from pathlib import Path
+
+import pytest
+from typer.testing import CliRunner, Result
+
+from gpudra.cli import app
+from gpudra.convert import writer
+
+GPU_JOB = """\
+apiVersion: batch/v1
+kind: Job
+metadata:
+  name: train  # keep me
+  namespace: ml
+spec:
+  template:
+    spec:
+      restartPolicy: Never
+      containers:
+      - name: main
+        image: cuda
+        resources:
+          limits:
+            nvidia.com/gpu: 2
+"""
+CLEAN = "apiVersion: v1\nkind: ConfigMap\nmetadata: {name: plain}\ndata: {a: b}\n"
+BROKEN = ("apiVersion: v1\nkind: Pod\nmetadata: {name: x}\nspec:\n  containers:\n"
+          "  - name: c\n    resources: {limits: {nvidia.com/gpu: 1}\n  bad: [\n")
+
+
+@pytest.fixture
+def tree(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
+    """tmp/tree with one GPU Job and one clean file in a subdirectory; cwd is tmp."""
+    root = tmp_path / "tree"
+    (root / "sub").mkdir(parents=True)
+    (root / "job.yaml").write_text(GPU_JOB)
+    (root / "sub" / "clean.yaml").write_text(CLEAN)
+    monkeypatch.chdir(tmp_path)
+    return root
+
+
+def convert(*args: str, input: str | None = None) -> Result:
+    return CliRunner().invoke(app, ["convert", *args], input=input)
+
+
+def snapshot(root: Path) -> dict[str, bytes]:
+    return {p.relative_to(root).as_posix(): p.read_bytes()
+            for p in sorted(root.rglob("*")) if p.is_file()}
+
+
+# --- modes ------------------------------------------------------------------------------------
+
+
+def test_in_place_rewrites_and_second_run_changes_nothing(tree: Path) -> None:
+    result = convert(str(tree))
+    assert result.exit_code == 0, result.output
+    text = (tree / "job.yaml").read_text()
+    assert "resourceClaimTemplateName: train-gpu" in text
+    assert "nvidia.com/gpu" not in text
+    assert "name: train  # keep me" in text
+    assert "1 files changed" in result.stdout
+    converted = snapshot(tree)
+    again = convert(str(tree))
+    assert again.exit_code == 0
+    assert snapshot(tree) == converted
+    assert "0 files changed" in again.stdout
+
+
+def test_diff_prints_a_unified_diff_and_writes_nothing(tree: Path) -> None:
+    before = snapshot(tree)
+    result = convert(str(tree), "--diff")
+    assert result.exit_code == 1  # there are changes to make
+    assert snapshot(tree) == before
+    assert f"--- a/{tree}/job.yaml".replace("//", "/") in result.stdout
+    assert "-            nvidia.com/gpu: 2\n" in result.stdout
+    assert "+        resourceClaimTemplateName: train-gpu\n" in result.stdout
+    assert "+kind: ResourceClaimTemplate\n" in result.stdout
+    assert "files would change" in result.stderr  # the summary stays off the diff stream
+
+
+def test_check_exits_1_with_changes_and_0_once_converted(tree: Path) -> None:
+    before = snapshot(tree)
+    result = convert(str(tree), "--check")
+    assert result.exit_code == 1
+    assert snapshot(tree) == before
+    assert "1 files would change" in result.stdout
+    assert convert(str(tree)).exit_code == 0
+    assert convert(str(tree), "--check").exit_code == 0
+
+
+def test_output_dir_writes_a_full_copy_and_leaves_the_source(tree: Path, tmp_path: Path) -> None:
+    before = snapshot(tree)
+    out = tmp_path / "out"
+    result = convert(str(tree), "--output-dir", str(out))
+    assert result.exit_code == 0, result.output
+    assert snapshot(tree) == before
+    copy = snapshot(out)
+    assert set(copy) == {"job.yaml", "sub/clean.yaml"}
+    assert copy["sub/clean.yaml"] == before["sub/clean.yaml"]  # unchanged files too
+    assert b"resourceClaimTemplateName: train-gpu" in copy["job.yaml"]
+    # The copy is what an in-place run writes.
+    convert(str(tree))
+    assert snapshot(tree) == copy
+
+
+def test_output_dir_includes_new_files(tree: Path, tmp_path: Path) -> None:
+    out = tmp_path / "out"
+    result = convert(str(tree), "--output-dir", str(out), "--claims-file", "claims.yaml")
+    assert result.exit_code == 0, result.output
+    assert set(snapshot(out)) == {"job.yaml", "claims.yaml", "sub/clean.yaml"}
+    assert not (tree / "claims.yaml").exists()
+
+
+def test_stdin_to_stdout_converted(tree: Path) -> None:
+    result = convert("-", input=GPU_JOB)
+    assert result.exit_code == 0, result.stderr
+    assert "resourceClaimTemplateName: train-gpu" in result.stdout
+    assert "kind: ResourceClaimTemplate" in result.stdout
+    assert "rewrite" in result.stderr  # the summary goes to stderr
+    assert "rewrite" not in result.stdout
+
+
+def test_stdin_unchanged_input_is_echoed(tree: Path) -> None:
+    result = convert("-", input=CLEAN)
+    assert result.exit_code == 0, result.stderr
+    assert result.stdout == CLEAN
+
+
+def test_stdin_output_is_a_fixed_point(tree: Path) -> None:
+    once = convert("-", input=GPU_JOB).stdout
+    assert convert("-", input=once).stdout == once
+
+
+# --- usage errors: exit 2, nothing touched ------------------------------------------------------
+
+
+def test_invalid_selector_exit_2_with_line_and_column(tree: Path) -> None:
+    before = snapshot(tree)
+    result = convert(str(tree), "--selector", 'device.attributes["gpu.nvidia.com"].productName ==')
+    assert result.exit_code == 2
+    assert "--selector #1: 1:" in result.stderr
+    message = result.stderr.split("--selector #1: ", 1)[1]
+    line, column = message.split(":")[:2]
+    assert line == "1" and column.isdigit()
+    assert snapshot(tree) == before
+
+
+def test_selector_comparing_quantities_with_operators_is_rejected(tree: Path) -> None:
+    before = snapshot(tree)
+    result = convert(str(tree), "--selector",
+                     'device.capacity["gpu.nvidia.com"].memory >= quantity("40Gi")')
+    assert result.exit_code == 2
+    assert "1:" in result.stderr
+    assert snapshot(tree) == before
+
+
+@pytest.mark.parametrize("version", ["1.31", "2.0", "latest", "1.38"])
+def test_bad_target_version_exit_2(tree: Path, version: str) -> None:
+    before = snapshot(tree)
+    result = convert(str(tree), "--target-version", version)
+    assert result.exit_code == 2
+    assert "gpudra: error:" in result.stderr
+    assert snapshot(tree) == before
+
+
+def test_bridge_needs_1_34(tree: Path) -> None:
+    before = snapshot(tree)
+    result = convert(str(tree), "--strategy", "bridge", "--target-version", "1.33")
+    assert result.exit_code == 2
+    assert "extendedResourceName" in result.stderr and "1.34" in result.stderr
+    assert snapshot(tree) == before
+
+
+def test_bad_min_memory_exit_2(tree: Path) -> None:
+    result = convert(str(tree), "--min-memory", "lots")
+    assert result.exit_code == 2
+    assert "--min-memory" in result.stderr
+
+
+# --- input errors -------------------------------------------------------------------------------
+
+
+def test_unparseable_file_is_left_untouched_and_others_converted(tree: Path) -> None:
+    (tree / "broken.yaml").write_text(BROKEN)
+    result = convert(str(tree), "-o", "json")
+    assert result.exit_code == 3
+    assert (tree / "broken.yaml").read_text() == BROKEN
+    assert "resourceClaimTemplateName" in (tree / "job.yaml").read_text()
+    report = json.loads(result.stdout)
+    [error] = report["errors"]
+    assert error["file"].endswith("broken.yaml")
+    assert "not valid YAML" in error["message"] and error["line"]
+
+
+def test_missing_path_exit_3(tree: Path) -> None:
+    result = convert(str(tree / "nope.yaml"))
+    assert result.exit_code == 3
+
+
+# --- file safety -------------------------------------------------------------------------------
+
+
+def test_file_mode_is_kept(tree: Path) -> None:
+    path = tree / "job.yaml"
+    path.chmod(0o640)
+    assert convert(str(tree)).exit_code == 0
+    assert "resourceClaims" in path.read_text()
+    assert stat.S_IMODE(path.stat().st_mode) == 0o640
+
+
+def test_unchanged_files_are_not_rewritten(tree: Path) -> None:
+    clean = tree / "sub" / "clean.yaml"
+    os.utime(clean, ns=(1_000_000_000, 1_000_000_000))
+    assert convert(str(tree)).exit_code == 0
+    assert clean.stat().st_mtime_ns == 1_000_000_000
+
+
+def test_write_atomic_leaves_no_temp_file_when_interrupted(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    path = tmp_path / "job.yaml"
+    path.write_text(GPU_JOB)
+
+    def interrupted(src: object, dst: object) -> None:
+        raise KeyboardInterrupt
+
+    monkeypatch.setattr(os, "replace", interrupted)
+    with pytest.raises(KeyboardInterrupt):
+        writer.write_atomic(path, b"new content\n")
+    assert [p.name for p in tmp_path.iterdir()] == ["job.yaml"]
+    assert path.read_text() == GPU_JOB
+
+
+def test_write_atomic_skips_identical_content(tmp_path: Path) -> None:
+    path = tmp_path / "job.yaml"
+    path.write_text(GPU_JOB)
+    assert writer.write_atomic(path, GPU_JOB.encode()) is False
+    assert writer.write_atomic(path, b"changed\n") is True
+    assert path.read_bytes() == b"changed\n"
+
+
+# --- -o json ------------------------------------------------------------------------------------
+
+
+def test_json_summary_structure(tree: Path) -> None:
+    (tree / "blocked.yaml").write_text(GPU_JOB.replace("name: train ", "name: odd ")
+                                       .replace("nvidia.com/gpu: 2", 'nvidia.com/gpu: "${N}"'))
+    result = convert(str(tree), "--diff", "-o", "json")
+    assert result.exit_code == 1
+    report = json.loads(result.stdout)
+    assert set(report) == {"workloads", "files", "errors", "summary"}
+    by_name = {w["name"]: w for w in report["workloads"]}
+    train = by_name["train"]
+    assert train == {"file": f"{tree}/job.yaml", "kind": "Job", "name": "train",
+                     "namespace": "ml", "strategy": "rewrite", "reason": None, "notes": [],
+                     "created": ["train-gpu"]}
+    odd = by_name["odd"]
+    assert odd["strategy"] == "blocked" and "placeholder" in odd["reason"]
+    assert odd["created"] == []
+    [changed] = report["files"]
+    assert changed["file"] == f"{tree}/job.yaml"
+    assert changed["written"] is False and changed["created"] is False
+    assert changed["diff"].startswith("--- a/")
+    assert report["errors"] == []
+    summary = report["summary"]
+    assert summary["files_scanned"] == 3 and summary["files_changed"] == 1
+    assert summary["rewrite"] == 1 and summary["blocked"] == 1
+    assert summary["errors"] == 0
