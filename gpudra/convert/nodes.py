@@ -57,12 +57,13 @@ def compose(text: str) -> NodeDocument:
     loader = _Loader(text)
     try:
         root = loader.get_single_node()
-        data = loader.construct_document(root) if root is not None else None
+        doc = NodeDocument(root, None)
+        if root is not None:
+            # Index first: constructing the data flattens `<<` merge keys out of the node tree.
+            _walk(doc, root)
+            doc.data = loader.construct_document(root)
     finally:
         loader.dispose()
-    doc = NodeDocument(root, data)
-    if root is not None:
-        _walk(doc, root)
     return doc
 
 
