@@ -131,6 +131,10 @@ class Planner:
                              "the field: put the entry in podSpecPatch instead")
         except Blocked as exc:
             return ObjectPlan(result=_result(file, data, "blocked", reason=str(exc)))
+        if not self.options.target.served_by_default:
+            notes.append(f"Kubernetes {self.options.target} serves "
+                         f"{self.options.target.resource_api_version} only with the "
+                         "DynamicResourceAllocation feature gate and --runtime-config enabled")
         plan.result = _result(file, data, "rewrite", notes=tuple(dict.fromkeys(notes)),
                               created=tuple(created))
         return plan
@@ -191,6 +195,9 @@ class Planner:
             for path in device.paths:
                 plan.ops.append(Delete(base + path))
             if device.kind is DeviceKind.SHARED:
+                if device.count > 1:
+                    notes.append(f"{device.resource}: {device.count} replicas became one shared "
+                                 "device (DRA has no replica count)")
                 notes.append(f"{device.resource} was a time-slicing/MPS replica: the pods now share "
                              "one ResourceClaim (one GPU, same node); for time-slicing or MPS add a "
                              "GpuConfig, which needs the driver gates TimeSlicingSettings/MPSSupport")
@@ -466,6 +473,8 @@ def _container_label(container: ContainerRef) -> str:
     if container.name:
         return container.name
     last = container.path[-1] if container.path else "main"
+    if last in ("container", "script"):
+        return "main"  # what Argo names the container it creates from these keys
     return str(last) if isinstance(last, str) else "main"
 
 
