@@ -17,6 +17,7 @@ from typing import Any
 import yaml
 
 from gpudra.convert.nodes import NodeDocument, compose
+from gpudra.convert.nodes import load as load_document
 from gpudra.convert.ops import Op, apply_to_data, apply_to_text
 from gpudra.convert.planner import ConvertOptions, Planner, WorkloadResult
 from gpudra.convert.render import document
@@ -114,7 +115,8 @@ def _load(entry: InputFile, stdin, errors: list[InputError],
         errors.append(InputError(entry.label, str(exc)))
         return None
     if not any(n.encode() in raw for n in _NEEDLES):
-        return _File(entry, raw)
+        # Nothing to convert: keep no bytes, except stdin's, which is echoed back unchanged.
+        return _File(entry, raw) if entry.label == STDIN else None
     try:
         text = raw.decode("utf-8-sig")
     except UnicodeDecodeError as exc:
@@ -198,7 +200,7 @@ def _edited_chunk(f: _File, doc: _Doc) -> tuple[str, Style] | None:
         if unterminated and text.endswith(style.newline):
             text = text[: -len(style.newline)]
         expected = apply_to_data(doc.nodes.data, doc.ops)
-        if yaml.load(text, Loader=_loader()) != expected:
+        if load_document(text) != expected:
             raise LayoutError("the edited text does not read back as intended")
     except (LayoutError, yaml.YAMLError) as exc:
         doc.results[:] = [_blocked(r, f"cannot edit this layout faithfully ({exc})")
@@ -216,19 +218,13 @@ def _blocked(result: WorkloadResult, reason: str) -> WorkloadResult:
                           reason)
 
 
-def _loader():
-    try:
-        return yaml.CSafeLoader
-    except AttributeError:  # pragma: no cover
-        return yaml.SafeLoader
-
 
 def _render_objects(objects: list[dict], style: Style) -> str:
     nl = style.newline
     out = ""
     for obj in objects:
         text = nl.join(document(obj, style)) + nl
-        if yaml.safe_load(text) != obj:  # the renderer's own guarantee, checked every time
+        if load_document(text) != obj:  # the renderer's own guarantee, checked every time
             raise LayoutError("rendered object does not read back")
         out += f"---{nl}{text}"
     return out

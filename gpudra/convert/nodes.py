@@ -12,6 +12,8 @@ from typing import Any
 
 import yaml
 
+from gpudra.sources.documents import construct_plain
+
 try:
     from yaml import CSafeLoader as _Loader
 except ImportError:  # pragma: no cover
@@ -61,7 +63,7 @@ def compose(text: str) -> NodeDocument:
         if root is not None:
             # Index first: constructing the data flattens `<<` merge keys out of the node tree.
             _walk(doc, root)
-            doc.data = loader.construct_document(root)
+            doc.data = construct_plain(loader, root)
     finally:
         loader.dispose()
     return doc
@@ -86,3 +88,13 @@ def _walk(doc: NodeDocument, root: yaml.Node) -> None:
         elif isinstance(node, yaml.SequenceNode):
             for i, item in enumerate(node.value):
                 stack.append((path + (i,), None, item, node))
+
+
+def load(text: str) -> Any:
+    """One document's plain data, as `yaml.load` with the C loader would give, but faster."""
+    loader = _Loader(text)
+    try:
+        root = loader.get_single_node()
+        return construct_plain(loader, root) if root is not None else None
+    finally:
+        loader.dispose()

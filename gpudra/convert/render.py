@@ -8,6 +8,7 @@ double-quoted unless it reads back as the same string.
 
 from __future__ import annotations
 
+import functools
 import json
 from collections.abc import Mapping
 from typing import Any
@@ -16,6 +17,7 @@ import yaml
 
 from gpudra.convert.textedit import Style
 
+_LOADER = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
 _INDICATORS = set("-?:,[]{}#&*!|>'\"%@`")
 _FLOW_INDICATORS = set(",[]{}")
 
@@ -49,9 +51,11 @@ def _plain_ok(text: str, in_flow: bool) -> bool:
     return _reads_back(text)
 
 
+@functools.lru_cache(maxsize=4096)
 def _reads_back(text: str) -> bool:
+    # Pure function of its argument: memoised, since keys and names repeat across documents.
     try:
-        return yaml.safe_load(f"k: {text}") == {"k": text}
+        return yaml.load(f"k: {text}", Loader=_LOADER) == {"k": text}
     except yaml.YAMLError:
         return False
 

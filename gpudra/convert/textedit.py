@@ -9,12 +9,16 @@ workload alone and says why.
 
 from __future__ import annotations
 
+import re
 from collections.abc import Iterable
 from dataclasses import dataclass
 
 import yaml
 
 from gpudra.errors import GpudraError
+
+
+_DASHES = re.compile(r"(?: *- +)+")
 
 
 class LayoutError(GpudraError):
@@ -42,10 +46,6 @@ class TextDocument:
 
     def __init__(self, text: str) -> None:
         self.text = text
-        self._line_starts = [0]
-        for i, ch in enumerate(text):
-            if ch == "\n":
-                self._line_starts.append(i + 1)
         self.edits: list[Edit] = []
 
     # --- geometry --------------------------------------------------------------------------
@@ -99,8 +99,30 @@ class TextDocument:
             self._remove_flow_item(pairs, index, key, value, mapping)
             return
         if not self.only_indent_before(key.start_mark.index):
-            raise LayoutError("a key shares its line with a sequence dash")
+            self._remove_dash_entry(pairs, index, key, value)
+            return
         self.replace(self.line_start(key.start_mark.index), self.last_content_end(value), "")
+
+    def _remove_dash_entry(self, pairs, index: int, key: yaml.Node, value: yaml.Node) -> None:
+        """Remove the first entry of a sequence item's mapping, the one on the dash line
+        (`- env: ...`): the next line's content moves up onto the dash line (`- name: x`), at
+        the column the removed key had, so the item keeps its indentation."""
+        line = self.line_start(key.start_mark.index)
+        before = self.text[line:key.start_mark.index]
+        if index != 0 or index + 1 >= len(pairs) or not _DASHES.fullmatch(before):
+            raise LayoutError("a key shares its line with a sequence dash")
+        end = self.last_content_end(value)
+        content = end
+        while content < len(self.text) and self.text[content] in " \t":
+            content += 1
+        if content >= len(self.text):
+            raise LayoutError("a key shares its line with a sequence dash")
+        if self.text[content] in "\r\n":
+            # A blank line follows: leave the dash alone on its line, the item continues below.
+            newline = 2 if self.text[end - 2:end] == "\r\n" else 1
+            self.replace(line + len(before.rstrip()), end - newline, "")
+            return
+        self.replace(key.start_mark.index, content, "")
 
     def remove_item(self, sequence: yaml.SequenceNode, item: yaml.Node) -> None:
         """Remove one item from a sequence."""

@@ -98,7 +98,7 @@ def _parse(chunk: Chunk, keep: Chunk | None = None) -> ParsedDocument:
     loader = _Loader(chunk.text)
     try:
         node = loader.get_single_node()
-        data = _construct(loader, node) if node is not None else None
+        data = construct_plain(loader, node) if node is not None else None
     except yaml.MarkedYAMLError as exc:
         mark = exc.problem_mark or exc.context_mark
         line = chunk.first_line + mark.line if mark is not None else chunk.first_line
@@ -129,7 +129,7 @@ class _Unusual(Exception):
     """A node the fast path does not handle (merge keys, complex keys, !!set...)."""
 
 
-def _construct(loader: Any, node: yaml.Node) -> Any:
+def construct_plain(loader: Any, node: yaml.Node) -> Any:
     """construct_document's result for the plain str/int/bool/null maps and lists that
     manifests are made of, without PyYAML's generic (and slow) constructor machinery. Any other
     tag is built by the loader's own constructor; documents with merge keys or complex keys

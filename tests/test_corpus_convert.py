@@ -1,0 +1,432 @@
+"""`gpudra convert` over the real-world corpus (../shared/corpus): surgical, complete, valid.
+
+The corpus is copied to a temporary directory and converted in place with the convert use case
+(run_convert, as the CLI calls it). Then:
+
+* nothing crashed and no input errors were reported;
+* a document that has no device-plugin request and no nvidia quota key is byte-identical to
+  its original, also inside a changed file (documents are split and aligned; the objects that
+  convert appended are recognised by the names it reported as created);
+* every workload with a device request (found by an oracle that shares no code with gpudra)
+  was converted, or is blocked with the reason listed in EXPECTED_BLOCKED. The blocked set must
+  match that list exactly: a regression that blocks more fails here, and so does a fix that
+  converts one more workload (then delete its entry);
+* the converted files parse; every DRA object convert created validates strictly for 1.37
+  (schema and semantic rules), a converted built-in workload has no strict-validation error
+  its original did not have, and every claim reference in a converted pod spec resolves;
+* a second run changes nothing (fixed point);
+* `gpudra audit` of the converted tree has no GPU101/GPU102/GPU103 finding outside files that
+  were blocked or are templates.
+
+Skipped cleanly where the corpus is absent: the project must not need it to run.
+"""
+
+from __future__ import annotations
+
+import io
+import json
+import shutil
+from collections import defaultdict
+from collections.abc import Iterator, Mapping
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import pytest
+import yaml
+from corpus_oracle import DEVICE, TEMPLATE, expected_lines
+
+from gpudra.audit import AuditRequest, run_audit
+from gpudra.convert.run import ConvertRequest, run_convert
+from gpudra.sources.documents import Chunk, split_documents
+from gpudra.workloads import WorkloadTable
+
+CORPUS = Path(__file__).resolve().parents[2] / "shared" / "corpus"
+pytestmark = pytest.mark.skipif(not CORPUS.is_dir(), reason="shared corpus not present")
+
+BOM = b"\xef\xbb\xbf"
+MANIFEST_SUFFIXES = (".yaml", ".yml", ".json")
+DEVICE_PLUGIN_RULES = {"GPU101", "GPU102", "GPU103"}
+DRA_CLAIM_KINDS = ("ResourceClaim", "ResourceClaimTemplate")
+
+JSON = "JSON manifest: convert rewrites YAML only"
+TEMPLATE_FILE = "Go/Helm template"
+OUTSIDE = "outside any known pod spec"
+# Workloads (and non-manifest files) that gpudra must leave alone, with a substring of the
+# reason it gives: (repository directory, file, kind or "", name or "", reason).
+BLOCKED_ROWS = [
+    # JSON manifests.
+    ("NVIDIA__cloud-native-docs", "gpu-operator__manifests__output__mig-mixed-node-labels.json",
+     "", "", JSON),
+    ("replicatedhq__troubleshoot", "pkg__analyze__files__pods__message-pending-pod-resources.json",
+     "", "", JSON),
+    # Helm/Go templates, and a values file with `{{ .Release.Name }}`: never edited.
+    ("IBM__autopilot", "helm-charts__autopilot__templates__autopilot.yaml", "", "", TEMPLATE_FILE),
+    ("NVIDIA__k8s-dra-driver-gpu",
+     "deployments__helm__dra-driver-nvidia-gpu__templates__deviceclass-gpu.yaml", "", "",
+     TEMPLATE_FILE),
+    ("otwld__ollama-helm", "templates__deployment.yaml", "", "", TEMPLATE_FILE),
+    ("otwld__ollama-helm", "templates__knative__service.yaml", "", "", TEMPLATE_FILE),
+    ("triton-inference-server__server", "deploy__k8s-onprem__templates__deployment.yaml", "", "",
+     TEMPLATE_FILE),
+    ("vllm-project__production-stack", "helm__values.yaml", "", "", TEMPLATE_FILE),
+    ("volcano-sh__volcano", "installer__helm__chart__volcano__templates__grafana.yaml", "", "",
+     TEMPLATE_FILE),
+    # Helm values files (no kind): a `resources:` block that is in no pod spec.
+    ("GoogleCloudPlatform__kubernetes-engine-samples", "ai-ml__nemo-rl-on-gke__nemoRL__values.yaml",
+     "", "", OUTSIDE),
+    ("IBM__autopilot", "helm-charts__autopilot__values.yaml", "", "", OUTSIDE),
+    ("NVIDIA__nim-deploy",
+     "cloud-service-providers__azure__blueprints__vss-blueprint-aks__overrides-single-gpu.yaml",
+     "", "", OUTSIDE),
+    ("NVIDIA__nim-deploy", "cloud-service-providers__oracle__oke__values.yaml", "", "", OUTSIDE),
+    ("NVIDIA__nim-deploy", "helm__nim-llm__values.yaml", "", "", OUTSIDE),
+    # CRDs whose `spec.resources` is not a pod spec (their operator builds the pods).
+    ("GoogleCloudPlatform__kubernetes-engine-samples",
+     "ai-ml__infw-gw__examples__getting-started__inference-model.yaml",
+     "InferenceModel", "vllm-llama3-8b-instruct", OUTSIDE),
+    ("GoogleCloudPlatform__kubernetes-engine-samples",
+     "ai-ml__infw-gw__examples__getting-started__inference-model-variables.yaml",
+     "InferenceModel", "${MODEL_NAME:-vllm-llama3-8b-instruct}", OUTSIDE),
+    ("NVIDIA__nim-deploy",
+     "cloud-service-providers__aws__eks__storage__nim-operator-nim-service.yaml",
+     "NIMService", "meta-llama3-8b-instruct", OUTSIDE),
+    # HAMi vGPU resources (nvidia.com/gpumem, nvidia.com/gpucores) have no DRA equivalent.
+    ("Project-HAMi__HAMi", "examples__nvidia__default_use.yaml", "Pod", "gpu-pod",
+     "nvidia.com/gpumem has no DRA equivalent"),
+    ("Project-HAMi__HAMi", "examples__nvidia__dynamic_mig_example.yaml", "Pod", "gpu-pod",
+     "nvidia.com/gpumem has no DRA equivalent"),
+    ("kubernetes-sigs__kueue", "site__static__examples__serving-workloads__sample-hami.yaml",
+     "Deployment", "gpu-burn", "nvidia.com/gpucores has no DRA equivalent"),
+    # nvidia.com/gpu in requests only: the count to claim would be a guess.
+    ("kubernetes-sigs__kueue",
+     "site__static__examples__serving-workloads__sample-leaderworkerset-tas.yaml",
+     "LeaderWorkerSet", "nginx-leaderworkerset", "in requests without a limit"),
+]
+EXPECTED_BLOCKED = {(f"{repo}/{file}", kind, name): reason
+                    for repo, file, kind, name, reason in BLOCKED_ROWS}
+
+
+# --- the run -------------------------------------------------------------------------------
+
+@dataclass
+class Run:
+    root: Path
+    before: dict[str, bytes]
+    after: dict[str, bytes]
+    code: int
+    report: dict[str, Any]
+    again_code: int = 0
+    again_report: dict[str, Any] = field(default_factory=dict)
+    again: dict[str, bytes] = field(default_factory=dict)
+
+    def rel(self, label: str) -> str:
+        return Path(label).resolve().relative_to(self.root.resolve()).as_posix()
+
+    @property
+    def changed(self) -> set[str]:
+        return {f for f in self.after if self.after[f] != self.before.get(f)}
+
+    @property
+    def created_names(self) -> dict[str, set[str]]:
+        """Per file, the names of the DRA objects convert reported as created."""
+        names: dict[str, set[str]] = defaultdict(set)
+        for w in self.report["workloads"]:
+            names[self.rel(w["file"])].update(w["created"])
+        return names
+
+
+def _snapshot(root: Path) -> dict[str, bytes]:
+    return {p.relative_to(root).as_posix(): p.read_bytes()
+            for p in sorted(root.rglob("*")) if p.is_file()}
+
+
+def _convert(root: Path) -> tuple[int, dict[str, Any]]:
+    out, err = io.StringIO(), io.StringIO()
+    code = run_convert(ConvertRequest(paths=(str(root),), output="json"), stdout=out, stderr=err)
+    return int(code), json.loads(out.getvalue())
+
+
+@pytest.fixture(scope="module")
+def run(tmp_path_factory) -> Run:
+    base = tmp_path_factory.mktemp("convert")
+    (base / ".gpudra.yaml").write_text("")  # hermetic: no config from above the temp dir
+    root = base / "corpus"
+    shutil.copytree(CORPUS, root)
+    before = _snapshot(root)
+    code, report = _convert(root)  # must not raise
+    result = Run(root, before, _snapshot(root), code, report)
+    result.again_code, result.again_report = _convert(root)
+    result.again = _snapshot(root)
+    return result
+
+
+# --- an oracle for documents and objects (no gpudra code) --------------------------------------
+
+def _chunks(raw: bytes) -> list[Chunk]:
+    return split_documents(raw.decode("utf-8-sig"))
+
+
+def _load(chunk: Chunk) -> Any:
+    """Plain data of a chunk, or None when it is a template or not YAML."""
+    if TEMPLATE.search(chunk.text):
+        return None
+    try:
+        return yaml.load(chunk.text, Loader=yaml.CSafeLoader)
+    except yaml.YAMLError:
+        return None
+
+
+def _objects(data: Any) -> list[dict]:
+    if not isinstance(data, dict):
+        return []
+    if str(data.get("kind", "")).endswith("List") and isinstance(data.get("items"), list):
+        return [i for i in data["items"] if isinstance(i, dict)]
+    return [data]
+
+
+def _walk(data: Any) -> Iterator[Mapping]:
+    stack = [data]
+    while stack:
+        node = stack.pop()
+        if isinstance(node, Mapping):
+            yield node
+            stack.extend(node.values())
+        elif isinstance(node, list):
+            stack.extend(node)
+
+
+def _device_requests(data: Any) -> list[str]:
+    """Device-plugin names with a non-zero count under any resources.limits/requests."""
+    found = []
+    for node in _walk(data):
+        resources = node.get("resources")
+        for section in ("limits", "requests") if isinstance(resources, Mapping) else ():
+            value = resources.get(section)
+            if isinstance(value, Mapping):
+                found += [str(k) for k, v in value.items()
+                          if DEVICE.match(str(k)) and str(v).strip() != "0"]
+    return found
+
+
+def _quota_keys(data: Any) -> list[str]:
+    found = []
+    for node in _walk(data):
+        hard = node.get("hard")
+        if isinstance(hard, Mapping):
+            found += [str(k) for k in hard
+                      if DEVICE.match(str(k).removeprefix("requests.").removeprefix("limits."))]
+    return found
+
+
+def _key(obj: Mapping) -> tuple[str, str]:
+    meta = obj.get("metadata") if isinstance(obj.get("metadata"), Mapping) else {}
+    return str(obj.get("kind") or ""), str(meta.get("name") or meta.get("generateName") or "")
+
+
+def _may_change(chunk: Chunk) -> bool:
+    data = _load(chunk)
+    return bool(_device_requests(data) or _quota_keys(data))
+
+
+def _align(before: list[Chunk], after: list[Chunk],
+           created: set[str]) -> tuple[list[tuple[Chunk, Chunk]], list[Chunk], list[Chunk]]:
+    """Pair each original document with its successor; collect appended DRA objects."""
+    pairs, added = [], []
+    j = 0
+    for old in before:
+        if j >= len(after):
+            break
+        pairs.append((old, after[j]))
+        j += 1
+        while j < len(after) and _is_created(after[j], created):
+            added.append(after[j])
+            j += 1
+    return pairs, added, after[j:]
+
+
+def _is_created(chunk: Chunk, created: set[str]) -> bool:
+    data = _load(chunk)
+    return (isinstance(data, dict)
+            and str(data.get("apiVersion", "")).startswith("resource.k8s.io/")
+            and data.get("kind") in DRA_CLAIM_KINDS and _key(data)[1] in created)
+
+
+def _manifests() -> list[str]:
+    return sorted(p.relative_to(CORPUS).as_posix() for p in CORPUS.rglob("*")
+                  if p.is_file() and p.suffix in MANIFEST_SUFFIXES)
+
+
+# --- the tests -------------------------------------------------------------------------------
+
+def test_convert_reads_the_whole_corpus_without_errors(run):
+    assert run.report["errors"] == []
+    assert run.report["summary"]["files_scanned"] == len(_manifests())
+    assert run.code == 1  # blocked workloads remain (see EXPECTED_BLOCKED)
+    assert run.changed, "nothing was converted"
+    assert set(run.after) == set(run.before), "convert created or removed files"
+
+
+def test_documents_without_device_requests_are_byte_identical(run):
+    problems = []
+    for name in sorted(run.changed):
+        old, new = run.before[name], run.after[name]
+        if old.startswith(BOM) != new.startswith(BOM):
+            problems.append(f"{name}: byte-order mark changed")
+        pairs, added, rest = _align(_chunks(old), _chunks(new), run.created_names[name])
+        if len(pairs) != len(_chunks(old)) or rest:
+            problems.append(f"{name}: documents do not align ({len(rest)} unexplained at the end)")
+        if run.created_names[name] and len(added) != len(run.created_names[name]):
+            problems.append(f"{name}: {len(added)} objects appended, "
+                            f"{len(run.created_names[name])} reported as created")
+        for before, after in pairs:
+            if before.text.encode() != after.text.encode() and not _may_change(before):
+                problems.append(f"{name}:{before.first_line}: a document without device requests "
+                                "or nvidia quota keys changed")
+    assert not problems, "\n".join(problems)
+
+
+def test_every_gpu_workload_is_converted_or_blocked_for_a_listed_reason(run):
+    results: dict[tuple[str, str, str], list[dict]] = defaultdict(list)
+    for w in run.report["workloads"]:
+        results[(run.rel(w["file"]), w["kind"] or "", w["name"] or "")].append(w)
+    problems = []
+    for name in _manifests():
+        if name.endswith(".json"):
+            continue  # JSON files are blocked whole (EXPECTED_BLOCKED)
+        for chunk in _chunks(run.before[name]):
+            for obj in _objects(_load(chunk)):
+                if "apiVersion" not in obj or not _device_requests(obj):
+                    continue
+                key = (name, *_key(obj))
+                strategies = {w["strategy"] for w in results.get(key, [])}
+                if strategies == {"rewrite"}:
+                    continue
+                if strategies == {"blocked"} and key in EXPECTED_BLOCKED:
+                    continue
+                problems.append(f"{key}: {sorted(strategies) or 'no result'} "
+                                f"{[w['reason'] for w in results.get(key, [])]}")
+    assert not problems, "\n".join(problems)
+
+
+def test_blocked_workloads_are_exactly_the_expected_ones(run):
+    blocked = {(run.rel(w["file"]), w["kind"] or "", w["name"] or ""): w["reason"]
+               for w in run.report["workloads"] if w["strategy"] == "blocked"}
+    unexpected = {k: v for k, v in blocked.items() if k not in EXPECTED_BLOCKED}
+    assert not unexpected, "newly blocked:\n" + "\n".join(f"{k}: {v}"
+                                                          for k, v in unexpected.items())
+    wrong = {k: (blocked[k], EXPECTED_BLOCKED[k]) for k in blocked
+             if EXPECTED_BLOCKED[k] not in (blocked[k] or "")}
+    assert not wrong, wrong
+    no_longer = set(EXPECTED_BLOCKED) - set(blocked)
+    assert not no_longer, f"no longer blocked (drop them from EXPECTED_BLOCKED): {no_longer}"
+
+
+def test_converted_workloads_keep_no_device_plugin_request(run):
+    converted = {(run.rel(w["file"]), w["kind"], w["name"]) for w in run.report["workloads"]
+                 if w["strategy"] == "rewrite"}
+    assert converted
+    seen = set()
+    for name in sorted(run.changed):
+        for chunk in _chunks(run.after[name]):
+            for obj in _objects(_load(chunk)):
+                key = (name, *_key(obj))
+                if key in converted:
+                    seen.add(key)
+                    assert not _device_requests(obj), key
+    assert seen == converted
+
+
+@pytest.fixture(scope="module")
+def validator():
+    pytest.importorskip("kubernetes_validate")
+    from gpudra.dra.validate import StrictValidator
+    from gpudra.dra.versions import TargetVersion
+
+    return StrictValidator(TargetVersion.parse("1.37"))
+
+
+def test_converted_files_parse_and_validate_strictly(run, validator):
+    from gpudra.dra.validate import semantic_errors
+
+    converted = {(run.rel(w["file"]), w["kind"], w["name"]) for w in run.report["workloads"]
+                 if w["strategy"] == "rewrite"}
+    originals: dict[tuple[str, str, str], dict] = {}
+    for name in run.changed:
+        for chunk in _chunks(run.before[name]):
+            for obj in _objects(_load(chunk)):
+                originals[(name, *_key(obj))] = obj
+    table = WorkloadTable()
+    problems: list[str] = []
+    checked_dra = checked_workloads = 0
+    for name in sorted(run.changed):
+        if name.endswith((".yaml", ".yml")):
+            list(yaml.load_all(run.after[name], Loader=yaml.CSafeLoader))  # the whole file parses
+        templates: dict[tuple[str | None, str], dict] = {}
+        workloads = []
+        for chunk in _chunks(run.after[name]):
+            for obj in _objects(_load(chunk)):
+                key = (name, *_key(obj))
+                namespace = (obj.get("metadata") or {}).get("namespace")
+                if str(obj.get("apiVersion", "")).startswith("resource.k8s.io/") \
+                        and key[2] in run.created_names[name]:
+                    checked_dra += 1
+                    problems += [f"{key}: {e}" for e in validator.errors(obj)]
+                    templates[(namespace, key[2])] = obj
+                elif key in converted:
+                    checked_workloads += 1
+                    workloads.append((key, obj, namespace))
+                    new = validator.errors(obj)
+                    old = validator.errors(originals[key])
+                    problems += [f"{key}: {e}" for e in new if e not in old]
+        for key, obj, namespace in workloads:
+            group = str(obj.get("apiVersion", "")).rpartition("/")[0]
+            had_gpus = {spec.path for spec in table.pod_specs(group, key[1], originals[key])
+                        if _device_requests(spec.data)}
+            for spec in table.pod_specs(group, key[1], obj):
+                pod = {"apiVersion": "v1", "kind": "Pod", "metadata": {"name": "p"},
+                       "spec": {**spec.data, "containers": [c.data for c in spec.containers]}}
+                problems += [f"{key} {spec.path}: {e}" for e in semantic_errors(pod)]
+                if spec.path in had_gpus:
+                    problems += [f"{key} {spec.path}: {e}"
+                                 for e in _claim_links(spec, templates, namespace)]
+    assert checked_dra and checked_workloads
+    assert not problems, "\n".join(problems)
+
+
+def _claim_links(spec, templates: dict, namespace: str | None) -> list[str]:
+    """Every container claim names a pod claim whose template (in the file) has the request."""
+    errors = []
+    requests_of: dict[str, set[str]] = {}
+    for entry in spec.data.get("resourceClaims") or []:
+        template = templates.get((namespace, entry.get("resourceClaimTemplateName")))
+        if template is None:
+            continue  # not created by convert (an existing claim, e.g. an IMEX channel)
+        requests = template["spec"]["spec"]["devices"]["requests"]
+        requests_of[entry["name"]] = {r["name"] for r in requests}
+    for container in spec.containers:
+        for ref in (container.data.get("resources") or {}).get("claims") or []:
+            if ref["name"] in requests_of and ref.get("request") not in requests_of[ref["name"]]:
+                errors.append(f"container {container.name}: request {ref.get('request')!r} is not "
+                              f"in the template of claim {ref['name']!r}")
+    if not requests_of:
+        errors.append("no resourceClaims entry points at a template convert created")
+    return errors
+
+
+def test_second_run_changes_nothing(run):
+    assert run.again == run.after
+    assert run.again_report["summary"]["files_changed"] == 0
+    assert run.again_report["summary"]["rewrite"] == 0
+    assert run.again_report["summary"]["quota"] == 0
+    assert run.again_report["errors"] == []
+
+
+def test_audit_of_the_converted_tree_finds_no_device_plugin_requests(run):
+    report = run_audit(AuditRequest([str(run.root)]))
+    assert not report.errors, report.errors
+    exempt = {run.rel(w["file"]) for w in run.report["workloads"] if w["strategy"] == "blocked"}
+    exempt |= {name for name in _manifests() if expected_lines(CORPUS / name)[1]}
+    left = sorted({f"{run.rel(f.file)}:{f.line} {f.rule}" for f in report.findings
+                   if f.rule in DEVICE_PLUGIN_RULES and run.rel(f.file) not in exempt})
+    assert not left, "\n".join(left)
