@@ -30,6 +30,7 @@ from gpudra.sources.files import GO_TEMPLATE, STDIN, InputFile, discover, read_i
 from gpudra.workloads import WorkloadTable
 
 _NEEDLES = ("nvidia.com/", "NVIDIA_VISIBLE_DEVICES", "resource.k8s.io")
+_BYTE_NEEDLES = tuple(n.encode() for n in _NEEDLES)
 _DEVICE = re.compile(DEVICE_NAME_PATTERN)
 KUSTOMIZATIONS = ("kustomization.yaml", "kustomization.yml", "Kustomization")
 
@@ -114,7 +115,7 @@ def _load(entry: InputFile, stdin, errors: list[InputError],
     except Exception as exc:  # InputReadError; OSError subclasses are mapped there
         errors.append(InputError(entry.label, str(exc)))
         return None
-    if not any(n.encode() in raw for n in _NEEDLES):
+    if not any(n in raw for n in _BYTE_NEEDLES):
         # Nothing to convert: keep no bytes, except stdin's, which is echoed back unchanged.
         return _File(entry, raw) if entry.label == STDIN else None
     try:

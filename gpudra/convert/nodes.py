@@ -38,20 +38,42 @@ class NodeDocument:
     index: dict[PathT, Located] = field(default_factory=dict)
     shared: set[int] = field(default_factory=set)  # id() of nodes reachable by several paths
     merges: set[PathT] = field(default_factory=set)  # mappings that use `<<`
+    complete: bool = False  # every path indexed (documents with anchors); else resolved lazily
 
     def at(self, path: PathT) -> Located | None:
-        return self.index.get(tuple(path))
+        path = tuple(path)
+        found = self.index.get(path)
+        if found is not None or self.complete or self.root is None:
+            return found
+        # Without anchors every node has one path: follow it from the root, caching the way.
+        located = self.index.setdefault((), Located(None, self.root, None))
+        for depth, part in enumerate(path, 1):
+            located = self.index.get(path[:depth]) or _child(located.value, part)
+            if located is None:
+                return None
+            self.index[path[:depth]] = located
+        return located
 
     def editable(self, path: PathT) -> bool:
         """False when `path` or any ancestor is an alias target or uses a merge key."""
         for depth in range(len(path) + 1):
             prefix = tuple(path[:depth])
-            located = self.index.get(prefix)
+            located = self.at(prefix)
             if located is None:
                 return depth == len(path)  # a key that does not exist yet
             if id(located.value) in self.shared or prefix in self.merges:
                 return False
         return True
+
+
+def _child(node: yaml.Node, part: Any) -> Located | None:
+    if isinstance(node, yaml.MappingNode):
+        for key, value in node.value:
+            if isinstance(key, yaml.ScalarNode) and key.value == part:
+                return Located(key, value, node)
+    elif isinstance(node, yaml.SequenceNode) and isinstance(part, int) and 0 <= part < len(node.value):
+        return Located(None, node.value[part], node)
+    return None
 
 
 def compose(text: str) -> NodeDocument:
@@ -61,8 +83,11 @@ def compose(text: str) -> NodeDocument:
         root = loader.get_single_node()
         doc = NodeDocument(root, None)
         if root is not None:
-            # Index first: constructing the data flattens `<<` merge keys out of the node tree.
-            _walk(doc, root)
+            if "&" in text or "<<" in text:
+                # Anchors or merge keys: index every path now, before constructing the data
+                # flattens `<<` out of the node tree, to know which nodes are shared.
+                _walk(doc, root)
+                doc.complete = True
             doc.data = construct_plain(loader, root)
     finally:
         loader.dispose()

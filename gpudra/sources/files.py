@@ -78,10 +78,15 @@ def discover(paths: Iterable[str], excludes: Iterable[str] = ()) -> Iterator[Inp
 
 def _walk(root: Path, patterns: tuple[str, ...]) -> Iterator[InputFile | InputError]:
     """Depth-first, names sorted, a directory's files before its subdirectories (os.walk's
-    top-down order). os.scandir with str paths: no Path objects per file, no stat calls."""
-    stack = [os.fspath(root)]
+    top-down order). os.scandir with str paths: no Path objects per file, no stat calls.
+
+    The chart a directory belongs to travels down the stack: a directory with Chart.yaml is a
+    chart root, and its templates/ tree inherits it.
+    """
+    start = os.fspath(root)
+    stack: list[tuple[str, str | None]] = [(start, _enclosing_chart(start))]
     while stack:
-        dirpath = stack.pop()
+        dirpath, inherited = stack.pop()
         try:
             with os.scandir(dirpath) as it:
                 entries = list(it)
@@ -99,7 +104,7 @@ def _walk(root: Path, patterns: tuple[str, ...]) -> Iterator[InputFile | InputEr
                 filenames.append(entry.name)
             elif entry.name not in SKIPPED_DIRS and not entry.is_symlink():
                 subdirs.append(entry.name)
-        chart = _chart_root(dirpath, filenames)
+        chart = dirpath if "Chart.yaml" in filenames else inherited
         prefix = os.path.join(dirpath, "")
         for name in sorted(filenames):
             if name.endswith(MANIFEST_SUFFIXES) or (chart and name.endswith(".tpl")):
@@ -108,22 +113,24 @@ def _walk(root: Path, patterns: tuple[str, ...]) -> Iterator[InputFile | InputEr
                     continue
                 yield _classify(full, chart)
         subdirs.sort(reverse=True)
-        stack.extend(d for d in (prefix + n for n in subdirs)
-                     if not (patterns and _excluded(d, patterns)))
+        for name in subdirs:
+            sub = prefix + name
+            if patterns and _excluded(sub, patterns):
+                continue
+            # Only a chart's templates/ tree is template text; subcharts have their own Chart.yaml.
+            below = chart if chart and (chart != dirpath or name == "templates") else None
+            stack.append((sub, below))
 
 
-def _chart_root(dirpath: str, filenames: list[str]) -> str | None:
-    if "Chart.yaml" in filenames:
-        return dirpath
-    parent, leaf = os.path.split(dirpath)
-    # templates/ (and its subdirectories) of a chart; walking up a few levels is enough.
-    probe = dirpath
-    for _ in range(4):
+def _enclosing_chart(dirpath: str) -> str | None:
+    """The chart whose templates/ tree holds `dirpath` (when a walk starts inside one)."""
+    probe = os.path.abspath(dirpath)
+    for _ in range(6):
         parent, leaf = os.path.split(probe)
         if leaf == "templates" and os.path.isfile(os.path.join(parent, "Chart.yaml")):
-            return parent
+            return parent if os.path.isabs(dirpath) else os.path.relpath(parent)
         if not parent or parent == probe:
-            break
+            return None
         probe = parent
     return None
 
