@@ -12,11 +12,11 @@ from __future__ import annotations
 import re
 from collections.abc import Iterable
 from dataclasses import dataclass
+from itertools import pairwise
 
 import yaml
 
 from gpudra.errors import GpudraError
-
 
 _DASHES = re.compile(r"(?: *- +)+")
 
@@ -80,7 +80,7 @@ class TextDocument:
 
     def result(self) -> str:
         ordered = sorted(self.edits, key=lambda e: (e.start, e.end))
-        for before, after in zip(ordered, ordered[1:]):
+        for before, after in pairwise(ordered):
             if after.start < before.end:
                 raise LayoutError("overlapping edits")
         out = self.text
@@ -105,23 +105,18 @@ class TextDocument:
 
     def _remove_dash_entry(self, pairs, index: int, key: yaml.Node, value: yaml.Node) -> None:
         """Remove the first entry of a sequence item's mapping, the one on the dash line
-        (`- env: ...`): the next line's content moves up onto the dash line (`- name: x`), at
-        the column the removed key had, so the item keeps its indentation."""
+        (`- env: ...`): what follows it moves up onto the dash line (`- name: x`, or a comment
+        line `- # ...`), at the column the removed key had, so the item keeps its indentation.
+        Blank lines between go with it."""
         line = self.line_start(key.start_mark.index)
         before = self.text[line:key.start_mark.index]
         if index != 0 or index + 1 >= len(pairs) or not _DASHES.fullmatch(before):
             raise LayoutError("a key shares its line with a sequence dash")
-        end = self.last_content_end(value)
-        content = end
-        while content < len(self.text) and self.text[content] in " \t":
+        content = self.last_content_end(value)
+        while content < len(self.text) and self.text[content] in " \t\r\n":
             content += 1
-        if content >= len(self.text):
+        if content >= pairs[index + 1][0].start_mark.index + 1:
             raise LayoutError("a key shares its line with a sequence dash")
-        if self.text[content] in "\r\n":
-            # A blank line follows: leave the dash alone on its line, the item continues below.
-            newline = 2 if self.text[end - 2:end] == "\r\n" else 1
-            self.replace(line + len(before.rstrip()), end - newline, "")
-            return
         self.replace(key.start_mark.index, content, "")
 
     def remove_item(self, sequence: yaml.SequenceNode, item: yaml.Node) -> None:
