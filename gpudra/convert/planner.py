@@ -407,30 +407,28 @@ def _prune(data: Mapping[str, Any], base: PathT, ops: list[Op]) -> None:
     """Replace deletions that would empty a mapping or list with the deletion of its entry.
 
     A container that receives something (an Append/Extend/InsertBefore) is never pruned.
+    Deepest parents first, so an emptied `limits:` can in turn empty its `resources:`.
     """
-    grows = {op.mapping if not isinstance(op, Extend) else op.sequence
+    grows = {op.sequence if isinstance(op, Extend) else op.mapping
              for op in ops if not isinstance(op, Delete)}
+    deletes = list(dict.fromkeys(op.path for op in ops if isinstance(op, Delete)))
     changed = True
     while changed:
         changed = False
-        deletes = [op.path for op in ops if isinstance(op, Delete)]
-        by_parent: dict[PathT, set] = {}
+        by_parent: dict[PathT, int] = {}
         for path in deletes:
-            by_parent.setdefault(path[:-1], set()).add(path[-1])
-        for parent, keys in by_parent.items():
+            by_parent[path[:-1]] = by_parent.get(path[:-1], 0) + 1
+        for parent in sorted(by_parent, key=len, reverse=True):
             if parent in grows or len(parent) <= len(base):
                 continue
             value = _get(data, *parent[len(base):])
-            size = len(value) if isinstance(value, (Mapping, list)) else -1
-            if size == len(keys):
-                ops[:] = [op for op in ops if not (isinstance(op, Delete) and op.path[:-1] == parent)]
-                ops.append(Delete(parent))
+            if isinstance(value, (Mapping, list)) and len(value) == by_parent[parent]:
+                deletes = [p for p in deletes if p[:-1] != parent] + [parent]
                 changed = True
                 break
     # A deletion inside a deleted subtree is redundant.
-    deleted = [op.path for op in ops if isinstance(op, Delete)]
-    ops[:] = [op for op in ops if not (isinstance(op, Delete) and any(
-        op.path != d and op.path[: len(d)] == d for d in deleted))]
+    kept = [p for p in deletes if not any(p != d and p[: len(d)] == d for d in deletes)]
+    ops[:] = [op for op in ops if not isinstance(op, Delete)] + [Delete(p) for p in kept]
 
 
 def _add_to_pod(spec: PodSpecRef, pod: PathT, key: str, item: Any, ops: list[Op]) -> None:
