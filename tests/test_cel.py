@@ -281,7 +281,6 @@ def test_capacity_values_may_be_strings_ints_or_fractions() -> None:
 @pytest.fixture()
 def no_engine(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setattr(cel_mod, "_cel", None)
-    monkeypatch.setattr(cel_mod, "_DEFAULT", None)
 
 
 @pytest.mark.usefixtures("no_engine")

@@ -499,14 +499,15 @@ class SelectorEngine:
         return compiled.evaluate(device)
 
 
-_DEFAULT: SelectorEngine | None = None
-
-
 def default_engine() -> SelectorEngine:
-    global _DEFAULT
-    if _DEFAULT is None or _DEFAULT.can_evaluate != (_cel is not None):
-        _DEFAULT = SelectorEngine()
-    return _DEFAULT
+    """A shared engine: building the CEL environments costs milliseconds, checking is pure."""
+    return _engine(_cel is not None)
+
+
+@lru_cache(maxsize=2)
+def _engine(with_cel: bool) -> SelectorEngine:
+    # Keyed on whether the engine imported, so tests that hide it get the fallback engine.
+    return SelectorEngine()
 
 
 def compile_selector(expression: str) -> None:
