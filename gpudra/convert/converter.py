@@ -24,6 +24,7 @@ from gpudra.convert.render import document
 from gpudra.convert.textedit import LayoutError, Style, detect_style
 from gpudra.devices import DEVICE_NAME_PATTERN
 from gpudra.dra import emit
+from gpudra.errors import InputReadError
 from gpudra.model import InputError
 from gpudra.sources.documents import Chunk, split_documents
 from gpudra.sources.files import GO_TEMPLATE, STDIN, InputFile, discover, read_input
@@ -112,8 +113,11 @@ def _load(entry: InputFile, stdin, errors: list[InputError],
           results: list[WorkloadResult]) -> _File | None:
     try:
         raw = read_input(entry, stdin)
-    except Exception as exc:  # InputReadError; OSError subclasses are mapped there
+    except InputReadError as exc:
         errors.append(InputError(entry.label, str(exc)))
+        return None
+    if entry.label == STDIN and not raw.strip():
+        errors.append(InputError(STDIN, "stdin is empty (did the command before the pipe fail?)"))
         return None
     if not any(n in raw for n in _BYTE_NEEDLES):
         # Nothing to convert: keep no bytes, except stdin's, which is echoed back unchanged.

@@ -6,7 +6,8 @@ Streams are passed in, so this module stays free of any terminal library and is 
 from __future__ import annotations
 
 import json
-from dataclasses import dataclass
+import os
+from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import IO
 
@@ -16,7 +17,7 @@ from gpudra.convert.planner import ConvertOptions
 from gpudra.convert.summary import as_data, as_text
 from gpudra.convert.writer import unified_diff, write_atomic
 from gpudra.errors import UsageError
-from gpudra.model import ExitCode
+from gpudra.model import ExitCode, InputError
 from gpudra.quantity import parse_quantity
 from gpudra.rules import catalogue
 from gpudra.workloads import WorkloadTable
@@ -60,6 +61,12 @@ def build_options(request: ConvertRequest) -> ConvertOptions:
                              f"Kubernetes {target} does not have (1.34+)")
     if sum(map(bool, (request.diff, request.check, request.output_dir))) > 1:
         raise UsageError("choose one of --diff, --check and --output-dir")
+    if "-" in request.paths and len(request.paths) > 1:
+        raise UsageError("'-' (stdin) cannot be combined with other paths")
+    if "-" in request.paths and request.output == "json":
+        raise UsageError("-o json cannot be combined with '-': stdout carries the converted YAML")
+    if "-" in request.paths and (request.output_dir or request.claims_file):
+        raise UsageError("--output-dir and --claims-file need files, not '-'")
     if request.output not in ("table", "json"):
         raise UsageError(f"-o must be table or json, not {request.output!r}")
     if request.claims_file is not None and ("/" in request.claims_file or
@@ -98,6 +105,7 @@ def run_convert(request: ConvertRequest, *, stdout: IO[str], stderr: IO[str],
                            excludes=(*config.exclude, *request.excludes),
                            claims_file=request.claims_file, stdin=stdin)
     summary_stream = stdout
+    write_errors: list[InputError] = []
     if request.paths == ("-",):
         summary_stream = stderr
         _write_stdin_result(report, stdout)
@@ -107,11 +115,11 @@ def run_convert(request: ConvertRequest, *, stdout: IO[str], stderr: IO[str],
             for change in report.changes:
                 stdout.write(unified_diff(change.label, change.old, change.new, change.created))
     elif request.output_dir is not None:
-        _write_copy(report, request, request.output_dir)
+        write_errors = _write_copy(report, request, request.output_dir)
     elif not request.check:
-        for change in report.changes:
-            if change.path is not None:
-                write_atomic(change.path, change.new)
+        write_errors = _write_in_place(report)
+    if write_errors:
+        report = replace(report, errors=report.errors + tuple(write_errors))
     written = not (request.diff or request.check) and request.paths != ("-",)
     if request.output == "json":
         stdout.write(json.dumps(as_data(report, with_diffs=request.diff, written=written),
@@ -120,6 +128,19 @@ def run_convert(request: ConvertRequest, *, stdout: IO[str], stderr: IO[str],
         action = "files changed" if written else "files would change"
         summary_stream.write(as_text(report, action=action))
     return _exit_code(report, request)
+
+
+def _write_in_place(report: ConvertReport) -> list[InputError]:
+    """Write every change; a file that cannot be written is reported, the others still are."""
+    errors: list[InputError] = []
+    for change in report.changes:
+        if change.path is None:
+            continue
+        try:
+            write_atomic(change.path, change.new)
+        except OSError as exc:
+            errors.append(InputError(change.label, f"cannot write: {exc.strerror or exc}"))
+    return errors
 
 
 def _exit_code(report: ConvertReport, request: ConvertRequest) -> ExitCode:
@@ -138,30 +159,44 @@ def _write_stdin_result(report: ConvertReport, stdout: IO[str]) -> None:
     stdout.write(report.stdin_data.decode("utf-8", "replace"))  # unchanged: echo it
 
 
-def _write_copy(report: ConvertReport, request: ConvertRequest, out: Path) -> None:
+def _write_copy(report: ConvertReport, request: ConvertRequest, out: Path) -> list[InputError]:
+    """Every scanned manifest (converted or not) and every new file, under `out`, at its path
+    relative to the inputs' common directory, so two roots can never write the same target."""
     changed = {c.label: c for c in report.changes}
-    for entry in report.inputs:
-        if entry.path is None:
-            continue
-        source = Path(entry.path)
-        data = changed.pop(entry.label).new if entry.label in changed else source.read_bytes()
-        _write_under(out, _relative(source, request.paths), data)
-    for change in changed.values():  # new files (claims files, the bridge DeviceClass)
-        if change.path is not None:
-            _write_under(out, _relative(change.path, request.paths), change.new)
-
-
-def _relative(path: Path, roots: tuple[str, ...]) -> Path:
-    for root in roots:
-        if root == "-":
-            continue
-        base = Path(root)
-        base = base if base.is_dir() else base.parent
+    base = _common_base(request.paths)
+    errors: list[InputError] = []
+    targets: set[Path] = set()
+    sources = [(e.label, Path(e.path)) for e in report.inputs if e.path is not None]
+    sources += [(c.label, c.path) for c in report.changes
+                if c.path is not None and c.label not in {label for label, _ in sources}]
+    for label, source in sources:
+        relative = _relative(source, base)
+        if relative in targets:
+            continue  # the same file named twice on the command line
+        targets.add(relative)
         try:
-            return path.resolve().relative_to(base.resolve())
-        except ValueError:
+            data = changed[label].new if label in changed else source.read_bytes()
+            _write_under(out, relative, data)
+        except OSError as exc:
+            errors.append(InputError(label, f"cannot write a copy: {exc.strerror or exc}"))
+    return errors
+
+
+def _common_base(paths: tuple[str, ...]) -> Path:
+    roots = []
+    for raw in paths:
+        if raw == "-":
             continue
-    return Path(path.name)
+        path = Path(raw).resolve()
+        roots.append(path if path.is_dir() else path.parent)
+    return Path(os.path.commonpath(roots)) if roots else Path.cwd()
+
+
+def _relative(path: Path, base: Path) -> Path:
+    try:
+        return path.resolve().relative_to(base)
+    except ValueError:
+        return Path(path.name)
 
 
 def _write_under(out: Path, relative: Path, data: bytes) -> None:

@@ -16,6 +16,8 @@ def write_atomic(path: Path, data: bytes) -> bool:
     fsynced, gets the old file's mode, and is renamed over the original: a reader, a crash or
     Ctrl-C sees either the old file or the new one, never half of one.
     """
+    # Write through a symlink to the file it names; replacing the link would orphan the target.
+    path = path.resolve() if path.is_symlink() else path
     try:
         if path.read_bytes() == data:
             return False

@@ -98,11 +98,13 @@ def _walk(root: Path, patterns: tuple[str, ...]) -> Iterator[InputFile | InputEr
         for entry in entries:
             try:
                 is_dir = entry.is_dir()
+                # FIFOs, sockets and devices named *.yaml would block or fail a read: skip them.
+                is_file = not is_dir and entry.is_file()
             except OSError:
-                is_dir = False
-            if not is_dir:
+                is_dir = is_file = False
+            if is_file:
                 filenames.append(entry.name)
-            elif entry.name not in SKIPPED_DIRS and not entry.is_symlink():
+            elif is_dir and entry.name not in SKIPPED_DIRS and not entry.is_symlink():
                 subdirs.append(entry.name)
         chart = dirpath if "Chart.yaml" in filenames else inherited
         prefix = os.path.join(dirpath, "")
@@ -302,5 +304,9 @@ def scan(paths: Iterable[str], excludes: Iterable[str] = (), *, stats: ScanStats
             data = read_input(entry, stdin)
         except InputReadError as exc:
             yield InputError(entry.label, str(exc))
+            continue
+        if entry.label == STDIN and not data.strip():
+            stats.files += 1
+            yield InputError(STDIN, "stdin is empty (did the command before the pipe fail?)")
             continue
         yield from load_items(entry, data, stats, needles)
