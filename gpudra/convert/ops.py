@@ -59,9 +59,16 @@ Op = Union[Delete, Append, InsertBefore, Extend]
 # --- data ----------------------------------------------------------------------------------
 
 def apply_to_data(data: Any, ops: Sequence[Op]) -> Any:
-    """The intended result, computed on a deep copy. Deletions run last, from the end, so that
-    list indexes in earlier operations still refer to the original document."""
+    """The intended result, computed on a copy.
+
+    Mapping keys are deleted first (so `tolerations: []` can be deleted and then written
+    again), list items last and from the end (so every index refers to the original list).
+    """
     out = _copy(data)
+    deletions = [op.path for op in ops if isinstance(op, Delete)]
+    for path in deletions:
+        if not isinstance(path[-1], int):
+            del _get(out, path[:-1])[path[-1]]
     for op in ops:
         if isinstance(op, Append):
             _get(out, op.mapping)[op.key] = _copy(op.value)
@@ -74,10 +81,8 @@ def apply_to_data(data: Any, ops: Sequence[Op]) -> Any:
             mapping.update(items)
         elif isinstance(op, Extend):
             _get(out, op.sequence).extend(_copy(list(op.items)))
-    deletions = [op.path for op in ops if isinstance(op, Delete)]
-    for path in sorted(deletions, key=_deletion_order):
-        parent = _get(out, path[:-1])
-        del parent[path[-1]]
+    for path in sorted((p for p in deletions if isinstance(p[-1], int)), key=_deletion_order):
+        del _get(out, path[:-1])[path[-1]]
     return out
 
 

@@ -25,6 +25,7 @@ MIG_CLASS = "mig.nvidia.com"
 CLAIM_MODE_ANNOTATION = "gpudra.io/claim-mode"
 TOLERATION = {"key": "nvidia.com/gpu", "operator": "Exists", "effect": "NoSchedule"}
 _HIDE_ENV = "NVIDIA_VISIBLE_DEVICES"
+MEMORY_LABEL = "nvidia.com/gpu.memory"
 _SUFFIXES = {"headGroupSpec": "head", "leaderTemplate": "leader", "workerTemplate": "worker",
              "submitterPodTemplate": "submitter", "predictor": "predictor",
              "transformer": "transformer", "explainer": "explainer"}
@@ -171,29 +172,22 @@ class Planner:
         suffix = _pod_suffix(data, spec.path) if specs_in_workload > 1 else ""
         object_name = self.names.unique(
             "-".join(x for x in (_workload_name(data), suffix, "gpu") if x), namespace)
-        selectors = self._placement(spec, pod, plan.ops, notes)
+        placement = self._placement(spec, pod, plan.ops, notes)
         claim_name = _free_name("gpu", _existing_claim_names(spec.data))
         requests, per_container = [], {}
         used: set[str] = set()
-        for device in devices:
-            request = _free_name(emit.dns_label(_container_label(device.container)), used)
-            used.add(request)
-            own = list(selectors)
-            if device.mig_profile is not None:  # MIG, shared or not
-                kept = [s for s in own if "capacity" not in s]  # GFD memory is the parent GPU's
-                if len(kept) < len(own):
-                    notes.append("the GFD memory label describes the whole GPU, which a MIG "
-                                 "device does not publish: dropped for MIG requests")
-                own = kept
-                own.insert(0, f'device.attributes["gpu.nvidia.com"].profile == "{device.mig_profile}"')
-            own += list(self.options.selectors)
-            device_class = MIG_CLASS if device.mig_profile is not None else GPU_CLASS
-            count = 1 if device.kind is DeviceKind.SHARED else device.count
-            requests.append(emit.device_request(request, device_class, count, own,
-                                                self.options.target))
-            per_container.setdefault(device.container.path, (device.container, []))[1].append(request)
+        granted: list[tuple[_Device, str]] = []
+        # App containers first: a plain init container can then reuse one of their requests.
+        for device in sorted(devices, key=lambda d: _runs_before_app(d.container)):
             for path in device.paths:
                 plan.ops.append(Delete(base + path))
+            request = self._reuse(device, granted, notes)
+            if request is None:
+                request = _free_name(emit.dns_label(_container_label(device.container)), used)
+                used.add(request)
+                requests.append(self._request(device, request, placement, notes))
+                granted.append((device, request))
+            per_container.setdefault(device.container.path, (device.container, []))[1].append(request)
             if device.kind is DeviceKind.SHARED:
                 if device.count > 1:
                     notes.append(f"{device.resource}: {device.count} replicas became one shared "
@@ -216,6 +210,44 @@ class Planner:
         _prune(data, base, plan.ops)
         return object_name
 
+    def _request(self, device: _Device, name: str, placement: list[tuple[str, str]],
+                 notes: list[str]) -> dict:
+        selectors = [expression for _, expression in placement]
+        if device.mig_profile is not None:  # MIG, shared or not
+            kept = [e for label, e in placement if label != MEMORY_LABEL]
+            if len(kept) < len(selectors):
+                notes.append("the GFD memory label describes the whole GPU, which a MIG device "
+                             "does not publish: dropped for MIG requests")
+            selectors = [f'device.attributes["gpu.nvidia.com"].profile == "{device.mig_profile}"',
+                         *kept]
+        selectors += list(self.options.selectors)
+        device_class = MIG_CLASS if device.mig_profile is not None else GPU_CLASS
+        count = 1 if device.kind is DeviceKind.SHARED else device.count
+        return emit.device_request(name, device_class, count, selectors, self.options.target)
+
+    @staticmethod
+    def _reuse(device: _Device, granted: list[tuple[_Device, str]], notes: list[str]) -> str | None:
+        """The request of an app container that a plain init container can use as well.
+
+        Init containers finish before app containers start, and the device plugin handed them
+        the same devices; separate requests would make the pod need more devices than before.
+        """
+        if not _runs_before_app(device.container):
+            return None
+        label = _container_label(device.container)
+        fits = [(d.count, request) for d, request in granted
+                if not d.container.init and d.kind is device.kind
+                and d.mig_profile == device.mig_profile and d.count >= device.count]
+        if not fits:
+            notes.append(f"init container {label!r} gets devices of its own: no app container "
+                         "asks for as many, so the pod now needs them in addition")
+            return None
+        count, request = min(fits)
+        extra = f" (it sees {count} devices instead of {device.count})" if count > device.count else ""
+        notes.append(f"init container {label!r} uses request {request!r}: init containers run "
+                     f"before app containers, so they share devices as with the device plugin{extra}")
+        return request
+
     def _containers(self, base: PathT, per_container: dict, claim_name: str, ops: list[Op],
                     notes: list[str]) -> None:
         for path, (container, requests) in per_container.items():
@@ -236,16 +268,18 @@ class Planner:
                     notes.append(f"kept NVIDIA_DRIVER_CAPABILITIES on {container.name!r}: check "
                                  "the driver libraries it needs under CDI")
 
-    def _placement(self, spec: PodSpecRef, pod: PathT, ops: list[Op], notes: list[str]) -> list[str]:
-        """GFD node labels become CEL selectors; the labels leave the pod unless kept."""
-        selectors: list[str] = []
+    def _placement(self, spec: PodSpecRef, pod: PathT, ops: list[Op],
+                   notes: list[str]) -> list[tuple[str, str]]:
+        """GFD node labels become CEL selectors (label, expression); the labels leave the pod
+        unless kept."""
+        selectors: list[tuple[str, str]] = []
         node_selector = spec.data.get("nodeSelector")
         for key, value in (node_selector.items() if isinstance(node_selector, Mapping) else ()):
             translation = label_selector(str(key), "=", [str(value)])
             if translation is None:
                 continue
             if translation.expression:
-                selectors.append(translation.expression)
+                selectors.append((str(key), translation.expression))
             if translation.note:
                 notes.append(translation.note)
             if not self.options.keep_node_selectors:
@@ -253,19 +287,21 @@ class Planner:
         selectors += self._affinity(spec, pod, ops, notes)
         return selectors
 
-    def _affinity(self, spec: PodSpecRef, pod: PathT, ops: list[Op], notes: list[str]) -> list[str]:
+    def _affinity(self, spec: PodSpecRef, pod: PathT, ops: list[Op],
+                  notes: list[str]) -> list[tuple[str, str]]:
         terms = _get(spec.data, "affinity", "nodeAffinity",
                      "requiredDuringSchedulingIgnoredDuringExecution", "nodeSelectorTerms")
         if not isinstance(terms, list) or not terms:
             return []
-        translated: list[tuple[int, int, Any]] = []
+        translated: list[tuple[int, int, str, Any]] = []
         for t, term in enumerate(terms):
             for e, expr in enumerate(_get(term, "matchExpressions") or []):
                 if isinstance(expr, Mapping):
                     values = [str(v) for v in expr.get("values") or []]
-                    tr = label_selector(str(expr.get("key")), str(expr.get("operator")), values)
+                    key = str(expr.get("key"))
+                    tr = label_selector(key, str(expr.get("operator")), values)
                     if tr is not None:
-                        translated.append((t, e, tr))
+                        translated.append((t, e, key, tr))
         if not translated:
             return []
         if len(terms) > 1:
@@ -275,9 +311,9 @@ class Planner:
         base = pod + ("affinity", "nodeAffinity", "requiredDuringSchedulingIgnoredDuringExecution",
                       "nodeSelectorTerms")
         selectors = []
-        for t, e, tr in translated:
+        for t, e, key, tr in translated:
             if tr.expression:
-                selectors.append(tr.expression)
+                selectors.append((key, tr.expression))
             if tr.note:
                 notes.append(tr.note)
             if not self.options.keep_node_selectors:
@@ -465,6 +501,11 @@ def _free_name(base: str, taken: set[str]) -> str:
     while f"{base}-{n}" in taken:
         n += 1
     return f"{base}-{n}"
+
+
+def _runs_before_app(container: ContainerRef) -> bool:
+    """A plain init container; `restartPolicy: Always` makes it a sidecar that runs alongside."""
+    return container.init and container.data.get("restartPolicy") != "Always"
 
 
 def _container_label(container: ContainerRef) -> str:
