@@ -97,6 +97,12 @@ def convert_paths(paths: Iterable[str], options: ConvertOptions, *,
     for f in files:
         for doc in f.docs:
             _plan_document(f, doc, planner)
+    # Quotas last: whether their device-plugin keys can go depends on every workload.
+    staying = frozenset(r.namespace for f in files for doc in f.docs for r in doc.results
+                        if r.kind and r.strategy in ("blocked", "bridge"))
+    for f in files:
+        for doc in f.docs:
+            _plan_quotas(f, doc, planner, staying)
     changes = [c for c in (_assemble(f, claims_file) for f in files) if c is not None]
     changes += _claims_files(files, claims_file)
     results += [r for f in files for doc in f.docs for r in doc.results]
@@ -189,6 +195,16 @@ def _plan_document(f: _File, doc: _Doc, planner: Planner) -> None:
             doc.results.append(plan.result)
         doc.ops += plan.ops
         doc.new_objects += [obj for obj, _ in plan.new_objects]
+
+
+def _plan_quotas(f: _File, doc: _Doc, planner: Planner, staying: frozenset) -> None:
+    if doc.nodes is None:
+        return
+    for data, base in _objects(doc.nodes.data):
+        plan = planner.plan_quota(f.entry.label, data, base, staying)
+        if plan.result is not None:
+            doc.results.append(plan.result)
+        doc.ops += plan.ops
 
 
 def _edited_chunk(f: _File, doc: _Doc) -> tuple[str, Style] | None:

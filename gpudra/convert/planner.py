@@ -90,12 +90,11 @@ class Planner:
         self.names.reserve(name, namespace)
 
     def plan(self, file: str, data: Mapping[str, Any], base: PathT, doc: NodeDocument) -> ObjectPlan:
+        """Workloads and guidance. Quotas are planned afterwards, by `plan_quota`."""
         kind = str(data.get("kind", ""))
         group = str(data.get("apiVersion", "")).rpartition("/")[0]
-        if kind in ("ResourceQuota",) and group == "":
-            return self._quota(file, data, base, ("spec", "hard"))
-        if kind == "Profile" and group == "kubeflow.org":
-            return self._quota(file, data, base, ("spec", "resourceQuotaSpec", "hard"))
+        if quota_path(data) is not None:
+            return ObjectPlan()
         if kind in _GUIDANCE and _mentions_nvidia(data):
             return ObjectPlan(result=_result(file, data, "manual", reason=_GUIDANCE[kind]))
         return self._workload(file, data, base, doc, group, kind)
@@ -322,7 +321,19 @@ class Planner:
 
     # --- quotas ----------------------------------------------------------------------------
 
-    def _quota(self, file: str, data: Mapping[str, Any], base: PathT, hard_path: PathT) -> ObjectPlan:
+    def plan_quota(self, file: str, data: Mapping[str, Any], base: PathT,
+                   staying: frozenset[str | None]) -> ObjectPlan:
+        """Plan a quota once every workload is planned. `staying` holds the namespaces of
+        workloads that keep device-plugin requests (blocked or bridged); None: unknown."""
+        hard_path = quota_path(data)
+        if hard_path is None:
+            return ObjectPlan()
+        namespace = _namespace(data)
+        keep = self.options.keep_device_plugin_quota or namespace in staying or None in staying
+        return self._quota(file, data, base, hard_path, keep, self.options.keep_device_plugin_quota)
+
+    def _quota(self, file: str, data: Mapping[str, Any], base: PathT, hard_path: PathT,
+               keep: bool, asked: bool) -> ObjectPlan:
         hard = _get(data, *hard_path)
         if not isinstance(hard, Mapping):
             return ObjectPlan()
@@ -362,14 +373,17 @@ class Planner:
         for key, value in additions.items():
             if key not in hard:
                 plan.ops.append(Append(path, key, value))
-        if not self.options.keep_device_plugin_quota:
+        if not keep:
             plan.ops += [Delete(path + (key,)) for key in old]
         if not plan.ops:
             return ObjectPlan()
         notes: list[str] = []
-        if self.options.keep_device_plugin_quota:
+        if asked:
             notes.append("kept the device-plugin keys (--keep-device-plugin-quota): they still "
                          "count device-plugin pods")
+        elif keep:
+            notes.append("kept the device-plugin keys: workloads that stay on the device plugin "
+                         "(blocked or bridged) may run in this namespace, and these keys cap them")
         if unenforced:
             notes.append("Kubernetes never enforced the limits./bare device-plugin keys of this "
                          "quota (only requests.<resource>); their value is now the DRA cap")
@@ -386,6 +400,17 @@ _GUIDANCE = {
     "NodePool": "Karpenter: nodes whose GPUs are published by DRA advertise no nvidia.com/gpu "
                 "capacity; bound the pool by CPU/memory too",
 }
+
+
+def quota_path(data: Mapping[str, Any]) -> PathT | None:
+    """Where a quota object keeps its `hard` limits; None for anything else."""
+    kind = data.get("kind")
+    group = str(data.get("apiVersion", "")).rpartition("/")[0]
+    if kind == "ResourceQuota" and group == "":
+        return ("spec", "hard")
+    if kind == "Profile" and group == "kubeflow.org":
+        return ("spec", "resourceQuotaSpec", "hard")
+    return None
 
 
 def _mentions_nvidia(data: Any) -> bool:
