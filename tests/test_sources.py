@@ -136,3 +136,18 @@ def test_empty_directory_scans_nothing(tmp_path):
     report = audit(tmp_path)
     assert report.files_scanned == 0
     assert report.exit_code(FailOn.NEVER) is ExitCode.INPUT_ERROR
+
+
+def test_empty_stdin_is_an_input_error():
+    report = audit("-", stdin=b"  \n")
+    assert [(e.file, e.message.split(" (")[0]) for e in report.errors] == [("-", "stdin is empty")]
+    assert report.exit_code(FailOn.NEVER) is ExitCode.INPUT_ERROR
+
+
+def test_fifo_named_yaml_is_skipped(tmp_path):
+    import os
+
+    os.mkfifo(tmp_path / "pipe.yaml")
+    (tmp_path / "pod.yaml").write_text(POD)
+    report = audit(tmp_path)
+    assert report.files_scanned == 1 and gpu_lines(report) == [("pod.yaml", 9)]

@@ -47,6 +47,7 @@ class ConvertRequest:
 def build_options(request: ConvertRequest) -> ConvertOptions:
     """Validate every option before any file is read: bad input loses nothing."""
     from gpudra.dra.cel import compile_selector
+    from gpudra.dra.selector_check import selector_problems
     from gpudra.dra.versions import TargetVersion
 
     target = TargetVersion.parse(request.target_version)
@@ -82,11 +83,15 @@ def build_options(request: ConvertRequest) -> ConvertOptions:
         selectors.append('device.attributes["gpu.nvidia.com"].productName.startsWith('
                          f"{json.dumps(request.product)})")
     for index, expression in enumerate(selectors):
+        origin = f"--selector #{index + 1}" if index < len(request.selectors) else "selector"
         try:
             compile_selector(expression)
         except UsageError as exc:
-            origin = f"--selector #{index + 1}" if index < len(request.selectors) else "selector"
             raise UsageError(f"{origin}: {exc}") from None
+        # Valid CEL can still be wrong for the driver: never write what `audit` would flag.
+        problems = selector_problems(expression, nvidia_class=True)
+        if problems:
+            raise UsageError(f"{origin}: {problems[0].message}")
     return ConvertOptions(target=target, claim_mode=request.claim_mode, strategy=request.strategy,
                           keep_node_selectors=request.keep_node_selectors,
                           add_toleration=request.add_toleration,

@@ -14,13 +14,9 @@ from typing import Any
 
 from gpudra.dra.attributes import (
     CLASS_DEVICE_TYPE,
-    NVIDIA_DOMAIN,
-    STANDARD_DOMAIN,
     DeviceType,
-    attribute_problem,
-    capacity_problem,
 )
-from gpudra.dra.cel_lint import BadComparison, Reference, analyse
+from gpudra.dra.selector_check import selector_problems
 from gpudra.model import Severity
 from gpudra.objects import ManifestObject, PathT, format_path
 from gpudra.rules.base import AuditContext, Checker, rule
@@ -625,20 +621,9 @@ class DraObjects(Checker):
 
     def _expression(self, obj: ManifestObject, ctx: AuditContext, path: PathT, expression: str,
                     context: _Context) -> None:
-        analysis = analyse(expression)
-        nvidia = context.nvidia or NVIDIA_DOMAIN in expression
-        seen: set[tuple[str, str, str]] = set()
-        for ref in analysis.references:
-            key = (ref.kind, ref.domain, ref.name)
-            if ref.guarded or key in seen:
-                continue
-            seen.add(key)
-            problem = _reference_problem(ref, context.device_type, nvidia)
-            if problem:
-                ctx.emit("GPU605", obj, f"selector {ref.text} ({_position(ref.line, ref.column)}): "
-                         f"{problem}", path=path)
-        for comparison in analysis.comparisons:
-            ctx.emit("GPU606", obj, _comparison_message(comparison), path=path)
+        for problem in selector_problems(expression, context.device_type, context.nvidia):
+            rule_id = "GPU605" if problem.kind == "reference" else "GPU606"
+            ctx.emit(rule_id, obj, problem.message, path=path)
 
     # --- pod specs ----------------------------------------------------------------------
 
@@ -699,28 +684,6 @@ class _Context:
 
     device_type: DeviceType | None  # pinned by an NVIDIA class name, else None
     nvidia: bool  # an NVIDIA class: judge resource.kubernetes.io names as the NVIDIA driver's
-
-
-def _reference_problem(ref: Reference, device_type: DeviceType | None, nvidia: bool) -> str | None:
-    if ref.domain == STANDARD_DOMAIN and not nvidia:
-        return None  # another driver may publish other standard names
-    if ref.is_capacity:
-        return capacity_problem(ref.domain, ref.name, device_type)
-    return attribute_problem(ref.domain, ref.name, device_type)
-
-
-def _comparison_message(c: BadComparison) -> str:
-    what = "Quantity" if c.operand_type == "quantity" else "semver Version"
-    method = {"<": "isLessThan", ">": "isGreaterThan"}.get(c.operator)
-    alternative = f"x.compareTo(y) {c.operator} 0"
-    if method:
-        alternative += f" or x.{method}(y)"
-    return (f"selector applies {c.operator} to a {what} ({c.operand}, "
-            f"{_position(c.line, c.column)}); CEL has no {c.operator} for it: use {alternative}")
-
-
-def _position(line: int, column: int) -> str:
-    return f"column {column}" if line == 1 else f"expression line {line}, column {column}"
 
 
 def _request_name(request: Mapping[str, Any], path: PathT) -> str:

@@ -165,6 +165,57 @@ def test_selector_comparing_quantities_with_operators_is_rejected(tree: Path) ->
     assert snapshot(tree) == before
 
 
+@pytest.mark.parametrize(("selector", "message"), [
+    ('device.attributes["gpu.nvidia.com"].memory >= 16000', "memory is a capacity"),
+    ('device.attributes["gpu.nvidia.com"].index == 0', "index"),
+])
+def test_valid_cel_that_audit_would_flag_is_rejected(tree: Path, selector: str,
+                                                      message: str) -> None:
+    before = snapshot(tree)
+    result = convert(str(tree), "--selector", selector)
+    assert result.exit_code == 2
+    assert message in result.stderr and "--selector #1" in result.stderr
+    assert snapshot(tree) == before
+
+
+def test_stdin_cannot_be_mixed_with_files_or_json(tree: Path) -> None:
+    mixed = convert("-", str(tree), input="")
+    assert mixed.exit_code == 2 and "cannot be combined" in mixed.stderr
+    as_json = convert("-", "-o", "json", input="")
+    assert as_json.exit_code == 2 and "-o json" in as_json.stderr
+
+
+def test_write_failure_is_reported_and_other_files_are_written(tree: Path, monkeypatch) -> None:
+    import gpudra.convert.run as run_module
+
+    real = run_module.write_atomic
+    failed: list[str] = []
+
+    def flaky(path, data):
+        if not failed:
+            failed.append(str(path))
+            raise PermissionError(13, "Permission denied")
+        return real(path, data)
+
+    monkeypatch.setattr(run_module, "write_atomic", flaky)
+    result = convert(str(tree))
+    assert result.exit_code == 3
+    assert "cannot write: Permission denied" in result.output + result.stderr
+    assert failed
+
+
+def test_symlinked_manifest_is_converted_through_the_link(tmp_path: Path) -> None:
+    real = tmp_path / "real.yaml"
+    real.write_text("apiVersion: v1\nkind: Pod\nmetadata: {name: p}\nspec:\n  containers:\n"
+                    "  - name: c\n    resources: {limits: {nvidia.com/gpu: 1}}\n")
+    link = tmp_path / "link.yaml"
+    link.symlink_to(real)
+    result = convert(str(link))
+    assert result.exit_code == 0, result.output
+    assert link.is_symlink()
+    assert "resourceClaims" in real.read_text()
+
+
 @pytest.mark.parametrize("version", ["1.31", "2.0", "latest", "1.38"])
 def test_bad_target_version_exit_2(tree: Path, version: str) -> None:
     before = snapshot(tree)
@@ -276,3 +327,19 @@ def test_json_summary_structure(tree: Path) -> None:
     assert summary["files_scanned"] == 3 and summary["files_changed"] == 1
     assert summary["rewrite"] == 1 and summary["blocked"] == 1
     assert summary["errors"] == 0
+
+
+def test_output_dir_keeps_two_roots_apart(tmp_path: Path) -> None:
+    pod = ("apiVersion: v1\nkind: Pod\nmetadata: {name: NAME}\nspec:\n  containers:\n"
+           "  - name: c\n    resources: {limits: {nvidia.com/gpu: 1}}\n")
+    for team in ("a", "b"):
+        (tmp_path / team / "k8s").mkdir(parents=True)
+        (tmp_path / team / "k8s" / "pod.yaml").write_text(pod.replace("NAME", team))
+    out = tmp_path / "out"
+    result = convert(str(tmp_path / "a" / "k8s"), str(tmp_path / "b" / "k8s"),
+                     "--output-dir", str(out))
+    assert result.exit_code == 0, result.output
+    written = sorted(p.relative_to(out).as_posix() for p in out.rglob("*.yaml"))
+    assert written == ["a/k8s/pod.yaml", "b/k8s/pod.yaml"]
+    assert "name: a-gpu" in (out / "a/k8s/pod.yaml").read_text()
+    assert "name: b-gpu" in (out / "b/k8s/pod.yaml").read_text()
