@@ -13,7 +13,7 @@ import typer
 from gpudra import __version__
 from gpudra.errors import GpudraError, UsageError
 from gpudra.model import ExitCode, FailOn
-from gpudra.report import OutputFormat, RenderOptions
+from gpudra.report import OutputFormat, RenderOptions, SummaryFormat
 
 app = typer.Typer(
     name="gpudra",
@@ -188,8 +188,8 @@ def convert(
     exclude: list[str] = typer.Option([], "--exclude", metavar="GLOB", help="Skip matching paths."),
     config: Optional[Path] = typer.Option(None, "--config", metavar="FILE",
                                           help="Config file (default: nearest .gpudra.yaml)."),
-    output: str = typer.Option("table", "-o", "--output", metavar="table|json",
-                               help="Summary format."),
+    output: SummaryFormat = typer.Option(SummaryFormat.TABLE, "-o", "--output",
+                                         case_sensitive=False, help="Summary format."),
 ) -> None:
     """Rewrite workloads and quotas from device-plugin requests to DRA claims, in place.
 
@@ -206,7 +206,7 @@ def convert(
         keep_node_selectors=keep_node_selectors, add_toleration=add_toleration,
         keep_device_plugin_quota=keep_quota, selectors=tuple(selector), min_memory=min_memory,
         product=product, claims_file=claims_file, excludes=tuple(exclude), config=config,
-        output=output)
+        output=output.value)
     try:
         code = run_convert(request, stdout=sys.stdout, stderr=sys.stderr)
     except UsageError as exc:

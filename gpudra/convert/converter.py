@@ -24,7 +24,7 @@ from gpudra.convert.render import document
 from gpudra.convert.textedit import LayoutError, Style, detect_style
 from gpudra.devices import DEVICE_NAME_PATTERN
 from gpudra.dra import emit
-from gpudra.errors import InputReadError
+from gpudra.errors import InputReadError, UsageError
 from gpudra.model import InputError
 from gpudra.sources.documents import Chunk, split_documents
 from gpudra.sources.files import GO_TEMPLATE, STDIN, InputFile, discover, read_input
@@ -80,6 +80,7 @@ def convert_paths(paths: Iterable[str], options: ConvertOptions, *,
                   table: WorkloadTable | None = None, excludes: Iterable[str] = (),
                   claims_file: str | None = None,
                   stdin: Callable[[], bytes] | None = None) -> ConvertReport:
+    paths = list(paths)
     planner = Planner(options, table or WorkloadTable())
     errors: list[InputError] = []
     results: list[WorkloadResult] = []
@@ -104,10 +105,10 @@ def convert_paths(paths: Iterable[str], options: ConvertOptions, *,
         for doc in f.docs:
             _plan_quotas(f, doc, planner, staying)
     changes = [c for c in (_assemble(f, claims_file) for f in files) if c is not None]
-    changes += _claims_files(files, claims_file)
+    changes += _claims_files(files, claims_file, {c.label for c in changes})
     results += [r for f in files for doc in f.docs for r in doc.results]
     if options.strategy == "bridge" and any(r.strategy == "bridge" for r in results):
-        changes.append(_bridge_class(inputs, options))
+        changes.append(_bridge_class(paths, options))
     stdin_data = next((f.raw for f in files if f.entry.label == STDIN), b"")
     return ConvertReport(tuple(results), tuple(_merge(changes)), tuple(errors), len(inputs),
                          tuple(inputs), stdin_data)
@@ -280,9 +281,25 @@ def _assemble(f: _File, claims_file: str | None) -> FileChange | None:
 
 # --- claims files, kustomize, bridge -------------------------------------------------------
 
-def _claims_files(files: list[_File], claims_file: str | None) -> list[FileChange]:
+def _claims_files(files: list[_File], claims_file: str | None,
+                  converted: set[str]) -> list[FileChange]:
+    """New objects per directory in `claims_file`, and the kustomization that lists it.
+
+    Any trouble with these files stops the whole run before anything is written: the
+    converted workloads would otherwise name templates that were never written.
+    """
     if claims_file is None:
         return []
+    try:
+        return _claims_file_changes(files, claims_file, converted)
+    except (UnicodeDecodeError, yaml.YAMLError, LayoutError) as exc:
+        reason = exc.reason if isinstance(exc, UnicodeDecodeError) else str(exc).splitlines()[0]
+        raise InputReadError(f"--claims-file {claims_file}: cannot update it or its "
+                             f"kustomization ({reason}); nothing was written") from None
+
+
+def _claims_file_changes(files: list[_File], claims_file: str,
+                         converted: set[str]) -> list[FileChange]:
     per_dir: dict[Path, list[tuple[dict, Style]]] = {}
     for f in files:
         if f.entry.path is None:
@@ -294,6 +311,9 @@ def _claims_files(files: list[_File], claims_file: str | None) -> list[FileChang
     changes: list[FileChange] = []
     for directory, objects in per_dir.items():
         target = directory / claims_file
+        if str(target) in converted:
+            raise UsageError(f"--claims-file {claims_file}: {target} holds workloads that are "
+                             "being converted; choose another name")
         exists = target.exists()
         old = target.read_bytes() if exists else b""
         style = objects[0][1]
@@ -330,9 +350,10 @@ def _kustomization_change(directory: Path, claims_file: str) -> FileChange | Non
     return FileChange(str(path), path, raw, (prefix + new).encode("utf-8"))
 
 
-def _bridge_class(inputs: list[InputFile], options: ConvertOptions) -> FileChange:
-    first = next((Path(i.path) for i in inputs if i.path is not None), None)
-    directory = first.parent if first is not None else Path(os.curdir)
+def _bridge_class(paths: list[str], options: ConvertOptions) -> FileChange:
+    """The bridge DeviceClass goes to the first path argument (its directory for a file)."""
+    first = next((Path(p) for p in paths if p != STDIN), None)
+    directory = (first if first.is_dir() else first.parent) if first is not None else Path(os.curdir)
     target = directory / "deviceclass-gpu-bridge.yaml"
     style = Style()
     text = ("# gpudra: serves nvidia.com/gpu requests from DRA (KEP-5004). The NVIDIA DRA driver "

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import functools
 import json
+import re
 from collections.abc import Mapping
 from typing import Any
 
@@ -20,6 +21,11 @@ from gpudra.convert.textedit import Style
 _LOADER = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
 _INDICATORS = set("-?:,[]{}#&*!|>'\"%@`")
 _FLOW_INDICATORS = set(",[]{}")
+# Scalars some YAML 1.1 parser (go-yaml, which kubectl uses) reads as non-strings even where
+# PyYAML does not: exponent numbers without a dot (`1e3`), `y`/`n`, sexagesimal `1:20`, hex.
+_LOOKS_TYPED = re.compile(
+    r"^(?:[-+]?(?:\d[\d_]*)?\.?\d*(?:[eE][-+]?\d+)?|[-+]?\.(?:inf|Inf|INF)|\.(?:nan|NaN|NAN)"
+    r"|[yYnN]|0x[0-9a-fA-F_]+|0o?[0-7_]+|[-+]?\d+(?::[0-5]?\d)+(?:\.\d*)?|~)$")
 
 
 def scalar(value: Any, *, in_flow: bool = False) -> str:
@@ -43,6 +49,8 @@ def scalar(value: Any, *, in_flow: bool = False) -> str:
 
 def _plain_ok(text: str, in_flow: bool) -> bool:
     if not text or text != text.strip() or text[0] in _INDICATORS or not text.isprintable():
+        return False
+    if _LOOKS_TYPED.match(text):
         return False
     if ": " in text or " #" in text or text.endswith(":"):
         return False

@@ -157,11 +157,13 @@ def _exit_code(report: ConvertReport, request: ConvertRequest) -> ExitCode:
 
 
 def _write_stdin_result(report: ConvertReport, stdout: IO[str]) -> None:
+    """The converted stream; a new file (the bridge DeviceClass) follows as more documents."""
     change = next((c for c in report.changes if c.label == "-"), None)
-    if change is not None:
-        stdout.write(change.new.decode("utf-8"))
-        return
-    stdout.write(report.stdin_data.decode("utf-8", "replace"))  # unchanged: echo it
+    text = change.new.decode("utf-8") if change is not None else \
+        report.stdin_data.decode("utf-8", "replace")  # unchanged: echo it
+    stdout.write(text)
+    for extra in (c for c in report.changes if c.label != "-"):
+        stdout.write(("" if text.endswith("\n") else "\n") + "---\n" + extra.new.decode("utf-8"))
 
 
 def _write_copy(report: ConvertReport, request: ConvertRequest, out: Path) -> list[InputError]:

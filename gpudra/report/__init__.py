@@ -23,6 +23,13 @@ class OutputFormat(str, enum.Enum):
     GITHUB = "github"
 
 
+class SummaryFormat(str, enum.Enum):
+    """Formats of `convert`'s summary (its output proper is the files it writes)."""
+
+    TABLE = "table"
+    JSON = "json"
+
+
 @dataclass(frozen=True, slots=True)
 class RenderOptions:
     color: bool = False
