@@ -184,11 +184,12 @@ def _check_pod_specs(obj: Mapping[str, Any], dra: list[dict[str, Any]],
             name = entry.get("resourceClaimTemplateName") or entry.get("resourceClaimName")
             target = next((o for o in dra if o["kind"] == kind and _key(o)[1:] == (name, namespace)),
                           None)
-            if target is not None:
-                claim_spec = target["spec"]["spec"] if kind == "ResourceClaimTemplate" \
-                    else target["spec"]
-                requests[entry["name"]] = {r["name"] for r in claim_spec["devices"]["requests"]}
+            assert target is not None, f"{kind} {name!r} referenced but not in the tree"
+            claim_spec = target["spec"]["spec"] if kind == "ResourceClaimTemplate" \
+                else target["spec"]
+            requests[entry["name"]] = {r["name"] for r in claim_spec["devices"]["requests"]}
         for ref in spec.containers:
             for claim in ((ref.data.get("resources") or {}).get("claims") or []):
-                if claim["name"] in requests and "request" in claim:
+                assert claim["name"] in requests, (spec.path, claim)
+                if "request" in claim:
                     assert claim["request"] in requests[claim["name"]], (spec.path, claim)
