@@ -12,12 +12,9 @@ from typing import Any
 
 import yaml
 
+from gpudra.sources.documents import FastLoader as _Loader
 from gpudra.sources.documents import construct_plain
 
-try:
-    from yaml import CSafeLoader as _Loader
-except ImportError:  # pragma: no cover
-    from yaml import SafeLoader as _Loader  # type: ignore[assignment]
 
 PathT = tuple
 

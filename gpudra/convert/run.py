@@ -46,8 +46,6 @@ class ConvertRequest:
 
 def build_options(request: ConvertRequest) -> ConvertOptions:
     """Validate every option before any file is read: bad input loses nothing."""
-    from gpudra.dra.cel import compile_selector
-    from gpudra.dra.selector_check import selector_problems
     from gpudra.dra.versions import TargetVersion
 
     target = TargetVersion.parse(request.target_version)
@@ -82,8 +80,21 @@ def build_options(request: ConvertRequest) -> ConvertOptions:
     if request.product is not None:
         selectors.append('device.attributes["gpu.nvidia.com"].productName.startsWith('
                          f"{json.dumps(request.product)})")
+    if selectors:  # the CEL engine costs ~25 ms to import: only when there is CEL to check
+        _check_selectors(selectors, len(request.selectors))
+    return ConvertOptions(target=target, claim_mode=request.claim_mode, strategy=request.strategy,
+                          keep_node_selectors=request.keep_node_selectors,
+                          add_toleration=request.add_toleration,
+                          keep_device_plugin_quota=request.keep_device_plugin_quota,
+                          selectors=tuple(selectors))
+
+
+def _check_selectors(selectors: list[str], from_user: int) -> None:
+    from gpudra.dra.cel import compile_selector
+    from gpudra.dra.selector_check import selector_problems
+
     for index, expression in enumerate(selectors):
-        origin = f"--selector #{index + 1}" if index < len(request.selectors) else "selector"
+        origin = f"--selector #{index + 1}" if index < from_user else "selector"
         try:
             compile_selector(expression)
         except UsageError as exc:
@@ -92,11 +103,6 @@ def build_options(request: ConvertRequest) -> ConvertOptions:
         problems = selector_problems(expression, nvidia_class=True)
         if problems:
             raise UsageError(f"{origin}: {problems[0].message}")
-    return ConvertOptions(target=target, claim_mode=request.claim_mode, strategy=request.strategy,
-                          keep_node_selectors=request.keep_node_selectors,
-                          add_toleration=request.add_toleration,
-                          keep_device_plugin_quota=request.keep_device_plugin_quota,
-                          selectors=tuple(selectors))
 
 
 def run_convert(request: ConvertRequest, *, stdout: IO[str], stderr: IO[str],

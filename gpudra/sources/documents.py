@@ -7,6 +7,7 @@ needs a round-trip library, and compose marks give each key its line.
 
 from __future__ import annotations
 
+import functools
 import re
 from dataclasses import dataclass
 from typing import Any
@@ -14,9 +15,32 @@ from typing import Any
 import yaml
 
 try:  # the C loader is 10-30x faster; fall back so a libyaml-less install still works
-    from yaml import CSafeLoader as _Loader
+    from yaml import CSafeLoader as _BaseLoader
 except ImportError:  # pragma: no cover - depends on the PyYAML build
-    from yaml import SafeLoader as _Loader  # type: ignore[assignment]
+    from yaml import SafeLoader as _BaseLoader  # type: ignore[assignment]
+
+
+@functools.lru_cache(maxsize=8192)
+def _resolve_scalar(value: str, implicit: tuple[bool, bool]) -> str:
+    return _BaseLoader.resolve(_RESOLVER, yaml.ScalarNode, value, implicit)
+
+
+class FastLoader(_BaseLoader):  # type: ignore[misc, valid-type]
+    """The safe loader with memoised tag resolution for short scalars.
+
+    Even the C parser resolves every scalar's tag in Python (a regex per candidate type), and
+    manifests repeat the same keys and values endlessly. Without path resolvers (the safe
+    loader has none) the result depends only on the value and the implicit flags.
+    """
+
+    def resolve(self, kind, value, implicit):  # noqa: ANN001 - PyYAML's signature
+        if kind is yaml.ScalarNode and len(value) <= 64:
+            return _resolve_scalar(value, tuple(implicit))
+        return super().resolve(kind, value, implicit)
+
+
+_RESOLVER = _BaseLoader("")
+_Loader = FastLoader
 
 _MARKER = re.compile(r"^(?:---|\.\.\.)(?=[ \t\r\n]|$)", re.MULTILINE)
 _DIRECTIVE_OR_BLANK = re.compile(r"\A(?:[ \t]*(?:#[^\n]*)?\r?\n|%[^\n]*\n)*[ \t]*(?:#[^\n]*)?\Z")
