@@ -20,7 +20,8 @@ app = typer.Typer(
     help=(
         "Move Kubernetes GPU workloads from the NVIDIA device plugin (nvidia.com/gpu) to "
         "Dynamic Resource Allocation (ResourceClaims, DeviceClasses, CEL selectors).\n\n"
-        "Start with `gpudra audit ./manifests`; `gpudra rules` lists what it checks."
+        "Start with `gpudra audit ./manifests` (what must change), then `gpudra convert "
+        "./manifests --diff` (the change itself); `gpudra rules` lists what audit checks."
     ),
     no_args_is_help=True,
     rich_markup_mode=None,
@@ -60,10 +61,10 @@ def _fail(message: str, code: ExitCode) -> typer.Exit:
 @app.command(epilog=(
     "Exit codes: 0 nothing at or above --fail-on; 1 findings at or above it; 2 usage or "
     "config error; 3 an input could not be read, or nothing was scanned.\n\n"
-    "Examples:\n\n"
-    "  gpudra audit ./manifests\n\n"
-    "  gpudra audit . -o sarif > gpudra.sarif\n\n"
-    "  helm template rel ./chart | gpudra audit -\n\n"
+    "Examples:\n\n\b\n"
+    "  gpudra audit ./manifests\n"
+    "  gpudra audit . -o sarif > gpudra.sarif\n"
+    "  helm template rel ./chart | gpudra audit -\n"
     "  gpudra audit k8s/ --fail-on error --exclude 'charts/vendor/*'"))
 def audit(
     paths: list[str] = typer.Argument(..., metavar="PATH",
@@ -148,11 +149,11 @@ class _progress:
     "Exit codes: 0 converted (or nothing to do); 1 --check/--diff found changes to make, or a "
     "workload is blocked and needs a human; 2 usage error (bad option, invalid CEL); 3 an "
     "input could not be read (that file is left untouched).\n\n"
-    "Examples:\n\n"
-    "  gpudra convert ./manifests --diff\n\n"
-    "  gpudra convert ./manifests --target-version 1.33\n\n"
-    "  gpudra convert . --check                   # CI: fail while anything is left to convert\n\n"
-    "  gpudra convert k8s/ --min-memory 40Gi --add-toleration\n\n"
+    "Examples:\n\n\b\n"
+    "  gpudra convert ./manifests --diff\n"
+    "  gpudra convert ./manifests --target-version 1.33\n"
+    "  gpudra convert . --check    # CI: fail while anything is left to convert\n"
+    "  gpudra convert k8s/ --min-memory 40Gi --add-toleration\n"
     "  cat job.yaml | gpudra convert - > job-dra.yaml"))
 def convert(
     paths: list[str] = typer.Argument(..., metavar="PATH",

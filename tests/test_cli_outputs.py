@@ -223,3 +223,25 @@ def test_process_stdin_and_usage_error(tmp_path: Path) -> None:
     assert json.loads(proc.stdout)["runs"][0]["results"][0]["ruleId"] == "GPU101"
     bad = _run(tmp_path, "-", "-o", "nope", stdin=GPU_POD)
     assert bad.returncode == 2 and bad.stdout == "" and "Invalid value" in bad.stderr
+
+
+def test_version_prints_the_package_version():
+    import subprocess
+    import sys
+
+    from gpudra import __version__
+
+    done = subprocess.run([sys.executable, "-m", "gpudra", "--version"], capture_output=True,
+                          text=True, check=False)
+    assert done.returncode == 0
+    assert done.stdout.strip() == f"gpudra {__version__}"
+
+
+def test_no_gpu_workloads_means_nothing_left_to_migrate(tmp_path):
+    from gpudra.audit import AuditRequest, run_audit
+    from gpudra.summary import summarize
+
+    (tmp_path / "web.yaml").write_text("apiVersion: v1\nkind: Pod\nmetadata: {name: w}\n"
+                                       "spec: {containers: [{name: c, image: nginx}]}\n")
+    summary = summarize(run_audit(AuditRequest([str(tmp_path)])))
+    assert (summary.gpu_workloads, summary.percent_migrated) == (0, 100.0)

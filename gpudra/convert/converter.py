@@ -157,10 +157,11 @@ def _load(entry: InputFile, stdin, errors: list[InputError],
         try:
             doc.nodes = compose(chunk.text)
         except yaml.YAMLError as exc:
-            mark = getattr(exc, "problem_mark", None)
+            mark = getattr(exc, "problem_mark", None) or getattr(exc, "context_mark", None)
             line = chunk.first_line + mark.line if mark is not None else chunk.first_line
+            problem = getattr(exc, "problem", None) or str(exc).splitlines()[0]
             errors.append(InputError(entry.label, f"not valid YAML; file left untouched "
-                                     f"({getattr(exc, 'problem', None) or exc})", line))
+                                     f"({problem})", line))
             return None
     return f
 

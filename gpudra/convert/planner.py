@@ -15,6 +15,7 @@ from gpudra.convert.nodes import NodeDocument, PathT
 from gpudra.convert.ops import Append, Delete, Extend, InsertBefore, Op
 from gpudra.devices import DeviceKind, classify
 from gpudra.dra import emit
+from gpudra.dra.gfd import is_gfd_label
 from gpudra.dra.selectors import label_selector
 from gpudra.dra.versions import TargetVersion
 from gpudra.quantity import parse_device_count
@@ -301,6 +302,9 @@ class Planner:
                     tr = label_selector(key, str(expr.get("operator")), values)
                     if tr is not None:
                         translated.append((t, e, key, tr))
+                    elif is_gfd_label(key):
+                        notes.append(f"node affinity {key} {expr.get('operator')} has no CEL "
+                                     "equivalent on a device: kept as node affinity")
         if not translated:
             return []
         if len(terms) > 1:
@@ -357,6 +361,8 @@ class Planner:
             sums[cls] = sums.get(cls, 0) + count.value
         if not old:
             return ObjectPlan()
+        profiles = {classify(_quota_resource(k)).mig_profile for k in old
+                    if classify(_quota_resource(k)).mig_profile is not None}
         # Kubernetes only ever enforced requests.<extended resource>; a limits./bare key is the
         # user's stated cap all the same, so it becomes the DRA cap where no requests. key is.
         unenforced = [cls for cls in stated if cls not in enforced]
@@ -384,6 +390,10 @@ class Planner:
         elif keep:
             notes.append("kept the device-plugin keys: workloads that stay on the device plugin "
                          "(blocked or bridged) may run in this namespace, and these keys cap them")
+        if len(profiles) > 1:
+            notes.append(f"the MIG profiles {', '.join(sorted(profiles))} share one "
+                         "mig.nvidia.com cap: quota counts devices per DeviceClass, not per "
+                         "profile, so the limit is looser than before")
         if unenforced:
             notes.append("Kubernetes never enforced the limits./bare device-plugin keys of this "
                          "quota (only requests.<resource>); their value is now the DRA cap")
@@ -400,6 +410,10 @@ _GUIDANCE = {
     "NodePool": "Karpenter: nodes whose GPUs are published by DRA advertise no nvidia.com/gpu "
                 "capacity; bound the pool by CPU/memory too",
 }
+
+
+def _quota_resource(key: str) -> str:
+    return key.partition(".")[2] if key.startswith(("requests.", "limits.")) else key
 
 
 def quota_path(data: Mapping[str, Any]) -> PathT | None:

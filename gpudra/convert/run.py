@@ -58,6 +58,11 @@ def build_options(request: ConvertRequest) -> ConvertOptions:
         if not support.available:
             raise UsageError(f"--strategy bridge needs DeviceClass.extendedResourceName, which "
                              f"Kubernetes {target} does not have (1.34+)")
+        if not support.default_on:
+            # Left-alone workloads would have nothing to serve them while the gate is off.
+            raise UsageError(f"--strategy bridge: on Kubernetes {target} the DRAExtendedResource "
+                             "gate is alpha and off by default; if your cluster enables it, "
+                             "pass --target-version 1.36 (the objects are the same)")
     if sum(map(bool, (request.diff, request.check, request.output_dir))) > 1:
         raise UsageError("choose one of --diff, --check and --output-dir")
     if "-" in request.paths and len(request.paths) > 1:
@@ -136,7 +141,7 @@ def run_convert(request: ConvertRequest, *, stdout: IO[str], stderr: IO[str],
         stdout.write(json.dumps(as_data(report, with_diffs=request.diff, written=written),
                                 indent=2) + "\n")
     else:
-        action = "files changed" if written else "files would change"
+        action = "changed" if written else "would change"
         summary_stream.write(as_text(report, action=action))
     return _exit_code(report, request)
 

@@ -47,6 +47,11 @@ def as_text(report: ConvertReport, *, action: str) -> str:
         lines.append(f"error    {e.where}: {e.message}")
     counts = summary_counts(report)
     parts = [f"{counts[s]} {s}" for s in STRATEGIES if counts[s]]
-    lines.append(f"{counts['files_scanned']} files scanned, {counts['files_changed']} {action}"
+    lines.append(f"{_count(counts['files_scanned'], 'file')} scanned, "
+                 f"{_count(counts['files_changed'], 'file')} {action}"
                  + (f"; workloads: {', '.join(parts)}" if parts else "; nothing to convert"))
     return "\n".join(lines) + "\n"
+
+
+def _count(n: int, noun: str) -> str:
+    return f"{n} {noun}" if n == 1 else f"{n} {noun}s"

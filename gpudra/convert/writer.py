@@ -21,9 +21,10 @@ def write_atomic(path: Path, data: bytes) -> bool:
     try:
         if path.read_bytes() == data:
             return False
-        mode = stat.S_IMODE(path.stat().st_mode)
+        info = path.stat()
+        mode, owner = stat.S_IMODE(info.st_mode), (info.st_uid, info.st_gid)
     except FileNotFoundError:
-        mode = 0o644 & ~_umask()
+        mode, owner = 0o644 & ~_umask(), None
     fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".gpudra-tmp")
     try:
         with os.fdopen(fd, "wb") as handle:
@@ -31,6 +32,11 @@ def write_atomic(path: Path, data: bytes) -> bool:
             handle.flush()
             os.fsync(handle.fileno())
         os.chmod(tmp, mode)
+        if owner is not None and owner != (os.getuid(), os.getgid()):
+            try:  # root editing a user's file must not hand it to root
+                os.chown(tmp, *owner)
+            except PermissionError:
+                pass  # only root can give a file away; others keep their own files anyway
         os.replace(tmp, path)
     except BaseException:
         Path(tmp).unlink(missing_ok=True)

@@ -48,7 +48,8 @@ def _summary(console: Console, report: Report) -> None:
     s = summarize(report)
     counts = ", ".join(f"{n} {sev}" for sev, n in s.findings.items() if n) or "no findings"
     console.print(Text("Summary", style="bold"))
-    console.print(f"  {s.files_scanned} files scanned, {s.documents_parsed} documents parsed: "
+    console.print(f"  {_count(s.files_scanned, 'file')} scanned, "
+                  f"{_count(s.documents_parsed, 'document')} parsed: "
                   f"{counts}" + (f", {s.suppressed} suppressed" if s.suppressed else "")
                   + (f", {s.errors} unreadable" if s.errors else ""))
     if not s.gpu_workloads:
@@ -65,3 +66,7 @@ def _summary(console: Console, report: Report) -> None:
         table.add_row(f"  {ns.namespace}", str(ns.gpu_workloads), str(ns.on_dra),
                       f"{ns.percent_migrated:.0f}%")
     console.print(table)
+
+
+def _count(n: int, noun: str) -> str:
+    return f"{n} {noun}" if n == 1 else f"{n} {noun}s"

@@ -69,7 +69,7 @@ def test_in_place_rewrites_and_second_run_changes_nothing(tree: Path) -> None:
     assert "resourceClaimTemplateName: train-gpu" in text
     assert "nvidia.com/gpu" not in text
     assert "name: train  # keep me" in text
-    assert "1 files changed" in result.stdout
+    assert "1 file changed" in result.stdout
     converted = snapshot(tree)
     again = convert(str(tree))
     assert again.exit_code == 0
@@ -86,7 +86,7 @@ def test_diff_prints_a_unified_diff_and_writes_nothing(tree: Path) -> None:
     assert "-            nvidia.com/gpu: 2\n" in result.stdout
     assert "+        resourceClaimTemplateName: train-gpu\n" in result.stdout
     assert "+kind: ResourceClaimTemplate\n" in result.stdout
-    assert "files would change" in result.stderr  # the summary stays off the diff stream
+    assert "would change" in result.stderr  # the summary stays off the diff stream
 
 
 def test_check_exits_1_with_changes_and_0_once_converted(tree: Path) -> None:
@@ -94,7 +94,7 @@ def test_check_exits_1_with_changes_and_0_once_converted(tree: Path) -> None:
     result = convert(str(tree), "--check")
     assert result.exit_code == 1
     assert snapshot(tree) == before
-    assert "1 files would change" in result.stdout
+    assert "1 file would change" in result.stdout
     assert convert(str(tree)).exit_code == 0
     assert convert(str(tree), "--check").exit_code == 0
 
@@ -230,6 +230,15 @@ def test_bridge_needs_1_34(tree: Path) -> None:
     result = convert(str(tree), "--strategy", "bridge", "--target-version", "1.33")
     assert result.exit_code == 2
     assert "extendedResourceName" in result.stderr and "1.34" in result.stderr
+    assert snapshot(tree) == before
+
+
+@pytest.mark.parametrize("version", ["1.34", "1.35"])
+def test_bridge_refused_where_the_gate_is_off_by_default(tree: Path, version: str) -> None:
+    before = snapshot(tree)
+    result = convert(str(tree), "--strategy", "bridge", "--target-version", version)
+    assert result.exit_code == 2
+    assert "DRAExtendedResource" in result.stderr
     assert snapshot(tree) == before
 
 
