@@ -88,8 +88,15 @@ EMPTY = Report(findings=(), errors=(), workloads=(), files_scanned=0, documents_
 @pytest.mark.parametrize("fmt", list(OutputFormat), ids=lambda f: f.value)
 @pytest.mark.parametrize("report", [EMPTY, make_report()], ids=["empty", "full"])
 def test_every_format_renders(fmt: OutputFormat, report: Report) -> None:
+    """Exhaustive over the enum: each format renders, and a full report shows every finding's
+    rule id (an empty one shows none)."""
     text = renderer_for(fmt)(report, OPTIONS)
     assert isinstance(text, str) and text.endswith("\n")
+    for finding in report.findings:
+        assert finding.rule in text, (fmt, finding.rule)
+    if not report.findings and fmt not in (OutputFormat.JUNIT, OutputFormat.SARIF):
+        # (JUnit and SARIF list the whole catalogue by design.)
+        assert "GPU1" not in text
 
 
 def test_new_renderers_do_not_import_rich() -> None:
