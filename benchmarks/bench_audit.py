@@ -47,6 +47,7 @@ TARGET_RSS_MB = 150.0
 @dataclass
 class Run:
     wall: float  # seconds
+    cpu: float  # user + system CPU seconds of the child: steadier than wall on a busy machine
     rss_mb: float  # peak resident set size of the child
     rc: int
     stdout: bytes
@@ -68,7 +69,16 @@ def run(cmd: list[str], env: dict[str, str] | None = None) -> Run:
             sys.stderr.write(err.read().decode(errors="replace")[-2000:])
     # ru_maxrss: KiB on Linux, bytes on macOS.
     rss = usage.ru_maxrss / (1024 * 1024) if sys.platform == "darwin" else usage.ru_maxrss / 1024
-    return Run(wall, rss, proc.returncode, out)
+    return Run(wall, usage.ru_utime + usage.ru_stime, rss, proc.returncode, out)
+
+
+def child_env() -> dict[str, str]:
+    """Children read/write __pycache__ like an installed package would: with
+    PYTHONDONTWRITEBYTECODE set (common in containers) every run would recompile gpudra's
+    sources, which measures the compiler rather than gpudra."""
+    env = {k: v for k, v in os.environ.items() if k != "PYTHONDONTWRITEBYTECODE"}
+    env["NO_COLOR"] = "1"
+    return env
 
 
 def rss_floor_mb() -> float:
@@ -141,11 +151,7 @@ def main(argv: list[str] | None = None) -> int:
 
     gpudra = find_gpudra(a.gpudra)
     grep = shutil.which("grep") or sys.exit("bench_audit: grep not found")
-    # Children write/read __pycache__ like an installed package would: with
-    # PYTHONDONTWRITEBYTECODE set (common in containers) every run would recompile gpudra's
-    # sources, which measures the compiler rather than gpudra.
-    env = {k: v for k, v in os.environ.items() if k != "PYTHONDONTWRITEBYTECODE"}
-    env["NO_COLOR"] = "1"
+    env = child_env()
     tmp = None
     if a.tree:
         tree = a.tree

@@ -38,44 +38,15 @@ import subprocess
 import sys
 import tempfile
 import time
-from dataclasses import dataclass
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import gen_tree
-from bench_audit import find_gpudra, rss_floor_mb, stats, warm_cache
+from bench_audit import Run, child_env, find_gpudra, rss_floor_mb, run, stats, warm_cache
 
 TARGET_RATIO = 1.5
 GPU_MARK = b"nvidia.com/"
-SUMMARY = re.compile(r"^(\d+) files scanned, (\d+) files (?:changed|would change)"
+SUMMARY = re.compile(r"^(\d+) files? scanned, (\d+) files? (?:changed|would change)"
                      r"(?:; workloads: (.*)|; nothing to convert)$", re.MULTILINE)
-
-
-@dataclass
-class Run:
-    wall: float  # seconds
-    cpu: float  # user + system CPU seconds of the child
-    rss_mb: float  # peak resident set size of the child
-    rc: int
-    stdout: bytes
-
-
-def run(cmd: list[str], env: dict[str, str] | None = None) -> Run:
-    """bench_audit.run, plus the child's CPU time: on a busy machine (another test run on a
-    2-CPU box) wall time moves by tens of percent, CPU time much less."""
-    with tempfile.TemporaryFile() as err:
-        t0 = time.perf_counter()
-        proc = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=err, stdin=subprocess.DEVNULL,
-                                env=env)
-        out = proc.stdout.read()
-        proc.stdout.close()
-        _, status, usage = os.wait4(proc.pid, 0)
-        wall = time.perf_counter() - t0
-        proc.returncode = os.waitstatus_to_exitcode(status)
-        if proc.returncode not in (0, 1):
-            err.seek(0)
-            sys.stderr.write(err.read().decode(errors="replace")[-2000:])
-    rss = usage.ru_maxrss / (1024 * 1024) if sys.platform == "darwin" else usage.ru_maxrss / 1024
-    return Run(wall, usage.ru_utime + usage.ru_stime, rss, proc.returncode, out)
 
 
 def files_of(tree: str) -> list[str]:
@@ -170,8 +141,7 @@ def main(argv: list[str] | None = None) -> int:
     a = p.parse_args(argv)
 
     gpudra = find_gpudra(a.gpudra)
-    env = {k: v for k, v in os.environ.items() if k != "PYTHONDONTWRITEBYTECODE"}
-    env["NO_COLOR"] = "1"
+    env = child_env()
     tmp = tempfile.mkdtemp(prefix="gpudra-bench-convert-")
     try:
         if a.tree:
