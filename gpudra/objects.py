@@ -90,6 +90,29 @@ class TemplateText:
             yield self.first_line + offset, line
 
 
+def dig(value: Any, *keys: Any) -> Any:
+    """`value[k1][k2]...` through mappings (str keys) and lists (int indexes); None where the
+    path does not exist or goes through something else. Manifests are untyped input."""
+    for key in keys:
+        if isinstance(value, Mapping):
+            value = value.get(key)
+        elif isinstance(value, list) and isinstance(key, int) and 0 <= key < len(value):
+            value = value[key]
+        else:
+            return None
+    return value
+
+
+def as_mapping(value: Any) -> Mapping[str, Any]:
+    """`value` if it is a mapping, else an empty one: for optional blocks of untyped input."""
+    return value if isinstance(value, Mapping) else {}
+
+
+def plural(n: int, noun: str) -> str:
+    """`1 file`, `2 files`: counts in human-readable summaries."""
+    return f"{n} {noun}" if n == 1 else f"{n} {noun}s"
+
+
 def format_path(path: PathT) -> str:
     """``("spec", "containers", 0, "resources")`` -> ``spec.containers[0].resources``."""
     out: list[str] = []

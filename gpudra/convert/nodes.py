@@ -15,7 +15,6 @@ import yaml
 from gpudra.sources.documents import FastLoader as _Loader
 from gpudra.sources.documents import construct_plain
 
-
 PathT = tuple
 
 

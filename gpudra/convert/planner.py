@@ -18,6 +18,7 @@ from gpudra.dra import emit
 from gpudra.dra.gfd import is_gfd_label
 from gpudra.dra.selectors import label_selector
 from gpudra.dra.versions import TargetVersion
+from gpudra.objects import dig
 from gpudra.quantity import parse_device_count
 from gpudra.workloads import ContainerRef, PodSpecRef, WorkloadTable, resource_holders
 
@@ -289,13 +290,13 @@ class Planner:
 
     def _affinity(self, spec: PodSpecRef, pod: PathT, ops: list[Op],
                   notes: list[str]) -> list[tuple[str, str]]:
-        terms = _get(spec.data, "affinity", "nodeAffinity",
+        terms = dig(spec.data, "affinity", "nodeAffinity",
                      "requiredDuringSchedulingIgnoredDuringExecution", "nodeSelectorTerms")
         if not isinstance(terms, list) or not terms:
             return []
         translated: list[tuple[int, int, str, Any]] = []
         for t, term in enumerate(terms):
-            for e, expr in enumerate(_get(term, "matchExpressions") or []):
+            for e, expr in enumerate(dig(term, "matchExpressions") or []):
                 if isinstance(expr, Mapping):
                     values = [str(v) for v in expr.get("values") or []]
                     key = str(expr.get("key"))
@@ -338,7 +339,7 @@ class Planner:
 
     def _quota(self, file: str, data: Mapping[str, Any], base: PathT, hard_path: PathT,
                keep: bool, asked: bool) -> ObjectPlan:
-        hard = _get(data, *hard_path)
+        hard = dig(data, *hard_path)
         if not isinstance(hard, Mapping):
             return ObjectPlan()
         # Per class: the sum of the requests. keys, and of the limits./bare keys.
@@ -496,7 +497,7 @@ def _prune(data: Mapping[str, Any], base: PathT, ops: list[Op]) -> None:
         for parent in sorted(by_parent, key=len, reverse=True):
             if parent in grows or len(parent) <= len(base):
                 continue
-            value = _get(data, *parent[len(base):])
+            value = dig(data, *parent[len(base):])
             if isinstance(value, (Mapping, list)) and len(value) == by_parent[parent]:
                 deletes = [p for p in deletes if p[:-1] != parent] + [parent]
                 changed = True
@@ -560,7 +561,7 @@ def _pod_suffix(data: Mapping[str, Any], path: PathT) -> str:
     for i in range(len(path) - 1, -1, -1):
         part = path[i]
         if isinstance(part, int):
-            item = _get(data, *path[: i + 1])
+            item = dig(data, *path[: i + 1])
             if isinstance(item, Mapping):
                 named = item.get("name") or item.get("groupName")
                 if named:
@@ -590,13 +591,3 @@ def _result(file: str, data: Mapping[str, Any], strategy: str, *, reason: str | 
     return WorkloadResult(file, str(data.get("kind", "")), str(name) if name else None,
                           _namespace(data), strategy, reason, notes, created)
 
-
-def _get(value: Any, *keys: Any) -> Any:
-    for key in keys:
-        if isinstance(value, Mapping):
-            value = value.get(key)
-        elif isinstance(value, list) and isinstance(key, int) and 0 <= key < len(value):
-            value = value[key]
-        else:
-            return None
-    return value

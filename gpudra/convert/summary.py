@@ -7,6 +7,7 @@ from typing import Any
 
 from gpudra.convert.converter import ConvertReport
 from gpudra.convert.writer import unified_diff
+from gpudra.objects import plural
 
 STRATEGIES = ("rewrite", "quota", "bridge", "manual", "blocked")
 
@@ -47,11 +48,8 @@ def as_text(report: ConvertReport, *, action: str) -> str:
         lines.append(f"error    {e.where}: {e.message}")
     counts = summary_counts(report)
     parts = [f"{counts[s]} {s}" for s in STRATEGIES if counts[s]]
-    lines.append(f"{_count(counts['files_scanned'], 'file')} scanned, "
-                 f"{_count(counts['files_changed'], 'file')} {action}"
+    lines.append(f"{plural(counts['files_scanned'], 'file')} scanned, "
+                 f"{plural(counts['files_changed'], 'file')} {action}"
                  + (f"; workloads: {', '.join(parts)}" if parts else "; nothing to convert"))
     return "\n".join(lines) + "\n"
 
-
-def _count(n: int, noun: str) -> str:
-    return f"{n} {noun}" if n == 1 else f"{n} {noun}s"

@@ -20,6 +20,7 @@ import xml.etree.ElementTree as ET
 from collections import defaultdict
 
 from gpudra.model import Finding, Report, RuleInfo
+from gpudra.objects import plural
 from gpudra.report import RenderOptions
 from gpudra.summary import summarize
 
@@ -73,7 +74,7 @@ def _rule_case(info: RuleInfo | None, findings: list[Finding], disabled: bool,
         case = ET.Element("testcase", classname=f"{SUITE}.unknown", name=rule_id)
     if findings:
         worst = max((f.severity for f in findings), key=lambda s: s.rank)
-        failure = ET.SubElement(case, "failure", message=_count(len(findings), "finding"),
+        failure = ET.SubElement(case, "failure", message=plural(len(findings), "finding"),
                                 type=worst.value)
         failure.text = _clean("\n".join(_finding_line(f) for f in findings))
     elif disabled:
@@ -87,7 +88,7 @@ def _inputs_case(report: Report) -> ET.Element:
     if report.files_scanned == 0 and not report.errors:
         lines.append(NO_MANIFESTS)
     if lines:
-        message = (_count(len(report.errors), "unreadable input") if report.errors
+        message = (plural(len(report.errors), "unreadable input") if report.errors
                    else NO_MANIFESTS)
         error = ET.SubElement(case, "error", message=_clean(message), type="InputError")
         error.text = _clean("\n".join(lines))
@@ -121,9 +122,6 @@ def _slug(category: str) -> str:
     # classname is dotted like a Java package; readers split on dots and dislike spaces.
     return re.sub(r"[^A-Za-z0-9]+", "_", category).strip("_").lower() or "rules"
 
-
-def _count(n: int, noun: str) -> str:
-    return f"{n} {noun}{'' if n == 1 else 's'}"
 
 
 def _clean(text: str) -> str:

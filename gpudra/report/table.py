@@ -10,6 +10,7 @@ from rich.table import Table
 from rich.text import Text
 
 from gpudra.model import Report
+from gpudra.objects import plural
 from gpudra.report import RenderOptions
 from gpudra.summary import summarize
 
@@ -48,8 +49,8 @@ def _summary(console: Console, report: Report) -> None:
     s = summarize(report)
     counts = ", ".join(f"{n} {sev}" for sev, n in s.findings.items() if n) or "no findings"
     console.print(Text("Summary", style="bold"))
-    console.print(f"  {_count(s.files_scanned, 'file')} scanned, "
-                  f"{_count(s.documents_parsed, 'document')} parsed: "
+    console.print(f"  {plural(s.files_scanned, 'file')} scanned, "
+                  f"{plural(s.documents_parsed, 'document')} parsed: "
                   f"{counts}" + (f", {s.suppressed} suppressed" if s.suppressed else "")
                   + (f", {s.errors} unreadable" if s.errors else ""))
     if not s.gpu_workloads:
@@ -67,6 +68,3 @@ def _summary(console: Console, report: Report) -> None:
                       f"{ns.percent_migrated:.0f}%")
     console.print(table)
 
-
-def _count(n: int, noun: str) -> str:
-    return f"{n} {noun}" if n == 1 else f"{n} {noun}s"

@@ -7,7 +7,7 @@ from typing import Any
 
 from gpudra.devices import HAMI_RESOURCES, DeviceKind, DeviceResource, classify
 from gpudra.model import Severity
-from gpudra.objects import ManifestObject, format_path
+from gpudra.objects import ManifestObject, as_mapping, format_path
 from gpudra.quantity import parse_device_count
 from gpudra.rules.base import AuditContext, Checker, rule
 from gpudra.workloads import ContainerRef, resource_holders
@@ -217,8 +217,8 @@ class DeviceRequests(Checker):
         resources = container.data.get("resources")
         if not isinstance(resources, Mapping):
             return False
-        limits = _mapping(resources.get("limits"))
-        requests = _mapping(resources.get("requests"))
+        limits = as_mapping(resources.get("limits"))
+        requests = as_mapping(resources.get("requests"))
         uses_device_plugin = False
         for name in dict.fromkeys([*limits, *requests]):
             device = classify(name)
@@ -292,6 +292,3 @@ def _same_count(a: Any, b: Any) -> bool:
         return left.value == right.value
     return str(a).strip() == str(b).strip()
 
-
-def _mapping(value: Any) -> Mapping[str, Any]:
-    return value if isinstance(value, Mapping) else {}

@@ -18,7 +18,7 @@ from gpudra.dra.attributes import (
 )
 from gpudra.dra.selector_check import selector_problems
 from gpudra.model import Severity
-from gpudra.objects import ManifestObject, PathT, format_path
+from gpudra.objects import ManifestObject, PathT, as_mapping, format_path
 from gpudra.rules.base import AuditContext, Checker, rule
 from gpudra.workloads import ContainerRef, PodSpecRef
 
@@ -478,7 +478,7 @@ class DraObjects(Checker):
 
     def _dra_object(self, obj: ManifestObject, ctx: AuditContext) -> None:
         version = obj.api_version.rpartition("/")[2]
-        spec = _mapping(obj.data.get("spec"))
+        spec = as_mapping(obj.data.get("spec"))
         if obj.kind in ("ResourceClaim", "ResourceClaimTemplate"):
             self._defined.add(obj.kind, obj.metadata.get("name"), obj.namespace)
         if version not in FLAT_VERSIONS | WRAPPED_VERSIONS:
@@ -491,20 +491,20 @@ class DraObjects(Checker):
                          "ResourceClaimTemplate has spec.devices; the claim spec belongs in "
                          "spec.spec (spec.spec.devices)", path=("spec", "devices"))
                 self._claim_spec(obj, ctx, ("spec",), spec, version)
-            self._claim_spec(obj, ctx, ("spec", "spec"), _mapping(spec.get("spec")), version)
+            self._claim_spec(obj, ctx, ("spec", "spec"), as_mapping(spec.get("spec")), version)
         elif obj.kind == "DeviceClass":
             name = obj.name or ""
             self._selectors(obj, ctx, ("spec", "selectors"), spec.get("selectors"),
                             _Context(None, name.endswith("nvidia.com")))
 
     def _compute_domain(self, obj: ManifestObject) -> None:
-        channel = _mapping(_mapping(obj.data.get("spec")).get("channel"))
-        template = _mapping(channel.get("resourceClaimTemplate"))
+        channel = as_mapping(as_mapping(obj.data.get("spec")).get("channel"))
+        template = as_mapping(channel.get("resourceClaimTemplate"))
         self._defined.add("ResourceClaimTemplate", template.get("name"), obj.namespace)
 
     def _claim_spec(self, obj: ManifestObject, ctx: AuditContext, path: PathT,
                     claim: Mapping[str, Any], version: str) -> None:
-        requests = _mapping(claim.get("devices")).get("requests")
+        requests = as_mapping(claim.get("devices")).get("requests")
         if not isinstance(requests, list):
             return
         for i, request in enumerate(requests):
@@ -615,7 +615,7 @@ class DraObjects(Checker):
         if not isinstance(selectors, list):
             return
         for k, selector in enumerate(selectors):
-            expression = _mapping(_mapping(selector).get("cel")).get("expression")
+            expression = as_mapping(as_mapping(selector).get("cel")).get("expression")
             if isinstance(expression, str) and not _placeholder(expression):
                 self._expression(obj, ctx, path + (k, "cel", "expression"), expression, context)
 
@@ -662,12 +662,12 @@ class DraObjects(Checker):
     @staticmethod
     def _container_claims(obj: ManifestObject, ctx: AuditContext, container: ContainerRef,
                           names: list[str]) -> None:
-        claims = _mapping(container.data.get("resources")).get("claims")
+        claims = as_mapping(container.data.get("resources")).get("claims")
         if not isinstance(claims, list):
             return
         kind = "init container" if container.init else "container"
         for k, claim in enumerate(claims):
-            name = _mapping(claim).get("name")
+            name = as_mapping(claim).get("name")
             if not isinstance(name, str) or name in names or _placeholder(name):
                 continue
             known = ", ".join(repr(n) for n in names) or "none"
@@ -699,6 +699,3 @@ def _request_label(request: Mapping[str, Any], path: PathT) -> str:
 def _placeholder(value: Any) -> bool:
     return isinstance(value, str) and any(mark in value for mark in _PLACEHOLDER_MARKS)
 
-
-def _mapping(value: Any) -> Mapping[str, Any]:
-    return value if isinstance(value, Mapping) else {}

@@ -8,7 +8,7 @@ from typing import Any
 from gpudra.devices import uses_nvidia_devices
 from gpudra.dra.gfd import is_gfd_label, mapping_for
 from gpudra.model import Severity
-from gpudra.objects import ManifestObject
+from gpudra.objects import ManifestObject, dig
 from gpudra.rules.base import AuditContext, Checker, rule
 from gpudra.workloads import PodSpecRef
 
@@ -124,26 +124,21 @@ def _uses_gpus(spec: PodSpecRef) -> bool:
 
 
 def _affinity_keys(spec: Mapping[str, Any]):
-    node = _get(spec, "affinity", "nodeAffinity")
-    required = _get(node, "requiredDuringSchedulingIgnoredDuringExecution", "nodeSelectorTerms")
+    node = dig(spec, "affinity", "nodeAffinity")
+    required = dig(node, "requiredDuringSchedulingIgnoredDuringExecution", "nodeSelectorTerms")
     prefix = ("affinity", "nodeAffinity")
     for t, term in enumerate(required if isinstance(required, list) else ()):
         path = prefix + ("requiredDuringSchedulingIgnoredDuringExecution", "nodeSelectorTerms", t)
         yield from ((where, key, False) for where, key in _expressions(term, path))
-    preferred = _get(node, "preferredDuringSchedulingIgnoredDuringExecution")
+    preferred = dig(node, "preferredDuringSchedulingIgnoredDuringExecution")
     for t, term in enumerate(preferred if isinstance(preferred, list) else ()):
         path = prefix + ("preferredDuringSchedulingIgnoredDuringExecution", t, "preference")
-        yield from ((where, key, True) for where, key in _expressions(_get(term, "preference"), path))
+        yield from ((where, key, True) for where, key in _expressions(dig(term, "preference"), path))
 
 
 def _expressions(term: Any, path: tuple):
-    expressions = _get(term, "matchExpressions")
+    expressions = dig(term, "matchExpressions")
     for e, expr in enumerate(expressions if isinstance(expressions, list) else ()):
         if isinstance(expr, Mapping):
             yield path + ("matchExpressions", e, "key"), expr.get("key")
 
-
-def _get(value: Any, *keys: str) -> Any:
-    for key in keys:
-        value = value.get(key) if isinstance(value, Mapping) else None
-    return value

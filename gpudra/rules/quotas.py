@@ -7,7 +7,7 @@ from typing import Any
 
 from gpudra.devices import classify
 from gpudra.model import Severity
-from gpudra.objects import ManifestObject
+from gpudra.objects import ManifestObject, dig
 from gpudra.quantity import parse_device_count
 from gpudra.rules.base import AuditContext, Checker, rule
 
@@ -95,12 +95,12 @@ class Quotas(Checker):
     def check_object(self, obj: ManifestObject, ctx: AuditContext) -> None:
         kind, group, data = obj.kind, obj.group, obj.data
         if kind == "ResourceQuota" and group == "":
-            self._hard(obj, ctx, "GPU201", ("spec", "hard"), _get(data, "spec", "hard"))
+            self._hard(obj, ctx, "GPU201", ("spec", "hard"), dig(data, "spec", "hard"))
         elif kind == "LimitRange" and group == "":
-            limits = _get(data, "spec", "limits")
+            limits = dig(data, "spec", "limits")
             for i, item in enumerate(limits if isinstance(limits, list) else ()):
                 for section in ("default", "defaultRequest", "min", "max", "maxLimitRequestRatio"):
-                    for name, value in _items(_get(item, section)):
+                    for name, value in _items(dig(item, section)):
                         if _is_nvidia(name):
                             ctx.emit("GPU202", obj, f"LimitRange {section} sets {name}: {value!r}; "
                                      "it does not apply to claims",
@@ -108,11 +108,11 @@ class Quotas(Checker):
                                      quantity=parse_device_count(value).value)
         elif kind == "Profile" and group == "kubeflow.org":
             self._hard(obj, ctx, "GPU203", ("spec", "resourceQuotaSpec", "hard"),
-                       _get(data, "spec", "resourceQuotaSpec", "hard"))
+                       dig(data, "spec", "resourceQuotaSpec", "hard"))
         elif kind == "ClusterQueue" and group == "kueue.x-k8s.io":
             self._kueue(obj, ctx)
         elif kind == "NodePool" and group == "karpenter.sh":
-            for name, value in _items(_get(data, "spec", "limits")):
+            for name, value in _items(dig(data, "spec", "limits")):
                 if _is_nvidia(name):
                     ctx.emit("GPU205", obj, f"NodePool limits {name}: {value!r}; DRA nodes "
                              "advertise no such capacity", path=("spec", "limits", name),
@@ -135,9 +135,9 @@ class Quotas(Checker):
 
     @staticmethod
     def _kueue(obj: ManifestObject, ctx: AuditContext) -> None:
-        groups = _get(obj.data, "spec", "resourceGroups")
+        groups = dig(obj.data, "spec", "resourceGroups")
         for g, group in enumerate(groups if isinstance(groups, list) else ()):
-            covered = _get(group, "coveredResources")
+            covered = dig(group, "coveredResources")
             for c, name in enumerate(covered if isinstance(covered, list) else ()):
                 if _is_nvidia(name):
                     ctx.emit("GPU204", obj, f"ClusterQueue covers {name}; pods with claims are not "
@@ -160,8 +160,3 @@ def _dra_class(name: str) -> str:
 def _items(value: Any):
     return value.items() if isinstance(value, Mapping) else ()
 
-
-def _get(value: Any, *keys: str) -> Any:
-    for key in keys:
-        value = value.get(key) if isinstance(value, Mapping) else None
-    return value
