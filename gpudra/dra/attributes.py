@@ -140,11 +140,6 @@ def is_version_attribute(domain: str, name: str) -> bool:
     return entry is not None and entry.is_version
 
 
-def judged_domain(domain: str) -> bool:
-    """Domains whose names gpudra knows; other drivers' domains are left alone."""
-    return domain in (NVIDIA_DOMAIN, STANDARD_DOMAIN)
-
-
 def attribute_problem(domain: str, name: str, device_type: DeviceType | None = None) -> str | None:
     """Why `device.attributes[domain].name` fails on NVIDIA devices, or None when it is fine.
 

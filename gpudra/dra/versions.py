@@ -44,10 +44,6 @@ class FeatureSupport:
     default_on: bool
     note: str = ""
 
-    @property
-    def usable_by_default(self) -> bool:
-        return self.available and self.default_on
-
 
 @dataclass(frozen=True, slots=True)
 class _GateRow:

@@ -57,10 +57,6 @@ class Chunk:
     first_line: int
 
     @property
-    def is_empty(self) -> bool:
-        return _DIRECTIVE_OR_BLANK.match(self.text) is not None
-
-    @property
     def helm_source(self) -> str | None:
         """The template named by a ``# Source:`` comment that ``helm template`` writes."""
         match = _SOURCE_COMMENT.search(self.text)
