@@ -85,13 +85,12 @@ def audit(
     each finding with file and line. Findings go to stdout; progress and errors to stderr.
     """
     from gpudra.audit import AuditRequest, run_audit
-    from gpudra.config import load_config
+    from gpudra.config import config_for, load_config
     from gpudra.report import renderer_for
     from gpudra.rules import catalogue
 
     try:
-        config_path = config if config is not None else _config_near(paths)
-        cfg = load_config(config_path, catalogue())
+        cfg = load_config(config_for(paths, config), catalogue())
         with _progress(quiet) as on_file:
             report = run_audit(AuditRequest(paths, cfg, tuple(exclude)), on_file=on_file)
         width = shutil.get_terminal_size((120, 24)).columns if sys.stdout.isatty() else 120
@@ -108,13 +107,6 @@ def audit(
     if report.files_scanned == 0 and not report.errors:
         typer.echo("gpudra: error: no manifests found (looked for *.yaml, *.yml, *.json)", err=True)
     raise typer.Exit(int(report.exit_code(fail_on)))
-
-
-def _config_near(paths: list[str]) -> Optional[Path]:
-    from gpudra.config import find_config
-
-    first = next((p for p in paths if p != "-"), None)
-    return find_config(Path(first) if first else Path.cwd())
 
 
 class _progress:

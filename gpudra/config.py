@@ -6,7 +6,7 @@ errors, so a typo never silently changes nothing.
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -42,6 +42,15 @@ def find_config(start: Path) -> Path | None:
             if candidate.is_file():
                 return candidate
     return None
+
+
+def config_for(paths: Sequence[str], explicit: Path | None = None) -> Path | None:
+    """The config a run uses: `--config`, else the nearest one above the first scanned path
+    (the working directory when reading stdin only)."""
+    if explicit is not None:
+        return explicit
+    first = next((p for p in paths if p != "-"), None)
+    return find_config(Path(first) if first else Path.cwd())
 
 
 def load_config(path: Path | None, known_rules: Mapping[str, Any]) -> Config:

@@ -27,7 +27,7 @@ from gpudra.dra import emit
 from gpudra.errors import InputReadError, UsageError
 from gpudra.model import InputError
 from gpudra.sources.documents import Chunk, split_documents
-from gpudra.sources.files import GO_TEMPLATE, STDIN, InputFile, discover, read_input
+from gpudra.sources.files import EMPTY_STDIN, GO_TEMPLATE, STDIN, InputFile, discover, read_input
 from gpudra.workloads import WorkloadTable
 
 _NEEDLES = ("nvidia.com/", "NVIDIA_VISIBLE_DEVICES", "resource.k8s.io")
@@ -124,7 +124,7 @@ def _load(entry: InputFile, stdin, errors: list[InputError],
         errors.append(InputError(entry.label, str(exc)))
         return None
     if entry.label == STDIN and not raw.strip():
-        errors.append(InputError(STDIN, "stdin is empty (did the command before the pipe fail?)"))
+        errors.append(InputError(STDIN, EMPTY_STDIN))
         return None
     if not any(n in raw for n in _BYTE_NEEDLES):
         # Nothing to convert: keep no bytes, except stdin's, which is echoed back unchanged.

@@ -11,7 +11,7 @@ from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import IO
 
-from gpudra.config import find_config, load_config
+from gpudra.config import config_for, load_config
 from gpudra.convert.converter import ConvertReport, convert_paths
 from gpudra.convert.planner import ConvertOptions
 from gpudra.convert.summary import as_data, as_text
@@ -113,9 +113,7 @@ def _check_selectors(selectors: list[str], from_user: int) -> None:
 def run_convert(request: ConvertRequest, *, stdout: IO[str], stderr: IO[str],
                 stdin=None) -> ExitCode:
     options = build_options(request)
-    first = next((p for p in request.paths if p != "-"), None)
-    config_path = request.config or find_config(Path(first) if first else Path.cwd())
-    config = load_config(config_path, catalogue())
+    config = load_config(config_for(request.paths, request.config), catalogue())
     report = convert_paths(request.paths, options,
                            table=WorkloadTable().with_kinds(config.workloads),
                            excludes=(*config.exclude, *request.excludes),

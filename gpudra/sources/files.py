@@ -35,6 +35,7 @@ SKIPPED_DIRS = frozenset({".git", ".hg", ".svn", "node_modules", "vendor", "thir
 # one pass over the bytes, and every rule checks exactly after parsing.
 NEEDLES = (b"nvidia", b"NVIDIA_", b"resource.k8s.io", b"resourceClaim", b"gpu")
 STDIN = "-"
+EMPTY_STDIN = "stdin is empty (did the command before the pipe fail?)"
 # Helm/Go template actions; Argo's `{{inputs.parameters.x}}` (no leading dot) is not one.
 GO_TEMPLATE = re.compile(r"\{\{-?\s*(?:[.$]|/\*|(?:if|else|end|range|with|define|include|template|"
                          r"toYaml|tpl|printf|default|required|quote|nindent|indent)\b)")
@@ -307,6 +308,6 @@ def scan(paths: Iterable[str], excludes: Iterable[str] = (), *, stats: ScanStats
             continue
         if entry.label == STDIN and not data.strip():
             stats.files += 1
-            yield InputError(STDIN, "stdin is empty (did the command before the pipe fail?)")
+            yield InputError(STDIN, EMPTY_STDIN)
             continue
         yield from load_items(entry, data, stats, needles)
