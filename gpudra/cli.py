@@ -140,7 +140,7 @@ class _progress:
 @app.command(epilog=(
     "Exit codes: 0 converted (or nothing to do); 1 --check/--diff found changes to make, or a "
     "workload is blocked and needs a human; 2 usage error (bad option, invalid CEL); 3 an "
-    "input could not be read (that file is left untouched).\n\n"
+    "input could not be read (that file is left untouched) or a file could not be written.\n\n"
     "Examples:\n\n\b\n"
     "  gpudra convert ./manifests --diff\n"
     "  gpudra convert ./manifests --target-version 1.33\n"

@@ -19,7 +19,7 @@ import yaml
 from gpudra.convert.nodes import NodeDocument, compose
 from gpudra.convert.nodes import load as load_document
 from gpudra.convert.ops import Op, apply_to_data, apply_to_text
-from gpudra.convert.planner import ConvertOptions, Planner, WorkloadResult
+from gpudra.convert.planner import ConvertOptions, ObjectPlan, Planner, WorkloadResult
 from gpudra.convert.render import document
 from gpudra.convert.textedit import LayoutError, Style, detect_style
 from gpudra.devices import DEVICE_NAME_PATTERN
@@ -72,8 +72,11 @@ class _Doc:
 class _File:
     entry: InputFile
     raw: bytes
-    bom: bool = False
     docs: list[_Doc] = field(default_factory=list)
+
+    @property
+    def bom(self) -> bool:
+        return self.raw.startswith(b"\xef\xbb\xbf")
 
 
 def convert_paths(paths: Iterable[str], options: ConvertOptions, *,
@@ -97,13 +100,14 @@ def convert_paths(paths: Iterable[str], options: ConvertOptions, *,
     _reserve_existing(files, planner)
     for f in files:
         for doc in f.docs:
-            _plan_document(f, doc, planner)
+            _plan_document(f, doc, planner.plan)
     # Quotas last: whether their device-plugin keys can go depends on every workload.
     staying = frozenset(r.namespace for f in files for doc in f.docs for r in doc.results
                         if r.kind and r.strategy in ("blocked", "bridge"))
     for f in files:
         for doc in f.docs:
-            _plan_quotas(f, doc, planner, staying)
+            _plan_document(f, doc, lambda file, data, base, _nodes: planner.plan_quota(
+                file, data, base, staying))
     changes = [c for c in (_assemble(f, claims_file) for f in files) if c is not None]
     changes += _claims_files(files, claims_file, {c.label for c in changes})
     results += [r for f in files for doc in f.docs for r in doc.results]
@@ -141,7 +145,7 @@ def _load(entry: InputFile, stdin, errors: list[InputError],
                       "JSON manifest: convert rewrites YAML only; convert it by hand")
             results.append(WorkloadResult(entry.label, "", None, None, "blocked", reason))
         return None
-    f = _File(entry, raw, bom=raw.startswith(b"\xef\xbb\xbf"))
+    f = _File(entry, raw)
     for chunk in split_documents(text):
         doc = _Doc(chunk)
         f.docs.append(doc)
@@ -188,25 +192,16 @@ def _reserve_existing(files: list[_File], planner: Planner) -> None:
 
 # --- planning and editing ------------------------------------------------------------------
 
-def _plan_document(f: _File, doc: _Doc, planner: Planner) -> None:
+def _plan_document(f: _File, doc: _Doc, plan_one: Callable[..., ObjectPlan]) -> None:
+    """Apply one planning pass (`Planner.plan` or a quota pass) to every object of `doc`."""
     if doc.nodes is None:
         return
     for data, base in _objects(doc.nodes.data):
-        plan = planner.plan(f.entry.label, data, base, doc.nodes)
+        plan = plan_one(f.entry.label, data, base, doc.nodes)
         if plan.result is not None:
             doc.results.append(plan.result)
         doc.ops += plan.ops
         doc.new_objects += [obj for obj, _ in plan.new_objects]
-
-
-def _plan_quotas(f: _File, doc: _Doc, planner: Planner, staying: frozenset) -> None:
-    if doc.nodes is None:
-        return
-    for data, base in _objects(doc.nodes.data):
-        plan = planner.plan_quota(f.entry.label, data, base, staying)
-        if plan.result is not None:
-            doc.results.append(plan.result)
-        doc.ops += plan.ops
 
 
 def _edited_chunk(f: _File, doc: _Doc) -> tuple[str, Style] | None:
