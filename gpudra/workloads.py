@@ -14,6 +14,7 @@ from collections.abc import Iterable, Iterator, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
+from gpudra.devices import classify
 from gpudra.errors import ConfigError
 from gpudra.objects import PathT
 
@@ -73,8 +74,10 @@ BUILTIN_KINDS: tuple[WorkloadKind, ...] = (
 )
 
 # Pod-spec fields that hold lists of containers; Argo adds sidecars and containerSet.
+# Ephemeral containers may not have resources at all (the API server rejects them), but a
+# manifest can still carry some: they are listed so that such requests are reported as such.
 CONTAINER_LISTS: tuple[PathT, ...] = (("initContainers",), ("containers",), ("sidecars",),
-                                      ("containerSet", "containers"))
+                                      ("containerSet", "containers"), ("ephemeralContainers",))
 
 
 @dataclass(frozen=True, slots=True)
@@ -83,6 +86,7 @@ class ContainerRef:
     data: Mapping[str, Any]
     init: bool
     outside: bool = False  # a resources block found outside any pod spec (CRD-specific shape)
+    ephemeral: bool = False
 
     @property
     def name(self) -> str | None:
@@ -144,7 +148,8 @@ def _pod_spec(path: PathT, spec: Mapping[str, Any], single_keys: tuple[str, ...]
             value = value.get(key) if isinstance(value, Mapping) else None
         if isinstance(value, list):
             init = list_path == ("initContainers",)
-            containers.extend(ContainerRef(path + list_path + (i,), c, init)
+            ephemeral = list_path == ("ephemeralContainers",)
+            containers.extend(ContainerRef(path + list_path + (i,), c, init, ephemeral=ephemeral)
                               for i, c in enumerate(value) if isinstance(c, Mapping))
     for key in single_keys:
         value = spec.get(key)
@@ -194,6 +199,43 @@ def resource_holders(data: Any, limit: int = 14) -> Iterator[tuple[PathT, Mappin
         if isinstance(resources, Mapping) and (isinstance(resources.get("limits"), Mapping)
                                                or isinstance(resources.get("requests"), Mapping)):
             yield path, value
+
+
+# Where a resource-like key is a label, a selector or data, never a request.
+_NOT_REQUESTS = frozenset({"metadata", "labels", "annotations", "nodeSelector", "matchLabels",
+                           "selector", "data", "stringData", "binaryData"})
+_DATA_KINDS = frozenset({"ConfigMap", "Secret"})
+
+
+def device_keys(data: Any, limit: int = 16) -> Iterator[tuple[PathT, str, Any]]:
+    """Every mapping entry whose key names an NVIDIA device-plugin resource, wherever it is.
+
+    Some CRDs hold requests in fields of their own shape (Kubeflow TrainJob's
+    ``spec.trainer.resourcesPerNode.limits``): no pod spec and no ``resources:`` key. Whatever
+    the pre-scan saw must still be reported, so this search keys on the resource name alone,
+    skipping labels, selectors and ConfigMap/Secret data, where such keys are not requests.
+    """
+    if isinstance(data, Mapping) and data.get("kind") in _DATA_KINDS:
+        return
+    stack: list[tuple[PathT, Any]] = [((), data)]
+    while stack:
+        path, value = stack.pop()
+        if len(path) > limit:
+            continue
+        if isinstance(value, Mapping):
+            for key, item in value.items():
+                if not isinstance(key, str) or key in _NOT_REQUESTS:
+                    continue
+                if key.startswith("nvidia.com/"):
+                    device = classify(key)
+                    if device is not None and device.is_nvidia_device_plugin:
+                        yield path + (key,), key, item
+                        continue
+                if isinstance(item, (Mapping, list)):
+                    stack.append((path + (key,), item))
+        elif isinstance(value, list):
+            stack.extend((path + (i,), v) for i, v in enumerate(value)
+                         if isinstance(v, (Mapping, list)))
 
 
 # --- the path language -------------------------------------------------------------------

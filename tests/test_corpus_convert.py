@@ -81,6 +81,15 @@ BLOCKED_ROWS = [
      "", "", OUTSIDE),
     ("NVIDIA__nim-deploy", "cloud-service-providers__oracle__oke__values.yaml", "", "", OUTSIDE),
     ("NVIDIA__nim-deploy", "helm__nim-llm__values.yaml", "", "", OUTSIDE),
+    # Values and config files with device requests in shapes of their own (JupyterHub
+    # kubespawner overrides, KubeAI resource profiles, a Marketplace schema).
+    ("GoogleCloudPlatform__ai-on-gke",
+     "modules__jupyter__jupyter_config__config-selfauth-autopilot.yaml", "", "", OUTSIDE),
+    ("awslabs__ai-on-eks", "infra__base__terraform__helm-values__jupyterhub-values-cognito.yaml",
+     "", "", OUTSIDE),
+    ("substratusai__kubeai", "charts__kubeai__values.yaml", "", "", OUTSIDE),
+    ("triton-inference-server__server",
+     "deploy__gke-marketplace-app__server-deployer__schema.yaml", "", "", OUTSIDE),
     # CRDs whose `spec.resources` is not a pod spec (their operator builds the pods).
     ("GoogleCloudPlatform__kubernetes-engine-samples",
      "ai-ml__infw-gw__examples__getting-started__inference-model.yaml",

@@ -158,6 +158,8 @@ CASES: list[tuple[str, str, list[str]]] = [
     ("nvidia.com/cuda.driver-version.major", "Lt", ["550"]),
     ("nvidia.com/cuda.driver-version.minor", "=", ["104"]),
     ("nvidia.com/cuda.driver-version.revision", "=", ["06"]),
+    ("nvidia.com/cuda.driver-version.revision", "In", ["06", "6"]),
+    ("nvidia.com/cuda.driver-version.revision", "NotIn", ["06", "5"]),
     ("nvidia.com/cuda.driver-version.revision", "Gt", ["5"]),
     ("nvidia.com/cuda.driver-version.full", "=", ["550.54.15"]),
     ("nvidia.com/cuda.driver-version.full", "=", ["535.104.05"]),
@@ -273,6 +275,13 @@ def test_expected_expressions() -> None:
     ("nvidia.com/cuda.driver-version.full", "=", ["550.54.15-beta"], None),
     ("nvidia.com/cuda.driver-version.revision", "=", [""], None),
     ("nvidia.com/gpu.compute.major", "=", ["08"], None),
+    # GFD writes NVML's driver version parts as they are ("570.124.06"): the DRA driver reads
+    # 570.124.6, so "06" is patch 6, and "6" (or "0570") named no node and must stay a label
+    ("nvidia.com/cuda.driver-version.revision", "=", ["6"], None),
+    ("nvidia.com/cuda.driver.rev", "=", ["6"], None),
+    ("nvidia.com/cuda.driver-version.major", "=", ["0570"], None),
+    ("nvidia.com/cuda.driver-version.full", "=", ["570.124.6"], None),
+    ("nvidia.com/cuda.driver-version.full", "=", ["0570.124.06"], None),
     ("nvidia.com/gpu.product", "Matches", ["x"], None),
 ])
 def test_special_results(label: str, op: str, values: list[str], expected: str | None) -> None:

@@ -168,7 +168,7 @@ def _apply_block(editor: TextDocument, doc: NodeDocument, op: Op, style: Style) 
         dash_line = editor.line_start(node.value[0].start_mark.index)
         dash = editor.text.find("-", dash_line, node.value[0].start_mark.index)
         column = dash - dash_line if dash >= 0 else node.value[0].start_mark.column
-        inner = Style(style.indent, 0, style.newline)
+        inner = Style(style.indent, 0, style.newline, style.item_gap)
         editor.insert(at, editor.block_text(block_sequence(list(op.items), inner), column, style, at))
 
 

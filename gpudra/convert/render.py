@@ -105,14 +105,15 @@ def block_mapping(value: Mapping[str, Any], style: Style) -> list[str]:
 
 def block_sequence(items: list[Any], style: Style) -> list[str]:
     lines: list[str] = []
+    dash = "-" + " " * (style.item_gap - 1)
     for item in items:
         if isinstance(item, Mapping) and item:
-            # Item content sits two columns right of the dash, as `- key: value`.
-            body = block_mapping(item, Style(style.indent, style.sequence_offset, style.newline))
-            lines.append(f"- {body[0]}")
-            lines += _indent(body[1:], 2)
+            # Item content sits `item_gap` columns right of the dash, as the file writes it.
+            body = block_mapping(item, style)
+            lines.append(f"{dash}{body[0]}")
+            lines += _indent(body[1:], style.item_gap)
         else:
-            lines.append(f"- {_block_value(item)}")
+            lines.append(f"{dash}{_block_value(item)}")
     return lines
 
 

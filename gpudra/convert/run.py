@@ -18,6 +18,7 @@ from gpudra.convert.summary import as_data, as_text
 from gpudra.convert.writer import unified_diff, write_atomic
 from gpudra.errors import UsageError
 from gpudra.model import ExitCode, InputError
+from gpudra.dra.selectors import min_memory_selector, product_prefix_selector
 from gpudra.quantity import parse_quantity
 from gpudra.rules import catalogue
 from gpudra.workloads import WorkloadTable
@@ -76,22 +77,21 @@ def build_options(request: ConvertRequest) -> ConvertOptions:
     if request.claims_file is not None and ("/" in request.claims_file or
                                             not request.claims_file.endswith((".yaml", ".yml"))):
         raise UsageError("--claims-file must be a file name ending in .yaml or .yml")
-    selectors = list(request.selectors)
+    checked = list(request.selectors)
     if request.min_memory is not None:
         if parse_quantity(request.min_memory) is None:
             raise UsageError(f"--min-memory {request.min_memory!r} is not a quantity (e.g. 40Gi)")
-        selectors.append('device.capacity["gpu.nvidia.com"].memory.compareTo('
-                         f'quantity("{request.min_memory}")) >= 0')
+        checked.append(min_memory_selector(request.min_memory))
     if request.product is not None:
-        selectors.append('device.attributes["gpu.nvidia.com"].productName.startsWith('
-                         f"{json.dumps(request.product)})")
-    if selectors:  # the CEL engine costs ~25 ms to import: only when there is CEL to check
-        _check_selectors(selectors, len(request.selectors))
+        checked.append(product_prefix_selector(request.product))
+    if checked:  # the CEL engine costs ~25 ms to import: only when there is CEL to check
+        _check_selectors(checked, len(request.selectors))
     return ConvertOptions(target=target, claim_mode=request.claim_mode, strategy=request.strategy,
                           keep_node_selectors=request.keep_node_selectors,
                           add_toleration=request.add_toleration,
                           keep_device_plugin_quota=request.keep_device_plugin_quota,
-                          selectors=tuple(selectors))
+                          selectors=tuple(request.selectors), min_memory=request.min_memory,
+                          product=request.product)
 
 
 def _check_selectors(selectors: list[str], from_user: int) -> None:

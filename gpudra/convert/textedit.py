@@ -39,6 +39,7 @@ class Style:
     indent: int = 2          # spaces per nesting level of mappings
     sequence_offset: int = 0  # columns between a key and the dashes of its block sequence
     newline: str = "\n"
+    item_gap: int = 2        # columns from a dash to its item's content (`-   name:` is 4)
 
 
 class TextDocument:
@@ -188,11 +189,12 @@ def _last_index(node: yaml.Node) -> int:
 
 
 def detect_style(text: str, root: yaml.Node | None) -> Style:
-    """Indentation step and sequence offset of a document, from its first nested nodes."""
+    """Indentation step, sequence offset and dash gap of a document, from its first nested
+    nodes."""
     newline = "\r\n" if "\r\n" in text else "\n"
-    indent, offset = None, None
+    indent, offset, gap = None, None, None
     stack = [root] if root is not None else []
-    while stack and (indent is None or offset is None):
+    while stack and (indent is None or offset is None or gap is None):
         node = stack.pop(0)
         if isinstance(node, yaml.MappingNode) and not node.flow_style:
             for key, value in node.value:
@@ -201,13 +203,26 @@ def detect_style(text: str, root: yaml.Node | None) -> Style:
                         and indent is None and value.start_mark.line > key.start_mark.line:
                     indent = value.value[0][0].start_mark.column - key_col
                 if isinstance(value, yaml.SequenceNode) and not value.flow_style and value.value \
-                        and offset is None and value.start_mark.line > key.start_mark.line:
-                    offset = _dash_column(text, value.value[0]) - key_col
+                        and value.start_mark.line > key.start_mark.line:
+                    dash = _dash_column(text, value.value[0])
+                    if offset is None:
+                        offset = dash - key_col
+                    first = value.value[0]
+                    if gap is None and isinstance(first, yaml.MappingNode) and \
+                            not first.flow_style and first.value and _on_dash_line(text, first):
+                        gap = first.start_mark.column - dash
                 stack.append(value)
         elif isinstance(node, yaml.SequenceNode):
             stack.extend(node.value)
     return Style(indent if indent and indent > 0 else 2,
-                 offset if offset is not None and offset >= 0 else 0, newline)
+                 offset if offset is not None and offset >= 0 else 0, newline,
+                 gap if gap is not None and gap >= 2 else 2)
+
+
+def _on_dash_line(text: str, item: yaml.Node) -> bool:
+    """Whether `item` starts on the line of its dash (`- name: x`, not `-` alone above it)."""
+    start = text.rfind("\n", 0, item.start_mark.index) + 1
+    return text.rfind("-", start, item.start_mark.index) >= 0
 
 
 def _dash_column(text: str, item: yaml.Node) -> int:

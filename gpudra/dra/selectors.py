@@ -36,6 +36,10 @@ Per label:
   ``cuda.driver.{major,minor,rev}``) → ``driverVersion.major()/minor()/patch()``;
   ``nvidia.com/cuda.runtime-version.{major,minor,full}`` (deprecated ``cuda.runtime.*``) →
   ``cudaDriverVersion`` likewise (GFD's "runtime" value is NVML's CUDA *driver* version).
+  GFD writes the driver parts as NVML prints them (``570.124.06``: revision ``06``) while the DRA
+  driver parses the string leniently (Masterminds semver: 570.124.6), so ``06`` is patch 6; a
+  value GFD never writes (``6``, ``0570``, ``570.124.6``) matched no node and is not translated
+  (dropped from In/NotIn lists, where it changed nothing).
 
 Limits: the DRA attribute/capacity must exist on the device; where GFD omits a label (memory NVML
 cannot report) the driver omits the capacity, and the selector then fails with a runtime
@@ -56,7 +60,7 @@ MEMORY = f"{CAP}.memory"
 _CANONICAL_INT = re.compile(r"^(0|[1-9][0-9]*)$")
 _DIGITS = re.compile(r"^[0-9]+$")
 _SIGNED_INT = re.compile(r"^[+-]?[0-9]+$")
-_DRIVER_FULL = re.compile(r"^([0-9]+)\.([0-9]+)(?:\.([0-9]+))?$")
+_DRIVER_FULL = re.compile(r"^(0|[1-9][0-9]*)\.(0|[1-9][0-9]*)(?:\.([0-9]+))?$")
 _RUNTIME_FULL = re.compile(r"^(0|[1-9][0-9]*)\.(0|[1-9][0-9]*)$")
 _MIG_PRODUCT = re.compile(r"-MIG-[^-]+(?:-SHARED)?$|-MIG-INVALID$")
 
@@ -74,6 +78,16 @@ class Translation:
 
     expression: str
     note: str | None = None
+
+
+def min_memory_selector(quantity: str) -> str:
+    """Whole GPUs with at least `quantity` of memory (a MIG device's memory is its slice)."""
+    return f'{MEMORY}.compareTo(quantity("{quantity}")) >= 0'
+
+
+def product_prefix_selector(prefix: str) -> str:
+    """Devices whose NVML product name starts with `prefix` (MIG devices carry the parent's)."""
+    return f"{ATTR}.productName.startsWith({_str(prefix)})"
 
 
 def label_selector(label: str, operator: str, values: Sequence[str]) -> Translation | None:
@@ -196,7 +210,9 @@ def _family(operator: str, values: list[str]) -> Translation | None:
 
 # --- integer parts of a version ---------------------------------------------------------------
 
-def _version_part(attribute: str, part: str, canonical: bool) -> Callable[[str, list[str]], Translation | None]:
+def _version_part(attribute: str, part: str, form: str) -> Callable[[str, list[str]], Translation | None]:
+    """`form`: how GFD writes the part: "int" (`%d`: no leading zeros) or "raw" (NVML's own
+    text, a driver revision such as `06`, which the DRA driver reads as 6)."""
     subject = f"{ATTR}.{attribute}.{part}()"
 
     def translate(operator: str, values: list[str]) -> Translation | None:
@@ -205,12 +221,33 @@ def _version_part(attribute: str, part: str, canonical: bool) -> Callable[[str, 
             if bound is None:
                 return None
             return Translation(f"{subject} {'>' if operator == 'Gt' else '<'} {bound}")
-        numbers = [_int_value(v, canonical) for v in values]
-        if any(n is None for n in numbers):
+        numbers = _label_numbers(operator, values, form)
+        if numbers is None:
             return None
         return Translation(_set_test(subject, operator, [str(n) for n in numbers]))
 
     return translate
+
+
+def _label_numbers(operator: str, values: list[str], form: str) -> list[int] | None:
+    """The numbers the label values stand for. A value GFD never writes (`6` where NVML prints
+    `06`, `0570`) matched no node: it is dropped from In/NotIn (which changes nothing) and
+    makes `=`, or a list with nothing left, untranslatable (the label stays)."""
+    numbers = [_written_int(v, form) for v in values]
+    kept = [n for n in numbers if n is not None]
+    if not kept or (operator == "=" and len(kept) != len(numbers)):
+        return None
+    return kept
+
+
+def _written_int(value: str, form: str) -> int | None:
+    """The integer of a label value, if GFD could have written it that way."""
+    if form == "int":
+        return _int_value(value, canonical=True)
+    # NVML prints driver revisions with two digits ("570.124.06", "535.104.05").
+    if _DIGITS.match(value) and value == f"{int(value):02d}":
+        return int(value)
+    return None
 
 
 def _version_full(attribute: str, pattern: re.Pattern[str], with_patch: bool
@@ -223,14 +260,18 @@ def _version_full(attribute: str, pattern: re.Pattern[str], with_patch: bool
         clauses = []
         for value in values:
             match = pattern.match(value)
-            if not match:
-                return None
+            patch = match.group(3) if match and with_patch else None
+            if not match or (patch is not None and _written_int(patch, "raw") is None):
+                if operator == "=":
+                    return None
+                continue  # a value GFD never writes matched no node
             major, minor = int(match.group(1)), int(match.group(2))
             clause = f"{base}.major() == {major} && {base}.minor() == {minor}"
             if with_patch:
-                patch = int(match.group(3)) if match.group(3) else 0
-                clause += f" && {base}.patch() == {patch}"
+                clause += f" && {base}.patch() == {int(patch) if patch else 0}"
             clauses.append(clause)
+        if not clauses:
+            return None
         return Translation(_any_of(operator, clauses))
 
     return translate
@@ -240,21 +281,22 @@ _HANDLERS: dict[str, Callable[[str, list[str]], Translation | None]] = {
     "nvidia.com/gpu.product": _product,
     "nvidia.com/gpu.memory": _memory,
     "nvidia.com/gpu.family": _family,
-    "nvidia.com/gpu.compute.major": _version_part("cudaComputeCapability", "major", True),
-    "nvidia.com/gpu.compute.minor": _version_part("cudaComputeCapability", "minor", True),
-    # driver version parts are the raw split of NVML's string ("535.104.05"): zeros allowed
-    "nvidia.com/cuda.driver-version.major": _version_part("driverVersion", "major", False),
-    "nvidia.com/cuda.driver-version.minor": _version_part("driverVersion", "minor", False),
-    "nvidia.com/cuda.driver-version.revision": _version_part("driverVersion", "patch", False),
+    "nvidia.com/gpu.compute.major": _version_part("cudaComputeCapability", "major", "int"),
+    "nvidia.com/gpu.compute.minor": _version_part("cudaComputeCapability", "minor", "int"),
+    # driver version parts are the raw split of NVML's string ("535.104.05"): the major and
+    # minor parts carry no leading zeros, the revision always two digits
+    "nvidia.com/cuda.driver-version.major": _version_part("driverVersion", "major", "int"),
+    "nvidia.com/cuda.driver-version.minor": _version_part("driverVersion", "minor", "int"),
+    "nvidia.com/cuda.driver-version.revision": _version_part("driverVersion", "patch", "raw"),
     "nvidia.com/cuda.driver-version.full": _version_full("driverVersion", _DRIVER_FULL, True),
-    "nvidia.com/cuda.driver.major": _version_part("driverVersion", "major", False),
-    "nvidia.com/cuda.driver.minor": _version_part("driverVersion", "minor", False),
-    "nvidia.com/cuda.driver.rev": _version_part("driverVersion", "patch", False),
-    "nvidia.com/cuda.runtime-version.major": _version_part("cudaDriverVersion", "major", True),
-    "nvidia.com/cuda.runtime-version.minor": _version_part("cudaDriverVersion", "minor", True),
+    "nvidia.com/cuda.driver.major": _version_part("driverVersion", "major", "int"),
+    "nvidia.com/cuda.driver.minor": _version_part("driverVersion", "minor", "int"),
+    "nvidia.com/cuda.driver.rev": _version_part("driverVersion", "patch", "raw"),
+    "nvidia.com/cuda.runtime-version.major": _version_part("cudaDriverVersion", "major", "int"),
+    "nvidia.com/cuda.runtime-version.minor": _version_part("cudaDriverVersion", "minor", "int"),
     "nvidia.com/cuda.runtime-version.full": _version_full("cudaDriverVersion", _RUNTIME_FULL, False),
-    "nvidia.com/cuda.runtime.major": _version_part("cudaDriverVersion", "major", True),
-    "nvidia.com/cuda.runtime.minor": _version_part("cudaDriverVersion", "minor", True),
+    "nvidia.com/cuda.runtime.major": _version_part("cudaDriverVersion", "major", "int"),
+    "nvidia.com/cuda.runtime.minor": _version_part("cudaDriverVersion", "minor", "int"),
 }
 
 TRANSLATED_LABELS = frozenset(_HANDLERS)

@@ -10,7 +10,7 @@ from gpudra.model import Severity
 from gpudra.objects import ManifestObject, as_mapping, format_path
 from gpudra.quantity import parse_device_count
 from gpudra.rules.base import AuditContext, Checker, rule
-from gpudra.workloads import ContainerRef, resource_holders
+from gpudra.workloads import ContainerRef, device_keys, resource_holders
 
 CATEGORY = "device requests"
 
@@ -184,7 +184,7 @@ equivalent of memory or core slicing by count; choose MIG, MPS or whole GPUs del
 
 # Kinds whose `resources` blocks are not requests (quotas, ranges) or that other rules own.
 _NOT_WORKLOADS = frozenset({"ResourceQuota", "LimitRange", "ClusterQueue", "NodePool", "Profile",
-                            "ResourceFlavor", "LocalQueue"})
+                            "ResourceFlavor", "LocalQueue", "Node"})
 
 _CLASSIFICATION_RULE = {DeviceKind.GPU: "GPU101", DeviceKind.MIG: "GPU102",
                         DeviceKind.SHARED: "GPU103", DeviceKind.OTHER_NVIDIA: "GPU109",
@@ -209,9 +209,28 @@ class DeviceRequests(Checker):
             return
         # Resources outside any known pod spec (CRDs that put them on their own spec).
         for path, holder in resource_holders(obj.data):
-            if path not in seen and not any(path[: len(s)] == s for s in seen):
+            if not _under(path, seen):
+                seen.add(path)
                 if self._container(obj, ContainerRef(path, holder, False, outside=True), ctx):
                     ctx.note_workload(obj, device_plugin=True)
+        # Requests in shapes of their own (no `resources:` key): the resource name is enough.
+        for path, name, raw in device_keys(obj.data):
+            if not _under(path, seen):
+                self._stray(obj, path, name, raw, ctx)
+                ctx.note_workload(obj, device_plugin=True)
+
+    @staticmethod
+    def _stray(obj: ManifestObject, path: tuple, name: str, raw: Any, ctx: AuditContext) -> None:
+        device = classify(name)
+        count = parse_device_count(raw)
+        label = f"{format_path(path[:-1]) or 'the object'} (outside a known pod spec)"
+        if count.value == 0:
+            ctx.emit("GPU107", obj, f"{label} asks for 0 × {name}", path=path, resource=name,
+                     quantity=0)
+            return
+        ctx.emit(_CLASSIFICATION_RULE[device.kind], obj,
+                 _classification_message(label, device, count.value), path=path, resource=name,
+                 quantity=count.value)
 
     def _container(self, obj: ManifestObject, container: ContainerRef, ctx: AuditContext) -> bool:
         resources = container.data.get("resources")
@@ -231,6 +250,8 @@ class DeviceRequests(Checker):
             count = parse_device_count(raw)
             where = dict(path=key_path, container=container.name, resource=name)
             label = _describe(container)
+            if container.ephemeral:
+                label += " (the API server rejects resources on ephemeral containers)"
             if count.value == 0:
                 ctx.emit("GPU107", obj, f"{label} asks for 0 × {name}", **where, quantity=0)
                 continue
@@ -280,10 +301,15 @@ def _describe(container: ContainerRef) -> str:
     if container.outside:
         where = format_path(container.path) or "the object"
         return f"{where} (resources outside a known pod spec)"
-    kind = "init container" if container.init else "container"
+    kind = ("init container" if container.init else
+            "ephemeral container" if container.ephemeral else "container")
     if container.name:
         return f"{kind} {container.name!r}"
     return f"{kind} at {format_path(container.path)}" if container.path else kind
+
+
+def _under(path: tuple, prefixes: set[tuple]) -> bool:
+    return any(path[: len(p)] == p for p in prefixes)
 
 
 def _same_count(a: Any, b: Any) -> bool:

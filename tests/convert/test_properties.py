@@ -92,7 +92,7 @@ _DEVICE = re.compile(r"^nvidia\.com/(?:gpu|mig-.+)$")
 GFD_LABELS: dict[str, list[tuple[str, bool]]] = {
     "nvidia.com/gpu.product": [("NVIDIA-A100-SXM4-80GB", True), ("NVIDIA-H100-80GB-HBM3", True),
                                ("Tesla-T4", True), ("Tesla-T4-SHARED", True),
-                               ("NVIDIA-A100-SXM4-40GB-MIG-1g.5gb", False)],
+                               ("NVIDIA-A100-SXM4-40GB-MIG-1g.5gb", True)],
     "nvidia.com/gpu.memory": [("81920", True), ("40960", True), ("081920", False)],
     "nvidia.com/gpu.family": [("ampere", True), ("hopper", True), ("ada-lovelace", True),
                               ("tesla", False)],
@@ -695,8 +695,28 @@ def device_requests(c: dict) -> list[tuple[str, int]]:
     return [(k, int(v)) for k, v in limits.items() if _DEVICE.match(k) and int(v) > 0]
 
 
-def gfd_moves(key: str, value: Any) -> bool:
+def gfd_moves(key: str, value: Any, whole_gpus: bool = True) -> bool:
+    # A MIG single-strategy product (`...-MIG-<profile>`) turns whole-GPU requests into MIG
+    # requests; next to MIG requests alone it says nothing convert can use, and stays.
+    if is_mig_single(key, value) and not whole_gpus:
+        return False
     return any(v == value and moves for v, moves in GFD_LABELS.get(key, ()))
+
+
+def is_mig_single(key: str, value: Any) -> bool:
+    return key == "nvidia.com/gpu.product" and "-MIG-" in str(value)
+
+
+def mig_single(spec: dict) -> str | None:
+    """The MIG profile of a MIG single-strategy product label, if the pod selects one."""
+    for key, value in (spec.get("nodeSelector") or {}).items():
+        if is_mig_single(key, value):
+            return str(value).rpartition("-MIG-")[2]
+    return None
+
+
+def whole_gpus(spec: dict) -> bool:
+    return any(r == GPU for c in containers_of(spec) for r, _ in device_requests(c))
 
 
 def expected_workload(obj: dict) -> dict:
@@ -707,6 +727,7 @@ def expected_workload(obj: dict) -> dict:
         gpu = [c for c in containers_of(spec) if device_requests(c)]
         if not gpu:
             continue
+        whole = whole_gpus(spec)
         for c in gpu:
             res = c["resources"]
             asked = dict(device_requests(c))
@@ -722,7 +743,7 @@ def expected_workload(obj: dict) -> dict:
                     del c["env"]
         selector = spec.get("nodeSelector")
         if selector:
-            for key in [k for k, v in selector.items() if gfd_moves(k, v)]:
+            for key in [k for k, v in selector.items() if gfd_moves(k, v, whole)]:
                 del selector[key]
             if not selector:
                 del spec["nodeSelector"]
@@ -743,45 +764,53 @@ def check_converted(before: dict, after: dict, templates: dict) -> set:
         referenced: set[str] = set()
         used_requests: set[str] = set()
         init_names = {c["name"] for c in spec_in.get("initContainers") or []}
+        single = mig_single(spec_in) if whole_gpus(spec_in) else None
+        whole = whole_gpus(spec_in)
         for c in containers_of(spec_out):
             if c["name"] not in gpu_in:
                 assert "claims" not in (c.get("resources") or {}), c["name"]
                 continue
             claims = c["resources"].pop("claims")
-            wanted = gpu_in[c["name"]]
-            assert len(claims) == len(wanted), (c["name"], claims)
-            for ref, (resource, count) in zip(claims, wanted):
-                assert set(ref) == {"name", "request"}, ref
+            names = [ref["name"] for ref in claims]
+            assert len(names) == len(set(names)), names  # a list keyed by name (SSA)
+            (resource, count), = gpu_in[c["name"]]
+            seen = 0
+            for ref in claims:
+                assert set(ref) <= {"name", "request"}, ref
                 entry = pod_claims[ref["name"]]
                 referenced.add(ref["name"])
-                template = templates[(namespace, entry["resourceClaimTemplateName"])]
-                used_templates.add((namespace, entry["resourceClaimTemplateName"]))
+                key = (namespace, entry["resourceClaimTemplateName"])
+                template = templates[key]
+                used_templates.add(key)
                 requests = {r["name"]: r for r in template["spec"]["spec"]["devices"]["requests"]}
-                exactly = requests[ref["request"]]["exactly"]
-                used_requests.add(ref["request"])
-                mig = resource in MIG_RESOURCES
-                assert exactly["deviceClassName"] == (MIG_CLASS if mig else GPU_CLASS)
-                if c["name"] in init_names:
-                    # An init container may share a larger app-container request: it runs
-                    # before the app containers, as it shared devices under the device plugin.
-                    assert exactly.get("count", 1) >= count
-                else:
-                    assert exactly.get("count", 1) == count
-                assert exactly.get("allocationMode", "ExactCount") == "ExactCount"
-                cel = [s["cel"]["expression"] for s in exactly.get("selectors", [])]
-                if mig:
-                    assert any(f'"{MIG_RESOURCES[resource]}"' in e for e in cel), cel
-                for key, value in (spec_in.get("nodeSelector") or {}).items():
-                    if gfd_moves(key, value) and not (mig and key.endswith("gpu.memory")):
-                        needle = value.removesuffix("-SHARED")
-                        assert any(needle in e for e in cel), (key, value, cel)
+                visible = [ref["request"]] if "request" in ref else list(requests)
+                for name in visible:
+                    used_requests.add((key, name))
+                    exactly = requests[name]["exactly"]
+                    seen += exactly.get("count", 1)
+                    mig = resource in MIG_RESOURCES or (resource == GPU and single is not None)
+                    assert exactly["deviceClassName"] == (MIG_CLASS if mig else GPU_CLASS)
+                    assert exactly.get("allocationMode", "ExactCount") == "ExactCount"
+                    cel = [s["cel"]["expression"] for s in exactly.get("selectors", [])]
+                    if resource in MIG_RESOURCES:
+                        assert any(f'"{MIG_RESOURCES[resource]}"' in e for e in cel), cel
+                    elif mig:
+                        assert any(f'profile == "{single}"' in e for e in cel), cel
+                    for label, value in (spec_in.get("nodeSelector") or {}).items():
+                        if gfd_moves(label, value, whole) and \
+                                not (mig and label.endswith("gpu.memory")):
+                            needle = value.removesuffix("-SHARED").partition("-MIG-")[0]
+                            assert any(needle in e for e in cel), (label, value, cel)
+            # Every container sees exactly the devices it asked for; init containers share
+            # (a piece of) an app container's devices instead of adding their own.
+            assert seen == count, (c["name"], seen, count)
         if gpu_in:
-            # one claim entry, and every request of its template used by some container
+            # every claim entry referenced, and every request of its template used
             assert referenced == set(pod_claims), (referenced, pod_claims)
             for name in referenced:
                 key = (namespace, pod_claims[name]["resourceClaimTemplateName"])
-                names = [r["name"] for r in templates[key]["spec"]["spec"]["devices"]["requests"]]
-                assert set(names) == used_requests, (names, used_requests)
+                names = {r["name"] for r in templates[key]["spec"]["spec"]["devices"]["requests"]}
+                assert {(key, n) for n in names} <= used_requests, (names, used_requests)
             spec_out.pop("resourceClaims")
         else:
             assert "resourceClaims" not in spec_out

@@ -1,0 +1,74 @@
+"""Names convert hands out: DRA object names per namespace, request and pod-claim names.
+
+Object names must be unique per kind and namespace once applied. A manifest without a namespace
+is applied into the current one, in practice usually `default`, so an unset namespace and
+`default` are one namespace here: two workloads named `web`, one with `namespace: default` and
+one without, must not both get a template called `web-gpu`.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import Any
+
+from gpudra.dra import emit
+from gpudra.objects import PathT, dig
+
+DEFAULT_NAMESPACE = "default"
+_SUFFIXES = {"headGroupSpec": "head", "leaderTemplate": "leader", "workerTemplate": "worker",
+             "submitterPodTemplate": "submitter", "predictor": "predictor",
+             "transformer": "transformer", "explainer": "explainer"}
+_STRUCTURAL = {"spec", "template", "jobTemplate", "leaderWorkerTemplate", "rayClusterSpec",
+               "rayClusterConfig", "workflowSpec"}
+
+
+class ObjectNames:
+    """Unique DRA object names per namespace: `name`, then `name-2`, `name-3`, ..."""
+
+    def __init__(self) -> None:
+        self._registry = emit.NameRegistry()
+
+    def reserve(self, namespace: str | None, name: str) -> None:
+        """A name that already exists in the tree is never handed out again."""
+        self._registry.reserve(name, namespace or DEFAULT_NAMESPACE)
+
+    def unique(self, text: str, namespace: str | None) -> str:
+        return self._registry.unique(text, namespace or DEFAULT_NAMESPACE)
+
+
+def free_name(base: str, taken: set[str]) -> str:
+    """`base`, or `base-2`, `base-3`, ... whichever is not in `taken`."""
+    if base not in taken:
+        return base
+    n = 2
+    while f"{base}-{n}" in taken:
+        n += 1
+    return f"{base}-{n}"
+
+
+def workload_name(data: Mapping[str, Any]) -> str:
+    metadata = data.get("metadata") or {}
+    name = metadata.get("name") or str(metadata.get("generateName") or "").rstrip("-")
+    return str(name or str(data.get("kind", "workload")).lower())
+
+
+def namespace_of(data: Mapping[str, Any]) -> str | None:
+    value = (data.get("metadata") or {}).get("namespace")
+    return str(value) if value else None
+
+
+def pod_suffix(data: Mapping[str, Any], path: PathT) -> str:
+    """What tells one pod spec of a workload from its others: a replica type, a group name."""
+    for i in range(len(path) - 1, -1, -1):
+        part = path[i]
+        if isinstance(part, int):
+            item = dig(data, *path[: i + 1])
+            if isinstance(item, Mapping):
+                named = item.get("name") or item.get("groupName")
+                if named:
+                    return emit.dns_label(str(named))
+            return str(part)
+        if part in _STRUCTURAL:
+            continue
+        return emit.dns_label(_SUFFIXES.get(part, part))
+    return ""

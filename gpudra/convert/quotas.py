@@ -1,0 +1,101 @@
+"""Quotas that cap device-plugin GPUs gain the per-DeviceClass DRA keys that cap claims.
+
+Planned after every workload: whether the old keys may go depends on whether workloads that stay
+on the device plugin (blocked or bridged) may still run in the quota's namespace.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import Any
+
+from gpudra.convert.ops import Append, Delete
+from gpudra.convert.edits import prune
+from gpudra.convert.records import ObjectPlan, result_for
+from gpudra.devices import classify
+from gpudra.dra import emit
+from gpudra.objects import PathT, dig
+from gpudra.quantity import parse_device_count
+
+
+def quota_path(data: Mapping[str, Any]) -> PathT | None:
+    """Where a quota object keeps its `hard` limits; None for anything else."""
+    kind = data.get("kind")
+    group = str(data.get("apiVersion", "")).rpartition("/")[0]
+    if kind == "ResourceQuota" and group == "":
+        return ("spec", "hard")
+    if kind == "Profile" and group == "kubeflow.org":
+        return ("spec", "resourceQuotaSpec", "hard")
+    return None
+
+
+def plan_quota(file: str, data: Mapping[str, Any], base: PathT, *, keep: bool,
+               asked: bool) -> ObjectPlan:
+    """`keep`: the device-plugin keys stay (asked for, or device-plugin pods may remain)."""
+    hard_path = quota_path(data)
+    hard = dig(data, *hard_path) if hard_path is not None else None
+    if not isinstance(hard, Mapping):
+        return ObjectPlan()
+    # Per class: the sum of the requests. keys, and of the limits./bare keys.
+    enforced: dict[str, int] = {}
+    stated: dict[str, int] = {}
+    old: list[str] = []
+    profiles: set[str] = set()
+    for key, value in hard.items():
+        name = quota_resource(str(key))
+        device = classify(name)
+        if device is None or not device.is_nvidia_device_plugin:
+            continue
+        count = parse_device_count(value)
+        if count.value is None:
+            return ObjectPlan(result=result_for(file, data, "blocked",
+                                                reason=f"quota {key}: {value!r} is not a whole number"))
+        old.append(key)
+        if device.mig_profile is not None:
+            profiles.add(device.mig_profile)
+        cls = emit.MIG_CLASS if device.mig_profile is not None else emit.GPU_CLASS
+        sums = enforced if str(key).startswith("requests.") else stated
+        sums[cls] = sums.get(cls, 0) + count.value
+    if not old:
+        return ObjectPlan()
+    # Kubernetes only ever enforced requests.<extended resource>; a limits./bare key is the
+    # user's stated cap all the same, so it becomes the DRA cap where no requests. key is.
+    unenforced = [cls for cls in stated if cls not in enforced]
+    totals = {**enforced, **{cls: stated[cls] for cls in unenforced}}
+    plan = ObjectPlan()
+    path = base + hard_path
+    additions: dict[str, str] = {}
+    for cls, count in totals.items():
+        for key, value in emit.quota_keys(cls, count).items():
+            if key.startswith("count/"):
+                additions[key] = str(int(additions.get(key, "0")) + count)
+            else:
+                additions[key] = value
+    for key, value in additions.items():
+        if key not in hard:
+            plan.ops.append(Append(path, key, value))
+    if not keep:
+        plan.ops += [Delete(path + (key,)) for key in old]
+    if not plan.ops:
+        return ObjectPlan()
+    notes: list[str] = []
+    if asked:
+        notes.append("kept the device-plugin keys (--keep-device-plugin-quota): they still "
+                     "count device-plugin pods")
+    elif keep:
+        notes.append("kept the device-plugin keys: workloads that stay on the device plugin "
+                     "(blocked or bridged) may run in this namespace, and these keys cap them")
+    if len(profiles) > 1:
+        notes.append(f"the MIG profiles {', '.join(sorted(profiles))} share one "
+                     "mig.nvidia.com cap: quota counts devices per DeviceClass, not per "
+                     "profile, so the limit is looser than before")
+    if unenforced:
+        notes.append("Kubernetes never enforced the limits./bare device-plugin keys of this "
+                     "quota (only requests.<resource>); their value is now the DRA cap")
+    plan.result = result_for(file, data, "quota", notes=tuple(notes))
+    prune(data, base, plan.ops)
+    return plan
+
+
+def quota_resource(key: str) -> str:
+    return key.partition(".")[2] if key.startswith(("requests.", "limits.")) else key

@@ -1,0 +1,55 @@
+"""What the convert planner takes and gives: options, per-object plans and per-workload results."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from typing import Any
+
+from gpudra.convert.ops import Op
+from gpudra.dra.versions import TargetVersion
+
+
+@dataclass(frozen=True)
+class ConvertOptions:
+    target: TargetVersion
+    claim_mode: str = "template"      # template | shared
+    strategy: str = "rewrite"         # rewrite | bridge
+    keep_node_selectors: bool = False
+    add_toleration: bool = False
+    keep_device_plugin_quota: bool = False
+    selectors: tuple[str, ...] = ()   # extra CEL for every converted request (already compiled)
+    min_memory: str | None = None     # whole GPUs only: a MIG device's memory is its slice
+    product: str | None = None        # product-name prefix, for every request
+
+
+@dataclass(frozen=True)
+class WorkloadResult:
+    file: str
+    kind: str
+    name: str | None
+    namespace: str | None
+    strategy: str                     # rewrite | bridge | blocked | quota | manual
+    reason: str | None = None
+    notes: tuple[str, ...] = ()
+    created: tuple[str, ...] = ()
+
+
+@dataclass
+class ObjectPlan:
+    ops: list[Op] = field(default_factory=list)
+    new_objects: list[tuple[dict, str | None]] = field(default_factory=list)
+    result: WorkloadResult | None = None
+
+
+class Blocked(Exception):
+    """This workload must be migrated by hand; the message says why."""
+
+
+def result_for(file: str, data: Mapping[str, Any], strategy: str, *, reason: str | None = None,
+               notes: tuple[str, ...] = (), created: tuple[str, ...] = ()) -> WorkloadResult:
+    metadata = data.get("metadata") if isinstance(data.get("metadata"), Mapping) else {}
+    name = metadata.get("name") or metadata.get("generateName")
+    namespace = metadata.get("namespace")
+    return WorkloadResult(file, str(data.get("kind", "")), str(name) if name else None,
+                          str(namespace) if namespace else None, strategy, reason, notes, created)
