@@ -2,11 +2,14 @@
 
 from __future__ import annotations
 
+import functools
 import os
 import shutil
 import sys
+import traceback
+from collections.abc import Callable
 from pathlib import Path
-from typing import Optional
+from typing import Any, Optional, TypeVar
 
 import typer
 
@@ -58,6 +61,32 @@ def _fail(message: str, code: ExitCode) -> typer.Exit:
     return typer.Exit(int(code))
 
 
+_Command = TypeVar("_Command", bound=Callable[..., Any])
+DEBUG_ENV = "GPUDRA_DEBUG"
+
+
+def _guarded(command: _Command) -> _Command:
+    """A bug must not look like a result: exit 0 reads as "clean", 1 as "findings". Any
+    unexpected exception becomes exit 3 with one line on stderr; GPUDRA_DEBUG=1 adds the
+    traceback for the bug report."""
+
+    @functools.wraps(command)
+    def run(*args: Any, **kwargs: Any) -> Any:
+        try:
+            return command(*args, **kwargs)
+        except (typer.Exit, typer.Abort, KeyboardInterrupt, BrokenPipeError):
+            raise  # control flow, Ctrl-C (130) and a closed pipe keep their usual handling
+        except Exception as exc:  # noqa: BLE001 - the point of this wrapper
+            if os.environ.get(DEBUG_ENV, "") not in ("", "0"):
+                traceback.print_exc(file=sys.stderr)
+            detail = " ".join(str(exc).split())
+            what = f"{type(exc).__name__}: {detail}" if detail else type(exc).__name__
+            raise _fail(f"internal error: {what} (please report it)", ExitCode.INPUT_ERROR) \
+                from None
+
+    return run  # type: ignore[return-value]
+
+
 @app.command(epilog=(
     "Exit codes: 0 nothing at or above --fail-on; 1 findings at or above it; 2 usage or "
     "config error; 3 an input could not be read, or nothing was scanned.\n\n"
@@ -66,6 +95,7 @@ def _fail(message: str, code: ExitCode) -> typer.Exit:
     "  gpudra audit . -o sarif > gpudra.sarif\n"
     "  helm template rel ./chart | gpudra audit -\n"
     "  gpudra audit k8s/ --fail-on error --exclude 'charts/vendor/*'"))
+@_guarded
 def audit(
     paths: list[str] = typer.Argument(..., metavar="PATH",
                                       help="Files or directories to scan; '-' reads stdin."),
@@ -147,6 +177,7 @@ class _progress:
     "  gpudra convert . --check    # CI: fail while anything is left to convert\n"
     "  gpudra convert k8s/ --min-memory 40Gi --add-toleration\n"
     "  cat job.yaml | gpudra convert - > job-dra.yaml"))
+@_guarded
 def convert(
     paths: list[str] = typer.Argument(..., metavar="PATH",
                                       help="Files or directories; '-' reads stdin, writes stdout."),
@@ -210,6 +241,7 @@ def convert(
 
 
 @app.command()
+@_guarded
 def rules(
     output: str = typer.Option("table", "-o", "--output", help="table, json or markdown."),
 ) -> None:
@@ -223,6 +255,7 @@ def rules(
 
 
 @app.command()
+@_guarded
 def explain(rule: str = typer.Argument(..., metavar="RULE", help="A rule id such as GPU101.")) -> None:
     """Print a rule's documentation: why it matters, problematic and correct YAML, the fix."""
     from gpudra.catalogue_docs import explain_rule

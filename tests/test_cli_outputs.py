@@ -7,6 +7,7 @@ most tests run in-process; a few go through `python -m gpudra` to check the real
 from __future__ import annotations
 
 import json
+import os
 import subprocess
 import sys
 import xml.etree.ElementTree as ET
@@ -245,3 +246,69 @@ def test_no_gpu_workloads_means_nothing_left_to_migrate(tmp_path):
                                        "spec: {containers: [{name: c, image: nginx}]}\n")
     summary = summarize(run_audit(AuditRequest([str(tmp_path)])))
     assert (summary.gpu_workloads, summary.percent_migrated) == (0, 100.0)
+
+
+# -- user text in the table, and crashes -----------------------------------------------------
+
+
+def test_helm_chart_by_absolute_path_renders_the_table(tmp_path: Path) -> None:
+    chart = tmp_path / "chart"
+    (chart / "templates").mkdir(parents=True)
+    (chart / "Chart.yaml").write_text("apiVersion: v2\nname: c\nversion: 1.0.0\n")
+    (chart / "templates" / "job.yaml").write_text(
+        "kind: Job\nspec:\n  limits:\n    nvidia.com/gpu: {{ .Values.gpus }}\n")
+    result = audit(str(tmp_path))
+    assert result.exception is None or isinstance(result.exception, SystemExit)
+    assert result.exit_code == 1, result.stderr
+    assert f"{chart}/templates/job.yaml" in result.stdout
+    assert f"  [{chart}]" in result.stdout  # the template, as documented (docs/quickstart.md)
+
+
+def _raise(*args: object, **kwargs: object) -> None:
+    raise RuntimeError("boom\nsecond line")
+
+
+# Each command, and the core function it calls, patched to fail unexpectedly.
+CRASHES = [
+    (("audit", "."), "gpudra.audit.run_audit"),
+    (("convert", "."), "gpudra.convert.run.run_convert"),
+    (("rules",), "gpudra.catalogue_docs.render_rules"),
+    (("explain", "GPU101"), "gpudra.catalogue_docs.explain_rule"),
+]
+
+
+@pytest.mark.parametrize(("args", "target"), CRASHES, ids=[a[0] for a, _ in CRASHES])
+def test_unexpected_exception_exits_3_with_one_line(
+        tree: Path, monkeypatch: pytest.MonkeyPatch, args: tuple[str, ...], target: str) -> None:
+    monkeypatch.delenv("GPUDRA_DEBUG", raising=False)
+    monkeypatch.setattr(target, _raise)
+    result = CliRunner().invoke(app, list(args))
+    assert result.exit_code == 3
+    assert result.stderr == ("gpudra: error: internal error: RuntimeError: boom second line "
+                             "(please report it)\n")
+    assert "Traceback" not in result.output
+
+
+def test_unexpected_exception_shows_the_traceback_with_gpudra_debug(
+        tree: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("GPUDRA_DEBUG", "1")
+    monkeypatch.setattr("gpudra.audit.run_audit", _raise)
+    result = audit("tree")
+    assert result.exit_code == 3
+    assert "Traceback (most recent call last)" in result.stderr
+    assert result.stderr.endswith("gpudra: error: internal error: RuntimeError: boom second line "
+                                  "(please report it)\n")
+
+
+def test_process_crash_is_one_line_on_stderr(tmp_path: Path) -> None:
+    code = ("import sys, gpudra.audit\n"
+            "def boom(*a, **k): raise KeyError('x')\n"
+            "gpudra.audit.run_audit = boom\n"
+            "from gpudra.cli import main\n"
+            "sys.argv = ['gpudra', 'audit', '.']\n"
+            "main()\n")
+    env = {k: v for k, v in os.environ.items() if k != "GPUDRA_DEBUG"}
+    proc = subprocess.run([sys.executable, "-c", code], cwd=tmp_path, capture_output=True,
+                          text=True, timeout=120, env=env)
+    assert proc.returncode == 3
+    assert proc.stderr == "gpudra: error: internal error: KeyError: 'x' (please report it)\n"

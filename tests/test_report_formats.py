@@ -358,3 +358,33 @@ def test_github_levels_and_missing_line() -> None:
     level, props, message = parsed[-1]
     assert (level, props["file"], props["line"]) == ("error", "k8s/broken.yaml", "3")
     assert message == "did not find expected key"
+
+
+# -- table -----------------------------------------------------------------------------------
+
+# Paths, names and messages come from the user's tree; rich must never read them as markup.
+MARKUP = Finding("GPU701", Severity.WARNING, "value [bold]x[/bold] and [/] and [red]",
+                 "/srv/[/k8s]/chart/templates/job.yaml", 3, kind="Job", name="[/name]",
+                 namespace="ml", resource="nvidia.com/gpu", template="/srv/[/k8s]/chart")
+MARKUP_ERROR = InputError("/srv/[/broken].yaml", "expected [/key] here", 2)
+
+
+@pytest.mark.parametrize("color", [False, True], ids=["plain", "color"])
+def test_table_prints_user_text_literally(color: bool) -> None:
+    from gpudra.report import table
+
+    report = make_report((MARKUP,), (MARKUP_ERROR,))
+    text = table.render(report, replace(OPTIONS, color=color, width=400))
+    plain = re.sub(r"\x1b\[[0-9;]*m", "", text)
+    assert "/srv/[/k8s]/chart/templates/job.yaml" in plain
+    assert "value [bold]x[/bold] and [/] and [red]" in plain
+    assert "Job/[/name]" in plain
+    assert "/srv/[/broken].yaml:2: expected [/key] here" in plain
+
+
+def test_table_shows_the_template_in_brackets() -> None:
+    from gpudra.report import table
+
+    text = table.render(make_report((TEMPLATED,), ()), replace(OPTIONS, width=200))
+    row = next(line for line in text.splitlines() if "GPU701" in line)
+    assert row.endswith("GPU count comes from .Values.gpus  [charts/llm]")
