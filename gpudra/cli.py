@@ -125,7 +125,8 @@ def audit(
             report = run_audit(AuditRequest(paths, cfg, tuple(exclude)), on_file=on_file)
         width = shutil.get_terminal_size((120, 24)).columns if sys.stdout.isatty() else 120
         text = renderer_for(output)(report, RenderOptions(color=_color(sys.stdout), width=width,
-                                                          tool_version=__version__))
+                                                          tool_version=__version__,
+                                                          fail_on=fail_on))
     except UsageError as exc:
         raise _fail(str(exc), ExitCode.USAGE) from None
     except GpudraError as exc:

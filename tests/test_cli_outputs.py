@@ -117,6 +117,18 @@ def test_info_finding_against_fail_on(tmp_path: Path, fail_on: str, code: int) -
     assert result.exit_code == code
 
 
+@pytest.mark.parametrize(("fail_on", "code", "failures", "skipped"),
+                         [(None, 0, "0", "1"), ("info", 1, "1", "0"), ("never", 0, "0", "1")])
+def test_junit_failures_follow_fail_on(tmp_path: Path, fail_on: str | None, code: int,
+                                       failures: str, skipped: str) -> None:
+    (tmp_path / "zero.yaml").write_text(ZERO_GPU)  # one info finding (GPU107)
+    args = ("--fail-on", fail_on) if fail_on else ()
+    result = audit(str(tmp_path), "-o", "junit", *args)
+    assert result.exit_code == code, result.stderr
+    suite = ET.fromstring(result.stdout.encode())
+    assert (suite.get("failures"), suite.get("skipped")) == (failures, skipped)
+
+
 def test_error_finding_fails_at_error(tmp_path: Path) -> None:
     mismatch = GPU_POD.replace("limits:\n        nvidia.com/gpu: 1",
                                "requests: {nvidia.com/gpu: 1}\n      limits: {nvidia.com/gpu: 2}")

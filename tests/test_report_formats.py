@@ -16,7 +16,15 @@ from dataclasses import replace
 
 import pytest
 
-from gpudra.model import Finding, InputError, Report, RuleInfo, Severity, WorkloadStatus
+from gpudra.model import (
+    FailOn,
+    Finding,
+    InputError,
+    Report,
+    RuleInfo,
+    Severity,
+    WorkloadStatus,
+)
 from gpudra.report import (
     OutputFormat,
     RenderOptions,
@@ -214,8 +222,9 @@ def test_sarif_fingerprints_unique_and_stable_when_lines_move() -> None:
 # -- JUnit -----------------------------------------------------------------------------------
 
 
-def _suite(report: Report) -> ET.Element:
-    return ET.fromstring(junit.render(report, OPTIONS).encode("utf-8"))
+def _suite(report: Report, fail_on: FailOn = FailOn.WARNING) -> ET.Element:
+    options = replace(OPTIONS, fail_on=fail_on)
+    return ET.fromstring(junit.render(report, options).encode("utf-8"))
 
 
 def _case(suite: ET.Element, name: str) -> ET.Element:
@@ -223,20 +232,28 @@ def _case(suite: ET.Element, name: str) -> ET.Element:
     return case
 
 
-def test_junit_counts() -> None:
-    suite = _suite(make_report())
+# make_report(): GPU101 and GPU701 warnings, GPU104 error, GPU301 info; GPU901 disabled; inputs
+# in error. (tests, failures, skipped, errors) for each --fail-on:
+@pytest.mark.parametrize(("fail_on", "counts"), [
+    (FailOn.INFO, ("6", "4", "1", "1")),
+    (FailOn.WARNING, ("6", "3", "2", "1")),
+    (FailOn.ERROR, ("6", "1", "4", "1")),
+    (FailOn.NEVER, ("6", "0", "5", "1")),
+], ids=lambda v: v.value if isinstance(v, FailOn) else None)
+def test_junit_counts_follow_fail_on(fail_on: FailOn, counts: tuple[str, ...]) -> None:
+    suite = _suite(make_report(), fail_on)
     assert suite.tag == "testsuite" and suite.get("name") == "gpudra"
     cases = suite.findall("testcase")
     assert len(cases) == len(RULES) + 1  # one per rule, plus "inputs"
-    # GPU101, GPU104, GPU301, GPU701 have findings; GPU901 is disabled; inputs has an error.
     assert (suite.get("tests"), suite.get("failures"), suite.get("skipped"),
-            suite.get("errors")) == ("6", "4", "1", "1")
+            suite.get("errors")) == counts
     assert sum(len(c.findall("failure")) for c in cases) == int(suite.get("failures"))
-    assert all(len(c.findall("failure")) <= 1 for c in cases)
+    assert sum(len(c.findall("skipped")) for c in cases) == int(suite.get("skipped"))
+    assert all(len(c.findall("failure")) + len(c.findall("skipped")) <= 1 for c in cases)
 
 
 def test_junit_failure_lists_each_finding() -> None:
-    suite = _suite(make_report())
+    suite = _suite(make_report(), FailOn.INFO)
     case = _case(suite, "GPU101 device-plugin-gpu")
     assert case.get("classname") == "gpudra.device_requests"
     failure = case.find("failure")
@@ -247,7 +264,23 @@ def test_junit_failure_lists_each_finding() -> None:
     assert no_line.get("message") == "1 finding" and no_line.get("type") == "error"
     assert no_line.text.startswith(f"{TRAIN}: requests 1 but limits 2")
     info = _case(suite, "GPU301 gfd-node-selector").find("failure")
-    assert info.get("type") == "info"  # every finding is a failure, whatever its severity
+    assert info.get("type") == "info"  # --fail-on info: info findings fail too
+
+
+def test_junit_findings_below_fail_on_are_skipped_with_their_list() -> None:
+    suite = _suite(make_report(), FailOn.WARNING)
+    case = _case(suite, "GPU301 gfd-node-selector")
+    assert case.find("failure") is None
+    skipped = case.find("skipped")
+    assert skipped.get("message") == "1 finding below --fail-on warning (highest: info)"
+    assert skipped.text == ("./k8s/apps/infer.yaml:12: nodeSelector on nvidia.com/gpu.product "
+                            "[serving/Deployment/infer]")
+    never = _case(_suite(make_report(), FailOn.NEVER), "GPU104 gpu-requests-limits-mismatch")
+    assert never.find("failure") is None
+    assert never.find("skipped").get("message") == "1 finding; --fail-on never (highest: error)"
+    # A disabled rule keeps its own reason.
+    disabled = _case(suite, "GPU901 invalid-suppression").find("skipped")
+    assert disabled.get("message") == "disabled in the configuration"
 
 
 def test_junit_skipped_and_inputs() -> None:
