@@ -4,9 +4,16 @@ from __future__ import annotations
 
 from collections.abc import Iterator, Mapping
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, Protocol
 
 PathT = tuple  # keys (str) and list indexes (int)
+
+
+class LineIndex(Protocol):
+    """A document's line table: the 1-based file line of a path, if known. A dict for YAML;
+    JSON computes lines on demand (gpudra.sources.json_lines)."""
+
+    def get(self, path: PathT, default: int | None = None, /) -> int | None: ...
 
 
 @dataclass(frozen=True)
@@ -20,7 +27,7 @@ class ManifestObject:
     data: Mapping[str, Any]
     file: str
     first_line: int
-    lines: Mapping[PathT, int]
+    lines: LineIndex
     text: str
     base: PathT = ()
     template: str | None = None

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
 
 import pytest
@@ -151,3 +152,51 @@ def test_fifo_named_yaml_is_skipped(tmp_path):
     (tmp_path / "pod.yaml").write_text(POD)
     report = audit(tmp_path)
     assert report.files_scanned == 1 and gpu_lines(report) == [("pod.yaml", 9)]
+
+
+# -- JSON: parsed as JSON, lines found without YAML --------------------------------------------
+
+GPU_LIST = {"apiVersion": "v1", "kind": "List", "metadata": {"resourceVersion": ""}, "items": [
+    {"apiVersion": "v1", "kind": "Pod", "metadata": {"name": f"p{i}", "annotations": {
+        "note": 'braces } { and "quotes" [ ] in a string', "ünï": "cödé"}},
+     "spec": {"containers": [{"name": "c", "image": "cuda",
+                              "resources": {"limits": {"cpu": "1", "nvidia.com/gpu": i + 1}}}]}}
+    for i in range(3)]}
+
+
+def _gpu_key_lines(text: str) -> list[int]:
+    return [n for n, line in enumerate(text.splitlines(), 1) if '"nvidia.com/gpu"' in line]
+
+
+@pytest.mark.parametrize("indent", [None, 1, 4, "\t"], ids=["one-line", "indent1", "indent4", "tabs"])
+def test_json_is_parsed_as_json_with_the_lines_of_the_keys(tmp_path, monkeypatch, indent):
+    import gpudra.sources.files as files
+
+    def no_yaml(chunk):
+        raise AssertionError("valid JSON must not go through the YAML parser")
+
+    monkeypatch.setattr(files, "parse_chunk", no_yaml)
+    text = json.dumps(GPU_LIST, indent=indent, ensure_ascii=False)
+    (tmp_path / "pods.json").write_text(text + "\n", encoding="utf-8")
+    report = audit(tmp_path)
+    assert not report.errors
+    expected = [1, 1, 1] if indent is None else _gpu_key_lines(text)
+    assert [(f.name, f.line, f.quantity) for f in report.findings if f.rule == "GPU101"] == \
+        [("p0", expected[0], 1), ("p1", expected[1], 2), ("p2", expected[2], 3)]
+
+
+def test_json_that_is_only_yaml_falls_back_to_yaml(tmp_path):
+    # Unquoted keys, a trailing comma and a comment: not JSON, but valid (flow) YAML, which
+    # kubectl reads too.
+    (tmp_path / "pod.json").write_text(
+        "{apiVersion: v1, kind: Pod, metadata: {name: y},  # by hand\n"
+        " spec: {containers: [{name: c, resources: {limits: {nvidia.com/gpu: 1}}}]},\n}\n")
+    report = audit(tmp_path)
+    assert not report.errors
+    assert [(f.rule, f.name, f.line) for f in report.findings] == [("GPU101", "y", 2)]
+
+
+def test_invalid_json_reports_the_json_error_and_line(tmp_path):
+    (tmp_path / "bad.json").write_text('{\n  "kind": "Pod",\n  "nvidia": [1,\n}\n')
+    report = audit(tmp_path)
+    assert [(e.message, e.line) for e in report.errors] == [("Expecting value", 4)]
