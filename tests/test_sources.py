@@ -200,3 +200,12 @@ def test_invalid_json_reports_the_json_error_and_line(tmp_path):
     (tmp_path / "bad.json").write_text('{\n  "kind": "Pod",\n  "nvidia": [1,\n}\n')
     report = audit(tmp_path)
     assert [(e.message, e.line) for e in report.errors] == [("Expecting value", 4)]
+
+
+@pytest.mark.parametrize("name", ["pods.json", "pods.yaml"])
+def test_top_level_array_items_have_the_lines_of_their_keys(tmp_path, name):
+    text = json.dumps(GPU_LIST["items"], indent=2)  # JSON is YAML too
+    (tmp_path / name).write_text(text + "\n")
+    report = audit(tmp_path)
+    assert not report.errors
+    assert [f.line for f in report.findings if f.rule == "GPU101"] == _gpu_key_lines(text)

@@ -280,8 +280,9 @@ def objects_of(parsed: ParsedDocument, label: str) -> Iterator[ManifestObject]:
     chunk = parsed.chunk
     template = chunk.helm_source
     items = None
+    prefix: tuple = ("items",)  # where the items sit in the document's line table
     if isinstance(data, list):
-        data, items = {"items": data}, data
+        data, items, prefix = {"items": data}, data, ()
     elif isinstance(data, dict) and str(data.get("kind", "")).endswith("List"):
         items = data.get("items") if isinstance(data.get("items"), list) else None
     if not isinstance(data, dict):
@@ -290,8 +291,9 @@ def objects_of(parsed: ParsedDocument, label: str) -> Iterator[ManifestObject]:
                          listing=items is not None)
     for i, item in enumerate(items or ()):
         if isinstance(item, dict):
-            line = parsed.lines.get(("items", i), chunk.first_line)
-            yield ManifestObject(item, label, line, parsed.lines, chunk.text, ("items", i),
+            base = (*prefix, i)
+            line = parsed.lines.get(base, chunk.first_line)
+            yield ManifestObject(item, label, line, parsed.lines, chunk.text, base,
                                  template, in_list=True)
 
 
