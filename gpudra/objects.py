@@ -117,7 +117,12 @@ def as_mapping(value: Any) -> Mapping[str, Any]:
 
 def plural(n: int, noun: str) -> str:
     """`1 file`, `2 files`: counts in human-readable summaries."""
-    return f"{n} {noun}" if n == 1 else f"{n} {noun}s"
+    return f"{n} {noun_for(n, noun)}"
+
+
+def noun_for(n: int, noun: str) -> str:
+    """`key` for one, `keys` otherwise: for sentences whose count is a list, not a number."""
+    return noun if n == 1 else f"{noun}s"
 
 
 def format_path(path: PathT) -> str:

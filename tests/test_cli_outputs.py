@@ -149,7 +149,7 @@ def test_bad_option_value_exits_2(tree: Path, args: tuple[str, ...]) -> None:
 @pytest.mark.parametrize(("text", "expect"), [
     ("rules:\n  bogus: disable\n", "unknown rule 'bogus'"),
     ("rules: [\n", "not valid YAML"),
-    ("colour: red\n", "unknown key(s) colour"),
+    ("colour: red\n", "unknown key colour"),
 ])
 def test_bad_config_file_exits_2(tree: Path, text: str, expect: str) -> None:
     config = tree.parent / "bad-config.yaml"

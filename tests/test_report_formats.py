@@ -322,7 +322,7 @@ def test_markdown_cells_escape_pipes_and_newlines() -> None:
 def test_markdown_headline_sections_and_progress() -> None:
     text = markdown.render(make_report(), OPTIONS)
     headline = text.splitlines()[0]
-    assert headline == "## gpudra: 5 findings (1 error, 3 warning, 1 info), 1 unreadable input"
+    assert headline == "## gpudra: 5 findings (1 error, 3 warnings, 1 info), 1 unreadable input"
     assert "**33% migrated**" in text
     headings = [text.index(h) for h in ("### Errors (1)", "### Warnings (3)", "### Info (1)")]
     assert headings == sorted(headings)
@@ -421,3 +421,35 @@ def test_table_shows_the_template_in_brackets() -> None:
     text = table.render(make_report((TEMPLATED,), ()), replace(OPTIONS, width=200))
     row = next(line for line in text.splitlines() if "GPU701" in line)
     assert row.endswith("GPU count comes from .Values.gpus  [charts/llm]")
+
+
+# -- counts read as English ------------------------------------------------------------------
+
+ONE_EACH = Report(
+    findings=(GPU_POD, replace(GPU_POD, line=11)), errors=(),
+    workloads=(WorkloadStatus(TRAIN, "Pod", "trainer", "ml", device_plugin=True, dra=False),),
+    files_scanned=1, documents_parsed=1, suppressed=0, rules=RULES)
+
+
+def test_summaries_use_the_singular_for_one() -> None:
+    from gpudra.report import table
+
+    assert github.summary_line(ONE_EACH) == \
+        "gpudra: 1 file scanned: 2 warnings; 0% of 1 GPU workload on DRA"
+    headline = markdown.render(ONE_EACH, OPTIONS).split("\n\n")[:2]
+    assert headline == ["## gpudra: 2 findings (2 warnings)",
+                        "1 file scanned · 1 document parsed · **0% migrated** to DRA (0 of 1 "
+                        "GPU workload; 1 still on the device plugin)"]
+    assert "  1 file scanned, 1 document parsed: 2 warnings\n" in \
+        table.render(ONE_EACH, OPTIONS)
+
+
+@pytest.mark.parametrize(("counts", "text"), [
+    ({"error": 1, "warning": 1, "info": 1}, "1 error, 1 warning, 1 info"),
+    ({"error": 2, "warning": 3, "info": 4}, "2 errors, 3 warnings, 4 info"),
+    ({"error": 0, "warning": 0, "info": 0}, ""),
+])
+def test_severity_counts(counts: dict[str, int], text: str) -> None:
+    from gpudra.summary import severity_counts
+
+    assert severity_counts(counts) == text

@@ -17,7 +17,7 @@ from rich.text import Text
 from gpudra.model import Report
 from gpudra.objects import plural
 from gpudra.report import RenderOptions
-from gpudra.summary import summarize
+from gpudra.summary import severity_counts, summarize
 
 _STYLE = {"error": "bold red", "warning": "yellow", "info": "cyan"}
 
@@ -57,7 +57,7 @@ def render(report: Report, options: RenderOptions) -> str:
 
 def _summary(console: Console, report: Report) -> None:
     s = summarize(report)
-    counts = ", ".join(f"{n} {sev}" for sev, n in s.findings.items() if n) or "no findings"
+    counts = severity_counts(s.findings) or "no findings"
     console.print(Text("Summary", style="bold"))
     console.print(f"  {plural(s.files_scanned, 'file')} scanned, "
                   f"{plural(s.documents_parsed, 'document')} parsed: "
