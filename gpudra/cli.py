@@ -169,13 +169,16 @@ class _progress:
 
 
 @app.command(epilog=(
-    "Exit codes: 0 converted (or nothing to do); 1 --check/--diff found changes to make, or a "
-    "workload is blocked and needs a human; 2 usage error (bad option, invalid CEL); 3 an "
-    "input could not be read (that file is left untouched) or a file could not be written.\n\n"
+    "Exit codes: 0 converted (or nothing to do); 1 --check/--diff found changes to make; "
+    "2 usage error (bad option, invalid CEL); 3 an input could not be read (that file is left "
+    "untouched) or a file could not be written; 4 only blocked workloads are left (nothing "
+    "more can be converted without a human; after writing, or under --check/--diff when "
+    "there is nothing else to change).\n\n"
     "Examples:\n\n\b\n"
     "  gpudra convert ./manifests --diff\n"
     "  gpudra convert ./manifests --target-version 1.33\n"
     "  gpudra convert . --check    # CI: fail while anything is left to convert\n"
+    "  gpudra convert . --check || [ $? -eq 4 ]    # ...but accept blocked workloads\n"
     "  gpudra convert k8s/ --min-memory 40Gi --add-toleration\n"
     "  cat job.yaml | gpudra convert - > job-dra.yaml"))
 @_guarded
@@ -184,7 +187,8 @@ def convert(
                                       help="Files or directories; '-' reads stdin, writes stdout."),
     diff: bool = typer.Option(False, "--diff", help="Print a unified diff; write nothing."),
     check: bool = typer.Option(False, "--check",
-                               help="Write nothing; exit 1 when anything would change."),
+                               help="Write nothing; exit 1 when anything would change "
+                                    "(with --diff: and print the diff)."),
     output_dir: Optional[Path] = typer.Option(None, "--output-dir", metavar="DIR",
                                               help="Write a converted copy of the tree to DIR."),
     target_version: str = typer.Option("1.37", "--target-version", metavar="1.32..1.37",
@@ -215,6 +219,8 @@ def convert(
                                           help="Config file (default: nearest .gpudra.yaml)."),
     output: SummaryFormat = typer.Option(SummaryFormat.TABLE, "-o", "--output",
                                          case_sensitive=False, help="Summary format."),
+    quiet: bool = typer.Option(False, "-q", "--quiet",
+                               help="No summary; errors still go to stderr."),
 ) -> None:
     """Rewrite workloads and quotas from device-plugin requests to DRA claims, in place.
 
@@ -231,7 +237,7 @@ def convert(
         keep_node_selectors=keep_node_selectors, add_toleration=add_toleration,
         keep_device_plugin_quota=keep_quota, selectors=tuple(selector), min_memory=min_memory,
         product=product, claims_file=claims_file, excludes=tuple(exclude), config=config,
-        output=output.value)
+        output=output.value, quiet=quiet, color=diff and _color(sys.stdout))
     try:
         code = run_convert(request, stdout=sys.stdout, stderr=sys.stderr)
     except UsageError as exc:
