@@ -51,9 +51,13 @@ def _color(stream) -> bool:
     # https://no-color.org: any non-empty NO_COLOR disables colour.
     if os.environ.get("NO_COLOR"):
         return False
-    if os.environ.get("FORCE_COLOR"):
-        return True
-    return stream.isatty()
+    return _terminal(stream)
+
+
+def _terminal(stream) -> bool:
+    """Output for a person at a terminal; FORCE_COLOR (https://force-color.org) asks for it
+    where there is no terminal, e.g. in CI logs."""
+    return bool(os.environ.get("FORCE_COLOR")) or stream.isatty()
 
 
 def _fail(message: str, code: ExitCode) -> typer.Exit:
@@ -268,9 +272,17 @@ def explain(rule: str = typer.Argument(..., metavar="RULE", help="A rule id such
     from gpudra.catalogue_docs import explain_rule
 
     try:
-        sys.stdout.write(explain_rule(rule))
+        text = explain_rule(rule)
     except UsageError as exc:
         raise _fail(str(exc), ExitCode.USAGE) from None
+    if not _terminal(sys.stdout):
+        sys.stdout.write(text)  # the Markdown source: for pipes, files and docs
+        return
+    from rich.console import Console
+    from rich.markdown import Markdown
+
+    # Rendered for a person; NO_COLOR keeps the layout (and bold) but drops the colours.
+    Console(force_terminal=True, no_color=not _color(sys.stdout)).print(Markdown(text))
 
 
 def main() -> None:

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import subprocess
 import sys
 import xml.etree.ElementTree as ET
@@ -324,3 +325,52 @@ def test_process_crash_is_one_line_on_stderr(tmp_path: Path) -> None:
                           text=True, timeout=120, env=env)
     assert proc.returncode == 3
     assert proc.stderr == "gpudra: error: internal error: KeyError: 'x' (please report it)\n"
+
+
+# -- explain ---------------------------------------------------------------------------------
+
+SGR_COLOR = re.compile(r"\x1b\[(?:[0-9;]*;)?(?:3[0-9]|9[0-7]|38;)")
+
+
+@pytest.mark.parametrize(("env", "rendered", "colored"), [
+    ({}, False, False),  # not a terminal: the Markdown source, for pipes and files
+    ({"FORCE_COLOR": "1"}, True, True),
+    ({"FORCE_COLOR": "1", "NO_COLOR": "1"}, True, False),
+])
+def test_explain_renders_markdown_only_for_a_terminal(
+        monkeypatch: pytest.MonkeyPatch, env: dict[str, str], rendered: bool,
+        colored: bool) -> None:
+    for name in ("FORCE_COLOR", "NO_COLOR"):
+        monkeypatch.delenv(name, raising=False)
+    for name, value in env.items():
+        monkeypatch.setenv(name, value)
+    result = CliRunner().invoke(app, ["explain", "GPU101"])
+    assert result.exit_code == 0
+    assert result.stdout.startswith("# GPU101 device-plugin-gpu\n") is not rendered
+    assert ("**Fix:**" in result.stdout) is not rendered
+    assert "GPU101 device-plugin-gpu" in result.stdout and "Fix:" in result.stdout
+    assert bool(SGR_COLOR.search(result.stdout)) is colored
+
+
+def test_explain_on_a_real_terminal_is_rendered(tmp_path: Path) -> None:
+    import pty
+
+    primary, secondary = pty.openpty()
+    env = {k: v for k, v in os.environ.items() if k not in ("FORCE_COLOR", "NO_COLOR")}
+    proc = subprocess.Popen([sys.executable, "-m", "gpudra", "explain", "GPU101"],
+                            stdout=secondary, stderr=subprocess.PIPE, env=env, cwd=tmp_path)
+    os.close(secondary)
+    chunks = []
+    while True:
+        try:
+            data = os.read(primary, 65536)
+        except OSError:  # EIO: the child closed the terminal
+            break
+        if not data:
+            break
+        chunks.append(data)
+    os.close(primary)
+    assert proc.wait(timeout=120) == 0
+    out = b"".join(chunks).decode("utf-8", "replace")
+    assert "GPU101 device-plugin-gpu" in out
+    assert "# GPU101" not in out and "**Fix:**" not in out
