@@ -8,7 +8,7 @@ import shutil
 import sys
 import traceback
 from collections.abc import Callable
-from pathlib import Path
+from pathlib import Path, PureWindowsPath
 from typing import Any, Optional, TypeVar
 
 import typer
@@ -285,10 +285,21 @@ def explain(rule: str = typer.Argument(..., metavar="RULE", help="A rule id such
     Console(force_terminal=True, no_color=not _color(sys.stdout)).print(Markdown(text))
 
 
+KUBECTL_PLUGIN = "kubectl-gpudra"
+
+
+def program_name(argv0: str) -> str | None:
+    """`kubectl gpudra` when run as the kubectl plugin (kubectl execs `kubectl-gpudra`), so that
+    usage lines show what the user typed; None lets click name it (`gpudra`, `python -m gpudra`).
+    """
+    name = PureWindowsPath(argv0).name.lower()  # splits on slashes and backslashes alike
+    return "kubectl gpudra" if name.removesuffix(".exe") == KUBECTL_PLUGIN else None
+
+
 def main() -> None:
     """Console-script entry point (gpudra and kubectl-gpudra)."""
     try:
-        app()
+        app(prog_name=program_name(sys.argv[0]) if sys.argv else None)
     except KeyboardInterrupt:
         typer.echo("gpudra: interrupted", err=True)
         sys.exit(130)

@@ -374,3 +374,49 @@ def test_explain_on_a_real_terminal_is_rendered(tmp_path: Path) -> None:
     out = b"".join(chunks).decode("utf-8", "replace")
     assert "GPU101 device-plugin-gpu" in out
     assert "# GPU101" not in out and "**Fix:**" not in out
+
+
+# -- program name ----------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("argv0", ["/usr/local/bin/kubectl-gpudra", "kubectl-gpudra"])
+def test_usage_names_the_kubectl_plugin(monkeypatch: pytest.MonkeyPatch,
+                                        capsys: pytest.CaptureFixture[str], argv0: str) -> None:
+    from gpudra.cli import main
+
+    prog = "kubectl gpudra"
+
+    monkeypatch.setattr(sys, "argv", [argv0, "audit", "--help"])
+    with pytest.raises(SystemExit) as done:
+        main()
+    assert done.value.code == 0
+    assert capsys.readouterr().out.startswith(f"Usage: {prog} audit [OPTIONS]")
+    monkeypatch.setattr(sys, "argv", [argv0, "audit", "--fail-on", "sometimes", "."])
+    with pytest.raises(SystemExit) as done:
+        main()
+    assert done.value.code == 2
+    err = capsys.readouterr().err
+    assert err.startswith(f"Usage: {prog} audit [OPTIONS]")
+    assert f"Try '{prog} audit -h' for help." in err
+
+
+@pytest.mark.parametrize(("argv0", "prog"), [
+    ("/root/.local/bin/kubectl-gpudra", "kubectl gpudra"),
+    ("C:\\bin\\kubectl-gpudra.exe", "kubectl gpudra"),
+    ("/usr/local/bin/gpudra", None),            # click's own detection: "gpudra"
+    ("/src/gpudra/__main__.py", None),           # ... and "python -m gpudra"
+])
+def test_program_name_from_argv0(argv0: str, prog: str | None) -> None:
+    from gpudra.cli import program_name
+
+    assert program_name(argv0) == prog
+
+
+def test_process_usage_as_the_kubectl_plugin(tmp_path: Path) -> None:
+    script = Path(sys.executable).with_name("kubectl-gpudra")
+    if not script.exists():
+        pytest.skip("the kubectl-gpudra console script is not installed beside this Python")
+    proc = subprocess.run([str(script), "audit", "--help"], capture_output=True, text=True,
+                          timeout=120, cwd=tmp_path)
+    assert proc.returncode == 0
+    assert proc.stdout.startswith("Usage: kubectl gpudra audit [OPTIONS]")
