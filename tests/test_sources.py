@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import re
 from pathlib import Path
 
 import pytest
@@ -209,3 +210,34 @@ def test_top_level_array_items_have_the_lines_of_their_keys(tmp_path, name):
     report = audit(tmp_path)
     assert not report.errors
     assert [f.line for f in report.findings if f.rule == "GPU101"] == _gpu_key_lines(text)
+
+
+# -- the pre-scan decides what can be an input error (docs/exit-codes.md) ----------------------
+
+ROOT = Path(__file__).resolve().parents[1]
+
+
+def test_broken_files_without_a_needle_are_not_parsed(tmp_path):
+    from gpudra.sources.files import NEEDLES
+
+    (tmp_path / "broken.yaml").write_text("kind: ConfigMap\ndata: [\n")
+    (tmp_path / "broken.json").write_text('{"kind": "ConfigMap",\n')
+    (tmp_path / "latin1.yaml").write_bytes(b"kind: ConfigMap # caf\xe9\n")
+    # A needle elsewhere in the file: only the document that holds one is parsed.
+    (tmp_path / "multi.yaml").write_text("kind: ConfigMap\ndata: [\n---\n" + POD)
+    report = audit(tmp_path)
+    assert (report.errors, report.files_scanned) == ((), 4)
+    assert gpu_lines(report) == [("multi.yaml", 12)]
+    for needle in NEEDLES:  # the same breakage next to any needle is an input error
+        (tmp_path / "broken.yaml").write_bytes(b"kind: ConfigMap # " + needle + b"\ndata: [\n")
+        assert [Path(e.file).name for e in audit(tmp_path).errors] == ["broken.yaml"], needle
+
+
+@pytest.mark.parametrize("page", ["docs/exit-codes.md", "docs/quickstart.md"])
+def test_docs_name_exactly_the_pre_scan_needles(page):
+    from gpudra.sources.files import NEEDLES
+
+    text = (ROOT / page).read_text()
+    sentence = next(p for p in text.split("\n\n") if "`resourceClaim`" in p)
+    named = re.findall(r"`([^`]+)`", sentence)
+    assert [n for n in named if n.encode() in NEEDLES] == [n.decode() for n in NEEDLES]
