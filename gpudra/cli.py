@@ -165,7 +165,10 @@ class _progress:
     def _tick(self, label: str) -> None:
         self._count += 1
         if self._count % 50 == 0 and self._status is not None:
-            self._status.update(f"scanning: {self._count} files ({label})")
+            from rich.text import Text
+
+            # A Text, not a string: rich would read a path such as [/srv/x] as markup.
+            self._status.update(Text(f"scanning: {self._count} files ({label})"))
 
     def __exit__(self, *exc) -> None:
         if self._status is not None:
