@@ -293,8 +293,8 @@ KUBECTL_PLUGIN = "kubectl-gpudra"
 
 def program_name(argv0: str) -> str | None:
     """`kubectl gpudra` when run as the kubectl plugin (kubectl execs `kubectl-gpudra`), so that
-    usage lines show what the user typed; None lets click name it (`gpudra`, `python -m gpudra`).
-    """
+    usage lines show what the user typed; None lets click name it (`gpudra`,
+    `python -m gpudra`)."""
     name = PureWindowsPath(argv0).name.lower()  # splits on slashes and backslashes alike
     return "kubectl gpudra" if name.removesuffix(".exe") == KUBECTL_PLUGIN else None
 

@@ -169,7 +169,8 @@ def _gpu_key_lines(text: str) -> list[int]:
     return [n for n, line in enumerate(text.splitlines(), 1) if '"nvidia.com/gpu"' in line]
 
 
-@pytest.mark.parametrize("indent", [None, 1, 4, "\t"], ids=["one-line", "indent1", "indent4", "tabs"])
+@pytest.mark.parametrize("indent", [None, 1, 4, "\t"],
+                         ids=["one-line", "indent1", "indent4", "tabs"])
 def test_json_is_parsed_as_json_with_the_lines_of_the_keys(tmp_path, monkeypatch, indent):
     import gpudra.sources.files as files
 
