@@ -2,11 +2,14 @@
 
 from __future__ import annotations
 
+import functools
 import os
 import shutil
 import sys
-from pathlib import Path
-from typing import Optional
+import traceback
+from collections.abc import Callable
+from pathlib import Path, PureWindowsPath
+from typing import Any, Optional, TypeVar
 
 import typer
 
@@ -48,14 +51,44 @@ def _color(stream) -> bool:
     # https://no-color.org: any non-empty NO_COLOR disables colour.
     if os.environ.get("NO_COLOR"):
         return False
-    if os.environ.get("FORCE_COLOR"):
-        return True
-    return stream.isatty()
+    return _terminal(stream)
+
+
+def _terminal(stream) -> bool:
+    """Output for a person at a terminal; FORCE_COLOR (https://force-color.org) asks for it
+    where there is no terminal, e.g. in CI logs."""
+    return bool(os.environ.get("FORCE_COLOR")) or stream.isatty()
 
 
 def _fail(message: str, code: ExitCode) -> typer.Exit:
     typer.echo(f"gpudra: error: {message}", err=True)
     return typer.Exit(int(code))
+
+
+_Command = TypeVar("_Command", bound=Callable[..., Any])
+DEBUG_ENV = "GPUDRA_DEBUG"
+
+
+def _guarded(command: _Command) -> _Command:
+    """A bug must not look like a result: exit 0 reads as "clean", 1 as "findings". Any
+    unexpected exception becomes exit 3 with one line on stderr; GPUDRA_DEBUG=1 adds the
+    traceback for the bug report."""
+
+    @functools.wraps(command)
+    def run(*args: Any, **kwargs: Any) -> Any:
+        try:
+            return command(*args, **kwargs)
+        except (typer.Exit, typer.Abort, KeyboardInterrupt, BrokenPipeError):
+            raise  # control flow, Ctrl-C (130) and a closed pipe keep their usual handling
+        except Exception as exc:  # noqa: BLE001 - the point of this wrapper
+            if os.environ.get(DEBUG_ENV, "") not in ("", "0"):
+                traceback.print_exc(file=sys.stderr)
+            detail = " ".join(str(exc).split())
+            what = f"{type(exc).__name__}: {detail}" if detail else type(exc).__name__
+            raise _fail(f"internal error: {what} (please report it)", ExitCode.INPUT_ERROR) \
+                from None
+
+    return run  # type: ignore[return-value]
 
 
 @app.command(epilog=(
@@ -66,6 +99,7 @@ def _fail(message: str, code: ExitCode) -> typer.Exit:
     "  gpudra audit . -o sarif > gpudra.sarif\n"
     "  helm template rel ./chart | gpudra audit -\n"
     "  gpudra audit k8s/ --fail-on error --exclude 'charts/vendor/*'"))
+@_guarded
 def audit(
     paths: list[str] = typer.Argument(..., metavar="PATH",
                                       help="Files or directories to scan; '-' reads stdin."),
@@ -95,7 +129,8 @@ def audit(
             report = run_audit(AuditRequest(paths, cfg, tuple(exclude)), on_file=on_file)
         width = shutil.get_terminal_size((120, 24)).columns if sys.stdout.isatty() else 120
         text = renderer_for(output)(report, RenderOptions(color=_color(sys.stdout), width=width,
-                                                          tool_version=__version__))
+                                                          tool_version=__version__,
+                                                          fail_on=fail_on))
     except UsageError as exc:
         raise _fail(str(exc), ExitCode.USAGE) from None
     except GpudraError as exc:
@@ -130,7 +165,10 @@ class _progress:
     def _tick(self, label: str) -> None:
         self._count += 1
         if self._count % 50 == 0 and self._status is not None:
-            self._status.update(f"scanning: {self._count} files ({label})")
+            from rich.text import Text
+
+            # A Text, not a string: rich would read a path such as [/srv/x] as markup.
+            self._status.update(Text(f"scanning: {self._count} files ({label})"))
 
     def __exit__(self, *exc) -> None:
         if self._status is not None:
@@ -138,21 +176,26 @@ class _progress:
 
 
 @app.command(epilog=(
-    "Exit codes: 0 converted (or nothing to do); 1 --check/--diff found changes to make, or a "
-    "workload is blocked and needs a human; 2 usage error (bad option, invalid CEL); 3 an "
-    "input could not be read (that file is left untouched) or a file could not be written.\n\n"
+    "Exit codes: 0 converted (or nothing to do); 1 --check/--diff found changes to make; "
+    "2 usage error (bad option, invalid CEL); 3 an input could not be read (that file is left "
+    "untouched) or a file could not be written; 4 only blocked workloads are left (nothing "
+    "more can be converted without a human; after writing, or under --check/--diff when "
+    "there is nothing else to change).\n\n"
     "Examples:\n\n\b\n"
     "  gpudra convert ./manifests --diff\n"
     "  gpudra convert ./manifests --target-version 1.33\n"
     "  gpudra convert . --check    # CI: fail while anything is left to convert\n"
+    "  gpudra convert . --check || [ $? -eq 4 ]    # ...but accept blocked workloads\n"
     "  gpudra convert k8s/ --min-memory 40Gi --add-toleration\n"
     "  cat job.yaml | gpudra convert - > job-dra.yaml"))
+@_guarded
 def convert(
     paths: list[str] = typer.Argument(..., metavar="PATH",
                                       help="Files or directories; '-' reads stdin, writes stdout."),
     diff: bool = typer.Option(False, "--diff", help="Print a unified diff; write nothing."),
     check: bool = typer.Option(False, "--check",
-                               help="Write nothing; exit 1 when anything would change."),
+                               help="Write nothing; exit 1 when anything would change "
+                                    "(with --diff: and print the diff)."),
     output_dir: Optional[Path] = typer.Option(None, "--output-dir", metavar="DIR",
                                               help="Write a converted copy of the tree to DIR."),
     target_version: str = typer.Option("1.37", "--target-version", metavar="1.32..1.37",
@@ -183,6 +226,8 @@ def convert(
                                           help="Config file (default: nearest .gpudra.yaml)."),
     output: SummaryFormat = typer.Option(SummaryFormat.TABLE, "-o", "--output",
                                          case_sensitive=False, help="Summary format."),
+    quiet: bool = typer.Option(False, "-q", "--quiet",
+                               help="No summary; errors still go to stderr."),
 ) -> None:
     """Rewrite workloads and quotas from device-plugin requests to DRA claims, in place.
 
@@ -199,7 +244,7 @@ def convert(
         keep_node_selectors=keep_node_selectors, add_toleration=add_toleration,
         keep_device_plugin_quota=keep_quota, selectors=tuple(selector), min_memory=min_memory,
         product=product, claims_file=claims_file, excludes=tuple(exclude), config=config,
-        output=output.value)
+        output=output.value, quiet=quiet, color=diff and _color(sys.stdout))
     try:
         code = run_convert(request, stdout=sys.stdout, stderr=sys.stderr)
     except UsageError as exc:
@@ -210,6 +255,7 @@ def convert(
 
 
 @app.command()
+@_guarded
 def rules(
     output: str = typer.Option("table", "-o", "--output", help="table, json or markdown."),
 ) -> None:
@@ -223,20 +269,40 @@ def rules(
 
 
 @app.command()
+@_guarded
 def explain(rule: str = typer.Argument(..., metavar="RULE", help="A rule id such as GPU101.")) -> None:
     """Print a rule's documentation: why it matters, problematic and correct YAML, the fix."""
     from gpudra.catalogue_docs import explain_rule
 
     try:
-        sys.stdout.write(explain_rule(rule))
+        text = explain_rule(rule)
     except UsageError as exc:
         raise _fail(str(exc), ExitCode.USAGE) from None
+    if not _terminal(sys.stdout):
+        sys.stdout.write(text)  # the Markdown source: for pipes, files and docs
+        return
+    from rich.console import Console
+    from rich.markdown import Markdown
+
+    # Rendered for a person; NO_COLOR keeps the layout (and bold) but drops the colours.
+    Console(force_terminal=True, no_color=not _color(sys.stdout)).print(Markdown(text))
+
+
+KUBECTL_PLUGIN = "kubectl-gpudra"
+
+
+def program_name(argv0: str) -> str | None:
+    """`kubectl gpudra` when run as the kubectl plugin (kubectl execs `kubectl-gpudra`), so that
+    usage lines show what the user typed; None lets click name it (`gpudra`,
+    `python -m gpudra`)."""
+    name = PureWindowsPath(argv0).name.lower()  # splits on slashes and backslashes alike
+    return "kubectl gpudra" if name.removesuffix(".exe") == KUBECTL_PLUGIN else None
 
 
 def main() -> None:
     """Console-script entry point (gpudra and kubectl-gpudra)."""
     try:
-        app()
+        app(prog_name=program_name(sys.argv[0]) if sys.argv else None)
     except KeyboardInterrupt:
         typer.echo("gpudra: interrupted", err=True)
         sys.exit(130)

@@ -15,6 +15,7 @@ import yaml
 
 from gpudra.errors import ConfigError
 from gpudra.model import Severity
+from gpudra.objects import noun_for
 from gpudra.rules.base import RuleSettings
 from gpudra.workloads import WorkloadKind, compile_path
 
@@ -70,7 +71,8 @@ def load_config(path: Path | None, known_rules: Mapping[str, Any]) -> Config:
         raise ConfigError(f"{path}: expected a mapping at the top level")
     unknown = set(raw) - _TOP_KEYS
     if unknown:
-        raise ConfigError(f"{path}: unknown key(s) {', '.join(sorted(map(str, unknown)))}; "
+        raise ConfigError(f"{path}: unknown {noun_for(len(unknown), 'key')} "
+                          f"{', '.join(sorted(map(str, unknown)))}; "
                           f"expected {', '.join(sorted(_TOP_KEYS))}")
     return Config(
         path=path,
@@ -121,7 +123,8 @@ def _workload(path: Path, index: int, raw: Any) -> WorkloadKind:
         raise ConfigError(f"{where}: needs at least 'kind' and 'podSpecs'")
     unknown = set(raw) - _WORKLOAD_KEYS
     if unknown:
-        raise ConfigError(f"{where}: unknown key(s) {', '.join(sorted(map(str, unknown)))}")
+        raise ConfigError(f"{where}: unknown {noun_for(len(unknown), 'key')} "
+                          f"{', '.join(sorted(map(str, unknown)))}")
     group = raw.get("group")
     if group is None and isinstance(raw.get("apiVersion"), str):
         group = raw["apiVersion"].rpartition("/")[0]

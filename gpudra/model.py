@@ -43,9 +43,10 @@ class ExitCode(enum.IntEnum):
     """The exit-code contract (docs/exit-codes.md)."""
 
     OK = 0
-    FINDINGS = 1
+    FINDINGS = 1  # audit: findings at or above --fail-on; convert: changes not written
     USAGE = 2
     INPUT_ERROR = 3
+    BLOCKED = 4  # convert only: nothing left to convert, but blocked workloads remain
 
 
 @dataclass(frozen=True, slots=True)

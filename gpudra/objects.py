@@ -4,9 +4,16 @@ from __future__ import annotations
 
 from collections.abc import Iterator, Mapping
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, Protocol
 
 PathT = tuple  # keys (str) and list indexes (int)
+
+
+class LineIndex(Protocol):
+    """A document's line table: the 1-based file line of a path, if known. A dict for YAML;
+    JSON computes lines on demand (gpudra.sources.json_lines)."""
+
+    def get(self, path: PathT, default: int | None = None, /) -> int | None: ...
 
 
 @dataclass(frozen=True)
@@ -20,7 +27,7 @@ class ManifestObject:
     data: Mapping[str, Any]
     file: str
     first_line: int
-    lines: Mapping[PathT, int]
+    lines: LineIndex
     text: str
     base: PathT = ()
     template: str | None = None
@@ -110,7 +117,12 @@ def as_mapping(value: Any) -> Mapping[str, Any]:
 
 def plural(n: int, noun: str) -> str:
     """`1 file`, `2 files`: counts in human-readable summaries."""
-    return f"{n} {noun}" if n == 1 else f"{n} {noun}s"
+    return f"{n} {noun_for(n, noun)}"
+
+
+def noun_for(n: int, noun: str) -> str:
+    """`key` for one, `keys` otherwise: for sentences whose count is a list, not a number."""
+    return noun if n == 1 else f"{noun}s"
 
 
 def format_path(path: PathT) -> str:

@@ -4,7 +4,10 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from gpudra.model import Report
+from collections.abc import Mapping
+
+from gpudra.model import Report, Severity
+from gpudra.objects import plural
 
 
 @dataclass(frozen=True, slots=True)
@@ -63,6 +66,18 @@ def _percent(part: int, whole: int) -> float:
 
 
 NO_NAMESPACE = "(unset)"
+_MOST_SEVERE_FIRST = (Severity.ERROR, Severity.WARNING, Severity.INFO)
+
+
+def severity_counts(counts: Mapping[str, int]) -> str:
+    """`1 error, 2 warnings, 3 info`: the severities that occur, most severe first; '' if none.
+    ("info" is a mass noun: `3 info`.)"""
+    parts = []
+    for severity in _MOST_SEVERE_FIRST:
+        n = counts.get(severity.value, 0)
+        if n:
+            parts.append(f"{n} info" if severity is Severity.INFO else plural(n, severity.value))
+    return ", ".join(parts)
 
 
 def summarize(report: Report) -> Summary:

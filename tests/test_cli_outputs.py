@@ -7,6 +7,8 @@ most tests run in-process; a few go through `python -m gpudra` to check the real
 from __future__ import annotations
 
 import json
+import os
+import re
 import subprocess
 import sys
 import xml.etree.ElementTree as ET
@@ -116,6 +118,18 @@ def test_info_finding_against_fail_on(tmp_path: Path, fail_on: str, code: int) -
     assert result.exit_code == code
 
 
+@pytest.mark.parametrize(("fail_on", "code", "failures", "skipped"),
+                         [(None, 0, "0", "1"), ("info", 1, "1", "0"), ("never", 0, "0", "1")])
+def test_junit_failures_follow_fail_on(tmp_path: Path, fail_on: str | None, code: int,
+                                       failures: str, skipped: str) -> None:
+    (tmp_path / "zero.yaml").write_text(ZERO_GPU)  # one info finding (GPU107)
+    args = ("--fail-on", fail_on) if fail_on else ()
+    result = audit(str(tmp_path), "-o", "junit", *args)
+    assert result.exit_code == code, result.stderr
+    suite = ET.fromstring(result.stdout.encode())
+    assert (suite.get("failures"), suite.get("skipped")) == (failures, skipped)
+
+
 def test_error_finding_fails_at_error(tmp_path: Path) -> None:
     mismatch = GPU_POD.replace("limits:\n        nvidia.com/gpu: 1",
                                "requests: {nvidia.com/gpu: 1}\n      limits: {nvidia.com/gpu: 2}")
@@ -136,7 +150,7 @@ def test_bad_option_value_exits_2(tree: Path, args: tuple[str, ...]) -> None:
 @pytest.mark.parametrize(("text", "expect"), [
     ("rules:\n  bogus: disable\n", "unknown rule 'bogus'"),
     ("rules: [\n", "not valid YAML"),
-    ("colour: red\n", "unknown key(s) colour"),
+    ("colour: red\n", "unknown key colour"),
 ])
 def test_bad_config_file_exits_2(tree: Path, text: str, expect: str) -> None:
     config = tree.parent / "bad-config.yaml"
@@ -245,3 +259,182 @@ def test_no_gpu_workloads_means_nothing_left_to_migrate(tmp_path):
                                        "spec: {containers: [{name: c, image: nginx}]}\n")
     summary = summarize(run_audit(AuditRequest([str(tmp_path)])))
     assert (summary.gpu_workloads, summary.percent_migrated) == (0, 100.0)
+
+
+# -- user text in the table, and crashes -----------------------------------------------------
+
+
+def test_helm_chart_by_absolute_path_renders_the_table(tmp_path: Path) -> None:
+    chart = tmp_path / "chart"
+    (chart / "templates").mkdir(parents=True)
+    (chart / "Chart.yaml").write_text("apiVersion: v2\nname: c\nversion: 1.0.0\n")
+    (chart / "templates" / "job.yaml").write_text(
+        "kind: Job\nspec:\n  limits:\n    nvidia.com/gpu: {{ .Values.gpus }}\n")
+    result = audit(str(tmp_path))
+    assert result.exception is None or isinstance(result.exception, SystemExit)
+    assert result.exit_code == 1, result.stderr
+    assert f"{chart}/templates/job.yaml" in result.stdout
+    assert f"  [{chart}]" in result.stdout  # the template, as documented (docs/quickstart.md)
+
+
+def _raise(*args: object, **kwargs: object) -> None:
+    raise RuntimeError("boom\nsecond line")
+
+
+# Each command, and the core function it calls, patched to fail unexpectedly.
+CRASHES = [
+    (("audit", "."), "gpudra.audit.run_audit"),
+    (("convert", "."), "gpudra.convert.run.run_convert"),
+    (("rules",), "gpudra.catalogue_docs.render_rules"),
+    (("explain", "GPU101"), "gpudra.catalogue_docs.explain_rule"),
+]
+
+
+@pytest.mark.parametrize(("args", "target"), CRASHES, ids=[a[0] for a, _ in CRASHES])
+def test_unexpected_exception_exits_3_with_one_line(
+        tree: Path, monkeypatch: pytest.MonkeyPatch, args: tuple[str, ...], target: str) -> None:
+    monkeypatch.delenv("GPUDRA_DEBUG", raising=False)
+    monkeypatch.setattr(target, _raise)
+    result = CliRunner().invoke(app, list(args))
+    assert result.exit_code == 3
+    assert result.stderr == ("gpudra: error: internal error: RuntimeError: boom second line "
+                             "(please report it)\n")
+    assert "Traceback" not in result.output
+
+
+def test_unexpected_exception_shows_the_traceback_with_gpudra_debug(
+        tree: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("GPUDRA_DEBUG", "1")
+    monkeypatch.setattr("gpudra.audit.run_audit", _raise)
+    result = audit("tree")
+    assert result.exit_code == 3
+    assert "Traceback (most recent call last)" in result.stderr
+    assert result.stderr.endswith("gpudra: error: internal error: RuntimeError: boom second line "
+                                  "(please report it)\n")
+
+
+def test_process_crash_is_one_line_on_stderr(tmp_path: Path) -> None:
+    code = ("import sys, gpudra.audit\n"
+            "def boom(*a, **k): raise KeyError('x')\n"
+            "gpudra.audit.run_audit = boom\n"
+            "from gpudra.cli import main\n"
+            "sys.argv = ['gpudra', 'audit', '.']\n"
+            "main()\n")
+    env = {k: v for k, v in os.environ.items() if k != "GPUDRA_DEBUG"}
+    proc = subprocess.run([sys.executable, "-c", code], cwd=tmp_path, capture_output=True,
+                          text=True, timeout=120, env=env)
+    assert proc.returncode == 3
+    assert proc.stderr == "gpudra: error: internal error: KeyError: 'x' (please report it)\n"
+
+
+# -- explain ---------------------------------------------------------------------------------
+
+SGR_COLOR = re.compile(r"\x1b\[(?:[0-9;]*;)?(?:3[0-9]|9[0-7]|38;)")
+
+
+@pytest.mark.parametrize(("env", "rendered", "colored"), [
+    ({}, False, False),  # not a terminal: the Markdown source, for pipes and files
+    ({"FORCE_COLOR": "1"}, True, True),
+    ({"FORCE_COLOR": "1", "NO_COLOR": "1"}, True, False),
+])
+def test_explain_renders_markdown_only_for_a_terminal(
+        monkeypatch: pytest.MonkeyPatch, env: dict[str, str], rendered: bool,
+        colored: bool) -> None:
+    for name in ("FORCE_COLOR", "NO_COLOR"):
+        monkeypatch.delenv(name, raising=False)
+    for name, value in env.items():
+        monkeypatch.setenv(name, value)
+    result = CliRunner().invoke(app, ["explain", "GPU101"])
+    assert result.exit_code == 0
+    assert result.stdout.startswith("# GPU101 device-plugin-gpu\n") is not rendered
+    assert ("**Fix:**" in result.stdout) is not rendered
+    assert "GPU101 device-plugin-gpu" in result.stdout and "Fix:" in result.stdout
+    assert bool(SGR_COLOR.search(result.stdout)) is colored
+
+
+def test_explain_on_a_real_terminal_is_rendered(tmp_path: Path) -> None:
+    import pty
+
+    primary, secondary = pty.openpty()
+    env = {k: v for k, v in os.environ.items() if k not in ("FORCE_COLOR", "NO_COLOR")}
+    proc = subprocess.Popen([sys.executable, "-m", "gpudra", "explain", "GPU101"],
+                            stdout=secondary, stderr=subprocess.PIPE, env=env, cwd=tmp_path)
+    os.close(secondary)
+    chunks = []
+    while True:
+        try:
+            data = os.read(primary, 65536)
+        except OSError:  # EIO: the child closed the terminal
+            break
+        if not data:
+            break
+        chunks.append(data)
+    os.close(primary)
+    assert proc.wait(timeout=120) == 0
+    out = b"".join(chunks).decode("utf-8", "replace")
+    assert "GPU101 device-plugin-gpu" in out
+    assert "# GPU101" not in out and "**Fix:**" not in out
+
+
+# -- program name ----------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("argv0", ["/usr/local/bin/kubectl-gpudra", "kubectl-gpudra"])
+def test_usage_names_the_kubectl_plugin(monkeypatch: pytest.MonkeyPatch,
+                                        capsys: pytest.CaptureFixture[str], argv0: str) -> None:
+    from gpudra.cli import main
+
+    prog = "kubectl gpudra"
+
+    monkeypatch.setattr(sys, "argv", [argv0, "audit", "--help"])
+    with pytest.raises(SystemExit) as done:
+        main()
+    assert done.value.code == 0
+    assert capsys.readouterr().out.startswith(f"Usage: {prog} audit [OPTIONS]")
+    monkeypatch.setattr(sys, "argv", [argv0, "audit", "--fail-on", "sometimes", "."])
+    with pytest.raises(SystemExit) as done:
+        main()
+    assert done.value.code == 2
+    err = capsys.readouterr().err
+    assert err.startswith(f"Usage: {prog} audit [OPTIONS]")
+    assert f"Try '{prog} audit -h' for help." in err
+
+
+@pytest.mark.parametrize(("argv0", "prog"), [
+    ("/root/.local/bin/kubectl-gpudra", "kubectl gpudra"),
+    ("C:\\bin\\kubectl-gpudra.exe", "kubectl gpudra"),
+    ("/usr/local/bin/gpudra", None),            # click's own detection: "gpudra"
+    ("/src/gpudra/__main__.py", None),           # ... and "python -m gpudra"
+])
+def test_program_name_from_argv0(argv0: str, prog: str | None) -> None:
+    from gpudra.cli import program_name
+
+    assert program_name(argv0) == prog
+
+
+def test_process_usage_as_the_kubectl_plugin(tmp_path: Path) -> None:
+    script = Path(sys.executable).with_name("kubectl-gpudra")
+    if not script.exists():
+        pytest.skip("the kubectl-gpudra console script is not installed beside this Python")
+    proc = subprocess.run([str(script), "audit", "--help"], capture_output=True, text=True,
+                          timeout=120, cwd=tmp_path)
+    assert proc.returncode == 0
+    assert proc.stdout.startswith("Usage: kubectl gpudra audit [OPTIONS]")
+
+
+def test_progress_prints_file_names_literally(monkeypatch: pytest.MonkeyPatch) -> None:
+    import io
+
+    from gpudra.cli import _progress
+
+    class Terminal(io.StringIO):
+        def isatty(self) -> bool:
+            return True
+
+    stderr = Terminal()
+    monkeypatch.setattr(sys, "stderr", stderr)
+    monkeypatch.delenv("NO_COLOR", raising=False)
+    with _progress(quiet=False) as tick:
+        for _ in range(50):  # the spinner shows every 50th file name
+            tick("/srv/[/k8s]/[bold]x.yaml")
+    assert "/srv/[/k8s]/[bold]x.yaml" in stderr.getvalue()

@@ -62,7 +62,9 @@ def test_custom_crd_pod_spec_path(tmp_path):
 @pytest.mark.parametrize(("text", "message"), [
     ("rules: {GPU999: disable}\n", "unknown rule 'GPU999'"),
     ("rules: {GPU101: loud}\n", "GPU101: expected"),
-    ("rulez: {}\n", "unknown key(s) rulez"),
+    ("rulez: {}\n", "unknown key rulez;"),
+    ("rulez: {}\ncolour: red\n", "unknown keys colour, rulez;"),
+    ("workloads: [{kind: X, podSpecs: ['$.spec'], x: 1}]\n", "unknown key x"),
     ("workloads: [{kind: X}]\n", "'podSpecs' must list"),
     ("workloads: [{kind: X, podSpecs: ['spec..[']}]\n", "invalid JSONPath"),
     ("rules: [\n", "not valid YAML"),

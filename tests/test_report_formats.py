@@ -16,7 +16,15 @@ from dataclasses import replace
 
 import pytest
 
-from gpudra.model import Finding, InputError, Report, RuleInfo, Severity, WorkloadStatus
+from gpudra.model import (
+    FailOn,
+    Finding,
+    InputError,
+    Report,
+    RuleInfo,
+    Severity,
+    WorkloadStatus,
+)
 from gpudra.report import (
     OutputFormat,
     RenderOptions,
@@ -214,8 +222,9 @@ def test_sarif_fingerprints_unique_and_stable_when_lines_move() -> None:
 # -- JUnit -----------------------------------------------------------------------------------
 
 
-def _suite(report: Report) -> ET.Element:
-    return ET.fromstring(junit.render(report, OPTIONS).encode("utf-8"))
+def _suite(report: Report, fail_on: FailOn = FailOn.WARNING) -> ET.Element:
+    options = replace(OPTIONS, fail_on=fail_on)
+    return ET.fromstring(junit.render(report, options).encode("utf-8"))
 
 
 def _case(suite: ET.Element, name: str) -> ET.Element:
@@ -223,20 +232,28 @@ def _case(suite: ET.Element, name: str) -> ET.Element:
     return case
 
 
-def test_junit_counts() -> None:
-    suite = _suite(make_report())
+# make_report(): GPU101 and GPU701 warnings, GPU104 error, GPU301 info; GPU901 disabled; inputs
+# in error. (tests, failures, skipped, errors) for each --fail-on:
+@pytest.mark.parametrize(("fail_on", "counts"), [
+    (FailOn.INFO, ("6", "4", "1", "1")),
+    (FailOn.WARNING, ("6", "3", "2", "1")),
+    (FailOn.ERROR, ("6", "1", "4", "1")),
+    (FailOn.NEVER, ("6", "0", "5", "1")),
+], ids=lambda v: v.value if isinstance(v, FailOn) else None)
+def test_junit_counts_follow_fail_on(fail_on: FailOn, counts: tuple[str, ...]) -> None:
+    suite = _suite(make_report(), fail_on)
     assert suite.tag == "testsuite" and suite.get("name") == "gpudra"
     cases = suite.findall("testcase")
     assert len(cases) == len(RULES) + 1  # one per rule, plus "inputs"
-    # GPU101, GPU104, GPU301, GPU701 have findings; GPU901 is disabled; inputs has an error.
     assert (suite.get("tests"), suite.get("failures"), suite.get("skipped"),
-            suite.get("errors")) == ("6", "4", "1", "1")
+            suite.get("errors")) == counts
     assert sum(len(c.findall("failure")) for c in cases) == int(suite.get("failures"))
-    assert all(len(c.findall("failure")) <= 1 for c in cases)
+    assert sum(len(c.findall("skipped")) for c in cases) == int(suite.get("skipped"))
+    assert all(len(c.findall("failure")) + len(c.findall("skipped")) <= 1 for c in cases)
 
 
 def test_junit_failure_lists_each_finding() -> None:
-    suite = _suite(make_report())
+    suite = _suite(make_report(), FailOn.INFO)
     case = _case(suite, "GPU101 device-plugin-gpu")
     assert case.get("classname") == "gpudra.device_requests"
     failure = case.find("failure")
@@ -247,7 +264,23 @@ def test_junit_failure_lists_each_finding() -> None:
     assert no_line.get("message") == "1 finding" and no_line.get("type") == "error"
     assert no_line.text.startswith(f"{TRAIN}: requests 1 but limits 2")
     info = _case(suite, "GPU301 gfd-node-selector").find("failure")
-    assert info.get("type") == "info"  # every finding is a failure, whatever its severity
+    assert info.get("type") == "info"  # --fail-on info: info findings fail too
+
+
+def test_junit_findings_below_fail_on_are_skipped_with_their_list() -> None:
+    suite = _suite(make_report(), FailOn.WARNING)
+    case = _case(suite, "GPU301 gfd-node-selector")
+    assert case.find("failure") is None
+    skipped = case.find("skipped")
+    assert skipped.get("message") == "1 finding below --fail-on warning (highest: info)"
+    assert skipped.text == ("./k8s/apps/infer.yaml:12: nodeSelector on nvidia.com/gpu.product "
+                            "[serving/Deployment/infer]")
+    never = _case(_suite(make_report(), FailOn.NEVER), "GPU104 gpu-requests-limits-mismatch")
+    assert never.find("failure") is None
+    assert never.find("skipped").get("message") == "1 finding; --fail-on never (highest: error)"
+    # A disabled rule keeps its own reason.
+    disabled = _case(suite, "GPU901 invalid-suppression").find("skipped")
+    assert disabled.get("message") == "disabled in the configuration"
 
 
 def test_junit_skipped_and_inputs() -> None:
@@ -289,7 +322,7 @@ def test_markdown_cells_escape_pipes_and_newlines() -> None:
 def test_markdown_headline_sections_and_progress() -> None:
     text = markdown.render(make_report(), OPTIONS)
     headline = text.splitlines()[0]
-    assert headline == "## gpudra: 5 findings (1 error, 3 warning, 1 info), 1 unreadable input"
+    assert headline == "## gpudra: 5 findings (1 error, 3 warnings, 1 info), 1 unreadable input"
     assert "**33% migrated**" in text
     headings = [text.index(h) for h in ("### Errors (1)", "### Warnings (3)", "### Info (1)")]
     assert headings == sorted(headings)
@@ -358,3 +391,65 @@ def test_github_levels_and_missing_line() -> None:
     level, props, message = parsed[-1]
     assert (level, props["file"], props["line"]) == ("error", "k8s/broken.yaml", "3")
     assert message == "did not find expected key"
+
+
+# -- table -----------------------------------------------------------------------------------
+
+# Paths, names and messages come from the user's tree; rich must never read them as markup.
+MARKUP = Finding("GPU701", Severity.WARNING, "value [bold]x[/bold] and [/] and [red]",
+                 "/srv/[/k8s]/chart/templates/job.yaml", 3, kind="Job", name="[/name]",
+                 namespace="ml", resource="nvidia.com/gpu", template="/srv/[/k8s]/chart")
+MARKUP_ERROR = InputError("/srv/[/broken].yaml", "expected [/key] here", 2)
+
+
+@pytest.mark.parametrize("color", [False, True], ids=["plain", "color"])
+def test_table_prints_user_text_literally(color: bool) -> None:
+    from gpudra.report import table
+
+    report = make_report((MARKUP,), (MARKUP_ERROR,))
+    text = table.render(report, replace(OPTIONS, color=color, width=400))
+    plain = re.sub(r"\x1b\[[0-9;]*m", "", text)
+    assert "/srv/[/k8s]/chart/templates/job.yaml" in plain
+    assert "value [bold]x[/bold] and [/] and [red]" in plain
+    assert "Job/[/name]" in plain
+    assert "/srv/[/broken].yaml:2: expected [/key] here" in plain
+
+
+def test_table_shows_the_template_in_brackets() -> None:
+    from gpudra.report import table
+
+    text = table.render(make_report((TEMPLATED,), ()), replace(OPTIONS, width=200))
+    row = next(line for line in text.splitlines() if "GPU701" in line)
+    assert row.endswith("GPU count comes from .Values.gpus  [charts/llm]")
+
+
+# -- counts read as English ------------------------------------------------------------------
+
+ONE_EACH = Report(
+    findings=(GPU_POD, replace(GPU_POD, line=11)), errors=(),
+    workloads=(WorkloadStatus(TRAIN, "Pod", "trainer", "ml", device_plugin=True, dra=False),),
+    files_scanned=1, documents_parsed=1, suppressed=0, rules=RULES)
+
+
+def test_summaries_use_the_singular_for_one() -> None:
+    from gpudra.report import table
+
+    assert github.summary_line(ONE_EACH) == \
+        "gpudra: 1 file scanned: 2 warnings; 0% of 1 GPU workload on DRA"
+    headline = markdown.render(ONE_EACH, OPTIONS).split("\n\n")[:2]
+    assert headline == ["## gpudra: 2 findings (2 warnings)",
+                        "1 file scanned · 1 document parsed · **0% migrated** to DRA (0 of 1 "
+                        "GPU workload; 1 still on the device plugin)"]
+    assert "  1 file scanned, 1 document parsed: 2 warnings\n" in \
+        table.render(ONE_EACH, OPTIONS)
+
+
+@pytest.mark.parametrize(("counts", "text"), [
+    ({"error": 1, "warning": 1, "info": 1}, "1 error, 1 warning, 1 info"),
+    ({"error": 2, "warning": 3, "info": 4}, "2 errors, 3 warnings, 4 info"),
+    ({"error": 0, "warning": 0, "info": 0}, ""),
+])
+def test_severity_counts(counts: dict[str, int], text: str) -> None:
+    from gpudra.summary import severity_counts
+
+    assert severity_counts(counts) == text

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import json
+import re
 from pathlib import Path
 
 import pytest
@@ -151,3 +153,92 @@ def test_fifo_named_yaml_is_skipped(tmp_path):
     (tmp_path / "pod.yaml").write_text(POD)
     report = audit(tmp_path)
     assert report.files_scanned == 1 and gpu_lines(report) == [("pod.yaml", 9)]
+
+
+# -- JSON: parsed as JSON, lines found without YAML --------------------------------------------
+
+GPU_LIST = {"apiVersion": "v1", "kind": "List", "metadata": {"resourceVersion": ""}, "items": [
+    {"apiVersion": "v1", "kind": "Pod", "metadata": {"name": f"p{i}", "annotations": {
+        "note": 'braces } { and "quotes" [ ] in a string', "ünï": "cödé"}},
+     "spec": {"containers": [{"name": "c", "image": "cuda",
+                              "resources": {"limits": {"cpu": "1", "nvidia.com/gpu": i + 1}}}]}}
+    for i in range(3)]}
+
+
+def _gpu_key_lines(text: str) -> list[int]:
+    return [n for n, line in enumerate(text.splitlines(), 1) if '"nvidia.com/gpu"' in line]
+
+
+@pytest.mark.parametrize("indent", [None, 1, 4, "\t"],
+                         ids=["one-line", "indent1", "indent4", "tabs"])
+def test_json_is_parsed_as_json_with_the_lines_of_the_keys(tmp_path, monkeypatch, indent):
+    import gpudra.sources.files as files
+
+    def no_yaml(chunk):
+        raise AssertionError("valid JSON must not go through the YAML parser")
+
+    monkeypatch.setattr(files, "parse_chunk", no_yaml)
+    text = json.dumps(GPU_LIST, indent=indent, ensure_ascii=False)
+    (tmp_path / "pods.json").write_text(text + "\n", encoding="utf-8")
+    report = audit(tmp_path)
+    assert not report.errors
+    expected = [1, 1, 1] if indent is None else _gpu_key_lines(text)
+    assert [(f.name, f.line, f.quantity) for f in report.findings if f.rule == "GPU101"] == \
+        [("p0", expected[0], 1), ("p1", expected[1], 2), ("p2", expected[2], 3)]
+
+
+def test_json_that_is_only_yaml_falls_back_to_yaml(tmp_path):
+    # Unquoted keys, a trailing comma and a comment: not JSON, but valid (flow) YAML, which
+    # kubectl reads too.
+    (tmp_path / "pod.json").write_text(
+        "{apiVersion: v1, kind: Pod, metadata: {name: y},  # by hand\n"
+        " spec: {containers: [{name: c, resources: {limits: {nvidia.com/gpu: 1}}}]},\n}\n")
+    report = audit(tmp_path)
+    assert not report.errors
+    assert [(f.rule, f.name, f.line) for f in report.findings] == [("GPU101", "y", 2)]
+
+
+def test_invalid_json_reports_the_json_error_and_line(tmp_path):
+    (tmp_path / "bad.json").write_text('{\n  "kind": "Pod",\n  "nvidia": [1,\n}\n')
+    report = audit(tmp_path)
+    assert [(e.message, e.line) for e in report.errors] == [("Expecting value", 4)]
+
+
+@pytest.mark.parametrize("name", ["pods.json", "pods.yaml"])
+def test_top_level_array_items_have_the_lines_of_their_keys(tmp_path, name):
+    text = json.dumps(GPU_LIST["items"], indent=2)  # JSON is YAML too
+    (tmp_path / name).write_text(text + "\n")
+    report = audit(tmp_path)
+    assert not report.errors
+    assert [f.line for f in report.findings if f.rule == "GPU101"] == _gpu_key_lines(text)
+
+
+# -- the pre-scan decides what can be an input error (docs/exit-codes.md) ----------------------
+
+ROOT = Path(__file__).resolve().parents[1]
+
+
+def test_broken_files_without_a_needle_are_not_parsed(tmp_path):
+    from gpudra.sources.files import NEEDLES
+
+    (tmp_path / "broken.yaml").write_text("kind: ConfigMap\ndata: [\n")
+    (tmp_path / "broken.json").write_text('{"kind": "ConfigMap",\n')
+    (tmp_path / "latin1.yaml").write_bytes(b"kind: ConfigMap # caf\xe9\n")
+    # A needle elsewhere in the file: only the document that holds one is parsed.
+    (tmp_path / "multi.yaml").write_text("kind: ConfigMap\ndata: [\n---\n" + POD)
+    report = audit(tmp_path)
+    assert (report.errors, report.files_scanned) == ((), 4)
+    assert gpu_lines(report) == [("multi.yaml", 12)]
+    for needle in NEEDLES:  # the same breakage next to any needle is an input error
+        (tmp_path / "broken.yaml").write_bytes(b"kind: ConfigMap # " + needle + b"\ndata: [\n")
+        assert [Path(e.file).name for e in audit(tmp_path).errors] == ["broken.yaml"], needle
+
+
+@pytest.mark.parametrize("page", ["docs/exit-codes.md", "docs/quickstart.md"])
+def test_docs_name_exactly_the_pre_scan_needles(page):
+    from gpudra.sources.files import NEEDLES
+
+    text = (ROOT / page).read_text()
+    sentence = next(p for p in text.split("\n\n") if "`resourceClaim`" in p)
+    named = re.findall(r"`([^`]+)`", sentence)
+    assert [n for n in named if n.encode() in NEEDLES] == [n.decode() for n in NEEDLES]

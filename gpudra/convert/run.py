@@ -15,7 +15,7 @@ from gpudra.config import config_for, load_config
 from gpudra.convert.converter import ConvertReport, convert_paths
 from gpudra.convert.planner import ConvertOptions
 from gpudra.convert.summary import as_data, as_text
-from gpudra.convert.writer import unified_diff, write_atomic
+from gpudra.convert.writer import color_diff, unified_diff, write_atomic
 from gpudra.errors import UsageError
 from gpudra.model import ExitCode, InputError
 from gpudra.dra.selectors import min_memory_selector, product_prefix_selector
@@ -43,6 +43,8 @@ class ConvertRequest:
     excludes: tuple[str, ...] = ()
     config: Path | None = None
     output: str = "table"
+    quiet: bool = False  # no summary; input and write errors still go to stderr
+    color: bool = False  # colour the --diff output (the CLI decides: a TTY, NO_COLOR, FORCE_COLOR)
 
 
 def build_options(request: ConvertRequest) -> ConvertOptions:
@@ -64,8 +66,9 @@ def build_options(request: ConvertRequest) -> ConvertOptions:
             raise UsageError(f"--strategy bridge: on Kubernetes {target} the DRAExtendedResource "
                              "gate is alpha and off by default; if your cluster enables it, "
                              "pass --target-version 1.36 (the objects are the same)")
-    if sum(map(bool, (request.diff, request.check, request.output_dir))) > 1:
-        raise UsageError("choose one of --diff, --check and --output-dir")
+    if request.output_dir and (request.diff or request.check):
+        # --diff and --check go together (print the diff, exit 1 on changes), as in black/ruff.
+        raise UsageError("--output-dir cannot be combined with --diff or --check")
     if "-" in request.paths and len(request.paths) > 1:
         raise UsageError("'-' (stdin) cannot be combined with other paths")
     if "-" in request.paths and request.output == "json":
@@ -127,7 +130,8 @@ def run_convert(request: ConvertRequest, *, stdout: IO[str], stderr: IO[str],
         summary_stream = stderr
         if request.output != "json":
             for change in report.changes:
-                stdout.write(unified_diff(change.label, change.old, change.new, change.created))
+                diff = unified_diff(change.label, change.old, change.new, change.created)
+                stdout.write(color_diff(diff) if request.color else diff)
     elif request.output_dir is not None:
         write_errors = _write_copy(report, request, request.output_dir)
     elif not request.check:
@@ -135,9 +139,12 @@ def run_convert(request: ConvertRequest, *, stdout: IO[str], stderr: IO[str],
     if write_errors:
         report = replace(report, errors=report.errors + tuple(write_errors))
     written = not (request.diff or request.check) and request.paths != ("-",)
-    if request.output == "json":
+    if request.output == "json":  # the requested output, not a summary: -q keeps it
         stdout.write(json.dumps(as_data(report, with_diffs=request.diff, written=written),
                                 indent=2) + "\n")
+    elif request.quiet:
+        for error in report.errors:
+            stderr.write(f"gpudra: {error.where}: {error.message}\n")
     else:
         action = "changed" if written else "would change"
         summary_stream.write(as_text(report, action=action))
@@ -158,10 +165,14 @@ def _write_in_place(report: ConvertReport) -> list[InputError]:
 
 
 def _exit_code(report: ConvertReport, request: ConvertRequest) -> ExitCode:
+    """What is left after this run, most urgent first: an incomplete result (3); changes that
+    were not written, under --check/--diff (1); workloads only a human can convert (4)."""
     if report.errors or report.files_scanned == 0:
         return ExitCode.INPUT_ERROR
-    if report.blocked or ((request.check or request.diff) and report.changes):
+    if (request.check or request.diff) and report.changes:
         return ExitCode.FINDINGS
+    if report.blocked:
+        return ExitCode.BLOCKED
     return ExitCode.OK
 
 

@@ -54,10 +54,48 @@ def unified_diff(label: str, old: bytes, new: bytes, created: bool = False) -> s
     """A git-style unified diff; line endings are shown as they are (CRLF stays visible)."""
     old_lines = old.decode("utf-8", "replace").splitlines(keepends=True)
     new_lines = new.decode("utf-8", "replace").splitlines(keepends=True)
+    path = _diff_path(label)
     diff = difflib.unified_diff(old_lines, new_lines,
-                                fromfile="/dev/null" if created else f"a/{label.lstrip('/')}",
-                                tofile=f"b/{label.lstrip('/')}")
+                                fromfile="/dev/null" if created else f"a/{path}",
+                                tofile=f"b/{path}")
     out = []
     for line in diff:
         out.append(line if line.endswith("\n") else line + "\n\\ No newline at end of file\n")
+    return "".join(out)
+
+
+def _diff_path(label: str) -> str:
+    """`./apps/job.yaml` and `/srv/apps/job.yaml` as git writes them after `a/` and `b/`:
+    `apps/job.yaml`, `srv/apps/job.yaml` (so `git apply -p1` and `patch -p1` take the diff)."""
+    path = label.replace(os.sep, "/")
+    while True:
+        trimmed = path.lstrip("/").removeprefix("./")
+        if trimmed == path:
+            return path
+        path = trimmed
+
+
+# ANSI SGR codes for a diff on a terminal, as git colours one by default.
+_BOLD, _CYAN, _RED, _GREEN, _RESET = "\x1b[1m", "\x1b[36m", "\x1b[31m", "\x1b[32m", "\x1b[0m"
+
+
+def color_diff(diff: str) -> str:
+    """One file's `diff` (from unified_diff) with its two header lines bold, hunk headers cyan,
+    removed lines red and added lines green. The caller decides whether colour is wanted.
+    (Only the first two lines are headers: a removed `-- x` line also reads `--- x`.)"""
+    out = []
+    for number, line in enumerate(diff.splitlines(keepends=True)):
+        body = line.rstrip("\n")
+        if number < 2 and line.startswith(("--- ", "+++ ")):
+            style = _BOLD
+        elif line.startswith("@@"):
+            style = _CYAN
+        elif line.startswith("-"):
+            style = _RED
+        elif line.startswith("+"):
+            style = _GREEN
+        else:
+            out.append(line)
+            continue
+        out.append(f"{style}{body}{_RESET}{line[len(body):]}")
     return "".join(out)

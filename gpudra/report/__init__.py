@@ -10,7 +10,7 @@ import importlib
 from collections.abc import Callable
 from dataclasses import dataclass
 
-from gpudra.model import Report
+from gpudra.model import FailOn, Report
 
 
 class OutputFormat(str, enum.Enum):
@@ -35,6 +35,9 @@ class RenderOptions:
     color: bool = False
     width: int | None = None
     tool_version: str = ""
+    # The run's --fail-on (default: the CLI's): formats that carry a pass/fail verdict of their
+    # own (JUnit) must agree with the exit code.
+    fail_on: FailOn = FailOn.WARNING
 
 
 Renderer = Callable[[Report, RenderOptions], str]

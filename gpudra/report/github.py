@@ -15,7 +15,8 @@ from pathlib import PurePath
 
 from gpudra.model import Finding, InputError, Report, Severity
 from gpudra.report import RenderOptions
-from gpudra.summary import summarize
+from gpudra.objects import plural
+from gpudra.summary import severity_counts, summarize
 
 STDIN = "-"
 _COMMAND = {Severity.ERROR: "error", Severity.WARNING: "warning", Severity.INFO: "notice"}
@@ -73,12 +74,12 @@ def _repo_path(file: str | None) -> str | None:
 
 def summary_line(report: Report) -> str:
     s = summarize(report)
-    counts = ", ".join(f"{n} {sev}" for sev, n in s.findings.items() if n) or "no findings"
-    text = f"gpudra: {s.files_scanned} files scanned: {counts}"
+    counts = severity_counts(s.findings) or "no findings"
+    text = f"gpudra: {plural(s.files_scanned, 'file')} scanned: {counts}"
     if s.errors:
         text += f", {s.errors} unreadable"
     if s.files_scanned == 0 and not s.errors:
         text += "; no manifests found"
     if s.gpu_workloads:
-        text += f"; {s.percent_migrated:.0f}% of {s.gpu_workloads} GPU workloads on DRA"
+        text += f"; {s.percent_migrated:.0f}% of {plural(s.gpu_workloads, 'GPU workload')} on DRA"
     return text

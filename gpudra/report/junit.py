@@ -1,14 +1,21 @@
 """`-o junit`: JUnit XML, so CI test-report views show the audit next to the test results.
 
 One ``<testsuite name="gpudra">`` whose test cases are the rule catalogue, so the test count is
-the same on every run and a rule that stops firing shows up as a fixed test:
+the same on every run and a rule that stops firing shows up as a fixed test. Failures follow
+``--fail-on`` (``RenderOptions.fail_on``), so the report and the exit code never disagree:
 
-* a rule with findings fails with a single ``<failure>`` (most JUnit readers keep only one per
-  test case); its text lists every finding as ``file:line: message``. *Every* finding is a
-  failure, whatever its severity: ``type`` carries the highest severity, so a reader can still
-  tell info from error, and --fail-on (not this file) decides whether CI goes red;
-* a rule disabled in the configuration is ``<skipped/>`` (unless it somehow has findings, which
-  are never hidden);
+* a rule with findings at or above --fail-on fails with a single ``<failure>`` (most JUnit
+  readers keep only one per test case); its text lists every finding of the rule as
+  ``file:line: message``, and ``type`` carries the highest severity;
+* a rule whose findings are all below --fail-on (or any rule with findings under
+  ``--fail-on never``) is ``<skipped>``, with a message such as ``2 findings below --fail-on
+  warning (highest: info)`` and the same list as its text. Skipped rather than passed with a
+  ``<system-out>``: GitLab shows a skipped case's text as the reason it was skipped
+  (docs.gitlab.com/ci/testing/unit_test_reports) but a case's system output only when the case
+  fails (gitlab-org/gitlab#370760), and GitLab and Jenkins count skipped cases apart from
+  passed ones. The findings stay visible and the run stays green;
+* a rule disabled in the configuration is ``<skipped/>`` with the message ``disabled in the
+  configuration`` (unless it somehow has findings, which are never hidden);
 * the extra test case ``inputs`` is in error when an input could not be read or nothing was
   scanned (the same condition that makes the exit code 3), and passes otherwise.
 """
@@ -19,7 +26,7 @@ import re
 import xml.etree.ElementTree as ET
 from collections import defaultdict
 
-from gpudra.model import Finding, Report, RuleInfo
+from gpudra.model import FailOn, Finding, Report, RuleInfo
 from gpudra.objects import plural
 from gpudra.report import RenderOptions
 from gpudra.summary import summarize
@@ -32,21 +39,22 @@ _NOT_XML = re.compile("[^\t\n\r\x20-\ud7ff\ue000-\ufffd\U00010000-\U0010ffff]")
 
 
 def render(report: Report, options: RenderOptions) -> str:
-    suite = testsuite(report)
+    suite = testsuite(report, options.fail_on)
     ET.indent(suite)
     return f'<?xml version="1.0" encoding="UTF-8"?>\n{ET.tostring(suite, encoding="unicode")}\n'
 
 
-def testsuite(report: Report) -> ET.Element:
+def testsuite(report: Report, fail_on: FailOn = FailOn.WARNING) -> ET.Element:
     by_rule: dict[str, list[Finding]] = defaultdict(list)
     for finding in report.findings:
         by_rule[finding.rule].append(finding)
     suite = ET.Element("testsuite", name=SUITE)
     suite.append(_properties(report))
-    cases = [_rule_case(r, by_rule.pop(r.id, []), r.id in report.disabled_rules)
+    cases = [_rule_case(r, by_rule.pop(r.id, []), r.id in report.disabled_rules, fail_on)
              for r in report.rules]
     # Findings of a rule missing from the catalogue must still be reported somewhere.
-    cases += [_rule_case(None, by_rule[rule_id], False, rule_id) for rule_id in sorted(by_rule)]
+    cases += [_rule_case(None, by_rule[rule_id], False, fail_on, rule_id)
+              for rule_id in sorted(by_rule)]
     cases.append(_inputs_case(report))
     suite.extend(cases)
     _set_counts(suite, cases)
@@ -66,7 +74,7 @@ def _properties(report: Report) -> ET.Element:
 
 
 def _rule_case(info: RuleInfo | None, findings: list[Finding], disabled: bool,
-               rule_id: str = "") -> ET.Element:
+               fail_on: FailOn, rule_id: str = "") -> ET.Element:
     if info is not None:
         case = ET.Element("testcase", classname=f"{SUITE}.{_slug(info.category)}",
                           name=f"{info.id} {info.name}")
@@ -74,9 +82,15 @@ def _rule_case(info: RuleInfo | None, findings: list[Finding], disabled: bool,
         case = ET.Element("testcase", classname=f"{SUITE}.unknown", name=rule_id)
     if findings:
         worst = max((f.severity for f in findings), key=lambda s: s.rank)
-        failure = ET.SubElement(case, "failure", message=plural(len(findings), "finding"),
-                                type=worst.value)
-        failure.text = _clean("\n".join(_finding_line(f) for f in findings))
+        count = plural(len(findings), "finding")
+        if fail_on.triggered_by(worst):
+            element = ET.SubElement(case, "failure", message=count, type=worst.value)
+        else:
+            below = ("; --fail-on never" if fail_on is FailOn.NEVER
+                     else f" below --fail-on {fail_on.value}")
+            element = ET.SubElement(case, "skipped",
+                                    message=f"{count}{below} (highest: {worst.value})")
+        element.text = _clean("\n".join(_finding_line(f) for f in findings))
     elif disabled:
         ET.SubElement(case, "skipped", message="disabled in the configuration")
     return case

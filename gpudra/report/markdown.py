@@ -14,7 +14,8 @@ import re
 
 from gpudra.model import Finding, InputError, Report, Severity
 from gpudra.report import RenderOptions
-from gpudra.summary import Summary, summarize
+from gpudra.objects import plural
+from gpudra.summary import Summary, severity_counts, summarize
 
 COLLAPSE_OVER = 50
 _CODE_SPAN = re.compile(r"(`[^`\n]*`)")
@@ -62,19 +63,19 @@ def _table(header: tuple[str, ...], rows: list[tuple[str, ...]]) -> str:
 
 def _headline(s: Summary, report: Report) -> str:
     total = len(report.findings)
-    counts = ", ".join(f"{s.findings[sev.value]} {sev.value}" for sev in _ORDER
-                       if s.findings[sev.value])
-    title = f"## gpudra: {total} finding{'' if total == 1 else 's'}"
+    counts = severity_counts(s.findings)
+    title = f"## gpudra: {plural(total, 'finding')}"
     title += f" ({counts})" if counts else ""
     if s.errors:
-        title += f", {s.errors} unreadable input{'' if s.errors == 1 else 's'}"
-    facts = [f"{s.files_scanned} files scanned", f"{s.documents_parsed} documents parsed"]
+        title += f", {plural(s.errors, 'unreadable input')}"
+    facts = [f"{plural(s.files_scanned, 'file')} scanned",
+             f"{plural(s.documents_parsed, 'document')} parsed"]
     if s.suppressed:
         facts.append(f"{s.suppressed} suppressed")
     if s.gpu_workloads:
         facts.append(f"**{s.percent_migrated:.0f}% migrated** to DRA ({s.on_dra} of "
-                     f"{s.gpu_workloads} GPU workloads; {s.on_device_plugin} still on the "
-                     "device plugin)")
+                     f"{plural(s.gpu_workloads, 'GPU workload')}; {s.on_device_plugin} still on "
+                     "the device plugin)")
     else:
         facts.append("no GPU workloads found")
     if s.files_scanned == 0 and not s.errors:

@@ -1,4 +1,9 @@
-"""`-o table` (default): findings grouped by file, then errors, then migration progress."""
+"""`-o table` (default): findings grouped by file, then errors, then migration progress.
+
+Every piece of user text (file names, messages, object and template names, error messages) goes
+into a rich `Text`, never into a markup string: a path such as ``[/srv/chart]`` would otherwise
+be read as a closing tag, and a tag-like name would silently vanish.
+"""
 
 from __future__ import annotations
 
@@ -12,15 +17,17 @@ from rich.text import Text
 from gpudra.model import Report
 from gpudra.objects import plural
 from gpudra.report import RenderOptions
-from gpudra.summary import summarize
+from gpudra.summary import severity_counts, summarize
 
 _STYLE = {"error": "bold red", "warning": "yellow", "info": "cyan"}
 
 
 def render(report: Report, options: RenderOptions) -> str:
     buffer = io.StringIO()
+    # markup/emoji off as well, so that a plain string added later cannot bring the bug back.
     console = Console(file=buffer, force_terminal=options.color, no_color=not options.color,
-                      width=options.width or 120, highlight=False, soft_wrap=False)
+                      width=options.width or 120, highlight=False, soft_wrap=False,
+                      markup=False, emoji=False)
     for file, group in groupby(report.findings, key=lambda f: f.file or "-"):
         console.print(Text(file, style="bold underline"))
         table = Table(show_header=False, box=None, pad_edge=False, padding=(0, 1))
@@ -31,14 +38,17 @@ def render(report: Report, options: RenderOptions) -> str:
         table.add_column("message", ratio=1)
         for f in group:
             obj = "/".join(x for x in (f.kind, f.name) if x) or "-"
-            table.add_row(str(f.line or ""), Text(f.severity.value, style=_STYLE[f.severity.value]),
-                          f.rule, obj, f.message + (f"  [{f.template}]" if f.template else ""))
+            # The template in brackets is the documented form (docs/quickstart.md).
+            message = f.message + (f"  [{f.template}]" if f.template else "")
+            table.add_row(Text(str(f.line or "")),
+                          Text(f.severity.value, style=_STYLE[f.severity.value]),
+                          Text(f.rule), Text(obj), Text(message))
         console.print(table)
         console.print()
     if report.errors:
         console.print(Text("Inputs that could not be read", style="bold red"))
         for e in report.errors:
-            console.print(f"  {e.where}: {e.message}")
+            console.print(Text(f"  {e.where}: {e.message}"))
         console.print()
     _summary(console, report)
     # Rich pads cells to the full width; trailing blanks only get in the way of copy and diff.
@@ -47,7 +57,7 @@ def render(report: Report, options: RenderOptions) -> str:
 
 def _summary(console: Console, report: Report) -> None:
     s = summarize(report)
-    counts = ", ".join(f"{n} {sev}" for sev, n in s.findings.items() if n) or "no findings"
+    counts = severity_counts(s.findings) or "no findings"
     console.print(Text("Summary", style="bold"))
     console.print(f"  {plural(s.files_scanned, 'file')} scanned, "
                   f"{plural(s.documents_parsed, 'document')} parsed: "
@@ -64,7 +74,7 @@ def _summary(console: Console, report: Report) -> None:
     table.add_column("on DRA", justify="right")
     table.add_column("migrated", justify="right")
     for ns in s.namespaces:
-        table.add_row(f"  {ns.namespace}", str(ns.gpu_workloads), str(ns.on_dra),
+        table.add_row(Text(f"  {ns.namespace}"), str(ns.gpu_workloads), str(ns.on_dra),
                       f"{ns.percent_migrated:.0f}%")
     console.print(table)
 

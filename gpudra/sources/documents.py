@@ -14,6 +14,8 @@ from typing import Any
 
 import yaml
 
+from gpudra.objects import LineIndex
+
 try:  # the C loader is 10-30x faster; fall back so a libyaml-less install still works
     from yaml import CSafeLoader as _BaseLoader
 except ImportError:  # pragma: no cover - depends on the PyYAML build
@@ -96,7 +98,7 @@ class ParsedDocument:
     """A parsed document: plain data and the 1-based file line of every key and list item."""
 
     data: Any
-    lines: dict[Path_, int]
+    lines: LineIndex  # a dict for YAML; computed on demand for JSON (sources/json_lines.py)
     chunk: Chunk
 
 

@@ -352,3 +352,116 @@ def test_output_dir_keeps_two_roots_apart(tmp_path: Path) -> None:
     assert written == ["a/k8s/pod.yaml", "b/k8s/pod.yaml"]
     assert "name: a-gpu" in (out / "a/k8s/pod.yaml").read_text()
     assert "name: b-gpu" in (out / "b/k8s/pod.yaml").read_text()
+
+
+# --- quiet, --diff with --check, colour, diff paths, exit 4 -----------------------------------
+
+BLOCKED_JOB = GPU_JOB.replace("name: train ", "name: odd ").replace("nvidia.com/gpu: 2",
+                                                                      'nvidia.com/gpu: "${N}"')
+
+
+def test_quiet_prints_nothing_but_errors(tree: Path) -> None:
+    result = convert(str(tree), "-q")
+    assert result.exit_code == 0, result.stderr
+    assert (result.stdout, result.stderr) == ("", "")
+    assert "resourceClaimTemplateName" in (tree / "job.yaml").read_text()
+    (tree / "broken.yaml").write_text(BROKEN)
+    broken = convert(str(tree), "--quiet")
+    assert broken.exit_code == 3
+    assert broken.stdout == ""
+    assert broken.stderr.startswith(f"gpudra: {tree}/broken.yaml:8: ")
+    assert len(broken.stderr.splitlines()) == 1
+
+
+def test_quiet_diff_keeps_the_diff_and_drops_the_summary(tree: Path) -> None:
+    result = convert(str(tree), "--diff", "-q")
+    assert result.exit_code == 1
+    assert "+        resourceClaimTemplateName: train-gpu\n" in result.stdout
+    assert result.stderr == ""
+
+
+def test_diff_and_check_together_print_the_diff_and_exit_1(tree: Path) -> None:
+    before = snapshot(tree)
+    result = convert(str(tree), "--diff", "--check")
+    assert result.exit_code == 1, result.stderr
+    assert snapshot(tree) == before
+    assert "-            nvidia.com/gpu: 2\n" in result.stdout
+    assert "would change" in result.stderr
+    assert convert(str(tree)).exit_code == 0
+    again = convert(str(tree), "--check", "--diff")
+    assert (again.exit_code, again.stdout) == (0, "")
+
+
+@pytest.mark.parametrize("mode", ["--diff", "--check"])
+def test_output_dir_stays_exclusive(tree: Path, tmp_path: Path, mode: str) -> None:
+    result = convert(str(tree), mode, "--output-dir", str(tmp_path / "out"))
+    assert result.exit_code == 2
+    assert "--output-dir" in result.stderr
+
+
+def test_diff_paths_have_no_dot_slash(tree: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.chdir(tree)
+    result = convert(".", "--diff")
+    assert result.stdout.startswith("--- a/job.yaml\n+++ b/job.yaml\n")
+    as_json = json.loads(convert(".", "--diff", "-o", "json").stdout)
+    assert as_json["files"][0]["diff"].startswith("--- a/job.yaml\n+++ b/job.yaml\n")
+    created = writer.unified_diff("./k8s/claims.yaml", b"", b"a: 1\n", created=True)
+    assert created.startswith("--- /dev/null\n+++ b/k8s/claims.yaml\n")
+
+
+ANSI = "\x1b["
+
+
+@pytest.mark.parametrize(("env", "colored"), [
+    ({}, False),                                   # not a terminal: never colour by default
+    ({"FORCE_COLOR": "1"}, True),
+    ({"FORCE_COLOR": "1", "NO_COLOR": "1"}, False),  # NO_COLOR wins
+])
+def test_diff_colour_follows_the_environment(tree: Path, monkeypatch: pytest.MonkeyPatch,
+                                             env: dict[str, str], colored: bool) -> None:
+    for name in ("FORCE_COLOR", "NO_COLOR"):
+        monkeypatch.delenv(name, raising=False)
+    for name, value in env.items():
+        monkeypatch.setenv(name, value)
+    result = convert(str(tree), "--diff")
+    assert result.exit_code == 1
+    assert (ANSI in result.stdout) is colored
+    json_diff = convert(str(tree), "--diff", "-o", "json").stdout
+    assert ANSI not in json_diff  # data never carries colour
+
+
+def test_color_diff_marks_each_kind_of_line() -> None:
+    text = writer.unified_diff("job.yaml", b"a: 1\nb: 2\n", b"a: 1\nb: 3\n")
+    lines = writer.color_diff(text).splitlines()
+    assert lines[0] == "\x1b[1m--- a/job.yaml\x1b[0m"
+    assert lines[1] == "\x1b[1m+++ b/job.yaml\x1b[0m"
+    assert lines[2].startswith("\x1b[36m@@ ") and lines[2].endswith("\x1b[0m")
+    assert lines[3] == " a: 1"
+    assert lines[4] == "\x1b[31m-b: 2\x1b[0m"
+    assert lines[5] == "\x1b[32m+b: 3\x1b[0m"
+    assert writer.color_diff(text).count("\n") == text.count("\n")
+
+
+def test_check_exit_4_when_only_blocked_work_is_left(tree: Path) -> None:
+    (tree / "blocked.yaml").write_text(BLOCKED_JOB)
+    assert convert(str(tree), "--check").exit_code == 1  # something can still be converted
+    assert convert(str(tree), "--diff").exit_code == 1
+    written = convert(str(tree))
+    assert written.exit_code == 4  # converted what it could; a blocked workload is left
+    assert "blocked" in written.stdout
+    assert convert(str(tree), "--check").exit_code == 4
+    assert convert(str(tree), "--diff", "--check").exit_code == 4
+    assert convert(str(tree), "--check", "-q").exit_code == 4
+    (tree / "blocked.yaml").unlink()
+    assert convert(str(tree), "--check").exit_code == 0
+
+
+def test_stdin_with_a_blocked_workload_exits_4(tree: Path) -> None:
+    result = convert("-", input=BLOCKED_JOB)
+    assert result.exit_code == 4
+    assert result.stdout == BLOCKED_JOB
+
+
+def test_help_documents_exit_4() -> None:
+    text = " ".join(CliRunner().invoke(app, ["convert", "--help"]).stdout.split())
+    assert "4 only blocked workloads are left" in text
