@@ -466,3 +466,24 @@ def test_kubectl_retries_429(cluster: FakeCluster, kubectl_home: Path) -> None:
     assert result.stdout.split() == ["pod/batch-jobs-pod-0", "pod/batch-jobs-pod-1"]
     statuses = [r.status for r in cluster.requests if r.path.endswith("/batch-jobs/pods")]
     assert statuses == [429, 429, 200]
+
+
+# --- the benchmark generator ----------------------------------------------------------------
+
+def test_generated_benchmark_cluster_is_served_whole() -> None:
+    from benchmarks import gen_cluster
+
+    options = {"deployments": 40, "replicas": 3, "nodes": 30, "gpu_nodes": 10, "dra_nodes": 2,
+               "gpu_percent": 10}
+    state, meta = gen_cluster.generate(**options)
+    assert gen_cluster.generate(**options) == (state, meta)  # seeded: deterministic
+    assert meta["gpu_deployments"] == 4 and meta["gpu_pods"] == 12
+    api_versions = {obj["kind"]: obj["apiVersion"] for obj in state["objects"]}
+    with FakeCluster(state, tls=False) as small:
+        for kind, count in meta["kinds"].items():
+            prefix = "/api" if "/" not in api_versions[kind] else "/apis"
+            resource = small.api.registry.for_kind(api_versions[kind], kind)
+            assert resource is not None
+            path = f"{prefix}/{api_versions[kind]}/{resource.plural}"
+            code, listed = http_get(small, path, "fake-token")
+            assert (code, len(listed["items"])) == (200, count), kind
