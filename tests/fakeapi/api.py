@@ -114,6 +114,9 @@ class FakeApi:
             response = self._respond(method, path, query, headers)
         except ApiError as error:
             response = Response(error.code, error.body(), JSON, error.headers)
+        except Exception as error:  # a bug in the fake: answer it, so the test shows it
+            bug = ApiError(500, "InternalError", f"fake API server bug: {error!r}")
+            response = Response(500, bug.body())
         record = RequestRecord(method, path, query, _interesting(headers), response.status)
         with self._lock:
             self._log.append(record)
