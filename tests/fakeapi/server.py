@@ -1,0 +1,149 @@
+"""The HTTP side: a ThreadingHTTPServer on 127.0.0.1 speaking HTTP/1.1, and FakeCluster."""
+
+from __future__ import annotations
+
+import shutil
+import tempfile
+import threading
+import uuid
+from collections.abc import Mapping
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from pathlib import Path
+from types import TracebackType
+from typing import Any
+
+from .api import FakeApi, RequestRecord, Response
+from .kubeconfig import write_kubeconfig
+from .state import ClusterState, load_state
+from .tls import Certificates, make_certificates, tls_available
+
+
+class _Server(ThreadingHTTPServer):
+    daemon_threads = True
+    api: FakeApi
+
+
+class _Handler(BaseHTTPRequestHandler):
+    protocol_version = "HTTP/1.1"  # keep-alive, as kubectl and urllib3 expect
+    server: _Server
+
+    def version_string(self) -> str:
+        return "fake-kube-apiserver"
+
+    def setup(self) -> None:
+        # Handshake here, in the connection's thread, not in the accept loop.
+        if hasattr(self.request, "do_handshake"):
+            self.request.settimeout(30)
+            self.request.do_handshake()
+            self.request.settimeout(None)
+        super().setup()
+
+    def _serve(self) -> None:
+        self._drain_body()
+        headers = {name.lower(): value for name, value in self.headers.items()}
+        response = self.server.api.respond(self.command, self.path, headers)
+        self._write(response)
+
+    do_GET = do_POST = do_PUT = do_PATCH = do_DELETE = do_HEAD = do_OPTIONS = _serve
+
+    def _drain_body(self) -> None:
+        if "chunked" in self.headers.get("Transfer-Encoding", "").lower():
+            self.close_connection = True  # not worth decoding: only GET is served
+            return
+        length = int(self.headers.get("Content-Length") or 0)
+        if length:
+            self.rfile.read(length)
+
+    def _write(self, response: Response) -> None:
+        # One write for head and body: two small writes on a keep-alive connection meet
+        # Nagle's algorithm and the client's delayed ACK, costing 40 ms per request.
+        reason = self.responses.get(response.status, ("Unknown",))[0]
+        head = [f"{self.protocol_version} {response.status} {reason}",
+                f"Date: {self.date_time_string()}",
+                f"Server: {self.version_string()}",
+                f"Content-Type: {response.content_type}",
+                f"Content-Length: {len(response.body)}",
+                "Cache-Control: no-cache, private",
+                f"Audit-Id: {uuid.uuid4()}"]
+        head += [f"{name}: {value}" for name, value in response.headers]
+        body = b"" if self.command == "HEAD" else response.body
+        self.wfile.write("\r\n".join(head).encode("latin-1") + b"\r\n\r\n" + body)
+
+    def log_message(self, format: str, *args: Any) -> None:
+        """Silent: FakeCluster.requests is the log."""
+
+
+class FakeCluster:
+    """A fake Kubernetes API server on an ephemeral localhost port.
+
+        with FakeCluster({"version": "1.34.2", "objects": [...]}) as cluster:
+            run(["kubectl", "--kubeconfig", cluster.kubeconfig, "get", "pods", "-A"])
+            assert {r.method for r in cluster.requests} == {"GET"}
+    """
+
+    def __init__(self, state: ClusterState | Mapping[str, Any] | str | Path | None = None,
+                 *, port: int = 0, kubeconfig: str | Path | None = None,
+                 tls: bool | None = None) -> None:
+        """`tls` None: HTTPS when the openssl CLI is available (kubectl sends tokens only
+        over TLS), else plain HTTP, where kubectl's requests are anonymous."""
+        self.state = load_state(state if state is not None else {})
+        self.api = FakeApi(self.state)
+        self.tls = tls_available() if tls is None else tls
+        self._port = port
+        self._kubeconfig_target = Path(kubeconfig) if kubeconfig else None
+        self._server: _Server | None = None
+        self._thread: threading.Thread | None = None
+        self._tmpdir: str | None = None
+        self.url = ""
+        self.kubeconfig = Path()
+        self.ca_file: Path | None = None  # the CA's PEM while a TLS server runs
+
+    def start(self) -> FakeCluster:
+        self._tmpdir = tempfile.mkdtemp(prefix="fakeapi-")
+        server = _Server(("127.0.0.1", self._port), _Handler)
+        server.api = self.api
+        ca_pem = None
+        if self.tls:
+            certificates: Certificates = make_certificates(Path(self._tmpdir))
+            server.socket = certificates.server_context().wrap_socket(
+                server.socket, server_side=True, do_handshake_on_connect=False)
+            ca_pem = certificates.ca.read_bytes()
+            self.ca_file = certificates.ca
+        host, port = server.server_address[:2]
+        self.url = f"{'https' if self.tls else 'http'}://{host}:{port}"
+        self.api.server_address = f"{host}:{port}"
+        target = self._kubeconfig_target or Path(self._tmpdir) / "kubeconfig"
+        self.kubeconfig = write_kubeconfig(target, self.url, self.state.token, ca_pem)
+        self._server = server
+        self._thread = threading.Thread(target=server.serve_forever, kwargs={"poll_interval": 0.05},
+                                        name="fakeapi", daemon=True)
+        self._thread.start()
+        return self
+
+    def stop(self) -> None:
+        if self._server is not None:
+            self._server.shutdown()
+            self._server.server_close()
+            self._server = None
+        if self._thread is not None:
+            self._thread.join()
+            self._thread = None
+        if self._tmpdir is not None:
+            shutil.rmtree(self._tmpdir, ignore_errors=True)
+            self._tmpdir = None
+            self.ca_file = None
+
+    def __enter__(self) -> FakeCluster:
+        return self.start()
+
+    def __exit__(self, exc_type: type[BaseException] | None, exc: BaseException | None,
+                 traceback: TracebackType | None) -> None:
+        self.stop()
+
+    @property
+    def requests(self) -> list[RequestRecord]:
+        """Every request so far (a copy), in arrival order."""
+        return self.api.requests
+
+    def clear_requests(self) -> None:
+        self.api.clear_requests()
