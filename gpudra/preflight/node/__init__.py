@@ -64,7 +64,7 @@ def run_node_checks(host: Host, options: NodeOptions = NodeOptions()) -> tuple[C
     """Every node check, in catalogue order. Never raises for what it finds on the node."""
     subject = options.node_name
     identity = detect_runtime(host, options.container_runtime_version)
-    crictl = read_crictl_info(host)
+    crictl = read_crictl_info(host, identity.name)
     is_old_containerd = (identity.name == CONTAINERD and identity.version is not None
                          and identity.version.major < 2)
     containerd_config = load_containerd_config(host, options.containerd_config,

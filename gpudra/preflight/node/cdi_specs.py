@@ -119,6 +119,7 @@ class SpecScan:
     files: tuple[SpecFile, ...]
     unreadable: tuple[str, ...]
     conflicts: tuple[tuple[str, str, str], ...]  # (device, file, file)
+    ignored: tuple[str, ...] = ()  # look like specs but CDI never reads them (.yml)
 
 
 def scan_specs(host: Host, runtime_dirs: Sequence[str] | None) -> SpecScan:
@@ -132,7 +133,7 @@ def scan_specs(host: Host, runtime_dirs: Sequence[str] | None) -> SpecScan:
             ordered.append(posixpath.normpath(directory))
     scanned_by_runtime = {same_dir(host, d) for d in (runtime_dirs or DEFAULT_SPEC_DIRS)}
     files: list[SpecFile] = []
-    missing, unreadable = [], []
+    missing, unreadable, ignored = [], [], []
     for directory in ordered:
         try:
             names = host.list_dir(directory)
@@ -144,7 +145,11 @@ def scan_specs(host: Host, runtime_dirs: Sequence[str] | None) -> SpecScan:
             continue
         for name in names:
             path = posixpath.join(directory, name)
-            if not name.endswith((".yaml", ".json")) or host.is_dir(path):
+            if host.is_dir(path):
+                continue
+            if name.endswith(".yml"):
+                ignored.append(path)
+            if not name.endswith((".yaml", ".json")):
                 continue
             try:
                 text = host.read_text(path)
@@ -155,12 +160,20 @@ def scan_specs(host: Host, runtime_dirs: Sequence[str] | None) -> SpecScan:
                 files.append(read_spec(path, directory, text))
     not_scanned = tuple(d for d in ordered if same_dir(host, d) not in scanned_by_runtime)
     return SpecScan(tuple(ordered), tuple(missing), not_scanned, tuple(files),
-                    tuple(unreadable), tuple(_conflicts(files)))
+                    tuple(unreadable), tuple(_conflicts(files)), tuple(ignored))
 
 
 def read_spec(path: str, directory: str, text: str) -> SpecFile:
     try:
         data = json.loads(text) if path.endswith(".json") else yaml.load(text, Loader=_Loader)
+    except json.JSONDecodeError as exc:
+        return SpecFile(path, directory, None, (),
+                        (f"does not parse: line {exc.lineno}, column {exc.colno}: {exc.msg}",))
+    except yaml.MarkedYAMLError as exc:
+        mark = exc.problem_mark
+        where = f"line {mark.line + 1}, column {mark.column + 1}: " if mark else ""
+        return SpecFile(path, directory, None, (),
+                        (f"does not parse: {where}{exc.problem or exc.context}",))
     except (ValueError, yaml.YAMLError) as exc:
         return SpecFile(path, directory, None, (), (f"does not parse: {_one_line(exc)}",))
     kind, devices, errors, notes = validate_spec(data)
@@ -284,6 +297,7 @@ def check_cdi_specs(scan: SpecScan, subject: str | None) -> CheckResult:
     details += [f"conflict: {dev} is defined in both {a} and {b}; neither is usable"
                 for dev, a, b in scan.conflicts]
     details += [f"cannot read {u}" for u in scan.unreadable]
+    details += [f"{path}: ignored, CDI reads only .yaml and .json files" for path in scan.ignored]
     if scan.missing_dirs:
         details.append(f"missing (nothing to scan): {format_dirs(scan.missing_dirs)}")
     details += [f"{d} is not in the runtime's cdi_spec_dirs: its specs are not used"
@@ -299,10 +313,14 @@ def check_cdi_specs(scan: SpecScan, subject: str | None) -> CheckResult:
                       f"DRA claim spec {spec.path} is unusable: {why}",
                       "restart the NVIDIA DRA driver's kubelet plugin on this node so it "
                       "rewrites its specs", subject=subject, details=details)
-    if bad or scan.conflicts:
-        path = bad[0].path if bad else scan.conflicts[0][1]
-        why = bad[0].errors[0] if bad else f"conflicts over {scan.conflicts[0][0]}"
-        count = len(bad) + len(scan.conflicts)
+    if bad or scan.conflicts or scan.ignored:
+        if bad:
+            path, why = bad[0].path, bad[0].errors[0]
+        elif scan.conflicts:
+            path, why = scan.conflicts[0][1], f"conflicts over {scan.conflicts[0][0]}"
+        else:
+            path, why = scan.ignored[0], "ignored, CDI reads only .yaml and .json files"
+        count = len(bad) + len(scan.conflicts) + len(scan.ignored)
         return result(NODE006, Outcome.WARN,
                       f"{count} CDI spec problem(s); {path}: {why}",
                       f"regenerate or remove {path} (`nvidia-ctk cdi generate "
@@ -310,7 +328,8 @@ def check_cdi_specs(scan: SpecScan, subject: str | None) -> CheckResult:
                       subject=subject, details=details)
     if scan.unreadable:
         return result(NODE006, Outcome.UNAVAILABLE, f"cannot read {scan.unreadable[0]}",
-                      "run gpudra as root on the node", subject=subject, details=details)
+                      "run gpudra as root on the node; fix or remove broken links",
+                      subject=subject, details=details)
     return result(NODE006, Outcome.PASS, _summary(scan), subject=subject, details=details)
 
 

@@ -152,8 +152,9 @@ def load_containerd_config(host: Host, path: str = CONTAINERD_CONFIG, *,
             if current == path:
                 main_exists = False
             else:
-                problems.append(FileProblem(current, "imported but missing; containerd will "
-                                                     "not start"))
+                problems.append(FileProblem(
+                    current, "imported but missing",
+                    fix=f"create {current} or remove it from `imports`"))
             continue
         if isinstance(read, FileProblem):
             problems.append(read)
@@ -260,11 +261,11 @@ def effective_cdi(config: ContainerdConfig, traits: ContainerdTraits) -> CdiSett
                 continue
             if whole_table is not None:
                 notes += _replaced_table(whole_table, cfg.path, own, tables[0])
+                # The table replaces the earlier one: keys it lacks fall back to the defaults.
+                enabled, enabled_from = traits.cdi_on_by_default, \
+                    f"default of containerd {traits.version} ({cfg.path} replaces the CRI table)"
+                dirs, dirs_from, explicit = DEFAULT_SPEC_DIRS, "default", False
             whole_table = (cfg.path, own)
-            # The table replaces the earlier one: keys it lacks fall back to the defaults.
-            enabled, enabled_from = traits.cdi_on_by_default, \
-                f"default of containerd {traits.version} ({cfg.path} replaces the CRI table)"
-            dirs, dirs_from, explicit = DEFAULT_SPEC_DIRS, "default", False
         for key in CDI_KEYS:
             for name in tables:
                 values = table(cfg.plugins, name)
@@ -367,14 +368,24 @@ def check_containerd(host: Host, identity: RuntimeIdentity, config: ContainerdCo
                       subject=subject, details=map(str, config.problems)), none
     if config.problems:
         first = config.problems[0]
-        return result(NODE003, Outcome.FAIL, f"containerd will not load its config: {first}",
-                      f"fix {first.path}; `containerd config dump` shows what containerd reads",
+        return result(NODE003, Outcome.FAIL, f"containerd will not start with its config: {first}",
+                      first.fix or f"fix {first.path}; `containerd config dump` shows what "
+                      "containerd reads",
                       subject=subject, details=[*map(str, config.problems), *config.notes]), none
     candidates, known = assumed_traits(identity, config)
     if known and not candidates[0].has_cdi:
         return result(NODE003, Outcome.FAIL,
                       f"containerd {candidates[0].version} has no CDI support; upgrade it "
                       "(NODE002)", "upgrade containerd to 2.x", subject=subject), none
+    if known and candidates[0].version.at_least(2, 3, 0) and config.root_version:
+        newer = [f for f in config.files[1:] if f.version > config.root_version]
+        if newer:
+            return result(NODE003, Outcome.FAIL,
+                          f"containerd {candidates[0].version} will not start: {newer[0].path} "
+                          f"has config version {newer[0].version}, newer than the main file's "
+                          f"{config.root_version}",
+                          f"lower `version` in {newer[0].path} or migrate the main file "
+                          "(`containerd config migrate`)", subject=subject), none
     judged = [_judge(host, effective_cdi(config, t), config, f"containerd {t.version}")
               for t in candidates]
     verdicts = {(j.outcome, j.settings.enabled, j.covers) for j in judged}
@@ -430,9 +441,10 @@ def _judge(host: Host, settings: CdiSettings, config: ContainerdConfig, label: s
         else:
             fix = ('set `enable_cdi = true` under [plugins."io.containerd.grpc.v1.cri"] '
                    "(config version 2) and restart containerd")
-        return _Judged(settings, Outcome.FAIL,
-                       f"{defaults}CDI is off in {label} "
-                       f"(enable_cdi: {settings.enabled_from})", fix, covers, details)
+        why = f"enable_cdi = false in {settings.enabled_from}" \
+            if settings.enable_set_explicitly else f"enable_cdi not set: {settings.enabled_from}"
+        return _Judged(settings, Outcome.FAIL, f"{defaults}CDI is off in {label} ({why})", fix,
+                       covers, details)
     if not covers:
         return _Judged(settings, Outcome.FAIL,
                        f"cdi_spec_dirs ({dirs}) leaves out {DRA_DRIVER_CDI_DIR}, where the DRA "

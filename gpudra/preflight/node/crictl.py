@@ -59,7 +59,8 @@ class CrictlInfo:
     raw_enable_cdi: Any = None
 
 
-def read_crictl_info(host: Host) -> CrictlInfo:
+def read_crictl_info(host: Host, runtime_hint: str | None = None) -> CrictlInfo:
+    """`runtime_hint` is the runtime name when already known ("containerd", "cri-o")."""
     done = host.run(("crictl", "info"))
     if done is None:
         why = "crictl not found" if host.commands_enabled else \
@@ -71,10 +72,10 @@ def read_crictl_info(host: Host) -> CrictlInfo:
         data = json.loads(done.stdout)
     except ValueError as exc:
         return CrictlInfo(None, None, None, f"`crictl info` did not print JSON: {exc}")
-    return parse_crictl_info(data)
+    return parse_crictl_info(data, runtime_hint)
 
 
-def parse_crictl_info(data: Any) -> CrictlInfo:
+def parse_crictl_info(data: Any, runtime_hint: str | None = None) -> CrictlInfo:
     config = data.get("config") if isinstance(data, Mapping) else None
     if not isinstance(config, Mapping):
         return CrictlInfo(None, None, None, "`crictl info` has no `config` (runtime too old?)")
@@ -84,6 +85,9 @@ def parse_crictl_info(data: Any) -> CrictlInfo:
         if not _is_dirs(dirs):
             return CrictlInfo("cri-o", True, None, "CRI-O did not report CDISpecDirs")
         return CrictlInfo("cri-o", True, tuple(dirs))
+    if runtime_hint == "cri-o":
+        return CrictlInfo("cri-o", True, None,
+                          "CRI-O before 1.33 does not report its CDI settings in `crictl info`")
     if "enableCDI" not in config:
         return CrictlInfo("containerd", None, None,
                           "`crictl info` has no config.enableCDI (containerd before 1.7?)")

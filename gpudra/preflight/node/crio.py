@@ -146,8 +146,8 @@ def check_crio(host: Host, config: CrioConfig, subject: str | None
                       subject=subject, details=map(str, config.problems)), None
     if config.problems:
         first = config.problems[0]
-        return result(NODE004, Outcome.FAIL, f"CRI-O will not load its config: {first}",
-                      f"fix {first.path}", subject=subject,
+        return result(NODE004, Outcome.FAIL, f"CRI-O will not start with its config: {first}",
+                      first.fix or f"fix {first.path}", subject=subject,
                       details=map(str, config.problems)), None
     settings = effective_crio(config)
     facts = ConfiguredCdi("cri-o", True, "CRI-O (always on)", settings.spec_dirs)

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 import sys
 from collections.abc import Mapping
 from dataclasses import dataclass
@@ -29,6 +30,7 @@ class FileProblem:
     path: str
     message: str
     unreadable: bool = False
+    fix: str | None = None
 
     def __str__(self) -> str:
         return f"{self.path}: {self.message}"
@@ -45,8 +47,23 @@ def read_toml(host: Host, path: str) -> TomlFile | FileProblem | None:
     try:
         return TomlFile(path, tomllib.loads(text))
     except tomllib.TOMLDecodeError as exc:
-        # tomllib's message ends with "(at line N, column M)": the position users need.
-        return FileProblem(path, f"not valid TOML: {exc}")
+        return FileProblem(path, _syntax_error(str(exc), text))
+
+
+_POSITION_RE = re.compile(r"\s*\(at (?:line (\d+), column (\d+)|end of document)\)\s*$")
+
+
+def _syntax_error(message: str, text: str) -> str:
+    """tomllib ends its message with "(at line N, column M)" or "(at end of document)"; put
+    the position first so every syntax error names its line."""
+    match = _POSITION_RE.search(message)
+    if match is None:
+        return f"not valid TOML: {message}"
+    reason = message[:match.start()]
+    if match.group(1):
+        return f"not valid TOML at line {match.group(1)}, column {match.group(2)}: {reason}"
+    last_line = max(1, len(text.splitlines()))
+    return f"not valid TOML at line {last_line} (end of file): {reason}"
 
 
 def table(data: Mapping[str, Any], *keys: str) -> Mapping[str, Any] | None:
