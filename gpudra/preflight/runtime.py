@@ -48,7 +48,12 @@ _PRERELEASE_RE = re.compile(r"^(alpha|beta|rc|dev)", re.IGNORECASE)
 
 @dataclass(frozen=True, slots=True)
 class Version:
-    """major.minor.patch; a pre-release (-alpha/-beta/-rc) sorts below its release."""
+    """major.minor.patch; a pre-release (-alpha/-beta/-rc) sorts below its release.
+
+    That is the cautious reading: pre-releases change defaults mid-way (containerd
+    v2.0.0-beta.0 still had CDI off, v2.0.0-rc.0 had it on), so a threshold is met only by the
+    release itself or anything later.
+    """
 
     major: int
     minor: int
@@ -159,7 +164,7 @@ def judge_containerd(version: Version) -> Judgement:
         return Judgement(
             Outcome.WARN,
             f"containerd {version} supports CDI but leaves it off unless enable_cdi = true",
-            "check the node config with `gpudra preflight --node`, or " + CONTAINERD_CONFIG_FIX)
+            "check the config with the node checks (NODE003), or " + CONTAINERD_CONFIG_FIX)
     note = "; enable_cdi is deprecated, CDI stays on" if traits.enable_cdi_deprecated else ""
     return Judgement(Outcome.PASS, f"containerd {version} turns CDI on by default{note}")
 

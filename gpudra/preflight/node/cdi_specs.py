@@ -34,8 +34,12 @@ from typing import Any
 import yaml
 
 from gpudra.preflight.model import CheckResult, Outcome, Tier, check, result
-from gpudra.preflight.node.cdi_dirs import DEFAULT_SPEC_DIRS, DRA_DRIVER_CDI_DIR, format_dirs
-from gpudra.preflight.node.cdi_dirs import same_dir
+from gpudra.preflight.node.cdi_dirs import (
+    DEFAULT_SPEC_DIRS,
+    DRA_DRIVER_CDI_DIR,
+    format_dirs,
+    same_dir,
+)
 from gpudra.preflight.node.host import Host, HostReadError
 
 try:

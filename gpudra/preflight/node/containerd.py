@@ -42,13 +42,18 @@ from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from gpudra.preflight.model import CheckInfo, CheckResult, Outcome, Tier, check, result
-from gpudra.preflight.node.cdi_dirs import DEFAULT_SPEC_DIRS, DRA_DRIVER_CDI_DIR, ConfiguredCdi
-from gpudra.preflight.node.cdi_dirs import covers_dra_dir, format_dirs
+from gpudra.preflight.model import CheckResult, Outcome, Tier, check, result
+from gpudra.preflight.node.cdi_dirs import (
+    DEFAULT_SPEC_DIRS,
+    DRA_DRIVER_CDI_DIR,
+    ConfiguredCdi,
+    covers_dra_dir,
+    format_dirs,
+)
 from gpudra.preflight.node.host import Host
 from gpudra.preflight.node.runtime_info import CONTAINERD, RuntimeIdentity
 from gpudra.preflight.node.tomlfiles import FileProblem, TomlFile, read_toml, table
-from gpudra.preflight.runtime import ContainerdTraits, containerd_traits, parse_version
+from gpudra.preflight.runtime import ContainerdTraits, Version, containerd_traits
 
 CONTAINERD_CONFIG = "/etc/containerd/config.toml"
 
@@ -65,8 +70,9 @@ _TABLE_SHOWN = {
 _UNQUOTED = {PLUGIN_V2: ("io", "containerd", "grpc", "v1", "cri"),
              PLUGIN_V3: ("io", "containerd", "cri", "v1", "runtime")}
 # Representative releases when the version is unknown, per config version that fits them.
-_CANDIDATES = {1: ("1.7.2", "2.0.0", "2.3.0"), 2: ("1.7.2", "2.0.0", "2.3.0"),
-               3: ("2.0.0", "2.3.0"), 4: ("2.3.0",)}
+_V1_7, _V2_0, _V2_3 = Version(1, 7, 2), Version(2, 0, 0), Version(2, 3, 0)
+_CANDIDATES = {1: (_V1_7, _V2_0, _V2_3), 2: (_V1_7, _V2_0, _V2_3), 3: (_V2_0, _V2_3),
+               4: (_V2_3,)}
 
 NODE003 = check(
     "NODE003", "containerd enables CDI", Tier.NODE,
@@ -287,9 +293,9 @@ def effective_cdi(config: ContainerdConfig, traits: ContainerdTraits) -> CdiSett
     if not isinstance(dirs, (list, tuple)) or not all(isinstance(d, str) for d in dirs):
         dirs = ()
     if explicit and traits.enable_cdi_deprecated:
-        notes.append(Note(Outcome.PASS, f"{enabled_from}: `enable_cdi` is deprecated from "
-                          "containerd 2.3 (removal planned for 2.4); nothing replaces it, CDI "
-                          "will always be on, so the line can go"))
+        notes.append(Note(Outcome.PASS, f"{enabled_from}: `enable_cdi` is deprecated "
+                          "(containerd RELEASES.md: since 2.2, removal planned for 2.4; 2.3 "
+                          "warns when it is false); nothing replaces it: CDI will always be on"))
     return CdiSettings(traits, enabled, enabled_from, explicit, tuple(dirs), dirs_from,
                        tuple(notes))
 
@@ -354,29 +360,28 @@ def assumed_traits(identity: RuntimeIdentity, config: ContainerdConfig
         return [containerd_traits(identity.version)], True
     root = config.root_version
     fits = _CANDIDATES.get(root, _CANDIDATES[4] if root > 4 else _CANDIDATES[2])
-    return [containerd_traits(parse_version(v)) for v in fits], False  # type: ignore[arg-type]
+    return [containerd_traits(v) for v in fits], False
 
 
 def check_containerd(host: Host, identity: RuntimeIdentity, config: ContainerdConfig,
                      subject: str | None) -> tuple[CheckResult, ConfiguredCdi | None]:
     """The result, and the effective settings when the config has one answer."""
-    none = None
     unreadable = [p for p in config.problems if p.unreadable]
     if unreadable:
         return result(NODE003, Outcome.UNAVAILABLE, str(unreadable[0]),
                       "run gpudra as root on the node, or mount the host root readable",
-                      subject=subject, details=map(str, config.problems)), none
+                      subject=subject, details=map(str, config.problems)), None
     if config.problems:
         first = config.problems[0]
         return result(NODE003, Outcome.FAIL, f"containerd will not start with its config: {first}",
                       first.fix or f"fix {first.path}; `containerd config dump` shows what "
                       "containerd reads",
-                      subject=subject, details=[*map(str, config.problems), *config.notes]), none
+                      subject=subject, details=[*map(str, config.problems), *config.notes]), None
     candidates, known = assumed_traits(identity, config)
     if known and not candidates[0].has_cdi:
         return result(NODE003, Outcome.FAIL,
                       f"containerd {candidates[0].version} has no CDI support; upgrade it "
-                      "(NODE002)", "upgrade containerd to 2.x", subject=subject), none
+                      "(NODE002)", "upgrade containerd to 2.x", subject=subject), None
     if known and candidates[0].version.at_least(2, 3, 0) and config.root_version:
         newer = [f for f in config.files[1:] if f.version > config.root_version]
         if newer:
@@ -385,7 +390,7 @@ def check_containerd(host: Host, identity: RuntimeIdentity, config: ContainerdCo
                           f"has config version {newer[0].version}, newer than the main file's "
                           f"{config.root_version}",
                           f"lower `version` in {newer[0].path} or migrate the main file "
-                          "(`containerd config migrate`)", subject=subject), none
+                          "(`containerd config migrate`)", subject=subject), None
     judged = [_judge(host, effective_cdi(config, t), config, f"containerd {t.version}")
               for t in candidates]
     verdicts = {(j.outcome, j.settings.enabled, j.covers) for j in judged}

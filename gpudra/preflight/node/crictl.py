@@ -22,8 +22,12 @@ from dataclasses import dataclass
 from typing import Any
 
 from gpudra.preflight.model import CheckResult, Outcome, Tier, check, result
-from gpudra.preflight.node.cdi_dirs import ConfiguredCdi, DRA_DRIVER_CDI_DIR, covers_dra_dir
-from gpudra.preflight.node.cdi_dirs import format_dirs
+from gpudra.preflight.node.cdi_dirs import (
+    DRA_DRIVER_CDI_DIR,
+    ConfiguredCdi,
+    covers_dra_dir,
+    format_dirs,
+)
 from gpudra.preflight.node.host import Host
 
 NODE005 = check(

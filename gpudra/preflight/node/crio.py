@@ -22,8 +22,13 @@ from dataclasses import dataclass
 from typing import Any
 
 from gpudra.preflight.model import CheckResult, Outcome, Tier, check, result
-from gpudra.preflight.node.cdi_dirs import DEFAULT_SPEC_DIRS, DRA_DRIVER_CDI_DIR, ConfiguredCdi
-from gpudra.preflight.node.cdi_dirs import covers_dra_dir, format_dirs
+from gpudra.preflight.node.cdi_dirs import (
+    DEFAULT_SPEC_DIRS,
+    DRA_DRIVER_CDI_DIR,
+    ConfiguredCdi,
+    covers_dra_dir,
+    format_dirs,
+)
 from gpudra.preflight.node.host import Host, HostReadError
 from gpudra.preflight.node.tomlfiles import FileProblem, TomlFile, read_toml, table
 

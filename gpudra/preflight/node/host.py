@@ -204,9 +204,13 @@ class LocalHost:
             if not _has_magic(part):
                 matches = [_join(m, part) for m in matches]
                 continue
+            matches = [m for m in matches if self.is_dir(m)]
             found: list[str] = []
             for base in matches:
-                names = self.list_dir(base) or []
+                try:
+                    names = self.list_dir(base) or []
+                except HostReadError:  # a loop or an unreadable directory matches nothing
+                    continue
                 found += [_join(base, n) for n in names if fnmatch.fnmatchcase(n, part)]
             matches = found
         return sorted(m for m in matches if self.exists(m))

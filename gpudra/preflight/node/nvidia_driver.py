@@ -196,5 +196,5 @@ def _no_driver(info: DriverInfo, subject: str | None, details: list[str]) -> Che
     return result(NODE001, Outcome.UNAVAILABLE,
                   "no NVIDIA GPU and no NVIDIA driver on this node: not a GPU node, the GPU "
                   "checks do not apply",
-                  "run `gpudra preflight --node` on a GPU node", subject=subject,
+                  "nothing to do here; run the node checks on GPU nodes", subject=subject,
                   details=details)

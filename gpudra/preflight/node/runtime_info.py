@@ -16,7 +16,7 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
-from gpudra.preflight.model import CheckInfo, CheckResult, Outcome, Tier, check, result
+from gpudra.preflight.model import CheckResult, Outcome, Tier, check, result
 from gpudra.preflight.node.host import Host
 from gpudra.preflight.runtime import (
     Version,
