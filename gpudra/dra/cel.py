@@ -339,6 +339,25 @@ def _engine_error(exc: Exception, expression: str) -> CelError:
 
 # --- checks the engine cannot make with map(string, dyn) ----------------------------------
 
+_OVERLOAD = re.compile(r"^(found no matching overload for '_(?:<|<=|>|>=)_' applied to )"
+                       r"'\((dyn|kubernetes\.Quantity), (dyn|kubernetes\.Quantity)\)'$")
+
+
+def _typed_capacity(error: CelError, expression: str) -> CelError:
+    """Kubernetes types ``device.capacity[d].n`` as Quantity; our device is ``dyn``. So for a
+    relational operator applied to a capacity, say what Kubernetes says:
+    ``'(kubernetes.Quantity, kubernetes.Quantity)'`` instead of ``'(dyn, kubernetes.Quantity)'``."""
+    found = _OVERLOAD.match(error.message)
+    if not found or "dyn" not in found.group(2, 3):
+        return error
+    bad = [b for b in cel_lint.bad_comparisons(expression, lambda domain, name: False)
+           if (b.line, b.column) == (error.line, error.column) and b.operand_type == "quantity"]
+    if not bad:
+        return error
+    message = f"{found.group(1)}'(kubernetes.Quantity, kubernetes.Quantity)'"
+    return CelError(message, error.line, error.column, error.detail.replace(error.message, message))
+
+
 def _static_checks(expression: str, tokens: list[Token]) -> None:
     """Kubernetes compile errors that our `device` typing hides: `device.<unknown field>` and
     ordering operators on a Quantity (capacities are typed Quantity there)."""
@@ -495,7 +514,7 @@ class SelectorEngine:
             try:
                 checked = self._check_env.compile(expression)
             except RuntimeError as exc:
-                raise _engine_error(exc, expression) from None
+                raise _typed_capacity(_engine_error(exc, expression), expression) from None
             result = checked.return_type()
             if not (result == _cel.Type.BOOL or result == _cel.Type.DYN):
                 raise CelError(f"must evaluate to bool or the unknown type, not "
