@@ -802,14 +802,15 @@ def _tolerates(toleration: Mapping[str, Any], taint: Any) -> bool:
     return operator == "Exists" or str(toleration.get("value", "")) == taint.value
 
 
-def _scarcity(groups: list[tuple[ResolvedClaim, ...]]) -> tuple[int, int]:
-    """Workloads whose requests match the fewest devices per device needed go first."""
-    ratio = None
+def _scarcity(groups: list[tuple[ResolvedClaim, ...]]) -> tuple[int, int, int]:
+    """Sort key: workloads whose requests match the fewest devices go first, larger pods
+    before smaller ones among those (most constrained first)."""
+    fewest: int | None = None
+    largest = 0
     for claims in groups:
         for claim in claims:
             for request in claim.requests:
-                need = max(1, min(a.request.count for a in request.alternatives))
                 have = max(len(a.selected.matching) for a in request.alternatives)
-                value = have // need
-                ratio = value if ratio is None else min(ratio, value)
-    return (0 if ratio is None else 1, ratio or 0)
+                fewest = have if fewest is None else min(fewest, have)
+                largest = max(largest, min(a.request.count for a in request.alternatives))
+    return (0 if fewest is None else 1, fewest or 0, -largest)

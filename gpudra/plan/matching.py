@@ -239,7 +239,10 @@ class Matcher:
         if index in cache:
             return cache[index]
         compiled = self.compile(expression)
-        value = self._evaluate(compiled, index)
+        if compiled.error is not None:
+            value: Any = f"does not compile: {compiled.error}"
+        else:
+            value = self._evaluate(compiled, index)
         cache[index] = value
         self.stats.results += weight
         return value
