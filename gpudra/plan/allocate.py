@@ -363,6 +363,10 @@ class Simulation:
         failure = kind = None
         placed = 0
         refused: list[str] = []  # DaemonSet nodes that cannot run the pod
+        if not eligible and not daemon and pods:
+            wanted = ", ".join(f"{k}={v}" for k, v in sorted(group.node_selector.items()))
+            return GroupOutcome(group.path, pods, 0, {}, (
+                f"no known node matches the pod's nodeSelector ({wanted})"), "no-node")
         for pod in range(pods):
             only = (eligible[pod],) if daemon else None
             result = self._place_pod(claims, eligible, only, warnings)
@@ -416,7 +420,7 @@ class Simulation:
             feasible = self._feasible_nodes(shape, to_allocate, eligible)
             nodes = feasible if only is None else tuple(n for n in only if n in feasible)
             if not nodes:
-                return _Failure(self._no_node(to_allocate, only), "no-node")
+                return _Failure(self._no_node(to_allocate, only or eligible), "no-node")
         if not to_allocate:
             return nodes[0], []
         cacheable = not pinned and only is None and not any(c.shared for c in to_allocate)
@@ -712,20 +716,21 @@ class Simulation:
 
     # --- explanations -------------------------------------------------------------------------
 
-    def _no_node(self, claims: Sequence[ResolvedClaim], only: tuple[str, ...] | None) -> str:
+    def _no_node(self, claims: Sequence[ResolvedClaim], nodes: tuple[str, ...]) -> str:
+        """Why no node in `nodes` (the eligible ones, or a DaemonSet pod's own) can do."""
         for claim in claims:
             for request in claim.requests:
                 def reach(alt: Alternative) -> int:
-                    if only is None:
-                        return alt.max_on_one_node()
-                    return len(self.candidates(alt, only[0]))
+                    return max((len(self.candidates(alt, n)) for n in nodes), default=0)
 
                 best = max(request.alternatives, key=reach)
                 need = 1 if best.request.allocation_mode == ALL else best.request.count
                 most = reach(best)
                 if most < need:
-                    where = (f"node {only[0]} has {most}" if only is not None
+                    where = (f"node {nodes[0]} has {most}" if len(nodes) == 1
                              else f"the most any eligible node has is {most}")
+                    if len(nodes) < len(self.nodes) and len(nodes) != 1:
+                        where += f" ({len(nodes)} of {len(self.nodes)} nodes are eligible)"
                     return (f"claim {claim.name} request {request.name} needs {need} matching "
                             f"device{'s' if need != 1 else ''} on one node; {where}")
         return "no eligible node has enough matching devices for all of the pod's claims"

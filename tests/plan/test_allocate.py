@@ -183,3 +183,16 @@ def test_report_json_shape() -> None:
                                                 "unknown": 0, "allocated": 2, "predicted": 0}
     assert data["summary"]["unsatisfiable"] == 1
     assert yaml.safe_load(yaml.safe_dump(data)) == data  # plain data only
+
+
+def test_node_selector_against_known_labels() -> None:
+    one = template("one", {"deviceClassName": "gpu.nvidia.com"})
+    node = {"apiVersion": "v1", "kind": "Node", "metadata": {"name": "n1", "labels": {"pool": "a"}}}
+    picky = deployment("picky", 1, uses("one"))
+    picky["spec"]["template"]["spec"]["nodeSelector"] = {"pool": "b"}
+    got = result([one, picky], [gpus("n1", 1), node])
+    assert got["picky"].failure_kind == "no-node"
+    assert got["picky"].reason == "0 of 1 pods placed; no known node matches the pod's " \
+                                  "nodeSelector (pool=b)"
+    picky["spec"]["template"]["spec"]["nodeSelector"] = {"pool": "a"}
+    assert result([one, picky], [gpus("n1", 1), node])["picky"].satisfiable
