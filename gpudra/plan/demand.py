@@ -50,7 +50,7 @@ from typing import Any
 
 from gpudra.dra.attributes import CLASS_DEVICE_TYPE
 from gpudra.dra.emit import GPU_CLASS_SELECTOR
-from gpudra.objects import PathT, as_mapping, dig, format_path
+from gpudra.objects import PathT, as_mapping, dig, expand_lists, format_path
 from gpudra.quantity import parse_quantity
 from gpudra.workloads import WorkloadTable
 
@@ -215,15 +215,8 @@ def extract_demand(objects: Iterable[Any], table: WorkloadTable | None = None,
 
 def _entries(objects: Iterable[Any], converter: ConvertHook | None
              ) -> Iterator[tuple[Mapping[str, Any], str | None, bool]]:
-    for obj in objects:
-        data = getattr(obj, "data", obj)
-        file = getattr(obj, "file", None)
-        if not isinstance(data, Mapping):
-            continue
-        items = data.get("items")
-        if isinstance(items, list) and str(data.get("kind", "")).endswith("List"):
-            yield from _entries(items, converter)
-            continue
+    for data, record in expand_lists(objects):
+        file = getattr(record, "file", None)
         replaced = converter(data) if converter is not None else None
         if replaced is None:
             yield data, file, False

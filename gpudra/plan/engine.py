@@ -67,8 +67,7 @@ def plan(objects: Iterable[Any], inventory: Inventory | None = None,
     if inventory is None:
         inventory = parse_inventory(objects)
         if not inventory.devices and inventory.node_labels:
-            nodes = [o for o in objects if getattr(o, "data", o).get("kind") == "Node"]
-            inventory = synthesize(nodes, options.consumable_shares)
+            inventory = synthesize(objects, options.consumable_shares)
     demand = extract_demand(objects, options.table, options.converter)
     matcher = Matcher(inventory.devices, options.engine, options.memoise)
     matcher.precompile(_expressions(demand))

@@ -31,14 +31,14 @@ provide the pool's counter sets. Devices are ordered as the allocator searches t
 from __future__ import annotations
 
 from collections import defaultdict
-from collections.abc import Iterable, Iterator, Mapping
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from fractions import Fraction
 from types import MappingProxyType
 from typing import Any, Union
 
 from gpudra.dra.cel import Version
-from gpudra.objects import as_mapping
+from gpudra.objects import as_mapping, expand_lists
 from gpudra.quantity import parse_quantity
 
 AttributeValue = Union[str, int, bool, Version, tuple]
@@ -191,7 +191,7 @@ def parse_inventory(objects: Iterable[Mapping[str, Any]], source: str = "file") 
     else is ignored."""
     slices: list[Mapping[str, Any]] = []
     labels: dict[str, Mapping[str, str]] = {}
-    for obj in _flatten(objects):
+    for obj, _ in expand_lists(objects):
         kind = obj.get("kind")
         if kind == "ResourceSlice" and str(obj.get("apiVersion", "")).startswith("resource.k8s.io/"):
             slices.append(obj)
@@ -202,18 +202,6 @@ def parse_inventory(objects: Iterable[Mapping[str, Any]], source: str = "file") 
                                 as_mapping(as_mapping(obj.get("metadata")).get("labels")).items()}
     devices, counters, problems = _parse_slices(slices)
     return Inventory(_ordered(devices), counters, labels, source, tuple(problems))
-
-
-def _flatten(objects: Iterable[Any]) -> Iterator[Mapping[str, Any]]:
-    for obj in objects:
-        data = getattr(obj, "data", obj)  # ManifestObject or a plain dict
-        if not isinstance(data, Mapping):
-            continue
-        items = data.get("items")
-        if isinstance(items, list) and str(data.get("kind", "")).endswith("List"):
-            yield from _flatten(items)
-        else:
-            yield data
 
 
 def _pool_key(spec: Mapping[str, Any]) -> tuple[str, str]:

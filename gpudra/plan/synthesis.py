@@ -54,7 +54,7 @@ from typing import Any
 
 from gpudra.dra.attributes import NVIDIA_DOMAIN, STANDARD_DOMAIN
 from gpudra.dra.cel import Version
-from gpudra.objects import as_mapping
+from gpudra.objects import as_mapping, expand_lists
 from gpudra.plan.inventory import Device, Inventory, RequestPolicy
 from gpudra.quantity import parse_quantity
 
@@ -146,9 +146,8 @@ def synthesize(nodes: Iterable[Mapping[str, Any]],
     devices: list[Device] = []
     labels_by_node: dict[str, Mapping[str, str]] = {}
     notes: list[str] = []
-    for node in nodes:
-        node = getattr(node, "data", node)
-        if not isinstance(node, Mapping) or node.get("kind") != "Node":
+    for node, _ in expand_lists(nodes):
+        if node.get("kind") != "Node":
             continue
         metadata = as_mapping(node.get("metadata"))
         name = metadata.get("name")

@@ -182,3 +182,13 @@ def test_converter_hook_and_unconverted_workloads() -> None:
 def test_lists_are_flattened() -> None:
     listing = {"apiVersion": "v1", "kind": "List", "items": [TEMPLATE, workload("Pod", "v1", POD)]}
     assert len(extract_demand([listing]).workloads) == 1
+
+
+def test_typed_lists_from_the_api_server() -> None:
+    items = [{k: v for k, v in TEMPLATE.items() if k not in ("kind", "apiVersion")}]
+    templates = {"apiVersion": "resource.k8s.io/v1", "kind": "ResourceClaimTemplateList",
+                 "items": items}
+    pods = {"apiVersion": "v1", "kind": "PodList", "items": [
+        {"metadata": {"name": "p", "namespace": "ml"}, "spec": POD}]}
+    (workload_,) = extract_demand([templates, pods]).workloads
+    assert workload_.kind == "Pod" and workload_.groups[0].claims[0].spec is not None

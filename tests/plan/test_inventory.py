@@ -119,3 +119,13 @@ def test_merge_keeps_allocator_order_and_marks_source() -> None:
         "name": "a", "generation": 1, "resourceSliceCount": 1})])
     merged = real.merged(other)
     assert [d.name for d in merged.devices] == ["y", "x"] and merged.source == "mixed"
+
+
+def test_typed_lists_from_the_api_server_have_no_kind_per_item() -> None:
+    item = slice_([{"name": "x"}])
+    del item["kind"], item["apiVersion"]
+    listing = {"apiVersion": "resource.k8s.io/v1", "kind": "ResourceSliceList",
+               "metadata": {"resourceVersion": "1"}, "items": [item]}
+    nodes = {"apiVersion": "v1", "kind": "NodeList", "items": [{"metadata": {"name": "n9"}}]}
+    inventory = parse_inventory([listing, nodes])
+    assert [d.name for d in inventory.devices] == ["x"] and "n9" in inventory.nodes
