@@ -2,8 +2,8 @@
 """Benchmark the core of `gpudra plan`: 1,000 workloads x 10,000 devices.
 
     python benchmarks/bench_plan.py [--workloads 1000] [--nodes 1250] [--gpus-per-node 8]
-                                    [--selector-sets 50] [--seed 1] [--rounds 3] [--no-memo]
-                                    [--json OUT]
+                                    [--selector-sets 50] [--seed 1] [--rounds 3]
+                                    [--pressure 1] [--no-memo] [--json OUT]
 
 Generates, in memory: ResourceSlices for `--nodes` nodes with `--gpus-per-node` full GPUs each
 (mixed products, memory sizes and driver versions, shaped like the NVIDIA DRA driver's), and
@@ -14,7 +14,9 @@ version, compute capability, architecture, in combinations). Then runs
 selector results ((expression, device) pairs resolved), CEL evaluations actually run (the rest
 come from the value memo), results/s and evaluations/s, pods placed.
 
-`--no-memo` evaluates every (expression, device) pair with CEL, the raw engine throughput.
+`--pressure N` multiplies replicas (N=3 asks for more GPUs than exist: competition, and the
+"would it fit alone" checks behind each failure). `--no-memo` evaluates every (expression,
+device) pair with CEL: the raw engine throughput.
 Target from the issue: under 10 s. Reported, never asserted.
 """
 
@@ -31,7 +33,7 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from gpudra.plan import PlanOptions, parse_inventory, plan  # noqa: E402
+from gpudra.plan import PlanOptions, parse_inventory, plan
 
 NV = 'device.attributes["gpu.nvidia.com"]'
 CAP = 'device.capacity["gpu.nvidia.com"]'
@@ -107,7 +109,8 @@ def selector_sets(count: int, rng: random.Random) -> list[list[str]]:
     return sets
 
 
-def workloads(count: int, sets: list[list[str]], rng: random.Random) -> list[dict]:
+def workloads(count: int, sets: list[list[str]], rng: random.Random,
+              pressure: int = 1) -> list[dict]:
     out = []
     for w in range(count):
         selectors = sets[rng.randrange(len(sets))]
@@ -122,13 +125,13 @@ def workloads(count: int, sets: list[list[str]], rng: random.Random) -> list[dic
                     "metadata": {"name": f"claim-{w:04d}", "namespace": ns},
                     "spec": {"spec": {"devices": {"requests": [{"name": "gpu",
                                                                 "exactly": exactly}]}}}})
+        pod = {"resourceClaims": [{"name": "gpu", "resourceClaimTemplateName": f"claim-{w:04d}"}],
+               "containers": [{"name": "main", "image": "cuda",
+                               "resources": {"claims": [{"name": "gpu"}]}}]}
+        replicas = pressure * rng.choice((1, 1, 2, 3, 4))
         out.append({"apiVersion": "apps/v1", "kind": "Deployment",
                     "metadata": {"name": f"app-{w:04d}", "namespace": ns},
-                    "spec": {"replicas": rng.choice((1, 1, 2, 3, 4)), "template": {"spec": {
-                        "resourceClaims": [{"name": "gpu",
-                                            "resourceClaimTemplateName": f"claim-{w:04d}"}],
-                        "containers": [{"name": "main", "image": "cuda",
-                                        "resources": {"claims": [{"name": "gpu"}]}}]}}}})
+                    "spec": {"replicas": replicas, "template": {"spec": pod}}})
     return out
 
 
@@ -140,6 +143,8 @@ def main() -> int:
     parser.add_argument("--selector-sets", type=int, default=50)
     parser.add_argument("--seed", type=int, default=1)
     parser.add_argument("--rounds", type=int, default=3)
+    parser.add_argument("--pressure", type=int, default=1,
+                        help="multiply every Deployment's replicas (3: demand exceeds supply)")
     parser.add_argument("--no-memo", action="store_true")
     parser.add_argument("--json", metavar="OUT")
     args = parser.parse_args()
@@ -148,7 +153,7 @@ def main() -> int:
     started = time.perf_counter()
     inventory = parse_inventory(slices(args.nodes, args.gpus_per_node, rng))
     sets = selector_sets(args.selector_sets, rng)
-    objects = workloads(args.workloads, sets, rng)
+    objects = workloads(args.workloads, sets, rng, args.pressure)
     generated = time.perf_counter() - started
     print(f"python {platform.python_version()} on {platform.machine()}, "
           f"{len(inventory.devices)} devices on {len(inventory.nodes)} nodes, "

@@ -45,10 +45,10 @@ pool validity beyond completeness, device taint rules, and scoring.
 from __future__ import annotations
 
 from collections import defaultdict
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from fractions import Fraction
-from typing import Any, Callable
+from typing import Any
 
 from gpudra.plan.capacity import consumption
 from gpudra.plan.demand import ALL, Constraint, Demand, DeviceClass, PodClaim, Request, Workload
@@ -267,6 +267,17 @@ class Simulation:
         self._missing_counters: set[tuple[str, str, str]] = set()
         self._eligible: dict[tuple, tuple[str, ...]] = {}
 
+    def _fresh(self) -> Simulation:
+        """The same inventory and static lookups, nothing allocated and no free-device
+        pruning: for "would it fit without the others" questions."""
+        other = Simulation.__new__(Simulation)
+        other.__dict__.update(self.__dict__)
+        other.taken, other.consumed, other.counters = set(), {}, {}
+        other.shared, other.allocated, other._steps = {}, set(), 0
+        other._free, other._device_keys = {}, defaultdict(list)
+        other._cursor, other._fits_empty, other._missing_counters = {}, {}, set()
+        return other
+
     # --- bookkeeping ------------------------------------------------------------------------
 
     def _track(self, alternative: Alternative) -> None:
@@ -454,11 +465,7 @@ class Simulation:
     def _fit_alone(self, claims: tuple[ResolvedClaim, ...], eligible: tuple[str, ...],
                    pods: int) -> int:
         """How many of the group's pods fit on an empty cluster (no other workload)."""
-        alone = Simulation(self.inventory, self.options)
-        for alternative in {id(a): a for c in claims for r in c.requests
-                            for a in r.alternatives}.values():
-            alone._track(alternative)
-        eligible = alone.eligible_nodes(dict(_selector_of(self, eligible)))
+        alone = self._fresh()
         for placed in range(pods):
             if isinstance(alone._place_pod(claims, eligible, None, set()), _Failure):
                 return placed
@@ -515,8 +522,7 @@ class Simulation:
                          nodes: tuple[str, ...]) -> bool:
         found = self._fits_empty.get(shape)
         if found is None:
-            empty = Simulation(self.inventory, self.options)
-            empty._free = {}  # no pruning: every device is free
+            empty = self._fresh()
             found = False
             for node in nodes:
                 try:
@@ -546,7 +552,7 @@ class Simulation:
                states: list, picks: list[Pick], warnings: set[str]) -> bool:
         if at == len(tasks):
             return True
-        position, request = tasks[at]
+        request = tasks[at][1]
         for alt in request.alternatives:
             candidates = self.candidates(alt, node)
             if alt.request.allocation_mode == ALL:
@@ -734,14 +740,6 @@ class Simulation:
                     return (f"claim {claim.name} request {request.name} needs {need} matching "
                             f"device{'s' if need != 1 else ''} on one node; {where}")
         return "no eligible node has enough matching devices for all of the pod's claims"
-
-
-def _selector_of(simulation: Simulation, eligible: tuple[str, ...]) -> tuple:
-    """The nodeSelector whose cached eligible-node tuple is `eligible`."""
-    for key, nodes in simulation._eligible.items():
-        if nodes is eligible:
-            return key
-    return ()
 
 
 def _no_fit(claims: Sequence[ResolvedClaim], devices: Sequence[Device]) -> str:

@@ -64,6 +64,8 @@ _CLAIM_KINDS = frozenset({"ResourceClaim", "ResourceClaimTemplate", "DeviceClass
                           "ResourceSlice", "DeviceTaintRule", "ResourceSliceList"})
 _NOT_WORKLOADS = frozenset({"Node", "Namespace", "ConfigMap", "Secret", "Service",
                             "ServiceAccount", "ResourceQuota", "LimitRange"})
+_NO_INNER_SPEC = ("ResourceClaimTemplate has no spec.spec (the inner ResourceClaimSpec is "
+                  "mandatory)")
 _REPLICATED = frozenset({"Deployment", "ReplicaSet", "StatefulSet", "ReplicationController"})
 
 
@@ -190,8 +192,7 @@ def extract_demand(objects: Iterable[Any], table: WorkloadTable | None = None,
             inner = dig(data, "spec", "spec")
             templates[(namespace, name)] = (
                 _claim_spec(as_mapping(inner), version) if isinstance(inner, Mapping) else
-                ClaimSpec((), problems=("ResourceClaimTemplate has no spec.spec (the inner "
-                                        "ResourceClaimSpec is mandatory)",)))
+                ClaimSpec((), problems=(_NO_INNER_SPEC,)))
         elif kind == "ResourceClaim" and name:
             claims[(namespace, name)] = _claim_spec(as_mapping(dig(data, "spec")), version)
     for name, selectors in CHART_CLASSES.items():
@@ -385,7 +386,8 @@ def _pod_claim(entry: Mapping[str, Any], namespace: str | None, templates: Mappi
             f"{' in namespace ' + namespace if namespace else ''}")
         return PodClaim(name, f"claim {claim}", spec, (namespace or "", claim), problem)
     return PodClaim(name, "?", None, problem=(
-        f"claim {name}: exactly one of resourceClaimTemplateName and resourceClaimName must be set"))
+        f"claim {name}: exactly one of resourceClaimTemplateName and resourceClaimName must "
+        "be set"))
 
 
 def pod_count(kind: str, data: Mapping[str, Any], path: PathT) -> tuple[int | None, str | None]:
@@ -404,7 +406,7 @@ def pod_count(kind: str, data: Mapping[str, Any], path: PathT) -> tuple[int | No
     for i, key in enumerate(path):
         if isinstance(value, Mapping) and key in ("template", "jobTemplate", "predictor",
                                                   "transformer", "explainer"):
-            factor = _factor(kind, value, key, path[:i])
+            factor = _factor(kind, value, key)
             if factor is not None:
                 pods *= factor
                 found = True
@@ -414,20 +416,20 @@ def pod_count(kind: str, data: Mapping[str, Any], path: PathT) -> tuple[int | No
     return pods, None if found else "replicas unknown for this kind: 1 pod assumed"
 
 
-def _factor(kind: str, holder: Mapping[str, Any], key: str, where: PathT) -> int | None:
+def _factor(kind: str, holder: Mapping[str, Any], key: str) -> int | None:
     """The multiplier next to a template: replicas, Job parallelism, KServe minReplicas."""
     if key in ("predictor", "transformer", "explainer"):
         target = as_mapping(holder.get(key))
         return _non_negative(target.get("minReplicas"), 1)
     if key == "jobTemplate":
         return None  # the Job spec inside carries parallelism; counted at its `template`
-    if "parallelism" in holder or "completions" in holder or kind in ("Job", "CronJob"):
-        if "replicas" not in holder:
-            parallelism = _non_negative(holder.get("parallelism"), 1)
-            completions = holder.get("completions")
-            if isinstance(completions, int) and not isinstance(completions, bool):
-                parallelism = min(parallelism, completions)
-            return parallelism
+    job_like = "parallelism" in holder or "completions" in holder or kind in ("Job", "CronJob")
+    if job_like and "replicas" not in holder:
+        parallelism = _non_negative(holder.get("parallelism"), 1)
+        completions = holder.get("completions")
+        if isinstance(completions, int) and not isinstance(completions, bool):
+            parallelism = min(parallelism, completions)
+        return parallelism
     if "replicas" in holder:
         return _non_negative(holder.get("replicas"), 1)
     if kind in _REPLICATED:

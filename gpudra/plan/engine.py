@@ -29,6 +29,7 @@ from gpudra.plan.allocate import (
     WorkloadOutcome,
     resolve,
 )
+from gpudra.plan.capacity import consumption
 from gpudra.plan.demand import ALL, ConvertHook, Demand, Workload, extract_demand
 from gpudra.plan.inventory import Device, Inventory, parse_inventory
 from gpudra.plan.matching import Matcher, format_quantity
@@ -232,8 +233,6 @@ def _alternative_report(alt: Alternative, claim: ResolvedClaim, pod_group: str,
 
 def _capacity_rejection(alt: Alternative, matcher: Matcher) -> tuple[str, ...]:
     """capacity.requests that no matching device can hold."""
-    from gpudra.plan.capacity import consumption
-
     if not alt.request.capacity or not alt.selected.matching:
         return ()
     fit = [i for i in alt.selected.matching
@@ -246,8 +245,9 @@ def _capacity_rejection(alt: Alternative, matcher: Matcher) -> tuple[str, ...]:
                for k in alt.request.capacity}
     have = ", ".join(f"{k} {format_quantity(v)}" if v is not None else f"no {k}"
                      for k, v in largest.items())
-    return (f"capacity.requests {wanted}: fits none of the {len(alt.selected.matching)} "
-            f"matching devices (largest: {have})",)
+    count = len(alt.selected.matching)
+    text = f"capacity.requests {wanted}: fits none of the {count} matching devices (largest: "
+    return (f"{text}{have})",)
 
 
 def _device_summary(inventory: Inventory, claims: dict[int, ResolvedClaim],

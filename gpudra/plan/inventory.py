@@ -35,13 +35,13 @@ from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from fractions import Fraction
 from types import MappingProxyType
-from typing import Any, Union
+from typing import Any
 
 from gpudra.dra.cel import Version
 from gpudra.objects import as_mapping, expand_lists
 from gpudra.quantity import parse_quantity
 
-AttributeValue = Union[str, int, bool, Version, tuple]
+AttributeValue = str | int | bool | Version | tuple
 _EMPTY: Mapping[str, Any] = MappingProxyType({})
 _ATTRIBUTE_KINDS = ("string", "int", "bool", "version")
 _LIST_KINDS = {"strings": "string", "ints": "int", "bools": "bool", "versions": "version"}
@@ -193,7 +193,8 @@ def parse_inventory(objects: Iterable[Mapping[str, Any]], source: str = "file") 
     labels: dict[str, Mapping[str, str]] = {}
     for obj, _ in expand_lists(objects):
         kind = obj.get("kind")
-        if kind == "ResourceSlice" and str(obj.get("apiVersion", "")).startswith("resource.k8s.io/"):
+        api_version = str(obj.get("apiVersion", ""))
+        if kind == "ResourceSlice" and api_version.startswith("resource.k8s.io/"):
             slices.append(obj)
         elif kind == "Node" and obj.get("apiVersion") == "v1":
             name = as_mapping(obj.get("metadata")).get("name")
@@ -216,16 +217,15 @@ def _parse_slices(slices: list[Mapping[str, Any]]) -> tuple[
         spec = as_mapping(obj.get("spec"))
         driver, pool = _pool_key(spec)
         if not driver or not pool:
-            problems.append(f"ResourceSlice {_name(obj)}: no spec.driver or spec.pool.name; skipped")
+            problems.append(f"ResourceSlice {_name(obj)}: no spec.driver or spec.pool.name; "
+                            "skipped")
             continue
         pools[(driver, pool)].append(obj)
     devices: list[Device] = []
     counters: dict[tuple[str, str, str], Mapping[str, Fraction]] = {}
     for (driver, pool), members in sorted(pools.items()):
-        newest = max(_int(as_mapping(as_mapping(m.get("spec")).get("pool")).get("generation"))
-                     for m in members)
-        current = [m for m in members
-                   if _int(as_mapping(as_mapping(m.get("spec")).get("pool")).get("generation")) == newest]
+        newest = max(_generation(m) for m in members)
+        current = [m for m in members if _generation(m) == newest]
         expected = _int(as_mapping(as_mapping(current[0].get("spec")).get("pool"))
                         .get("resourceSliceCount"), default=1)
         if len(current) < expected:
@@ -339,6 +339,10 @@ def _quantity(value: Any) -> Fraction | None:
 
 def _int(value: Any, default: int = 0) -> int:
     return value if isinstance(value, int) and not isinstance(value, bool) else default
+
+
+def _generation(obj: Mapping[str, Any]) -> int:
+    return _int(as_mapping(as_mapping(obj.get("spec")).get("pool")).get("generation"))
 
 
 def _name(obj: Mapping[str, Any]) -> str:

@@ -180,7 +180,8 @@ def _node_devices(node: str, labels: Mapping[str, str], allocatable: Mapping[str
     product = labels.get(GPU_LABEL + "product")
     mig_allocatable = {m.group(1): v for k, v in allocatable.items()
                        if (m := _MIG_RESOURCE.match(k)) and not k.endswith(".shared")}
-    gpu_allocatable = _count(allocatable.get("nvidia.com/gpu", allocatable.get("nvidia.com/gpu.shared")))
+    gpu_allocatable = _count(allocatable.get("nvidia.com/gpu",
+                                             allocatable.get("nvidia.com/gpu.shared")))
     mixed = {m.group(1) for k in labels if (m := _MIXED_COUNT.match(k))} | set(mig_allocatable)
     if product is None and gpu_allocatable is None and not mixed:
         return [], []
@@ -261,16 +262,21 @@ def _common(labels: Mapping[str, str], model_label: str | None, notes: list[str]
     major, minor = labels.get(GPU_LABEL + "compute.major"), labels.get(GPU_LABEL + "compute.minor")
     _version(attributes, unknown, "cudaComputeCapability", (major, minor, "0"))
     driver_full = labels.get("nvidia.com/cuda.driver-version.full")
-    driver_parts = (driver_full.split(".") + ["0", "0"])[:3] if driver_full else (
-        labels.get("nvidia.com/cuda.driver-version.major", labels.get("nvidia.com/cuda.driver.major")),
-        labels.get("nvidia.com/cuda.driver-version.minor", labels.get("nvidia.com/cuda.driver.minor")),
-        labels.get("nvidia.com/cuda.driver-version.revision", labels.get("nvidia.com/cuda.driver.rev")))
-    _version(attributes, unknown, "driverVersion", tuple(driver_parts))
-    _version(attributes, unknown, "cudaDriverVersion", (
-        labels.get("nvidia.com/cuda.runtime-version.major", labels.get("nvidia.com/cuda.runtime.major")),
-        labels.get("nvidia.com/cuda.runtime-version.minor", labels.get("nvidia.com/cuda.runtime.minor")),
-        "0"))
+    driver = ((driver_full.split(".") + ["0", "0"])[:3] if driver_full else
+              [_label(labels, "driver-version", "driver", part)
+               for part in (("major", "major"), ("minor", "minor"), ("revision", "rev"))])
+    _version(attributes, unknown, "driverVersion", tuple(driver))
+    runtime = [_label(labels, "runtime-version", "runtime", (part, part))
+               for part in ("major", "minor")]
+    _version(attributes, unknown, "cudaDriverVersion", (*runtime, "0"))
     return _Common(MappingProxyType(attributes), frozenset(unknown), tuple(own_notes))
+
+
+def _label(labels: Mapping[str, str], new: str, deprecated: str,
+           part: tuple[str, str]) -> str | None:
+    """``nvidia.com/cuda.<new>.<part>``, else the deprecated ``nvidia.com/cuda.<deprecated>.``"""
+    return labels.get(f"nvidia.com/cuda.{new}.{part[0]}",
+                      labels.get(f"nvidia.com/cuda.{deprecated}.{part[1]}"))
 
 
 def _version(attributes: dict[str, Any], unknown: set[str], name: str,
