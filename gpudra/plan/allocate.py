@@ -55,7 +55,7 @@ from gpudra.plan.demand import ALL, Constraint, Demand, DeviceClass, PodClaim, R
 from gpudra.plan.inventory import Device, Inventory
 from gpudra.plan.matching import Matcher, SetResult
 
-ANY_NODE = ""  # stands for "every node" when the inventory names none
+ANY_NODE = "(any node)"  # stands for every node when the inventory names none
 SEARCH_BUDGET = 20_000  # candidate devices tried per pod and node
 
 
