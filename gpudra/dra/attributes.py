@@ -114,7 +114,8 @@ NVIDIA_CAPACITIES: dict[str, Capacity] = {c.name: c for c in (
     *(Capacity(name, _GPU_MIG) for name in (
         "multiprocessors", "copyEngines", "decoders", "encoders", "jpegEngines", "ofaEngines")),
     Capacity("addressableMemory", _types(DeviceType.VFIO)),
-    Capacity("shares", _GPU_MIG, "v0.5.0+, driver gate ConsumableShares, --consumable-shares=<N>"),
+    Capacity("shares", _GPU_MIG,
+             "v0.5.0+, driver gate ConsumableShares, --consumable-shares=<N>"),
 )}
 _MEMORY_SLICE = re.compile(r"memorySlice\d+")
 _PARTITION = re.compile(r"partition\d+")

@@ -366,7 +366,7 @@ def _static_checks(expression: str, tokens: list[Token]) -> None:
                 and tokens[i + 1].kind is Kind.OP and tokens[i + 1].text == "."
                 and tokens[i + 2].kind is Kind.IDENT and tokens[i + 2].text not in DEVICE_FIELDS
                 and not (i > 0 and tokens[i - 1].kind is Kind.OP and tokens[i - 1].text in (".", "?."))):
-            # cel-go puts a select expression at its `.` (parser VisitSelect: newSelect(ctx.GetOp()))
+            # cel-go puts a select expression at its `.` (parser VisitSelect: newSelect(op))
             dot = tokens[i + 1]
             raise CelError(f"undefined field '{tokens[i + 2].text}'", dot.line, dot.column)
     for bad in cel_lint.bad_comparisons(expression, lambda domain, name: False):

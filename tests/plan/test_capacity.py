@@ -25,7 +25,8 @@ def device(policies: dict[str, RequestPolicy] | None = None, **capacity: int) ->
     # no policy: nothing requested takes everything; a request takes what it asks for
     (device(memory=40 * GI), {}, None, {"memory": F(40 * GI)}),
     (device(memory=40 * GI), {}, {"memory": F(1)}, None),
-    (device(memory=40 * GI), {"memory": F(10 * GI)}, {"memory": F(30 * GI)}, {"memory": F(10 * GI)}),
+    (device(memory=40 * GI), {"memory": F(10 * GI)}, {"memory": F(30 * GI)},
+     {"memory": F(10 * GI)}),
     (device(memory=40 * GI), {"memory": F(11 * GI)}, {"memory": F(30 * GI)}, None),
     # a capacity the device does not have makes it ineligible
     (device(memory=40 * GI), {"shares": F(1)}, None, None),
@@ -44,5 +45,6 @@ def device(policies: dict[str, RequestPolicy] | None = None, **capacity: int) ->
     (device({"memory": RANGE}, memory=40 * GI, engines=2), {"memory": F(GI)}, None,
      {"memory": F(GI), "engines": F(2)}),
 ])
-def test_consumption(dev: Device, requested: dict, already: dict | None, expected: dict | None) -> None:
+def test_consumption(dev: Device, requested: dict, already: dict | None,
+                     expected: dict | None) -> None:
     assert consumption(dev, requested, already) == expected

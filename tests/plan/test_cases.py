@@ -44,7 +44,8 @@ def check_request(got: dict[str, Any], want: dict[str, Any], where: str) -> None
     for key, value in want.items():
         if key in ("rejections", "hints", "errors"):
             for fragment in value:
-                assert contains(got[key], fragment), f"{where} {key}: {fragment!r} not in {got[key]}"
+                assert contains(got[key], fragment), \
+                    f"{where} {key}: {fragment!r} not in {got[key]}"
         elif key == "subrequests":
             assert len(got[key]) == len(value), f"{where}: subrequests {got[key]}"
             for index, sub in enumerate(value):

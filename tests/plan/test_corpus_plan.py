@@ -27,13 +27,13 @@ EXPECTED = {
     ("Pod", "gpu-test2", "pod"): (True, None),  # v1beta1 flat request
     ("Pod", "gpu-test-mps", "test-pod"): (True, None),
     # The NVIDIA quickstart asks for 1g.5gb/2g.10gb/3g.20gb (an A100 40GB); ours are 80GB.
-    ("Deployment", "gpu-test4", "pod"): (False, 'profile == "1g.5gb": 0 of 9 devices match; '
-                                                "values present: 1g.10gb (7), 3g.40gb (2)"),
+    ("Deployment", "gpu-test4", "pod"): (False, ('profile == "1g.5gb": 0 of 9 devices match; '
+                                                 "values present: 1g.10gb (7), 3g.40gb (2)")),
     ("Job", "default", "sample-dra-rct-job-"): (False, "DeviceClass 'gpu.example.com' not found"),
     # Its nodeSelector (a GKE compute class) matches none of the labelled nodes; node-mig has
     # no Node object, so its labels are unknown and it stays eligible, without full GPUs.
-    ("Deployment", None, "ccc-gpu"): (False, "needs 1 matching device on one node; node "
-                                            "node-mig has 0"),
+    ("Deployment", None, "ccc-gpu"): (False, ("needs 1 matching device on one node; node "
+                                             "node-mig has 0")),
     ("Pod", "initcontainer-shared-gpu", "pod0"): (False, "DeviceClass 'gpu.example.com'"),
     ("Pod", "basic-resourceclaimtemplate", "pod0"): (False, "DeviceClass 'gpu.example.com'"),
     ("Pod", "basic-resourceclaimtemplate", "pod1"): (False, "DeviceClass 'gpu.example.com'"),

@@ -143,7 +143,8 @@ def test_request_shapes() -> None:
     # a claim without a namespace is found from any namespace; count 0 is invalid
     assert e.shared == ("ml", "shared") and "count must be a positive integer" in e.spec.problems[0]
     assert "tombstoned in Kubernetes 1.31" in f.problem
-    assert g.spec is None and "ResourceClaimTemplate 'absent' not found in namespace ml" in g.problem
+    assert g.spec is None
+    assert "ResourceClaimTemplate 'absent' not found in namespace ml" in g.problem
     assert len(demand.workloads[0].problems) == 2
 
 

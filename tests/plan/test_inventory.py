@@ -86,7 +86,8 @@ def test_counters_network_devices_and_incomplete_pools() -> None:
      "'570.124.06' is not a semantic version"),
     ({"name": "d", "attributes": {"x": {}}}, "attribute 'x' has no int/bool/string/version value"),
     ({"name": "d", "attributes": {"x": {"int": "3"}}}, "is not an int"),
-    ({"name": "d", "capacity": {"memory": {"value": "lots"}}}, "capacity 'memory' is not a quantity"),
+    ({"name": "d", "capacity": {"memory": {"value": "lots"}}},
+     "capacity 'memory' is not a quantity"),
     ({"attributes": {}}, "no name"),
 ])
 def test_bad_devices_are_reported_and_skipped(device: dict, problem: str) -> None:

@@ -109,8 +109,8 @@ def test_explain_counts_each_term_and_reports_extremes() -> None:
     assert [s.message() for s in stats] == [
         "class gpu.nvidia.com: 4 of 6 devices match",
         "memory >= 90Gi: 0 of 4 devices match; the largest has 80Gi",
-        'architecture == "Ampere": 1 of 4 devices match; values present: Ampere (1), '
-        "Hopper (1), Turing (1), Ada Lovelace (1)",
+        ('architecture == "Ampere": 1 of 4 devices match; values present: Ampere (1), '
+         "Hopper (1), Turing (1), Ada Lovelace (1)"),
         "driverVersion < 500.0.0: 0 of 4 devices match; the smallest has 535.104.5",
     ]
 
@@ -180,5 +180,6 @@ def test_format_quantity(value: Fraction, text: str) -> None:
 
 
 def test_kubernetes_message() -> None:
-    assert kubernetes_message('NOT_FOUND: Key not found in map : "profile"') == "no such key: profile"
+    engine = 'NOT_FOUND: Key not found in map : "profile"'
+    assert kubernetes_message(engine) == "no such key: profile"
     assert kubernetes_message("something else") == "something else"
