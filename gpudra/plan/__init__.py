@@ -3,7 +3,7 @@
 Public API: :func:`plan` with :class:`PlanOptions` -> :class:`PlanReport` (``to_json()``,
 :func:`exit_code`); inventories from :func:`parse_inventory` (ResourceSlices) or
 :func:`synthesize` (Node objects). Modules: inventory, synthesis, demand, matching, capacity,
-allocate, report, engine.
+resolve, allocate, report, engine.
 """
 
 from gpudra.plan.engine import PlanOptions, plan

@@ -3,6 +3,7 @@
 Flow: objects -> :func:`~gpudra.plan.demand.extract_demand` (workloads, claims, classes) ->
 :class:`~gpudra.plan.matching.Matcher` (which devices each request selects; every distinct
 expression compiled once, evaluated at most once per device) ->
+:func:`~gpudra.plan.resolve.resolve` (requests joined with their devices) ->
 :class:`~gpudra.plan.allocate.Simulation` (greedy placement of every pod) -> a
 :class:`~gpudra.plan.report.PlanReport`.
 
@@ -21,14 +22,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from gpudra.dra.cel import SelectorEngine
-from gpudra.plan.allocate import (
-    Alternative,
-    ResolvedClaim,
-    Simulation,
-    SimulationOptions,
-    WorkloadOutcome,
-    resolve,
-)
+from gpudra.plan.allocate import Simulation, SimulationOptions, WorkloadOutcome
 from gpudra.plan.capacity import consumption
 from gpudra.plan.demand import ALL, ConvertHook, Demand, Workload, extract_demand
 from gpudra.plan.inventory import Device, Inventory, parse_inventory
@@ -42,6 +36,7 @@ from gpudra.plan.report import (
     RequestReport,
     WorkloadReport,
 )
+from gpudra.plan.resolve import Alternative, ResolvedClaim, resolve
 from gpudra.plan.synthesis import synthesize
 from gpudra.workloads import WorkloadTable
 
