@@ -110,6 +110,29 @@ def dig(value: Any, *keys: Any) -> Any:
     return value
 
 
+def expand_lists(objects: Any) -> Iterator[tuple[Mapping[str, Any], Any]]:
+    """Plain objects from `objects` (dicts, or records with ``.data``), each with its record,
+    with ``kind: List`` / ``*List`` objects replaced by their items. Items of a typed list as
+    the API server returns it (``ResourceSliceList``) carry no ``kind``/``apiVersion``; they
+    get the list's (``ResourceSlice``, and the list's ``apiVersion``)."""
+    for obj in objects:
+        data = getattr(obj, "data", obj)
+        if not isinstance(data, Mapping):
+            continue
+        kind = data.get("kind")
+        items = data.get("items")
+        if not (isinstance(items, list) and isinstance(kind, str) and kind.endswith("List")):
+            yield data, obj
+            continue
+        item_kind = kind[: -len("List")] if kind != "List" else None
+        for item in items:
+            if not isinstance(item, Mapping):
+                continue
+            if item_kind and "kind" not in item:
+                item = {"kind": item_kind, "apiVersion": data.get("apiVersion"), **item}
+            yield from expand_lists([item])
+
+
 def as_mapping(value: Any) -> Mapping[str, Any]:
     """`value` if it is a mapping, else an empty one: for optional blocks of untyped input."""
     return value if isinstance(value, Mapping) else {}

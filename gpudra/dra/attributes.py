@@ -2,7 +2,13 @@
 
 Source: kubernetes-sigs/dra-driver-nvidia-gpu v0.4.1 (`cmd/gpu-kubelet-plugin/deviceinfo.go`,
 `partitions.go`, `nvlib.go`) and its older tags v25.3.x/v25.8.x/v25.12.0; see
-docs/dra-reference.md section 7. Unqualified names live in CEL under the driver's domain
+docs/dra-reference.md section 7. The v0.5.0 line (main @ 95932046, 2026-08-07; the release tag
+is not in the index) adds `resource.kubernetes.io/numaNode` (GPU, MIG, VFIO; replaces the VFIO
+`numa` attribute), the `shares` capacity (driver gate ConsumableShares with
+`--consumable-shares=<N>`) and, behind the FabricManagerPartitioning gate, `gpuModuleID` and
+`partition<N>` (`deviceinfo.go`, `consumable_shares.go`).
+
+Unqualified names live in CEL under the driver's domain
 (`device.attributes["gpu.nvidia.com"].productName`); qualified standard names under their own
 prefix (`device.attributes["resource.kubernetes.io"].pciBusID`).
 
@@ -88,14 +94,17 @@ NVIDIA_ATTRIBUTES: dict[str, Attribute] = {a.name: a for a in (
     Attribute("profile", "string", _types(DeviceType.MIG), 'e.g. "1g.10gb", "1g.10gb+me"'),
     Attribute("deviceID", "string", _types(DeviceType.VFIO)),
     Attribute("vendorID", "string", _types(DeviceType.VFIO)),
-    Attribute("numa", "int", _types(DeviceType.VFIO)),
     Attribute("iommuFDEnabled", "bool", _types(DeviceType.VFIO)),
+    Attribute("gpuModuleID", "int", _types(DeviceType.GPU, DeviceType.VFIO),
+              "v0.5.0+, driver gate FabricManagerPartitioning"),
 )}
 
 # Qualified standard attributes (KEP-4381 / deviceattribute), as the NVIDIA driver sets them.
 STANDARD_ATTRIBUTES: dict[str, Attribute] = {a.name: a for a in (
     Attribute("pciBusID", "string", ALL_TYPES, "since v25.12.0"),
     Attribute("pcieRoot", "string", ALL_TYPES, "only when it can be resolved"),
+    Attribute("numaNode", "int", ALL_TYPES,
+              "v0.5.0+ (KEP-6072), only when known; an `ints` list with DRAListTypeAttributes"),
 )}
 
 # With the driver's DynamicMIG gate a full GPU carries the MIG capacities too, so the GPU type is
@@ -105,14 +114,18 @@ NVIDIA_CAPACITIES: dict[str, Capacity] = {c.name: c for c in (
     *(Capacity(name, _GPU_MIG) for name in (
         "multiprocessors", "copyEngines", "decoders", "encoders", "jpegEngines", "ofaEngines")),
     Capacity("addressableMemory", _types(DeviceType.VFIO)),
+    Capacity("shares", _GPU_MIG,
+             "v0.5.0+, driver gate ConsumableShares, --consumable-shares=<N>"),
 )}
 _MEMORY_SLICE = re.compile(r"memorySlice\d+")
+_PARTITION = re.compile(r"partition\d+")
 
 REMOVED_ATTRIBUTES: dict[str, Removed] = {r.name: r for r in (
     Removed("index", "v25.3.x", "v25.8.0"),
     Removed("minor", "v25.3.x", "v25.8.0"),
     Removed("parentIndex", "v25.3.x", "v25.8.0", 'device.attributes["gpu.nvidia.com"].parentUUID'),
     Removed("pcieBusID", "v25.8.x", "v25.12.0", 'device.attributes["resource.kubernetes.io"].pciBusID'),
+    Removed("numa", "v0.4.x", "v0.5.0", 'device.attributes["resource.kubernetes.io"].numaNode'),
 )}
 
 
@@ -129,6 +142,9 @@ def capacity_types(name: str) -> frozenset[DeviceType]:
 def attribute(domain: str, name: str) -> Attribute | None:
     """The catalogue entry for a CEL reference `device.attributes[domain].name`, if any."""
     if domain == NVIDIA_DOMAIN:
+        if _PARTITION.fullmatch(name):
+            return Attribute(name, "int", _types(DeviceType.GPU, DeviceType.VFIO),
+                             "v0.5.0+, driver gate FabricManagerPartitioning")
         return NVIDIA_ATTRIBUTES.get(name)
     if domain == STANDARD_DOMAIN:
         return STANDARD_ATTRIBUTES.get(name)
@@ -157,7 +173,7 @@ def attribute_problem(domain: str, name: str, device_type: DeviceType | None = N
     if is_capacity(name):
         return (f'{name} is a capacity, not an attribute: device.capacity["{NVIDIA_DOMAIN}"].'
                 f'{name} (a quantity; compare with .compareTo(quantity("16Gi")) >= 0)')
-    entry = NVIDIA_ATTRIBUTES.get(name)
+    entry = attribute(domain, name)
     if entry is None:
         return (f"{NVIDIA_DOMAIN} publishes no attribute {name!r} "
                 f"(attributes: {', '.join(sorted(NVIDIA_ATTRIBUTES))})")

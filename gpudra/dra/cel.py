@@ -39,7 +39,7 @@ from __future__ import annotations
 
 import math
 import re
-from collections.abc import Mapping
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from fractions import Fraction
 from functools import lru_cache
@@ -339,6 +339,25 @@ def _engine_error(exc: Exception, expression: str) -> CelError:
 
 # --- checks the engine cannot make with map(string, dyn) ----------------------------------
 
+_OVERLOAD = re.compile(r"^(found no matching overload for '_(?:<|<=|>|>=)_' applied to )"
+                       r"'\((dyn|kubernetes\.Quantity), (dyn|kubernetes\.Quantity)\)'$")
+
+
+def _typed_capacity(error: CelError, expression: str) -> CelError:
+    """Kubernetes types ``device.capacity[d].n`` as Quantity; our device is ``dyn``. So for a
+    relational operator applied to a capacity, say what Kubernetes says:
+    ``'(kubernetes.Quantity, kubernetes.Quantity)'`` instead of ``'(dyn, kubernetes.Quantity)'``."""
+    found = _OVERLOAD.match(error.message)
+    if not found or "dyn" not in found.group(2, 3):
+        return error
+    bad = [b for b in cel_lint.bad_comparisons(expression, lambda domain, name: False)
+           if (b.line, b.column) == (error.line, error.column) and b.operand_type == "quantity"]
+    if not bad:
+        return error
+    message = f"{found.group(1)}'(kubernetes.Quantity, kubernetes.Quantity)'"
+    return CelError(message, error.line, error.column, error.detail.replace(error.message, message))
+
+
 def _static_checks(expression: str, tokens: list[Token]) -> None:
     """Kubernetes compile errors that our `device` typing hides: `device.<unknown field>` and
     ordering operators on a Quantity (capacities are typed Quantity there)."""
@@ -347,8 +366,9 @@ def _static_checks(expression: str, tokens: list[Token]) -> None:
                 and tokens[i + 1].kind is Kind.OP and tokens[i + 1].text == "."
                 and tokens[i + 2].kind is Kind.IDENT and tokens[i + 2].text not in DEVICE_FIELDS
                 and not (i > 0 and tokens[i - 1].kind is Kind.OP and tokens[i - 1].text in (".", "?."))):
-            name = tokens[i + 2]
-            raise CelError(f"undefined field '{name.text}'", name.line, name.column)
+            # cel-go puts a select expression at its `.` (parser VisitSelect: newSelect(op))
+            dot = tokens[i + 1]
+            raise CelError(f"undefined field '{tokens[i + 2].text}'", dot.line, dot.column)
     for bad in cel_lint.bad_comparisons(expression, lambda domain, name: False):
         if bad.operand_type == "quantity":
             raise CelError(f"found no matching overload for '_{bad.operator}_' applied to a "
@@ -418,6 +438,14 @@ def _starts_operand(tok: Token) -> bool:
 # --- public API ----------------------------------------------------------------------------
 
 @dataclass(frozen=True)
+class PreparedDevice:
+    """A device converted to the engine's runtime form once, to be evaluated by many selectors
+    (building the activation costs about as much as evaluating a string comparison)."""
+
+    activation: Any
+
+
+@dataclass(frozen=True)
 class Selector:
     """A compiled selector; :meth:`evaluate` runs it on one device."""
 
@@ -435,7 +463,20 @@ class Selector:
         :class:`Version`; capacity values are quantity strings (``"80Gi"``), ints or Fractions.
         """
         data = _device_data(device, self._domains)
-        value = self._program.eval(self._env.Activation({"device": data}))
+        return self._result(self._program.eval(self._env.Activation({"device": data})))
+
+    @property
+    def domains(self) -> tuple[tuple[str, str], ...]:
+        """(kind, domain) pairs the expression names literally: ("attribute", "gpu.nvidia.com")."""
+        return self._domains
+
+    def evaluate_prepared(self, device: PreparedDevice) -> bool:
+        """Like :meth:`evaluate`, on a device converted once by :meth:`SelectorEngine.prepare`
+        (which must have been given at least this selector's :attr:`domains`)."""
+        return self._result(self._program.eval(device.activation))
+
+    @staticmethod
+    def _result(value: Any) -> bool:
         kind = value.type()
         if kind == _cel.Type.BOOL:
             return bool(value.value())
@@ -474,7 +515,7 @@ class SelectorEngine:
             try:
                 checked = self._check_env.compile(expression)
             except RuntimeError as exc:
-                raise _engine_error(exc, expression) from None
+                raise _typed_capacity(_engine_error(exc, expression), expression) from None
             result = checked.return_type()
             if not (result == _cel.Type.BOOL or result == _cel.Type.DYN):
                 raise CelError(f"must evaluate to bool or the unknown type, not "
@@ -497,6 +538,17 @@ class SelectorEngine:
     def evaluate(self, selector: str | Selector, device: Mapping[str, Any]) -> bool:
         compiled = selector if isinstance(selector, Selector) else self.compile(selector)
         return compiled.evaluate(device)
+
+    def prepare(self, device: Mapping[str, Any],
+                domains: Iterable[tuple[str, str]] = ()) -> PreparedDevice:
+        """Convert `device` once for :meth:`Selector.evaluate_prepared`. `domains`: the union
+        of the :attr:`Selector.domains` of the selectors that will run on it (an unknown domain
+        is an empty map in Kubernetes; adding one only affects expressions that name it)."""
+        if self._runtime_env is None:
+            raise UnsupportedError("evaluating CEL selectors needs cel-expr-python "
+                                   "(Python >= 3.11)")
+        data = _device_data(device, tuple(domains))
+        return PreparedDevice(self._runtime_env.Activation({"device": data}))
 
 
 def default_engine() -> SelectorEngine:

@@ -228,11 +228,12 @@ the pod. The NVIDIA driver (`gpu.nvidia.com`) publishes, per device type:
 - attributes (gpu, mig): `type`, `uuid`, `productName`, `brand`, `architecture`,
   `cudaComputeCapability`, `driverVersion`, `cudaDriverVersion` (these three are versions),
   `addressingMode`; mig adds `parentUUID` and `profile`; vfio has `type`, `uuid`, `productName`,
-  `deviceID`, `vendorID`, `numa`, `iommuFDEnabled`;
-- standard attributes under `resource.kubernetes.io`: `pciBusID` (since v25.12.0), `pcieRoot`;
+  `deviceID`, `vendorID`, `iommuFDEnabled` (`numa` until v0.4.x);
+- standard attributes under `resource.kubernetes.io`: `pciBusID` (since v25.12.0), `pcieRoot`,
+  `numaNode` (since v0.5.0);
 - capacities: `memory` (bytes; gpu, mig), the MIG engine counts `multiprocessors`,
-  `copyEngines`, `decoders`, `encoders`, `jpegEngines`, `ofaEngines`, `memorySlice<N>`, and
-  `addressableMemory` (vfio).
+  `copyEngines`, `decoders`, `encoders`, `jpegEngines`, `ofaEngines`, `memorySlice<N>`,
+  `addressableMemory` (vfio), and `shares` (gpu, mig; v0.5.0 with `--consumable-shares=<N>`).
 
 Common mistakes: `memory` read as an attribute (it is a capacity, in bytes); `index`, `minor` and
 `parentIndex`, which existed only up to v25.3.x; `pcieBusID`, which v25.12.0 replaced by

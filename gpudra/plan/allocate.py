@@ -1,0 +1,712 @@
+"""Simulated placement: can every pod of every workload get its devices at the same time?
+
+For each workload (in a deterministic order), for each of its pods, the pod's claims must all be
+allocated from devices reachable from **one** node: that node's slices plus network-attached
+ones (``allNodes``/``nodeSelector`` slices; their node selector is not evaluated). Per node the
+search mirrors the structured allocator (kubernetes/dynamic-resource-allocation @
+kubernetes-1.36.2, ``structured/internal/incubating/allocator_incubating.go``,
+``allocateOne``/``allocateDevice``): claims in order, requests in order, ``firstAvailable``
+alternatives in order, candidates in the allocator's device order, combinations without
+permutations, backtracking on failure, and per candidate:
+
+* in use -> skipped (exclusive devices), unless the request has ``adminAccess`` (which gpudra
+  never marks as taking a device);
+* taints with effect NoSchedule/NoExecute must be tolerated by the request;
+* consumable capacity (:mod:`gpudra.plan.capacity`): devices with
+  ``allowMultipleAllocations`` are shared between claims while their capacities last; on every
+  device ``capacity.requests`` must fit;
+* partitionable devices (KEP-4815): ``consumesCounters`` take from the pool's shared counter
+  sets, skipped for a multi-allocatable device that is already in use;
+* ``matchAttribute`` / ``distinctAttribute`` constraints of the claim;
+* ``allocationMode: All`` takes every matching device the node can reach (at least one).
+
+A claim named by ``resourceClaimName`` is allocated once, by the first pod that needs it; every
+later pod using it must go to the node it was allocated on (unless all its devices are
+network-attached). Template claims are new per pod. DaemonSet pods go one to each known node
+whose labels (when known) match the pod's ``nodeSelector``; other pods honour ``nodeSelector``
+the same way.
+
+**This is a greedy heuristic**, not the scheduler. Pods are placed one after another and never
+moved: workloads whose requests match the fewest devices first (``order="scarcest"``, the
+default) or in input order, each pod on the first node in name order that fits (packing).
+Placements are final, so a pod can fail because earlier pods took the devices in a way the real
+scheduler would not have, and the real scheduler, which places pods in creation/priority order
+and scores nodes, can fail where this pass succeeds. Each failure says which it is: no device
+matches at all, no single node has enough matching devices, the pod does not fit even on an
+empty cluster (constraints, capacity, counters), or "competition": it would fit, but the
+devices went to workloads placed before it. The per-node search has a step budget (the real
+scheduler has a filter timeout); running out is reported.
+
+Not modelled: devices already allocated in the cluster (the plan assumes every device is free),
+node taints and pod tolerations, node affinity other than ``nodeSelector``, binding conditions,
+pool validity beyond completeness, device taint rules, and scoring.
+"""
+
+from __future__ import annotations
+
+from collections import defaultdict
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass, field
+from fractions import Fraction
+from typing import Any
+
+from gpudra.plan.capacity import consumption
+from gpudra.plan.demand import ALL, Constraint, Request, Workload
+from gpudra.plan.inventory import Device, Inventory
+from gpudra.plan.resolve import Alternative, ResolvedClaim
+
+ANY_NODE = "(any node)"  # stands for every node when the inventory names none
+SEARCH_BUDGET = 20_000  # candidate devices tried per pod and node
+
+
+# --- results ---------------------------------------------------------------------------------
+
+@dataclass(frozen=True, slots=True)
+class Pick:
+    claim: int  # index into the pod's claims
+    request: str  # "gpu" or "gpu/h100"
+    device: int
+    consumed: Mapping[str, Fraction] | None = None
+
+
+@dataclass(frozen=True)
+class GroupOutcome:
+    """What happened to one pod group (identical pods) of a workload."""
+
+    path: str
+    pods: int
+    placed: int
+    nodes: Mapping[str, int]  # node -> pods placed there
+    failure: str | None = None
+    failure_kind: str | None = None  # "no-node" | "no-fit" | "competition" | "budget" | "shared"
+    chosen: Mapping[str, int] = field(default_factory=dict)  # "gpu/h100" -> devices allocated
+    warnings: tuple[str, ...] = ()
+
+
+@dataclass(frozen=True)
+class WorkloadOutcome:
+    workload: Workload
+    groups: tuple[GroupOutcome, ...]
+
+    @property
+    def pods(self) -> int:
+        return sum(g.pods for g in self.groups)
+
+    @property
+    def placed(self) -> int:
+        return sum(g.placed for g in self.groups)
+
+
+# --- the simulation --------------------------------------------------------------------------
+
+class _Budget(Exception):
+    pass
+
+
+@dataclass(frozen=True, slots=True)
+class _Failure:
+    message: str
+    kind: str
+
+
+@dataclass
+class _SharedAllocation:
+    node: str | None  # None: only network devices, usable anywhere
+    picks: tuple[Pick, ...]
+
+
+@dataclass(eq=False)
+class _ConstraintState:
+    constraint: Constraint
+    value: Any = None
+    count: int = 0
+    seen: dict = field(default_factory=dict)  # distinctAttribute: value -> count
+
+    def applies(self, parent: str, sub: str | None) -> bool:
+        names = self.constraint.requests
+        return not names or parent in names or (sub is not None and f"{parent}/{sub}" in names)
+
+
+@dataclass(frozen=True)
+class SimulationOptions:
+    consumable_capacity: bool = True  # DRAConsumableCapacity (beta, on from 1.36)
+    partitionable_devices: bool = True  # DRAPartitionableDevices (beta, on from 1.36)
+    device_taints: bool = True  # DRADeviceTaints (beta, on from 1.36)
+    order: str = "scarcest"  # or "input"
+    search_budget: int = SEARCH_BUDGET
+
+
+class Simulation:
+    """Greedy placement of a demand's pods on an inventory (see the module docstring)."""
+
+    def __init__(self, inventory: Inventory, options: SimulationOptions = SimulationOptions()
+                 ) -> None:
+        self.devices: tuple[Device, ...] = inventory.devices
+        self.inventory = inventory
+        self.options = options
+        self.nodes: tuple[str, ...] = inventory.nodes or (ANY_NODE,)
+        self.taken: set[int] = set()
+        self.consumed: dict[int, dict[str, Fraction]] = {}
+        self.counters: dict[tuple[str, str, str], dict[str, Fraction]] = {}
+        self.shared: dict[tuple[str, str], _SharedAllocation] = {}
+        self.allocated: set[int] = set()  # every device some pod got (for the report)
+        self._steps = 0
+        self._free: dict[tuple, dict[str | None, int]] = {}
+        self._device_keys: dict[int, list[tuple]] = defaultdict(list)
+        self._candidates: dict[tuple[int, str], tuple[int, ...]] = {}
+        self._cursor: dict[tuple, int] = {}
+        self._feasible: dict[tuple, tuple[str, ...]] = {}
+        self._fits_empty: dict[tuple, bool] = {}
+        self._missing_counters: set[tuple[str, str, str]] = set()
+        self._eligible: dict[tuple, tuple[str, ...]] = {}
+
+    def _fresh(self) -> Simulation:
+        """The same inventory and static lookups, nothing allocated and no free-device
+        pruning: for "would it fit without the others" questions."""
+        other = Simulation.__new__(Simulation)
+        other.__dict__.update(self.__dict__)
+        other.taken, other.consumed, other.counters = set(), {}, {}
+        other.shared, other.allocated, other._steps = {}, set(), 0
+        other._free, other._device_keys = {}, defaultdict(list)
+        other._cursor, other._fits_empty, other._missing_counters = {}, {}, set()
+        return other
+
+    # --- bookkeeping ------------------------------------------------------------------------
+
+    def _track(self, alternative: Alternative) -> None:
+        """Free-device counts per (selector set, node): a cheap upper bound to skip nodes."""
+        key = alternative.key
+        if key in self._free:
+            return
+        counts: dict[str | None, int] = defaultdict(int)
+        for index in alternative.selected.matching:
+            node = self.devices[index].node
+            counts[node] += 1
+            self._device_keys[index].append(key)
+        self._free[key] = counts
+
+    def _take(self, index: int) -> None:
+        self.taken.add(index)
+        node = self.devices[index].node
+        for key in self._device_keys.get(index, ()):
+            self._free[key][node] -= 1
+
+    def _release(self, index: int) -> None:
+        self.taken.discard(index)
+        node = self.devices[index].node
+        for key in self._device_keys.get(index, ()):
+            self._free[key][node] += 1
+
+    def candidates(self, alternative: Alternative, node: str) -> tuple[int, ...]:
+        """Matching devices reachable from `node`, in the allocator's search order."""
+        key = (id(alternative), node)
+        found = self._candidates.get(key)
+        if found is None:
+            local = alternative.by_node.get(node, ()) if node != ANY_NODE else ()
+            found = tuple(sorted(local + alternative.network))
+            self._candidates[key] = found
+        return found
+
+    # --- running ----------------------------------------------------------------------------
+
+    def run(self, workloads: Sequence[Workload], claims: Mapping[int, ResolvedClaim],
+            blocked: Callable[[Workload], bool]) -> list[WorkloadOutcome]:
+        """Place the pods of every workload that `blocked` does not rule out; returns the
+        outcomes in the order of `workloads`."""
+        resolved = {id(w): self._workload_claims(w, claims) for w in workloads}
+        for per_group in resolved.values():
+            for group_claims in per_group:
+                for claim in group_claims:
+                    for request in claim.requests:
+                        for alternative in request.alternatives:
+                            self._track(alternative)
+        order = list(workloads)
+        if self.options.order == "scarcest":
+            order.sort(key=lambda w: (_scarcity(resolved[id(w)]), w.key))
+        outcomes: dict[int, WorkloadOutcome] = {}
+        for workload in order:
+            if blocked(workload):
+                outcomes[id(workload)] = WorkloadOutcome(workload, tuple(
+                    GroupOutcome(g.path, g.pods or 0, 0, {}) for g in workload.groups))
+                continue
+            groups = tuple(self._group(workload, index, resolved[id(workload)][index])
+                           for index in range(len(workload.groups)))
+            outcomes[id(workload)] = WorkloadOutcome(workload, groups)
+        return [outcomes[id(w)] for w in workloads]
+
+    def _workload_claims(self, workload: Workload, claims: Mapping[int, ResolvedClaim]
+                         ) -> list[tuple[ResolvedClaim, ...]]:
+        out = []
+        for group in workload.groups:
+            out.append(tuple(claims[id(c.spec)] if c.spec is not None and id(c.spec) in claims
+                             else ResolvedClaim(c.name, c.source, (), (), c.shared,
+                                                (c.problem or "claim not found",))
+                             for c in group.claims))
+        return out
+
+    def eligible_nodes(self, selector: Mapping[str, str]) -> tuple[str, ...]:
+        """Known nodes whose labels (where known) match a pod's nodeSelector."""
+        key = tuple(sorted(selector.items()))
+        found = self._eligible.get(key)
+        if found is None:
+            labels = self.inventory.node_labels
+            found = tuple(n for n in self.nodes if n not in labels
+                          or all(labels[n].get(k) == v for k, v in key))
+            self._eligible[key] = found
+        return found
+
+    def _group(self, workload: Workload, index: int, claims: tuple[ResolvedClaim, ...]
+               ) -> GroupOutcome:
+        group = workload.groups[index]
+        eligible = self.eligible_nodes(group.node_selector)
+        daemon = group.pods is None
+        pods = len(eligible) if daemon else group.pods or 0
+        nodes: dict[str, int] = defaultdict(int)
+        chosen: dict[str, int] = defaultdict(int)
+        warnings: set[str] = set()
+        failure = kind = None
+        placed = 0
+        refused: list[str] = []  # DaemonSet nodes that cannot run the pod
+        if not eligible and not daemon and pods:
+            wanted = ", ".join(f"{k}={v}" for k, v in sorted(group.node_selector.items()))
+            return GroupOutcome(group.path, pods, 0, {}, (
+                f"no known node matches the pod's nodeSelector ({wanted})"), "no-node")
+        for pod in range(pods):
+            only = (eligible[pod],) if daemon else None
+            result = self._place_pod(claims, eligible, only, warnings)
+            if isinstance(result, _Failure):
+                failure, kind = result.message, result.kind
+                if daemon:
+                    refused.append(eligible[pod])
+                    if len(refused) == 1:
+                        first = failure
+                    failure = (f"{len(refused)} of {pods} eligible nodes cannot run its pod "
+                               f"({', '.join(refused[:5])}{', …' if len(refused) > 5 else ''})"
+                               f"; first: {first}")
+                    continue
+                if kind == "competition":
+                    alone = self._fit_alone(claims, eligible, pods)
+                    if alone < pods:
+                        failure = (f"not enough matching devices: even with no other workload "
+                                   f"only {alone} of its {pods} pods fit")
+                        kind = "capacity"
+                break
+            node, picks = result
+            placed += 1
+            nodes[node] += 1
+            for pick in picks:
+                chosen[pick.request] += 1
+        return GroupOutcome(group.path, pods, placed, dict(nodes), failure, kind, dict(chosen),
+                            tuple(sorted(warnings)))
+
+    def _place_pod(self, claims: tuple[ResolvedClaim, ...], eligible: tuple[str, ...],
+                   only: tuple[str, ...] | None, warnings: set[str]
+                   ) -> tuple[str, list[Pick]] | _Failure:
+        pinned: set[str] = set()
+        to_allocate: list[ResolvedClaim] = []
+        for claim in claims:
+            if claim.shared is not None and claim.shared in self.shared:
+                node = self.shared[claim.shared].node
+                if node is not None:
+                    pinned.add(node)
+            else:
+                to_allocate.append(claim)
+        if len(pinned) > 1:
+            return _Failure(f"the pod's shared claims are allocated on different nodes "
+                            f"({', '.join(sorted(pinned))})", "shared")
+        shape = (tuple(id(c) for c in to_allocate), id(eligible))  # eligible: cached tuples
+        if pinned:
+            nodes = tuple(n for n in pinned if n in eligible)
+            if not nodes:
+                return _Failure("a shared claim is allocated on a node the pod's nodeSelector "
+                                "excludes", "shared")
+        else:
+            feasible = self._feasible_nodes(shape, to_allocate, eligible)
+            nodes = feasible if only is None else tuple(n for n in only if n in feasible)
+            if not nodes:
+                return _Failure(self._no_node(to_allocate, only or eligible), "no-node")
+        if not to_allocate:
+            return nodes[0], []
+        cacheable = not pinned and only is None and not any(c.shared for c in to_allocate)
+        start = self._cursor.get(shape, 0) if cacheable else 0
+        budget_hit = False
+        for position in range(start, len(nodes)):
+            node = nodes[position]
+            if not self._may_fit(to_allocate, node):
+                continue
+            try:
+                picks = self._allocate_on(node, to_allocate, warnings)
+            except _Budget:
+                budget_hit = True
+                continue
+            if picks is not None:
+                if cacheable:
+                    self._cursor[shape] = position
+                self._commit(to_allocate, node, picks)
+                return node, picks
+        if cacheable:
+            self._cursor[shape] = len(nodes)
+        if budget_hit:
+            return _Failure("the search ran out of budget on some node (too many combinations "
+                            "of candidate devices and constraints)", "budget")
+        if self._fits_when_empty(shape, to_allocate, nodes):
+            return _Failure("competition: the pod would fit on an empty cluster, but the "
+                            "matching devices were taken by pods placed before it (greedy "
+                            "order)", "competition")
+        return _Failure(_no_fit(to_allocate, self.devices), "no-fit")
+
+    def _fit_alone(self, claims: tuple[ResolvedClaim, ...], eligible: tuple[str, ...],
+                   pods: int) -> int:
+        """How many of the group's pods fit on an empty cluster (no other workload)."""
+        alone = self._fresh()
+        for placed in range(pods):
+            if isinstance(alone._place_pod(claims, eligible, None, set()), _Failure):
+                return placed
+        return pods
+
+    def _feasible_nodes(self, shape: tuple, claims: Sequence[ResolvedClaim],
+                        eligible: tuple[str, ...]) -> tuple[str, ...]:
+        """Nodes where every request could be met if nothing were in use (by device counts)."""
+        found = self._feasible.get(shape)
+        if found is not None:
+            return found
+        nodes = set(eligible)
+        for claim in claims:
+            for request in claim.requests:
+                ok: set[str] = set()
+                for alt in request.alternatives:
+                    need = 1 if alt.request.allocation_mode == ALL else alt.request.count
+                    if len(alt.network) >= need:
+                        ok = set(eligible)
+                        break
+                    ok |= {n for n, devs in alt.by_node.items()
+                           if len(devs) + len(alt.network) >= need}
+                nodes &= ok
+        found = tuple(n for n in eligible if n in nodes)
+        self._feasible[shape] = found
+        return found
+
+    def _may_fit(self, claims: Sequence[ResolvedClaim], node: str) -> bool:
+        """False when some single-alternative ExactCount request surely lacks free devices."""
+        for claim in claims:
+            for request in claim.requests:
+                if len(request.alternatives) != 1:
+                    continue
+                alt = request.alternatives[0]
+                if alt.request.allocation_mode == ALL or alt.request.admin_access:
+                    continue
+                free = self._free.get(alt.key)
+                if free is None:
+                    continue
+                if free.get(node, 0) + free.get(None, 0) < alt.request.count:
+                    return False
+        return True
+
+    def _commit(self, claims: Sequence[ResolvedClaim], node: str, picks: list[Pick]) -> None:
+        for pick in picks:
+            self.allocated.add(pick.device)
+        for position, claim in enumerate(claims):
+            if claim.shared is not None:
+                mine = tuple(p for p in picks if p.claim == position)
+                local = any(self.devices[p.device].node is not None for p in mine)
+                self.shared[claim.shared] = _SharedAllocation(node if local else None, mine)
+
+    def _fits_when_empty(self, shape: tuple, claims: Sequence[ResolvedClaim],
+                         nodes: tuple[str, ...]) -> bool:
+        found = self._fits_empty.get(shape)
+        if found is None:
+            empty = self._fresh()
+            found = False
+            for node in nodes:
+                try:
+                    if empty._allocate_on(node, claims, set()) is not None:
+                        found = True
+                        break
+                except _Budget:
+                    continue
+            self._fits_empty[shape] = found
+        return found
+
+    # --- one node ---------------------------------------------------------------------------
+
+    def _allocate_on(self, node: str, claims: Sequence[ResolvedClaim], warnings: set[str]
+                     ) -> list[Pick] | None:
+        """All `claims` on `node`, or None (state unchanged). Raises _Budget."""
+        tasks = [(position, request) for position, claim in enumerate(claims)
+                 for request in claim.requests]
+        states = [[_ConstraintState(c) for c in claim.constraints] for claim in claims]
+        picks: list[Pick] = []
+        self._steps = 0
+        if self._solve(node, claims, tasks, 0, states, picks, warnings):
+            return picks
+        return None
+
+    def _solve(self, node: str, claims: Sequence[ResolvedClaim], tasks: list, at: int,
+               states: list, picks: list[Pick], warnings: set[str]) -> bool:
+        if at == len(tasks):
+            return True
+        request = tasks[at][1]
+        for alt in request.alternatives:
+            candidates = self.candidates(alt, node)
+            if alt.request.allocation_mode == ALL:
+                if self._take_all(node, claims, tasks, at, alt, candidates, states, picks,
+                                  warnings):
+                    return True
+                continue
+            if self._choose(node, claims, tasks, at, alt, candidates, 0, alt.request.count,
+                            states, picks, warnings):
+                return True
+        return False
+
+    def _choose(self, node: str, claims: Sequence[ResolvedClaim], tasks: list, at: int,
+                alt: Alternative, candidates: tuple[int, ...], start: int, remaining: int,
+                states: list, picks: list[Pick], warnings: set[str]) -> bool:
+        if remaining == 0:
+            return self._solve(node, claims, tasks, at + 1, states, picks, warnings)
+        position = tasks[at][0]
+        for offset in range(start, len(candidates) - remaining + 1):
+            self._steps += 1
+            if self._steps > self.options.search_budget:
+                raise _Budget()
+            undo = self._try(position, alt, candidates[offset], states[position], picks,
+                             warnings)
+            if undo is None:
+                continue
+            if self._choose(node, claims, tasks, at, alt, candidates, offset + 1, remaining - 1,
+                            states, picks, warnings):
+                return True
+            undo()
+        return False
+
+    def _take_all(self, node: str, claims: Sequence[ResolvedClaim], tasks: list, at: int,
+                  alt: Alternative, candidates: tuple[int, ...], states: list,
+                  picks: list[Pick], warnings: set[str]) -> bool:
+        position = tasks[at][0]
+        usable = [i for i in candidates
+                  if not self.options.consumable_capacity
+                  or consumption(self.devices[i], alt.request.capacity) is not None]
+        if not usable:
+            return False
+        undos = []
+        for index in usable:
+            undo = self._try(position, alt, index, states[position], picks, warnings)
+            if undo is None:
+                break
+            undos.append(undo)
+        else:
+            if self._solve(node, claims, tasks, at + 1, states, picks, warnings):
+                return True
+        for undo in reversed(undos):
+            undo()
+        return False
+
+    def _try(self, position: int, alt: Alternative, index: int, states: list,
+             picks: list[Pick], warnings: set[str]) -> Callable[[], None] | None:
+        """Allocate device `index` for `alt` if possible; returns the rollback."""
+        device = self.devices[index]
+        request = alt.request
+        multiple = device.allow_multiple_allocations and self.options.consumable_capacity
+        exclusive = not multiple and not request.admin_access
+        if exclusive and index in self.taken:
+            return None
+        if request.admin_access and any(p.device == index and p.claim == position for p in picks):
+            return None
+        if self.options.device_taints and not _tolerated(device, request):
+            return None
+        used = None
+        if self.options.consumable_capacity:
+            used = consumption(device, request.capacity, self.consumed.get(index) if multiple
+                               else None)
+            if used is None:
+                return None
+        counters = self._take_counters(device, index, multiple)
+        if counters is False:
+            return None
+        constraint_undo = self._constrain(alt, device, states, warnings)
+        if constraint_undo is None:
+            if callable(counters):
+                counters()
+            return None
+        if exclusive:
+            self._take(index)
+        if multiple and used is not None:
+            held = self.consumed.setdefault(index, {})
+            for name, amount in used.items():
+                held[name] = held.get(name, Fraction(0)) + amount
+        picks.append(Pick(position, alt.name, index, used if multiple else None))
+
+        def undo() -> None:
+            picks.pop()
+            if exclusive:
+                self._release(index)
+            if multiple and used is not None:
+                held = self.consumed[index]
+                for name, amount in used.items():
+                    held[name] -= amount
+                if not any(held.values()):
+                    del self.consumed[index]
+            constraint_undo()
+            if callable(counters):
+                counters()
+
+        return undo
+
+    def _take_counters(self, device: Device, index: int, multiple: bool) -> Any:
+        """True (nothing to take), False (not enough), or a rollback."""
+        if not device.consumes_counters:
+            return True
+        if not self.options.partitionable_devices:
+            return False
+        if multiple and index in self.consumed:
+            return True  # the allocator skips counters for a shared device already in use
+        taken: list[tuple[tuple[str, str, str], str, Fraction]] = []
+        for consumption_set in device.consumes_counters:
+            key = (device.driver, device.pool, consumption_set.counter_set)
+            available = self.inventory.counter_sets.get(key)
+            if available is None:
+                self._missing_counters.add(key)
+                continue
+            used = self.counters.setdefault(key, {})
+            for name, amount in consumption_set.counters.items():
+                limit = available.get(name)
+                if limit is None:
+                    continue
+                if used.get(name, Fraction(0)) + amount > limit:
+                    for k, n, a in taken:
+                        self.counters[k][n] -= a
+                    return False
+                used[name] = used.get(name, Fraction(0)) + amount
+                taken.append((key, name, amount))
+
+        def undo() -> None:
+            for k, n, a in taken:
+                self.counters[k][n] -= a
+
+        return undo
+
+    def _constrain(self, alt: Alternative, device: Device, states: list,
+                   warnings: set[str]) -> Callable[[], None] | None:
+        applied: list[tuple[_ConstraintState, Any, str]] = []
+        for state in states:
+            if not state.applies(alt.parent, alt.sub):
+                continue
+            constraint = state.constraint
+            name = constraint.match_attribute or constraint.distinct_attribute or ""
+            value = device.qualified(name)
+            if value is None and device.predicted and _unknown(device, name):
+                warnings.add(f"{name} of predicted devices is unknown: the constraint on it "
+                             "was not checked")
+                continue
+            if constraint.match_attribute:
+                if value is None or (state.count and value != state.value):
+                    _rollback(applied)
+                    return None
+                applied.append((state, value, "match"))
+                if state.count == 0:
+                    state.value = value
+                state.count += 1
+            elif constraint.distinct_attribute:
+                if value is None or state.seen.get(value):
+                    _rollback(applied)
+                    return None
+                applied.append((state, value, "distinct"))
+                state.seen[value] = 1
+        return lambda: _rollback(applied)
+
+    # --- explanations -------------------------------------------------------------------------
+
+    def _no_node(self, claims: Sequence[ResolvedClaim], nodes: tuple[str, ...]) -> str:
+        """Why no node in `nodes` (the eligible ones, or a DaemonSet pod's own) can do."""
+        for claim in claims:
+            for request in claim.requests:
+                def reach(alt: Alternative) -> int:
+                    return max((len(self.candidates(alt, n)) for n in nodes), default=0)
+
+                best = max(request.alternatives, key=reach)
+                need = 1 if best.request.allocation_mode == ALL else best.request.count
+                most = reach(best)
+                if most < need:
+                    where = (f"node {nodes[0]} has {most}" if len(nodes) == 1
+                             else f"the most any eligible node has is {most}")
+                    if len(nodes) < len(self.nodes) and len(nodes) != 1:
+                        where += f" ({len(nodes)} of {len(self.nodes)} nodes are eligible)"
+                    return (f"claim {claim.name} request {request.name} needs {need} matching "
+                            f"device{'s' if need != 1 else ''} on one node; {where}")
+        return "no eligible node has enough matching devices for all of the pod's claims"
+
+
+def _no_fit(claims: Sequence[ResolvedClaim], devices: Sequence[Device]) -> str:
+    parts = []
+    if any(c.constraints for c in claims):
+        parts.append("matchAttribute/distinctAttribute constraints")
+    if any(a.request.capacity for c in claims for r in c.requests for a in r.alternatives):
+        parts.append("capacity requests")
+    seen: set[int] = set()
+    for request in (r for c in claims for r in c.requests):
+        selected = {i for a in request.alternatives for i in a.selected.matching}
+        if selected & seen:
+            parts.append("several requests competing for the same devices")
+            break
+        seen |= selected
+    candidates = {i for c in claims for r in c.requests for a in r.alternatives
+                  for i in a.selected.matching}
+    if any(devices[i].consumes_counters for i in candidates):
+        parts.append("shared counters of partitionable devices")
+    if any(devices[i].taints for i in candidates):
+        parts.append("device taints")
+    why = ", ".join(parts) or "capacity"
+    return f"no node can hold the pod even with every device free ({why})"
+
+
+def _rollback(applied: list[tuple[_ConstraintState, Any, str]]) -> None:
+    for state, value, kind in reversed(applied):
+        if kind == "match":
+            state.count -= 1
+            if state.count == 0:
+                state.value = None
+        else:
+            del state.seen[value]
+    applied.clear()
+
+
+def _unknown(device: Device, name: str) -> bool:
+    if name in device.unknown:
+        return True
+    domain, _, ident = name.rpartition("/")
+    return domain == device.driver and f"{device.driver}/{ident}" in device.unknown
+
+
+def _tolerated(device: Device, request: Request) -> bool:
+    for taint in device.taints:
+        if taint.effect not in ("NoSchedule", "NoExecute"):
+            continue
+        if not any(_tolerates(t, taint) for t in request.tolerations):
+            return False
+    return True
+
+
+def _tolerates(toleration: Mapping[str, Any], taint: Any) -> bool:
+    effect = toleration.get("effect")
+    if effect and effect != taint.effect:
+        return False
+    key = toleration.get("key")
+    operator = toleration.get("operator") or "Equal"
+    if not key:
+        return operator == "Exists"
+    if key != taint.key:
+        return False
+    return operator == "Exists" or str(toleration.get("value", "")) == taint.value
+
+
+def _scarcity(groups: list[tuple[ResolvedClaim, ...]]) -> tuple[int, int, int]:
+    """Sort key: workloads whose requests match the fewest devices go first, larger pods
+    before smaller ones among those (most constrained first)."""
+    fewest: int | None = None
+    largest = 0
+    for claims in groups:
+        for claim in claims:
+            for request in claim.requests:
+                have = max(len(a.selected.matching) for a in request.alternatives)
+                fewest = have if fewest is None else min(fewest, have)
+                largest = max(largest, min(a.request.count for a in request.alternatives))
+    return (0 if fewest is None else 1, fewest or 0, -largest)

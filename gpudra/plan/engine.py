@@ -1,0 +1,289 @@
+"""``plan(objects, inventory, options)``: the core of ``gpudra plan``.
+
+Flow: objects -> :func:`~gpudra.plan.demand.extract_demand` (workloads, claims, classes) ->
+:class:`~gpudra.plan.matching.Matcher` (which devices each request selects; every distinct
+expression compiled once, evaluated at most once per device) ->
+:func:`~gpudra.plan.resolve.resolve` (requests joined with their devices) ->
+:class:`~gpudra.plan.allocate.Simulation` (greedy placement of every pod) -> a
+:class:`~gpudra.plan.report.PlanReport`.
+
+Inventory: pass one (:func:`~gpudra.plan.inventory.parse_inventory` for ResourceSlices from a
+file or the cluster, :func:`~gpudra.plan.synthesis.synthesize` for predictions from Node
+objects, or both merged); with ``inventory=None`` the ResourceSlices among `objects` are used,
+or, when there are none, devices are predicted from the Node objects among them.
+"""
+
+from __future__ import annotations
+
+import time
+from collections import Counter, defaultdict
+from collections.abc import Iterable
+from dataclasses import dataclass
+from typing import Any
+
+from gpudra.dra.cel import SelectorEngine
+from gpudra.plan.allocate import Simulation, SimulationOptions, WorkloadOutcome
+from gpudra.plan.capacity import consumption
+from gpudra.plan.demand import ALL, ConvertHook, Demand, Workload, extract_demand
+from gpudra.plan.inventory import Device, Inventory, parse_inventory
+from gpudra.plan.matching import Matcher, format_quantity
+from gpudra.plan.report import (
+    NETWORK,
+    DeviceSummary,
+    NodeDevices,
+    PlanReport,
+    PlanStats,
+    RequestReport,
+    WorkloadReport,
+)
+from gpudra.plan.resolve import Alternative, ResolvedClaim, resolve
+from gpudra.plan.synthesis import synthesize
+from gpudra.workloads import WorkloadTable
+
+
+@dataclass(frozen=True)
+class PlanOptions:
+    converter: ConvertHook | None = None  # converts not-yet-DRA objects in memory
+    table: WorkloadTable | None = None
+    engine: SelectorEngine | None = None
+    memoise: bool = True  # share CEL results between devices with equal read values
+    order: str = "scarcest"  # workload order for the greedy pass: "scarcest" | "input"
+    consumable_capacity: bool = True  # Kubernetes gates, as on 1.36 by default
+    partitionable_devices: bool = True
+    device_taints: bool = True
+    consumable_shares: str | int | None = None  # driver flag, for predicted devices only
+    search_budget: int = 20_000
+    explain: bool = True  # per-term rejection counts for requests that fall short
+
+
+def plan(objects: Iterable[Any], inventory: Inventory | None = None,
+         options: PlanOptions = PlanOptions()) -> PlanReport:
+    started = time.perf_counter()
+    objects = list(objects)
+    if inventory is None:
+        inventory = parse_inventory(objects)
+        if not inventory.devices and inventory.node_labels:
+            inventory = synthesize(objects, options.consumable_shares)
+    demand = extract_demand(objects, options.table, options.converter)
+    matcher = Matcher(inventory.devices, options.engine, options.memoise)
+    matcher.precompile(_expressions(demand))
+    claims = resolve(demand, matcher, options.consumable_capacity)
+    simulation = Simulation(inventory, SimulationOptions(
+        options.consumable_capacity, options.partitionable_devices, options.device_taints,
+        options.order, options.search_budget))
+    blocking = {id(w): _blocking(w, claims) for w in demand.workloads}
+    outcomes = simulation.run(demand.workloads, claims, lambda w: bool(blocking[id(w)]))
+    workloads = tuple(_workload_report(o, claims, blocking[id(o.workload)], matcher, options)
+                      for o in outcomes)
+    devices = _device_summary(inventory, claims, simulation, matcher)
+    notes = list(inventory.notes)
+    if simulation._missing_counters:
+        notes.append("counter sets referenced by devices but not in the inventory (not "
+                     "enforced): " + ", ".join("/".join(k) for k in sorted(
+                         simulation._missing_counters)))
+    stats = PlanStats(time.perf_counter() - started, matcher.stats.results,
+                      matcher.stats.evaluations, matcher.stats.compiled,
+                      sum(w.pods for w in workloads))
+    return PlanReport(workloads, devices, inventory.source, demand.unconverted,
+                      inventory.problems + demand.problems, tuple(notes), stats)
+
+
+def _expressions(demand: Demand) -> list[str]:
+    out = [e for c in demand.classes.values() for e in c.selectors]
+    for workload in demand.workloads:
+        for group in workload.groups:
+            for claim in group.claims:
+                if claim.spec is None:
+                    continue
+                for request in claim.spec.requests:
+                    for alt in request.alternatives:
+                        out.extend(alt.selectors)
+    return list(dict.fromkeys(out))
+
+
+def _claims_of(workload: Workload, claims: dict[int, ResolvedClaim]) -> list[ResolvedClaim]:
+    return [claims[id(c.spec)] for g in workload.groups for c in g.claims
+            if c.spec is not None and id(c.spec) in claims]
+
+
+def _blocking(workload: Workload, claims: dict[int, ResolvedClaim]) -> list[str]:
+    """Reasons that make a workload fail before any placement is tried."""
+    reasons = list(workload.problems)
+    for claim in _claims_of(workload, claims):
+        reasons.extend(f"claim {claim.name}: {e}" for e in claim.errors)
+        for request in claim.requests:
+            alts = request.alternatives
+            for alt in alts:
+                for failure in alt.selected.compile_errors:
+                    reasons.append(f"claim {claim.name} request {alt.name}: {failure.source} "
+                                   f"does not compile: {failure.message}")
+                for failure in alt.selected.runtime_errors:
+                    reasons.append(
+                        f"claim {claim.name} request {alt.name}: {failure.source} fails at run "
+                        f"time on {failure.devices} device{'s' if failure.devices != 1 else ''} "
+                        f"(first: {failure.device}): {failure.message}; the scheduler aborts "
+                        "the pod's scheduling attempt when it reaches such a device")
+            if alts and all(not a.selected.matching for a in alts) and not any(
+                    a.selected.compile_errors or a.selected.runtime_errors
+                    or a.device_class is None for a in alts):
+                unknown = sum(len(a.selected.unknown) for a in alts)
+                extra = (f" ({unknown} predicted devices could not be judged)"
+                         if unknown else "")
+                reasons.append(f"claim {claim.name} request {request.name}: no device "
+                               f"matches{extra}")
+    return list(dict.fromkeys(reasons))
+
+
+def _workload_report(outcome: WorkloadOutcome, claims: dict[int, ResolvedClaim],
+                     blocking: list[str], matcher: Matcher, options: PlanOptions
+                     ) -> WorkloadReport:
+    workload = outcome.workload
+    failed_groups = [g for g in outcome.groups if g.failure]
+    reason = None
+    kind = None
+    if blocking:
+        reason = blocking[0] + (f" (+{len(blocking) - 1} more)" if len(blocking) > 1 else "")
+        kind = "blocked"
+    elif failed_groups:
+        group = failed_groups[0]
+        where = f"{group.path}: " if len(outcome.groups) > 1 else ""
+        reason = f"{where}{group.placed} of {group.pods} pods placed; {group.failure}"
+        kind = group.failure_kind
+    satisfiable = reason is None
+    placement: Counter[str] = Counter()
+    chosen: Counter[str] = Counter()
+    for group in outcome.groups:
+        placement.update(group.nodes)
+    requests: list[RequestReport] = []
+    for group_index, group in enumerate(workload.groups):
+        result = outcome.groups[group_index]
+        chosen = Counter(result.chosen)
+        for pod_claim in group.claims:
+            claim = claims.get(id(pod_claim.spec)) if pod_claim.spec is not None else None
+            if claim is None:
+                continue
+            for request in claim.requests:
+                requests.append(_request_report(request, claim, group.path, chosen, matcher,
+                                                options, short=not satisfiable))
+    if reason is not None and kind == "blocked" and "no device matches" in blocking[0]:
+        zero = next((r for q in requests for a in (q.subrequests or (q,))
+                     if a.matching_devices == 0 for r in a.rejections if ": 0 of" in r), None)
+        if zero:
+            reason = reason.replace("no device matches", f"no device matches ({zero})", 1)
+    warnings = tuple(dict.fromkeys(w for g in outcome.groups for w in g.warnings))
+    if satisfiable and outcome.pods == 0:
+        warnings += ("no pods: replicas is 0, or no node is eligible for the DaemonSet",)
+    return WorkloadReport(workload.kind, workload.name, workload.namespace, satisfiable, reason,
+                          tuple(requests), outcome.pods, outcome.placed, dict(placement), kind,
+                          warnings, workload.converted, workload.file)
+
+
+def _request_report(request: Any, claim: ResolvedClaim, pod_group: str, chosen: Counter,
+                    matcher: Matcher, options: PlanOptions, short: bool) -> RequestReport:
+    alternatives = [_alternative_report(a, claim, pod_group, chosen, matcher, options, short)
+                    for a in request.alternatives]
+    if not request.first_available:
+        return alternatives[0]
+    first = alternatives[0]
+    union: set[int] = set()
+    for alt in request.alternatives:
+        union.update(alt.selected.matching)
+    nodes = sorted({matcher.devices[i].node for i in union if matcher.devices[i].node})
+    return RequestReport(
+        request.name, first.count, len(union), tuple(nodes), claim.name, pod_group,
+        first.allocation_mode, None,
+        sum(1 for i in union if matcher.devices[i].node is None),
+        sum(a.unknown_devices for a in alternatives), sum(a.allocated for a in alternatives),
+        tuple(alternatives), tuple(e for a in alternatives for e in a.errors))
+
+
+def _alternative_report(alt: Alternative, claim: ResolvedClaim, pod_group: str,
+                        chosen: Counter, matcher: Matcher, options: PlanOptions,
+                        short: bool) -> RequestReport:
+    selected = alt.selected
+    request = alt.request
+    all_mode = request.allocation_mode == ALL
+    needed = 1 if all_mode else request.count
+    errors = tuple(f"{f.source} does not compile: {f.message}" for f in selected.compile_errors)
+    errors += tuple(f"{f.source}: {f.message} on {f.devices} device(s), first {f.device}"
+                    for f in selected.runtime_errors)
+    rejections: tuple[str, ...] = ()
+    hints: tuple[str, ...] = ()
+    cls = alt.device_class
+    falls_short = (len(selected.matching) < needed or alt.max_on_one_node() < needed)
+    if cls is not None and not selected.compile_errors and (falls_short or short):
+        if options.explain and (falls_short or selected.runtime_errors):
+            stats = matcher.explain(cls.name, cls.selectors, request.selectors)
+            rejections = tuple(s.message() for s in stats)
+        rejections += _capacity_rejection(alt, matcher)
+        hints = tuple(h for e in request.selectors
+                      for h in matcher.hints(e, cls.name, cls.selectors))
+    nodes = tuple(sorted(alt.by_node))
+    return RequestReport(
+        alt.sub or alt.parent, None if all_mode else request.count, len(selected.matching),
+        nodes, claim.name, pod_group, request.allocation_mode, request.device_class,
+        len(alt.network), len(selected.unknown), chosen.get(alt.name, 0), (), errors,
+        rejections, hints)
+
+
+def _capacity_rejection(alt: Alternative, matcher: Matcher) -> tuple[str, ...]:
+    """capacity.requests that no matching device can hold."""
+    if not alt.request.capacity or not alt.selected.matching:
+        return ()
+    fit = [i for i in alt.selected.matching
+           if consumption(matcher.devices[i], alt.request.capacity) is not None]
+    if fit:
+        return ()
+    wanted = ", ".join(f"{k}={format_quantity(v)}" for k, v in alt.request.capacity.items())
+    largest = {k: max((matcher.devices[i].capacity.get(k) for i in alt.selected.matching
+                       if k in matcher.devices[i].capacity), default=None)
+               for k in alt.request.capacity}
+    have = ", ".join(f"{k} {format_quantity(v)}" if v is not None else f"no {k}"
+                     for k, v in largest.items())
+    count = len(alt.selected.matching)
+    text = f"capacity.requests {wanted}: fits none of the {count} matching devices (largest: "
+    return (f"{text}{have})",)
+
+
+def _device_summary(inventory: Inventory, claims: dict[int, ResolvedClaim],
+                    simulation: Simulation, matcher: Matcher) -> DeviceSummary:
+    matched: set[int] = set()
+    unknown: set[int] = set()
+    for claim in claims.values():
+        for request in claim.requests:
+            for alt in request.alternatives:
+                matched.update(alt.selected.matching)
+                unknown.update(alt.selected.unknown)
+    unknown -= matched
+    per_node: dict[str, Counter] = defaultdict(Counter)
+    stranded_kinds: Counter[str] = Counter()
+    stranded: list[str] = []
+    for index, device in enumerate(inventory.devices):
+        node = device.node if device.node is not None else NETWORK
+        counts = per_node[node]
+        counts["total"] += 1
+        counts["predicted"] += device.predicted
+        if index in simulation.allocated:
+            counts["allocated"] += 1
+        if index in matched:
+            counts["matched"] += 1
+        elif index in unknown:
+            counts["unknown"] += 1
+        else:
+            counts["stranded"] += 1
+            stranded.append(device.label)
+            stranded_kinds[_kind(device)] += 1
+    by_node = {n: NodeDevices(c["total"], c["matched"], c["stranded"], c["unknown"],
+                              c["allocated"], c["predicted"]) for n, c in per_node.items()}
+    predicted = sum(1 for d in inventory.devices if d.predicted)
+    return DeviceSummary(len(inventory.devices), len(inventory.devices) - predicted, predicted,
+                         len(matched), len(stranded), len(unknown), len(simulation.allocated),
+                         by_node, dict(stranded_kinds), tuple(stranded))
+
+
+def _kind(device: Device) -> str:
+    kind = device.device_type() or device.driver
+    product = device.qualified(f"{device.driver}/productName")
+    profile = device.qualified(f"{device.driver}/profile")
+    parts = [kind] + [str(p) for p in (product, profile) if p is not None]
+    return " ".join(parts)

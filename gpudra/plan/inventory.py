@@ -1,0 +1,355 @@
+"""The devices a plan allocates from: one frozen :class:`Device` per published (or predicted)
+device, parsed from ResourceSlices given as plain dicts (a file, ``--inventory``, a cluster list).
+
+Shapes (kubernetes/api @ kubernetes-1.36.2, ``resource/v1{,beta2,beta1}/types.go``):
+
+* v1 and v1beta2 put device fields directly on ``spec.devices[]``; v1beta1 wraps them in
+  ``basic:``; v1alpha3 (1.31) also used ``basic:`` with plain quantities as capacities. Both
+  forms are accepted whatever ``apiVersion`` says: a slice comes from the API server, which
+  already validated it.
+* Attribute values are one of ``int|bool|string|version`` (or the 1.36 alpha list forms
+  ``ints|bools|strings|versions``); capacities are ``{value, requestPolicy}`` (consumable
+  capacity, KEP-5075) with ``requestPolicy: {default, validValues | validRange: {min, max,
+  step}}``.
+* Names are kept as published. An unqualified attribute or capacity name belongs to the slice's
+  driver domain (``productName`` of driver ``gpu.nvidia.com`` is
+  ``device.attributes["gpu.nvidia.com"].productName`` in CEL); :meth:`Device.qualified`
+  resolves either spelling the way the allocator's ``lookupAttribute`` does.
+* Where a device is usable: ``spec.nodeName`` (node-local), ``spec.allNodes`` or
+  ``spec.nodeSelector`` (network-attached: ``Device.node is None``), or
+  ``spec.perDeviceNodeSelection`` with the same three fields on each device.
+
+Pools follow the structured allocator (kubernetes/dynamic-resource-allocation @
+kubernetes-1.36.2, ``structured/internal/incubating/pools_incubating.go``): slices are grouped
+by (driver, pool name); only the newest ``pool.generation`` counts; a pool with fewer slices than
+``pool.resourceSliceCount`` is incomplete and the allocator allocates nothing from it (reported
+in :attr:`Inventory.problems`); slices with ``sharedCounters`` (partitionable devices, KEP-4815)
+provide the pool's counter sets. Devices are ordered as the allocator searches them: pools by
+(driver, pool), slices by name, devices in slice order.
+"""
+
+from __future__ import annotations
+
+from collections import defaultdict
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass, field
+from fractions import Fraction
+from types import MappingProxyType
+from typing import Any
+
+from gpudra.dra.cel import Version
+from gpudra.objects import as_mapping, expand_lists
+from gpudra.quantity import parse_quantity
+
+AttributeValue = str | int | bool | Version | tuple
+_EMPTY: Mapping[str, Any] = MappingProxyType({})
+_ATTRIBUTE_KINDS = ("string", "int", "bool", "version")
+_LIST_KINDS = {"strings": "string", "ints": "int", "bools": "bool", "versions": "version"}
+
+
+@dataclass(frozen=True, slots=True)
+class RequestPolicy:
+    """``capacity[name].requestPolicy`` of a consumable capacity (DRAConsumableCapacity)."""
+
+    default: Fraction | None = None
+    valid_values: tuple[Fraction, ...] = ()
+    minimum: Fraction | None = None  # validRange.min; a range is set iff minimum is not None
+    maximum: Fraction | None = None
+    step: Fraction | None = None
+
+    @property
+    def has_range(self) -> bool:
+        return self.minimum is not None
+
+
+@dataclass(frozen=True, slots=True)
+class CounterConsumption:
+    """``consumesCounters[]``: what allocating the device takes from a shared counter set."""
+
+    counter_set: str
+    counters: Mapping[str, Fraction]
+
+
+@dataclass(frozen=True, slots=True)
+class Taint:
+    key: str
+    value: str
+    effect: str
+
+
+@dataclass(frozen=True, eq=False)
+class Device:
+    """One device as the scheduler sees it.
+
+    `attributes` and `capacity` are keyed by the name as published (unqualified names belong to
+    `driver`); use :attr:`by_domain` for the CEL view. Capacities are exact quantities.
+    `predicted` devices come from :mod:`gpudra.plan.synthesis`; `unknown` lists the qualified
+    names such a device would carry but that could not be predicted.
+    """
+
+    driver: str
+    pool: str
+    name: str
+    node: str | None  # None: network-attached (allNodes / nodeSelector)
+    attributes: Mapping[str, AttributeValue] = field(default_factory=lambda: _EMPTY)
+    capacity: Mapping[str, Fraction] = field(default_factory=lambda: _EMPTY)
+    allow_multiple_allocations: bool = False
+    request_policies: Mapping[str, RequestPolicy] = field(default_factory=lambda: _EMPTY)
+    consumes_counters: tuple[CounterConsumption, ...] = ()
+    taints: tuple[Taint, ...] = ()
+    predicted: bool = False
+    unknown: frozenset[str] = frozenset()
+    slice_name: str = ""
+    node_selector: Mapping[str, Any] | None = None  # the slice's/device's nodeSelector, if any
+    by_domain: Mapping[str, Mapping[str, Mapping[str, Any]]] = field(
+        default_factory=lambda: _EMPTY, init=False, repr=False)
+
+    def __post_init__(self) -> None:
+        attributes: dict[str, dict[str, Any]] = defaultdict(dict)
+        for name, value in self.attributes.items():
+            domain, ident = self.split(name)
+            attributes[domain][ident] = value
+        capacity: dict[str, dict[str, Any]] = defaultdict(dict)
+        for name, value in self.capacity.items():
+            domain, ident = self.split(name)
+            capacity[domain][ident] = value
+        object.__setattr__(self, "by_domain", MappingProxyType(
+            {"attributes": dict(attributes), "capacity": dict(capacity)}))
+
+    @property
+    def id(self) -> tuple[str, str, str]:
+        """(driver, pool, device): unique in a cluster, as the allocator's DeviceID."""
+        return (self.driver, self.pool, self.name)
+
+    @property
+    def label(self) -> str:
+        where = self.node if self.node is not None else "(network)"
+        return f"{where}/{self.name}"
+
+    def split(self, name: str) -> tuple[str, str]:
+        """("gpu.nvidia.com", "productName") for "productName" or "gpu.nvidia.com/productName"."""
+        domain, slash, ident = name.rpartition("/")
+        return (domain, ident) if slash else (self.driver, name)
+
+    def qualified(self, name: str) -> AttributeValue | None:
+        """An attribute by fully qualified name, as the allocator's ``lookupAttribute``: the
+        qualified key first, then the unqualified one when the domain is the driver's."""
+        if name in self.attributes:
+            return self.attributes[name]
+        domain, _, ident = name.rpartition("/")
+        if domain == self.driver:
+            return self.attributes.get(ident)
+        return None
+
+    def cel_input(self) -> dict[str, Any]:
+        """The device dict :class:`gpudra.dra.cel.Selector` evaluates."""
+        return {"driver": self.driver, "allowMultipleAllocations": self.allow_multiple_allocations,
+                "attributes": self.by_domain["attributes"],
+                "capacity": self.by_domain["capacity"]}
+
+    def device_type(self) -> str | None:
+        """The NVIDIA driver's `type` attribute ("gpu", "mig", "vfio"), if published."""
+        value = self.qualified(f"{self.driver}/type")
+        return value if isinstance(value, str) else None
+
+
+@dataclass(frozen=True)
+class Inventory:
+    """Devices plus what is known about the nodes (names, and labels where Node objects were
+    given). `problems`: slices that could not be used; `notes`: what synthesis could not
+    predict."""
+
+    devices: tuple[Device, ...]
+    counter_sets: Mapping[tuple[str, str, str], Mapping[str, Fraction]] = field(
+        default_factory=lambda: _EMPTY)
+    node_labels: Mapping[str, Mapping[str, str]] = field(  # node -> labels (Node objects)
+        default_factory=lambda: _EMPTY)
+    source: str = "file"  # "file" | "cluster" | "synthesised" | "mixed"
+    problems: tuple[str, ...] = ()
+    notes: tuple[str, ...] = ()
+
+    @property
+    def nodes(self) -> tuple[str, ...]:
+        """Every node known: from devices and from Node objects, sorted."""
+        names = {d.node for d in self.devices if d.node is not None} | set(self.node_labels)
+        return tuple(sorted(names))
+
+    def merged(self, other: Inventory) -> Inventory:
+        """Both inventories' devices (e.g. real slices plus predictions for other nodes)."""
+        labels = {**self.node_labels, **other.node_labels}
+        source = self.source if self.source == other.source else "mixed"
+        return Inventory(_ordered(self.devices + other.devices),
+                         {**self.counter_sets, **other.counter_sets}, labels, source,
+                         self.problems + other.problems, self.notes + other.notes)
+
+
+# --- parsing ----------------------------------------------------------------------------------
+
+def parse_inventory(objects: Iterable[Mapping[str, Any]], source: str = "file") -> Inventory:
+    """An inventory from ResourceSlices (any resource.k8s.io version, also inside ``List`` /
+    ``ResourceSliceList`` objects); Node objects contribute node names and labels; everything
+    else is ignored."""
+    slices: list[Mapping[str, Any]] = []
+    labels: dict[str, Mapping[str, str]] = {}
+    for obj, _ in expand_lists(objects):
+        kind = obj.get("kind")
+        api_version = str(obj.get("apiVersion", ""))
+        if kind == "ResourceSlice" and api_version.startswith("resource.k8s.io/"):
+            slices.append(obj)
+        elif kind == "Node" and obj.get("apiVersion") == "v1":
+            name = as_mapping(obj.get("metadata")).get("name")
+            if isinstance(name, str):
+                labels[name] = {str(k): str(v) for k, v in
+                                as_mapping(as_mapping(obj.get("metadata")).get("labels")).items()}
+    devices, counters, problems = _parse_slices(slices)
+    return Inventory(_ordered(devices), counters, labels, source, tuple(problems))
+
+
+def _pool_key(spec: Mapping[str, Any]) -> tuple[str, str]:
+    return (str(spec.get("driver", "")), str(as_mapping(spec.get("pool")).get("name", "")))
+
+
+def _parse_slices(slices: list[Mapping[str, Any]]) -> tuple[
+        list[Device], dict[tuple[str, str, str], Mapping[str, Fraction]], list[str]]:
+    problems: list[str] = []
+    pools: dict[tuple[str, str], list[Mapping[str, Any]]] = defaultdict(list)
+    for obj in slices:
+        spec = as_mapping(obj.get("spec"))
+        driver, pool = _pool_key(spec)
+        if not driver or not pool:
+            problems.append(f"ResourceSlice {_name(obj)}: no spec.driver or spec.pool.name; "
+                            "skipped")
+            continue
+        pools[(driver, pool)].append(obj)
+    devices: list[Device] = []
+    counters: dict[tuple[str, str, str], Mapping[str, Fraction]] = {}
+    for (driver, pool), members in sorted(pools.items()):
+        newest = max(_generation(m) for m in members)
+        current = [m for m in members if _generation(m) == newest]
+        expected = _int(as_mapping(as_mapping(current[0].get("spec")).get("pool"))
+                        .get("resourceSliceCount"), default=1)
+        if len(current) < expected:
+            problems.append(f"pool {driver}/{pool} is incomplete ({len(current)} of {expected} "
+                            "slices of its newest generation): the allocator allocates nothing "
+                            "from it until the driver has published all of them")
+            continue
+        for obj in sorted(current, key=_name):
+            spec = as_mapping(obj.get("spec"))
+            for counter_set in spec.get("sharedCounters") or ():
+                counter_set = as_mapping(counter_set)
+                values = {str(k): _quantity(as_mapping(v).get("value"))
+                          for k, v in as_mapping(counter_set.get("counters")).items()}
+                counters[(driver, pool, str(counter_set.get("name", "")))] = MappingProxyType(
+                    {k: v for k, v in values.items() if v is not None})
+            for index, raw in enumerate(spec.get("devices") or ()):
+                try:
+                    devices.append(_device(driver, pool, obj, spec, as_mapping(raw)))
+                except ValueError as exc:
+                    problems.append(f"ResourceSlice {_name(obj)} device #{index}: {exc}; skipped")
+    return devices, counters, problems
+
+
+def _device(driver: str, pool: str, obj: Mapping[str, Any], spec: Mapping[str, Any],
+            raw: Mapping[str, Any]) -> Device:
+    body = as_mapping(raw.get("basic")) if "basic" in raw else raw  # v1beta1 / v1alpha3
+    name = raw.get("name")
+    if not isinstance(name, str) or not name:
+        raise ValueError("no name")
+    placement = raw if spec.get("perDeviceNodeSelection") else spec
+    node = placement.get("nodeName")
+    node = node if isinstance(node, str) and node else None
+    selector = placement.get("nodeSelector")
+    attributes = {str(k): _attribute(k, v) for k, v in as_mapping(body.get("attributes")).items()}
+    capacity: dict[str, Fraction] = {}
+    policies: dict[str, RequestPolicy] = {}
+    for key, value in as_mapping(body.get("capacity")).items():
+        if isinstance(value, Mapping):
+            quantity = _quantity(value.get("value"))
+            policy = value.get("requestPolicy")
+            if isinstance(policy, Mapping):
+                policies[str(key)] = _policy(policy)
+        else:  # v1alpha3: a plain quantity
+            quantity = _quantity(value)
+        if quantity is None:
+            raise ValueError(f"capacity {key!r} is not a quantity")
+        capacity[str(key)] = quantity
+    consumes = tuple(
+        CounterConsumption(str(as_mapping(c).get("counterSet", "")), MappingProxyType(
+            {str(k): q for k, v in as_mapping(as_mapping(c).get("counters")).items()
+             if (q := _quantity(as_mapping(v).get("value"))) is not None}))
+        for c in body.get("consumesCounters") or () if isinstance(c, Mapping))
+    taints = tuple(Taint(str(t.get("key", "")), str(t.get("value", "")), str(t.get("effect", "")))
+                   for t in body.get("taints") or () if isinstance(t, Mapping))
+    return Device(driver, pool, name, node, MappingProxyType(attributes),
+                  MappingProxyType(capacity), body.get("allowMultipleAllocations") is True,
+                  MappingProxyType(policies), consumes, taints,
+                  slice_name=_name(obj),
+                  node_selector=selector if isinstance(selector, Mapping) else None)
+
+
+def _attribute(key: Any, value: Any) -> AttributeValue:
+    value = as_mapping(value)
+    for kind in _ATTRIBUTE_KINDS:
+        if kind in value:
+            return _typed(key, kind, value[kind])
+    for kind, single in _LIST_KINDS.items():
+        if kind in value and isinstance(value[kind], list):
+            return tuple(_typed(key, single, v) for v in value[kind])
+    raise ValueError(f"attribute {key!r} has no int/bool/string/version value")
+
+
+def _typed(key: Any, kind: str, value: Any) -> AttributeValue:
+    if kind == "version":
+        try:
+            return Version.parse(str(value))
+        except ValueError:
+            raise ValueError(f"attribute {key!r}: {value!r} is not a semantic version") from None
+    if kind == "int":
+        if isinstance(value, bool) or not isinstance(value, int):
+            raise ValueError(f"attribute {key!r}: {value!r} is not an int")
+        return value
+    if kind == "bool":
+        if not isinstance(value, bool):
+            raise ValueError(f"attribute {key!r}: {value!r} is not a bool")
+        return value
+    return str(value)
+
+
+def _policy(policy: Mapping[str, Any]) -> RequestPolicy:
+    valid_range = policy.get("validRange")
+    rng = as_mapping(valid_range)
+    return RequestPolicy(
+        default=_quantity(policy.get("default")),
+        valid_values=tuple(q for v in policy.get("validValues") or ()
+                           if (q := _quantity(v)) is not None),
+        minimum=_quantity(rng.get("min")) if isinstance(valid_range, Mapping) else None,
+        maximum=_quantity(rng.get("max")),
+        step=_quantity(rng.get("step")))
+
+
+def _quantity(value: Any) -> Fraction | None:
+    if isinstance(value, bool) or value is None:
+        return None
+    if isinstance(value, int):
+        return Fraction(value)
+    if isinstance(value, float):
+        return Fraction(value)
+    return parse_quantity(str(value).strip())
+
+
+def _int(value: Any, default: int = 0) -> int:
+    return value if isinstance(value, int) and not isinstance(value, bool) else default
+
+
+def _generation(obj: Mapping[str, Any]) -> int:
+    return _int(as_mapping(as_mapping(obj.get("spec")).get("pool")).get("generation"))
+
+
+def _name(obj: Mapping[str, Any]) -> str:
+    return str(as_mapping(obj.get("metadata")).get("name", ""))
+
+
+def _ordered(devices: Iterable[Device]) -> tuple[Device, ...]:
+    """The allocator's search order: pools by (driver, pool), slices by name, then as listed
+    (sorted() is stable, so the order inside a slice is kept)."""
+    return tuple(sorted(devices, key=lambda d: (d.driver, d.pool, d.slice_name)))

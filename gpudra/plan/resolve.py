@@ -1,0 +1,124 @@
+"""Requests joined with the devices they select: the input of the placement simulation.
+
+Each request (or ``firstAvailable`` alternative) of each distinct claim spec is resolved once:
+its DeviceClass is looked up (a missing class is an error of the claim), the class and request
+selectors are evaluated by :class:`~gpudra.plan.matching.Matcher`, and the matching devices are
+split per node, network-attached ones apart. Capacity requests while DRAConsumableCapacity is
+off are an error, as in the allocator (kubernetes/dynamic-resource-allocation @
+kubernetes-1.36.2, ``allocator_incubating.go``: "has capacity requests, but the
+DRAConsumableCapacity feature is disabled").
+"""
+
+from __future__ import annotations
+
+from collections import defaultdict
+from collections.abc import Mapping
+from dataclasses import dataclass
+
+from gpudra.plan.demand import Constraint, Demand, DeviceClass, PodClaim, Request
+from gpudra.plan.matching import Matcher, SetResult
+
+
+@dataclass(frozen=True, eq=False)
+class Alternative:
+    """One request, or one ``firstAvailable`` subrequest, joined with the devices it selects."""
+
+    parent: str
+    sub: str | None
+    request: Request
+    device_class: DeviceClass | None
+    selected: SetResult
+    by_node: Mapping[str, tuple[int, ...]]
+    network: tuple[int, ...]
+
+    @property
+    def name(self) -> str:
+        return f"{self.parent}/{self.sub}" if self.sub else self.parent
+
+    @property
+    def key(self) -> tuple:
+        cls = self.device_class
+        return (self.request.device_class, cls.selectors if cls else (), self.request.selectors)
+
+    def max_on_one_node(self) -> int:
+        return max((len(v) for v in self.by_node.values()), default=0) + len(self.network)
+
+
+@dataclass(frozen=True, eq=False)
+class ResolvedRequest:
+    name: str
+    alternatives: tuple[Alternative, ...]
+    first_available: bool = False
+
+
+@dataclass(frozen=True, eq=False)
+class ResolvedClaim:
+    name: str  # the pod's name for the claim
+    source: str
+    requests: tuple[ResolvedRequest, ...]
+    constraints: tuple[Constraint, ...] = ()
+    shared: tuple[str, str] | None = None
+    errors: tuple[str, ...] = ()
+
+
+def resolve(demand: Demand, matcher: Matcher, consumable_capacity: bool = True
+            ) -> dict[int, ResolvedClaim]:
+    """Every claim spec of the demand resolved once (keyed by ``id(PodClaim.spec)``; claims
+    without a spec are resolved per pod claim by :func:`resolve_claim`)."""
+    out: dict[int, ResolvedClaim] = {}
+    splits: dict[int, tuple] = {}
+    for workload in demand.workloads:
+        for group in workload.groups:
+            for claim in group.claims:
+                if claim.spec is not None and id(claim.spec) not in out:
+                    out[id(claim.spec)] = resolve_claim(claim, demand, matcher,
+                                                        consumable_capacity, splits)
+    return out
+
+
+def resolve_claim(claim: PodClaim, demand: Demand, matcher: Matcher,
+                  consumable_capacity: bool = True, splits: dict[int, tuple] | None = None
+                  ) -> ResolvedClaim:
+    if claim.spec is None:
+        return ResolvedClaim(claim.name, claim.source, (), (), claim.shared,
+                             (claim.problem or "claim not found",))
+    errors = list(claim.spec.problems)
+    requests = []
+    for request in claim.spec.requests:
+        alternatives = []
+        for alt in request.alternatives:
+            sub = alt.name if request.subrequests else None
+            device_class = demand.classes.get(alt.device_class)
+            label = f"request {request.name}" + (f"/{sub}" if sub else "")
+            if device_class is None:
+                if alt.device_class:
+                    errors.append(f"{label}: DeviceClass {alt.device_class!r} not found")
+                selected = SetResult((), 0)
+            else:
+                selected = matcher.select(device_class.name, device_class.selectors,
+                                          alt.selectors)
+            if alt.capacity and not consumable_capacity:
+                errors.append(f"{label}: has capacity requests, but the DRAConsumableCapacity "
+                              "feature is disabled")
+            by_node, network = _split(selected, matcher, {} if splits is None else splits)
+            alternatives.append(Alternative(request.name, sub, alt, device_class, selected,
+                                            by_node, network))
+        requests.append(ResolvedRequest(request.name, tuple(alternatives),
+                                        bool(request.subrequests)))
+    return ResolvedClaim(claim.name, claim.source, tuple(requests), claim.spec.constraints,
+                         claim.shared, tuple(errors))
+
+
+def _split(selected: SetResult, matcher: Matcher, cache: dict[int, tuple]
+           ) -> tuple[Mapping[str, tuple[int, ...]], tuple[int, ...]]:
+    """Matching devices per node, and the network-attached ones (cached per selection)."""
+    found = cache.get(id(selected))
+    if found is None:
+        by_node: dict[str, list[int]] = defaultdict(list)
+        network: list[int] = []
+        for index in selected.matching:
+            node = matcher.devices[index].node
+            (network if node is None else by_node[node]).append(index)
+        found = ({k: tuple(v) for k, v in by_node.items()}, tuple(network))
+        cache[id(selected)] = found
+    return found
