@@ -29,7 +29,6 @@ import os
 import platform
 import sys
 import tempfile
-import time
 from collections import Counter
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))

@@ -10,7 +10,6 @@ from __future__ import annotations
 
 import enum
 import re
-from collections.abc import Mapping
 from dataclasses import dataclass
 
 GPU = "nvidia.com/gpu"
@@ -58,25 +57,6 @@ def classify(name: str) -> DeviceResource | None:
     if OTHER_VENDORS.match(name):
         return DeviceResource(name, DeviceKind.OTHER_VENDOR)
     return None
-
-
-def uses_nvidia_devices(resources: object) -> bool:
-    """Whether a container's `resources` asks the device plugin for NVIDIA devices.
-
-    A zero count allocates nothing (GPU107), so it does not make a GPU container.
-    """
-    from gpudra.quantity import parse_device_count
-
-    if not isinstance(resources, Mapping):
-        return False
-    for section in ("limits", "requests"):
-        values = resources.get(section)
-        for name, value in values.items() if isinstance(values, Mapping) else ():
-            device = classify(name)
-            if device is not None and device.is_nvidia_device_plugin and \
-                    parse_device_count(value).value != 0:
-                return True
-    return False
 
 
 def _driver_profile(resource_profile: str) -> str:

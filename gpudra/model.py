@@ -50,6 +50,21 @@ class ExitCode(enum.IntEnum):
 
 
 @dataclass(frozen=True, slots=True)
+class ClusterInfo:
+    """What the cluster says of a live object beyond its manifest.
+
+    A finding about a pod template belongs to the top controller (Pod -> ReplicaSet ->
+    Deployment), reported once with the pods it runs; `managed_by` names the tool that owns the
+    object's manifest (Helm, Argo CD, kubectl apply): that is where a change must be made.
+    """
+
+    replicas: int | None = None
+    running_pods: int = 0
+    nodes: tuple[str, ...] = ()   # nodes running its pods that hold device-plugin GPUs
+    managed_by: str | None = None
+
+
+@dataclass(frozen=True, slots=True)
 class Finding:
     """One problem, located as precisely as the source allows.
 
@@ -71,7 +86,8 @@ class Finding:
     hint: str | None = None
     path: str | None = None
     template: str | None = None
-    source: str = "file"
+    source: str = "file"          # file | cluster
+    cluster: ClusterInfo | None = None  # replicas, pods, nodes, manager of a live object
 
     def sort_key(self) -> tuple:
         return (self.file or "", self.line or 0, self.rule, self.container or "")
@@ -104,6 +120,7 @@ class WorkloadStatus:
     namespace: str | None
     device_plugin: bool
     dra: bool
+    source: str = "file"
 
 
 @dataclass(frozen=True, slots=True)

@@ -6,6 +6,8 @@ from collections.abc import Iterator, Mapping
 from dataclasses import dataclass
 from typing import Any, Protocol
 
+from gpudra.model import ClusterInfo
+
 PathT = tuple  # keys (str) and list indexes (int)
 
 
@@ -16,23 +18,22 @@ class LineIndex(Protocol):
     def get(self, path: PathT, default: int | None = None, /) -> int | None: ...
 
 
-@dataclass(frozen=True)
-class ManifestObject:
-    """One Kubernetes object from a manifest (a ``kind: List`` item is an object of its own).
+class SourceObject:
+    """A Kubernetes object as rules see it, wherever it came from (a file or the cluster).
 
-    `base` is where the object sits inside its document (``("items", 3)`` for a List item);
-    `lines` maps document paths to 1-based file lines.
+    Subclasses hold `data` and say where the object is: `file`/`line_of` for manifests, `cluster`
+    for live objects (their findings have no file and no line).
     """
 
+    # Declared here, given by each subclass (as fields or class attributes).
     data: Mapping[str, Any]
-    file: str
-    first_line: int
-    lines: LineIndex
-    text: str
-    base: PathT = ()
-    template: str | None = None
-    listing: bool = False  # a List (or top-level array): object rules skip it, text rules read it
-    in_list: bool = False  # an item of a List: text rules skip it (its List was read already)
+    source: str          # "file" or "cluster"
+    file: str | None
+    text: str            # the document's text, for rules that read text; "" for live objects
+    template: str | None
+    listing: bool        # a List (or top-level array): object rules skip it, text rules read it
+    in_list: bool        # an item of a List: text rules skip it (its List was read already)
+    cluster: ClusterInfo | None
 
     @property
     def api_version(self) -> str:
@@ -68,6 +69,40 @@ class ManifestObject:
         value = self.metadata.get("annotations")
         return value if isinstance(value, Mapping) else {}
 
+    @property
+    def identity(self) -> tuple:
+        """What tells this object from every other one in a run."""
+        raise NotImplementedError
+
+    def line_of(self, path: PathT) -> int | None:
+        """The 1-based line of `path` in its file; None where the object has no file."""
+        return None
+
+
+@dataclass(frozen=True)
+class ManifestObject(SourceObject):
+    """One Kubernetes object from a manifest (a ``kind: List`` item is an object of its own).
+
+    `base` is where the object sits inside its document (``("items", 3)`` for a List item);
+    `lines` maps document paths to 1-based file lines.
+    """
+
+    data: Mapping[str, Any]
+    file: str
+    first_line: int
+    lines: LineIndex
+    text: str
+    base: PathT = ()
+    template: str | None = None
+    listing: bool = False
+    in_list: bool = False
+    source = "file"
+    cluster = None
+
+    @property
+    def identity(self) -> tuple:
+        return (self.file, self.first_line, self.base)
+
     def line_of(self, path: PathT) -> int:
         """Line of the deepest recorded key on `path` (merge keys and aliases have no own line)."""
         full = self.base + tuple(path)
@@ -77,6 +112,24 @@ class ManifestObject:
                 return line
             full = full[:-1]
         return self.first_line
+
+
+@dataclass(frozen=True)
+class ClusterObject(SourceObject):
+    """A live object read from the API server (a top-level controller, or a bare pod)."""
+
+    data: Mapping[str, Any]
+    cluster: ClusterInfo | None = None
+    source = "cluster"
+    file = None
+    text = ""
+    template = None
+    listing = False
+    in_list = False
+
+    @property
+    def identity(self) -> tuple:
+        return ("cluster", self.kind, self.namespace, self.name)
 
 
 @dataclass(frozen=True)

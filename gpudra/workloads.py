@@ -14,7 +14,6 @@ from collections.abc import Iterable, Iterator, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
-from gpudra.devices import classify
 from gpudra.errors import ConfigError
 from gpudra.objects import PathT
 
@@ -158,23 +157,9 @@ def _pod_spec(path: PathT, spec: Mapping[str, Any], single_keys: tuple[str, ...]
     return PodSpecRef(path, spec, tuple(containers))
 
 
-def _mappings(data: Any, limit: int, descend_into: Any = None) -> Iterator[tuple[PathT, Mapping[str, Any]]]:
-    """Every mapping in `data` with its path, depth-first, at most `limit` levels deep (which
-    also bounds the walk on recursive aliases). `descend_into(mapping)` may stop the descent."""
-    stack: list[tuple[PathT, Any]] = [((), data)]
-    while stack:
-        path, value = stack.pop()
-        if len(path) > limit:
-            continue
-        if isinstance(value, Mapping):
-            yield path, value
-            if descend_into is not None and not descend_into(value):
-                continue
-            stack.extend((path + (k,), v) for k, v in value.items()
-                         if isinstance(v, (Mapping, list)) and isinstance(k, str))
-        elif isinstance(value, list):
-            stack.extend((path + (i,), v) for i, v in enumerate(value)
-                         if isinstance(v, (Mapping, list)))
+# Top-level fields that never hold a pod spec: the walk skips them (managedFields and status
+# are most of a live object's size).
+_NOT_POD_SPECS = frozenset({"metadata", "status"})
 
 
 def _is_pod_like(value: Mapping[str, Any]) -> bool:
@@ -183,56 +168,20 @@ def _is_pod_like(value: Mapping[str, Any]) -> bool:
 
 
 def _generic_pod_specs(data: Any, limit: int = 12) -> Iterator[tuple[PathT, Mapping[str, Any]]]:
-    for path, value in _mappings(data, limit, descend_into=lambda m: not _is_pod_like(m)):
-        if _is_pod_like(value):
-            yield path, value
-
-
-def resource_holders(data: Any, limit: int = 14) -> Iterator[tuple[PathT, Mapping[str, Any]]]:
-    """Mappings with a ``resources: {limits|requests: ...}`` block, wherever they are.
-
-    CRDs such as NIMService or InferenceModel put resources on the spec itself; this search
-    finds them when no table entry does.
-    """
-    for path, value in _mappings(data, limit):
-        resources = value.get("resources")
-        if isinstance(resources, Mapping) and (isinstance(resources.get("limits"), Mapping)
-                                               or isinstance(resources.get("requests"), Mapping)):
-            yield path, value
-
-
-# Where a resource-like key is a label, a selector or data, never a request.
-_NOT_REQUESTS = frozenset({"metadata", "labels", "annotations", "nodeSelector", "matchLabels",
-                           "selector", "data", "stringData", "binaryData"})
-_DATA_KINDS = frozenset({"ConfigMap", "Secret"})
-
-
-def device_keys(data: Any, limit: int = 16) -> Iterator[tuple[PathT, str, Any]]:
-    """Every mapping entry whose key names an NVIDIA device-plugin resource, wherever it is.
-
-    Some CRDs hold requests in fields of their own shape (Kubeflow TrainJob's
-    ``spec.trainer.resourcesPerNode.limits``): no pod spec and no ``resources:`` key. Whatever
-    the pre-scan saw must still be reported, so this search keys on the resource name alone,
-    skipping labels, selectors and ConfigMap/Secret data, where such keys are not requests.
-    """
-    if isinstance(data, Mapping) and data.get("kind") in _DATA_KINDS:
-        return
+    """Mappings with a `containers` list, wherever they are, at most `limit` levels deep (which
+    also bounds the walk on recursive aliases); the walk does not descend into what it found."""
     stack: list[tuple[PathT, Any]] = [((), data)]
     while stack:
         path, value = stack.pop()
         if len(path) > limit:
             continue
         if isinstance(value, Mapping):
-            for key, item in value.items():
-                if not isinstance(key, str) or key in _NOT_REQUESTS:
-                    continue
-                if key.startswith("nvidia.com/"):
-                    device = classify(key)
-                    if device is not None and device.is_nvidia_device_plugin:
-                        yield path + (key,), key, item
-                        continue
-                if isinstance(item, (Mapping, list)):
-                    stack.append((path + (key,), item))
+            if _is_pod_like(value):
+                yield path, value
+                continue
+            stack.extend((path + (k,), v) for k, v in value.items()
+                         if isinstance(v, (Mapping, list)) and isinstance(k, str)
+                         and (path or k not in _NOT_POD_SPECS))
         elif isinstance(value, list):
             stack.extend((path + (i,), v) for i, v in enumerate(value)
                          if isinstance(v, (Mapping, list)))

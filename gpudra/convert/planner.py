@@ -18,7 +18,7 @@ from gpudra.convert.naming import ObjectNames, free_name, namespace_of, pod_suff
 from gpudra.convert.nodes import NodeDocument, PathT
 from gpudra.convert.ops import Append, Delete, Extend, Op
 from gpudra.convert.placement import MEMORY_LABEL, Placement, PlacementBlocked, plan_placement
-from gpudra.convert.quotas import plan_quota, quota_path
+from gpudra.convert.quotas import plan_quota
 from gpudra.convert.records import (
     Blocked,
     ConvertOptions,
@@ -29,8 +29,9 @@ from gpudra.convert.records import (
 from gpudra.convert.requests import DeviceNeed, build_claim, container_label, find_needs
 from gpudra.dra import emit
 from gpudra.dra.selectors import min_memory_selector, product_prefix_selector
-from gpudra.objects import dig
-from gpudra.workloads import PodSpecRef, WorkloadTable, device_keys
+from gpudra.objects import dig, format_path
+from gpudra.gpu_use import ObjectUse, quota_path, read_object
+from gpudra.workloads import PodSpecRef, WorkloadTable
 
 __all__ = ["Blocked", "ConvertOptions", "ObjectPlan", "Planner", "WorkloadResult", "quota_path"]
 
@@ -86,11 +87,11 @@ class Planner:
 
     def _workload(self, file: str, data: Mapping[str, Any], base: PathT, doc: NodeDocument,
                   group: str, kind: str) -> ObjectPlan:
-        specs = self.table.pod_specs(group, kind, data)
+        use = read_object(self.table, group, kind, data)
         try:
-            found = [(spec, find_needs(spec)) for spec in specs]  # raises Blocked
+            found = [(pod.spec, find_needs(pod)) for pod in use.pods]  # raises Blocked
             found = [(spec, needs) for spec, needs in found if needs]
-            outside = _outside_requests(data, specs)
+            outside = _outside(use)
             if not found and not outside:
                 return ObjectPlan()
             if outside:
@@ -331,17 +332,11 @@ def _mentions_nvidia(data: Any) -> bool:
     return "nvidia.com/" in repr(data)
 
 
-def _outside_requests(data: Mapping[str, Any], specs: list[PodSpecRef]) -> str | None:
+def _outside(use: ObjectUse) -> str | None:
     """Where a device-plugin request sits outside every pod spec's containers, if anywhere."""
-    covered = [c.path for s in specs for c in s.containers]
-    for path, _, _ in device_keys(data):
-        if not any(path[: len(c)] == c for c in covered):
-            holder = path[:-1]
-            if holder and holder[-1] in ("limits", "requests"):
-                holder = holder[:-1]
-            if holder and holder[-1] == "resources":
-                holder = holder[:-1]
-            return ".".join(str(p) for p in holder) or "the object"
+    for request in use.stray:
+        if request.nvidia:
+            return format_path(request.container.path) or "the object"
     return None
 
 

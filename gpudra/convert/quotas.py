@@ -12,49 +12,36 @@ from typing import Any
 from gpudra.convert.ops import Append, Delete
 from gpudra.convert.edits import prune
 from gpudra.convert.records import ObjectPlan, result_for
-from gpudra.devices import classify
 from gpudra.dra import emit
+from gpudra.gpu_use import quota_keys, quota_path
 from gpudra.objects import PathT, dig
-from gpudra.quantity import parse_device_count
-
-
-def quota_path(data: Mapping[str, Any]) -> PathT | None:
-    """Where a quota object keeps its `hard` limits; None for anything else."""
-    kind = data.get("kind")
-    group = str(data.get("apiVersion", "")).rpartition("/")[0]
-    if kind == "ResourceQuota" and group == "":
-        return ("spec", "hard")
-    if kind == "Profile" and group == "kubeflow.org":
-        return ("spec", "resourceQuotaSpec", "hard")
-    return None
 
 
 def plan_quota(file: str, data: Mapping[str, Any], base: PathT, *, keep: bool,
                asked: bool) -> ObjectPlan:
     """`keep`: the device-plugin keys stay (asked for, or device-plugin pods may remain)."""
     hard_path = quota_path(data)
-    hard = dig(data, *hard_path) if hard_path is not None else None
-    if not isinstance(hard, Mapping):
+    if hard_path is None:
         return ObjectPlan()
+    hard = dig(data, *hard_path)
     # Per class: the sum of the requests. keys, and of the limits./bare keys.
     enforced: dict[str, int] = {}
     stated: dict[str, int] = {}
     old: list[str] = []
     profiles: set[str] = set()
-    for key, value in hard.items():
-        name = quota_resource(str(key))
-        device = classify(name)
-        if device is None or not device.is_nvidia_device_plugin:
+    for quota in quota_keys(data):
+        if not quota.device.is_nvidia_device_plugin:
             continue
-        count = parse_device_count(value)
+        count = quota.count
         if count.value is None:
-            return ObjectPlan(result=result_for(file, data, "blocked",
-                                                reason=f"quota {key}: {value!r} is not a whole number"))
-        old.append(key)
-        if device.mig_profile is not None:
-            profiles.add(device.mig_profile)
-        cls = emit.MIG_CLASS if device.mig_profile is not None else emit.GPU_CLASS
-        sums = enforced if str(key).startswith("requests.") else stated
+            return ObjectPlan(result=result_for(
+                file, data, "blocked", reason=f"quota {quota.key}: {quota.value!r} is not a "
+                "whole number"))
+        old.append(quota.key)
+        if quota.device.mig_profile is not None:
+            profiles.add(quota.device.mig_profile)
+        cls = emit.MIG_CLASS if quota.device.mig_profile is not None else emit.GPU_CLASS
+        sums = enforced if quota.scope == "requests" else stated
         sums[cls] = sums.get(cls, 0) + count.value
     if not old:
         return ObjectPlan()
@@ -97,5 +84,3 @@ def plan_quota(file: str, data: Mapping[str, Any], base: PathT, *, keep: bool,
     return plan
 
 
-def quota_resource(key: str) -> str:
-    return key.partition(".")[2] if key.startswith(("requests.", "limits.")) else key

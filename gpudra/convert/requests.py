@@ -17,17 +17,18 @@ server-side apply (Flux, Argo CD, `kubectl apply --server-side`), which refuses 
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping
+from collections.abc import Callable
 from dataclasses import dataclass, field
 
 from gpudra.convert.naming import free_name
 from gpudra.convert.records import Blocked
-from gpudra.devices import DeviceKind, classify
+from gpudra.devices import DeviceKind
 from gpudra.dra import emit
 from gpudra.dra.versions import TargetVersion
 from gpudra.objects import PathT
 from gpudra.quantity import parse_device_count
-from gpudra.workloads import ContainerRef, PodSpecRef
+from gpudra.gpu_use import PodSpecUse
+from gpudra.workloads import ContainerRef
 
 GPU_CLASS = emit.GPU_CLASS
 MIG_CLASS = emit.MIG_CLASS
@@ -53,45 +54,39 @@ class DeviceNeed:
         return MIG_CLASS if self.mig else GPU_CLASS
 
 
-def find_needs(spec: PodSpecRef) -> list[DeviceNeed]:
+def find_needs(pod: PodSpecUse) -> list[DeviceNeed]:
     """The NVIDIA device-plugin requests of a pod spec. Raises Blocked where gpudra would have
     to guess (placeholders, requests without limits, differing counts, HAMi resources)."""
     found: list[DeviceNeed] = []
-    for container in spec.containers:
-        resources = container.data.get("resources")
-        if not isinstance(resources, Mapping):
-            continue
-        limits = _mapping(resources.get("limits"))
-        requests = _mapping(resources.get("requests"))
-        for name in dict.fromkeys([*limits, *requests]):
-            device = classify(name)
-            if device is None or device.kind is DeviceKind.OTHER_VENDOR:
+    for use in pod.containers:
+        container = use.container
+        for request in use.requests:
+            device, name = request.device, request.resource
+            if device.kind is DeviceKind.OTHER_VENDOR:
                 continue
             label = container_label(container)
             if device.kind is DeviceKind.OTHER_NVIDIA:
                 raise Blocked(f"{label}: {name} has no DRA equivalent in the NVIDIA driver")
-            if name not in limits:
+            if not request.in_limits:
                 raise Blocked(f"{label}: {name} is in requests without a limit")
-            count = parse_device_count(limits[name])
+            count = parse_device_count(request.limit)
             if count.templated:
-                raise Blocked(f"{label}: {name} count {limits[name]!r} is a placeholder")
+                raise Blocked(f"{label}: {name} count {request.limit!r} is a placeholder")
             if count.value is None:
-                raise Blocked(f"{label}: {name} count {limits[name]!r} is {count.invalid}")
-            if name in requests and parse_device_count(requests[name]).value != count.value:
+                raise Blocked(f"{label}: {name} count {request.limit!r} is {count.invalid}")
+            if request.in_requests and \
+                    parse_device_count(request.request).value != count.value:
                 raise Blocked(f"{label}: {name} requests and limits differ")
             if count.value == 0:
                 continue  # asks for nothing; leaving it changes nothing
             if container.ephemeral:
                 raise Blocked(f"ephemeral container {label!r} requests {name}: the API server "
                               "rejects resources on ephemeral containers; remove the request")
-            paths = [container.path + ("resources", "limits", name)]
-            if name in requests:
-                paths.append(container.path + ("resources", "requests", name))
             shared = device.kind is DeviceKind.SHARED
             # DRA has no replica count: a time-slicing/MPS replica becomes one shared device.
-            found.append(DeviceNeed(container, name, 1 if shared else count.value, tuple(paths),
-                                    shared, device.mig_profile is not None, device.mig_profile,
-                                    count.value))
+            found.append(DeviceNeed(container, name, 1 if shared else count.value,
+                                    request.paths, shared, device.mig_profile is not None,
+                                    device.mig_profile, count.value))
     return found
 
 
@@ -225,5 +220,3 @@ def container_label(container: ContainerRef) -> str:
     return str(last) if isinstance(last, str) else "main"
 
 
-def _mapping(value: object) -> Mapping:
-    return value if isinstance(value, Mapping) else {}

@@ -13,7 +13,8 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from gpudra.model import Finding, RuleInfo, Severity, WorkloadStatus
-from gpudra.objects import ManifestObject, PathT, TemplateText, format_path
+from gpudra.gpu_use import ObjectUse, read_object
+from gpudra.objects import PathT, SourceObject, TemplateText, format_path
 from gpudra.workloads import PodSpecRef, WorkloadTable
 
 SUPPRESS_ANNOTATION = "gpudra.io/ignore"
@@ -35,10 +36,10 @@ class Checker:
 
     rules: tuple[RuleInfo, ...] = ()
 
-    def check_object(self, obj: ManifestObject, ctx: AuditContext) -> None:
+    def check_object(self, obj: SourceObject, ctx: AuditContext) -> None:
         """Called for every object (List items included, the List itself excluded)."""
 
-    def check_document(self, obj: ManifestObject, ctx: AuditContext) -> None:
+    def check_document(self, obj: SourceObject, ctx: AuditContext) -> None:
         """Called once per parsed document, for rules that read its text."""
 
     def check_template(self, text: TemplateText, ctx: AuditContext) -> None:
@@ -66,34 +67,38 @@ class AuditContext:
     workloads: dict[tuple, WorkloadStatus] = field(default_factory=dict)
     # One-slot caches: checkers visit one object in a row. Keyed by identity of the data they
     # hold on to, so a recycled id() can never return another object's results.
-    _pod_specs: tuple[Any, list[PodSpecRef]] | None = None
+    _gpu_use: tuple[Any, ObjectUse] | None = None
     _suppressions: tuple[Any, Mapping[str, str]] | None = None
 
     def enabled(self, rule_id: str) -> bool:
         return rule_id not in self.settings.disabled
 
-    def pod_specs(self, obj: ManifestObject) -> list[PodSpecRef]:
-        if self._pod_specs is None or self._pod_specs[0] is not obj.data:
-            self._pod_specs = (obj.data, self.table.pod_specs(obj.group, obj.kind, obj.data))
-        return self._pod_specs[1]
+    def gpu_use(self, obj: SourceObject) -> ObjectUse:
+        """How `obj` uses GPUs (gpudra.gpu_use), read once for every checker."""
+        if self._gpu_use is None or self._gpu_use[0] is not obj.data:
+            self._gpu_use = (obj.data, read_object(self.table, obj.group, obj.kind, obj.data))
+        return self._gpu_use[1]
 
-    def note_workload(self, obj: ManifestObject, *, device_plugin: bool = False,
+    def pod_specs(self, obj: SourceObject) -> list[PodSpecRef]:
+        return [pod.spec for pod in self.gpu_use(obj).pods]
+
+    def note_workload(self, obj: SourceObject, *, device_plugin: bool = False,
                       dra: bool = False) -> None:
-        key = (obj.file, obj.first_line, obj.base)
+        key = obj.identity
         old = self.workloads.get(key)
         if old is not None:
             device_plugin, dra = device_plugin or old.device_plugin, dra or old.dra
         self.workloads[key] = WorkloadStatus(obj.file, obj.kind, obj.name, obj.namespace,
-                                             device_plugin, dra)
+                                             device_plugin, dra, source=obj.source)
 
-    def emit(self, rule_id: str, where: ManifestObject | TemplateText, message: str, *,
+    def emit(self, rule_id: str, where: SourceObject | TemplateText, message: str, *,
              path: PathT = (), line: int | None = None, container: str | None = None,
              resource: str | None = None, quantity: int | None = None) -> None:
         """Record a hit unless the rule is disabled or the object suppresses it."""
         if rule_id in self.settings.disabled:
             return
         info = self.catalogue[rule_id]
-        if isinstance(where, ManifestObject):
+        if isinstance(where, SourceObject):
             if self._is_suppressed(where, rule_id):
                 self.suppressed += 1
                 return
@@ -103,7 +108,8 @@ class AuditContext:
                 line=line if line is not None else where.line_of(path),
                 kind=where.kind or None, name=where.name, namespace=where.namespace,
                 container=container, resource=resource, quantity=quantity, hint=info.hint,
-                path=format_path(path) if path else None, template=where.template)
+                path=format_path(path) if path else None, template=where.template,
+                source=where.source, cluster=where.cluster)
         else:
             finding = Finding(
                 rule=rule_id, severity=self.settings.severities.get(rule_id, info.severity),
@@ -111,7 +117,7 @@ class AuditContext:
                 quantity=quantity, hint=info.hint, template=where.chart)
         self.findings.append(finding)
 
-    def _is_suppressed(self, obj: ManifestObject, rule_id: str) -> bool:
+    def _is_suppressed(self, obj: SourceObject, rule_id: str) -> bool:
         if self._suppressions is None or self._suppressions[0] is not obj.data:
             self._suppressions = (obj.data,
                                   parse_suppressions(obj.annotations.get(SUPPRESS_ANNOTATION)))

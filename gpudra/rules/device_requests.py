@@ -2,15 +2,15 @@
 
 from __future__ import annotations
 
-from collections.abc import Mapping
 from typing import Any
 
-from gpudra.devices import HAMI_RESOURCES, DeviceKind, DeviceResource, classify
+from gpudra.devices import HAMI_RESOURCES, DeviceKind, DeviceResource
 from gpudra.model import Severity
-from gpudra.objects import ManifestObject, as_mapping, format_path
+from gpudra.gpu_use import DeviceRequest
+from gpudra.objects import SourceObject, format_path
 from gpudra.quantity import parse_device_count
 from gpudra.rules.base import AuditContext, Checker, rule
-from gpudra.workloads import ContainerRef, device_keys, resource_holders
+from gpudra.workloads import ContainerRef
 
 CATEGORY = "device requests"
 
@@ -194,91 +194,51 @@ _CLASSIFICATION_RULE = {DeviceKind.GPU: "GPU101", DeviceKind.MIG: "GPU102",
 class DeviceRequests(Checker):
     rules = (GPU101, GPU102, GPU103, GPU104, GPU105, GPU106, GPU107, GPU108, GPU109)
 
-    def check_object(self, obj: ManifestObject, ctx: AuditContext) -> None:
-        seen: set[tuple] = set()
-        for spec in ctx.pod_specs(obj):
-            uses_device_plugin = False
-            for container in spec.containers:
-                seen.add(container.path)
-                uses_device_plugin |= self._container(obj, container, ctx)
-            claims = spec.data.get("resourceClaims")
-            uses_dra = isinstance(claims, list) and bool(claims)
-            if uses_device_plugin or uses_dra:
-                ctx.note_workload(obj, device_plugin=uses_device_plugin, dra=uses_dra)
+    def check_object(self, obj: SourceObject, ctx: AuditContext) -> None:
+        use = ctx.gpu_use(obj)
+        for pod in use.pods:
+            for container in pod.containers:
+                for request in container.requests:
+                    self._request(obj, request, ctx)
+            if pod.device_plugin or pod.dra:
+                ctx.note_workload(obj, device_plugin=pod.device_plugin, dra=pod.dra)
         if obj.kind in _NOT_WORKLOADS:
             return
-        # Resources outside any known pod spec (CRDs that put them on their own spec).
-        for path, holder in resource_holders(obj.data):
-            if not _under(path, seen):
-                seen.add(path)
-                if self._container(obj, ContainerRef(path, holder, False, outside=True), ctx):
-                    ctx.note_workload(obj, device_plugin=True)
-        # Requests in shapes of their own (no `resources:` key): the resource name is enough.
-        for path, name, raw in device_keys(obj.data):
-            if not _under(path, seen):
-                self._stray(obj, path, name, raw, ctx)
+        # Requests outside any known pod spec: CRDs that put them on their own spec, or in
+        # fields of their own shape (Kubeflow TrainJob's resourcesPerNode).
+        for request in use.stray:
+            self._request(obj, request, ctx)
+            if request.allocates:
                 ctx.note_workload(obj, device_plugin=True)
 
     @staticmethod
-    def _stray(obj: ManifestObject, path: tuple, name: str, raw: Any, ctx: AuditContext) -> None:
-        device = classify(name)
-        count = parse_device_count(raw)
-        label = f"{format_path(path[:-1]) or 'the object'} (outside a known pod spec)"
+    def _request(obj: SourceObject, request: DeviceRequest, ctx: AuditContext) -> None:
+        container, name, count = request.container, request.resource, request.count
+        where = dict(path=request.path, container=None if container.outside else container.name,
+                     resource=name)
+        label = _describe(container)
+        if container.ephemeral:
+            label += " (the API server rejects resources on ephemeral containers)"
         if count.value == 0:
-            ctx.emit("GPU107", obj, f"{label} asks for 0 × {name}", path=path, resource=name,
-                     quantity=0)
+            ctx.emit("GPU107", obj, f"{label} asks for 0 × {name}", **where, quantity=0)
             return
-        ctx.emit(_CLASSIFICATION_RULE[device.kind], obj,
-                 _classification_message(label, device, count.value), path=path, resource=name,
+        ctx.emit(_CLASSIFICATION_RULE[request.device.kind], obj,
+                 _classification_message(label, request.device, count.value), **where,
                  quantity=count.value)
-
-    def _container(self, obj: ManifestObject, container: ContainerRef, ctx: AuditContext) -> bool:
-        resources = container.data.get("resources")
-        if not isinstance(resources, Mapping):
-            return False
-        limits = as_mapping(resources.get("limits"))
-        requests = as_mapping(resources.get("requests"))
-        uses_device_plugin = False
-        for name in dict.fromkeys([*limits, *requests]):
-            device = classify(name)
-            if device is None:
-                continue
-            in_limits = name in limits
-            section = "limits" if in_limits else "requests"
-            key_path = container.path + ("resources", section, name)
-            raw = limits[name] if in_limits else requests[name]
-            count = parse_device_count(raw)
-            where = dict(path=key_path, container=container.name, resource=name)
-            label = _describe(container)
-            if container.ephemeral:
-                label += " (the API server rejects resources on ephemeral containers)"
-            if count.value == 0:
-                ctx.emit("GPU107", obj, f"{label} asks for 0 × {name}", **where, quantity=0)
-                continue
-            uses_device_plugin |= device.is_nvidia_device_plugin
-            ctx.emit(_CLASSIFICATION_RULE[device.kind], obj,
-                     _classification_message(label, device, count.value), **where,
-                     quantity=count.value)
-            self._validity(obj, ctx, label, name, raw, count, limits, requests, where)
-        return uses_device_plugin
-
-    @staticmethod
-    def _validity(obj: ManifestObject, ctx: AuditContext, label: str, name: str, raw: Any,
-                  count: Any, limits: Mapping[str, Any], requests: Mapping[str, Any],
-                  where: dict[str, Any]) -> None:
         if count.templated:
-            ctx.emit("GPU106", obj, f"{label}: {name} quantity {raw!r} is a placeholder", **where)
-        elif count.invalid:
-            ctx.emit("GPU105", obj, f"{label}: {name} quantity {raw!r} is {count.invalid}",
+            ctx.emit("GPU106", obj, f"{label}: {name} quantity {request.raw!r} is a placeholder",
                      **where)
-        if name in requests and name not in limits:
+        elif count.invalid:
+            ctx.emit("GPU105", obj, f"{label}: {name} quantity {request.raw!r} is "
+                     f"{count.invalid}", **where)
+        if request.in_requests and not request.in_limits:
             ctx.emit("GPU104", obj,
                      f"{label}: {name} is in requests but not in limits (the API server "
                      "requires a limit for device resources)", **where, quantity=count.value)
-        elif name in requests and not _same_count(requests[name], limits[name]):
+        elif request.in_requests and not _same_count(request.request, request.limit):
             ctx.emit("GPU104", obj,
-                     f"{label}: {name} requests {requests[name]!r} but limits {limits[name]!r} "
-                     "(they must be equal)", **where, quantity=count.value)
+                     f"{label}: {name} requests {request.request!r} but limits "
+                     f"{request.limit!r} (they must be equal)", **where, quantity=count.value)
 
 
 def _classification_message(label: str, device: DeviceResource, value: int | None) -> str:
@@ -300,16 +260,12 @@ def _classification_message(label: str, device: DeviceResource, value: int | Non
 def _describe(container: ContainerRef) -> str:
     if container.outside:
         where = format_path(container.path) or "the object"
-        return f"{where} (resources outside a known pod spec)"
+        return f"{where} (outside a known pod spec)"
     kind = ("init container" if container.init else
             "ephemeral container" if container.ephemeral else "container")
     if container.name:
         return f"{kind} {container.name!r}"
     return f"{kind} at {format_path(container.path)}" if container.path else kind
-
-
-def _under(path: tuple, prefixes: set[tuple]) -> bool:
-    return any(path[: len(p)] == p for p in prefixes)
 
 
 def _same_count(a: Any, b: Any) -> bool:

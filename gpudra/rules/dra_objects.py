@@ -18,7 +18,7 @@ from gpudra.dra.attributes import (
 )
 from gpudra.dra.selector_check import selector_problems
 from gpudra.model import Severity
-from gpudra.objects import ManifestObject, PathT, as_mapping, format_path
+from gpudra.objects import SourceObject, PathT, as_mapping, format_path
 from gpudra.rules.base import AuditContext, Checker, rule
 from gpudra.workloads import ContainerRef, PodSpecRef
 
@@ -425,7 +425,7 @@ spec:
 class _ClaimUse:
     """A pod spec's reference to a claim or template, kept until the whole tree is read."""
 
-    obj: ManifestObject
+    obj: SourceObject
     path: PathT
     kind: str  # "ResourceClaim" | "ResourceClaimTemplate"
     name: str
@@ -458,7 +458,7 @@ class DraObjects(Checker):
 
     # --- hooks --------------------------------------------------------------------------
 
-    def check_object(self, obj: ManifestObject, ctx: AuditContext) -> None:
+    def check_object(self, obj: SourceObject, ctx: AuditContext) -> None:
         if obj.group == RESOURCE_GROUP:
             self._dra_object(obj, ctx)
         elif obj.kind == "ComputeDomain" and obj.group.endswith("nvidia.com"):
@@ -477,7 +477,7 @@ class DraObjects(Checker):
 
     # --- DRA objects --------------------------------------------------------------------
 
-    def _dra_object(self, obj: ManifestObject, ctx: AuditContext) -> None:
+    def _dra_object(self, obj: SourceObject, ctx: AuditContext) -> None:
         version = obj.api_version.rpartition("/")[2]
         spec = as_mapping(obj.data.get("spec"))
         if obj.kind in ("ResourceClaim", "ResourceClaimTemplate"):
@@ -498,12 +498,12 @@ class DraObjects(Checker):
             self._selectors(obj, ctx, ("spec", "selectors"), spec.get("selectors"),
                             _Context(None, name.endswith("nvidia.com")))
 
-    def _compute_domain(self, obj: ManifestObject) -> None:
+    def _compute_domain(self, obj: SourceObject) -> None:
         channel = as_mapping(as_mapping(obj.data.get("spec")).get("channel"))
         template = as_mapping(channel.get("resourceClaimTemplate"))
         self._defined.add("ResourceClaimTemplate", template.get("name"), obj.namespace)
 
-    def _claim_spec(self, obj: ManifestObject, ctx: AuditContext, path: PathT,
+    def _claim_spec(self, obj: SourceObject, ctx: AuditContext, path: PathT,
                     claim: Mapping[str, Any], version: str) -> None:
         requests = as_mapping(claim.get("devices")).get("requests")
         if not isinstance(requests, list):
@@ -516,7 +516,7 @@ class DraObjects(Checker):
                 else:
                     self._flat_request(obj, ctx, where, request, obj.api_version)
 
-    def _wrapped_request(self, obj: ManifestObject, ctx: AuditContext, path: PathT,
+    def _wrapped_request(self, obj: SourceObject, ctx: AuditContext, path: PathT,
                          request: Mapping[str, Any], api_version: str) -> None:
         label = _request_label(request, path)
         flat = [f for f in request if f in EXACT_FIELDS]  # document order: the first one is reported
@@ -539,7 +539,7 @@ class DraObjects(Checker):
             self._device_body(obj, ctx, path, request, label)
         self._first_available(obj, ctx, path, request, label)
 
-    def _flat_request(self, obj: ManifestObject, ctx: AuditContext, path: PathT,
+    def _flat_request(self, obj: SourceObject, ctx: AuditContext, path: PathT,
                       request: Mapping[str, Any], api_version: str) -> None:
         label = _request_label(request, path)
         if "exactly" in request:
@@ -560,7 +560,7 @@ class DraObjects(Checker):
         self._device_body(obj, ctx, path, request, label)
         self._first_available(obj, ctx, path, request, label)
 
-    def _first_available(self, obj: ManifestObject, ctx: AuditContext, path: PathT,
+    def _first_available(self, obj: SourceObject, ctx: AuditContext, path: PathT,
                          request: Mapping[str, Any], label: str) -> None:
         entries = request.get("firstAvailable")
         if not isinstance(entries, list):
@@ -581,7 +581,7 @@ class DraObjects(Checker):
                          path=where + ("exactly",))
             self._device_body(obj, ctx, where, sub, sub_label)
 
-    def _device_body(self, obj: ManifestObject, ctx: AuditContext, path: PathT,
+    def _device_body(self, obj: SourceObject, ctx: AuditContext, path: PathT,
                      body: Mapping[str, Any], label: str) -> None:
         """What `exactly`, a flat v1beta1 request and a subrequest share: mode, count, selectors."""
         self._allocation(obj, ctx, path, body, label)
@@ -592,7 +592,7 @@ class DraObjects(Checker):
                         _Context(CLASS_DEVICE_TYPE.get(class_name or ""), nvidia))
 
     @staticmethod
-    def _allocation(obj: ManifestObject, ctx: AuditContext, path: PathT,
+    def _allocation(obj: SourceObject, ctx: AuditContext, path: PathT,
                     body: Mapping[str, Any], label: str) -> None:
         mode = body.get("allocationMode")
         if "allocationMode" in body and mode not in ALLOCATION_MODES and not _placeholder(mode):
@@ -611,7 +611,7 @@ class DraObjects(Checker):
 
     # --- selectors ----------------------------------------------------------------------
 
-    def _selectors(self, obj: ManifestObject, ctx: AuditContext, path: PathT, selectors: Any,
+    def _selectors(self, obj: SourceObject, ctx: AuditContext, path: PathT, selectors: Any,
                    context: _Context) -> None:
         if not isinstance(selectors, list):
             return
@@ -620,7 +620,7 @@ class DraObjects(Checker):
             if isinstance(expression, str) and not _placeholder(expression):
                 self._expression(obj, ctx, path + (k, "cel", "expression"), expression, context)
 
-    def _expression(self, obj: ManifestObject, ctx: AuditContext, path: PathT, expression: str,
+    def _expression(self, obj: SourceObject, ctx: AuditContext, path: PathT, expression: str,
                     context: _Context) -> None:
         for problem in selector_problems(expression, context.device_type, context.nvidia):
             rule_id = "GPU605" if problem.kind == "reference" else "GPU606"
@@ -628,7 +628,7 @@ class DraObjects(Checker):
 
     # --- pod specs ----------------------------------------------------------------------
 
-    def _pod_spec(self, obj: ManifestObject, spec: PodSpecRef, ctx: AuditContext) -> None:
+    def _pod_spec(self, obj: SourceObject, spec: PodSpecRef, ctx: AuditContext) -> None:
         entries = spec.data.get("resourceClaims")
         names: list[str] = []
         if isinstance(entries, list):
@@ -640,7 +640,7 @@ class DraObjects(Checker):
         for container in spec.containers:
             self._container_claims(obj, ctx, container, names)
 
-    def _claim_entry(self, obj: ManifestObject, ctx: AuditContext, path: PathT,
+    def _claim_entry(self, obj: SourceObject, ctx: AuditContext, path: PathT,
                      entry: Mapping[str, Any]) -> None:
         label = f"resourceClaims entry {entry.get('name')!r}"
         if "source" in entry:
@@ -661,7 +661,7 @@ class DraObjects(Checker):
             self._uses.append(_ClaimUse(obj, path + (key,), kind, name, str(entry.get("name"))))
 
     @staticmethod
-    def _container_claims(obj: ManifestObject, ctx: AuditContext, container: ContainerRef,
+    def _container_claims(obj: SourceObject, ctx: AuditContext, container: ContainerRef,
                           names: list[str]) -> None:
         claims = as_mapping(container.data.get("resources")).get("claims")
         if not isinstance(claims, list):

@@ -2,13 +2,10 @@
 
 from __future__ import annotations
 
-from collections.abc import Mapping
-
-from gpudra.devices import uses_nvidia_devices
+from gpudra.gpu_use import ContainerUse
 from gpudra.model import Severity
-from gpudra.objects import ManifestObject
+from gpudra.objects import SourceObject
 from gpudra.rules.base import AuditContext, Checker, rule
-from gpudra.workloads import ContainerRef
 
 CATEGORY = "environment"
 
@@ -43,35 +40,24 @@ _DISABLED = {"void", "none", ""}
 class EnvironmentVars(Checker):
     rules = (GPU401, GPU402)
 
-    def check_object(self, obj: ManifestObject, ctx: AuditContext) -> None:
-        for spec in ctx.pod_specs(obj):
-            for container in spec.containers:
+    def check_object(self, obj: SourceObject, ctx: AuditContext) -> None:
+        for pod in ctx.gpu_use(obj).pods:
+            for container in pod.containers:
                 self._container(obj, container, ctx)
 
     @staticmethod
-    def _container(obj: ManifestObject, container: ContainerRef, ctx: AuditContext) -> None:
-        env = container.data.get("env")
-        if not isinstance(env, list):
-            return
-        gpu = _requests_gpu(container)
-        for i, var in enumerate(env):
-            if not isinstance(var, Mapping):
-                continue
-            name, value = var.get("name"), var.get("value")
-            shown = "" if value is None else str(value)
-            path = container.path + ("env", i)
-            if name == "NVIDIA_VISIBLE_DEVICES" and (gpu or shown.lower() not in _DISABLED):
+    def _container(obj: SourceObject, use: ContainerUse, ctx: AuditContext) -> None:
+        container = use.container
+        gpu = use.uses_gpus
+        for var in use.env:
+            shown = "" if var.value is None else str(var.value)
+            path = container.path + ("env", var.index)
+            if var.name == "NVIDIA_VISIBLE_DEVICES" and (gpu or shown.lower() not in _DISABLED):
                 detail = ("fights CDI injection" if gpu else
                           "exposes GPUs to a container that requests none")
                 ctx.emit("GPU401", obj, f"container {container.name!r} sets NVIDIA_VISIBLE_DEVICES"
                          f"={shown!r}: {detail}", path=path, container=container.name)
-            elif name == "NVIDIA_DRIVER_CAPABILITIES" and gpu:
+            elif var.name == "NVIDIA_DRIVER_CAPABILITIES" and gpu:
                 ctx.emit("GPU402", obj, f"container {container.name!r} sets "
                          f"NVIDIA_DRIVER_CAPABILITIES={shown!r}: check it under CDI",
                          path=path, container=container.name)
-
-
-def _requests_gpu(container: ContainerRef) -> bool:
-    resources = container.data.get("resources")
-    return isinstance(resources, Mapping) and (bool(resources.get("claims"))
-                                               or uses_nvidia_devices(resources))

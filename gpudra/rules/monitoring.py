@@ -5,7 +5,7 @@ from __future__ import annotations
 import re
 
 from gpudra.model import Severity
-from gpudra.objects import ManifestObject, TemplateText
+from gpudra.objects import SourceObject, TemplateText, dig
 from gpudra.rules.base import AuditContext, Checker, rule
 
 CATEGORY = "monitoring"
@@ -35,7 +35,7 @@ show zero GPU use. Count DRA use from ResourceClaims instead (for example
 class Monitoring(Checker):
     rules = (GPU501,)
 
-    def check_document(self, obj: ManifestObject, ctx: AuditContext) -> None:
+    def check_document(self, obj: SourceObject, ctx: AuditContext) -> None:
         if NEEDLE not in obj.text and "kube_pod_resource_" not in obj.text:
             return
         for offset, line in enumerate(obj.text.splitlines()):
@@ -43,6 +43,21 @@ class Monitoring(Checker):
                 ctx.emit("GPU501", obj, f"{_what(obj)} reads the nvidia_com_gpu resource "
                          "metric, which DRA pods no longer produce", line=obj.first_line + offset,
                          resource="nvidia.com/gpu")
+
+    def check_object(self, obj: SourceObject, ctx: AuditContext) -> None:
+        """Live objects have no text: read the alert and recording rule expressions."""
+        if obj.text or obj.kind != "PrometheusRule":
+            return
+        groups = dig(obj.data, "spec", "groups")
+        for g, group in enumerate(groups if isinstance(groups, list) else ()):
+            rules = dig(group, "rules")
+            for r, item in enumerate(rules if isinstance(rules, list) else ()):
+                expr = dig(item, "expr")
+                if isinstance(expr, str) and any(_reads_gpu_metric(x) for x in expr.splitlines()):
+                    ctx.emit("GPU501", obj, f"{_what(obj)} reads the nvidia_com_gpu resource "
+                             "metric, which DRA pods no longer produce",
+                             path=("spec", "groups", g, "rules", r, "expr"),
+                             resource="nvidia.com/gpu")
 
     def check_template(self, text: TemplateText, ctx: AuditContext) -> None:
         what = _TEMPLATE_WHAT.get(text.reason, "template")
@@ -57,7 +72,7 @@ _TEMPLATE_WHAT = {"not-a-manifest": "dashboard or config file", "helm-values": "
                   "helm-template": "Helm template"}
 
 
-def _what(obj: ManifestObject) -> str:
+def _what(obj: SourceObject) -> str:
     if obj.kind == "PrometheusRule":
         return "alerting rule"
     if obj.kind == "ConfigMap":

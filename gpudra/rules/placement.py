@@ -5,10 +5,9 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
-from gpudra.devices import uses_nvidia_devices
 from gpudra.dra.gfd import is_gfd_label, mapping_for
 from gpudra.model import Severity
-from gpudra.objects import ManifestObject, dig
+from gpudra.objects import SourceObject, dig
 from gpudra.rules.base import AuditContext, Checker, rule
 from gpudra.workloads import PodSpecRef
 
@@ -76,13 +75,13 @@ that relied on it would stop scheduling onto tainted GPU nodes. Explicit tolerat
 class Placement(Checker):
     rules = (GPU301, GPU302, GPU303, GPU304)
 
-    def check_object(self, obj: ManifestObject, ctx: AuditContext) -> None:
-        for spec in ctx.pod_specs(obj):
-            if _uses_gpus(spec):
-                self._spec(obj, spec, ctx)
+    def check_object(self, obj: SourceObject, ctx: AuditContext) -> None:
+        for pod in ctx.gpu_use(obj).pods:
+            if pod.uses_gpus:
+                self._spec(obj, pod.spec, ctx)
 
     @staticmethod
-    def _spec(obj: ManifestObject, spec: PodSpecRef, ctx: AuditContext) -> None:
+    def _spec(obj: SourceObject, spec: PodSpecRef, ctx: AuditContext) -> None:
         data, base = spec.data, spec.path
         selector = data.get("nodeSelector")
         if isinstance(selector, Mapping):
@@ -114,13 +113,6 @@ class Placement(Checker):
             if isinstance(toleration, Mapping) and toleration.get("key") == "nvidia.com/gpu":
                 ctx.emit("GPU304", obj, "toleration for nvidia.com/gpu: keep it (nothing adds it "
                          "automatically once the pod uses claims)", path=base + ("tolerations", i))
-
-
-def _uses_gpus(spec: PodSpecRef) -> bool:
-    claims = spec.data.get("resourceClaims")
-    if isinstance(claims, list) and claims:
-        return True
-    return any(uses_nvidia_devices(c.data.get("resources")) for c in spec.containers)
 
 
 def _affinity_keys(spec: Mapping[str, Any]):

@@ -7,7 +7,8 @@ from typing import Any
 
 from gpudra.devices import classify
 from gpudra.model import Severity
-from gpudra.objects import ManifestObject, dig
+from gpudra.gpu_use import is_nvidia, quota_keys
+from gpudra.objects import SourceObject, dig
 from gpudra.quantity import parse_device_count
 from gpudra.rules.base import AuditContext, Checker, rule
 
@@ -92,10 +93,10 @@ pools by CPU, memory or node count as well.
 class Quotas(Checker):
     rules = (GPU201, GPU202, GPU203, GPU204, GPU205)
 
-    def check_object(self, obj: ManifestObject, ctx: AuditContext) -> None:
+    def check_object(self, obj: SourceObject, ctx: AuditContext) -> None:
         kind, group, data = obj.kind, obj.group, obj.data
-        if kind == "ResourceQuota" and group == "":
-            self._hard(obj, ctx, "GPU201", ("spec", "hard"), dig(data, "spec", "hard"))
+        if (kind, group) in (("ResourceQuota", ""), ("Profile", "kubeflow.org")):
+            self._hard(obj, ctx, "GPU201" if kind == "ResourceQuota" else "GPU203")
         elif kind == "LimitRange" and group == "":
             limits = dig(data, "spec", "limits")
             for i, item in enumerate(limits if isinstance(limits, list) else ()):
@@ -106,9 +107,6 @@ class Quotas(Checker):
                                      "it does not apply to claims",
                                      path=("spec", "limits", i, section, name), resource=name,
                                      quantity=parse_device_count(value).value)
-        elif kind == "Profile" and group == "kubeflow.org":
-            self._hard(obj, ctx, "GPU203", ("spec", "resourceQuotaSpec", "hard"),
-                       dig(data, "spec", "resourceQuotaSpec", "hard"))
         elif kind == "ClusterQueue" and group == "kueue.x-k8s.io":
             self._kueue(obj, ctx)
         elif kind == "NodePool" and group == "karpenter.sh":
@@ -119,22 +117,20 @@ class Quotas(Checker):
                              resource=name, quantity=parse_device_count(value).value)
 
     @staticmethod
-    def _hard(obj: ManifestObject, ctx: AuditContext, rule_id: str, path: tuple, hard: Any) -> None:
-        for key, value in _items(hard):
-            scope, _, name = key.partition(".") if key.startswith(("requests.", "limits.")) \
-                else ("", "", key)
-            if _is_nvidia(name):
-                # Quota only tracks extended resources as requests.<name>; other spellings are
-                # accepted by the API server and then never enforced.
-                detail = ("counts device-plugin requests only" if scope == "requests" else
-                          "is never enforced (only requests.<resource> counts extended resources)")
-                ctx.emit(rule_id, obj, f"quota {key}: {value!r} {detail}; add "
-                         f"{_dra_class(name)}.deviceclass.resource.k8s.io/devices",
-                         path=path + (key,), resource=name,
-                         quantity=parse_device_count(value).value)
+    def _hard(obj: SourceObject, ctx: AuditContext, rule_id: str) -> None:
+        for quota in quota_keys(obj.data):
+            if not is_nvidia(quota.device):
+                continue
+            # Quota only tracks extended resources as requests.<name>; other spellings are
+            # accepted by the API server and then never enforced.
+            detail = ("counts device-plugin requests only" if quota.scope == "requests" else
+                      "is never enforced (only requests.<resource> counts extended resources)")
+            ctx.emit(rule_id, obj, f"quota {quota.key}: {quota.value!r} {detail}; add "
+                     f"{_dra_class(quota.resource)}.deviceclass.resource.k8s.io/devices",
+                     path=quota.path, resource=quota.resource, quantity=quota.count.value)
 
     @staticmethod
-    def _kueue(obj: ManifestObject, ctx: AuditContext) -> None:
+    def _kueue(obj: SourceObject, ctx: AuditContext) -> None:
         groups = dig(obj.data, "spec", "resourceGroups")
         for g, group in enumerate(groups if isinstance(groups, list) else ()):
             covered = dig(group, "coveredResources")
@@ -147,8 +143,7 @@ class Quotas(Checker):
 
 
 def _is_nvidia(name: Any) -> bool:
-    device = classify(name)
-    return device is not None and device.name.startswith("nvidia.com/")
+    return is_nvidia(classify(name))
 
 
 def _dra_class(name: str) -> str:

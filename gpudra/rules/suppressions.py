@@ -5,7 +5,7 @@ from __future__ import annotations
 import re
 
 from gpudra.model import Severity
-from gpudra.objects import ManifestObject
+from gpudra.objects import SourceObject
 from gpudra.rules.base import (
     SUPPRESS_ANNOTATION,
     AuditContext,
@@ -39,7 +39,7 @@ _ID = re.compile(r"^(?:GPU\d{3}|all)$", re.IGNORECASE)
 class Suppressions(Checker):
     rules = (GPU901,)
 
-    def check_object(self, obj: ManifestObject, ctx: AuditContext) -> None:
+    def check_object(self, obj: SourceObject, ctx: AuditContext) -> None:
         value = obj.annotations.get(SUPPRESS_ANNOTATION)
         if value is None:
             return

@@ -763,7 +763,6 @@ def check_converted(before: dict, after: dict, templates: dict) -> set:
         pod_claims = {e["name"]: e for e in spec_out.get("resourceClaims") or []}
         referenced: set[str] = set()
         used_requests: set[str] = set()
-        init_names = {c["name"] for c in spec_in.get("initContainers") or []}
         single = mig_single(spec_in) if whole_gpus(spec_in) else None
         whole = whole_gpus(spec_in)
         for c in containers_of(spec_out):

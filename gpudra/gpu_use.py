@@ -1,0 +1,257 @@
+"""How an object uses GPUs: the one reading that audit rules, convert and the cluster audit share.
+
+A pod spec's GPU use is its containers' device-plugin requests (limits and requests, with
+their counts as written), the DRA claims they reference, the NVIDIA environment variables they
+set, and the pod's `resourceClaims`. Requests that sit outside every pod spec (a CRD that keeps
+them on its own spec, Kubeflow TrainJob's `resourcesPerNode`) are read too, so nothing the
+pre-scan saw goes unreported.
+
+Nothing here decides what is wrong or what to change: rules judge these records, the convert
+planner turns them into claims.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator, Mapping
+from dataclasses import dataclass
+from typing import Any
+
+from gpudra.devices import DeviceKind, DeviceResource, classify
+from gpudra.objects import PathT, as_mapping, dig
+from gpudra.quantity import DeviceCount, parse_device_count
+from gpudra.workloads import ContainerRef, PodSpecRef, WorkloadTable
+
+NVIDIA_ENV = ("NVIDIA_VISIBLE_DEVICES", "NVIDIA_DRIVER_CAPABILITIES")
+# Where a resource-like key is a label, a selector, data or what a live object reports
+# (`status.containerStatuses[].allocatedResources`), never a request.
+_NOT_REQUESTS = frozenset({"metadata", "labels", "annotations", "nodeSelector", "matchLabels",
+                           "selector", "data", "stringData", "binaryData", "status"})
+_DATA_KINDS = frozenset({"ConfigMap", "Secret"})
+_MISSING = object()
+
+
+@dataclass(frozen=True, slots=True)
+class DeviceRequest:
+    """One device resource a container (or a CRD field) asks for, as written."""
+
+    container: ContainerRef
+    resource: str
+    device: DeviceResource
+    limit: Any      # the raw value in `limits`, or None when only `requests` names it
+    request: Any    # the raw value in `requests`, or None
+    in_limits: bool
+    in_requests: bool
+    paths: tuple[PathT, ...]  # its keys, limits first (relative to the object)
+
+    @property
+    def path(self) -> PathT:
+        """The key findings point at: the limit, else the request."""
+        return self.paths[0]
+
+    @property
+    def raw(self) -> Any:
+        return self.limit if self.in_limits else self.request
+
+    @property
+    def count(self) -> DeviceCount:
+        return parse_device_count(self.raw)
+
+    @property
+    def nvidia(self) -> bool:
+        """An NVIDIA device-plugin resource (whole GPU, MIG slice or shared GPU)."""
+        return self.device.is_nvidia_device_plugin
+
+    @property
+    def allocates(self) -> bool:
+        """An NVIDIA device-plugin request for at least one device (or an unknown count)."""
+        return self.nvidia and self.count.value != 0
+
+
+@dataclass(frozen=True, slots=True)
+class EnvVar:
+    index: int
+    name: str
+    value: Any
+
+
+@dataclass(frozen=True, slots=True)
+class ContainerUse:
+    container: ContainerRef
+    requests: tuple[DeviceRequest, ...]
+    claims: tuple[Mapping[str, Any], ...]  # resources.claims entries
+    env: tuple[EnvVar, ...]                # the NVIDIA_* variables it sets
+
+    @property
+    def device_plugin(self) -> bool:
+        return any(r.allocates for r in self.requests)
+
+    @property
+    def uses_gpus(self) -> bool:
+        return self.device_plugin or bool(self.claims)
+
+
+@dataclass(frozen=True, slots=True)
+class PodSpecUse:
+    spec: PodSpecRef
+    containers: tuple[ContainerUse, ...]
+    resource_claims: tuple[Mapping[str, Any], ...]
+
+    @property
+    def device_plugin(self) -> bool:
+        return any(c.device_plugin for c in self.containers)
+
+    @property
+    def dra(self) -> bool:
+        return bool(self.resource_claims)
+
+    @property
+    def uses_gpus(self) -> bool:
+        return self.dra or self.device_plugin
+
+
+@dataclass(frozen=True, slots=True)
+class ObjectUse:
+    """An object's pod specs, and the device requests found outside all of them."""
+
+    pods: tuple[PodSpecUse, ...]
+    stray: tuple[DeviceRequest, ...]
+
+    @property
+    def device_plugin(self) -> bool:
+        return any(p.device_plugin for p in self.pods) or any(r.allocates for r in self.stray)
+
+    @property
+    def dra(self) -> bool:
+        return any(p.dra for p in self.pods)
+
+
+def read_object(table: WorkloadTable, group: str, kind: str, data: Mapping[str, Any],
+                *, strays: bool = True) -> ObjectUse:
+    """The GPU use of one object; `strays=False` skips the search outside pod specs (for
+    objects whose other fields are known not to hold requests)."""
+    pods = tuple(read_pod_spec(spec) for spec in table.pod_specs(group, kind, data))
+    if not strays or kind in _DATA_KINDS:
+        return ObjectUse(pods, ())
+    covered = {c.container.path for p in pods for c in p.containers}
+    return ObjectUse(pods, tuple(_strays(data, covered)))
+
+
+def read_pod_spec(spec: PodSpecRef) -> PodSpecUse:
+    claims = spec.data.get("resourceClaims")
+    return PodSpecUse(spec, tuple(read_container(c) for c in spec.containers),
+                      tuple(c for c in claims if isinstance(c, Mapping))
+                      if isinstance(claims, list) else ())
+
+
+def read_container(container: ContainerRef) -> ContainerUse:
+    resources = as_mapping(container.data.get("resources"))
+    requests = tuple(_requests(container, resources, container.path + ("resources",)))
+    claims = resources.get("claims")
+    env = container.data.get("env")
+    return ContainerUse(
+        container, requests,
+        tuple(c for c in claims if isinstance(c, Mapping)) if isinstance(claims, list) else (),
+        tuple(EnvVar(i, var["name"], var.get("value"))
+              for i, var in enumerate(env if isinstance(env, list) else ())
+              if isinstance(var, Mapping) and var.get("name") in NVIDIA_ENV))
+
+
+def _requests(container: ContainerRef, resources: Mapping[str, Any],
+              at: PathT) -> Iterator[DeviceRequest]:
+    limits = as_mapping(resources.get("limits"))
+    requested = as_mapping(resources.get("requests"))
+    if not limits and not requested:
+        return
+    for name in dict.fromkeys([*limits, *requested]):
+        device = classify(name)
+        if device is None:
+            continue
+        in_limits, in_requests = name in limits, name in requested
+        paths = tuple(at + (section, name) for section, present in
+                      (("limits", in_limits), ("requests", in_requests)) if present)
+        yield DeviceRequest(container, name, device, limits.get(name), requested.get(name),
+                            in_limits, in_requests, paths)
+
+
+def _strays(data: Any, covered: set[PathT], limit: int = 16) -> Iterator[DeviceRequest]:
+    """Device requests outside the covered containers: `resources: {limits|requests}` blocks of
+    any device, and bare NVIDIA device-plugin keys in shapes of their own (labels, selectors
+    and data excluded, where such keys are not requests)."""
+    stack: list[tuple[PathT, Any]] = [((), data)]
+    while stack:
+        path, value = stack.pop()
+        if len(path) > limit or path in covered:
+            continue
+        if isinstance(value, Mapping):
+            resources = value.get("resources")
+            if isinstance(resources, Mapping) and (isinstance(resources.get("limits"), Mapping)
+                                                   or isinstance(resources.get("requests"), Mapping)):
+                holder = ContainerRef(path, value, False, outside=True)
+                yield from _requests(holder, resources, path + ("resources",))
+            for key, item in value.items():
+                if not isinstance(key, str) or key in _NOT_REQUESTS or \
+                        (key == "resources" and isinstance(resources, Mapping)):
+                    continue
+                if key.startswith("nvidia.com/") and _is_device_plugin(key):
+                    holder = ContainerRef(path, value, False, outside=True)
+                    yield DeviceRequest(holder, key, classify(key), item, None, True, False,
+                                        (path + (key,),))
+                elif isinstance(item, (Mapping, list)):
+                    stack.append((path + (key,), item))
+        elif isinstance(value, list):
+            stack.extend((path + (i,), v) for i, v in enumerate(value)
+                         if isinstance(v, (Mapping, list)))
+
+
+def _is_device_plugin(name: str) -> bool:
+    device = classify(name)
+    return device is not None and device.is_nvidia_device_plugin
+
+
+# --- quotas --------------------------------------------------------------------------------
+
+@dataclass(frozen=True, slots=True)
+class QuotaKey:
+    """One `hard` key of a quota that caps a device resource."""
+
+    key: str
+    scope: str      # "requests", "limits" or "" (a bare key)
+    resource: str
+    device: DeviceResource
+    value: Any
+    path: PathT
+
+    @property
+    def count(self) -> DeviceCount:
+        return parse_device_count(self.value)
+
+
+def quota_path(data: Mapping[str, Any]) -> PathT | None:
+    """Where a quota object keeps its `hard` limits; None for anything else."""
+    kind = data.get("kind")
+    group = str(data.get("apiVersion", "")).rpartition("/")[0]
+    if kind == "ResourceQuota" and group == "":
+        return ("spec", "hard")
+    if kind == "Profile" and group == "kubeflow.org":
+        return ("spec", "resourceQuotaSpec", "hard")
+    return None
+
+
+def quota_keys(data: Mapping[str, Any]) -> list[QuotaKey]:
+    """The device keys of a ResourceQuota or Kubeflow Profile quota, in order."""
+    path = quota_path(data)
+    hard = dig(data, *path) if path is not None else None
+    found: list[QuotaKey] = []
+    for key, value in (hard.items() if isinstance(hard, Mapping) else ()):
+        key = str(key)
+        scope, _, name = key.partition(".") if key.startswith(("requests.", "limits.")) \
+            else ("", "", key)
+        device = classify(name)
+        if device is not None:
+            found.append(QuotaKey(key, scope, name, device, value, path + (key,)))
+    return found
+
+
+def is_nvidia(device: DeviceResource | None) -> bool:
+    return device is not None and device.name.startswith("nvidia.com/") and \
+        device.kind is not DeviceKind.OTHER_VENDOR
