@@ -1,4 +1,4 @@
-"""Audit a manifest tree: source -> objects -> checkers -> Report. No CLI or terminal code here."""
+"""Audit: source (files, stdin, a cluster) -> objects -> checkers -> Report. No CLI code here."""
 
 from __future__ import annotations
 
@@ -7,9 +7,10 @@ from dataclasses import dataclass, field
 
 from gpudra.config import Config
 from gpudra.model import Finding, InputError, Report
-from gpudra.objects import ManifestObject, TemplateText
+from gpudra.objects import SourceObject, TemplateText
 from gpudra.rules import CHECKERS, AuditContext, catalogue
-from gpudra.sources.files import ScanStats, scan
+from gpudra.sources import Source
+from gpudra.sources.files import FileSource
 from gpudra.workloads import WorkloadTable
 
 
@@ -23,14 +24,18 @@ class AuditRequest:
 def run_audit(request: AuditRequest, *, stdin: Callable[[], bytes] | None = None,
               on_file: Callable[[str], None] | None = None) -> Report:
     """Audit every input under `request.paths`. Input errors are collected, never raised."""
-    rules = catalogue()
-    table = WorkloadTable().with_kinds(request.config.workloads)
-    ctx = AuditContext(rules, request.config.settings, table)
-    checkers = [checker() for checker in CHECKERS]
-    stats = ScanStats()
-    errors: list[InputError] = []
     excludes = (*request.config.exclude, *request.excludes)
-    for item in scan(request.paths, excludes, stats=stats, stdin=stdin, on_file=on_file):
+    return audit(FileSource(request.paths, excludes, stdin, on_file), request.config)
+
+
+def audit(source: Source, config: Config) -> Report:
+    """Run every checker over what `source` yields: files, stdin or a cluster."""
+    rules = catalogue()
+    table = WorkloadTable().with_kinds(config.workloads)
+    ctx = AuditContext(rules, config.settings, table)
+    checkers = [checker() for checker in CHECKERS]
+    errors: list[InputError] = []
+    for item in source.items():
         if isinstance(item, InputError):
             errors.append(item)
         elif isinstance(item, TemplateText):
@@ -40,6 +45,7 @@ def run_audit(request: AuditRequest, *, stdin: Callable[[], bytes] | None = None
             _check(item, checkers, ctx)
     for checker in checkers:
         checker.finish(ctx)
+    stats = source.stats
     return Report(
         findings=tuple(sorted(_unique(ctx.findings), key=Finding.sort_key)),
         errors=tuple(errors),
@@ -48,11 +54,13 @@ def run_audit(request: AuditRequest, *, stdin: Callable[[], bytes] | None = None
         documents_parsed=stats.documents,
         suppressed=ctx.suppressed,
         rules=tuple(rules.values()),
-        disabled_rules=request.config.settings.disabled,
+        disabled_rules=config.settings.disabled,
+        source=source.kind,
+        objects_read=stats.objects,
     )
 
 
-def _check(obj: ManifestObject, checkers: list, ctx: AuditContext) -> None:
+def _check(obj: SourceObject, checkers: list, ctx: AuditContext) -> None:
     if not obj.in_list:
         for checker in checkers:
             checker.check_document(obj, ctx)

@@ -139,8 +139,8 @@ def audit(
     sys.stdout.flush()
     for error in report.errors:
         typer.echo(f"gpudra: {error.where}: {error.message}", err=True)
-    if report.files_scanned == 0 and not report.errors:
-        typer.echo("gpudra: error: no manifests found (looked for *.yaml, *.yml, *.json)", err=True)
+    if report.nothing_read and not report.errors:
+        typer.echo(f"gpudra: error: {report.nothing_read_message}", err=True)
     raise typer.Exit(int(report.exit_code(fail_on)))
 
 

@@ -148,6 +148,19 @@ class Report:
     suppressed: int
     rules: tuple[RuleInfo, ...]
     disabled_rules: frozenset[str] = field(default_factory=frozenset)
+    source: str = "file"      # file | cluster
+    objects_read: int = 0     # live objects read (cluster source)
+
+    @property
+    def nothing_read(self) -> bool:
+        """Nothing could be read: such a run never passes (exit 3)."""
+        return self.files_scanned == 0 and self.objects_read == 0
+
+    @property
+    def nothing_read_message(self) -> str:
+        if self.source == "cluster":
+            return "nothing could be read from the cluster"
+        return "no manifests found (looked for *.yaml, *.yml, *.json)"
 
     def counts_by_severity(self) -> dict[str, int]:
         counts = {s.value: 0 for s in Severity}
@@ -157,7 +170,7 @@ class Report:
 
     def exit_code(self, fail_on: FailOn) -> ExitCode:
         """An unreadable input or an empty scan wins over findings: the result is incomplete."""
-        if self.errors or self.files_scanned == 0:
+        if self.errors or self.nothing_read:
             return ExitCode.INPUT_ERROR
         if any(fail_on.triggered_by(f.severity) for f in self.findings):
             return ExitCode.FINDINGS

@@ -2,9 +2,8 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass
-
 from collections.abc import Mapping
+from dataclasses import dataclass
 
 from gpudra.model import Report, Severity
 from gpudra.objects import plural
@@ -32,15 +31,27 @@ class Summary:
     on_device_plugin: int
     on_dra: int
     namespaces: tuple[NamespaceProgress, ...]
+    source: str = "file"
+    objects_read: int = 0
 
     @property
     def percent_migrated(self) -> float:
         return _percent(self.on_dra, self.gpu_workloads)
 
+    @property
+    def read(self) -> str:
+        """What the run read, in words: files and documents, or cluster objects."""
+        if self.source == "cluster":
+            return f"{plural(self.objects_read, 'object')} read from the cluster"
+        return (f"{plural(self.files_scanned, 'file')} scanned, "
+                f"{plural(self.documents_parsed, 'document')} parsed")
+
     def as_dict(self) -> dict:
         return {
+            "source": self.source,
             "files_scanned": self.files_scanned,
             "documents_parsed": self.documents_parsed,
+            "objects_read": self.objects_read,
             "findings": dict(self.findings),
             "errors": self.errors,
             "suppressed": self.suppressed,
@@ -97,6 +108,8 @@ def summarize(report: Report) -> Summary:
     return Summary(
         files_scanned=report.files_scanned,
         documents_parsed=report.documents_parsed,
+        source=report.source,
+        objects_read=report.objects_read,
         findings=report.counts_by_severity(),
         errors=len(report.errors),
         suppressed=report.suppressed,

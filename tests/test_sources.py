@@ -242,3 +242,11 @@ def test_docs_name_exactly_the_pre_scan_needles(page):
     sentence = next(p for p in text.split("\n\n") if "`resourceClaim`" in p)
     named = re.findall(r"`([^`]+)`", sentence)
     assert [n for n in named if n.encode() in NEEDLES] == [n.decode() for n in NEEDLES]
+
+
+def test_convert_needles_are_within_the_audit_needles() -> None:
+    """Convert never reads a document that audit skips: each of its needles holds one of audit's."""
+    from gpudra.sources.prescan import AUDIT_NEEDLES, CONVERT_BYTE_NEEDLES
+
+    for needle in CONVERT_BYTE_NEEDLES:
+        assert any(a in needle for a in AUDIT_NEEDLES), needle

@@ -28,10 +28,9 @@ from gpudra.errors import InputReadError, UsageError
 from gpudra.model import InputError
 from gpudra.sources.documents import Chunk, split_documents
 from gpudra.sources.files import EMPTY_STDIN, GO_TEMPLATE, STDIN, InputFile, discover, read_input
+from gpudra.sources.prescan import CONVERT_BYTE_NEEDLES, CONVERT_NEEDLES, might_matter
 from gpudra.workloads import WorkloadTable
 
-_NEEDLES = ("nvidia.com/", "NVIDIA_VISIBLE_DEVICES", "resource.k8s.io")
-_BYTE_NEEDLES = tuple(n.encode() for n in _NEEDLES)
 _DEVICE = re.compile(DEVICE_NAME_PATTERN)
 KUSTOMIZATIONS = ("kustomization.yaml", "kustomization.yml", "Kustomization")
 
@@ -53,6 +52,11 @@ class ConvertReport:
     files_scanned: int
     inputs: tuple[InputFile, ...] = ()
     stdin_data: bytes = b""  # what was read from '-', echoed when nothing changes
+
+    @property
+    def nothing_read(self) -> bool:
+        """As for an audit: a run that read nothing never passes (exit 3)."""
+        return self.files_scanned == 0
 
     @property
     def blocked(self) -> tuple[WorkloadResult, ...]:
@@ -130,7 +134,7 @@ def _load(entry: InputFile, stdin, errors: list[InputError],
     if entry.label == STDIN and not raw.strip():
         errors.append(InputError(STDIN, EMPTY_STDIN))
         return None
-    if not any(n in raw for n in _BYTE_NEEDLES):
+    if not might_matter(raw, CONVERT_BYTE_NEEDLES):
         # Nothing to convert: keep no bytes, except stdin's, which is echoed back unchanged.
         return _File(entry, raw) if entry.label == STDIN else None
     try:
@@ -149,7 +153,7 @@ def _load(entry: InputFile, stdin, errors: list[InputError],
     for chunk in split_documents(text):
         doc = _Doc(chunk)
         f.docs.append(doc)
-        if not any(n in chunk.text for n in _NEEDLES):
+        if not any(n in chunk.text for n in CONVERT_NEEDLES):
             continue
         if GO_TEMPLATE.search(chunk.text):
             if _DEVICE.search(chunk.text):

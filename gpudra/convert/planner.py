@@ -29,8 +29,8 @@ from gpudra.convert.records import (
 from gpudra.convert.requests import DeviceNeed, build_claim, container_label, find_needs
 from gpudra.dra import emit
 from gpudra.dra.selectors import min_memory_selector, product_prefix_selector
-from gpudra.objects import dig, format_path
 from gpudra.gpu_use import ObjectUse, quota_path, read_object
+from gpudra.objects import dig, format_path
 from gpudra.workloads import PodSpecRef, WorkloadTable
 
 __all__ = ["Blocked", "ConvertOptions", "ObjectPlan", "Planner", "WorkloadResult", "quota_path"]

@@ -9,8 +9,8 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
-from gpudra.convert.ops import Append, Delete
 from gpudra.convert.edits import prune
+from gpudra.convert.ops import Append, Delete
 from gpudra.convert.records import ObjectPlan, result_for
 from gpudra.dra import emit
 from gpudra.gpu_use import quota_keys, quota_path

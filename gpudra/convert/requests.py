@@ -25,9 +25,9 @@ from gpudra.convert.records import Blocked
 from gpudra.devices import DeviceKind
 from gpudra.dra import emit
 from gpudra.dra.versions import TargetVersion
+from gpudra.gpu_use import PodSpecUse
 from gpudra.objects import PathT
 from gpudra.quantity import parse_device_count
-from gpudra.gpu_use import PodSpecUse
 from gpudra.workloads import ContainerRef
 
 GPU_CLASS = emit.GPU_CLASS

@@ -16,9 +16,9 @@ from gpudra.convert.converter import ConvertReport, convert_paths
 from gpudra.convert.planner import ConvertOptions
 from gpudra.convert.summary import as_data, as_text
 from gpudra.convert.writer import color_diff, unified_diff, write_atomic
+from gpudra.dra.selectors import min_memory_selector, product_prefix_selector
 from gpudra.errors import UsageError
 from gpudra.model import ExitCode, InputError
-from gpudra.dra.selectors import min_memory_selector, product_prefix_selector
 from gpudra.quantity import parse_quantity
 from gpudra.rules import catalogue
 from gpudra.workloads import WorkloadTable
@@ -167,7 +167,7 @@ def _write_in_place(report: ConvertReport) -> list[InputError]:
 def _exit_code(report: ConvertReport, request: ConvertRequest) -> ExitCode:
     """What is left after this run, most urgent first: an incomplete result (3); changes that
     were not written, under --check/--diff (1); workloads only a human can convert (4)."""
-    if report.errors or report.files_scanned == 0:
+    if report.errors or report.nothing_read:
         return ExitCode.INPUT_ERROR
     if (request.check or request.diff) and report.changes:
         return ExitCode.FINDINGS

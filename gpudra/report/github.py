@@ -14,8 +14,8 @@ from __future__ import annotations
 from pathlib import PurePath
 
 from gpudra.model import Finding, InputError, Report, Severity
-from gpudra.report import RenderOptions
 from gpudra.objects import plural
+from gpudra.report import RenderOptions
 from gpudra.summary import severity_counts, summarize
 
 STDIN = "-"
@@ -75,11 +75,13 @@ def _repo_path(file: str | None) -> str | None:
 def summary_line(report: Report) -> str:
     s = summarize(report)
     counts = severity_counts(s.findings) or "no findings"
-    text = f"gpudra: {plural(s.files_scanned, 'file')} scanned: {counts}"
+    scanned = (f"{plural(s.objects_read, 'object')} read" if s.source == "cluster"
+               else f"{plural(s.files_scanned, 'file')} scanned")
+    text = f"gpudra: {scanned}: {counts}"
     if s.errors:
         text += f", {s.errors} unreadable"
-    if s.files_scanned == 0 and not s.errors:
-        text += "; no manifests found"
+    if report.nothing_read and not s.errors:
+        text += "; " + ("nothing could be read" if s.source == "cluster" else "no manifests found")
     if s.gpu_workloads:
         text += f"; {s.percent_migrated:.0f}% of {plural(s.gpu_workloads, 'GPU workload')} on DRA"
     return text

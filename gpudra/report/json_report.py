@@ -5,7 +5,7 @@ from __future__ import annotations
 import json
 from typing import Any
 
-from gpudra.model import Finding, InputError, Report
+from gpudra.model import ClusterInfo, Finding, InputError, Report
 from gpudra.report import RenderOptions
 from gpudra.summary import summarize
 
@@ -36,7 +36,15 @@ def finding_data(f: Finding) -> dict[str, Any]:
         "path": f.path,
         "template": f.template,
         "hint": f.hint,
+        "cluster": cluster_data(f.cluster),
     }
+
+
+def cluster_data(info: ClusterInfo | None) -> dict[str, Any] | None:
+    if info is None:
+        return None
+    return {"replicas": info.replicas, "running_pods": info.running_pods,
+            "nodes": list(info.nodes), "managed_by": info.managed_by}
 
 
 def error_data(e: InputError) -> dict[str, Any]:

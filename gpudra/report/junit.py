@@ -33,7 +33,7 @@ from gpudra.summary import summarize
 
 SUITE = "gpudra"
 INPUTS_CASE = "inputs"
-NO_MANIFESTS = "no manifests found (looked for *.yaml, *.yml, *.json)"
+
 # XML 1.0 cannot carry most control characters, even escaped; a manifest can contain them.
 _NOT_XML = re.compile("[^\t\n\r\x20-\ud7ff\ue000-\ufffd\U00010000-\U0010ffff]")
 
@@ -64,8 +64,10 @@ def testsuite(report: Report, fail_on: FailOn = FailOn.WARNING) -> ET.Element:
 def _properties(report: Report) -> ET.Element:
     s = summarize(report)
     props = ET.Element("properties")
-    for name, value in (("files_scanned", s.files_scanned),
+    for name, value in (("source", s.source),
+                        ("files_scanned", s.files_scanned),
                         ("documents_parsed", s.documents_parsed),
+                        ("objects_read", s.objects_read),
                         ("suppressed", s.suppressed),
                         ("gpu_workloads", s.gpu_workloads),
                         ("percent_migrated", s.percent_migrated)):
@@ -99,11 +101,11 @@ def _rule_case(info: RuleInfo | None, findings: list[Finding], disabled: bool,
 def _inputs_case(report: Report) -> ET.Element:
     case = ET.Element("testcase", classname=f"{SUITE}.{INPUTS_CASE}", name=INPUTS_CASE)
     lines = [f"{e.where}: {e.message}" for e in report.errors]
-    if report.files_scanned == 0 and not report.errors:
-        lines.append(NO_MANIFESTS)
+    if report.nothing_read and not report.errors:
+        lines.append(report.nothing_read_message)
     if lines:
         message = (plural(len(report.errors), "unreadable input") if report.errors
-                   else NO_MANIFESTS)
+                   else report.nothing_read_message)
         error = ET.SubElement(case, "error", message=_clean(message), type="InputError")
         error.text = _clean("\n".join(lines))
     return case

@@ -13,8 +13,8 @@ from __future__ import annotations
 import re
 
 from gpudra.model import Finding, InputError, Report, Severity
-from gpudra.report import RenderOptions
 from gpudra.objects import plural
+from gpudra.report import RenderOptions
 from gpudra.summary import Summary, severity_counts, summarize
 
 COLLAPSE_OVER = 50
@@ -68,8 +68,7 @@ def _headline(s: Summary, report: Report) -> str:
     title += f" ({counts})" if counts else ""
     if s.errors:
         title += f", {plural(s.errors, 'unreadable input')}"
-    facts = [f"{plural(s.files_scanned, 'file')} scanned",
-             f"{plural(s.documents_parsed, 'document')} parsed"]
+    facts = s.read.split(", ")
     if s.suppressed:
         facts.append(f"{s.suppressed} suppressed")
     if s.gpu_workloads:
@@ -78,8 +77,8 @@ def _headline(s: Summary, report: Report) -> str:
                      "the device plugin)")
     else:
         facts.append("no GPU workloads found")
-    if s.files_scanned == 0 and not s.errors:
-        facts.append("**no manifests found** (looked for `*.yaml`, `*.yml`, `*.json`)")
+    if report.nothing_read and not s.errors:
+        facts.append(f"**{report.nothing_read_message}**")
     return f"{title}\n\n" + " · ".join(facts)
 
 

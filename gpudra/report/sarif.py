@@ -172,9 +172,8 @@ def _properties(f: Finding) -> dict[str, Any]:
 
 def _invocation(report: Report) -> dict[str, Any]:
     notes = [_notification(e) for e in report.errors]
-    if report.files_scanned == 0 and not report.errors:
-        notes.append({"level": "error", "message": {
-            "text": "no manifests found (looked for *.yaml, *.yml, *.json)"}})
+    if report.nothing_read and not report.errors:
+        notes.append({"level": "error", "message": {"text": report.nothing_read_message}})
     # Same rule as the exit code: an unreadable input or an empty scan is an incomplete run.
     invocation: dict[str, Any] = {"executionSuccessful": not notes}
     if notes:

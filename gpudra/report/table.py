@@ -15,7 +15,6 @@ from rich.table import Table
 from rich.text import Text
 
 from gpudra.model import Report
-from gpudra.objects import plural
 from gpudra.report import RenderOptions
 from gpudra.summary import severity_counts, summarize
 
@@ -59,8 +58,7 @@ def _summary(console: Console, report: Report) -> None:
     s = summarize(report)
     counts = severity_counts(s.findings) or "no findings"
     console.print(Text("Summary", style="bold"))
-    console.print(f"  {plural(s.files_scanned, 'file')} scanned, "
-                  f"{plural(s.documents_parsed, 'document')} parsed: "
+    console.print(f"  {s.read}: "
                   f"{counts}" + (f", {s.suppressed} suppressed" if s.suppressed else "")
                   + (f", {s.errors} unreadable" if s.errors else ""))
     if not s.gpu_workloads:

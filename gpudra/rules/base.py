@@ -12,8 +12,8 @@ from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
-from gpudra.model import Finding, RuleInfo, Severity, WorkloadStatus
 from gpudra.gpu_use import ObjectUse, read_object
+from gpudra.model import Finding, RuleInfo, Severity, WorkloadStatus
 from gpudra.objects import PathT, SourceObject, TemplateText, format_path
 from gpudra.workloads import PodSpecRef, WorkloadTable
 

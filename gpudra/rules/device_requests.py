@@ -5,8 +5,8 @@ from __future__ import annotations
 from typing import Any
 
 from gpudra.devices import HAMI_RESOURCES, DeviceKind, DeviceResource
-from gpudra.model import Severity
 from gpudra.gpu_use import DeviceRequest
+from gpudra.model import Severity
 from gpudra.objects import SourceObject, format_path
 from gpudra.quantity import parse_device_count
 from gpudra.rules.base import AuditContext, Checker, rule

@@ -18,7 +18,7 @@ from gpudra.dra.attributes import (
 )
 from gpudra.dra.selector_check import selector_problems
 from gpudra.model import Severity
-from gpudra.objects import SourceObject, PathT, as_mapping, format_path
+from gpudra.objects import PathT, SourceObject, as_mapping, format_path
 from gpudra.rules.base import AuditContext, Checker, rule
 from gpudra.workloads import ContainerRef, PodSpecRef
 

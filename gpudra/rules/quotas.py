@@ -6,8 +6,8 @@ from collections.abc import Mapping
 from typing import Any
 
 from gpudra.devices import classify
-from gpudra.model import Severity
 from gpudra.gpu_use import is_nvidia, quota_keys
+from gpudra.model import Severity
 from gpudra.objects import SourceObject, dig
 from gpudra.quantity import parse_device_count
 from gpudra.rules.base import AuditContext, Checker, rule

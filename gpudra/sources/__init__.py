@@ -1,0 +1,37 @@
+"""Where audited objects come from. Every source yields the same items behind one interface.
+
+A source yields `SourceObject`s (manifest objects with file and line, or live cluster objects),
+`TemplateText` (text that is not a manifest until rendered) and `InputError`s (an input that
+could not be read; the run goes on), and counts what it read in its `stats`.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from dataclasses import dataclass
+from typing import Protocol, Union
+
+from gpudra.model import InputError
+from gpudra.objects import SourceObject, TemplateText
+
+Item = Union[SourceObject, TemplateText, InputError]
+
+
+@dataclass
+class ScanStats:
+    """What a source read: files and documents (manifests), or objects (a cluster)."""
+
+    files: int = 0
+    documents: int = 0
+    objects: int = 0
+
+    @property
+    def nothing_read(self) -> bool:
+        return self.files == 0 and self.objects == 0
+
+
+class Source(Protocol):
+    kind: str        # "file" or "cluster": what findings' `source` says
+    stats: ScanStats
+
+    def items(self) -> Iterator[Item]: ...

@@ -13,12 +13,13 @@ import os
 import re
 import sys
 from collections.abc import Callable, Iterable, Iterator
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 
 from gpudra.errors import InputReadError
 from gpudra.model import InputError
 from gpudra.objects import ManifestObject, TemplateText
+from gpudra.sources import Item, ScanStats
 from gpudra.sources.documents import (
     Chunk,
     ParsedDocument,
@@ -27,21 +28,19 @@ from gpudra.sources.documents import (
     split_documents,
 )
 from gpudra.sources.json_lines import load_json
+from gpudra.sources.prescan import AUDIT_NEEDLES, might_matter
 
 MANIFEST_SUFFIXES = (".yaml", ".yml", ".json")
 SKIPPED_DIRS = frozenset({".git", ".hg", ".svn", "node_modules", "vendor", "third_party",
                           ".terraform", "__pycache__", ".venv", ".tox"})
-# Everything a rule can react to contains one of these byte strings.
-# Deliberately broad (`gpu` covers amd.com/gpu, gpu.intel.com/ and gpudra.io/): each needle is
-# one pass over the bytes, and every rule checks exactly after parsing.
-NEEDLES = (b"nvidia", b"NVIDIA_", b"resource.k8s.io", b"resourceClaim", b"gpu")
+# The audit's pre-scan needles (gpudra.sources.prescan explains both lists).
+NEEDLES = AUDIT_NEEDLES
 STDIN = "-"
 EMPTY_STDIN = "stdin is empty (did the command before the pipe fail?)"
 # Helm/Go template actions; Argo's `{{inputs.parameters.x}}` (no leading dot) is not one.
 GO_TEMPLATE = re.compile(r"\{\{-?\s*(?:[.$]|/\*|(?:if|else|end|range|with|define|include|template|"
                          r"toYaml|tpl|printf|default|required|quote|nindent|indent)\b)")
 
-Item = ManifestObject | TemplateText | InputError
 
 
 @dataclass(frozen=True, slots=True)
@@ -52,12 +51,6 @@ class InputFile:
     path: str | None
     chart: str | None = None
     role: str = "manifest"  # manifest | helm-template | helm-values
-
-
-@dataclass
-class ScanStats:
-    files: int = 0
-    documents: int = 0
 
 
 def discover(paths: Iterable[str], excludes: Iterable[str] = ()) -> Iterator[InputFile | InputError]:
@@ -194,10 +187,6 @@ def _read_stdin() -> bytes:
     return sys.stdin.buffer.read()
 
 
-def might_matter(data: bytes, needles: tuple[bytes, ...] = NEEDLES) -> bool:
-    return any(n in data for n in needles)
-
-
 def decode(data: bytes) -> str:
     """UTF-8 (BOM tolerated; kubectl accepts it). Raises UnicodeDecodeError otherwise."""
     return data.decode("utf-8-sig")
@@ -318,3 +307,19 @@ def scan(paths: Iterable[str], excludes: Iterable[str] = (), *, stats: ScanStats
             yield InputError(STDIN, EMPTY_STDIN)
             continue
         yield from load_items(entry, data, stats, needles)
+
+
+@dataclass
+class FileSource:
+    """Manifest files and directories (and `-` for stdin) as a source."""
+
+    paths: Iterable[str]
+    excludes: Iterable[str] = ()
+    stdin: Callable[[], bytes] | None = None
+    on_file: Callable[[str], None] | None = None
+    kind: str = "file"
+    stats: ScanStats = field(default_factory=ScanStats)
+
+    def items(self) -> Iterator[Item]:
+        return scan(self.paths, self.excludes, stats=self.stats, stdin=self.stdin,
+                    on_file=self.on_file)
