@@ -62,6 +62,7 @@ class ClusterInfo:
     running_pods: int = 0
     nodes: tuple[str, ...] = ()   # nodes running its pods that hold device-plugin GPUs
     managed_by: str | None = None
+    gpu_holders: tuple[str, ...] = ()  # for a node: its pods that hold device-plugin GPUs
 
 
 @dataclass(frozen=True, slots=True)

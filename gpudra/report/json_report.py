@@ -44,7 +44,8 @@ def cluster_data(info: ClusterInfo | None) -> dict[str, Any] | None:
     if info is None:
         return None
     return {"replicas": info.replicas, "running_pods": info.running_pods,
-            "nodes": list(info.nodes), "managed_by": info.managed_by}
+            "nodes": list(info.nodes), "managed_by": info.managed_by,
+            "gpu_holders": list(info.gpu_holders)}
 
 
 def error_data(e: InputError) -> dict[str, Any]:

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from gpudra.model import RuleInfo
 from gpudra.rules.base import AuditContext, Checker, all_rules
+from gpudra.rules.cluster import ClusterState
 from gpudra.rules.device_requests import DeviceRequests
 from gpudra.rules.dra_objects import DraObjects
 from gpudra.rules.environment import EnvironmentVars
@@ -21,6 +22,7 @@ CHECKERS: tuple[type[Checker], ...] = (
     Monitoring,
     Templates,
     DraObjects,
+    ClusterState,
     Suppressions,
 )
 

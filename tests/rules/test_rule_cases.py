@@ -1,8 +1,9 @@
 """Data-driven rule tests: tests/rules/cases/<RULE>.yaml.
 
-Each case is a manifest (written to `file`, default manifest.yaml; `files` writes several) and
-the findings of that rule it must produce, compared on the fields the case names. Every rule
-in the catalogue must have a case file with at least one case that fires and one that does not.
+Each case is a manifest (written to `file`, default manifest.yaml; `files` writes several), or
+`cluster`: live objects (multi-document YAML) audited through the cluster source, and the
+findings of that rule it must produce, compared on the fields the case names. Every rule in the
+catalogue must have a case file with at least one case that fires and one that does not.
 """
 
 from __future__ import annotations
@@ -12,8 +13,11 @@ from pathlib import Path
 import pytest
 import yaml
 
-from gpudra.audit import AuditRequest, run_audit
+from gpudra.audit import AuditRequest, audit, run_audit
+from gpudra.config import Config
 from gpudra.rules import catalogue
+from gpudra.sources.cluster import ClusterSource
+from tests.memory_cluster import MemoryCluster
 
 CASES_DIR = Path(__file__).parent / "cases"
 
@@ -27,12 +31,16 @@ def _load_cases():
 
 @pytest.mark.parametrize(("rule_id", "case"), list(_load_cases()))
 def test_rule_case(rule_id: str, case: dict, tmp_path: Path) -> None:
-    files = case.get("files") or {case.get("file", "manifest.yaml"): case["manifest"]}
-    for name, text in files.items():
-        target = tmp_path / name
-        target.parent.mkdir(parents=True, exist_ok=True)
-        target.write_text(text)
-    report = run_audit(AuditRequest([str(tmp_path)]))
+    if "cluster" in case:
+        objects = [o for o in yaml.safe_load_all(case["cluster"]) if o]
+        report = audit(ClusterSource(MemoryCluster(objects)), Config())
+    else:
+        files = case.get("files") or {case.get("file", "manifest.yaml"): case["manifest"]}
+        for name, text in files.items():
+            target = tmp_path / name
+            target.parent.mkdir(parents=True, exist_ok=True)
+            target.write_text(text)
+        report = run_audit(AuditRequest([str(tmp_path)]))
     assert not report.errors, report.errors
     got = [f for f in report.findings if f.rule == rule_id]
     expected = case["expect"]

@@ -1,0 +1,128 @@
+"""GPU8xx: the state of GPU nodes, as a live cluster shows it.
+
+These rules read Nodes, ResourceSlices and DaemonSets. They fire on what a cluster audit reads
+(a manifest tree rarely holds Nodes), and on a device-plugin DaemonSet in either.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import Any
+
+from gpudra.devices import classify
+from gpudra.model import Severity
+from gpudra.objects import SourceObject, as_mapping, dig, plural
+from gpudra.quantity import parse_device_count
+from gpudra.rules.base import AuditContext, Checker, rule
+
+CATEGORY = "cluster"
+NVIDIA_DRIVER = "gpu.nvidia.com"
+
+GPU801 = rule(
+    "GPU801", "node-double-counting", Severity.ERROR, CATEGORY,
+    "A node advertises nvidia.com/gpu and publishes the same GPUs in DRA ResourceSlices.",
+    """
+The device plugin advertises each GPU as `nvidia.com/gpu` capacity, and the NVIDIA DRA driver
+publishes the same GPUs as devices in ResourceSlices. The scheduler accounts for the two
+separately, so a device-plugin pod and a DRA claim can be given the same physical GPU. The
+NVIDIA DRA driver chart refuses to install GPU allocation next to the device plugin for this
+reason (`gpuResourcesEnabledOverride`), unless DeviceClass `extendedResourceName` (KEP-5004)
+makes DRA serve `nvidia.com/gpu` too.
+
+Fix: on each node, run either the device plugin or the DRA driver's GPU plugin, and move the
+node's workloads as a group (label the node and select on it, or drain and relabel).
+""",
+    "Run either the device plugin or the DRA GPU plugin on a node, never both.",
+)
+
+GPU802 = rule(
+    "GPU802", "device-plugin-daemonset", Severity.WARNING, CATEGORY,
+    "The NVIDIA device plugin DaemonSet runs: it advertises nvidia.com/gpu on its nodes.",
+    """
+The `k8s-device-plugin` DaemonSet (standalone Helm chart, or the GPU Operator's
+`nvidia-device-plugin-daemonset`) is what makes `nvidia.com/gpu` requests work. Nodes that move
+to DRA must stop running it (node selector or affinity on the DaemonSet, or the GPU Operator's
+per-node label), or their GPUs are counted twice (GPU801). The finding lists how many nodes it
+runs on.
+""",
+    "Keep it off nodes whose GPUs the DRA driver publishes.",
+)
+
+GPU803 = rule(
+    "GPU803", "device-plugin-gpus-held", Severity.INFO, CATEGORY,
+    "Running pods on this node hold GPUs from the device plugin.",
+    """
+Pods that hold `nvidia.com/gpu` (or MIG / shared device-plugin resources) keep their GPUs until
+they end. Before a node moves to DRA they must be drained or finish; the finding lists them per
+node so the cutover can be planned.
+""",
+    "Drain or let these pods finish before moving the node to DRA.",
+)
+
+_DEVICE_PLUGIN_IMAGES = ("k8s-device-plugin",)
+_DEVICE_PLUGIN_NAMES = ("nvidia-device-plugin",)
+
+
+class ClusterState(Checker):
+    rules = (GPU801, GPU802, GPU803)
+
+    def __init__(self) -> None:
+        self._advertising: dict[str, tuple[SourceObject, int]] = {}
+        self._publishing: set[str] = set()
+
+    def check_object(self, obj: SourceObject, ctx: AuditContext) -> None:
+        if obj.kind == "Node" and obj.group == "":
+            self._node(obj, ctx)
+        elif obj.kind == "ResourceSlice" and obj.group == "resource.k8s.io":
+            node = dig(obj.data, "spec", "nodeName")
+            if dig(obj.data, "spec", "driver") == NVIDIA_DRIVER and isinstance(node, str):
+                self._publishing.add(node)
+        elif obj.kind == "DaemonSet" and obj.group == "apps" and is_device_plugin(obj.data):
+            desired = dig(obj.data, "status", "desiredNumberScheduled")
+            ready = dig(obj.data, "status", "numberReady")
+            if obj.source == "cluster" and isinstance(desired, int):
+                what = (f"the NVIDIA device plugin runs on {plural(desired, 'node')} "
+                        f"({ready} ready)")
+            else:
+                what = "this DaemonSet deploys the NVIDIA device plugin"
+            ctx.emit("GPU802", obj, f"{what}: it advertises nvidia.com/gpu on its nodes",
+                     path=("spec", "template", "spec"))
+
+    def finish(self, ctx: AuditContext) -> None:
+        for name, (node, gpus) in sorted(self._advertising.items()):
+            if name in self._publishing:
+                ctx.emit("GPU801", node, f"node {name} advertises {gpus} × nvidia.com/gpu and "
+                         f"publishes {NVIDIA_DRIVER} ResourceSlices: a device-plugin pod and a "
+                         "claim can get the same GPU", path=("status", "allocatable"),
+                         resource="nvidia.com/gpu", quantity=gpus)
+
+    def _node(self, obj: SourceObject, ctx: AuditContext) -> None:
+        gpus = _advertised(obj.data)
+        if gpus:
+            self._advertising[obj.name or ""] = (obj, gpus)
+        holders = obj.cluster.gpu_holders if obj.cluster is not None else ()
+        if holders:
+            shown = ", ".join(holders[:5]) + (f" and {len(holders) - 5} more"
+                                              if len(holders) > 5 else "")
+            ctx.emit("GPU803", obj, f"node {obj.name}: {plural(len(holders), 'pod')} hold "
+                     f"device-plugin GPUs: {shown}")
+
+
+def _advertised(node: Mapping[str, Any]) -> int:
+    allocatable = as_mapping(dig(node, "status", "allocatable"))
+    total = 0
+    for name, value in allocatable.items():
+        device = classify(name)
+        if device is not None and device.is_nvidia_device_plugin:
+            total += parse_device_count(value).value or 0
+    return total
+
+
+def is_device_plugin(daemonset: Mapping[str, Any]) -> bool:
+    """The NVIDIA device plugin, by image (standalone chart and GPU Operator alike) or name."""
+    containers = dig(daemonset, "spec", "template", "spec", "containers")
+    images = [str(dig(c, "image") or "") for c in containers if isinstance(c, Mapping)] \
+        if isinstance(containers, list) else []
+    name = str(dig(daemonset, "metadata", "name") or "")
+    return any(any(i in image for i in _DEVICE_PLUGIN_IMAGES) for image in images) or \
+        any(n in name for n in _DEVICE_PLUGIN_NAMES)

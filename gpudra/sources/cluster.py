@@ -1,0 +1,264 @@
+"""A live cluster as an audit source: read-only, paged, owner-aware.
+
+What is read, and in which order (pages are processed as they arrive, never held):
+
+1. Pods. A pod that a controller owns is not audited itself: its controller's pod template is.
+   Per owner the source counts running pods, and per node the pods that hold device-plugin
+   GPUs. Bare pods (no controller, or a controller gpudra does not read) are audited as pods.
+2. ReplicaSets and Jobs, to know their owners (Pod -> ReplicaSet -> Deployment, Pod -> Job ->
+   CronJob or JobSet). Those without an owner are audited as workloads of their own.
+3. Top-level workloads: Deployments, StatefulSets, DaemonSets, CronJobs, ReplicationControllers
+   and the GPU CRDs of the workload table whose API the cluster serves. Each is audited once,
+   with its replicas, running pods, the nodes where its pods hold device-plugin GPUs, and the
+   tool that manages its manifest (gpudra.managed).
+4. Nodes (with the device-plugin GPU holders counted in step 1), DRA objects, quotas, limit
+   ranges, alerting rules, Kueue ClusterQueues and Karpenter NodePools.
+
+A resource type the server does not serve is skipped quietly; one that cannot be read (403,
+repeated 5xx) becomes an input error naming the verb, resource and group, and the rest goes on.
+"""
+
+from __future__ import annotations
+
+from collections import Counter, defaultdict
+from collections.abc import Callable, Iterable, Iterator, Mapping
+from dataclasses import dataclass, field
+from typing import Any, Protocol
+
+from gpudra.devices import classify
+from gpudra.managed import managed_by
+from gpudra.model import ClusterInfo, InputError
+from gpudra.objects import ClusterObject, as_mapping, dig
+from gpudra.quantity import parse_device_count
+from gpudra.sources import Item, ScanStats
+from gpudra.workloads import BUILTIN_KINDS, WorkloadTable
+
+OwnerKey = tuple[str, str, str]  # (namespace, kind, name)
+
+
+@dataclass(frozen=True, slots=True)
+class Read:
+    """One resource type a command reads; `gpudra rbac` grants exactly these."""
+
+    group: str
+    resource: str
+    why: str
+    versions: tuple[str, ...] | None = None  # preferred first; None: the group's preferred one
+    commands: frozenset[str] = frozenset({"audit", "plan", "preflight"})
+
+
+_CORE_WORKLOADS = ("StatefulSet", "DaemonSet", "Deployment")
+PODS = Read("", "pods", "owner resolution, running pods, device-plugin GPUs held per node")
+REPLICASETS = Read("apps", "replicasets", "Pod -> ReplicaSet -> Deployment")
+JOBS = Read("batch", "jobs", "Pod -> Job -> CronJob / JobSet; Jobs of their own")
+TOP_LEVEL = (
+    Read("apps", "deployments", "pod templates"),
+    Read("apps", "statefulsets", "pod templates"),
+    Read("apps", "daemonsets", "pod templates; the device-plugin and DRA driver DaemonSets"),
+    Read("batch", "cronjobs", "pod templates"),
+    Read("", "replicationcontrollers", "pod templates", commands=frozenset({"audit", "plan"})),
+)
+OTHERS = (
+    Read("", "nodes", "GPU capacity, labels, kubelet and runtime versions"),
+    Read("resource.k8s.io", "resourceslices", "devices the DRA driver publishes",
+         ("v1", "v1beta2", "v1beta1")),
+    Read("resource.k8s.io", "deviceclasses", "DRA device classes", ("v1", "v1beta2", "v1beta1")),
+    Read("resource.k8s.io", "resourceclaims", "DRA claims", ("v1", "v1beta2", "v1beta1")),
+    Read("resource.k8s.io", "resourceclaimtemplates", "DRA claim templates",
+         ("v1", "v1beta2", "v1beta1")),
+    Read("", "resourcequotas", "quotas on nvidia.com/gpu"),
+    Read("", "limitranges", "limit ranges on nvidia.com/gpu", commands=frozenset({"audit"})),
+    Read("monitoring.coreos.com", "prometheusrules", "alerts on nvidia_com_gpu metrics",
+         commands=frozenset({"audit", "preflight"})),
+    Read("kueue.x-k8s.io", "clusterqueues", "Kueue quotas on nvidia.com/gpu",
+         commands=frozenset({"audit", "preflight"})),
+    Read("karpenter.sh", "nodepools", "Karpenter limits on nvidia.com/gpu",
+         commands=frozenset({"audit", "preflight"})),
+)
+
+
+def crd_reads(table: Iterable[Any] = BUILTIN_KINDS) -> tuple[Read, ...]:
+    """The GPU CRDs of the workload table (their plural is the lower-case kind plus `s`)."""
+    reads: dict[tuple[str, str], Read] = {}
+    for entry in table:
+        if entry.group in ("", "apps", "batch", "*"):
+            continue
+        plural = f"{entry.kind.lower()}s"
+        reads.setdefault((entry.group, plural), Read(entry.group, plural, "GPU workload CRD",
+                                                     commands=frozenset({"audit", "plan"})))
+    return tuple(reads.values())
+
+
+def all_reads() -> tuple[Read, ...]:
+    return (PODS, REPLICASETS, JOBS, *TOP_LEVEL, *crd_reads(), *OTHERS)
+
+
+class ClusterReader(Protocol):
+    """What the source needs of a cluster connection (gpudra.cluster.Cluster)."""
+
+    def resource(self, group: str, name: str, version: Any = None) -> Any: ...
+
+    def list(self, resource: Any, **kwargs: Any) -> Iterable[list[dict[str, Any]]]: ...
+
+    @property
+    def errors(self) -> tuple[Any, ...]: ...
+
+
+@dataclass
+class ClusterSource:
+    """The current kube context (or `--context`, `-n`) as an audit source."""
+
+    cluster: ClusterReader
+    table: WorkloadTable = field(default_factory=WorkloadTable)
+    on_page: Callable[[Any], None] | None = None
+    kind: str = "cluster"
+    stats: ScanStats = field(default_factory=ScanStats)
+
+    def items(self) -> Iterator[Item]:
+        owners = _Owners()
+        top_kinds = {*_CORE_WORKLOADS, "CronJob", "ReplicationController", "ReplicaSet", "Job",
+                     *(e.kind for e in self.table.kinds if e.group not in ("", "apps", "batch"))}
+        for pod in self._list(PODS):
+            owned = owners.add_pod(pod, top_kinds)
+            if not owned:
+                yield self._object(pod, owners.info_for_pod(pod))
+        for rs in self._list(REPLICASETS):
+            if owners.add_intermediate(rs, "ReplicaSet"):
+                yield self._object(rs, owners.info(rs))
+        for job in self._list(JOBS):
+            if owners.add_intermediate(job, "Job"):
+                yield self._object(job, owners.info(job))
+        for read in (*TOP_LEVEL, *crd_reads(self.table.kinds)):
+            for obj in self._list(read):
+                yield self._object(obj, owners.info(obj))
+        for read in OTHERS:
+            for obj in self._list(read):
+                info = owners.node_info(obj) if read.resource == "nodes" else None
+                yield self._object(obj, info)
+        for problem in self.cluster.errors:
+            yield InputError(None, _problem_message(problem), object=_problem_subject(problem))
+
+    def _list(self, read: Read) -> Iterator[dict[str, Any]]:
+        resource = self.cluster.resource(read.group, read.resource, read.versions)
+        if resource is None:
+            return  # not served: nothing to read, nothing wrong
+        for page in self.cluster.list(resource, on_page=self.on_page):
+            self.stats.objects += len(page)
+            yield from page
+
+    @staticmethod
+    def _object(data: dict[str, Any], info: ClusterInfo | None) -> ClusterObject:
+        return ClusterObject(data, info)
+
+
+@dataclass
+class _Owners:
+    """Who owns what, with running-pod counts and GPU holders, kept as small indexes."""
+
+    running: Counter = field(default_factory=Counter)              # owner key -> pods
+    nodes: dict[OwnerKey, set[str]] = field(default_factory=lambda: defaultdict(set))
+    holders: dict[str, list[str]] = field(default_factory=lambda: defaultdict(list))
+    children: dict[OwnerKey, list[OwnerKey]] = field(default_factory=lambda: defaultdict(list))
+
+    def add_pod(self, pod: Mapping[str, Any], top_kinds: set[str]) -> bool:
+        """Count the pod; True when its controller is read (so the pod is not audited)."""
+        namespace = str(dig(pod, "metadata", "namespace") or "")
+        owner = _controller(pod)
+        key = (namespace, owner[0], owner[1]) if owner else ("", "Pod", _name(pod))
+        running = dig(pod, "status", "phase") == "Running"
+        if running:
+            self.running[key] += 1
+        held = _device_plugin_gpus(pod)
+        node = dig(pod, "spec", "nodeName")
+        if held and isinstance(node, str) and dig(pod, "status", "phase") in ("Running", "Pending"):
+            self.holders[node].append(f"{namespace}/{_name(pod)} ({held})")
+            self.nodes[key].add(node)
+        return owner is not None and owner[0] in top_kinds
+
+    def add_intermediate(self, obj: Mapping[str, Any], kind: str) -> bool:
+        """Record a ReplicaSet's or Job's owner; True when it has none (audit it itself)."""
+        namespace = str(dig(obj, "metadata", "namespace") or "")
+        owner = _controller(obj)
+        if owner is None:
+            return True
+        self.children[(namespace, owner[0], owner[1])].append((namespace, kind, _name(obj)))
+        return False
+
+    def info(self, obj: Mapping[str, Any]) -> ClusterInfo:
+        key = (str(dig(obj, "metadata", "namespace") or ""), str(obj.get("kind", "")), _name(obj))
+        running, nodes = self.running[key], set(self.nodes.get(key, ()))
+        for child in self.children.get(key, ()):
+            running += self.running[child]
+            nodes |= self.nodes.get(child, set())
+        return ClusterInfo(_replicas(obj), running, tuple(sorted(nodes)),
+                           managed_by(as_mapping(obj.get("metadata"))))
+
+    def info_for_pod(self, pod: Mapping[str, Any]) -> ClusterInfo:
+        running = 1 if dig(pod, "status", "phase") == "Running" else 0
+        node = dig(pod, "spec", "nodeName")
+        nodes = (node,) if _device_plugin_gpus(pod) and isinstance(node, str) else ()
+        return ClusterInfo(None, running, nodes, managed_by(as_mapping(pod.get("metadata"))))
+
+    def node_info(self, node: Mapping[str, Any]) -> ClusterInfo:
+        holders = self.holders.get(_name(node), [])
+        return ClusterInfo(None, 0, (), managed_by(as_mapping(node.get("metadata"))),
+                           tuple(holders))
+
+
+def _controller(obj: Mapping[str, Any]) -> tuple[str, str] | None:
+    refs = dig(obj, "metadata", "ownerReferences")
+    for ref in refs if isinstance(refs, list) else ():
+        if isinstance(ref, Mapping) and ref.get("controller"):
+            return str(ref.get("kind", "")), str(ref.get("name", ""))
+    return None
+
+
+def _name(obj: Mapping[str, Any]) -> str:
+    return str(dig(obj, "metadata", "name") or "")
+
+
+def _device_plugin_gpus(pod: Mapping[str, Any]) -> int:
+    """NVIDIA device-plugin devices a pod's containers hold (init containers: the largest)."""
+    def held(containers: Any) -> list[int]:
+        counts = []
+        for container in containers if isinstance(containers, list) else ():
+            limits = as_mapping(dig(container, "resources", "limits"))
+            total = 0
+            for name, value in limits.items():
+                device = classify(name)
+                if device is not None and device.is_nvidia_device_plugin:
+                    total += parse_device_count(value).value or 0
+            counts.append(total)
+        return counts
+
+    spec = as_mapping(pod.get("spec"))
+    return sum(held(spec.get("containers"))) + max(held(spec.get("initContainers")), default=0)
+
+
+def _replicas(obj: Mapping[str, Any]) -> int | None:
+    kind = obj.get("kind")
+    if kind == "DaemonSet":
+        value = dig(obj, "status", "desiredNumberScheduled")
+    elif kind in ("Deployment", "StatefulSet", "ReplicaSet", "ReplicationController"):
+        value = dig(obj, "spec", "replicas")
+        value = 1 if value is None else value
+    elif kind == "Job":
+        value = dig(obj, "spec", "parallelism")
+    else:
+        value = None
+    return value if isinstance(value, int) and not isinstance(value, bool) else None
+
+
+def _problem_subject(problem: Any) -> str:
+    subject = getattr(problem, "subject", None) or str(problem)
+    scope = getattr(problem, "scope", "")
+    return f"{subject} ({scope})" if scope else subject
+
+
+def _problem_message(problem: Any) -> str:
+    verb = getattr(problem, "verb", "list")
+    status = getattr(problem, "status", None)
+    reason = getattr(problem, "reason", "")
+    message = getattr(problem, "message", "") or reason
+    code = f"{status} {reason}".strip() if status else reason
+    return f"cannot {verb}: {message}" + (f" ({code})" if code and code not in message else "")
