@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
+from typing import Any
 from dataclasses import dataclass, field
 
 from gpudra.config import Config
@@ -58,6 +59,20 @@ def audit(source: Source, config: Config) -> Report:
         source=source.kind,
         objects_read=stats.objects,
     )
+
+
+def audit_cluster(options: Any, config: Config, *,
+                  on_page: Callable[[Any], None] | None = None) -> Report:
+    """Audit the cluster `options` (gpudra.cluster.ClusterOptions) point at. Raises
+    gpudra.cluster.ClusterError when it cannot be read at all; a resource type that cannot be
+    read is an error in the report, and the rest is audited."""
+    from gpudra.cluster import connect  # the Kubernetes client loads only for cluster work
+    from gpudra.sources.cluster import ClusterSource
+
+    table = WorkloadTable().with_kinds(config.workloads)
+    with connect(options) as cluster:
+        cluster.server_version()  # fails fast, with one clear error, when it cannot be reached
+        return audit(ClusterSource(cluster, table, on_page), config)
 
 
 def _check(obj: SourceObject, checkers: list, ctx: AuditContext) -> None:

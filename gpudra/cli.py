@@ -92,17 +92,23 @@ def _guarded(command: _Command) -> _Command:
 
 
 @app.command(epilog=(
+    "Without a PATH, audits the cluster of the current kube context (read-only: get and list "
+    "only; all namespaces unless -n is given).\n\n"
     "Exit codes: 0 nothing at or above --fail-on; 1 findings at or above it; 2 usage or "
-    "config error; 3 an input could not be read, or nothing was scanned.\n\n"
+    "config error; 3 an input could not be read (a file, or a resource type the cluster "
+    "refused: the audit is partial), nothing was scanned, or the cluster cannot be reached.\n\n"
     "Examples:\n\n\b\n"
+    "  gpudra audit                          # the current kube context, all namespaces\n"
+    "  gpudra audit --context prod -n ml -o json\n"
     "  gpudra audit ./manifests\n"
     "  gpudra audit . -o sarif > gpudra.sarif\n"
     "  helm template rel ./chart | gpudra audit -\n"
     "  gpudra audit k8s/ --fail-on error --exclude 'charts/vendor/*'"))
 @_guarded
 def audit(
-    paths: list[str] = typer.Argument(..., metavar="PATH",
-                                      help="Files or directories to scan; '-' reads stdin."),
+    paths: Optional[list[str]] = typer.Argument(
+        None, metavar="[PATH]...",
+        help="Files or directories to scan; '-' reads stdin. None: the live cluster."),
     output: OutputFormat = typer.Option(OutputFormat.TABLE, "-o", "--output",
                                         help="Report format.", case_sensitive=False),
     fail_on: FailOn = typer.Option(FailOn.WARNING, "--fail-on", case_sensitive=False,
@@ -112,21 +118,45 @@ def audit(
     config: Optional[Path] = typer.Option(None, "--config", metavar="FILE",
                                           help="Config file (default: nearest .gpudra.yaml)."),
     quiet: bool = typer.Option(False, "-q", "--quiet", help="No progress on stderr."),
+    kubeconfig: Optional[str] = typer.Option(None, "--kubeconfig", metavar="FILE",
+                                             help="Cluster: kubeconfig file (default: "
+                                                  "$KUBECONFIG, ~/.kube/config, in-cluster)."),
+    context: Optional[str] = typer.Option(None, "--context", metavar="NAME",
+                                          help="Cluster: kubeconfig context to use."),
+    namespace: Optional[str] = typer.Option(None, "-n", "--namespace", metavar="NS",
+                                            help="Cluster: only this namespace's workloads."),
+    all_namespaces: bool = typer.Option(False, "-A", "--all-namespaces",
+                                        help="Cluster: every namespace (the default)."),
+    request_timeout: Optional[str] = typer.Option(None, "--request-timeout", metavar="DURATION",
+                                                  help="Cluster: per-request timeout, e.g. "
+                                                       "30s or 1m."),
 ) -> None:
-    """Find device-plugin GPU requests, quotas, GPU placement and DRA mistakes in manifests.
+    """Find device-plugin GPU requests, quotas, GPU placement and DRA mistakes in manifests
+    or in the live cluster.
 
     Reads YAML and JSON files (multi-document, kind: List, Helm charts as text) and reports
-    each finding with file and line. Findings go to stdout; progress and errors to stderr.
+    each finding with file and line; without a path, reads the cluster of the current kube
+    context and reports each workload once, at its top controller. Findings go to stdout;
+    progress and errors to stderr.
     """
-    from gpudra.audit import AuditRequest, run_audit
     from gpudra.config import config_for, load_config
     from gpudra.report import renderer_for
     from gpudra.rules import catalogue
 
+    paths = list(paths or [])
+    cluster_flags = any((kubeconfig, context, namespace, all_namespaces, request_timeout))
     try:
+        if paths and cluster_flags:
+            raise UsageError("--kubeconfig, --context, -n, -A and --request-timeout are for "
+                             "cluster audits: give no PATH to audit the cluster")
+        if namespace and all_namespaces:
+            raise UsageError("choose one of -n/--namespace and -A/--all-namespaces")
         cfg = load_config(config_for(paths, config), catalogue())
-        with _progress(quiet) as on_file:
-            report = run_audit(AuditRequest(paths, cfg, tuple(exclude)), on_file=on_file)
+        if paths:
+            report = _audit_files(paths, cfg, tuple(exclude), quiet)
+        else:
+            report = _audit_cluster(cfg, quiet, kubeconfig=kubeconfig, context=context,
+                                    namespace=namespace, request_timeout=request_timeout)
         width = shutil.get_terminal_size((120, 24)).columns if sys.stdout.isatty() else 120
         text = renderer_for(output)(report, RenderOptions(color=_color(sys.stdout), width=width,
                                                           tool_version=__version__,
@@ -142,6 +172,57 @@ def audit(
     if report.nothing_read and not report.errors:
         typer.echo(f"gpudra: error: {report.nothing_read_message}", err=True)
     raise typer.Exit(int(report.exit_code(fail_on)))
+
+
+def _audit_files(paths: list[str], cfg, excludes: tuple[str, ...], quiet: bool):
+    from gpudra.audit import AuditRequest, run_audit
+
+    with _progress(quiet) as on_file:
+        return run_audit(AuditRequest(paths, cfg, excludes), on_file=on_file)
+
+
+def _audit_cluster(cfg, quiet: bool, **flags):
+    from gpudra.audit import audit_cluster
+    from gpudra.cluster import ClusterOptions, parse_duration
+
+    timeout = flags.pop("request_timeout")
+    options = ClusterOptions(**flags, all_namespaces=not flags["namespace"],
+                             request_timeout=parse_duration(timeout) if timeout else None)
+    with _ListProgress(quiet) as on_page:
+        return audit_cluster(options, cfg, on_page=on_page)
+
+
+class _ListProgress:
+    """Objects read per resource type, on stderr, only when stderr is a terminal."""
+
+    def __init__(self, quiet: bool) -> None:
+        self._progress = None
+        self._tasks: dict[str, int] = {}
+        self._enabled = not quiet and sys.stderr.isatty()
+
+    def __enter__(self):
+        if not self._enabled:
+            return None
+        from rich.console import Console
+        from rich.progress import Progress, SpinnerColumn, TextColumn
+
+        console = Console(stderr=True, no_color=not _color(sys.stderr))
+        self._progress = Progress(SpinnerColumn(), TextColumn("{task.description}", markup=False),
+                                  TextColumn("{task.completed:>9,.0f} objects"),
+                                  console=console, transient=True)
+        self._progress.__enter__()
+        return self._page
+
+    def _page(self, progress) -> None:
+        name = progress.resource.qualified_name
+        task = self._tasks.get(name)
+        if task is None:
+            task = self._tasks[name] = self._progress.add_task(name, total=None)
+        self._progress.update(task, completed=progress.objects)
+
+    def __exit__(self, *exc) -> None:
+        if self._progress is not None:
+            self._progress.__exit__(*exc)
 
 
 class _progress:
@@ -252,6 +333,34 @@ def convert(
     except GpudraError as exc:
         raise _fail(str(exc), ExitCode.INPUT_ERROR) from None
     raise typer.Exit(int(code))
+
+
+@app.command(epilog=(
+    "Examples:\n\n\b\n"
+    "  gpudra rbac | kubectl apply -f -                 # ServiceAccount gpudra/gpudra-reader\n"
+    "  gpudra rbac --user alice@example.com | kubectl apply -f -\n"
+    "  gpudra rbac --group platform-team > gpudra-rbac.yaml"))
+@_guarded
+def rbac(
+    name: str = typer.Option("gpudra-reader", "--name", help="ClusterRole (and binding) name."),
+    namespace: str = typer.Option("gpudra", "-n", "--namespace",
+                                  help="Namespace of the ServiceAccount."),
+    service_account: Optional[str] = typer.Option(None, "--service-account", metavar="NAME",
+                                                  help="Bind to this ServiceAccount "
+                                                       "(default: --name)."),
+    user: Optional[str] = typer.Option(None, "--user", help="Bind to a user instead."),
+    group: Optional[str] = typer.Option(None, "--group", help="Bind to a group instead."),
+) -> None:
+    """Print the read-only ClusterRole and binding that audit, plan and preflight need.
+
+    get and list on the resource types gpudra reads, nothing else (docs/rbac.md). Pipe it to
+    `kubectl apply -f -`, or use deploy/ to run the audit as an in-cluster CronJob.
+    """
+    from gpudra.rbac import manifests, render
+
+    if sum(map(bool, (user, group, service_account))) > 1:
+        raise _fail("choose one of --user, --group and --service-account", ExitCode.USAGE)
+    sys.stdout.write(render(manifests(name, namespace, service_account, user, group)))
 
 
 @app.command()

@@ -70,6 +70,12 @@ BUILTIN_KINDS: tuple[WorkloadKind, ...] = (
     WorkloadKind("serving.kserve.io", "ServingRuntime", ("spec",)),
     WorkloadKind("serving.kserve.io", "ClusterServingRuntime", ("spec",)),
     WorkloadKind("serving.knative.dev", "Service", ("spec.template.spec",)),
+    # Kubeflow Trainer v2: runtimes hold a JobSet template; a TrainJob has no pod spec of its
+    # own, but its `spec.trainer.resourcesPerNode` holds requests (reported as such).
+    *(WorkloadKind("trainer.kubeflow.org", k,
+                   ("spec.template.spec.replicatedJobs[*].template.spec.template.spec",))
+      for k in ("TrainingRuntime", "ClusterTrainingRuntime")),
+    WorkloadKind("trainer.kubeflow.org", "TrainJob", ()),
 )
 
 # Pod-spec fields that hold lists of containers; Argo adds sidecars and containerSet.

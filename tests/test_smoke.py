@@ -8,3 +8,32 @@ def test_pod_with_gpu_is_found(tmp_path):
     report = run_audit(AuditRequest([str(tmp_path)]))
     assert [(f.rule, f.line, f.quantity, f.container) for f in report.findings] == [
         ("GPU101", 9, 2, "c")]
+
+
+def test_deploy_rbac_is_what_gpudra_rbac_prints() -> None:
+    from pathlib import Path
+
+    from gpudra.rbac import manifests, render
+
+    root = Path(__file__).resolve().parents[1]
+    assert (root / "deploy" / "rbac.yaml").read_text() == render(manifests()), \
+        "regenerate with: gpudra rbac > deploy/rbac.yaml"
+
+
+def test_deploy_manifests_validate_strictly() -> None:
+    from pathlib import Path
+
+    import pytest
+    import yaml
+
+    pytest.importorskip("kubernetes_validate")
+    from gpudra.dra.validate import StrictValidator
+    from gpudra.dra.versions import TargetVersion
+
+    root = Path(__file__).resolve().parents[1] / "deploy"
+    validator = StrictValidator(TargetVersion.parse("1.34"))
+    docs = [d for f in sorted(root.glob("*.yaml")) for d in yaml.safe_load_all(f.read_text()) if d]
+    assert {d["kind"] for d in docs} >= {"CronJob", "ClusterRole", "ClusterRoleBinding",
+                                         "ServiceAccount"}
+    for doc in docs:
+        assert validator.errors(doc) == [], doc["kind"]

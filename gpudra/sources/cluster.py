@@ -45,6 +45,8 @@ class Read:
     why: str
     versions: tuple[str, ...] | None = None  # preferred first; None: the group's preferred one
     commands: frozenset[str] = frozenset({"audit", "plan", "preflight"})
+    verbs: tuple[str, ...] = ("get", "list")
+    names: tuple[str, ...] = ()  # only these objects (RBAC resourceNames; `get` only)
 
 
 _CORE_WORKLOADS = ("StatefulSet", "DaemonSet", "Deployment")
@@ -77,6 +79,16 @@ OTHERS = (
 )
 
 
+# Read by preflight only (the GPU Operator's stack, Kueue's device-class mappings).
+PREFLIGHT_ONLY = (
+    Read("nvidia.com", "clusterpolicies", "GPU Operator device-plugin stack",
+         commands=frozenset({"preflight"})),
+    Read("nvidia.com", "gpuclusters", "GPU Operator DRA stack", commands=frozenset({"preflight"})),
+    Read("", "configmaps", "Kueue's configuration (deviceClassMappings)",
+         commands=frozenset({"preflight"}), verbs=("get",), names=("kueue-manager-config",)),
+)
+
+
 def crd_reads(table: Iterable[Any] = BUILTIN_KINDS) -> tuple[Read, ...]:
     """The GPU CRDs of the workload table (their plural is the lower-case kind plus `s`)."""
     reads: dict[tuple[str, str], Read] = {}
@@ -90,7 +102,8 @@ def crd_reads(table: Iterable[Any] = BUILTIN_KINDS) -> tuple[Read, ...]:
 
 
 def all_reads() -> tuple[Read, ...]:
-    return (PODS, REPLICASETS, JOBS, *TOP_LEVEL, *crd_reads(), *OTHERS)
+    """Everything audit, plan and preflight read: what `gpudra rbac` grants."""
+    return (PODS, REPLICASETS, JOBS, *TOP_LEVEL, *crd_reads(), *OTHERS, *PREFLIGHT_ONLY)
 
 
 class ClusterReader(Protocol):

@@ -1,0 +1,80 @@
+"""The least-privilege, read-only RBAC that `gpudra audit`, `plan` and `preflight` need.
+
+Generated from the one table of what the cluster source reads (gpudra.sources.cluster), so the
+role can never drift from the code: get and list on those resource types, nothing else. API
+discovery (`/api`, `/apis`, `/version`) is open to every authenticated user through the
+built-in `system:discovery` role, so it needs no rule here.
+"""
+
+from __future__ import annotations
+
+from collections import defaultdict
+from typing import Any
+
+from gpudra.sources.cluster import Read, all_reads
+
+DEFAULT_NAME = "gpudra-reader"
+
+
+def cluster_role(name: str = DEFAULT_NAME, reads: tuple[Read, ...] | None = None) -> dict[str, Any]:
+    """A ClusterRole with one rule per API group (and one per named-object grant)."""
+    by_group: dict[str, set[str]] = defaultdict(set)
+    named: list[dict[str, Any]] = []
+    for read in reads if reads is not None else all_reads():
+        if read.names:
+            named.append({"apiGroups": [read.group], "resources": [read.resource],
+                          "resourceNames": list(read.names), "verbs": list(read.verbs)})
+        else:
+            by_group[read.group].add(read.resource)
+    rules = [{"apiGroups": [group], "resources": sorted(resources), "verbs": ["get", "list"]}
+             for group, resources in sorted(by_group.items())]
+    return {
+        "apiVersion": "rbac.authorization.k8s.io/v1",
+        "kind": "ClusterRole",
+        "metadata": {"name": name, "labels": {"app.kubernetes.io/name": "gpudra"}},
+        "rules": rules + named,
+    }
+
+
+def service_account(name: str, namespace: str) -> dict[str, Any]:
+    return {"apiVersion": "v1", "kind": "ServiceAccount",
+            "metadata": {"name": name, "namespace": namespace,
+                         "labels": {"app.kubernetes.io/name": "gpudra"}}}
+
+
+def cluster_role_binding(role: str, account: str, namespace: str) -> dict[str, Any]:
+    return {
+        "apiVersion": "rbac.authorization.k8s.io/v1",
+        "kind": "ClusterRoleBinding",
+        "metadata": {"name": role, "labels": {"app.kubernetes.io/name": "gpudra"}},
+        "roleRef": {"apiGroup": "rbac.authorization.k8s.io", "kind": "ClusterRole", "name": role},
+        "subjects": [{"kind": "ServiceAccount", "name": account, "namespace": namespace}],
+    }
+
+
+def manifests(name: str = DEFAULT_NAME, namespace: str = "gpudra",
+              account: str | None = None, user: str | None = None,
+              group: str | None = None) -> list[dict[str, Any]]:
+    """The role and its binding: to `user` or `group` when given, else to a ServiceAccount
+    (created too) for in-cluster runs."""
+    role = cluster_role(name)
+    if user or group:
+        binding = cluster_role_binding(name, "", namespace)
+        binding["subjects"] = [{"apiGroup": "rbac.authorization.k8s.io",
+                                "kind": "User" if user else "Group", "name": user or group}]
+        return [role, binding]
+    account = account or name
+    return [service_account(account, namespace), role,
+            cluster_role_binding(name, account, namespace)]
+
+
+def render(objects: list[dict[str, Any]]) -> str:
+    """The objects as one multi-document YAML stream, kubectl-compatible quoting."""
+    from gpudra.convert.render import document
+    from gpudra.convert.textedit import Style
+
+    style = Style()
+    header = ["# Read-only access for gpudra audit, plan and preflight (gpudra rbac)."]
+    return "---\n".join("\n".join(lines) + "\n" for lines in
+                        [header + document(objects[0], style)]
+                        + [document(o, style) for o in objects[1:]])
