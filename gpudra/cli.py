@@ -266,13 +266,14 @@ class _progress:
     "  gpudra convert ./manifests --diff\n"
     "  gpudra convert ./manifests --target-version 1.33\n"
     "  gpudra convert . --check    # CI: fail while anything is left to convert\n"
+    "  gpudra convert --from-cluster -n ml --output-dir exported/\n"
     "  gpudra convert . --check || [ $? -eq 4 ]    # ...but accept blocked workloads\n"
     "  gpudra convert k8s/ --min-memory 40Gi --add-toleration\n"
     "  cat job.yaml | gpudra convert - > job-dra.yaml"))
 @_guarded
 def convert(
-    paths: list[str] = typer.Argument(..., metavar="PATH",
-                                      help="Files or directories; '-' reads stdin, writes stdout."),
+    paths: Optional[list[str]] = typer.Argument(
+        None, metavar="[PATH]...", help="Files or directories; '-' reads stdin, writes stdout."),
     diff: bool = typer.Option(False, "--diff", help="Print a unified diff; write nothing."),
     check: bool = typer.Option(False, "--check",
                                help="Write nothing; exit 1 when anything would change "
@@ -309,6 +310,18 @@ def convert(
                                          case_sensitive=False, help="Summary format."),
     quiet: bool = typer.Option(False, "-q", "--quiet",
                                help="No summary; errors still go to stderr."),
+    from_cluster: bool = typer.Option(False, "--from-cluster",
+                                      help="Export the live cluster's GPU workloads as clean "
+                                           "manifests into --output-dir, then convert them."),
+    kubeconfig: Optional[str] = typer.Option(None, "--kubeconfig", metavar="FILE",
+                                             help="--from-cluster: kubeconfig file."),
+    context: Optional[str] = typer.Option(None, "--context", metavar="NAME",
+                                          help="--from-cluster: kubeconfig context."),
+    namespace: Optional[str] = typer.Option(None, "-n", "--namespace", metavar="NS",
+                                            help="--from-cluster: only this namespace."),
+    request_timeout: Optional[str] = typer.Option(None, "--request-timeout",
+                                                  metavar="DURATION",
+                                                  help="--from-cluster: per-request timeout."),
 ) -> None:
     """Rewrite workloads and quotas from device-plugin requests to DRA claims, in place.
 
@@ -319,8 +332,25 @@ def convert(
     """
     from gpudra.convert.run import ConvertRequest, run_convert
 
+    paths = list(paths or [])
+    cluster = None
+    try:
+        if any((kubeconfig, context, namespace, request_timeout)) and not from_cluster:
+            raise UsageError("--kubeconfig, --context, -n and --request-timeout go with "
+                             "--from-cluster")
+        if not paths and not from_cluster:
+            raise UsageError("give a PATH to convert (or --from-cluster --output-dir DIR)")
+        if from_cluster:
+            from gpudra.cluster import ClusterOptions, parse_duration
+
+            cluster = ClusterOptions(kubeconfig=kubeconfig, context=context, namespace=namespace,
+                                     all_namespaces=not namespace,
+                                     request_timeout=parse_duration(request_timeout)
+                                     if request_timeout else None)
+    except UsageError as exc:
+        raise _fail(str(exc), ExitCode.USAGE) from None
     request = ConvertRequest(
-        paths=tuple(paths), diff=diff, check=check, output_dir=output_dir,
+        cluster=cluster, paths=tuple(paths), diff=diff, check=check, output_dir=output_dir,
         target_version=target_version, claim_mode=claim_mode, strategy=strategy,
         keep_node_selectors=keep_node_selectors, add_toleration=add_toleration,
         keep_device_plugin_quota=keep_quota, selectors=tuple(selector), min_memory=min_memory,

@@ -9,7 +9,7 @@ import json
 import os
 from dataclasses import dataclass, replace
 from pathlib import Path
-from typing import IO
+from typing import IO, Any
 
 from gpudra.config import config_for, load_config
 from gpudra.convert.converter import ConvertReport, convert_paths
@@ -45,6 +45,7 @@ class ConvertRequest:
     output: str = "table"
     quiet: bool = False  # no summary; input and write errors still go to stderr
     color: bool = False  # colour the --diff output (the CLI decides: a TTY, NO_COLOR, FORCE_COLOR)
+    cluster: Any = None  # --from-cluster: gpudra.cluster.ClusterOptions of the cluster to export
 
 
 def build_options(request: ConvertRequest) -> ConvertOptions:
@@ -117,10 +118,17 @@ def run_convert(request: ConvertRequest, *, stdout: IO[str], stderr: IO[str],
                 stdin=None) -> ExitCode:
     options = build_options(request)
     config = load_config(config_for(request.paths, request.config), catalogue())
-    report = convert_paths(request.paths, options,
-                           table=WorkloadTable().with_kinds(config.workloads),
+    table = WorkloadTable().with_kinds(config.workloads)
+    exported: tuple[InputError, ...] = ()
+    if request.cluster is not None:
+        exported = _export(request, table)
+        # The exported tree is converted in place, as any tree in --output-dir would be.
+        request = replace(request, paths=(str(request.output_dir),), output_dir=None)
+    report = convert_paths(request.paths, options, table=table,
                            excludes=(*config.exclude, *request.excludes),
                            claims_file=request.claims_file, stdin=stdin)
+    if exported:
+        report = replace(report, errors=exported + report.errors)
     summary_stream = stdout
     write_errors: list[InputError] = []
     if request.paths == ("-",):
@@ -149,6 +157,43 @@ def run_convert(request: ConvertRequest, *, stdout: IO[str], stderr: IO[str],
         action = "changed" if written else "would change"
         summary_stream.write(as_text(report, action=action))
     return _exit_code(report, request)
+
+
+def _export(request: ConvertRequest, table: WorkloadTable) -> tuple[InputError, ...]:
+    """Write the cluster's GPU workloads (and GPU quotas) as clean manifests under
+    --output-dir; what could not be read comes back as errors. Raises a ClusterError when
+    the cluster cannot be read at all."""
+    from gpudra.cluster import connect
+    from gpudra.export import clean, dump, file_name
+    from gpudra.gpu_use import quota_keys, read_object
+    from gpudra.objects import ClusterObject
+    from gpudra.sources.cluster import ClusterSource
+
+    out = request.output_dir
+    if request.paths or out is None or request.diff or request.check or request.claims_file:
+        raise UsageError("--from-cluster needs --output-dir DIR and no PATH, --diff, --check "
+                         "or --claims-file")
+    if out.exists() and (not out.is_dir() or any(out.iterdir())):
+        raise UsageError(f"--output-dir {out}: must be a new or empty directory for "
+                         "--from-cluster")
+    errors: list[InputError] = []
+    with connect(request.cluster) as cluster:
+        cluster.server_version()
+        for item in ClusterSource(cluster, table).items():
+            if isinstance(item, InputError):
+                errors.append(item)
+                continue
+            if not isinstance(item, ClusterObject) or item.kind == "Pod":
+                continue  # bare pods are not manifests anyone keeps
+            use = read_object(table, item.group, item.kind, item.data)
+            if not (use.device_plugin or use.dra or
+                    any(q.device.is_nvidia_device_plugin for q in quota_keys(item.data))):
+                continue
+            target = out / file_name(item.data)
+            target.parent.mkdir(parents=True, exist_ok=True)
+            write_atomic(target, dump(clean(item.data, [p.spec.path for p in use.pods]))
+                         .encode("utf-8"))
+    return tuple(errors)
 
 
 def _write_in_place(report: ConvertReport) -> list[InputError]:
