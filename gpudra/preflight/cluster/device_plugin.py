@@ -21,7 +21,7 @@ from __future__ import annotations
 from collections.abc import Iterable, Mapping
 from typing import Any
 
-from gpudra.objects import as_mapping, dig
+from gpudra.objects import as_mapping, dig, plural
 from gpudra.preflight.cluster.driver import driver_daemonsets
 from gpudra.preflight.cluster.nodes import (
     NVIDIA_DRIVER,
@@ -158,8 +158,8 @@ def check_device_plugin(snapshot: ClusterSnapshot,
     plugins = device_plugin_daemonsets(daemonsets.items)
     facts = node_facts(nodes.items, None)
     offering = [f.name for f in facts if f.device_plugin_resources]
-    offering_text = f"{len(offering)} node{'s' if len(offering) != 1 else ''} offer " \
-                    "device-plugin GPUs"
+    offering_text = f"{plural(len(offering), 'node')} " \
+                    f"{'offers' if len(offering) == 1 else 'offer'} device-plugin GPUs"
     if not plugins:
         if offering:
             return result(CLUSTER007, Outcome.WARN,
@@ -176,8 +176,7 @@ def check_device_plugin(snapshot: ClusterSnapshot,
         status = daemonset_status(ds)
         where, how = _plugin_nodes(ds, pods, nodes.items)
         selector = as_mapping(dig(ds, "spec", "template", "spec", "nodeSelector"))
-        summaries.append(f"{workload_name(ds)} on {len(where)} node"
-                         f"{'s' if len(where) != 1 else ''}")
+        summaries.append(f"{workload_name(ds)} on {plural(len(where), 'node')}")
         details.append(f"{workload_name(ds)}: {status.ready}/{status.desired} pods ready; "
                        f"nodes {how}: {', '.join(where) or 'none'}")
         if OPERATOR_SWITCH_LABEL in selector:
@@ -209,7 +208,8 @@ def check_double_counting(snapshot: ClusterSnapshot,
     details = [f"{name}: {why}" for name, why in sorted(both.items())]
     if both:
         return result(CLUSTER008, Outcome.FAIL,
-                      f"{len(both)} node{'s' if len(both) != 1 else ''} serve GPUs through both "
+                      f"{plural(len(both), 'node')} {'serves' if len(both) == 1 else 'serve'} "
+                      "GPUs through both "
                       f"the device plugin and DRA ({named(sorted(both))}): one GPU can be given "
                       "to two pods",
                       "take these nodes off the device plugin (CLUSTER007) or off the DRA driver",

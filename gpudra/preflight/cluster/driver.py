@@ -213,14 +213,14 @@ def check_resource_slices(snapshot: ClusterSnapshot,
                        f"recognised by {', '.join(f.gpu_evidence)}")
     total = sum(f.slice_devices or 0 for f in publishing)
     if not silent:
+        every = "the GPU node publishes" if len(gpus) == 1 else \
+            f"all {len(gpus)} GPU nodes publish"
         return result(CLUSTER005, Outcome.PASS,
-                      f"all {len(gpus)} GPU nodes publish {NVIDIA_DRIVER} devices "
-                      f"({total} in all)", details=details)
+                      f"{every} {NVIDIA_DRIVER} devices ({total} in all)", details=details)
     names = named([f.name for f in silent])
     if not publishing:
         return result(CLUSTER005, Outcome.FAIL,
-                      f"none of the {len(gpus)} GPU nodes publishes {NVIDIA_DRIVER} devices "
-                      f"({names})", "check the DRA driver's kubelet plugin (CLUSTER006) and its "
+                      f"no GPU node publishes {NVIDIA_DRIVER} devices ({names})", "check the DRA driver's kubelet plugin (CLUSTER006) and its "
                       "logs on these nodes", details=details)
     return result(CLUSTER005, Outcome.WARN,
                   f"{len(silent)} of {len(gpus)} GPU nodes publish no {NVIDIA_DRIVER} devices "

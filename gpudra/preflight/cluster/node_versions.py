@@ -107,8 +107,9 @@ def check_container_runtimes(snapshot: ClusterSnapshot,
     gpus = gpu_nodes(facts)
     judged = [(f, judge_runtime_version(f.runtime_version)) for f in facts]
     if gpus:
-        summary = (f"the runtimes of all {len(gpus)} GPU nodes inject CDI devices: "
-                   f"{count_by(f.runtime_version for f in gpus)}")
+        whose = "the GPU node's runtime injects" if len(gpus) == 1 else \
+            f"the runtimes of all {len(gpus)} GPU nodes inject"
+        summary = f"{whose} CDI devices: {count_by(f.runtime_version for f in gpus)}"
     else:
         summary = ("no GPU node identified, so no runtime must inject GPUs; runtimes: "
                    f"{count_by(f.runtime_version for f in facts)}")

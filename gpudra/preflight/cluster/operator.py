@@ -92,7 +92,7 @@ def operator_version(deployments: Iterable[Mapping[str, Any]] | None) -> tuple[V
                     (is_operator and ctr.image):
                 version = image_version(ctr.image)
                 if version is not None:
-                    return version, f"Operator {version} ({workload_name(deploy)})"
+                    return version, f"Operator {version} in {workload_name(deploy)}"
                 return None, f"Operator version unknown (image {ctr.image})"
     return None, "no GPU Operator Deployment found"
 

@@ -19,7 +19,7 @@ from collections.abc import Mapping
 from typing import Any
 
 from gpudra.devices import classify
-from gpudra.objects import as_mapping, dig
+from gpudra.objects import as_mapping, dig, plural
 from gpudra.preflight.cluster.extended_resource import mapped_classes
 from gpudra.preflight.cluster.nodes import named
 from gpudra.preflight.cluster.options import ClusterOptions, judged_release
@@ -111,15 +111,16 @@ def check_quotas(snapshot: ClusterSnapshot,
     details += [f"covers DRA: {line}" for line in covered]
     if uncovered:
         return result(CLUSTER011, Outcome.WARN,
-                      f"{len(uncovered)} ResourceQuota(s) limit only device-plugin GPUs "
+                      f"{plural(len(uncovered), 'ResourceQuota')} "
+                      f"limit{'s' if len(uncovered) == 1 else ''} only device-plugin GPUs "
                       f"({named([n for n, _ in uncovered])}): pods using claims are not counted",
                       "add gpu.nvidia.com.deviceclass.resource.k8s.io/devices (and "
                       "mig.nvidia.com.deviceclass.resource.k8s.io/devices) next to each key",
                       details=details)
     if covered:
         return result(CLUSTER011, Outcome.PASS,
-                      f"{len(covered)} ResourceQuota(s) on device-plugin GPUs also limit DRA "
-                      "devices", details=details)
+                      f"{plural(len(covered), 'ResourceQuota')} on device-plugin GPUs also "
+                      f"limit{'s' if len(covered) == 1 else ''} DRA devices", details=details)
     return result(CLUSTER011, Outcome.PASS, "no ResourceQuota limits device-plugin GPUs")
 
 
