@@ -12,7 +12,7 @@ from typing import Any
 from gpudra.objects import as_mapping, dig
 from gpudra.preflight.runtime import Version, parse_version
 
-_TAG_RE = re.compile(r":(?P<tag>[\w][\w.-]{0,127})(?:@sha256:[0-9a-f]+)?$")
+_TAG_RE = re.compile(r"[\w][\w.-]{0,127}")  # the tag grammar of the distribution spec
 
 
 @dataclass(frozen=True, slots=True)
@@ -75,8 +75,10 @@ def image_repository(image: str) -> str:
 
 
 def image_tag(image: str) -> str | None:
-    match = _TAG_RE.search(image)
-    return match["tag"] if match else None
+    """The tag of an image reference, None for a digest-only or untagged reference."""
+    without_digest = image.split("@", 1)[0]
+    _, sep, tail = without_digest.rpartition(":")
+    return tail if sep and "/" not in tail and _TAG_RE.fullmatch(tail) else None
 
 
 def image_version(image: str) -> Version | None:

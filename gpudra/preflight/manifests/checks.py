@@ -175,6 +175,14 @@ def _errors_note(tree: ManifestInput) -> list[str]:
     return [f"not read: {e.where}: {e.message}" for e in tree.errors]
 
 
+def _all(n: int) -> str:
+    return "the DRA object" if n == 1 else f"all {n} DRA objects"
+
+
+def _verb(n: int, one: str, many: str) -> str:
+    return one if n == 1 else many
+
+
 def _shown(lines: Sequence[str]) -> str:
     head = "; ".join(lines[:MAX_SHOWN])
     return head + (f"; and {len(lines) - MAX_SHOWN} more" if len(lines) > MAX_SHOWN else "")
@@ -199,22 +207,25 @@ def check_api_versions(tree: ManifestInput, target: TargetVersion = DEFAULT) -> 
     details = missing + off + _errors_note(tree)
     if missing:
         return result(MANIFEST001, Outcome.FAIL,
-                      f"{len(missing)} of {plural(len(objects), 'DRA object')} use versions "
-                      f"Kubernetes {target} does not have: {_shown(missing)}",
+                      f"{len(missing)} of {plural(len(objects), 'DRA object')} "
+                      f"{_verb(len(missing), 'uses a version', 'use versions')} Kubernetes "
+                      f"{target} does not have: {_shown(missing)}",
                       f"rewrite them for {target}: gpudra convert --target-version {target}",
                       details=details)
     if off:
         return result(MANIFEST001, Outcome.WARN,
-                      f"{len(off)} of {plural(len(objects), 'DRA object')} use versions "
-                      f"Kubernetes {target} does not serve by default: {_shown(off)}",
+                      f"{len(off)} of {plural(len(objects), 'DRA object')} "
+                      f"{_verb(len(off), 'uses a version', 'use versions')} Kubernetes "
+                      f"{target} does not serve by default: {_shown(off)}",
                       f"enable them on the API server as named, or write "
                       f"{target.resource_api_version}" if target.served_by_default else
                       f"enable DRA on the API server as named ({target} serves no {GROUP} version "
                       "by default)", details=details)
     return result(MANIFEST001, Outcome.PASS,
-                  f"all {plural(len(objects), 'DRA object')} use versions Kubernetes {target} "
-                  "serves by default" if target.served_by_default else
-                  f"all {plural(len(objects), 'DRA object')} use versions Kubernetes {target} has",
+                  f"{_all(len(objects))} {_verb(len(objects), 'uses a version', 'use versions')}"
+                  f" Kubernetes {target} serves by default" if target.served_by_default else
+                  f"{_all(len(objects))} {_verb(len(objects), 'uses a version', 'use versions')}"
+                  f" Kubernetes {target} has",
                   details=details)
 
 
@@ -256,7 +267,8 @@ def check_strict_validation(tree: ManifestInput, target: TargetVersion = DEFAULT
                       f"cross-field rules pass, but strict schema validation is unavailable: "
                       f"{' '.join(schema_missing.split())}", VALIDATE_EXTRA, details=details)
     return result(MANIFEST002, Outcome.PASS,
-                  f"{plural(checked, 'DRA object')} validate strictly against Kubernetes {target}"
+                  f"{plural(checked, 'DRA object')} {_verb(checked, 'validates', 'validate')} "
+                  f"strictly against Kubernetes {target}"
                   if checked else f"no {GROUP} object to validate for Kubernetes {target}",
                   details=details)
 
@@ -274,7 +286,8 @@ def check_migrated(tree: ManifestInput, require_migrated: bool = False) -> Check
     outcome = Outcome.FAIL if require_migrated else Outcome.WARN
     note = "" if require_migrated else " (not required: --require-migrated is off)"
     return result(MANIFEST003, outcome,
-                  f"{plural(len(remaining), 'device-plugin GPU request')} remain in "
+                  f"{plural(len(remaining), 'device-plugin GPU request')} "
+                  f"{_verb(len(remaining), 'remains', 'remain')} in "
                   f"{plural(len(files), 'file')}{note}: {_shown(lines)}",
                   "gpudra convert <path> rewrites them to ResourceClaims",
                   details=lines + _errors_note(tree))
