@@ -6,6 +6,9 @@ can require docs and cases for each. `checks_markdown()` renders docs/checks.md 
 
 from __future__ import annotations
 
+from gpudra.preflight.cluster import CLUSTER_CHECKS
+from gpudra.preflight.docs import checks_markdown
+from gpudra.preflight.manifests import MANIFEST_CHECKS
 from gpudra.preflight.model import (
     Catalogue,
     CheckInfo,
@@ -16,9 +19,6 @@ from gpudra.preflight.model import (
     count_outcomes,
     worst,
 )
-from gpudra.preflight.cluster import CLUSTER_CHECKS
-from gpudra.preflight.docs import checks_markdown
-from gpudra.preflight.manifests import MANIFEST_CHECKS
 from gpudra.preflight.node import NODE_CHECKS
 
 

@@ -41,7 +41,7 @@ from gpudra.preflight.cluster.node_versions import (
     check_kubelet_skew,
 )
 from gpudra.preflight.cluster.operator import CLUSTER010, check_operator
-from gpudra.preflight.cluster.options import ClusterOptions
+from gpudra.preflight.cluster.options import NO_OPTIONS, ClusterOptions
 from gpudra.preflight.cluster.quotas import CLUSTER011, check_quotas
 from gpudra.preflight.cluster.snapshot import RESOURCES, ClusterSnapshot, ResourceRef
 from gpudra.preflight.model import CheckInfo, CheckResult, Outcome, result
@@ -70,7 +70,7 @@ CLUSTER_CHECKS: tuple[CheckInfo, ...] = tuple(info for info, _ in _CHECKS)
 
 
 def run_cluster_checks(snapshot: ClusterSnapshot,
-                       options: ClusterOptions = ClusterOptions()) -> tuple[CheckResult, ...]:
+                       options: ClusterOptions = NO_OPTIONS) -> tuple[CheckResult, ...]:
     """Every cluster check, in catalogue order. A check that breaks on unexpected data says
     `unavailable` instead of stopping the others."""
     results = []

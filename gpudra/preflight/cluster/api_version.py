@@ -11,7 +11,7 @@ from __future__ import annotations
 
 from gpudra.dra.served import GROUP, dra_enable_recipe
 from gpudra.dra.versions import MIN_MINOR, TargetVersion
-from gpudra.preflight.cluster.options import ClusterOptions
+from gpudra.preflight.cluster.options import NO_OPTIONS, ClusterOptions
 from gpudra.preflight.cluster.snapshot import ClusterSnapshot
 from gpudra.preflight.model import CheckResult, Outcome, Tier, check, result
 from gpudra.preflight.runtime import Version
@@ -54,7 +54,7 @@ driver's minimum), or 1.34.0/1.34.1. *fail*: older than 1.32; 1.32/1.33 with not
 
 
 def check_api_version(snapshot: ClusterSnapshot,
-                      options: ClusterOptions = ClusterOptions()) -> CheckResult:
+                      options: ClusterOptions = NO_OPTIONS) -> CheckResult:
     problem = snapshot.version_problem()
     version = snapshot.version
     if problem or version is None:

@@ -21,7 +21,7 @@ from typing import Any
 
 from gpudra.objects import dig
 from gpudra.preflight.cluster.nodes import as_list, named
-from gpudra.preflight.cluster.options import ClusterOptions, judged_release
+from gpudra.preflight.cluster.options import NO_OPTIONS, ClusterOptions, judged_release
 from gpudra.preflight.cluster.snapshot import DEPLOYMENTS, NODEPOOLS, ClusterSnapshot
 from gpudra.preflight.cluster.workloads import (
     Container,
@@ -107,7 +107,7 @@ def _autoscaler_containers(deployments: Iterable[Mapping[str, Any]]
 
 
 def check_cluster_autoscaler(snapshot: ClusterSnapshot,
-                             options: ClusterOptions = ClusterOptions()) -> CheckResult:
+                             options: ClusterOptions = NO_OPTIONS) -> CheckResult:
     deployments = snapshot.listing(DEPLOYMENTS)
     if deployments.items is None:
         return result(CLUSTER012, Outcome.UNAVAILABLE,
@@ -185,7 +185,7 @@ def _gpu_pools(nodepools: Iterable[Mapping[str, Any]]) -> list[str]:
 
 
 def check_karpenter(snapshot: ClusterSnapshot,
-                    options: ClusterOptions = ClusterOptions()) -> CheckResult:
+                    options: ClusterOptions = NO_OPTIONS) -> CheckResult:
     deployments, nodepools = snapshot.listing(DEPLOYMENTS), snapshot.listing(NODEPOOLS)
     controller = _karpenter(deployments.items or ())
     if controller is None and nodepools.served is False:

@@ -29,7 +29,7 @@ from gpudra.preflight.cluster.nodes import (
     named,
     node_facts,
 )
-from gpudra.preflight.cluster.options import ClusterOptions
+from gpudra.preflight.cluster.options import NO_OPTIONS, ClusterOptions
 from gpudra.preflight.cluster.snapshot import (
     DAEMONSETS,
     NODES,
@@ -148,13 +148,15 @@ def _plugin_nodes(ds: Mapping[str, Any], pods: tuple[Mapping[str, Any], ...] | N
 
 
 def check_device_plugin(snapshot: ClusterSnapshot,
-                        options: ClusterOptions = ClusterOptions()) -> CheckResult:
+                        options: ClusterOptions = NO_OPTIONS) -> CheckResult:
     daemonsets, nodes = snapshot.listing(DAEMONSETS), snapshot.listing(NODES)
-    for what, listing in (("DaemonSets", daemonsets), ("nodes", nodes)):
-        if listing.items is None:
-            return result(CLUSTER007, Outcome.UNAVAILABLE,
-                          f"cannot read {what}: {listing.reason}", f"grant list on {what.lower()}")
-    assert daemonsets.items is not None and nodes.items is not None
+    if daemonsets.items is None:
+        return result(CLUSTER007, Outcome.UNAVAILABLE,
+                      f"cannot read DaemonSets: {daemonsets.reason}",
+                      "grant list on daemonsets.apps in all namespaces")
+    if nodes.items is None:
+        return result(CLUSTER007, Outcome.UNAVAILABLE, f"cannot read nodes: {nodes.reason}",
+                      "grant list on nodes")
     plugins = device_plugin_daemonsets(daemonsets.items)
     facts = node_facts(nodes.items, None)
     offering = [f.name for f in facts if f.device_plugin_resources]
@@ -190,7 +192,7 @@ def check_device_plugin(snapshot: ClusterSnapshot,
 
 
 def check_double_counting(snapshot: ClusterSnapshot,
-                          options: ClusterOptions = ClusterOptions()) -> CheckResult:
+                          options: ClusterOptions = NO_OPTIONS) -> CheckResult:
     nodes, slices = snapshot.listing(NODES), snapshot.listing(RESOURCESLICES)
     if nodes.items is None:
         return result(CLUSTER008, Outcome.UNAVAILABLE, f"cannot read nodes: {nodes.reason}",

@@ -25,7 +25,7 @@ from typing import Any
 from gpudra.devices import DeviceKind, classify
 from gpudra.objects import dig
 from gpudra.preflight.cluster.nodes import NVIDIA_DRIVER, gpu_nodes, named, node_facts
-from gpudra.preflight.cluster.options import ClusterOptions
+from gpudra.preflight.cluster.options import NO_OPTIONS, ClusterOptions
 from gpudra.preflight.cluster.snapshot import (
     DAEMONSETS,
     DEVICECLASSES,
@@ -133,7 +133,7 @@ container; install the driver with GPU allocation on if it is missing.
 
 
 def check_device_classes(snapshot: ClusterSnapshot,
-                         options: ClusterOptions = ClusterOptions()) -> CheckResult:
+                         options: ClusterOptions = NO_OPTIONS) -> CheckResult:
     classes = snapshot.listing(DEVICECLASSES)
     if classes.served is False:
         return result(CLUSTER004, Outcome.FAIL, f"no DeviceClass can exist: {NOT_SERVED}",
@@ -178,23 +178,24 @@ def _mig_nodes(nodes: Iterable[Mapping[str, Any]]) -> Iterable[str]:
 
 
 def check_resource_slices(snapshot: ClusterSnapshot,
-                          options: ClusterOptions = ClusterOptions()) -> CheckResult:
+                          options: ClusterOptions = NO_OPTIONS) -> CheckResult:
     slices = snapshot.listing(RESOURCESLICES)
     if slices.served is False:
         return result(CLUSTER005, Outcome.FAIL, f"no node can publish devices: {NOT_SERVED}",
                       "make Kubernetes serve resource.k8s.io first (CLUSTER001)")
+    if slices.items is None:
+        return result(CLUSTER005, Outcome.UNAVAILABLE,
+                      f"cannot read ResourceSlices: {slices.reason}",
+                      "grant list on resourceslices.resource.k8s.io")
     nodes = snapshot.listing(NODES)
-    for what, listing in (("ResourceSlices", slices), ("nodes", nodes)):
-        if listing.items is None:
-            return result(CLUSTER005, Outcome.UNAVAILABLE, f"cannot read {what}: "
-                          f"{listing.reason}", f"grant list on {what.lower()}")
-    assert slices.items is not None and nodes.items is not None
+    if nodes.items is None:
+        return result(CLUSTER005, Outcome.UNAVAILABLE, f"cannot read nodes: {nodes.reason}",
+                      "grant list on nodes")
     facts = node_facts(nodes.items, slices.items)
     gpus = gpu_nodes(facts)
     known = {f.name for f in facts}
-    orphans = sorted({str(dig(s, "spec", "nodeName")) for s in slices.items
-                      if dig(s, "spec", "driver") == NVIDIA_DRIVER
-                      and dig(s, "spec", "nodeName") not in known})
+    with_slices = _nodes_with_slices(slices.items)
+    orphans = sorted(with_slices - known)
     details = [f"slices name nodes that do not exist: {named(orphans)}"] if orphans else []
     if not gpus:
         return result(CLUSTER005, Outcome.UNAVAILABLE,
@@ -206,8 +207,7 @@ def check_resource_slices(snapshot: ClusterSnapshot,
     silent = [f for f in gpus if not f.slice_devices]
     for f in silent:
         offers = ", ".join(f"{k}: {v}" for k, v in sorted(f.device_plugin_resources.items()))
-        empty = " (slices with no devices)" if f.slice_devices == 0 and f.name in \
-            _nodes_with_slices(slices.items) else ""
+        empty = " (slices with no devices)" if f.name in with_slices else ""
         details.append(f"{f.name}: no {NVIDIA_DRIVER} devices{empty}; "
                        f"{'device plugin offers ' + offers if offers else 'no device plugin'}; "
                        f"recognised by {', '.join(f.gpu_evidence)}")
@@ -220,8 +220,9 @@ def check_resource_slices(snapshot: ClusterSnapshot,
     names = named([f.name for f in silent])
     if not publishing:
         return result(CLUSTER005, Outcome.FAIL,
-                      f"no GPU node publishes {NVIDIA_DRIVER} devices ({names})", "check the DRA driver's kubelet plugin (CLUSTER006) and its "
-                      "logs on these nodes", details=details)
+                      f"no GPU node publishes {NVIDIA_DRIVER} devices ({names})",
+                      "check the DRA driver's kubelet plugin (CLUSTER006) and its logs on these "
+                      "nodes", details=details)
     return result(CLUSTER005, Outcome.WARN,
                   f"{len(silent)} of {len(gpus)} GPU nodes publish no {NVIDIA_DRIVER} devices "
                   f"({names}): DRA GPU pods cannot run there (expected while they stay on the "
@@ -266,7 +267,7 @@ def driver_daemonsets(daemonsets: Iterable[Mapping[str, Any]]) -> list[DriverDae
 
 
 def check_driver_pods(snapshot: ClusterSnapshot,
-                      options: ClusterOptions = ClusterOptions()) -> CheckResult:
+                      options: ClusterOptions = NO_OPTIONS) -> CheckResult:
     daemonsets = snapshot.listing(DAEMONSETS)
     if daemonsets.items is None:
         return result(CLUSTER006, Outcome.UNAVAILABLE,

@@ -14,7 +14,7 @@ from collections.abc import Mapping
 from typing import Any
 
 from gpudra.objects import dig
-from gpudra.preflight.cluster.options import ClusterOptions, judged_release
+from gpudra.preflight.cluster.options import NO_OPTIONS, ClusterOptions, judged_release
 from gpudra.preflight.cluster.snapshot import DEVICECLASSES, ClusterSnapshot
 from gpudra.preflight.model import CheckResult, Outcome, Tier, check, result
 
@@ -67,7 +67,7 @@ def mapped_classes(classes: tuple[Mapping[str, Any], ...]) -> list[tuple[str, st
 
 
 def check_extended_resource(snapshot: ClusterSnapshot,
-                            options: ClusterOptions = ClusterOptions()) -> CheckResult:
+                            options: ClusterOptions = NO_OPTIONS) -> CheckResult:
     classes = snapshot.listing(DEVICECLASSES)
     if classes.items is None or classes.served is False:
         return result(CLUSTER009, Outcome.UNAVAILABLE,

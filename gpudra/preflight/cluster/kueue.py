@@ -24,7 +24,7 @@ from gpudra.devices import classify
 from gpudra.objects import as_mapping, dig
 from gpudra.preflight.cluster.driver import GPU_CLASS
 from gpudra.preflight.cluster.nodes import as_list, named
-from gpudra.preflight.cluster.options import ClusterOptions
+from gpudra.preflight.cluster.options import NO_OPTIONS, ClusterOptions
 from gpudra.preflight.cluster.snapshot import (
     CLUSTERQUEUES,
     DEPLOYMENTS,
@@ -114,7 +114,7 @@ def _kueue_deployment(deployments: Iterable[Mapping[str, Any]]
 
 
 def check_kueue(snapshot: ClusterSnapshot,
-                options: ClusterOptions = ClusterOptions()) -> CheckResult:
+                options: ClusterOptions = NO_OPTIONS) -> CheckResult:
     queues = snapshot.listing(CLUSTERQUEUES)
     if queues.served is False:
         return result(CLUSTER014, Outcome.PASS, "Kueue is not installed (no ClusterQueue API)")

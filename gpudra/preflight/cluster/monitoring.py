@@ -12,7 +12,7 @@ from typing import Any
 
 from gpudra.objects import dig
 from gpudra.preflight.cluster.nodes import as_list, named
-from gpudra.preflight.cluster.options import ClusterOptions
+from gpudra.preflight.cluster.options import NO_OPTIONS, ClusterOptions
 from gpudra.preflight.cluster.snapshot import PROMETHEUSRULES, ClusterSnapshot
 from gpudra.preflight.cluster.workloads import workload_name
 from gpudra.preflight.model import CheckResult, Outcome, Tier, check, result
@@ -57,7 +57,7 @@ def gpu_metric_rules(rule_object: Mapping[str, Any]) -> list[str]:
 
 
 def check_prometheus_rules(snapshot: ClusterSnapshot,
-                           options: ClusterOptions = ClusterOptions()) -> CheckResult:
+                           options: ClusterOptions = NO_OPTIONS) -> CheckResult:
     rules = snapshot.listing(PROMETHEUSRULES)
     if rules.served is False:
         return result(CLUSTER015, Outcome.PASS,

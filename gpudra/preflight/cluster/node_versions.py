@@ -8,7 +8,7 @@ GPU nodes first (grading in gpudra/preflight/cluster/nodes.py).
 from __future__ import annotations
 
 from gpudra.preflight.cluster.nodes import count_by, gpu_nodes, grade_nodes, node_facts
-from gpudra.preflight.cluster.options import ClusterOptions
+from gpudra.preflight.cluster.options import NO_OPTIONS, ClusterOptions
 from gpudra.preflight.cluster.snapshot import NODES, RESOURCESLICES, ClusterSnapshot
 from gpudra.preflight.model import CheckResult, Outcome, Tier, check, result
 from gpudra.preflight.runtime import judge_kubelet_skew, judge_runtime_version
@@ -70,7 +70,7 @@ read, or a GPU node's runtime is unknown.
 
 
 def check_kubelet_skew(snapshot: ClusterSnapshot,
-                       options: ClusterOptions = ClusterOptions()) -> CheckResult:
+                       options: ClusterOptions = NO_OPTIONS) -> CheckResult:
     nodes = snapshot.listing(NODES)
     if nodes.items is None:
         return result(CLUSTER002, Outcome.UNAVAILABLE, f"cannot read nodes: {nodes.reason}",
@@ -95,7 +95,7 @@ def check_kubelet_skew(snapshot: ClusterSnapshot,
 
 
 def check_container_runtimes(snapshot: ClusterSnapshot,
-                             options: ClusterOptions = ClusterOptions()) -> CheckResult:
+                             options: ClusterOptions = NO_OPTIONS) -> CheckResult:
     nodes = snapshot.listing(NODES)
     if nodes.items is None:
         return result(CLUSTER003, Outcome.UNAVAILABLE, f"cannot read nodes: {nodes.reason}",

@@ -23,7 +23,7 @@ from collections.abc import Iterable, Mapping
 from typing import Any
 
 from gpudra.objects import dig
-from gpudra.preflight.cluster.options import ClusterOptions, judged_release
+from gpudra.preflight.cluster.options import NO_OPTIONS, ClusterOptions, judged_release
 from gpudra.preflight.cluster.snapshot import (
     CLUSTERPOLICIES,
     DEPLOYMENTS,
@@ -112,19 +112,14 @@ def _bridge_note(snapshot: ClusterSnapshot, options: ClusterOptions) -> str:
             f"({state})")
 
 
-def _readable(listing: Listing) -> bool:
-    return listing.items is not None
-
-
 def check_operator(snapshot: ClusterSnapshot,
-                   options: ClusterOptions = ClusterOptions()) -> CheckResult:
+                   options: ClusterOptions = NO_OPTIONS) -> CheckResult:
     policies, clusters = snapshot.listing(CLUSTERPOLICIES), snapshot.listing(GPUCLUSTERS)
-    for what, listing in (("ClusterPolicies", policies), ("GPUClusters", clusters)):
-        if not _readable(listing):
-            return result(CLUSTER010, Outcome.UNAVAILABLE,
-                          f"cannot read {what}: {listing.reason}",
-                          "grant list on clusterpolicies.nvidia.com and gpuclusters.nvidia.com")
-    assert policies.items is not None and clusters.items is not None
+    if policies.items is None or clusters.items is None:
+        what, unread = ("ClusterPolicies", policies) if policies.items is None else \
+            ("GPUClusters", clusters)
+        return result(CLUSTER010, Outcome.UNAVAILABLE, f"cannot read {what}: {unread.reason}",
+                      "grant list on clusterpolicies.nvidia.com and gpuclusters.nvidia.com")
     version, found = operator_version(snapshot.listing(DEPLOYMENTS).items)
     bridge = _bridge_note(snapshot, options)
     details = [found, bridge]

@@ -45,3 +45,7 @@ def judged_release(snapshot: ClusterSnapshot, options: ClusterOptions) -> Judged
     if version is None or version.major != 1:
         return None
     return JudgedRelease(version.minor, False)
+
+
+NO_OPTIONS = ClusterOptions()
+"""The defaults: judge the running release."""

@@ -22,7 +22,7 @@ from gpudra.devices import classify
 from gpudra.objects import as_mapping, dig, plural
 from gpudra.preflight.cluster.extended_resource import mapped_classes
 from gpudra.preflight.cluster.nodes import named
-from gpudra.preflight.cluster.options import ClusterOptions, judged_release
+from gpudra.preflight.cluster.options import NO_OPTIONS, ClusterOptions, judged_release
 from gpudra.preflight.cluster.snapshot import DEVICECLASSES, RESOURCEQUOTAS, ClusterSnapshot
 from gpudra.preflight.cluster.workloads import workload_name
 from gpudra.preflight.model import CheckResult, Outcome, Tier, check, result
@@ -80,7 +80,7 @@ def device_plugin_keys(quota: Mapping[str, Any]) -> list[str]:
 
 
 def check_quotas(snapshot: ClusterSnapshot,
-                 options: ClusterOptions = ClusterOptions()) -> CheckResult:
+                 options: ClusterOptions = NO_OPTIONS) -> CheckResult:
     quotas = snapshot.listing(RESOURCEQUOTAS)
     if quotas.items is None:
         return result(CLUSTER011, Outcome.UNAVAILABLE,
