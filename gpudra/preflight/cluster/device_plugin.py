@@ -140,11 +140,16 @@ def _plugin_nodes(ds: Mapping[str, Any], pods: tuple[Mapping[str, Any], ...] | N
                   nodes: tuple[Mapping[str, Any], ...]) -> tuple[list[str], str]:
     """Nodes the DaemonSet runs on, and how that was learned."""
     if pods is not None:
-        return sorted({pod_node(p) for p in owned_pods(pods, ds)}), "from its pods"
+        found = sorted({pod_node(p) for p in owned_pods(pods, ds)})
+        scheduled_nowhere = dig(ds, "status", "desiredNumberScheduled") == 0
+        if found or scheduled_nowhere:
+            return found, "from its pods"
+    how = "from its nodeSelector (" + ("none of its pods was read" if pods is not None else
+                                       "pods not read") + "; affinity and taints not evaluated)"
     selector = as_mapping(dig(ds, "spec", "template", "spec", "nodeSelector"))
     matching = sorted(str(dig(n, "metadata", "name")) for n in nodes
                       if label_selector_matches(selector, labels_of(n)))
-    return matching, "from its nodeSelector (pods not read; affinity and taints not evaluated)"
+    return matching, how
 
 
 def check_device_plugin(snapshot: ClusterSnapshot,
