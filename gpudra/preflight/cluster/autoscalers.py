@@ -73,21 +73,24 @@ CLUSTER013 = check(
     "Karpenter does not provision nodes for pods with ResourceClaims by default.",
     """
 **Why it matters.** Since v1.7, Karpenter ignores pods with ResourceClaims by default
-(`--ignore-dra-requests=true`): they get the event "pod has Dynamic Resource Allocation
-requirements that are not yet supported by Karpenter" and no node is created for them.
+(`--ignore-dra-requests=true`): they get the scheduling error "pod has Dynamic Resource
+Allocation requirements that are not yet supported by Karpenter" and no node is created for
+them.
 v1.14 adds an experimental DRA-aware scheduling simulation behind
 `--ignore-dra-requests=false`, which also needs the cloud provider to describe the devices of
 each instance type; support for individual drivers is out of scope upstream (tracking issues
 kubernetes-sigs/karpenter#3228 and #1231). So DRA GPU pods need capacity Karpenter does not
 manage, or a tested opt-in.
 
-gpudra looks for Karpenter's Deployment (image path containing `karpenter`) and its
-NodePools (`karpenter.sh`), and names the NodePools that look like GPU pools (GPU in a
-requirement key, or an `nvidia.com/gpu` taint).
+gpudra looks for Karpenter's Deployment (image path containing `karpenter`) and for the
+NodePool API (`karpenter.sh`, also served when the controller runs outside the cluster, as in
+managed offerings), and names the NodePools that look like GPU pools (GPU in a requirement
+key, an `nvidia.com/gpu` taint or label).
 
-**Outcomes.** *pass*: Karpenter is not installed. *warn*: Karpenter is installed (the message
-says whether DRA requests are ignored and which NodePools provide GPUs). *unavailable*:
-neither its Deployment nor its NodePools could be read.
+**Outcomes.** *pass*: Karpenter is not installed (no NodePool API, no controller).
+*warn*: Karpenter is installed (the message says whether DRA requests are ignored and which
+NodePools provide GPUs). *unavailable*: no controller was found and discovery could not tell
+whether the NodePool API is served.
 
 **Fix.** Keep DRA GPU nodes in node groups Karpenter does not manage (static node groups, or
 cluster-autoscaler with DRA on), or test Karpenter v1.14+ with `--ignore-dra-requests=false`

@@ -70,7 +70,7 @@ or from its nodeSelector when pods cannot be read).
 
 How to take a node off the device plugin: with the GPU Operator, label the node
 `nvidia.com/gpu.deploy.device-plugin=false`; with the Helm chart, give it a node affinity
-that excludes the nodes you move (for example a `gpudra.io/dra=true` label).
+that excludes the nodes you move (for example by a label you put on migrated nodes).
 
 **Outcomes.** *pass*: the device plugin was found (the message lists its nodes), or there is
 no device plugin and no node offers device-plugin GPUs (migrated). *warn*: nodes offer
@@ -100,8 +100,9 @@ when pods can be read, a node running both a device-plugin pod and a DRA driver 
 **Outcomes.** *pass*: no node does both. *fail*: the message names the nodes.
 *unavailable*: nodes or ResourceSlices could not be listed.
 
-**Fix.** Take the node off the device plugin first (CLUSTER007), restart its kubelet or wait
-until `nvidia.com/gpu` leaves its allocatable, then let the DRA driver serve it.
+**Fix.** Take the node off the device plugin first (CLUSTER007), check that `nvidia.com/gpu`
+is gone from its allocatable (`kubectl get node <node> -o jsonpath='{.status.allocatable}'`),
+then let the DRA driver serve it.
 """,
     (Outcome.PASS, Outcome.FAIL, Outcome.UNAVAILABLE))
 
