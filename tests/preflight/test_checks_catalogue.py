@@ -89,3 +89,9 @@ def test_availability_of_core_kinds(minor: int, version: str, default: bool,
 def test_availability_rejects_other_groups() -> None:
     with pytest.raises(ValueError):
         availability(TargetVersion(34), "apps/v1", "Deployment")
+
+
+def test_docs_checks_md_is_current() -> None:
+    committed = Path(__file__).resolve().parents[2] / "docs" / "checks.md"
+    assert committed.read_text() == checks_markdown(), \
+        "docs/checks.md is stale: regenerate it from gpudra.preflight.checks_markdown()"
