@@ -18,12 +18,8 @@ import yaml
 
 from gpudra.audit import AuditRequest
 from gpudra.dra.versions import DEFAULT, TargetVersion
-from gpudra.preflight.manifests import (
-    MANIFEST_CHECKS,
-    ManifestOptions,
-    read_manifests,
-    run_manifest_checks,
-)
+from gpudra.preflight.manifests import MANIFEST_CHECKS, ManifestOptions, run_manifest_checks
+from gpudra.preflight.manifests.read import read_manifests
 from gpudra.preflight.model import Outcome
 
 CASES_DIR = Path(__file__).parent / "manifest_cases"

@@ -138,7 +138,8 @@ def _mounts_plugin_dir(ds: Mapping[str, Any]) -> bool:
 
 
 def _plugin_nodes(ds: Mapping[str, Any], pods: tuple[Mapping[str, Any], ...] | None,
-                  nodes: tuple[Mapping[str, Any], ...]) -> tuple[list[str], str]:
+                  nodes: tuple[Mapping[str, Any], ...], scope: str | None
+                  ) -> tuple[list[str], str]:
     """Nodes the DaemonSet runs on, and how that was learned."""
     if pods is not None:
         found = sorted({pod_node(p) for p in owned_pods(pods, ds)})
@@ -147,6 +148,8 @@ def _plugin_nodes(ds: Mapping[str, Any], pods: tuple[Mapping[str, Any], ...] | N
             return found, "from its pods"
     how = "from its nodeSelector (" + ("none of its pods was read" if pods is not None else
                                        "pods not read") + "; affinity and taints not evaluated)"
+    if scope:
+        how += f" (pods read: {scope})"
     selector = as_mapping(dig(ds, "spec", "template", "spec", "nodeSelector"))
     matching = sorted(str(dig(n, "metadata", "name")) for n in nodes
                       if label_selector_matches(selector, labels_of(n)))
@@ -177,12 +180,13 @@ def check_device_plugin(snapshot: ClusterSnapshot,
                           details=[f"offering: {', '.join(offering)}"])
         return result(CLUSTER007, Outcome.PASS,
                       "no device-plugin DaemonSet and no node offers device-plugin GPUs")
-    pods = snapshot.listing(PODS).items
+    pod_listing = snapshot.listing(PODS)
+    pods = pod_listing.items
     details = []
     summaries = []
     for ds in plugins:
         status = daemonset_status(ds)
-        where, how = _plugin_nodes(ds, pods, nodes.items)
+        where, how = _plugin_nodes(ds, pods, nodes.items, pod_listing.scope)
         selector = as_mapping(dig(ds, "spec", "template", "spec", "nodeSelector"))
         summaries.append(f"{workload_name(ds)} on {plural(len(where), 'node')}")
         details.append(f"{workload_name(ds)}: {status.ready}/{status.desired} pods ready; "

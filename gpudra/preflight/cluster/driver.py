@@ -315,6 +315,8 @@ def _judge_driver(driver: DriverDaemonSet, pods: Listing) -> CheckResult:
         return result(CLUSTER006, Outcome.PASS,
                       f"{driver.name}: all {status.desired} kubelet-plugin pods ready",
                       details=details)
+    if pods.scope:
+        details.append(f"pods read: {pods.scope}")
     if pods.items is None:
         details.append(f"which pods: cannot read pods ({pods.reason})")
         where = ""

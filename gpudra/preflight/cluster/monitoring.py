@@ -16,7 +16,6 @@ from gpudra.preflight.cluster.options import NO_OPTIONS, ClusterOptions
 from gpudra.preflight.cluster.snapshot import PROMETHEUSRULES, ClusterSnapshot
 from gpudra.preflight.cluster.workloads import workload_name
 from gpudra.preflight.model import CheckResult, Outcome, Tier, check, result
-from gpudra.rules.monitoring import reads_gpu_metric
 
 CLUSTER015 = check(
     "CLUSTER015", "PrometheusRules on device-plugin GPU metrics", Tier.CLUSTER,
@@ -42,6 +41,10 @@ per-pod GPU metrics, or ResourceClaim metrics where available.
 
 def gpu_metric_rules(rule_object: Mapping[str, Any]) -> list[str]:
     """`group/alert-or-record` of every rule whose expression reads device-plugin GPU metrics."""
+    # Imported here: gpudra.rules loads every audit rule (and the CEL engine), which the
+    # check catalogue and the other checks do not need.
+    from gpudra.rules.monitoring import reads_gpu_metric
+
     hits = []
     for group in as_list(dig(rule_object, "spec", "groups")):
         if not isinstance(group, Mapping):
