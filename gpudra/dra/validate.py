@@ -7,8 +7,9 @@ unknown fields allowed) catch that offline.
 
 kubernetes-validate's own `validate()` re-reads the 1.5 MB definitions file and rebuilds the
 validator on every call (~20 ms/doc); building a jsonschema validator once per (apiVersion, kind)
-and reusing it costs ~0.6 ms/doc (docs/library-notes.md section 4). kubernetes-validate is a test
-extra, so it is imported lazily and its absence is a clear error, not an ImportError.
+and reusing it costs ~0.6 ms/doc (docs/library-notes.md section 4). kubernetes-validate is an
+optional extra (`gpudra[validate]`), so it is imported lazily and its absence is a clear error,
+not an ImportError.
 
 The OpenAPI schema does not encode cross-field rules, so `semantic_errors` adds the ones gpudra
 relies on (one of `exactly`/`firstAvailable`, one of claim name/template name, ...).
@@ -103,7 +104,7 @@ def _schema_dir(target: TargetVersion) -> Path:
     except ImportError as exc:
         raise UnavailableError(
             "strict schema validation needs kubernetes-validate>=1.34 "
-            "(pip install 'gpudra[test]' or pip install kubernetes-validate): " + str(exc)
+            "(pip install 'gpudra[validate]' or pip install kubernetes-validate): " + str(exc)
         ) from None
     root = Path(kubernetes_validate.__file__).parent / "kubernetes-json-schema"
     directory = root / f"v1.{target.minor}.0-local-strict"

@@ -14,7 +14,8 @@ NEEDLE = "nvidia_com_gpu"
 _SCHEDULER_METRIC = re.compile(r"kube_pod_resource_(?:request|limit)\b[^\n]*nvidia\.com/")
 
 
-def _reads_gpu_metric(line: str) -> bool:
+def reads_gpu_metric(line: str) -> bool:
+    """Whether a query line reads a device-plugin GPU resource metric (also used by preflight)."""
     return NEEDLE in line or _SCHEDULER_METRIC.search(line) is not None
 
 GPU501 = rule(
@@ -39,7 +40,7 @@ class Monitoring(Checker):
         if NEEDLE not in obj.text and "kube_pod_resource_" not in obj.text:
             return
         for offset, line in enumerate(obj.text.splitlines()):
-            if _reads_gpu_metric(line):
+            if reads_gpu_metric(line):
                 ctx.emit("GPU501", obj, f"{_what(obj)} reads the nvidia_com_gpu resource "
                          "metric, which DRA pods no longer produce", line=obj.first_line + offset,
                          resource="nvidia.com/gpu")
@@ -62,7 +63,7 @@ class Monitoring(Checker):
     def check_template(self, text: TemplateText, ctx: AuditContext) -> None:
         what = _TEMPLATE_WHAT.get(text.reason, "template")
         for number, line in text.numbered_lines():
-            if _reads_gpu_metric(line):
+            if reads_gpu_metric(line):
                 ctx.emit("GPU501", text, f"{what} reads the nvidia_com_gpu resource metric, "
                          "which DRA pods no longer produce", line=number, resource="nvidia.com/gpu")
 

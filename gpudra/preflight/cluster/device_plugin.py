@@ -1,0 +1,243 @@
+"""CLUSTER007-008: where the NVIDIA device plugin runs, and nodes that hand out GPUs twice.
+
+Device-plugin DaemonSets (facts-turn2 section 9; NVIDIA/k8s-device-plugin @ v0.20.0
+`deployments/helm/nvidia-device-plugin/templates/daemonset-device-plugin.yml`):
+- GPU Operator: `nvidia-device-plugin-daemonset`, label `app: nvidia-device-plugin-daemonset`,
+  nodeSelector `nvidia.com/gpu.deploy.device-plugin: "true"`;
+- standalone chart: `<release>-nvidia-device-plugin` (fullname rules), label
+  `app.kubernetes.io/name: nvidia-device-plugin`, container `nvidia-device-plugin-ctr` running
+  `nvidia-device-plugin`, hostPath `/var/lib/kubelet/device-plugins`; its GFD
+  (`<fullname>-gpu-feature-discovery`) and MPS (`<fullname>-mps-control-daemon`) DaemonSets use
+  the same image and labels, so they are excluded by name and command;
+- static manifest: `nvidia-device-plugin-daemonset`, pod label `name: nvidia-device-plugin-ds`.
+
+Double counting (docs/dra-reference.md section 5; the driver chart's `templates/validation.yaml`
+"cannot be deployed alongside the standard GPU device plugin on the same node"): a node must not
+offer the same GPUs through a device plugin and a DRA driver; different nodes may differ.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Mapping
+from typing import Any
+
+from gpudra.objects import as_mapping, dig, plural
+from gpudra.preflight.cluster.driver import driver_daemonsets
+from gpudra.preflight.cluster.nodes import (
+    NVIDIA_DRIVER,
+    label_selector_matches,
+    named,
+    node_facts,
+)
+from gpudra.preflight.cluster.options import NO_OPTIONS, ClusterOptions
+from gpudra.preflight.cluster.snapshot import (
+    DAEMONSETS,
+    NODES,
+    PODS,
+    RESOURCESLICES,
+    ClusterSnapshot,
+)
+from gpudra.preflight.cluster.workloads import (
+    containers,
+    daemonset_status,
+    image_repository,
+    labels_of,
+    owned_pods,
+    pod_node,
+    pod_template_labels,
+    workload_name,
+)
+from gpudra.preflight.model import CheckResult, Outcome, Tier, check, result
+
+DEVICE_PLUGIN_DAEMONSETS = frozenset({"nvidia-device-plugin-daemonset"})
+DEVICE_PLUGIN_IMAGE = "k8s-device-plugin"
+DEVICE_PLUGIN_DIR = "/var/lib/kubelet/device-plugins"
+NOT_THE_PLUGIN = ("gpu-feature-discovery", "mps-control-daemon")
+OPERATOR_SWITCH_LABEL = "nvidia.com/gpu.deploy.device-plugin"
+
+CLUSTER007 = check(
+    "CLUSTER007", "Device-plugin DaemonSet and its nodes", Tier.CLUSTER,
+    "Finds the NVIDIA device plugin (GPU Operator, Helm chart or static manifest) and the nodes "
+    "it serves.",
+    """
+**Why it matters.** A migration moves nodes (or node pools) from the device plugin to the
+DRA driver; the device plugin must stop on a node before the DRA driver serves it (CLUSTER008).
+gpudra finds the device plugin by the GPU Operator's and the Helm chart's names and labels,
+or by its image (`k8s-device-plugin`) running the `nvidia-device-plugin` command or mounting
+`/var/lib/kubelet/device-plugins`. The GPU Feature Discovery and MPS DaemonSets of the chart
+use the same image and are left out. It lists the nodes the plugin runs on (from its pods,
+or from its nodeSelector when pods cannot be read).
+
+How to take a node off the device plugin: with the GPU Operator, label the node
+`nvidia.com/gpu.deploy.device-plugin=false`; with the Helm chart, give it a node affinity
+that excludes the nodes you move (for example by a label you put on migrated nodes).
+
+**Outcomes.** *pass*: the device plugin was found (the message lists its nodes), or there is
+no device plugin and no node offers device-plugin GPUs (migrated). *warn*: nodes offer
+`nvidia.com/gpu` (or MIG/shared resources) but no device-plugin DaemonSet was recognised
+(renamed or unknown plugin, or stale node capacity). *unavailable*: DaemonSets or nodes could
+not be listed.
+
+**Fix.** Identify the DaemonSet that serves the listed nodes
+(`kubectl get ds -A -o wide | grep -i device-plugin`).
+""",
+    (Outcome.PASS, Outcome.WARN, Outcome.UNAVAILABLE))
+
+CLUSTER008 = check(
+    "CLUSTER008", "No node serves GPUs through both the device plugin and DRA", Tier.CLUSTER,
+    "A node that offers `nvidia.com/gpu` must not also publish `gpu.nvidia.com` devices.",
+    """
+**Why it matters.** The device plugin and the DRA driver each hand out every GPU of a node,
+without knowing about the other. On a node where both run, a pod requesting `nvidia.com/gpu`
+and a pod with a ResourceClaim can be given the **same** GPU. Kubernetes requires that a node
+does not offer the same devices through both (KEP-5004), and the NVIDIA DRA driver chart
+refuses GPU allocation by default for this reason. Different nodes may use different paths.
+
+gpudra flags a node that offers device-plugin resources (`nvidia.com/gpu`, `nvidia.com/mig-*`,
+`*.shared`, allocatable > 0) and publishes `gpu.nvidia.com` devices in ResourceSlices, and,
+when pods can be read, a node running both a device-plugin pod and a DRA driver pod.
+
+**Outcomes.** *pass*: no node does both. *fail*: the message names the nodes.
+*unavailable*: nodes or ResourceSlices could not be listed.
+
+**Fix.** Take the node off the device plugin first (CLUSTER007), check that `nvidia.com/gpu`
+is gone from its allocatable (`kubectl get node <node> -o jsonpath='{.status.allocatable}'`),
+then let the DRA driver serve it.
+""",
+    (Outcome.PASS, Outcome.FAIL, Outcome.UNAVAILABLE))
+
+
+def device_plugin_daemonsets(daemonsets: Iterable[Mapping[str, Any]]) -> list[Mapping[str, Any]]:
+    """The NVIDIA device-plugin DaemonSets among `daemonsets` (GFD and MPS excluded)."""
+    found = []
+    for ds in daemonsets:
+        name = str(dig(ds, "metadata", "name") or "")
+        ctrs = containers(ds)
+        if any(marker in name for marker in NOT_THE_PLUGIN) or any(
+                marker in c.argv_text for c in ctrs for marker in NOT_THE_PLUGIN):
+            continue
+        labels, template = labels_of(ds), pod_template_labels(ds)
+        images = {image_repository(c.image).rsplit("/", 1)[-1] for c in ctrs}
+        runs_plugin = any(c.command[:1] == ("nvidia-device-plugin",)
+                          or c.name == "nvidia-device-plugin-ctr" for c in ctrs)
+        known = (name in DEVICE_PLUGIN_DAEMONSETS
+                 or labels.get("app.kubernetes.io/name") == "nvidia-device-plugin"
+                 or "nvidia-device-plugin-daemonset" in (labels.get("app"), template.get("app"))
+                 or template.get("name") == "nvidia-device-plugin-ds")
+        by_image = DEVICE_PLUGIN_IMAGE in images and (runs_plugin or _mounts_plugin_dir(ds))
+        if known or by_image or runs_plugin:
+            found.append(ds)
+    return found
+
+
+def _mounts_plugin_dir(ds: Mapping[str, Any]) -> bool:
+    volumes = dig(ds, "spec", "template", "spec", "volumes") or ()
+    return any(isinstance(v, Mapping) and
+               str(dig(v, "hostPath", "path") or "").rstrip("/") == DEVICE_PLUGIN_DIR
+               for v in volumes)
+
+
+def _plugin_nodes(ds: Mapping[str, Any], pods: tuple[Mapping[str, Any], ...] | None,
+                  nodes: tuple[Mapping[str, Any], ...], scope: str | None
+                  ) -> tuple[list[str], str]:
+    """Nodes the DaemonSet runs on, and how that was learned."""
+    if pods is not None:
+        found = sorted({pod_node(p) for p in owned_pods(pods, ds)})
+        scheduled_nowhere = dig(ds, "status", "desiredNumberScheduled") == 0
+        if found or scheduled_nowhere:
+            return found, "from its pods"
+    how = "from its nodeSelector (" + ("none of its pods was read" if pods is not None else
+                                       "pods not read") + "; affinity and taints not evaluated)"
+    if scope:
+        how += f" (pods read: {scope})"
+    selector = as_mapping(dig(ds, "spec", "template", "spec", "nodeSelector"))
+    matching = sorted(str(dig(n, "metadata", "name")) for n in nodes
+                      if label_selector_matches(selector, labels_of(n)))
+    return matching, how
+
+
+def check_device_plugin(snapshot: ClusterSnapshot,
+                        options: ClusterOptions = NO_OPTIONS) -> CheckResult:
+    daemonsets, nodes = snapshot.listing(DAEMONSETS), snapshot.listing(NODES)
+    if daemonsets.items is None:
+        return result(CLUSTER007, Outcome.UNAVAILABLE,
+                      f"cannot read DaemonSets: {daemonsets.reason}",
+                      "grant list on daemonsets.apps in all namespaces")
+    if nodes.items is None:
+        return result(CLUSTER007, Outcome.UNAVAILABLE, f"cannot read nodes: {nodes.reason}",
+                      "grant list on nodes")
+    plugins = device_plugin_daemonsets(daemonsets.items)
+    facts = node_facts(nodes.items, None)
+    offering = [f.name for f in facts if f.device_plugin_resources]
+    offering_text = f"{plural(len(offering), 'node')} " \
+                    f"{'offers' if len(offering) == 1 else 'offer'} device-plugin GPUs"
+    if not plugins:
+        if offering:
+            return result(CLUSTER007, Outcome.WARN,
+                          f"{offering_text} ({named(offering)}) but no device-plugin DaemonSet "
+                          "was recognised",
+                          "kubectl get daemonsets -A -o wide | grep -i device-plugin",
+                          details=[f"offering: {', '.join(offering)}"])
+        return result(CLUSTER007, Outcome.PASS,
+                      "no device-plugin DaemonSet and no node offers device-plugin GPUs")
+    pod_listing = snapshot.listing(PODS)
+    pods = pod_listing.items
+    details = []
+    summaries = []
+    for ds in plugins:
+        status = daemonset_status(ds)
+        where, how = _plugin_nodes(ds, pods, nodes.items, pod_listing.scope)
+        selector = as_mapping(dig(ds, "spec", "template", "spec", "nodeSelector"))
+        summaries.append(f"{workload_name(ds)} on {plural(len(where), 'node')}")
+        details.append(f"{workload_name(ds)}: {status.ready}/{status.desired} pods ready; "
+                       f"nodes {how}: {', '.join(where) or 'none'}")
+        if OPERATOR_SWITCH_LABEL in selector:
+            details.append(f"{workload_name(ds)}: take a node off it with `kubectl label node "
+                           f"<node> {OPERATOR_SWITCH_LABEL}=false --overwrite`")
+        else:
+            details.append(f"{workload_name(ds)}: take nodes off it with a node affinity in the "
+                           "chart values that excludes them")
+    return result(CLUSTER007, Outcome.PASS,
+                  f"device plugin: {'; '.join(summaries)}; {offering_text}", details=details)
+
+
+def check_double_counting(snapshot: ClusterSnapshot,
+                          options: ClusterOptions = NO_OPTIONS) -> CheckResult:
+    nodes, slices = snapshot.listing(NODES), snapshot.listing(RESOURCESLICES)
+    if nodes.items is None:
+        return result(CLUSTER008, Outcome.UNAVAILABLE, f"cannot read nodes: {nodes.reason}",
+                      "grant list on nodes")
+    if slices.items is None:
+        return result(CLUSTER008, Outcome.UNAVAILABLE,
+                      f"cannot read ResourceSlices: {slices.reason}",
+                      "grant list on resourceslices.resource.k8s.io")
+    facts = node_facts(nodes.items, slices.items)
+    both = {f.name: f"offers {', '.join(sorted(f.device_plugin_resources))} and publishes "
+                    f"{f.slice_devices} {NVIDIA_DRIVER} devices"
+            for f in facts if f.device_plugin_resources and f.slice_devices}
+    for name, why in _nodes_running_both(snapshot).items():
+        both.setdefault(name, why)
+    details = [f"{name}: {why}" for name, why in sorted(both.items())]
+    if both:
+        return result(CLUSTER008, Outcome.FAIL,
+                      f"{plural(len(both), 'node')} {'serves' if len(both) == 1 else 'serve'} "
+                      "GPUs through both "
+                      f"the device plugin and DRA ({named(sorted(both))}): one GPU can be given "
+                      "to two pods",
+                      "take these nodes off the device plugin (CLUSTER007) or off the DRA driver",
+                      details=details)
+    return result(CLUSTER008, Outcome.PASS,
+                  "no node serves GPUs through both the device plugin and DRA")
+
+
+def _nodes_running_both(snapshot: ClusterSnapshot) -> dict[str, str]:
+    """Nodes where a device-plugin pod and a DRA GPU driver pod both run (pods readable)."""
+    daemonsets, pods = snapshot.listing(DAEMONSETS).items, snapshot.listing(PODS).items
+    if daemonsets is None or pods is None:
+        return {}
+    plugin_nodes = {dig(p, "spec", "nodeName") for ds in device_plugin_daemonsets(daemonsets)
+                    for p in owned_pods(pods, ds)}
+    driver_nodes = {dig(p, "spec", "nodeName") for d in driver_daemonsets(daemonsets)
+                    if d.serves_gpus for p in owned_pods(pods, d.obj)}
+    return {str(node): "runs a device-plugin pod and a DRA driver pod"
+            for node in plugin_nodes & driver_nodes if node}
