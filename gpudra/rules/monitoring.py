@@ -54,7 +54,7 @@ class Monitoring(Checker):
             rules = dig(group, "rules")
             for r, item in enumerate(rules if isinstance(rules, list) else ()):
                 expr = dig(item, "expr")
-                if isinstance(expr, str) and any(_reads_gpu_metric(x) for x in expr.splitlines()):
+                if isinstance(expr, str) and any(reads_gpu_metric(x) for x in expr.splitlines()):
                     ctx.emit("GPU501", obj, f"{_what(obj)} reads the nvidia_com_gpu resource "
                              "metric, which DRA pods no longer produce",
                              path=("spec", "groups", g, "rules", r, "expr"),
