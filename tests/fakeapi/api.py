@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import hashlib
 import threading
+import time
 from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
@@ -53,10 +54,19 @@ class RequestRecord:
 
 @dataclass(frozen=True)
 class Response:
+    """An answer; status RESET means: reset the connection instead of answering."""
+
     status: int
     body: bytes
     content_type: str = JSON
     headers: tuple[tuple[str, str], ...] = ()
+
+
+RESET = 0  # the status logged for a request whose connection was reset (faults.resets)
+
+
+class _ResetConnection(Exception):
+    """Raised by a `faults.resets` entry: the handler resets the connection."""
 
 
 @dataclass(frozen=True)
@@ -90,6 +100,8 @@ class FakeApi:
         self._lock = threading.Lock()
         self._log: list[RequestRecord] = []
         self._faults_left = [error.count for error in state.faults.errors]
+        self._delays_left = [delay.count for delay in state.faults.delays]
+        self._resets_left = [reset.count for reset in state.faults.resets]
         self._version = dumps(version_document(state))
 
     # --- request log ---------------------------------------------------------------------
@@ -114,6 +126,8 @@ class FakeApi:
             response = self._respond(method, path, query, headers)
         except ApiError as error:
             response = Response(error.code, error.body(), JSON, error.headers)
+        except _ResetConnection:
+            response = Response(RESET, b"")
         except Exception as error:  # a bug in the fake: answer it, so the test shows it
             bug = ApiError(500, "InternalError", f"fake API server bug: {error!r}")
             response = Response(500, bug.body())
@@ -143,11 +157,21 @@ class FakeApi:
     def _authenticate(self, authorization: str) -> str:
         if not authorization:
             return ANONYMOUS  # anonymous auth is on by default; it may read /version only
-        if authorization != f"Bearer {self.state.token}":
+        # The scheme is case-insensitive (apiserver pkg/authentication/request/bearertoken):
+        # the Python client's in-cluster loader sends "bearer <token>".
+        scheme, _, token = authorization.strip().partition(" ")
+        if scheme.lower() != "bearer" or token.strip() != self.state.token:
             raise unauthorized()
         return self.state.user
 
     def _inject_fault(self, path: str) -> None:
+        faults = self.state.faults
+        for index, delay in enumerate(faults.delays):
+            if delay.path == path and self._take(self._delays_left, index):
+                time.sleep(delay.seconds)
+        for index, reset in enumerate(faults.resets):
+            if reset.path == path and self._take(self._resets_left, index):
+                raise _ResetConnection()
         for index, fault in enumerate(self.state.faults.errors):
             if fault.path != path:
                 continue
@@ -156,6 +180,14 @@ class FakeApi:
                     continue
                 self._faults_left[index] -= 1
             raise injected(fault.status, fault.retry_after)
+
+    def _take(self, left: list[int], index: int) -> bool:
+        """Use up one of a fault's `count`; False once none is left."""
+        with self._lock:
+            if left[index] <= 0:
+                return False
+            left[index] -= 1
+            return True
 
     # --- routing -------------------------------------------------------------------------
 

@@ -89,9 +89,28 @@ class InjectedError:
 
 
 @dataclass(frozen=True)
+class InjectedDelay:
+    """Answer the first `count` requests whose path equals `path` `seconds` late."""
+
+    path: str
+    seconds: float
+    count: int = 1
+
+
+@dataclass(frozen=True)
+class InjectedReset:
+    """Reset the connection (TCP RST, no answer) on the first `count` requests to `path`."""
+
+    path: str
+    count: int = 1
+
+
+@dataclass(frozen=True)
 class Faults:
     expire_continue_after: int | None = None  # continue requests served before tokens expire
     errors: tuple[InjectedError, ...] = ()
+    delays: tuple[InjectedDelay, ...] = ()
+    resets: tuple[InjectedReset, ...] = ()
 
 
 @dataclass(frozen=True)
@@ -226,7 +245,7 @@ def _deny(rule: Mapping[str, Any]) -> DenyRule:
 
 
 def _faults(data: Mapping[str, Any]) -> Faults:
-    unknown = set(data) - {"expire_continue_after", "errors"}
+    unknown = set(data) - {"expire_continue_after", "errors", "delays", "resets"}
     if unknown:
         raise StateError(f"faults: unknown keys {', '.join(sorted(unknown))}")
     errors = []
@@ -239,5 +258,18 @@ def _faults(data: Mapping[str, Any]) -> Faults:
         errors.append(InjectedError(str(entry["path"]), int(entry["status"]),
                                     int(entry.get("count", 1)),
                                     None if retry_after is None else int(retry_after)))
+    delays = []
+    for entry in data.get("delays") or ():
+        if set(entry) - {"path", "seconds", "count"} or not {"path", "seconds"} <= set(entry):
+            raise StateError(f"faults.delays: {dict(entry)!r} needs path and seconds "
+                             f"(optional: count)")
+        delays.append(InjectedDelay(str(entry["path"]), float(entry["seconds"]),
+                                    int(entry.get("count", 1))))
+    resets = []
+    for entry in data.get("resets") or ():
+        if set(entry) - {"path", "count"} or "path" not in entry:
+            raise StateError(f"faults.resets: {dict(entry)!r} needs path (optional: count)")
+        resets.append(InjectedReset(str(entry["path"]), int(entry.get("count", 1))))
     expire = data.get("expire_continue_after")
-    return Faults(None if expire is None else int(expire), tuple(errors))
+    return Faults(None if expire is None else int(expire), tuple(errors), tuple(delays),
+                  tuple(resets))
