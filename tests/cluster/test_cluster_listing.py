@@ -237,3 +237,17 @@ def test_only_get_is_sent(sleeps: Sleeps) -> None:
         cluster.get(cluster.resource("", "pods"), "pod-0001", namespace="ns-1")
     assert len(fake.requests) > 10
     assert {r.method for r in fake.requests} == {"GET"}
+
+
+def test_compressed_pages(sleeps: Sleeps) -> None:
+    # The API server gzips answers above 128 KiB when asked; gpudra asks, as kubectl does.
+    padded = [{**p, "metadata": {**p["metadata"], "annotations": {"note": "x" * 400}}}
+              for p in MANY_PODS]
+    with FakeCluster(state(*padded, compression=True), tls=False) as fake, \
+            open_cluster(fake, sleeps, all_namespaces=True) as cluster:
+        objects = list(cluster.list(cluster.resource("", "pods")).items())
+    assert sorted(names(objects)) == sorted(names(MANY_PODS))
+    assert objects[0]["metadata"]["annotations"]["note"] == "x" * 400
+    pages = [r for r in fake.requests if r.path == "/api/v1/pods"]
+    assert {r.headers["accept-encoding"] for r in pages} == {"gzip"}
+    assert [r.content_encoding for r in pages] == ["gzip", "gzip", ""]  # 201 pods < 128 KiB

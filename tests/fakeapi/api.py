@@ -7,6 +7,7 @@ faults (where priority-and-fairness would throttle), authorization (403), then t
 
 from __future__ import annotations
 
+import gzip
 import hashlib
 import threading
 import time
@@ -38,7 +39,13 @@ METHOD_VERBS = {"POST": "create", "PUT": "update", "PATCH": "patch", "DELETE": "
 # Plausible Go toolchains per release (goVersion is informational; not release-exact).
 GO_VERSIONS = {31: "go1.22.12", 32: "go1.23.6", 33: "go1.24.2", 34: "go1.24.6", 35: "go1.25.3",
                36: "go1.25.5"}
-INTERESTING_HEADERS = ("accept", "user-agent", "content-type", "authorization")
+INTERESTING_HEADERS = ("accept", "accept-encoding", "user-agent", "content-type",
+                       "authorization")
+# kube-apiserver's response compression: gzip level 1, only above 128 KiB (apiserver
+# pkg/endpoints/handlers/responsewriters/writers.go, defaultGzipThresholdBytes and
+# defaultGzipContentEncodingLevel).
+GZIP_THRESHOLD = 128 * 1024
+GZIP_LEVEL = 1
 
 
 @dataclass(frozen=True)
@@ -48,8 +55,9 @@ class RequestRecord:
     method: str
     path: str
     query: Mapping[str, str]  # last value of each parameter
-    headers: Mapping[str, str]  # accept, user-agent, content-type; authorization redacted
+    headers: Mapping[str, str]  # INTERESTING_HEADERS; authorization redacted
     status: int
+    content_encoding: str = ""  # "gzip" when the answer was compressed (state.compression)
 
 
 @dataclass(frozen=True)
@@ -131,7 +139,9 @@ class FakeApi:
         except Exception as error:  # a bug in the fake: answer it, so the test shows it
             bug = ApiError(500, "InternalError", f"fake API server bug: {error!r}")
             response = Response(500, bug.body())
-        record = RequestRecord(method, path, query, _interesting(headers), response.status)
+        response = self._compress(response, headers.get("accept-encoding", ""))
+        record = RequestRecord(method, path, query, _interesting(headers), response.status,
+                               dict(response.headers).get("Content-Encoding", ""))
         with self._lock:
             self._log.append(record)
         return response
@@ -153,6 +163,16 @@ class FakeApi:
         if route is None:
             raise path_not_found()
         return route
+
+    def _compress(self, response: Response, accept_encoding: str) -> Response:
+        wants_gzip = "gzip" in (part.split(";")[0].strip().lower()
+                                for part in accept_encoding.split(","))
+        if not (self.state.compression and wants_gzip and len(response.body) > GZIP_THRESHOLD):
+            return response
+        return Response(response.status, gzip.compress(response.body, GZIP_LEVEL),
+                        response.content_type,
+                        (*response.headers, ("Content-Encoding", "gzip"),
+                         ("Vary", "Accept-Encoding")))
 
     def _authenticate(self, authorization: str) -> str:
         if not authorization:

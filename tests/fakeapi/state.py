@@ -124,6 +124,7 @@ class ClusterState:
     crds: tuple[ResourceType, ...] = ()
     objects: tuple[Mapping[str, Any], ...] = ()
     auto_namespaces: bool = True
+    compression: bool = False  # gzip large answers when asked, like APIResponseCompression
     deny: tuple[DenyRule, ...] = ()
     faults: Faults = Faults()
 
@@ -141,7 +142,8 @@ def parse_version(version: str) -> tuple[int, int, int]:
 
 
 _TOP_LEVEL = {"version", "version_info", "token", "user", "runtime_config", "api_versions",
-              "crds", "objects", "object_files", "auto_namespaces", "deny", "faults"}
+              "crds", "objects", "object_files", "auto_namespaces", "deny", "faults",
+              "compression"}
 
 
 def load_state(source: ClusterState | Mapping[str, Any] | str | Path) -> ClusterState:
@@ -195,6 +197,7 @@ def _from_mapping(data: Mapping[str, Any], base: Path) -> ClusterState:
         crds=tuple(_crd(entry) for entry in data.get("crds") or ()),
         objects=tuple(objects),
         auto_namespaces=bool(data.get("auto_namespaces", True)),
+        compression=bool(data.get("compression", False)),
         deny=tuple(_deny(rule) for rule in data.get("deny") or ()),
         faults=_faults(data.get("faults") or {}),
     )
