@@ -78,6 +78,7 @@ def open_connection(options: ClusterOptions, *, environ: Mapping[str, str] | Non
         _auth_headers(configuration, target, exec_command),
         connect_timeout=min(limit, DEFAULT_CONNECT_TIMEOUT) if limit else DEFAULT_CONNECT_TIMEOUT,
         read_timeout=limit or DEFAULT_READ_TIMEOUT, policy=options.retry,
+        verify_tls=bool(configuration.verify_ssl),
         user_agent=f"gpudra/{__version__} (read-only; kubernetes-client/python {client_version})",
         sleep=sleep)
     return Connection(target, transport, api_client.close)

@@ -19,6 +19,7 @@ import json
 import random
 import re
 import time
+import warnings
 from collections.abc import Callable, Mapping
 from typing import Any
 from urllib.parse import urlencode
@@ -49,6 +50,7 @@ class Transport:
     def __init__(self, pool: urllib3.PoolManager, target: ClusterTarget,
                  auth_headers: Callable[[], Mapping[str, str]], *, connect_timeout: float,
                  read_timeout: float, policy: RetryPolicy, user_agent: str,
+                 verify_tls: bool = True,
                  sleep: Callable[[float], None] = time.sleep,
                  jitter: Callable[[], float] = lambda: 0.5 + random.random() / 2) -> None:
         self._pool = pool
@@ -65,6 +67,9 @@ class Transport:
                          "User-Agent": user_agent}
         self._sleep = sleep
         self._jitter = jitter
+        # insecure-skip-tls-verify is the kubeconfig's explicit choice: kubectl does not warn
+        # about it on every run, and urllib3's InsecureRequestWarning would.
+        self._quiet = not verify_tls
 
     def get(self, path: str, query: Mapping[str, str] | None = None) -> bytes:
         """The body of a 2xx answer to GET `path`; retried on 429/5xx and resets."""
@@ -73,8 +78,7 @@ class Transport:
         for attempt in range(1, policy.attempts + 1):
             headers = {**self._headers, **self._auth_headers()}
             try:
-                response = self._pool.request("GET", url, headers=headers, retries=False,
-                                              timeout=self._timeout, preload_content=True)
+                response = self._send(url, headers)
             except u3.ProtocolError as error:  # reset, or closed without an answer
                 if attempt < policy.attempts:
                     self._sleep(policy.delay(attempt, None, self._jitter()))
@@ -98,6 +102,15 @@ class Transport:
                 continue
             raise self._status_error(path, status, response.data, attempt)
         raise AssertionError("unreachable: the loop returns or raises")  # pragma: no cover
+
+    def _send(self, url: str, headers: Mapping[str, str]) -> Any:
+        if not self._quiet:
+            return self._pool.request("GET", url, headers=headers, retries=False,
+                                      timeout=self._timeout, preload_content=True)
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore", u3.InsecureRequestWarning)
+            return self._pool.request("GET", url, headers=headers, retries=False,
+                                      timeout=self._timeout, preload_content=True)
 
     def _status_error(self, path: str, status: int, body: bytes, attempts: int) -> Exception:
         reason, message = _status_text(status, body)

@@ -6,6 +6,7 @@ import json
 import os
 import shutil
 import sys
+import warnings
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -295,3 +296,15 @@ def test_kubeconfig_list_wins_over_in_cluster(fake: FakeCluster, tmp_path: Path,
                                                          str(tmp_path / "other")])}
     with connect(ClusterOptions(), environ=environ, service_account_dir=account) as cluster:
         assert (cluster.target.in_cluster, cluster.target.server) == (False, fake.url)
+
+
+@needs_tls
+def test_insecure_skip_tls_verify_is_honoured_quietly(tls_fake: FakeCluster,
+                                                      tmp_path: Path) -> None:
+    path = kubeconfig(tmp_path / "config", ("lab", tls_fake.url, {"token": TOKEN}),
+                      current="lab", cluster_extra={"insecure-skip-tls-verify": True})
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        with connect(ClusterOptions(kubeconfig=str(path)), environ={}) as cluster:
+            assert pod_count(cluster) == 6
+    assert [str(w.message) for w in caught] == []
