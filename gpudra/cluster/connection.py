@@ -32,7 +32,7 @@ from gpudra.cluster.options import DEFAULT_CONNECT_TIMEOUT, DEFAULT_READ_TIMEOUT
 from gpudra.cluster.records import ClusterTarget
 
 
-@dataclass
+@dataclass(frozen=True)
 class Connection:
     target: ClusterTarget
     transport: Any  # gpudra.cluster.transport.Transport
@@ -52,7 +52,7 @@ def open_connection(options: ClusterOptions, *, environ: Mapping[str, str] | Non
     configuration = client.Configuration()
     if files is None:
         if not in_cluster_possible(environ):
-            raise KubeconfigError(_nothing_found(options, environ))
+            raise KubeconfigError(_nothing_found(environ))
         if options.context:
             raise ContextNotFoundError(f'context "{options.context}" not found: there is no '
                                        f"kubeconfig (only the in-cluster service account)")
@@ -184,7 +184,7 @@ def _files(choice: ContextChoice) -> str:
     return os.pathsep.join(map(str, choice.files))
 
 
-def _nothing_found(options: ClusterOptions, environ: Mapping[str, str]) -> str:
+def _nothing_found(environ: Mapping[str, str]) -> str:
     if environ.get("KUBECONFIG"):
         where = f"none of the files in KUBECONFIG={environ['KUBECONFIG']} exists or has content"
     else:
