@@ -7,8 +7,10 @@ faults (where priority-and-fairness would throttle), authorization (403), then t
 
 from __future__ import annotations
 
+import gzip
 import hashlib
 import threading
+import time
 from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
@@ -37,7 +39,13 @@ METHOD_VERBS = {"POST": "create", "PUT": "update", "PATCH": "patch", "DELETE": "
 # Plausible Go toolchains per release (goVersion is informational; not release-exact).
 GO_VERSIONS = {31: "go1.22.12", 32: "go1.23.6", 33: "go1.24.2", 34: "go1.24.6", 35: "go1.25.3",
                36: "go1.25.5"}
-INTERESTING_HEADERS = ("accept", "user-agent", "content-type", "authorization")
+INTERESTING_HEADERS = ("accept", "accept-encoding", "user-agent", "content-type",
+                       "authorization")
+# kube-apiserver's response compression: gzip level 1, only above 128 KiB (apiserver
+# pkg/endpoints/handlers/responsewriters/writers.go, defaultGzipThresholdBytes and
+# defaultGzipContentEncodingLevel).
+GZIP_THRESHOLD = 128 * 1024
+GZIP_LEVEL = 1
 
 
 @dataclass(frozen=True)
@@ -47,16 +55,26 @@ class RequestRecord:
     method: str
     path: str
     query: Mapping[str, str]  # last value of each parameter
-    headers: Mapping[str, str]  # accept, user-agent, content-type; authorization redacted
+    headers: Mapping[str, str]  # INTERESTING_HEADERS; authorization redacted
     status: int
+    content_encoding: str = ""  # "gzip" when the answer was compressed (state.compression)
 
 
 @dataclass(frozen=True)
 class Response:
+    """An answer; status RESET means: reset the connection instead of answering."""
+
     status: int
     body: bytes
     content_type: str = JSON
     headers: tuple[tuple[str, str], ...] = ()
+
+
+RESET = 0  # the status logged for a request whose connection was reset (faults.resets)
+
+
+class _ResetConnection(Exception):
+    """Raised by a `faults.resets` entry: the handler resets the connection."""
 
 
 @dataclass(frozen=True)
@@ -90,6 +108,8 @@ class FakeApi:
         self._lock = threading.Lock()
         self._log: list[RequestRecord] = []
         self._faults_left = [error.count for error in state.faults.errors]
+        self._delays_left = [delay.count for delay in state.faults.delays]
+        self._resets_left = [reset.count for reset in state.faults.resets]
         self._version = dumps(version_document(state))
 
     # --- request log ---------------------------------------------------------------------
@@ -114,10 +134,14 @@ class FakeApi:
             response = self._respond(method, path, query, headers)
         except ApiError as error:
             response = Response(error.code, error.body(), JSON, error.headers)
+        except _ResetConnection:
+            response = Response(RESET, b"")
         except Exception as error:  # a bug in the fake: answer it, so the test shows it
             bug = ApiError(500, "InternalError", f"fake API server bug: {error!r}")
             response = Response(500, bug.body())
-        record = RequestRecord(method, path, query, _interesting(headers), response.status)
+        response = self._compress(response, headers.get("accept-encoding", ""))
+        record = RequestRecord(method, path, query, _interesting(headers), response.status,
+                               dict(response.headers).get("Content-Encoding", ""))
         with self._lock:
             self._log.append(record)
         return response
@@ -140,14 +164,34 @@ class FakeApi:
             raise path_not_found()
         return route
 
+    def _compress(self, response: Response, accept_encoding: str) -> Response:
+        wants_gzip = "gzip" in (part.split(";")[0].strip().lower()
+                                for part in accept_encoding.split(","))
+        if not (self.state.compression and wants_gzip and len(response.body) > GZIP_THRESHOLD):
+            return response
+        return Response(response.status, gzip.compress(response.body, GZIP_LEVEL),
+                        response.content_type,
+                        (*response.headers, ("Content-Encoding", "gzip"),
+                         ("Vary", "Accept-Encoding")))
+
     def _authenticate(self, authorization: str) -> str:
         if not authorization:
             return ANONYMOUS  # anonymous auth is on by default; it may read /version only
-        if authorization != f"Bearer {self.state.token}":
+        # The scheme is case-insensitive (apiserver pkg/authentication/request/bearertoken):
+        # the Python client's in-cluster loader sends "bearer <token>".
+        scheme, _, token = authorization.strip().partition(" ")
+        if scheme.lower() != "bearer" or token.strip() != self.state.token:
             raise unauthorized()
         return self.state.user
 
     def _inject_fault(self, path: str) -> None:
+        faults = self.state.faults
+        for index, delay in enumerate(faults.delays):
+            if delay.path == path and self._take(self._delays_left, index):
+                time.sleep(delay.seconds)
+        for index, reset in enumerate(faults.resets):
+            if reset.path == path and self._take(self._resets_left, index):
+                raise _ResetConnection()
         for index, fault in enumerate(self.state.faults.errors):
             if fault.path != path:
                 continue
@@ -156,6 +200,14 @@ class FakeApi:
                     continue
                 self._faults_left[index] -= 1
             raise injected(fault.status, fault.retry_after)
+
+    def _take(self, left: list[int], index: int) -> bool:
+        """Use up one of a fault's `count`; False once none is left."""
+        with self._lock:
+            if left[index] <= 0:
+                return False
+            left[index] -= 1
+            return True
 
     # --- routing -------------------------------------------------------------------------
 

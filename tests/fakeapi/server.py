@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import shutil
+import socket
+import struct
 import tempfile
 import threading
 import uuid
@@ -12,7 +14,7 @@ from pathlib import Path
 from types import TracebackType
 from typing import Any
 
-from .api import FakeApi, RequestRecord, Response
+from .api import RESET, FakeApi, RequestRecord, Response
 from .kubeconfig import write_kubeconfig
 from .state import ClusterState, load_state
 from .tls import Certificates, make_certificates, tls_available
@@ -55,6 +57,12 @@ class _Handler(BaseHTTPRequestHandler):
             self.rfile.read(length)
 
     def _write(self, response: Response) -> None:
+        if response.status == RESET:
+            # SO_LINGER with a zero timeout makes close() send RST: "connection reset by peer".
+            self.request.setsockopt(socket.SOL_SOCKET, socket.SO_LINGER, struct.pack("ii", 1, 0))
+            self.close_connection = True
+            self.request.close()
+            return
         # One write for head and body: two small writes on a keep-alive connection meet
         # Nagle's algorithm and the client's delayed ACK, costing 40 ms per request.
         reason = self.responses.get(response.status, ("Unknown",))[0]

@@ -89,9 +89,28 @@ class InjectedError:
 
 
 @dataclass(frozen=True)
+class InjectedDelay:
+    """Answer the first `count` requests whose path equals `path` `seconds` late."""
+
+    path: str
+    seconds: float
+    count: int = 1
+
+
+@dataclass(frozen=True)
+class InjectedReset:
+    """Reset the connection (TCP RST, no answer) on the first `count` requests to `path`."""
+
+    path: str
+    count: int = 1
+
+
+@dataclass(frozen=True)
 class Faults:
     expire_continue_after: int | None = None  # continue requests served before tokens expire
     errors: tuple[InjectedError, ...] = ()
+    delays: tuple[InjectedDelay, ...] = ()
+    resets: tuple[InjectedReset, ...] = ()
 
 
 @dataclass(frozen=True)
@@ -105,6 +124,7 @@ class ClusterState:
     crds: tuple[ResourceType, ...] = ()
     objects: tuple[Mapping[str, Any], ...] = ()
     auto_namespaces: bool = True
+    compression: bool = False  # gzip large answers when asked, like APIResponseCompression
     deny: tuple[DenyRule, ...] = ()
     faults: Faults = Faults()
 
@@ -122,7 +142,8 @@ def parse_version(version: str) -> tuple[int, int, int]:
 
 
 _TOP_LEVEL = {"version", "version_info", "token", "user", "runtime_config", "api_versions",
-              "crds", "objects", "object_files", "auto_namespaces", "deny", "faults"}
+              "crds", "objects", "object_files", "auto_namespaces", "deny", "faults",
+              "compression"}
 
 
 def load_state(source: ClusterState | Mapping[str, Any] | str | Path) -> ClusterState:
@@ -176,6 +197,7 @@ def _from_mapping(data: Mapping[str, Any], base: Path) -> ClusterState:
         crds=tuple(_crd(entry) for entry in data.get("crds") or ()),
         objects=tuple(objects),
         auto_namespaces=bool(data.get("auto_namespaces", True)),
+        compression=bool(data.get("compression", False)),
         deny=tuple(_deny(rule) for rule in data.get("deny") or ()),
         faults=_faults(data.get("faults") or {}),
     )
@@ -226,7 +248,7 @@ def _deny(rule: Mapping[str, Any]) -> DenyRule:
 
 
 def _faults(data: Mapping[str, Any]) -> Faults:
-    unknown = set(data) - {"expire_continue_after", "errors"}
+    unknown = set(data) - {"expire_continue_after", "errors", "delays", "resets"}
     if unknown:
         raise StateError(f"faults: unknown keys {', '.join(sorted(unknown))}")
     errors = []
@@ -239,5 +261,18 @@ def _faults(data: Mapping[str, Any]) -> Faults:
         errors.append(InjectedError(str(entry["path"]), int(entry["status"]),
                                     int(entry.get("count", 1)),
                                     None if retry_after is None else int(retry_after)))
+    delays = []
+    for entry in data.get("delays") or ():
+        if set(entry) - {"path", "seconds", "count"} or not {"path", "seconds"} <= set(entry):
+            raise StateError(f"faults.delays: {dict(entry)!r} needs path and seconds "
+                             f"(optional: count)")
+        delays.append(InjectedDelay(str(entry["path"]), float(entry["seconds"]),
+                                    int(entry.get("count", 1))))
+    resets = []
+    for entry in data.get("resets") or ():
+        if set(entry) - {"path", "count"} or "path" not in entry:
+            raise StateError(f"faults.resets: {dict(entry)!r} needs path (optional: count)")
+        resets.append(InjectedReset(str(entry["path"]), int(entry.get("count", 1))))
     expire = data.get("expire_continue_after")
-    return Faults(None if expire is None else int(expire), tuple(errors))
+    return Faults(None if expire is None else int(expire), tuple(errors), tuple(delays),
+                  tuple(resets))

@@ -1,0 +1,62 @@
+"""The official client is imported only to talk to a cluster: `gpudra --version` and file
+audits never pay for it (about 0.5 s and 35 MB)."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+REPO = Path(__file__).resolve().parents[2]
+MANIFEST = """\
+apiVersion: v1
+kind: Pod
+metadata: {name: trainer}
+spec:
+  containers:
+    - name: main
+      image: pytorch
+      resources: {limits: {nvidia.com/gpu: 1}}
+"""
+
+PROBE = """
+import json, sys
+import gpudra.cli
+sys.argv = ["gpudra", *sys.argv[1:]]
+try:
+    gpudra.cli.main()
+except SystemExit as exit:
+    code = exit.code
+else:
+    code = 0
+heavy = sorted(m for m in sys.modules if m.split(".")[0] in ("kubernetes", "urllib3"))
+print(json.dumps({"code": code, "heavy": heavy}), file=sys.stderr)
+"""
+
+
+def run_cli(*args: str) -> dict:
+    result = subprocess.run([sys.executable, "-c", PROBE, *args], cwd=REPO, text=True,
+                            capture_output=True, timeout=120, check=False)
+    return json.loads(result.stderr.strip().splitlines()[-1])
+
+
+@pytest.mark.parametrize("args", [("--version",), ("audit", "{manifest}", "-o", "json")],
+                         ids=["version", "file-audit"])
+def test_no_kubernetes_import(tmp_path: Path, args: tuple[str, ...]) -> None:
+    manifest = tmp_path / "pod.yaml"
+    manifest.write_text(MANIFEST)
+    outcome = run_cli(*(arg.format(manifest=manifest) for arg in args))
+    assert outcome["heavy"] == []
+    assert outcome["code"] == (1 if "audit" in args else 0)  # the audit did find the GPU
+
+
+def test_importing_the_cluster_package_is_cheap() -> None:
+    code = ("import sys, gpudra.cluster; "
+            "print(sorted(m for m in sys.modules if m.split('.')[0] in "
+            "('kubernetes', 'urllib3')))")
+    result = subprocess.run([sys.executable, "-c", code], cwd=REPO, text=True,
+                            capture_output=True, timeout=60, check=True)
+    assert result.stdout.strip() == "[]"
