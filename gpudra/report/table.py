@@ -14,7 +14,7 @@ from rich.console import Console
 from rich.table import Table
 from rich.text import Text
 
-from gpudra.model import Report
+from gpudra.model import Finding, Report
 from gpudra.report import RenderOptions
 from gpudra.summary import severity_counts, summarize
 
@@ -27,8 +27,10 @@ def render(report: Report, options: RenderOptions) -> str:
     console = Console(file=buffer, force_terminal=options.color, no_color=not options.color,
                       width=options.width or 120, highlight=False, soft_wrap=False,
                       markup=False, emoji=False)
-    for file, group in groupby(report.findings, key=lambda f: f.file or "-"):
-        console.print(Text(file, style="bold underline"))
+    findings = sorted(report.findings, key=_group) if report.source == "cluster" \
+        else report.findings
+    for heading, group in groupby(findings, key=_group):
+        console.print(Text(heading, style="bold underline"))
         table = Table(show_header=False, box=None, pad_edge=False, padding=(0, 1))
         table.add_column("line", justify="right", style="dim", no_wrap=True)
         table.add_column("severity", no_wrap=True)
@@ -38,7 +40,7 @@ def render(report: Report, options: RenderOptions) -> str:
         for f in group:
             obj = "/".join(x for x in (f.kind, f.name) if x) or "-"
             # The template in brackets is the documented form (docs/quickstart.md).
-            message = f.message + (f"  [{f.template}]" if f.template else "")
+            message = f.message + (f"  [{f.template}]" if f.template else "") + _live(f)
             table.add_row(Text(str(f.line or "")),
                           Text(f.severity.value, style=_STYLE[f.severity.value]),
                           Text(f.rule), Text(obj), Text(message))
@@ -52,6 +54,28 @@ def render(report: Report, options: RenderOptions) -> str:
     _summary(console, report)
     # Rich pads cells to the full width; trailing blanks only get in the way of copy and diff.
     return "".join(line.rstrip() + "\n" for line in buffer.getvalue().splitlines())
+
+
+def _group(f: Finding) -> str:
+    """Manifest findings by file; live ones by namespace (cluster-scoped objects apart)."""
+    if f.source == "cluster":
+        return f"namespace {f.namespace}" if f.namespace else "cluster-scoped objects"
+    return f.file or "-"
+
+
+def _live(f: Finding) -> str:
+    """What the cluster says of a workload: its pods, and where its manifest must change."""
+    info = f.cluster
+    if info is None or f.kind == "Node":
+        return ""
+    parts = []
+    if info.replicas is not None or info.running_pods:
+        replicas = f"{info.replicas} replicas, " if info.replicas is not None else ""
+        nodes = f" on {', '.join(info.nodes)}" if info.nodes else ""
+        parts.append(f"{replicas}{info.running_pods} running{nodes}")
+    if info.managed_by:
+        parts.append(f"change it in: {info.managed_by}")
+    return f"  ({'; '.join(parts)})" if parts else ""
 
 
 def _summary(console: Console, report: Report) -> None:

@@ -104,7 +104,8 @@ class ClusterState(Checker):
         if holders:
             shown = ", ".join(holders[:5]) + (f" and {len(holders) - 5} more"
                                               if len(holders) > 5 else "")
-            ctx.emit("GPU803", obj, f"node {obj.name}: {plural(len(holders), 'pod')} hold "
+            verb = "holds" if len(holders) == 1 else "hold"
+            ctx.emit("GPU803", obj, f"node {obj.name}: {plural(len(holders), 'pod')} {verb} "
                      f"device-plugin GPUs: {shown}")
 
 

@@ -1,0 +1,111 @@
+"""`gpudra audit` with no path, end to end: the CLI, the real Kubernetes client and the fake
+API server (tests/fakeapi) speaking the real protocol."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+import pytest
+from typer.testing import CliRunner
+
+from gpudra.cli import app
+from tests.fakeapi import FakeCluster
+
+STATE = Path(__file__).parent / "states" / "audit.yaml"
+
+
+@pytest.fixture(scope="module")
+def cluster() -> Any:
+    with FakeCluster(STATE, tls=False) as fake:
+        yield fake
+
+
+def _audit(cluster: FakeCluster, *args: str) -> tuple[int, dict[str, Any], str]:
+    cluster.clear_requests()
+    result = CliRunner().invoke(app, ["audit", "--kubeconfig", str(cluster.kubeconfig),
+                                      "-o", "json", *args],
+                                env={"KUBECONFIG": "", "HOME": "/nonexistent"})
+    assert result.exception is None or isinstance(result.exception, SystemExit), result.output
+    return result.exit_code, json.loads(result.stdout), result.stderr
+
+
+def _by(report: dict[str, Any], rule: str) -> list[dict[str, Any]]:
+    return [f for f in report["findings"] if f["rule"] == rule]
+
+
+def test_workloads_are_reported_once_at_their_top_controller(cluster: FakeCluster) -> None:
+    code, report, _ = _audit(cluster)
+    gpu101 = {(f["kind"], f["namespace"], f["name"]): f for f in _by(report, "GPU101")}
+    assert set(gpu101) == {("Deployment", "ml", "vllm"), ("Pod", "lab", "debug-gpu"),
+                           ("CronJob", "ml", "nightly")}
+    vllm = gpu101[("Deployment", "ml", "vllm")]
+    assert vllm["source"] == "cluster" and vllm["file"] is None and vllm["line"] is None
+    assert vllm["cluster"] == {"replicas": 2, "running_pods": 2, "nodes": ["gpu-1"],
+                               "managed_by": "Helm release serving (namespace ml)",
+                               "gpu_holders": []}
+    assert gpu101[("CronJob", "ml", "nightly")]["cluster"]["running_pods"] == 1
+    assert gpu101[("CronJob", "ml", "nightly")]["cluster"]["nodes"] == ["gpu-2"]
+    assert gpu101[("Pod", "lab", "debug-gpu")]["cluster"]["managed_by"] == "kubectl apply"
+
+
+def test_cluster_only_findings(cluster: FakeCluster) -> None:
+    _, report, _ = _audit(cluster)
+    assert [f["name"] for f in _by(report, "GPU801")] == ["gpu-1"]
+    assert [f["name"] for f in _by(report, "GPU802")] == ["nvidia-device-plugin-daemonset"]
+    holders = {f["name"]: sorted(f["cluster"]["gpu_holders"]) for f in _by(report, "GPU803")}
+    assert holders == {"gpu-1": ["lab/debug-gpu (2)", "ml/vllm-5d4f-a (1)", "ml/vllm-5d4f-b (1)"],
+                       "gpu-2": ["ml/nightly-29000-x (4)"]}
+    assert [f["name"] for f in _by(report, "GPU201")] == ["gpu-quota"]
+
+
+def test_progress_summary_and_partial_read(cluster: FakeCluster) -> None:
+    code, report, stderr = _audit(cluster)
+    summary = report["summary"]
+    assert summary["source"] == "cluster" and summary["objects_read"] > 15
+    assert summary["files_scanned"] == 0
+    assert (summary["gpu_workloads"], summary["on_dra"], summary["on_device_plugin"]) == (4, 1, 3)
+    by_ns = {n["namespace"]: n for n in summary["namespaces"]}
+    assert by_ns["search"]["percent_migrated"] == 100.0 and by_ns["ml"]["percent_migrated"] == 0
+    # 403 on prometheusrules: reported with verb, resource and group; the rest was read
+    [error] = report["errors"]
+    assert error["object"] == "prometheusrules.monitoring.coreos.com (cluster-wide)"
+    assert "cannot list" in error["message"] and "403" in error["message"]
+    assert code == 3, "a partial audit must not pass"
+    assert "prometheusrules.monitoring.coreos.com" in stderr
+
+
+def test_only_get_requests_paged_at_500(cluster: FakeCluster) -> None:
+    _audit(cluster)
+    assert {r.method for r in cluster.requests} == {"GET"}
+    lists = [r for r in cluster.requests if r.path == "/api/v1/pods"]
+    assert lists and all(r.query.get("limit") == "500" for r in lists)
+
+
+def test_namespace_scope(cluster: FakeCluster) -> None:
+    _, report, _ = _audit(cluster, "-n", "search")
+    assert {f["namespace"] for f in report["findings"] if f["kind"] not in
+            ("Node", "DaemonSet")} <= {"search", None}
+    assert report["summary"]["gpu_workloads"] == 1
+
+
+@pytest.mark.parametrize(("context", "words"), [
+    ("fake-unreachable", "cannot reach the cluster"),
+    ("fake-expired", "rejected the credentials"),
+    ("no-such-context", "no-such-context"),
+])
+def test_a_cluster_that_cannot_be_read_is_one_line_and_exit_3(cluster: FakeCluster, context: str,
+                                                              words: str) -> None:
+    result = CliRunner().invoke(app, ["audit", "--kubeconfig", str(cluster.kubeconfig),
+                                      "--context", context],
+                                env={"KUBECONFIG": "", "HOME": "/nonexistent"})
+    assert result.exit_code == 3
+    lines = result.stderr.strip().splitlines()
+    assert len(lines) == 1 and lines[0].startswith("gpudra: error:") and words in lines[0], lines
+    assert "Traceback" not in result.output
+
+
+def test_paths_and_cluster_flags_do_not_mix(tmp_path: Path) -> None:
+    result = CliRunner().invoke(app, ["audit", str(tmp_path), "--context", "x"])
+    assert result.exit_code == 2 and "cluster audits" in result.stderr
