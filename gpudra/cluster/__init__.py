@@ -1,7 +1,7 @@
 """Read-only access to a live cluster: kubeconfig/in-cluster config, discovery, paged lists.
 
 Importing this package is cheap: the official `kubernetes` client (and urllib3) are imported
-by `connect()` only. See docs/cluster-access.md.
+by `connect()` only. See docs/cluster.md.
 """
 
 from gpudra.cluster.client import TARGET_SCOPE, Cluster, connect
