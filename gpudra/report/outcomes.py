@@ -1,0 +1,206 @@
+"""Report formats for commands whose results are verdicts: preflight checks, plan workloads.
+
+Each verdict is an `Outcome` (pass, warn, fail, unavailable), with what was found, what to do
+and where. An `OutcomeReport` holds them, the inputs that could not be read, and a summary;
+every format here renders any OutcomeReport, so preflight and plan share table, JSON, JUnit,
+Markdown and GitHub output. Which outcomes fail the run is the command's decision
+(`failing`), so the exit code and the report never disagree.
+"""
+
+from __future__ import annotations
+
+import io
+import json
+import xml.etree.ElementTree as ET
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass, field
+from typing import Any
+
+from gpudra.model import InputError
+from gpudra.objects import plural
+
+STATUSES = ("fail", "warn", "unavailable", "pass")  # most severe first
+
+
+@dataclass(frozen=True, slots=True)
+class Outcome:
+    id: str                       # a check id, or a workload for plan
+    title: str
+    status: str                   # pass | warn | fail | unavailable
+    message: str                  # one line: what was found
+    remediation: str | None = None
+    subject: str | None = None    # what was judged: a node, a file, a workload
+    details: tuple[str, ...] = ()
+    file: str | None = None
+    line: int | None = None
+    skipped: bool = False         # run, but its outcome does not count (--skip)
+    extra: Mapping[str, Any] = field(default_factory=dict)  # per-command JSON fields
+
+
+@dataclass(frozen=True)
+class OutcomeReport:
+    tool: str                     # "preflight", "plan"
+    item_key: str                 # the JSON key of the outcomes: "checks", "workloads"
+    outcomes: tuple[Outcome, ...]
+    errors: tuple[InputError, ...]
+    summary: Mapping[str, Any]
+    failing: Callable[[Outcome], bool]
+    headline: str = ""
+    extra: Mapping[str, Any] = field(default_factory=dict)  # more top-level JSON keys
+
+    def counts(self) -> dict[str, int]:
+        counts = {status: 0 for status in STATUSES}
+        for outcome in self.outcomes:
+            counts[outcome.status] = counts.get(outcome.status, 0) + 1
+        return counts
+
+
+_COLOUR = {"fail": "bold red", "warn": "yellow", "unavailable": "magenta", "pass": "green"}
+_GITHUB = {"fail": "error", "warn": "warning", "unavailable": "notice"}
+
+
+def render(report: OutcomeReport, fmt: str, *, color: bool = False, width: int = 120) -> str:
+    renderers = {"table": _table, "json": _json, "junit": _junit, "markdown": _markdown,
+                 "github": _github}
+    if fmt not in renderers:
+        from gpudra.errors import UsageError
+
+        raise UsageError(f"-o {fmt} is not available for {report.tool}; use one of "
+                         f"{', '.join(renderers)}")
+    if fmt == "table":
+        return _table(report, color, width)
+    return renderers[fmt](report)
+
+
+def _counts_text(report: OutcomeReport) -> str:
+    counts = report.counts()
+    return ", ".join(f"{n} {s}" for s, n in counts.items() if n) or "nothing checked"
+
+
+def _table(report: OutcomeReport, color: bool, width: int) -> str:
+    from rich.console import Console
+    from rich.table import Table
+    from rich.text import Text
+
+    buffer = io.StringIO()
+    console = Console(file=buffer, force_terminal=color, no_color=not color, width=width,
+                      highlight=False, soft_wrap=False, markup=False, emoji=False)
+    table = Table(show_header=False, box=None, pad_edge=False, padding=(0, 1))
+    table.add_column("status", no_wrap=True)
+    table.add_column("id", no_wrap=True)
+    table.add_column("text", ratio=1)
+    for o in report.outcomes:
+        status = o.status + (" (skipped)" if o.skipped else "")
+        text = Text(f"{o.title}: {o.message}")
+        if o.subject:
+            text = Text(f"{o.title} [{o.subject}]: {o.message}")
+        for line in o.details:
+            text.append(f"\n  {line}", style="dim")
+        if o.remediation and o.status != "pass":
+            text.append(f"\n  → {o.remediation}", style="cyan")
+        table.add_row(Text(status, style=_COLOUR.get(o.status, "")), Text(o.id), text)
+    console.print(table)
+    if report.errors:
+        console.print()
+        console.print(Text("Inputs that could not be read", style="bold red"))
+        for e in report.errors:
+            console.print(Text(f"  {e.where}: {e.message}"))
+    console.print()
+    console.print(Text(f"{report.headline}: {_counts_text(report)}".lstrip(": "),
+                       style="bold"))
+    return "".join(line.rstrip() + "\n" for line in buffer.getvalue().splitlines())
+
+
+def outcome_data(o: Outcome, key: str = "id") -> dict[str, Any]:
+    data: dict[str, Any] = {key: o.id, "title": o.title, "outcome": o.status,
+                            "message": o.message, "remediation": o.remediation,
+                            "subject": o.subject, "details": list(o.details),
+                            "skipped": o.skipped}
+    if o.file is not None:
+        data.update(file=o.file, line=o.line)
+    data.update(o.extra)
+    return data
+
+
+def _json(report: OutcomeReport) -> str:
+    data = {report.item_key: [outcome_data(o) for o in report.outcomes],
+            **report.extra,
+            "errors": [{"file": e.file, "line": e.line, "message": e.message,
+                        **({"object": e.object} if e.object else {})} for e in report.errors],
+            "summary": dict(report.summary)}
+    return json.dumps(data, indent=2, ensure_ascii=False) + "\n"
+
+
+def _junit(report: OutcomeReport) -> str:
+    """One test case per outcome: failing ones fail, warnings and unavailable checks that do
+    not fail the run are skipped with their message (visible in CI test views), passes pass;
+    an `inputs` case errors when something could not be read."""
+    suite = ET.Element("testsuite", name=f"gpudra-{report.tool}")
+    props = ET.SubElement(suite, "properties")
+    for name, value in report.summary.items():
+        if isinstance(value, (str, int, float, bool)):
+            ET.SubElement(props, "property", name=name, value=str(value))
+    cases = []
+    for o in report.outcomes:
+        case = ET.SubElement(suite, "testcase", classname=f"gpudra.{report.tool}",
+                             name=f"{o.id} {o.title}" + (f" [{o.subject}]" if o.subject else ""))
+        text = "\n".join([o.message, *o.details] + ([f"fix: {o.remediation}"]
+                                                     if o.remediation else []))
+        if report.failing(o):
+            element = ET.SubElement(case, "failure", message=o.message, type=o.status)
+            element.text = text
+        elif o.status != "pass":
+            element = ET.SubElement(case, "skipped", message=f"{o.status}: {o.message}")
+            element.text = text
+        cases.append(case)
+    inputs = ET.SubElement(suite, "testcase", classname=f"gpudra.{report.tool}", name="inputs")
+    if report.errors:
+        error = ET.SubElement(inputs, "error", message=plural(len(report.errors),
+                                                              "unreadable input"),
+                              type="InputError")
+        error.text = "\n".join(f"{e.where}: {e.message}" for e in report.errors)
+    cases.append(inputs)
+    suite.set("tests", str(len(cases)))
+    suite.set("failures", str(sum(c.find("failure") is not None for c in cases)))
+    suite.set("errors", str(sum(c.find("error") is not None for c in cases)))
+    suite.set("skipped", str(sum(c.find("skipped") is not None for c in cases)))
+    ET.indent(suite)
+    return f'<?xml version="1.0" encoding="UTF-8"?>\n{ET.tostring(suite, encoding="unicode")}\n'
+
+
+def _markdown(report: OutcomeReport) -> str:
+    from gpudra.report.markdown import escape_cell
+
+    lines = [f"## gpudra {report.tool}: {_counts_text(report)}", ""]
+    if report.headline:
+        lines += [report.headline, ""]
+    lines += ["| Outcome | Check | Subject | Message | Fix |", "| --- | --- | --- | --- | --- |"]
+    for o in report.outcomes:
+        cells = [o.status + (" (skipped)" if o.skipped else ""), f"{o.id} {o.title}",
+                 o.subject or "", "\n".join([o.message, *o.details]),
+                 o.remediation if o.status != "pass" and o.remediation else ""]
+        lines.append("| " + " | ".join(escape_cell(c) for c in cells) + " |")
+    if report.errors:
+        lines += ["", f"### Inputs that could not be read ({len(report.errors)})", "",
+                  "| Input | Error |", "| --- | --- |"]
+        lines += [f"| {escape_cell(e.where)} | {escape_cell(e.message)} |" for e in report.errors]
+    return "\n".join(lines) + "\n"
+
+
+def _github(report: OutcomeReport) -> str:
+    from gpudra.report.github import command
+
+    lines = []
+    for o in report.outcomes:
+        if o.status == "pass":
+            continue
+        level = "error" if report.failing(o) else _GITHUB.get(o.status, "notice")
+        message = o.message + (f" (fix: {o.remediation})" if o.remediation else "")
+        if o.subject:
+            message = f"{o.subject}: {message}"
+        lines.append(command(level, {"file": o.file, "line": o.line if o.file else None,
+                                     "title": f"{o.id} {o.title}"}, message))
+    lines += [command("error", {"title": f"gpudra {report.tool} input error"},
+                      f"{e.where}: {e.message}") for e in report.errors]
+    lines.append(f"gpudra {report.tool}: {_counts_text(report)}")
+    return "\n".join(lines) + "\n"
