@@ -6,6 +6,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 
 from gpudra.config import Config
+from gpudra.kustomize.audit import check_overlays
 from gpudra.model import Finding, InputError, Report
 from gpudra.objects import ManifestObject, TemplateText
 from gpudra.rules import CHECKERS, AuditContext, catalogue
@@ -38,6 +39,8 @@ def run_audit(request: AuditRequest, *, stdin: Callable[[], bytes] | None = None
                 checker.check_template(item, ctx)
         else:
             _check(item, checkers, ctx)
+    # Kustomize trees: patches the file scan cannot read as objects, and rendered overlays.
+    check_overlays(request.paths, excludes, ctx, errors)
     for checker in checkers:
         checker.finish(ctx)
     return Report(

@@ -8,6 +8,7 @@ from gpudra.rules.device_requests import DeviceRequests
 from gpudra.rules.dra_objects import DraObjects
 from gpudra.rules.environment import EnvironmentVars
 from gpudra.rules.monitoring import Monitoring
+from gpudra.rules.overlays import ClaimsBesideDevicePlugin
 from gpudra.rules.placement import Placement
 from gpudra.rules.quotas import Quotas
 from gpudra.rules.suppressions import Suppressions
@@ -15,6 +16,7 @@ from gpudra.rules.templates import Templates
 
 CHECKERS: tuple[type[Checker], ...] = (
     DeviceRequests,
+    ClaimsBesideDevicePlugin,
     Quotas,
     Placement,
     EnvironmentVars,
