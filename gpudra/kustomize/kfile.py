@@ -114,7 +114,8 @@ def _roundtrip(block: str, edit: KustomizationEdit, key: str, style_of: str | No
             rt.dump(data, out)
     except (RuamelError, KeyError, IndexError, TypeError) as exc:
         raise LayoutError(f"cannot edit the kustomization's {key} ({exc})") from None
-    return out.getvalue()
+    new = out.getvalue()
+    return new if not new or new.endswith("\n") else new + "\n"
 
 
 def _apply_plain(data: dict, edit: KustomizationEdit) -> dict:
