@@ -71,6 +71,7 @@ class _Doc:
     new_objects: list[dict] = field(default_factory=list)
     results: list[WorkloadResult] = field(default_factory=list)
     outcomes: dict[tuple, WorkloadResult] = field(default_factory=dict)  # by object path
+    loaded: list[WorkloadResult] = field(default_factory=list)  # found while reading it
 
 
 @dataclass
@@ -167,7 +168,7 @@ def _load(entry: InputFile, stdin, errors: list[InputError],
             continue
         if GO_TEMPLATE.search(chunk.text):
             if _DEVICE.search(chunk.text):
-                doc.results.append(WorkloadResult(
+                doc.loaded.append(WorkloadResult(
                     entry.label, "", None, None, "blocked",
                     "Go/Helm template: change the template or its values; gpudra never edits "
                     f"templates (line {chunk.first_line})"))
@@ -194,7 +195,7 @@ def _plan_and_assemble(files: list[_File], planner: Planner, claims_file: str | 
         for doc in f.docs:
             doc.ops.clear()
             doc.new_objects.clear()
-            doc.results.clear()
+            doc.results[:] = doc.loaded
             doc.outcomes.clear()
     _reserve_existing(planned, planner)
     for f in planned:

@@ -102,6 +102,7 @@ class _PatchWork:
     patch: Patch
     deletes: dict[int, list[tuple]] = field(default_factory=dict)   # doc index -> paths
     results: list[WorkloadResult] = field(default_factory=list)
+    targets: list[Resource] = field(default_factory=list)           # workloads it follows
 
 
 def plan_overlays(tree: Tree, view: ConvertedTree, table: WorkloadTable) -> OverlayPlan:
@@ -125,8 +126,19 @@ def plan_overlays(tree: Tree, view: ConvertedTree, table: WorkloadTable) -> Over
                               f"({', '.join(sorted(names))})")
     if plan.vetoes:
         return plan
-    _write(plan, view, work, counts)
-    _name_references(plan, build, view, table)
+    try:
+        _write(plan, view, work, counts)
+        _name_references(plan, build, view, table)
+    except LayoutError as exc:
+        # A patch or kustomization gpudra cannot edit faithfully: its workloads stay as they
+        # are, so that nothing is written that the overlays would not build or agree with.
+        reason = f"cannot edit the overlay faithfully ({exc})"
+        for pw in work.values():
+            for target in pw.targets:
+                _veto(plan, view, target, reason)
+            pw.results[:] = [replace(r, strategy="blocked", reason=reason, notes=())
+                             if r.strategy == "rewrite" else r for r in pw.results]
+        plan.edits.clear()
     for pw in work.values():
         plan.results += pw.results
     return plan
@@ -162,6 +174,7 @@ def _application(app: Application, view: ConvertedTree, table: WorkloadTable,
             continue
         deletes, bindings = work
         pw.deletes.setdefault(app.doc.index, []).extend(deletes)
+        pw.targets.append(target)
         name = _claim_name(app, target, bindings[0][0], view)
         names_seen.setdefault((patch.kustomization, patch.field, patch.index, app.doc.index),
                               set()).add(name)
@@ -225,7 +238,7 @@ def _plan_target(app: Application, target: Resource, state: ObjectState | None,
             raise _Block("requests and limits differ")
         t = sections["limits"]
         bindings.append((_binding(state.after, t, path, target, view), t.count))
-    _check_other_content(app, found)
+    _check_other_content(app, found, state)
     if patch.json6902:
         deletes = sorted({(t.patch_path[0],) for t in found})
     else:
@@ -313,8 +326,15 @@ def _check_neutral(app: Application, state: ObjectState) -> None:
                      "convert moves into the claim")
 
 
-def _check_other_content(app: Application, found: list[Touch]) -> None:
+def _check_other_content(app: Application, found: list[Touch], state: ObjectState) -> None:
+    """What a GPU patch sets besides the counts must still apply to the converted target."""
     if app.patch.json6902:
+        moved = {t.patch_path[0] for t in found}
+        for index, op in enumerate(app.doc.data if isinstance(app.doc.data, list) else ()):
+            if index not in moved and isinstance(op, Mapping) and state.converted_now:
+                for key in ("path", "from"):
+                    if key in op:
+                        _check_pointer(str(op[key]), str(op.get("op")), state)
         return
     data = app.doc.data
     rest = apply_to_data(data, [Delete(t.patch_path) for t in found])
@@ -356,7 +376,7 @@ def _mentions_devices(data: Any, gpu_labels: bool = False) -> bool:
             for key, item in value.items():
                 if key == "tolerations":
                     continue
-                if isinstance(key, str) and key.startswith("nvidia.com/"):
+                if isinstance(key, str) and "nvidia.com/" in key:  # labels, quota keys
                     return True
                 if item == "NVIDIA_VISIBLE_DEVICES" or (
                         isinstance(item, str) and item.startswith("nvidia.com/")):

@@ -51,7 +51,7 @@ def edit_kustomization(raw: bytes, edit: KustomizationEdit) -> bytes:
             nodes.root.flow_style:
         raise LayoutError("the kustomization is not a block mapping")
     expected = _apply_plain(nodes.data, edit)
-    touched = {f for f, _ in edit.inline} | {f for f, _ in edit.remove}
+    touched = {entry[0] for entry, _ in edit.inline} | {f for f, _ in edit.remove}
     touched |= {"patches"} if edit.add_patches else set()
     touched |= {"configurations"} if edit.add_configurations else set()
     lines = text.splitlines(keepends=True)
