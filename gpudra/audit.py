@@ -31,7 +31,14 @@ def run_audit(request: AuditRequest, *, stdin: Callable[[], bytes] | None = None
     stats = ScanStats()
     errors: list[InputError] = []
     excludes = (*request.config.exclude, *request.excludes)
-    for item in scan(request.paths, excludes, stats=stats, stdin=stdin, on_file=on_file):
+    read: list[str] = []
+
+    def seen(label: str) -> None:
+        read.append(label)
+        if on_file is not None:
+            on_file(label)
+
+    for item in scan(request.paths, excludes, stats=stats, stdin=stdin, on_file=seen):
         if isinstance(item, InputError):
             errors.append(item)
         elif isinstance(item, TemplateText):
@@ -40,7 +47,7 @@ def run_audit(request: AuditRequest, *, stdin: Callable[[], bytes] | None = None
         else:
             _check(item, checkers, ctx)
     # Kustomize trees: patches the file scan cannot read as objects, and rendered overlays.
-    check_overlays(request.paths, excludes, ctx, errors)
+    check_overlays(request.paths, read, ctx, errors)
     for checker in checkers:
         checker.finish(ctx)
     return Report(

@@ -27,7 +27,7 @@ from gpudra.devices import DEVICE_NAME_PATTERN
 from gpudra.dra import emit
 from gpudra.kustomize.convert import ObjectState, OverlayPlan, plan_overlays
 from gpudra.kustomize.objects import file_objects, objects_in
-from gpudra.kustomize.tree import load_tree
+from gpudra.kustomize.tree import load_tree, roots_among
 from gpudra.errors import InputReadError, UsageError
 from gpudra.model import InputError
 from gpudra.sources.documents import Chunk, split_documents
@@ -102,7 +102,8 @@ def convert_paths(paths: Iterable[str], options: ConvertOptions, *,
         loaded = _load(entry, stdin, errors, results)
         if loaded is not None:
             files.append(loaded)
-    tree = load_tree(paths, excludes) if STDIN not in paths else None
+    roots = roots_among(e.path for e in inputs if e.path is not None)
+    tree = load_tree(paths, roots=roots) if roots else None
     tree = tree if tree is not None and tree.kustomizations else None
     patch_files = {os.path.normpath(p) for p in tree.patch_files()} if tree else set()
     if tree is not None:

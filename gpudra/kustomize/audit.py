@@ -19,7 +19,7 @@ from gpudra.devices import DeviceKind
 from gpudra.kustomize.build import Application, Build, Resource
 from gpudra.kustomize.objects import file_objects
 from gpudra.kustomize.touches import Touch, touches
-from gpudra.kustomize.tree import load_tree
+from gpudra.kustomize.tree import load_tree, roots_among
 from gpudra.model import InputError
 from gpudra.objects import ManifestObject
 from gpudra.rules.base import AuditContext
@@ -28,11 +28,18 @@ _RULE_BY_KIND = {DeviceKind.GPU: "GPU101", DeviceKind.MIG: "GPU102", DeviceKind.
                  DeviceKind.OTHER_NVIDIA: "GPU109"}
 
 
-def check_overlays(paths: Iterable[str], excludes: Iterable[str], ctx: AuditContext,
+def check_overlays(paths: Iterable[str], files: Iterable[str], ctx: AuditContext,
                    errors: list[InputError]) -> None:
-    """Findings for the kustomize trees under `paths` (nothing when there is none)."""
+    """Findings for the kustomize trees under `paths` (nothing when there is none).
+
+    `files`: the files the scan read; the kustomization files among them are the roots (a
+    second walk of a large tree would cost as much as the scan's own).
+    """
     paths = [p for p in paths if p != "-"]
-    tree = load_tree(paths, excludes)
+    roots = roots_among(files)
+    if not roots:
+        return
+    tree = load_tree(paths, roots=roots)
     if not tree.kustomizations:
         return
     errors += tree.errors
@@ -80,7 +87,8 @@ def _report(app: Application, target: Resource | None, touch: Touch, ctx: AuditC
                  f"{obj.kind}/{obj.name}, which the base gives DRA claims: the rendered overlay "
                  "asks for both", line=touch.line, container=touch.container_name,
                  resource=touch.resource.name, quantity=count)
-        ctx.note_workload(obj, device_plugin=True, dra=True)
+        if visible:  # the scanner counted a strategic-merge patch file already
+            ctx.note_workload(obj, device_plugin=True, dra=True)
 
 
 def _has_claims(container: Mapping[str, Any]) -> bool:

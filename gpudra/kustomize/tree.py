@@ -107,6 +107,17 @@ def find_roots(paths: Iterable[str], excludes: Iterable[str] = ()) -> list[str]:
     return list(dict.fromkeys(found))
 
 
+def roots_among(files: Iterable[str]) -> list[str]:
+    """Directories with a kustomization file, from the files a scan listed (no second walk).
+
+    A bare `Kustomization` file (no suffix) is not something the scan lists; it is followed
+    when another kustomization refers to its directory. Looking for one in every directory
+    would cost a stat each: ~0.1 s on a 7,000-directory tree.
+    """
+    return list(dict.fromkeys(os.path.normpath(os.path.dirname(f) or ".") for f in files
+                              if os.path.basename(f) in KUSTOMIZATION_FILES))
+
+
 def _is_dir(entry: os.DirEntry) -> bool:
     try:
         return entry.is_dir() and not entry.is_symlink()
@@ -114,9 +125,16 @@ def _is_dir(entry: os.DirEntry) -> bool:
         return False
 
 
-def load_tree(paths: Iterable[str], excludes: Iterable[str] = ()) -> Tree:
-    """The kustomizations under `paths` and every one they reach (outside the paths too)."""
-    tree = Tree(roots=find_roots(paths, excludes))
+def load_tree(paths: Iterable[str], excludes: Iterable[str] = (),
+              roots: Iterable[str] | None = None) -> Tree:
+    """The kustomizations under `paths` and every one they reach (outside the paths too).
+
+    `roots`: the directories with a kustomization file, when the caller knows them already
+    (audit collects them during its own walk); otherwise `paths` are walked for them.
+    """
+    found = find_roots(paths, excludes) if roots is None else \
+        list(dict.fromkeys(os.path.normpath(r) for r in roots))
+    tree = Tree(roots=found)
     pending = list(tree.roots)
     while pending:
         directory = pending.pop()
