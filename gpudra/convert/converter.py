@@ -27,7 +27,7 @@ from gpudra.devices import DEVICE_NAME_PATTERN
 from gpudra.dra import emit
 from gpudra.kustomize.convert import ObjectState, OverlayPlan, plan_overlays
 from gpudra.kustomize.objects import file_objects, objects_in
-from gpudra.kustomize.tree import load_tree, roots_among
+from gpudra.kustomize.tree import Tree, load_tree, roots_among
 from gpudra.errors import InputReadError, UsageError
 from gpudra.model import InputError
 from gpudra.sources.documents import Chunk, split_documents
@@ -113,7 +113,7 @@ def convert_paths(paths: Iterable[str], options: ConvertOptions, *,
     vetoes: dict[tuple, str] = {}
     while True:  # each pass that plans again adds vetoes, of which there are finitely many
         changes = _plan_and_assemble(files, Planner(options, table or WorkloadTable()),
-                                     claims_file, patch_files, vetoes)
+                                     claims_file, patch_files, vetoes, tree)
         overlay = None
         if tree is None:
             break
@@ -187,7 +187,8 @@ def _load(entry: InputFile, stdin, errors: list[InputError],
 
 
 def _plan_and_assemble(files: list[_File], planner: Planner, claims_file: str | None,
-                       patch_files: set[str], vetoes: dict[tuple, str]) -> list[FileChange]:
+                       patch_files: set[str], vetoes: dict[tuple, str],
+                       tree: Tree | None = None) -> list[FileChange]:
     """One planning pass over every file, and the changes it makes. Kustomize patch files are
     partial objects, not workloads: the overlay planner handles them."""
     planned = [f for f in files
@@ -211,7 +212,7 @@ def _plan_and_assemble(files: list[_File], planner: Planner, claims_file: str | 
                 lambda file, data, base, _nodes: planner.plan_quota(file, data, base, staying),
                 f, index, vetoes))
     changes = [c for c in (_assemble(f, claims_file) for f in planned) if c is not None]
-    changes += _claims_files(planned, claims_file, {c.label for c in changes})
+    changes += _claims_files(planned, claims_file, {c.label for c in changes}, tree)
     return changes
 
 
@@ -453,7 +454,7 @@ def _with_overlay(changes: list[FileChange], overlay: OverlayPlan,
 # --- claims files, kustomize, bridge -------------------------------------------------------
 
 def _claims_files(files: list[_File], claims_file: str | None,
-                  converted: set[str]) -> list[FileChange]:
+                  converted: set[str], tree: Tree | None = None) -> list[FileChange]:
     """New objects per directory in `claims_file`, and the kustomization that lists it.
 
     Any trouble with these files stops the whole run before anything is written: the
@@ -462,7 +463,7 @@ def _claims_files(files: list[_File], claims_file: str | None,
     if claims_file is None:
         return []
     try:
-        return _claims_file_changes(files, claims_file, converted)
+        return _claims_file_changes(files, claims_file, converted, tree)
     except (UnicodeDecodeError, yaml.YAMLError, LayoutError) as exc:
         reason = exc.reason if isinstance(exc, UnicodeDecodeError) else str(exc).splitlines()[0]
         raise InputReadError(f"--claims-file {claims_file}: cannot update it or its "
@@ -470,7 +471,7 @@ def _claims_files(files: list[_File], claims_file: str | None,
 
 
 def _claims_file_changes(files: list[_File], claims_file: str,
-                         converted: set[str]) -> list[FileChange]:
+                         converted: set[str], tree: Tree | None = None) -> list[FileChange]:
     per_dir: dict[Path, list[tuple[dict, Style]]] = {}
     for f in files:
         if f.entry.path is None:
@@ -498,14 +499,41 @@ def _claims_file_changes(files: list[_File], claims_file: str,
         kustomization = _kustomization_change(directory, claims_file)
         if kustomization is not None:
             changes.append(kustomization)
+        changes += _listing_changes(tree, directory, claims_file, changes)
     return changes
 
 
-def _kustomization_change(directory: Path, claims_file: str) -> FileChange | None:
+def _listing_changes(tree: Tree | None, directory: Path, claims_file: str,
+                     pending: list[FileChange]) -> list[FileChange]:
+    """Kustomizations elsewhere that list this directory's files (`resources: [apps/x.yaml]`)
+    must list its claims file too, or their output would lack the templates."""
+    if tree is None:
+        return []
+    here = os.path.normpath(str(directory))
+    out: list[FileChange] = []
+    for k in tree.kustomizations.values():
+        if os.path.normpath(k.directory) == here or \
+                not any(os.path.dirname(r) == here for r in k.resources if os.path.isfile(r)):
+            continue
+        entry = os.path.relpath(os.path.join(here, claims_file), k.directory).replace(os.sep, "/")
+        earlier = next((c for c in pending + out
+                        if os.path.normpath(c.label) == os.path.normpath(k.file)), None)
+        change = _kustomization_change(Path(k.directory), entry,
+                                       earlier.new if earlier is not None else None)
+        if change is not None:
+            if earlier is not None:
+                change = FileChange(earlier.label, earlier.path, earlier.old, change.new)
+                (pending if earlier in pending else out).remove(earlier)
+            out.append(change)
+    return out
+
+
+def _kustomization_change(directory: Path, claims_file: str,
+                          current: bytes | None = None) -> FileChange | None:
     path = next((directory / n for n in KUSTOMIZATIONS if (directory / n).is_file()), None)
     if path is None:
         return None
-    raw = path.read_bytes()
+    raw = current if current is not None else path.read_bytes()
     text = raw.decode("utf-8-sig")
     nodes = compose(text)
     data = nodes.data if isinstance(nodes.data, dict) else {}
