@@ -38,7 +38,7 @@ from gpudra.dra.emit import GPU_CLASS, MIG_CLASS
 from gpudra.kustomize.build import Application, Build, Resource
 from gpudra.kustomize.kfile import KustomizationEdit, edit_kustomization
 from gpudra.kustomize.objects import file_objects
-from gpudra.kustomize.patches import Patch, PatchDoc, pointer
+from gpudra.kustomize.patches import Patch, pointer
 from gpudra.kustomize.touches import Touch, touches
 from gpudra.kustomize.tree import Tree
 from gpudra.objects import dig
@@ -167,8 +167,9 @@ def _application(app: Application, view: ConvertedTree, table: WorkloadTable,
         except _Block as exc:
             if state is not None and state.converted_now:
                 _veto(plan, view, target, f"overlay patch {patch.where}: {exc}")
-            if found:
-                pw.results.append(_result(patch, target, "blocked", str(exc)))
+            blocked = _result(patch, target, "blocked", str(exc))
+            if found and blocked not in pw.results:
+                pw.results.append(blocked)
             continue
         if work is None:
             continue
@@ -180,10 +181,13 @@ def _application(app: Application, view: ConvertedTree, table: WorkloadTable,
                               set()).add(name)
         slot = counts.setdefault(patch.kustomization, {}).setdefault(
             (bindings[0][0].kind, name, target.current_namespace), [])
-        slot += bindings
-        pw.results.append(_result(patch, target, "rewrite", None, notes=tuple(
+        # A component's patch is applied once per overlay that includes it: one entry each.
+        slot += [b for b in bindings if b not in slot]
+        result = _result(patch, target, "rewrite", None, notes=tuple(
             f"overlay: {b.kind} {name} request {b.index} gets count {c} (moved out of the patch)"
-            for b, c in bindings)))
+            for b, c in bindings))
+        if result not in pw.results:
+            pw.results.append(result)
 
 
 def _plan_target(app: Application, target: Resource, state: ObjectState | None,
@@ -409,7 +413,7 @@ def _write(plan: OverlayPlan, view: ConvertedTree, work: dict[tuple, _PatchWork]
                                      "being converted")]
             continue
         ops = patch.docs[0].data if patch.json6902 and patch.docs else []
-        if patch.json6902 and len(pw.deletes.get(0, [])) >= len(ops):
+        if patch.json6902 and len(set(pw.deletes.get(0, []))) >= len(ops):
             # An empty operation list is not a valid patch for kustomize: the entry goes.
             _merge(k_edits, patch.kustomization,
                    KustomizationEdit(remove=((patch.field, patch.index),)))

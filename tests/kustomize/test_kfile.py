@@ -21,19 +21,19 @@ def _changed(old: str, new: str) -> list[str]:
 
 CASES = {
     "mixed-sequence-styles": (
-        "# overlay\nnamespace: \"prod\"  # quoted\nresources:\n  - ../../base\n"
-        "images:\n- name: x\n  newTag: \"1.0\"\npatches:\n  - path: a.yaml   # first\n",
+        ("# overlay\nnamespace: \"prod\"  # quoted\nresources:\n  - ../../base\n"
+         "images:\n- name: x\n  newTag: \"1.0\"\npatches:\n  - path: a.yaml   # first\n"),
         KustomizationEdit(add_patches=(COUNT,))),
     "new-patches-key": ("resources:\n- ../base\n", KustomizationEdit(add_patches=(COUNT,))),
     "flow-patches": ("resources: [../base]\npatches: [{path: a.yaml}]\n",
                      KustomizationEdit(add_patches=(COUNT,))),
     "inline-edit-keeps-comments": (
-        "resources:\n- ../base\npatches:\n# keep me\n- patch: |-\n    - op: replace\n"
-        "      path: /spec/replicas\n      value: 2\n  target: {kind: Deployment}\n",
-        KustomizationEdit(inline=((("patches", 0), "- op: replace\n  path: /spec/replicas\n"
-                                                    "  value: 3"),))),
-    "remove-last-entry": ("resources:\n- ../base\npatchesJson6902:\n- path: ops.yaml\n"
-                          "  target: {kind: Job, name: j}\nnamePrefix: x-\n",
+        ("resources:\n- ../base\npatches:\n# keep me\n- patch: |-\n    - op: replace\n"
+         "      path: /spec/replicas\n      value: 2\n  target: {kind: Deployment}\n"),
+        KustomizationEdit(inline=((("patches", 0), ("- op: replace\n  path: /spec/replicas\n"
+                                                     "  value: 3")),))),
+    "remove-last-entry": (("resources:\n- ../base\npatchesJson6902:\n- path: ops.yaml\n"
+                           "  target: {kind: Job, name: j}\nnamePrefix: x-\n"),
                           KustomizationEdit(remove=(("patchesJson6902", 0),))),
     "configurations": ("resources:\n    - a.yaml\n", KustomizationEdit(
         add_configurations=("gpudra-name-references.yaml",))),
