@@ -47,7 +47,7 @@ def run_audit(request: AuditRequest, *, stdin: Callable[[], bytes] | None = None
         else:
             _check(item, checkers, ctx)
     # Kustomize trees: patches the file scan cannot read as objects, and rendered overlays.
-    check_overlays(request.paths, read, ctx, errors)
+    check_overlays(request.paths, read, ctx)
     for checker in checkers:
         checker.finish(ctx)
     return Report(

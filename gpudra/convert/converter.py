@@ -106,8 +106,6 @@ def convert_paths(paths: Iterable[str], options: ConvertOptions, *,
     tree = load_tree(paths, roots=roots) if roots else None
     tree = tree if tree is not None and tree.kustomizations else None
     patch_files = {os.path.normpath(p) for p in tree.patch_files()} if tree else set()
-    if tree is not None:
-        errors += tree.errors
     resource_files = sorted({r for k in tree.kustomizations.values() for r in k.resources
                              if os.path.isfile(r)}) if tree else []
     vetoes: dict[tuple, str] = {}

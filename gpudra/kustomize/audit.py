@@ -20,7 +20,6 @@ from gpudra.kustomize.build import Application, Build, Resource
 from gpudra.kustomize.objects import file_objects
 from gpudra.kustomize.touches import Touch, touches
 from gpudra.kustomize.tree import load_tree, roots_among
-from gpudra.model import InputError
 from gpudra.objects import ManifestObject
 from gpudra.rules.base import AuditContext
 
@@ -28,8 +27,7 @@ _RULE_BY_KIND = {DeviceKind.GPU: "GPU101", DeviceKind.MIG: "GPU102", DeviceKind.
                  DeviceKind.OTHER_NVIDIA: "GPU109"}
 
 
-def check_overlays(paths: Iterable[str], files: Iterable[str], ctx: AuditContext,
-                   errors: list[InputError]) -> None:
+def check_overlays(paths: Iterable[str], files: Iterable[str], ctx: AuditContext) -> None:
     """Findings for the kustomize trees under `paths` (nothing when there is none).
 
     `files`: the files the scan read; the kustomization files among them are the roots (a
@@ -42,7 +40,9 @@ def check_overlays(paths: Iterable[str], files: Iterable[str], ctx: AuditContext
     tree = load_tree(paths, roots=roots)
     if not tree.kustomizations:
         return
-    errors += tree.errors
+    # tree.errors are not input errors of the audit: kustomization and patch files that are
+    # not valid YAML are reported by the file scan, and a missing resource or patch is
+    # kustomize's to report (a file generated in CI before the build, a remote base).
     build = Build(tree, file_objects)
     build.run()
     scope = [os.path.realpath(p) for p in paths]

@@ -52,7 +52,9 @@ class Kustomization:
 
 @dataclass
 class Tree:
-    """Every kustomization reached from the roots, by directory, and what could not be read."""
+    """Every kustomization reached from the roots, by directory, and what could not be read
+    or followed (for callers that want to show it; audit and convert leave it to kustomize and
+    to the file scan)."""
 
     kustomizations: dict[str, Kustomization] = field(default_factory=dict)
     roots: list[str] = field(default_factory=list)
