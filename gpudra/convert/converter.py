@@ -208,15 +208,16 @@ def _plan_and_assemble(files: list[_File], planner: Planner, claims_file: str | 
         for index, doc in enumerate(f.docs):
             _plan_document(f, doc, _vetoed(
                 lambda file, data, base, _nodes: planner.plan_quota(file, data, base, staying),
-                f, index, vetoes))
+                f, index, vetoes, report=False))
     changes = [c for c in (_assemble(f, claims_file) for f in planned) if c is not None]
     changes += _claims_files(planned, claims_file, {c.label for c in changes}, tree)
     return changes
 
 
 def _vetoed(plan_one: Callable[..., ObjectPlan], f: _File, index: int,
-            vetoes: dict[tuple, str]) -> Callable[..., ObjectPlan]:
-    """`plan_one`, except for objects an overlay patch vetoed: those are blocked."""
+            vetoes: dict[tuple, str], report: bool = True) -> Callable[..., ObjectPlan]:
+    """`plan_one`, except for objects an overlay patch vetoed: those are blocked (reported
+    by the first pass only)."""
     if not vetoes or f.entry.path is None:
         return plan_one
     file = os.path.normpath(f.entry.path)
@@ -225,6 +226,8 @@ def _vetoed(plan_one: Callable[..., ObjectPlan], f: _File, index: int,
         reason = vetoes.get((file, index, base))
         if reason is None:
             return plan_one(label, data, base, nodes)
+        if not report:
+            return ObjectPlan()
         return ObjectPlan(result=result_for(label, data, "blocked", reason=reason))
     return plan
 

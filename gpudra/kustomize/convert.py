@@ -48,6 +48,12 @@ from gpudra.workloads import WorkloadTable, device_keys
 Origin = tuple[str, int, tuple]
 NAME_REFERENCES = "gpudra-name-references.yaml"
 _DRA = "resource.k8s.io"
+# Kinds whose strategic-merge schema kustomize knows (containers merge by name); custom
+# resources are merged as JSON merge patches, where a patch's list replaces the base's.
+_MERGE_KEYED = frozenset({("", "Pod"), ("", "PodTemplate"), ("", "ReplicationController"),
+                          ("apps", "Deployment"), ("apps", "ReplicaSet"),
+                          ("apps", "StatefulSet"), ("apps", "DaemonSet"), ("batch", "Job"),
+                          ("batch", "CronJob")})
 
 
 @dataclass(frozen=True)
@@ -201,6 +207,9 @@ def _plan_target(app: Application, target: Resource, state: ObjectState | None,
         return None
     if state is None:
         raise _Block(f"its target {target.kind}/{target.current_name} is not in the tree")
+    if not patch.json6902 and (target.group, target.kind) not in _MERGE_KEYED:
+        raise _Block(f"kustomize merges a {target.kind} with JSON merge-patch semantics "
+                     "(a list in the patch replaces the base's): move the count by hand")
     for t in found:
         if t.shape is not None:
             raise _Block(f"{t.resource.name}: {t.shape}")
