@@ -337,6 +337,8 @@ def _check_neutral(app: Application, state: ObjectState) -> None:
     elif _mentions_devices(app.doc.data, gpu_labels=True):
         raise _Block("the patch sets NVIDIA node labels or NVIDIA_VISIBLE_DEVICES, which "
                      "convert moves into the claim")
+    else:
+        _check_directives(app.doc.data)
 
 
 def _check_other_content(app: Application, found: list[Touch], state: ObjectState) -> None:
@@ -350,10 +352,18 @@ def _check_other_content(app: Application, found: list[Touch], state: ObjectStat
                         _check_pointer(str(op[key]), str(op.get("op")), state)
         return
     data = app.doc.data
+    _check_directives(data)
     rest = apply_to_data(data, [Delete(t.patch_path) for t in found])
     if _mentions_devices(rest, gpu_labels=True):
         raise _Block("the patch also sets NVIDIA node labels or NVIDIA_VISIBLE_DEVICES, which "
                      "convert moves into the claim")
+
+
+def _check_directives(data: Any) -> None:
+    """`$patch: replace|delete` and friends can drop what convert added (claims)."""
+    if "'$patch'" in repr(data) or "'$retainKeys'" in repr(data):
+        raise _Block("strategic-merge directives ($patch, $retainKeys) on a workload convert "
+                     "changes: check the patch by hand")
 
 
 def _check_pointer(text: str, op: str, state: ObjectState) -> None:
@@ -369,6 +379,25 @@ def _check_pointer(text: str, op: str, state: ObjectState) -> None:
     must_exist = op in ("replace", "remove", "test", "move", "copy")
     if must_exist and (dig(before, *path) is None) != (dig(after, *path) is None):
         raise _Block(f"JSON6902 path {text} names something convert removes")
+    if op != "test" and any(changed[: len(path)] == path for changed in _changes(before, after)):
+        raise _Block(f"JSON6902 {op} of {text} would overwrite what convert changes there")
+
+
+def _changes(before: Any, after: Any, path: tuple = ()) -> list[tuple]:
+    """The deepest paths where `after` differs from `before` (a list that changes length
+    counts as changed as a whole)."""
+    if isinstance(before, Mapping) and isinstance(after, Mapping):
+        out: list[tuple] = []
+        for key in dict.fromkeys([*before, *after]):
+            if key not in before or key not in after:
+                out.append(path + (key,))
+            elif before[key] != after[key]:
+                out += _changes(before[key], after[key], path + (key,))
+        return out
+    if isinstance(before, list) and isinstance(after, list) and len(before) == len(after):
+        return [p for i, (b, a) in enumerate(zip(before, after)) if b != a
+                for p in _changes(b, a, path + (i,))]
+    return [path] if before != after else []
 
 
 def _mentions_devices(data: Any, gpu_labels: bool = False) -> bool:
