@@ -17,6 +17,7 @@ from typing import Any
 
 from gpudra.devices import DeviceKind
 from gpudra.kustomize.build import Application, Build, Resource
+from gpudra.kustomize.names import has_references, reference_specs
 from gpudra.kustomize.objects import file_objects
 from gpudra.kustomize.touches import Touch, touches
 from gpudra.kustomize.tree import load_tree, roots_among
@@ -59,6 +60,34 @@ def check_overlays(paths: Iterable[str], files: Iterable[str], ctx: AuditContext
                     continue  # a component's patch, reached from several overlays
                 seen.add(key)
                 _report(app, target, touch, ctx)
+    _renamed_references(build, scope, ctx)
+
+
+def _renamed_references(build: Build, scope: list[str], ctx: AuditContext) -> None:
+    """GPU610: a namePrefix/nameSuffix that renames claims but not the references to them."""
+    for directory, k in build.tree.kustomizations.items():
+        if k.is_component or not (k.name_prefix or k.name_suffix) or \
+                not _inside(k.file, scope):
+            continue
+        output = build.outputs.get(directory, [])
+        renamed = {(r.kind, r.namespace or "default", r.name) for r in output
+                   if r.group == "resource.k8s.io"}
+        for r in output:
+            data = build.data(r)
+            if data is None or has_references(build, r, k.file):
+                continue
+            for kind, _, _, _, name in reference_specs(r, data, ctx.table):
+                if (kind, r.namespace or "default", name) not in renamed:
+                    continue  # not part of this build: kustomize does not rename it
+                key = "namePrefix" if k.name_prefix else "nameSuffix"
+                obj = ManifestObject({"apiVersion": r.api_version, "kind": r.kind,
+                                      "metadata": {"name": r.current_name}},
+                                     k.file, k.lines.get((key,), 1), {}, "",
+                                     ("kustomize", key, r.origin))
+                ctx.emit("GPU610", obj,
+                         f"{key} renames {kind} {name!r} to {r.named(name)!r}, but kustomize "
+                         f"does not rename the reference in {r.kind}/{r.name}: its pods would "
+                         "ask for a claim that does not exist", line=k.lines.get((key,)))
 
 
 def _inside(file: str, scope: list[str]) -> bool:

@@ -37,6 +37,7 @@ from gpudra.devices import DeviceKind
 from gpudra.dra.emit import GPU_CLASS, MIG_CLASS
 from gpudra.kustomize.build import Application, Build, Resource
 from gpudra.kustomize.kfile import KustomizationEdit, edit_kustomization
+from gpudra.kustomize.names import NAME_REFERENCES, has_references, reference_specs
 from gpudra.kustomize.objects import file_objects
 from gpudra.kustomize.patches import Patch, pointer
 from gpudra.kustomize.touches import Touch, touches
@@ -46,7 +47,6 @@ from gpudra.sources.documents import split_documents
 from gpudra.workloads import WorkloadTable, device_keys
 
 Origin = tuple[str, int, tuple]
-NAME_REFERENCES = "gpudra-name-references.yaml"
 _DRA = "resource.k8s.io"
 # Kinds whose strategic-merge schema kustomize knows (containers merge by name); custom
 # resources are merged as JSON merge patches, where a patch's list replaces the base's.
@@ -573,15 +573,15 @@ def _name_references(plan: OverlayPlan, build: Build, view: ConvertedTree,
     for directory, k in build.tree.kustomizations.items():
         if not (k.name_prefix or k.name_suffix) or k.is_component:
             continue
-        for r in _inputs(build, directory):
+        for r in build.outputs.get(directory, []):
             state = view.state(r.origin)
             if state is None or not (state.converted_now or _uses_claims(state.before)):
                 continue
-            specs = _reference_specs(r, state.after, table)
+            specs = [spec[:4] for spec in reference_specs(r, state.after, table)]
             if not specs:
                 continue
             lister = r.via[0] if r.via else k.file
-            if _has_references(build, r, k.file):
+            if has_references(build, r, k.file):
                 continue
             home = lister if view.writable(lister) else k.file
             if not view.writable(home):
@@ -594,45 +594,6 @@ def _name_references(plan: OverlayPlan, build: Build, view: ConvertedTree,
                 needed.setdefault(home, {})[spec] = None
     for kfile, specs in needed.items():
         _write_references(plan, view, kfile, list(specs))
-
-
-def _inputs(build: Build, directory: str) -> list[Resource]:
-    """What a kustomization renames: its output, seen before its own transformers."""
-    return [r for r in build.outputs.get(directory, [])]
-
-
-def _reference_specs(r: Resource, data: Mapping[str, Any], table: WorkloadTable) -> list[tuple]:
-    out = []
-    for spec in table.pod_specs(r.group, r.kind, data):
-        for entry in spec.data.get("resourceClaims") or []:
-            if not isinstance(entry, Mapping):
-                continue
-            for field_name, kind in (("resourceClaimTemplateName", "ResourceClaimTemplate"),
-                                     ("resourceClaimName", "ResourceClaim")):
-                if entry.get(field_name):
-                    path = "/".join(str(p) for p in spec.path if not isinstance(p, int))
-                    path = "/".join(x for x in (path, "resourceClaims", field_name) if x)
-                    out.append((kind, r.group, r.kind, path))
-    return list(dict.fromkeys(out))
-
-
-def _has_references(build: Build, r: Resource, upto: str) -> bool:
-    for kfile in r.via:
-        k = next((k for k in build.tree.kustomizations.values() if k.file == kfile), None)
-        if k is not None and any(os.path.basename(c) == NAME_REFERENCES or
-                                 "ResourceClaimTemplate" in _text(c) for c in k.configurations):
-            return True
-        if kfile == upto:
-            break
-    return False
-
-
-def _text(path: str) -> str:
-    try:
-        with open(path, encoding="utf-8") as handle:
-            return handle.read()
-    except OSError:
-        return ""
 
 
 def _write_references(plan: OverlayPlan, view: ConvertedTree, kfile: str,
