@@ -364,7 +364,8 @@ class _TreeView:
         outcome = doc.outcomes.get(base)
         strategy = outcome.strategy if outcome is not None else None
         return ObjectState(before, after, strategy in ("rewrite", "quota"),
-                           outcome.reason if strategy == "blocked" else None)
+                           outcome.reason if strategy == "blocked" else None,
+                           outcome.claims if outcome is not None else ())
 
     def _after_data(self, doc: _Doc) -> Any:
         if id(doc) not in self._after:

@@ -31,7 +31,7 @@ import yaml
 
 from gpudra.convert.nodes import compose, load
 from gpudra.convert.ops import Delete, apply_to_data, apply_to_text
-from gpudra.convert.records import WorkloadResult
+from gpudra.convert.records import ContainerClaim, WorkloadResult
 from gpudra.convert.textedit import LayoutError, detect_style
 from gpudra.devices import DeviceKind
 from gpudra.dra.emit import GPU_CLASS, MIG_CLASS
@@ -64,6 +64,7 @@ class ObjectState:
     after: Mapping[str, Any]
     converted_now: bool          # this run rewrites it (its result is `rewrite` or `quota`)
     reason: str | None = None    # why this run leaves it (blocked), if it has a GPU
+    claims: tuple[ContainerClaim, ...] = ()  # the planner's record of what it references
 
 
 class ConvertedTree(Protocol):
@@ -250,7 +251,7 @@ def _plan_target(app: Application, target: Resource, state: ObjectState | None,
         if "requests" in sections and sections["requests"].count != sections["limits"].count:
             raise _Block("requests and limits differ")
         t = sections["limits"]
-        bindings.append((_binding(state.after, t, path, target, view), t.count))
+        bindings.append((_binding(state.after, t, path, target, view, state.claims), t.count))
     _check_other_content(app, found, state)
     if patch.json6902:
         deletes = sorted({(t.patch_path[0],) for t in found})
@@ -260,7 +261,7 @@ def _plan_target(app: Application, target: Resource, state: ObjectState | None,
 
 
 def _binding(after: Mapping[str, Any], t: Touch, path: tuple, target: Resource,
-             view: ConvertedTree) -> _Binding:
+             view: ConvertedTree, state_claims: tuple[ContainerClaim, ...] = ()) -> _Binding:
     container = dig(after, *path) or {}
     claims = dig(container, "resources", "claims") or []
     label = f"container {t.container_name!r}"
@@ -311,6 +312,11 @@ def _binding(after: Mapping[str, Any], t: Touch, path: tuple, target: Resource,
         raise _Block(f"{label}: the claim's request has class {device_class!r}")
     if kind == "ResourceClaimTemplate" and target.kind == "":
         raise _Block("unknown target kind")
+    # The claim is followed in the converted data (a base converted in an earlier run has
+    # nothing else); for one converted now, the planner's record must say the same.
+    planned = [c for c in state_claims if c.pod_spec == t.pod and c.container == t.container_name]
+    if planned and [(c.kind, c.object, c.index) for c in planned] != [(kind, str(name), index)]:
+        raise _Block(f"{label}: the plan and the converted workload disagree about its claim")
     return _Binding(kind, str(name), index, flat)
 
 
