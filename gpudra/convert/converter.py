@@ -117,8 +117,11 @@ def convert_paths(paths: Iterable[str], options: ConvertOptions, *,
             break
         view = _TreeView(files, paths, changes, resource_files)
         overlay = plan_overlays(tree, view, table or WorkloadTable())
-        if not overlay.vetoes or set(overlay.vetoes) <= set(vetoes):
+        if not overlay.vetoes:
             break
+        if set(overlay.vetoes) <= set(vetoes):  # a vetoed object is never converted again
+            raise InputReadError("kustomize overlays: planning did not settle; nothing was "
+                                 "written")
         vetoes.update(overlay.vetoes)
     if overlay is not None:
         labels = _labels(inputs)

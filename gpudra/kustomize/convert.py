@@ -183,7 +183,7 @@ def _application(app: Application, view: ConvertedTree, table: WorkloadTable,
         deletes, bindings = work
         pw.deletes.setdefault(app.doc.index, []).extend(deletes)
         pw.targets.append(target)
-        name = _claim_name(app, target, bindings[0][0], view)
+        name = _claim_name(app, target, bindings[0][0])
         names_seen.setdefault((patch.kustomization, patch.field, patch.index, app.doc.index),
                               set()).add(name)
         slot = counts.setdefault(patch.kustomization, {}).setdefault(
@@ -251,7 +251,7 @@ def _plan_target(app: Application, target: Resource, state: ObjectState | None,
         if "requests" in sections and sections["requests"].count != sections["limits"].count:
             raise _Block("requests and limits differ")
         t = sections["limits"]
-        bindings.append((_binding(state.after, t, path, target, view, state.claims), t.count))
+        bindings.append((_binding(state.after, t, path, view, state.claims), t.count))
     _check_other_content(app, found, state)
     if patch.json6902:
         deletes = sorted({(t.patch_path[0],) for t in found})
@@ -260,8 +260,8 @@ def _plan_target(app: Application, target: Resource, state: ObjectState | None,
     return deletes, bindings
 
 
-def _binding(after: Mapping[str, Any], t: Touch, path: tuple, target: Resource,
-             view: ConvertedTree, state_claims: tuple[ContainerClaim, ...] = ()) -> _Binding:
+def _binding(after: Mapping[str, Any], t: Touch, path: tuple, view: ConvertedTree,
+             state_claims: tuple[ContainerClaim, ...] = ()) -> _Binding:
     container = dig(after, *path) or {}
     claims = dig(container, "resources", "claims") or []
     label = f"container {t.container_name!r}"
@@ -310,8 +310,6 @@ def _binding(after: Mapping[str, Any], t: Touch, path: tuple, target: Resource,
             raise _Block(f"{label}: the claim's request is not MIG profile {resource.mig_profile}")
     elif device_class not in (GPU_CLASS, MIG_CLASS):
         raise _Block(f"{label}: the claim's request has class {device_class!r}")
-    if kind == "ResourceClaimTemplate" and target.kind == "":
-        raise _Block("unknown target kind")
     # The claim is followed in the converted data (a base converted in an earlier run has
     # nothing else); for one converted now, the planner's record must say the same.
     planned = [c for c in state_claims if c.pod_spec == t.pod and c.container == t.container_name]
@@ -320,8 +318,7 @@ def _binding(after: Mapping[str, Any], t: Touch, path: tuple, target: Resource,
     return _Binding(kind, str(name), index, flat)
 
 
-def _claim_name(app: Application, target: Resource, binding: _Binding,
-                view: ConvertedTree) -> str:
+def _claim_name(app: Application, target: Resource, binding: _Binding) -> str:
     """What the claim object is called where the patch applies: found among the resources
     there (an existing object), or renamed as its workload was (one this run writes)."""
     namespace = target.namespace or "default"
