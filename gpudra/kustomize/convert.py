@@ -239,6 +239,10 @@ def _plan_target(app: Application, target: Resource, state: ObjectState | None,
         if state.reason:
             raise _Block(f"its target {target.kind}/{target.current_name} is not converted "
                          f"({state.reason})")
+        if not view.writable(target.file):
+            raise _Block(f"its target {target.kind}/{target.name} comes from {target.file}, "
+                         "outside the paths being converted: convert the base and its "
+                         "overlays in one run")
         return None  # the base still uses the device plugin: the patch agrees with it
     per_container: dict[tuple, dict[str, Touch]] = {}
     for t in found:

@@ -8,6 +8,7 @@ Remote resources (URLs, git) are recorded as not followed. Paths are normalised
 
 from __future__ import annotations
 
+import fnmatch
 import os
 import re
 from collections.abc import Iterable, Iterator, Mapping
@@ -78,8 +79,6 @@ def kustomization_file(directory: str) -> str | None:
 
 def find_roots(paths: Iterable[str], excludes: Iterable[str] = ()) -> list[str]:
     """Directories under `paths` that hold a kustomization file, in walk order."""
-    from gpudra.sources.files import _excluded  # the scanner's own exclude matching
-
     patterns = tuple(excludes)
     found: list[str] = []
     for raw in paths:
@@ -104,7 +103,8 @@ def find_roots(paths: Iterable[str], excludes: Iterable[str] = ()) -> list[str]:
                               if e.name not in _SKIPPED_DIRS and _is_dir(e)), reverse=True)
             for name in subdirs:
                 sub = os.path.join(directory, name)
-                if not (patterns and _excluded(sub, patterns)):
+                if not any(fnmatch.fnmatch(sub, p) or fnmatch.fnmatch(name, p)
+                           for p in patterns):
                     stack.append(sub)
     return list(dict.fromkeys(found))
 

@@ -120,3 +120,15 @@ def test_overlay_oracle(name: str, tmp_path: Path) -> None:
     code, _ = _convert([str(tree), *args, "--check"])
     assert code in (0, 4)
     assert _tree_files(tree) == snapshot
+
+
+def test_overlays_without_their_base_are_left_alone(tmp_path: Path) -> None:
+    """Converting overlays whose base is outside the paths changes nothing and says why."""
+    tree = tmp_path / "tree"
+    shutil.copytree(TREES / "smp-count", tree, ignore=shutil.ignore_patterns("case.yaml"))
+    before = _tree_files(tree)
+    code, report = _convert([str(tree / "overlays")])
+    assert code == 4
+    reasons = [w["reason"] for w in report["workloads"]]
+    assert len(reasons) == 2 and all("outside the paths" in r for r in reasons), reasons
+    assert _tree_files(tree) == before
