@@ -3,8 +3,8 @@
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
-from typing import Any
 from dataclasses import dataclass, field
+from typing import Any
 
 from gpudra.config import Config
 from gpudra.model import Finding, InputError, Report
@@ -44,6 +44,7 @@ def audit(source: Source, config: Config) -> Report:
                 checker.check_template(item, ctx)
         else:
             _check(item, checkers, ctx)
+    source.finish(ctx)
     for checker in checkers:
         checker.finish(ctx)
     stats = source.stats

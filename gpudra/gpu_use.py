@@ -203,6 +203,18 @@ def _strays(data: Any, covered: set[PathT], limit: int = 16) -> Iterator[DeviceR
                          if isinstance(v, (Mapping, list)))
 
 
+def device_keys(data: Any) -> Iterator[tuple[PathT, str, Any]]:
+    """Every NVIDIA device-plugin key in an object, wherever it is (labels, selectors, data and
+    status excluded), as (path, resource, value): for code that must know where such keys are
+    without knowing the object's shape (Kustomize patches)."""
+    if isinstance(data, Mapping) and data.get("kind") in _DATA_KINDS:
+        return
+    for request in _strays(data, set()):
+        if request.nvidia:
+            for path in request.paths:
+                yield path, request.resource, dig(data, *path)
+
+
 def _is_device_plugin(name: str) -> bool:
     device = classify(name)
     return device is not None and device.is_nvidia_device_plugin

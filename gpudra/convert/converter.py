@@ -10,7 +10,7 @@ from __future__ import annotations
 import os
 import re
 from collections.abc import Callable, Iterable
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
@@ -20,11 +20,15 @@ from gpudra.convert.nodes import NodeDocument, compose
 from gpudra.convert.nodes import load as load_document
 from gpudra.convert.ops import Op, apply_to_data, apply_to_text
 from gpudra.convert.planner import ConvertOptions, ObjectPlan, Planner, WorkloadResult
+from gpudra.convert.records import result_for
 from gpudra.convert.render import document
 from gpudra.convert.textedit import LayoutError, Style, detect_style
 from gpudra.devices import DEVICE_NAME_PATTERN
 from gpudra.dra import emit
 from gpudra.errors import InputReadError, UsageError
+from gpudra.kustomize.convert import ObjectState, OverlayPlan, plan_overlays
+from gpudra.kustomize.objects import file_objects, objects_in
+from gpudra.kustomize.tree import Tree, load_tree, roots_among
 from gpudra.model import InputError
 from gpudra.sources.documents import Chunk, split_documents
 from gpudra.sources.files import EMPTY_STDIN, GO_TEMPLATE, STDIN, InputFile, discover, read_input
@@ -70,6 +74,8 @@ class _Doc:
     ops: list[Op] = field(default_factory=list)
     new_objects: list[dict] = field(default_factory=list)
     results: list[WorkloadResult] = field(default_factory=list)
+    outcomes: dict[tuple, WorkloadResult] = field(default_factory=dict)  # by object path
+    loaded: list[WorkloadResult] = field(default_factory=list)  # found while reading it
 
 
 @dataclass
@@ -88,7 +94,6 @@ def convert_paths(paths: Iterable[str], options: ConvertOptions, *,
                   claims_file: str | None = None,
                   stdin: Callable[[], bytes] | None = None) -> ConvertReport:
     paths = list(paths)
-    planner = Planner(options, table or WorkloadTable())
     errors: list[InputError] = []
     results: list[WorkloadResult] = []
     files: list[_File] = []
@@ -101,19 +106,31 @@ def convert_paths(paths: Iterable[str], options: ConvertOptions, *,
         loaded = _load(entry, stdin, errors, results)
         if loaded is not None:
             files.append(loaded)
-    _reserve_existing(files, planner)
-    for f in files:
-        for doc in f.docs:
-            _plan_document(f, doc, planner.plan)
-    # Quotas last: whether their device-plugin keys can go depends on every workload.
-    staying = frozenset(r.namespace for f in files for doc in f.docs for r in doc.results
-                        if r.kind and r.strategy in ("blocked", "bridge"))
-    for f in files:
-        for doc in f.docs:
-            _plan_document(f, doc, lambda file, data, base, _nodes: planner.plan_quota(
-                file, data, base, staying))
-    changes = [c for c in (_assemble(f, claims_file) for f in files) if c is not None]
-    changes += _claims_files(files, claims_file, {c.label for c in changes})
+    roots = roots_among(e.path for e in inputs if e.path is not None)
+    tree = load_tree(paths, roots=roots) if roots else None
+    tree = tree if tree is not None and tree.kustomizations else None
+    patch_files = {os.path.normpath(p) for p in tree.patch_files()} if tree else set()
+    resource_files = sorted({r for k in tree.kustomizations.values() for r in k.resources
+                             if os.path.isfile(r)}) if tree else []
+    vetoes: dict[tuple, str] = {}
+    while True:  # each pass that plans again adds vetoes, of which there are finitely many
+        changes = _plan_and_assemble(files, Planner(options, table or WorkloadTable()),
+                                     claims_file, patch_files, vetoes, tree)
+        overlay = None
+        if tree is None:
+            break
+        view = _TreeView(files, paths, changes, resource_files)
+        overlay = plan_overlays(tree, view, table or WorkloadTable())
+        if not overlay.vetoes:
+            break
+        if set(overlay.vetoes) <= set(vetoes):  # a vetoed object is never converted again
+            raise InputReadError("kustomize overlays: planning did not settle; nothing was "
+                                 "written")
+        vetoes.update(overlay.vetoes)
+    if overlay is not None:
+        labels = _labels(inputs)
+        changes = _with_overlay(changes, overlay, labels)
+        results += [replace(r, file=_label(labels, r.file)) for r in overlay.results]
     results += [r for f in files for doc in f.docs for r in doc.results]
     if options.strategy == "bridge" and any(r.strategy == "bridge" for r in results):
         changes.append(_bridge_class(paths, options))
@@ -157,7 +174,7 @@ def _load(entry: InputFile, stdin, errors: list[InputError],
             continue
         if GO_TEMPLATE.search(chunk.text):
             if _DEVICE.search(chunk.text):
-                doc.results.append(WorkloadResult(
+                doc.loaded.append(WorkloadResult(
                     entry.label, "", None, None, "blocked",
                     "Go/Helm template: change the template or its values; gpudra never edits "
                     f"templates (line {chunk.first_line})"))
@@ -172,6 +189,54 @@ def _load(entry: InputFile, stdin, errors: list[InputError],
                                      f"({problem})", line))
             return None
     return f
+
+
+def _plan_and_assemble(files: list[_File], planner: Planner, claims_file: str | None,
+                       patch_files: set[str], vetoes: dict[tuple, str],
+                       tree: Tree | None = None) -> list[FileChange]:
+    """One planning pass over every file, and the changes it makes. Kustomize patch files are
+    partial objects, not workloads: the overlay planner handles them."""
+    planned = [f for f in files
+               if f.entry.path is None or os.path.normpath(f.entry.path) not in patch_files]
+    for f in files:
+        for doc in f.docs:
+            doc.ops.clear()
+            doc.new_objects.clear()
+            doc.results[:] = doc.loaded
+            doc.outcomes.clear()
+    _reserve_existing(planned, planner)
+    for f in planned:
+        for index, doc in enumerate(f.docs):
+            _plan_document(f, doc, _vetoed(planner.plan, f, index, vetoes))
+    # Quotas last: whether their device-plugin keys can go depends on every workload.
+    staying = frozenset(r.namespace for f in planned for doc in f.docs for r in doc.results
+                        if r.kind and r.strategy in ("blocked", "bridge"))
+    for f in planned:
+        for index, doc in enumerate(f.docs):
+            _plan_document(f, doc, _vetoed(
+                lambda file, data, base, _nodes: planner.plan_quota(file, data, base, staying),
+                f, index, vetoes, report=False))
+    changes = [c for c in (_assemble(f, claims_file) for f in planned) if c is not None]
+    changes += _claims_files(planned, claims_file, {c.label for c in changes}, tree)
+    return changes
+
+
+def _vetoed(plan_one: Callable[..., ObjectPlan], f: _File, index: int,
+            vetoes: dict[tuple, str], report: bool = True) -> Callable[..., ObjectPlan]:
+    """`plan_one`, except for objects an overlay patch vetoed: those are blocked (reported
+    by the first pass only)."""
+    if not vetoes or f.entry.path is None:
+        return plan_one
+    file = os.path.normpath(f.entry.path)
+
+    def plan(label: str, data: Any, base: tuple, nodes: NodeDocument) -> ObjectPlan:
+        reason = vetoes.get((file, index, base))
+        if reason is None:
+            return plan_one(label, data, base, nodes)
+        if not report:
+            return ObjectPlan()
+        return ObjectPlan(result=result_for(label, data, "blocked", reason=reason))
+    return plan
 
 
 def _objects(data: Any) -> list[tuple[dict, tuple]]:
@@ -204,6 +269,7 @@ def _plan_document(f: _File, doc: _Doc, plan_one: Callable[..., ObjectPlan]) -> 
         plan = plan_one(f.entry.label, data, base, doc.nodes)
         if plan.result is not None:
             doc.results.append(plan.result)
+            doc.outcomes[base] = plan.result
         doc.ops += plan.ops
         doc.new_objects += [obj for obj, _ in plan.new_objects]
 
@@ -279,10 +345,125 @@ def _assemble(f: _File, claims_file: str | None) -> FileChange | None:
     return FileChange(f.entry.label, path, f.raw, new.encode("utf-8"))
 
 
+# --- kustomize overlays ---------------------------------------------------------------------
+
+class _TreeView:
+    """The tree as this planning pass leaves it, for the overlay planner."""
+
+    def __init__(self, files: list[_File], paths: list[str], changes: list[FileChange],
+                 resource_files: list[str]) -> None:
+        self._resource_files = resource_files
+        self._files = {os.path.normpath(f.entry.path): f for f in files if f.entry.path}
+        self._roots = [os.path.realpath(p) for p in paths if p != STDIN]
+        self._pending = {os.path.normpath(c.label): c.new for c in changes}
+        self._after: dict[int, Any] = {}
+        self._claims: dict[tuple, Any] | None = None
+
+    def state(self, origin: tuple) -> ObjectState | None:
+        file, index, base = origin
+        f = self._files.get(os.path.normpath(file))
+        doc = f.docs[index] if f is not None and index < len(f.docs) else None
+        if doc is None or doc.nodes is None:
+            data = next((d for i, b, d in file_objects(file) if (i, b) == (index, base)), None)
+            return ObjectState(data, data, False) if data is not None else None
+        before = _at(doc.nodes.data, base)
+        after = _at(self._after_data(doc), base)
+        outcome = doc.outcomes.get(base)
+        strategy = outcome.strategy if outcome is not None else None
+        return ObjectState(before, after, strategy in ("rewrite", "quota"),
+                           outcome.reason if strategy == "blocked" else None,
+                           outcome.claims if outcome is not None else ())
+
+    def _after_data(self, doc: _Doc) -> Any:
+        if id(doc) not in self._after:
+            self._after[id(doc)] = apply_to_data(doc.nodes.data, doc.ops) if doc.ops \
+                else doc.nodes.data
+        return self._after[id(doc)]
+
+    def writable(self, file: str) -> bool:
+        real = os.path.realpath(file)
+        return any(real == root or real.startswith(root.rstrip(os.sep) + os.sep)
+                   for root in self._roots)
+
+    def read(self, path: str) -> bytes:
+        pending = self._pending.get(os.path.normpath(path))
+        if pending is not None:
+            return pending
+        with open(path, "rb") as handle:
+            return handle.read()
+
+    def claim_object(self, namespace: str | None, name: str, kind: str) -> Any:
+        if self._claims is None:
+            self._claims = {}
+            for f in self._files.values():
+                for doc in f.docs:
+                    found = [obj for obj, _ in objects_in(self._after_data(doc))] \
+                        if doc.nodes is not None else []
+                    for obj in found + doc.new_objects:
+                        self._index_claim(obj)
+        found = self._claims.get((kind, namespace or "default", name))
+        if found is None:  # a base outside the paths, converted in an earlier run
+            for file in self._outside_files():
+                for _, _, obj in file_objects(file):
+                    self._index_claim(obj)
+            found = self._claims.get((kind, namespace or "default", name))
+        return found
+
+    def _index_claim(self, obj: Any) -> None:
+        if isinstance(obj, dict) and str(obj.get("apiVersion", "")).startswith("resource.k8s.io/"):
+            meta = obj.get("metadata") or {}
+            key = (obj.get("kind"), meta.get("namespace") or "default", meta.get("name"))
+            self._claims.setdefault(key, obj)
+
+    def _outside_files(self) -> list[str]:
+        return [p for p in self._resource_files if os.path.normpath(p) not in self._files]
+
+
+def _at(data: Any, base: tuple) -> Any:
+    for part in base:
+        data = data[part]
+    return data
+
+
+def _labels(inputs: list[InputFile]) -> dict[str, str]:
+    return {os.path.normpath(e.path): e.label for e in inputs if e.path is not None}
+
+
+def _label(labels: dict[str, str], path: str) -> str:
+    """How the file scanner names `path`; a file it did not list is named like its
+    directory's files (`./overlays/prod/Kustomization`, a new file)."""
+    key = os.path.normpath(path)
+    if key in labels:
+        return labels[key]
+    directory = os.path.dirname(key)
+    for known, label in labels.items():
+        if os.path.dirname(known) == directory:
+            return os.path.join(os.path.dirname(label), os.path.basename(key))
+    return path
+
+
+def _with_overlay(changes: list[FileChange], overlay: OverlayPlan,
+                  labels: dict[str, str]) -> list[FileChange]:
+    """The pass's changes with the overlay planner's edits on top (an edit of a file that
+    already changes was made from that change's content)."""
+    by_path = {os.path.normpath(c.label): c for c in changes}
+    for edit in overlay.edits:
+        key = os.path.normpath(edit.path)
+        earlier = by_path.get(key)
+        if earlier is not None:
+            by_path[key] = FileChange(earlier.label, earlier.path, earlier.old, edit.new,
+                                      earlier.created)
+        else:
+            exists = os.path.exists(edit.path)
+            by_path[key] = FileChange(_label(labels, edit.path), Path(edit.path), edit.old,
+                                      edit.new, not exists)
+    return list(by_path.values())
+
+
 # --- claims files, kustomize, bridge -------------------------------------------------------
 
 def _claims_files(files: list[_File], claims_file: str | None,
-                  converted: set[str]) -> list[FileChange]:
+                  converted: set[str], tree: Tree | None = None) -> list[FileChange]:
     """New objects per directory in `claims_file`, and the kustomization that lists it.
 
     Any trouble with these files stops the whole run before anything is written: the
@@ -291,7 +472,7 @@ def _claims_files(files: list[_File], claims_file: str | None,
     if claims_file is None:
         return []
     try:
-        return _claims_file_changes(files, claims_file, converted)
+        return _claims_file_changes(files, claims_file, converted, tree)
     except (UnicodeDecodeError, yaml.YAMLError, LayoutError) as exc:
         reason = exc.reason if isinstance(exc, UnicodeDecodeError) else str(exc).splitlines()[0]
         raise InputReadError(f"--claims-file {claims_file}: cannot update it or its "
@@ -299,7 +480,7 @@ def _claims_files(files: list[_File], claims_file: str | None,
 
 
 def _claims_file_changes(files: list[_File], claims_file: str,
-                         converted: set[str]) -> list[FileChange]:
+                         converted: set[str], tree: Tree | None = None) -> list[FileChange]:
     per_dir: dict[Path, list[tuple[dict, Style]]] = {}
     for f in files:
         if f.entry.path is None:
@@ -327,14 +508,41 @@ def _claims_file_changes(files: list[_File], claims_file: str,
         kustomization = _kustomization_change(directory, claims_file)
         if kustomization is not None:
             changes.append(kustomization)
+        changes += _listing_changes(tree, directory, claims_file, changes)
     return changes
 
 
-def _kustomization_change(directory: Path, claims_file: str) -> FileChange | None:
+def _listing_changes(tree: Tree | None, directory: Path, claims_file: str,
+                     pending: list[FileChange]) -> list[FileChange]:
+    """Kustomizations elsewhere that list this directory's files (`resources: [apps/x.yaml]`)
+    must list its claims file too, or their output would lack the templates."""
+    if tree is None:
+        return []
+    here = os.path.normpath(str(directory))
+    out: list[FileChange] = []
+    for k in tree.kustomizations.values():
+        if os.path.normpath(k.directory) == here or \
+                not any(os.path.dirname(r) == here for r in k.resources if os.path.isfile(r)):
+            continue
+        entry = os.path.relpath(os.path.join(here, claims_file), k.directory).replace(os.sep, "/")
+        earlier = next((c for c in pending + out
+                        if os.path.normpath(c.label) == os.path.normpath(k.file)), None)
+        change = _kustomization_change(Path(k.directory), entry,
+                                       earlier.new if earlier is not None else None)
+        if change is not None:
+            if earlier is not None:
+                change = FileChange(earlier.label, earlier.path, earlier.old, change.new)
+                (pending if earlier in pending else out).remove(earlier)
+            out.append(change)
+    return out
+
+
+def _kustomization_change(directory: Path, claims_file: str,
+                          current: bytes | None = None) -> FileChange | None:
     path = next((directory / n for n in KUSTOMIZATIONS if (directory / n).is_file()), None)
     if path is None:
         return None
-    raw = path.read_bytes()
+    raw = current if current is not None else path.read_bytes()
     text = raw.decode("utf-8-sig")
     nodes = compose(text)
     data = nodes.data if isinstance(nodes.data, dict) else {}

@@ -21,12 +21,19 @@ from gpudra.convert.placement import MEMORY_LABEL, Placement, PlacementBlocked, 
 from gpudra.convert.quotas import plan_quota
 from gpudra.convert.records import (
     Blocked,
+    ContainerClaim,
     ConvertOptions,
     ObjectPlan,
     WorkloadResult,
     result_for,
 )
-from gpudra.convert.requests import DeviceNeed, build_claim, container_label, find_needs
+from gpudra.convert.requests import (
+    ClaimRequests,
+    DeviceNeed,
+    build_claim,
+    container_label,
+    find_needs,
+)
 from gpudra.dra import emit
 from gpudra.dra.selectors import min_memory_selector, product_prefix_selector
 from gpudra.gpu_use import ObjectUse, quota_path, read_object
@@ -108,9 +115,10 @@ class Planner:
             plan = ObjectPlan()
             notes: list[str] = []
             created: list[str] = []
+            claims: list[ContainerClaim] = []
             for spec, needs in found:
                 created += self._pod_spec(data, kind, base, spec, needs, shared_mode, plan,
-                                          notes, len(found))
+                                          notes, len(found), claims)
             if kind in CLUSTER_SCOPED_TEMPLATES:
                 notes.append(f"{kind} is cluster-scoped and a ResourceClaimTemplate is "
                              "namespaced: apply the template (written without a namespace) to "
@@ -127,7 +135,7 @@ class Planner:
                          f"{self.options.target.resource_api_version} only with the "
                          "DynamicResourceAllocation feature gate and --runtime-config enabled")
         plan.result = result_for(file, data, "rewrite", notes=tuple(dict.fromkeys(notes)),
-                                 created=tuple(created))
+                                 created=tuple(created), claims=tuple(claims))
         return plan
 
     def _bridge_notes(self) -> tuple[str, ...]:
@@ -147,8 +155,10 @@ class Planner:
 
     def _pod_spec(self, data: Mapping[str, Any], kind: str, base: PathT, spec: PodSpecRef,
                   needs: list[DeviceNeed], shared_mode: bool, plan: ObjectPlan,
-                  notes: list[str], specs_in_workload: int) -> list[str]:
-        """Convert one pod spec; the names of the DRA objects it now references."""
+                  notes: list[str], specs_in_workload: int,
+                  claims: list[ContainerClaim]) -> list[str]:
+        """Convert one pod spec; the names of the DRA objects it now references. What each
+        container references is added to `claims`."""
         pod = base + spec.path
         placement = plan_placement(spec, pod, self.options.keep_node_selectors,
                                    whole_gpus=any(not n.mig for n in needs))
@@ -180,6 +190,7 @@ class Planner:
                 views.setdefault(path, (container, []))[1].extend(
                     emit.container_claim(name, request) for name, request in references)
             build = emit.claim if is_shared else emit.claim_template
+            piece_objects: dict[str, str] = {}
             plan.new_objects.append((build(object_name, namespace, claim.requests,
                                            self.options.target), None))
             entries.append(emit.pod_claim_entry(pod_claim, claim=object_name) if is_shared
@@ -194,6 +205,8 @@ class Planner:
                                if is_shared else
                                emit.pod_claim_entry(piece.pod_claim, template=piece_object))
                 created.append(piece_object)
+                piece_objects[piece.pod_claim] = piece_object
+            claims += _container_claims(spec.path, claim, object_name, piece_objects, is_shared)
         self._containers(base, views, plan.ops, notes)
         for need in needs:
             plan.ops += [Delete(base + path) for path in need.paths]
@@ -251,6 +264,24 @@ class Planner:
                 if isinstance(var, Mapping) and var.get("name") == "NVIDIA_DRIVER_CAPABILITIES":
                     notes.append(f"kept NVIDIA_DRIVER_CAPABILITIES on {container.name!r}: check "
                                  "the driver libraries it needs under CDI")
+
+
+def _container_claims(pod: PathT, claim: ClaimRequests, object_name: str,
+                      piece_objects: dict[str, str], shared: bool) -> list[ContainerClaim]:
+    """Each container's references in `claim` (and its carved pieces) as records."""
+    kind = "ResourceClaim" if shared else "ResourceClaimTemplate"
+    requests = [r["name"] for r in claim.requests]
+    out = []
+    for container, references in claim.containers.values():
+        for pod_claim, request in references:
+            if pod_claim in piece_objects:  # a piece is a claim with one request
+                out.append(ContainerClaim(pod, container_label(container), pod_claim, kind,
+                                          piece_objects[pod_claim], request, 0))
+            else:
+                out.append(ContainerClaim(pod, container_label(container), pod_claim, kind,
+                                          object_name, request,
+                                          requests.index(request) if request in requests else 0))
+    return out
 
 
 def _as_planned(need: DeviceNeed, placement: Placement, shared_mode: bool) -> DeviceNeed:

@@ -24,6 +24,20 @@ class ConvertOptions:
 
 
 @dataclass(frozen=True)
+class ContainerClaim:
+    """One DRA request a converted container references: what kustomize overlays (and anyone
+    else) need to follow a container to its count."""
+
+    pod_spec: tuple               # path of the pod spec in the object
+    container: str                # the container's name (or label)
+    pod_claim: str                # the pod's resourceClaims[].name
+    kind: str                     # ResourceClaimTemplate | ResourceClaim
+    object: str                   # that object's name
+    request: str | None           # the request's name; None: the whole claim
+    index: int                    # the request's position in the object's requests
+
+
+@dataclass(frozen=True)
 class WorkloadResult:
     file: str
     kind: str
@@ -33,6 +47,7 @@ class WorkloadResult:
     reason: str | None = None
     notes: tuple[str, ...] = ()
     created: tuple[str, ...] = ()
+    claims: tuple[ContainerClaim, ...] = ()  # rewrite: what each container references now
 
 
 @dataclass
@@ -47,9 +62,11 @@ class Blocked(Exception):
 
 
 def result_for(file: str, data: Mapping[str, Any], strategy: str, *, reason: str | None = None,
-               notes: tuple[str, ...] = (), created: tuple[str, ...] = ()) -> WorkloadResult:
+               notes: tuple[str, ...] = (), created: tuple[str, ...] = (),
+               claims: tuple[ContainerClaim, ...] = ()) -> WorkloadResult:
     metadata = data.get("metadata") if isinstance(data.get("metadata"), Mapping) else {}
     name = metadata.get("name") or metadata.get("generateName")
     namespace = metadata.get("namespace")
     return WorkloadResult(file, str(data.get("kind", "")), str(name) if name else None,
-                          str(namespace) if namespace else None, strategy, reason, notes, created)
+                          str(namespace) if namespace else None, strategy, reason, notes, created,
+                          claims)

@@ -9,6 +9,7 @@ from gpudra.rules.device_requests import DeviceRequests
 from gpudra.rules.dra_objects import DraObjects
 from gpudra.rules.environment import EnvironmentVars
 from gpudra.rules.monitoring import Monitoring
+from gpudra.rules.overlays import ClaimsBesideDevicePlugin
 from gpudra.rules.placement import Placement
 from gpudra.rules.quotas import Quotas
 from gpudra.rules.suppressions import Suppressions
@@ -16,6 +17,7 @@ from gpudra.rules.templates import Templates
 
 CHECKERS: tuple[type[Checker], ...] = (
     DeviceRequests,
+    ClaimsBesideDevicePlugin,
     Quotas,
     Placement,
     EnvironmentVars,

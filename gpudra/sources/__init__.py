@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 from dataclasses import dataclass
-from typing import Protocol, Union
+from typing import Any, Protocol, Union
 
 from gpudra.model import InputError
 from gpudra.objects import SourceObject, TemplateText
@@ -35,3 +35,7 @@ class Source(Protocol):
     stats: ScanStats
 
     def items(self) -> Iterator[Item]: ...
+
+    def finish(self, ctx: Any) -> None:
+        """After every item: findings only the whole input shows (a file tree's Kustomize
+        overlays), added to the audit context."""

@@ -151,6 +151,9 @@ class ClusterSource:
         for problem in self.cluster.errors:
             yield InputError(None, _problem_message(problem), object=_problem_subject(problem))
 
+    def finish(self, ctx: Any) -> None:
+        """Nothing beyond the objects: every cluster finding comes from a rule."""
+
     def _list(self, read: Read) -> Iterator[dict[str, Any]]:
         resource = self.cluster.resource(read.group, read.resource, read.versions)
         if resource is None:

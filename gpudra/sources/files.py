@@ -15,6 +15,7 @@ import sys
 from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Any
 
 from gpudra.errors import InputReadError
 from gpudra.model import InputError
@@ -319,7 +320,20 @@ class FileSource:
     on_file: Callable[[str], None] | None = None
     kind: str = "file"
     stats: ScanStats = field(default_factory=ScanStats)
+    read: list[str] = field(default_factory=list)  # the labels of every file read
 
     def items(self) -> Iterator[Item]:
+        self.paths = list(self.paths)
         return scan(self.paths, self.excludes, stats=self.stats, stdin=self.stdin,
-                    on_file=self.on_file)
+                    on_file=self._seen)
+
+    def _seen(self, label: str) -> None:
+        self.read.append(label)
+        if self.on_file is not None:
+            self.on_file(label)
+
+    def finish(self, ctx: Any) -> None:
+        # Kustomize trees: patches the file scan cannot read as objects, and rendered overlays.
+        from gpudra.kustomize.audit import check_overlays
+
+        check_overlays(self.paths, self.read, ctx)

@@ -1,0 +1,146 @@
+"""Audit of kustomize trees: device requests hidden in patches, and overlays that give a
+container claims and device-plugin devices at once (GPU110).
+
+Strategic-merge patch *files* are partial objects, which the file scanner already audits like
+any manifest. What it cannot see is reported here, at the patch's file and line: JSON6902
+operations on a device key (`/resources/limits/nvidia.com~1gpu`) and inline patches in a
+kustomization. Each such patch is also counted as a GPU workload on the device plugin (the
+overlay's variant of its target), so migration progress never reads 100 % while an overlay
+still asks the device plugin for GPUs.
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Iterable, Mapping
+from typing import Any
+
+from gpudra.devices import DeviceKind
+from gpudra.kustomize.build import Application, Build, Resource
+from gpudra.kustomize.names import has_references, reference_specs
+from gpudra.kustomize.objects import file_objects
+from gpudra.kustomize.touches import Touch, touches
+from gpudra.kustomize.tree import load_tree, roots_among
+from gpudra.objects import ManifestObject
+from gpudra.rules.base import AuditContext
+
+_RULE_BY_KIND = {DeviceKind.GPU: "GPU101", DeviceKind.MIG: "GPU102", DeviceKind.SHARED: "GPU103",
+                 DeviceKind.OTHER_NVIDIA: "GPU109"}
+
+
+def check_overlays(paths: Iterable[str], files: Iterable[str], ctx: AuditContext) -> None:
+    """Findings for the kustomize trees under `paths` (nothing when there is none).
+
+    `files`: the files the scan read; the kustomization files among them are the roots (a
+    second walk of a large tree would cost as much as the scan's own).
+    """
+    paths = [p for p in paths if p != "-"]
+    roots = roots_among(files)
+    if not roots:
+        return
+    tree = load_tree(paths, roots=roots)
+    if not tree.kustomizations:
+        return
+    # tree.errors are not input errors of the audit: kustomization and patch files that are
+    # not valid YAML are reported by the file scan, and a missing resource or patch is
+    # kustomize's to report (a file generated in CI before the build, a remote base).
+    build = Build(tree, file_objects)
+    build.run()
+    scope = [os.path.realpath(p) for p in paths]
+    seen: set[tuple] = set()
+    for app in build.applications:
+        if not _inside(app.patch.file, scope):
+            continue
+        targets: list[Resource | None] = list(app.targets) or [None]
+        for target in targets:
+            data = build.data(target) if target is not None else None
+            for touch in touches(app.patch, app.doc, target, data, ctx.table):
+                key = (app.patch.file, touch.line, touch.patch_path, target and target.origin)
+                if key in seen:
+                    continue  # a component's patch, reached from several overlays
+                seen.add(key)
+                _report(app, target, touch, ctx)
+    _renamed_references(build, scope, ctx)
+
+
+def _renamed_references(build: Build, scope: list[str], ctx: AuditContext) -> None:
+    """GPU610: a namePrefix/nameSuffix that renames claims but not the references to them."""
+    for directory, k in build.tree.kustomizations.items():
+        if k.is_component or not (k.name_prefix or k.name_suffix) or \
+                not _inside(k.file, scope):
+            continue
+        output = build.outputs.get(directory, [])
+        renamed = {(r.kind, r.namespace or "default", r.name) for r in output
+                   if r.group == "resource.k8s.io"}
+        for r in output:
+            data = build.data(r)
+            if data is None or has_references(build, r, k.file):
+                continue
+            for kind, _, _, _, name in reference_specs(r, data, ctx.table):
+                if (kind, r.namespace or "default", name) not in renamed:
+                    continue  # not part of this build: kustomize does not rename it
+                key = "namePrefix" if k.name_prefix else "nameSuffix"
+                obj = ManifestObject({"apiVersion": r.api_version, "kind": r.kind,
+                                      "metadata": {"name": r.current_name}},
+                                     k.file, k.lines.get((key,), 1), {}, "",
+                                     ("kustomize", key, r.origin))
+                ctx.emit("GPU610", obj,
+                         f"{key} renames {kind} {name!r} to {r.named(name)!r}, but kustomize "
+                         f"does not rename the reference in {r.kind}/{r.name}: its pods would "
+                         "ask for a claim that does not exist", line=k.lines.get((key,)))
+
+
+def _inside(file: str, scope: list[str]) -> bool:
+    real = os.path.realpath(file)
+    return any(real == root or real.startswith(root.rstrip(os.sep) + os.sep) for root in scope)
+
+
+def _report(app: Application, target: Resource | None, touch: Touch, ctx: AuditContext) -> None:
+    patch = app.patch
+    obj = _patch_object(app, target, touch)
+    count = touch.count
+    visible = patch.json6902 or patch.inline  # the scanner saw strategic-merge patch files
+    what = "JSON6902 patch" if patch.json6902 else "inline patch" if patch.inline else "patch"
+    who = f"container {touch.container_name!r}" if touch.container_name else "its target"
+    if visible and touch.raw is not None and count != 0:
+        ctx.emit(_RULE_BY_KIND[touch.resource.kind], obj,
+                 f"{what} sets {touch.raw} × {touch.resource.name} on {who} of "
+                 f"{obj.kind}/{obj.name} (device plugin)",
+                 line=touch.line, container=touch.container_name, resource=touch.resource.name,
+                 quantity=count)
+        ctx.note_workload(obj, device_plugin=touch.resource.is_nvidia_device_plugin)
+    if touch.container is not None and count and touch.resource.is_nvidia_device_plugin and \
+            _has_claims(touch.container.data):
+        ctx.emit("GPU110", obj,
+                 f"{what} puts {touch.raw} × {touch.resource.name} back on {who} of "
+                 f"{obj.kind}/{obj.name}, which the base gives DRA claims: the rendered overlay "
+                 "asks for both", line=touch.line, container=touch.container_name,
+                 resource=touch.resource.name, quantity=count)
+        if visible:  # the scanner counted a strategic-merge patch file already
+            ctx.note_workload(obj, device_plugin=True, dra=True)
+
+
+def _has_claims(container: Mapping[str, Any]) -> bool:
+    resources = container.get("resources")
+    claims = resources.get("claims") if isinstance(resources, Mapping) else None
+    return isinstance(claims, list) and bool(claims)
+
+
+def _patch_object(app: Application, target: Resource | None, touch: Touch) -> ManifestObject:
+    """The patch as a located object, named after its target, for findings and progress."""
+    patch, doc = app.patch, app.doc
+    if target is not None:
+        api_version, kind, name, ns = (target.api_version, target.kind, target.current_name,
+                                       target.current_namespace)
+    else:
+        data = doc.data if isinstance(doc.data, Mapping) else {}
+        meta = data.get("metadata") if isinstance(data.get("metadata"), Mapping) else {}
+        selector = patch.target or {}
+        api_version = str(data.get("apiVersion") or selector.get("version") or "")
+        kind = str(data.get("kind") or selector.get("kind") or "")
+        name = meta.get("name") or selector.get("name")
+        ns = meta.get("namespace") or selector.get("namespace")
+    metadata = {k: v for k, v in (("name", name), ("namespace", ns)) if v}
+    return ManifestObject({"apiVersion": api_version, "kind": kind, "metadata": metadata},
+                          patch.file, touch.line, {}, "",
+                          ("kustomize", patch.field, patch.index, doc.index))

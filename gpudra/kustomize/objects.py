@@ -1,0 +1,38 @@
+"""Objects of a resource file, numbered the way the converter numbers them."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import Any
+
+import yaml
+
+from gpudra.convert.nodes import load
+from gpudra.sources.documents import split_documents
+
+
+def file_objects(path: str) -> tuple[tuple[int, tuple, Mapping[str, Any]], ...]:
+    """(document index, path inside the document, object) for every object of `path`."""
+    try:
+        with open(path, encoding="utf-8-sig") as handle:
+            text = handle.read()
+    except (OSError, UnicodeDecodeError):
+        return ()  # the file scanner reports it
+    out = []
+    for index, chunk in enumerate(split_documents(text)):
+        try:
+            data = load(chunk.text)
+        except yaml.YAMLError:
+            continue
+        out += [(index, base, obj) for obj, base in objects_in(data)]
+    return tuple(out)
+
+
+def objects_in(data: Any) -> list[tuple[Mapping[str, Any], tuple]]:
+    """A document's objects: a List's items, else the document itself."""
+    if not isinstance(data, dict):
+        return []
+    if str(data.get("kind", "")).endswith("List") and isinstance(data.get("items"), list):
+        return [(item, ("items", i)) for i, item in enumerate(data["items"])
+                if isinstance(item, dict)]
+    return [(data, ())]
