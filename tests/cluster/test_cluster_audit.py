@@ -109,3 +109,40 @@ def test_a_cluster_that_cannot_be_read_is_one_line_and_exit_3(cluster: FakeClust
 def test_paths_and_cluster_flags_do_not_mix(tmp_path: Path) -> None:
     result = CliRunner().invoke(app, ["audit", str(tmp_path), "--context", "x"])
     assert result.exit_code == 2 and "cluster audits" in result.stderr
+
+
+def test_convert_from_cluster_exports_clean_converted_manifests(cluster: FakeCluster,
+                                                                tmp_path: Path) -> None:
+    import yaml
+
+    out = tmp_path / "exported"
+    result = CliRunner().invoke(app, ["convert", "--from-cluster", "--kubeconfig",
+                                      str(cluster.kubeconfig), "--output-dir", str(out),
+                                      "-o", "json"],
+                                env={"KUBECONFIG": "", "HOME": "/nonexistent"})
+    assert result.exit_code == 3, result.output  # the 403 on prometheusrules is reported
+    report = json.loads(result.stdout)
+    assert {(w["kind"], w["name"], w["strategy"]) for w in report["workloads"]} >= {
+        ("Deployment", "vllm", "rewrite"), ("CronJob", "nightly", "rewrite"),
+        ("ResourceQuota", "gpu-quota", "quota")}
+    files = sorted(p.relative_to(out).as_posix() for p in out.rglob("*.yaml"))
+    assert files == ["ml/cronjob-nightly.yaml", "ml/deployment-vllm.yaml",
+                     "ml/resourcequota-gpu-quota.yaml", "search/deployment-embed.yaml"]
+    docs = list(yaml.safe_load_all((out / "ml/deployment-vllm.yaml").read_text()))
+    deployment, template = docs
+    assert "status" not in deployment and "uid" not in deployment["metadata"]
+    assert deployment["metadata"]["annotations"] == {"meta.helm.sh/release-name": "serving",
+                                                     "meta.helm.sh/release-namespace": "ml"}
+    pod = deployment["spec"]["template"]["spec"]
+    assert pod["resourceClaims"] == [{"name": "gpu", "resourceClaimTemplateName": "vllm-gpu"}]
+    assert template["kind"] == "ResourceClaimTemplate"
+    assert {r.method for r in cluster.requests} == {"GET"}
+
+
+def test_convert_from_cluster_needs_an_empty_output_dir(cluster: FakeCluster,
+                                                        tmp_path: Path) -> None:
+    (tmp_path / "keep.yaml").write_text("a: 1\n")
+    result = CliRunner().invoke(app, ["convert", "--from-cluster", "--kubeconfig",
+                                      str(cluster.kubeconfig), "--output-dir", str(tmp_path)])
+    assert result.exit_code == 2 and "new or empty directory" in result.stderr
+    assert (tmp_path / "keep.yaml").read_text() == "a: 1\n"
