@@ -365,6 +365,126 @@ def convert(
     raise typer.Exit(int(code))
 
 
+class OutcomeFormat(str, __import__("enum").Enum):
+    TABLE = "table"
+    JSON = "json"
+    JUNIT = "junit"
+    MARKDOWN = "markdown"
+    GITHUB = "github"
+
+
+@app.command(epilog=(
+    "Tiers: the cluster (default: the current kube context, read-only); --node: this node's "
+    "container runtime, CDI and NVIDIA driver (on a node, or in a privileged pod with "
+    "--host-root); --manifests PATH: a manifest tree against a target release, for CI.\n\n"
+    "Exit codes: 0 no check at or above --fail-on; 1 a check failed (or warned, with "
+    "--fail-on warn); 2 usage error; 3 the cluster or an input could not be read.\n\n"
+    "Examples:\n\n\b\n"
+    "  gpudra preflight                                  # the current cluster\n"
+    "  gpudra preflight --target-version 1.36 --context prod\n"
+    "  gpudra preflight --node --host-root /host -o json\n"
+    "  gpudra preflight --manifests ./manifests -o github --require-migrated\n"
+    "  gpudra preflight --skip CLUSTER013,CLUSTER014 --fail-on warn"))
+@_guarded
+def preflight(
+    node: bool = typer.Option(False, "--node", help="Check this node instead of the cluster."),
+    host_root: str = typer.Option("/", "--host-root", metavar="DIR",
+                                  help="--node: where the host's filesystem is mounted."),
+    manifests: list[str] = typer.Option([], "--manifests", metavar="PATH",
+                                        help="Check a manifest tree (repeatable); no cluster."),
+    target_version: Optional[str] = typer.Option(None, "--target-version", metavar="1.32..1.37",
+                                                 help="Judge against this Kubernetes release "
+                                                      "(plan an upgrade)."),
+    require_migrated: bool = typer.Option(False, "--require-migrated",
+                                          help="--manifests: fail while a workload still "
+                                               "requests device-plugin GPUs."),
+    skip: list[str] = typer.Option([], "--skip", metavar="CHECK_ID",
+                                   help="Run but do not count a check (repeatable, "
+                                        "comma-separated, 'all')."),
+    fail_on: str = typer.Option("fail", "--fail-on", metavar="fail|warn|unavailable",
+                                help="Lowest outcome that makes the exit code 1."),
+    output: OutcomeFormat = typer.Option(OutcomeFormat.TABLE, "-o", "--output",
+                                         case_sensitive=False, help="Report format."),
+    config: Optional[Path] = typer.Option(None, "--config", metavar="FILE",
+                                          help="Config file (default: nearest .gpudra.yaml)."),
+    quiet: bool = typer.Option(False, "-q", "--quiet", help="No progress on stderr."),
+    kubeconfig: Optional[str] = typer.Option(None, "--kubeconfig", metavar="FILE",
+                                             help="Cluster: kubeconfig file."),
+    context: Optional[str] = typer.Option(None, "--context", metavar="NAME",
+                                          help="Cluster: kubeconfig context to use."),
+    request_timeout: Optional[str] = typer.Option(None, "--request-timeout", metavar="DURATION",
+                                                  help="Cluster: per-request timeout."),
+) -> None:
+    """Is the cluster (or this node, or a manifest tree) ready for DRA?
+
+    One line per check: pass, warn, fail or unavailable (a check that cannot run says why,
+    never pass), with the reason and the remediation; `gpudra checks` lists every check.
+    """
+    from gpudra.config import config_for, load_config
+    from gpudra.preflight.run import PreflightRequest, as_report, run_preflight
+    from gpudra.report.outcomes import render
+    from gpudra.rules import catalogue as rule_catalogue
+
+    try:
+        if node and manifests:
+            raise UsageError("choose one of --node and --manifests")
+        if (node or manifests) and any((kubeconfig, context, request_timeout)):
+            raise UsageError("--kubeconfig, --context and --request-timeout are for the "
+                             "cluster tier")
+        tier = "node" if node else "manifests" if manifests else "cluster"
+        cfg = load_config(config_for(list(manifests), config), rule_catalogue())
+        cluster = None
+        if tier == "cluster":
+            from gpudra.cluster import ClusterOptions, parse_duration
+
+            cluster = ClusterOptions(kubeconfig=kubeconfig, context=context, all_namespaces=True,
+                                     request_timeout=parse_duration(request_timeout)
+                                     if request_timeout else None)
+        request = PreflightRequest(tier=tier, skip=tuple(skip), fail_on=fail_on,
+                                   target_version=target_version, manifests=tuple(manifests),
+                                   require_migrated=require_migrated, host_root=host_root,
+                                   cluster=cluster, config=cfg)
+        with _ListProgress(quiet or tier != "cluster") as on_page:
+            result = run_preflight(request, on_page=on_page)
+        width = shutil.get_terminal_size((120, 24)).columns if sys.stdout.isatty() else 120
+        text = render(as_report(result, fail_on), output.value, color=_color(sys.stdout),
+                      width=width)
+    except UsageError as exc:
+        raise _fail(str(exc), ExitCode.USAGE) from None
+    except GpudraError as exc:
+        raise _fail(str(exc), ExitCode.INPUT_ERROR) from None
+    sys.stdout.write(text)
+    for error in result.errors:
+        typer.echo(f"gpudra: {error.where}: {error.message}", err=True)
+    raise typer.Exit(int(result.exit_code(fail_on)))
+
+
+@app.command()
+@_guarded
+def checks(
+    output: str = typer.Option("table", "-o", "--output", help="table, json or markdown."),
+) -> None:
+    """List every preflight check: id, tier, title and what it looks at (docs/checks.md)."""
+    import json as json_module
+
+    from gpudra.preflight import catalogue as check_catalogue
+    from gpudra.preflight import checks_markdown
+
+    entries = list(check_catalogue().values())
+    if output == "markdown":
+        sys.stdout.write(checks_markdown())
+    elif output == "json":
+        sys.stdout.write(json_module.dumps(
+            [{"id": c.id, "tier": c.tier.value, "title": c.title, "summary": c.summary,
+              "outcomes": [o.value for o in c.outcomes], "docs": c.docs_url} for c in entries],
+            indent=2) + "\n")
+    elif output == "table":
+        for c in entries:
+            sys.stdout.write(f"{c.id:<12} {c.tier.value:<10} {c.title}\n")
+    else:
+        raise _fail(f"-o must be table, json or markdown, not {output!r}", ExitCode.USAGE)
+
+
 @app.command(epilog=(
     "Examples:\n\n\b\n"
     "  gpudra rbac | kubectl apply -f -                 # ServiceAccount gpudra/gpudra-reader\n"

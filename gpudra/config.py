@@ -20,7 +20,7 @@ from gpudra.rules.base import RuleSettings
 from gpudra.workloads import WorkloadKind, compile_path
 
 CONFIG_NAMES = (".gpudra.yaml", ".gpudra.yml")
-_TOP_KEYS = {"rules", "exclude", "workloads"}
+_TOP_KEYS = {"rules", "exclude", "workloads", "preflight"}
 _WORKLOAD_KEYS = {"apiVersion", "group", "kind", "podSpecs", "containers"}
 
 
@@ -30,6 +30,7 @@ class Config:
     settings: RuleSettings = field(default_factory=RuleSettings)
     exclude: tuple[str, ...] = ()
     workloads: tuple[WorkloadKind, ...] = ()
+    preflight_skip: tuple[str, ...] = ()  # check ids `gpudra preflight` always skips
 
 
 def find_config(start: Path) -> Path | None:
@@ -79,6 +80,7 @@ def load_config(path: Path | None, known_rules: Mapping[str, Any]) -> Config:
         settings=_rules(path, raw.get("rules") or {}, known_rules),
         exclude=_strings(path, "exclude", raw.get("exclude") or []),
         workloads=tuple(_workload(path, i, w) for i, w in enumerate(raw.get("workloads") or [])),
+        preflight_skip=_preflight(path, raw.get("preflight") or {}),
     )
 
 
@@ -107,6 +109,14 @@ def _rules(path: Path, raw: Any, known: Mapping[str, Any]) -> RuleSettings:
             raise ConfigError(f"{path}: {key}: expected 'disable', a severity "
                               "(error|warning|info) or {{severity: ..., enabled: ...}}")
     return RuleSettings(frozenset(disabled), severities)
+
+
+def _preflight(path: Path, raw: Any) -> tuple[str, ...]:
+    """`preflight: {skip: [NODE005, ...]}`; the ids are checked against the catalogue when
+    preflight runs (an unknown one is a usage error there)."""
+    if not isinstance(raw, Mapping) or set(raw) - {"skip"}:
+        raise ConfigError(f"{path}: 'preflight' must be a mapping with the key 'skip'")
+    return _strings(path, "preflight.skip", raw.get("skip") or [])
 
 
 def _strings(path: Path, key: str, raw: Any) -> tuple[str, ...]:

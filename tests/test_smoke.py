@@ -37,3 +37,26 @@ def test_deploy_manifests_validate_strictly() -> None:
                                          "ServiceAccount"}
     for doc in docs:
         assert validator.errors(doc) == [], doc["kind"]
+
+
+def test_pre_commit_hooks_run_real_commands(tmp_path) -> None:
+    """Each hook's entry, as pre-commit runs it (the entry plus the changed files)."""
+    import shlex
+    from pathlib import Path
+
+    import yaml
+    from typer.testing import CliRunner
+
+    from gpudra.cli import app
+
+    root = Path(__file__).resolve().parents[1]
+    hooks = yaml.safe_load((root / ".pre-commit-hooks.yaml").read_text())
+    assert {h["id"] for h in hooks} == {"gpudra-audit", "gpudra-convert-check"}
+    manifest = tmp_path / "job.yaml"
+    manifest.write_text("apiVersion: v1\nkind: Pod\nmetadata: {name: p}\nspec:\n  containers:\n"
+                        "  - name: c\n    image: x\n    resources: {limits: {nvidia.com/gpu: 1}}\n")
+    for hook in hooks:
+        argv = shlex.split(hook["entry"])
+        assert argv[0] == "gpudra" and hook["language"] == "python"
+        result = CliRunner().invoke(app, [*argv[1:], str(manifest)])
+        assert result.exit_code == 1, (hook["id"], result.output)  # found work to do

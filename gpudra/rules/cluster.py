@@ -59,9 +59,6 @@ node so the cutover can be planned.
     "Drain or let these pods finish before moving the node to DRA.",
 )
 
-_DEVICE_PLUGIN_IMAGES = ("k8s-device-plugin",)
-_DEVICE_PLUGIN_NAMES = ("nvidia-device-plugin",)
-
 
 class ClusterState(Checker):
     rules = (GPU801, GPU802, GPU803)
@@ -120,10 +117,8 @@ def _advertised(node: Mapping[str, Any]) -> int:
 
 
 def is_device_plugin(daemonset: Mapping[str, Any]) -> bool:
-    """The NVIDIA device plugin, by image (standalone chart and GPU Operator alike) or name."""
-    containers = dig(daemonset, "spec", "template", "spec", "containers")
-    images = [str(dig(c, "image") or "") for c in containers if isinstance(c, Mapping)] \
-        if isinstance(containers, list) else []
-    name = str(dig(daemonset, "metadata", "name") or "")
-    return any(any(i in image for i in _DEVICE_PLUGIN_IMAGES) for image in images) or \
-        any(n in name for n in _DEVICE_PLUGIN_NAMES)
+    """The NVIDIA device plugin (standalone chart, GPU Operator or a static manifest), as
+    preflight recognises it: by name, labels, command or image (GFD and MPS excluded)."""
+    from gpudra.preflight.cluster.device_plugin import device_plugin_daemonsets
+
+    return bool(device_plugin_daemonsets([daemonset]))

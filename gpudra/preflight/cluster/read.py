@@ -1,0 +1,98 @@
+"""One read of a live cluster for the cluster tier: fills a ClusterSnapshot through gpudra.cluster.
+
+Follows the snapshot's reading contract (snapshot.py): what was listed goes to `objects`, what
+could not be read to `unavailable` with the server's reason, what the cluster does not serve is
+left out. Pods are read only in the namespaces of the device-plugin and DRA driver DaemonSets
+(what the checks look at), not across a large cluster.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Any
+
+from gpudra.preflight.cluster.device_plugin import device_plugin_daemonsets
+from gpudra.preflight.cluster.driver import driver_daemonsets
+from gpudra.preflight.cluster.snapshot import (
+    DAEMONSETS,
+    DISCOVERY,
+    KUEUE_CONFIG,
+    PODS,
+    RESOURCES,
+    ClusterSnapshot,
+    ResourceRef,
+)
+
+KUEUE_NAMESPACE = "kueue-system"
+KUEUE_CONFIGMAP = "kueue-manager-config"
+
+
+def read_snapshot(cluster: Any, on_page: Callable[[Any], None] | None = None) -> ClusterSnapshot:
+    """Read what the cluster checks need. Raises gpudra.cluster.ClusterError when the cluster
+    cannot be read at all (unreachable, credentials rejected)."""
+    version = cluster.server_version().git_version
+    objects: dict[str, tuple[dict[str, Any], ...]] = {}
+    unavailable: dict[str, str] = {}
+    try:
+        groups = {name: group.versions for name, group in cluster.discovery.groups().items()}
+    except Exception as exc:  # noqa: BLE001 - the checks say unavailable with this reason
+        groups = None
+        unavailable[DISCOVERY] = " ".join(str(exc).split())
+    for ref in RESOURCES:
+        if ref is PODS:
+            continue  # below, narrowed to the namespaces the checks look at
+        if ref is KUEUE_CONFIG:
+            _read_kueue_config(cluster, objects, unavailable)
+            continue
+        _read(cluster, ref, None, objects, unavailable, on_page)
+    scopes: dict[str, str] = {}
+    daemonsets = objects.get(DAEMONSETS.key)
+    if daemonsets is not None:
+        watched = [*device_plugin_daemonsets(daemonsets),
+                   *(d.obj for d in driver_daemonsets(daemonsets))]
+        namespaces = sorted({str((d.get("metadata") or {}).get("namespace") or "")
+                             for d in watched} - {""})
+        pods: list[dict[str, Any]] = []
+        for namespace in namespaces:
+            part: dict[str, tuple[dict[str, Any], ...]] = {}
+            _read(cluster, PODS, namespace, part, unavailable, on_page)
+            pods += part.get(PODS.key, ())
+        if PODS.key not in unavailable:
+            objects[PODS.key] = tuple(pods)
+        scopes[PODS.key] = ("namespaces " + ", ".join(namespaces)) if namespaces \
+            else "no device-plugin or DRA driver namespace"
+    return ClusterSnapshot(version, groups, objects, unavailable, scopes)
+
+
+def _read(cluster: Any, ref: ResourceRef, namespace: str | None,
+          objects: dict[str, tuple[dict[str, Any], ...]], unavailable: dict[str, str],
+          on_page: Callable[[Any], None] | None) -> None:
+    resource = cluster.resource(ref.group, ref.plural, ref.versions)
+    if resource is None:
+        return  # not served: the checks read "not installed" from discovery
+    listing = cluster.list(resource, namespace=namespace, on_page=on_page)
+    items = [item for page in listing for item in page]
+    if listing.error is not None:
+        unavailable[ref.key] = _reason(listing.error)
+    elif not listing.not_served:
+        objects[ref.key] = tuple(items)
+
+
+def _read_kueue_config(cluster: Any, objects: dict[str, tuple[dict[str, Any], ...]],
+                       unavailable: dict[str, str]) -> None:
+    if cluster.resource("kueue.x-k8s.io", "clusterqueues") is None:
+        return  # no Kueue: nothing to read
+    configmaps = cluster.resource("", "configmaps", "v1")
+    before = len(cluster.errors)
+    found = cluster.get(configmaps, KUEUE_CONFIGMAP, KUEUE_NAMESPACE) if configmaps else None
+    if len(cluster.errors) > before:
+        unavailable[KUEUE_CONFIG.key] = _reason(cluster.errors[-1])
+    else:
+        objects[KUEUE_CONFIG.key] = (found,) if found is not None else ()
+
+
+def _reason(error: Any) -> str:
+    """`403: <the server's message>`, as the snapshot's contract has it."""
+    status = getattr(error, "status", None)
+    message = getattr(error, "message", "") or getattr(error, "reason", "") or str(error)
+    return f"{status}: {message}" if status else message

@@ -1,0 +1,145 @@
+"""The preflight use case: which tier, read its inputs, run its checks, decide the exit code.
+
+Streams and the terminal stay in the CLI; this module returns results and the report to render.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+from gpudra.errors import UsageError
+from gpudra.model import ExitCode, InputError
+from gpudra.preflight import catalogue
+from gpudra.preflight.model import CheckResult, Outcome, apply_skips, count_outcomes
+from gpudra.report.outcomes import Outcome as Verdict
+from gpudra.report.outcomes import OutcomeReport
+
+TIERS = ("cluster", "node", "manifests")
+FAIL_ON = {"fail": Outcome.FAIL, "warn": Outcome.WARN, "unavailable": Outcome.UNAVAILABLE}
+
+
+@dataclass(frozen=True)
+class PreflightRequest:
+    tier: str = "cluster"
+    skip: Sequence[str] = ()
+    fail_on: str = "fail"
+    target_version: str | None = None
+    manifests: Sequence[str] = ()
+    require_migrated: bool = False
+    host_root: str = "/"
+    node_name: str | None = None
+    cluster: Any = None              # gpudra.cluster.ClusterOptions (cluster tier)
+    config: Any = None               # gpudra.config.Config (excludes, workloads, skips)
+
+
+@dataclass(frozen=True)
+class PreflightResult:
+    tier: str
+    results: tuple[CheckResult, ...]
+    errors: tuple[InputError, ...] = ()
+    target: str | None = None
+    facts: dict[str, Any] = field(default_factory=dict)
+
+    def failing(self, result: CheckResult, fail_on: str) -> bool:
+        return not result.skipped and result.outcome.rank >= FAIL_ON[fail_on].rank
+
+    def exit_code(self, fail_on: str) -> ExitCode:
+        """3 when an input could not be read (manifests) or nothing was checked; 1 when a
+        check at or above --fail-on failed; else 0."""
+        if self.errors or not self.results:
+            return ExitCode.INPUT_ERROR
+        if any(self.failing(r, fail_on) for r in self.results):
+            return ExitCode.FINDINGS
+        return ExitCode.OK
+
+
+def validate(request: PreflightRequest) -> frozenset[str]:
+    """Check the options before anything is read; the skip list as check ids."""
+    if request.tier not in TIERS:
+        raise UsageError(f"unknown tier {request.tier!r}")
+    if request.fail_on not in FAIL_ON:
+        raise UsageError(f"--fail-on must be one of {', '.join(FAIL_ON)}, not {request.fail_on!r}")
+    if request.target_version is not None:
+        from gpudra.dra.versions import TargetVersion
+
+        TargetVersion.parse(request.target_version)
+    configured = getattr(request.config, "preflight_skip", ()) if request.config else ()
+    return catalogue().parse_skip_list([*configured, *request.skip])
+
+
+def run_preflight(request: PreflightRequest, *,
+                  on_page: Callable[[Any], None] | None = None) -> PreflightResult:
+    """Run the request's tier. Raises gpudra.cluster.ClusterError when the cluster cannot be
+    read at all, UsageError for bad options."""
+    skips = validate(request)
+    target = None
+    if request.target_version is not None:
+        from gpudra.dra.versions import TargetVersion
+
+        target = TargetVersion.parse(request.target_version)
+    if request.tier == "manifests":
+        result = _manifests(request, target)
+    elif request.tier == "node":
+        result = _node(request)
+    else:
+        result = _cluster(request, target, on_page)
+    return PreflightResult(result.tier, apply_skips(result.results, skips), result.errors,
+                           str(target) if target else None, result.facts)
+
+
+def _cluster(request: PreflightRequest, target: Any,
+             on_page: Callable[[Any], None] | None) -> PreflightResult:
+    from gpudra.cluster import ClusterOptions, connect
+    from gpudra.preflight.cluster import run_cluster_checks
+    from gpudra.preflight.cluster.options import ClusterOptions as CheckOptions
+    from gpudra.preflight.cluster.read import read_snapshot
+
+    with connect(request.cluster or ClusterOptions(all_namespaces=True)) as cluster:
+        snapshot = read_snapshot(cluster, on_page)
+        facts = {"server": cluster.target.server, "server_version": snapshot.server_version}
+    results = run_cluster_checks(snapshot, CheckOptions(target_version=target))
+    return PreflightResult("cluster", results, (), None, facts)
+
+
+def _node(request: PreflightRequest) -> PreflightResult:
+    from gpudra.preflight.node import NodeOptions, run_node_checks
+    from gpudra.preflight.node.host import LocalHost
+
+    results = run_node_checks(LocalHost(request.host_root),
+                              NodeOptions(node_name=request.node_name))
+    return PreflightResult("node", results, (), None, {"host_root": request.host_root})
+
+
+def _manifests(request: PreflightRequest, target: Any) -> PreflightResult:
+    from gpudra.audit import AuditRequest
+    from gpudra.config import Config
+    from gpudra.dra.versions import DEFAULT
+    from gpudra.preflight.manifests import ManifestOptions, run_manifest_checks
+    from gpudra.preflight.manifests.read import read_manifests
+
+    if not request.manifests:
+        raise UsageError("--manifests needs a PATH")
+    tree = read_manifests(AuditRequest(list(request.manifests), request.config or Config()))
+    options = ManifestOptions(target_version=target or DEFAULT,
+                              require_migrated=request.require_migrated)
+    errors = tree.errors
+    if tree.files_scanned == 0 and not errors:
+        errors = (InputError(None, "no manifests found (looked for *.yaml, *.yml, *.json)"),)
+    return PreflightResult("manifests", run_manifest_checks(tree, options), errors, None,
+                           {"files_scanned": tree.files_scanned})
+
+
+def as_report(result: PreflightResult, fail_on: str) -> OutcomeReport:
+    """The results in the shared outcome format; the JSON contract is design.md's:
+    `{"checks": [{"id", "title", "outcome", "message", "remediation", ...}], "summary"}`."""
+    verdicts = tuple(Verdict(r.id, r.title, r.outcome.value, r.message, r.remediation,
+                             r.subject, r.details, skipped=r.skipped) for r in result.results)
+    by_id = {r.id: r for r in result.results}
+    summary = {"tier": result.tier, **count_outcomes(result.results),
+               "target_version": result.target, **result.facts,
+               "fail_on": fail_on, "passed": result.exit_code(fail_on) is ExitCode.OK}
+    headline = f"gpudra preflight ({result.tier})"
+    return OutcomeReport("preflight", "checks", verdicts, result.errors, summary,
+                         lambda v: result.failing(by_id[v.id], fail_on), headline)
