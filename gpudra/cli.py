@@ -459,6 +459,86 @@ def preflight(
     raise typer.Exit(int(result.exit_code(fail_on)))
 
 
+@app.command(epilog=(
+    "Devices: --inventory files (ResourceSlices, or Node objects such as `kubectl get nodes "
+    "-o yaml`, from which the NVIDIA DRA driver's devices are predicted), else ResourceSlices "
+    "or Nodes in the tree, else the current cluster's (read-only).\n\n"
+    "Exit codes: 0 every workload can be satisfied; 1 one cannot; 2 usage error; 3 an input "
+    "or the cluster could not be read.\n\n"
+    "Examples:\n\n\b\n"
+    "  gpudra plan ./manifests --inventory slices.yaml\n"
+    "  kubectl get nodes -o yaml > nodes.yaml && gpudra plan ./manifests --inventory nodes.yaml\n"
+    "  gpudra plan                      # workloads and devices of the current cluster\n"
+    "  gpudra plan ./manifests -o json | jq '.workloads[] | select(.satisfiable | not)'"))
+@_guarded
+def plan(
+    paths: Optional[list[str]] = typer.Argument(
+        None, metavar="[PATH]...", help="Manifests (converted or not); none: the cluster."),
+    inventory: list[str] = typer.Option([], "--inventory", metavar="FILE",
+                                        help="ResourceSlice or Node YAML (repeatable)."),
+    target_version: str = typer.Option("1.37", "--target-version", metavar="1.32..1.37",
+                                       help="Release unconverted workloads are converted for."),
+    consumable_shares: Optional[str] = typer.Option(
+        None, "--consumable-shares", metavar="memory|unlimited|N",
+        help="Predicted devices: the DRA driver's --consumable-shares setting."),
+    output: OutcomeFormat = typer.Option(OutcomeFormat.TABLE, "-o", "--output",
+                                         case_sensitive=False, help="Report format."),
+    config: Optional[Path] = typer.Option(None, "--config", metavar="FILE",
+                                          help="Config file (default: nearest .gpudra.yaml)."),
+    quiet: bool = typer.Option(False, "-q", "--quiet", help="No progress on stderr."),
+    kubeconfig: Optional[str] = typer.Option(None, "--kubeconfig", metavar="FILE",
+                                             help="Cluster: kubeconfig file."),
+    context: Optional[str] = typer.Option(None, "--context", metavar="NAME",
+                                          help="Cluster: kubeconfig context to use."),
+    namespace: Optional[str] = typer.Option(None, "-n", "--namespace", metavar="NS",
+                                            help="Cluster: only this namespace's workloads."),
+) -> None:
+    """Prove each claim matches real devices before the switch.
+
+    Simulates placement of every workload (replicas x claims x count) on the device
+    inventory: which requests match how many devices on which nodes, which selector term
+    rejects which devices, and devices nothing matches. Unconverted workloads are converted in
+    memory first, as `gpudra convert` would.
+    """
+    import json as json_module
+
+    from gpudra.config import config_for, load_config
+    from gpudra.plan.run import PlanRequest, as_report, run_plan
+    from gpudra.report.outcomes import render
+    from gpudra.rules import catalogue as rule_catalogue
+
+    paths = list(paths or [])
+    try:
+        cfg = load_config(config_for(paths, config), rule_catalogue())
+        from gpudra.cluster import ClusterOptions
+
+        cluster = ClusterOptions(kubeconfig=kubeconfig, context=context, namespace=namespace,
+                                 all_namespaces=not namespace)
+        request = PlanRequest(paths=tuple(paths), inventory=tuple(inventory), cluster=cluster,
+                              target_version=target_version,
+                              consumable_shares=consumable_shares, config=cfg)
+        with _ListProgress(quiet) as on_page:
+            result = run_plan(request, on_page=on_page)
+        if output is OutcomeFormat.JSON:
+            data = result.report.to_json()
+            data["errors"] = [{"file": e.file, "line": e.line, "message": e.message,
+                               **({"object": e.object} if e.object else {})}
+                              for e in result.errors]
+            text = json_module.dumps(data, indent=2, ensure_ascii=False) + "\n"
+        else:
+            width = shutil.get_terminal_size((120, 24)).columns if sys.stdout.isatty() else 120
+            text = render(as_report(result), output.value, color=_color(sys.stdout),
+                          width=width)
+    except UsageError as exc:
+        raise _fail(str(exc), ExitCode.USAGE) from None
+    except GpudraError as exc:
+        raise _fail(str(exc), ExitCode.INPUT_ERROR) from None
+    sys.stdout.write(text)
+    for error in result.errors:
+        typer.echo(f"gpudra: {error.where}: {error.message}", err=True)
+    raise typer.Exit(int(result.exit_code()))
+
+
 @app.command()
 @_guarded
 def checks(

@@ -1,0 +1,42 @@
+"""Convert one object in memory, with no text to edit: for `gpudra plan` on unconverted trees.
+
+The planner decides what `convert` would change (operations and new DRA objects); applied to
+the data, they give the objects `convert` would write, which plan then checks against real
+devices. Layout concerns (anchors, flow style) do not arise without text, so every path counts
+as editable here.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from typing import Any
+
+from gpudra.convert.nodes import NodeDocument
+from gpudra.convert.ops import apply_to_data
+from gpudra.convert.planner import ConvertOptions, Planner
+from gpudra.workloads import WorkloadTable
+
+
+class _Anything(NodeDocument):
+    def __init__(self) -> None:
+        super().__init__(None, None)
+
+    def editable(self, path: Any) -> bool:
+        return True
+
+
+def in_memory_converter(options: ConvertOptions, table: WorkloadTable | None = None):
+    """A plan ConvertHook: an object still on the device plugin -> the objects convert would
+    write for it (the rewritten workload first, then its claims and templates); None for
+    objects convert would not rewrite (already on DRA, blocked, not a workload)."""
+    planner = Planner(options, table or WorkloadTable())
+
+    def convert(data: Mapping[str, Any]) -> Sequence[Mapping[str, Any]] | None:
+        if str(data.get("apiVersion", "")).startswith("resource.k8s.io/"):
+            return None
+        plan = planner.plan("<memory>", data, (), _Anything())
+        if plan.result is None or plan.result.strategy != "rewrite":
+            return None
+        return [apply_to_data(data, plan.ops), *(obj for obj, _ in plan.new_objects)]
+
+    return convert

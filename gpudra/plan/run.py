@@ -1,0 +1,193 @@
+"""The plan use case: read workloads and a device inventory, plan, and turn the result into a
+report and an exit code. Streams and the terminal stay in the CLI.
+
+Workloads come from a tree (converted manifests, or unconverted ones converted in memory the way
+`gpudra convert` would) or from the cluster. Devices come from `--inventory` files
+(ResourceSlices, or Node objects to predict devices from), from ResourceSlices or Nodes in the
+tree itself, or else from the cluster (its ResourceSlices; predicted from its nodes when the
+DRA driver publishes none yet).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+from gpudra.errors import UsageError
+from gpudra.model import ExitCode, InputError
+from gpudra.objects import SourceObject, as_mapping
+from gpudra.plan.engine import PlanOptions, plan
+from gpudra.plan.inventory import Inventory, parse_inventory
+from gpudra.plan.report import PlanReport
+from gpudra.plan.synthesis import synthesize
+from gpudra.report.outcomes import Outcome, OutcomeReport
+from gpudra.sources import ScanStats
+from gpudra.sources.files import FileSource
+
+_INVENTORY_KINDS = ("ResourceSlice", "Node")
+
+
+@dataclass(frozen=True)
+class PlanRequest:
+    paths: Sequence[str] = ()         # a tree; empty: workloads from the cluster
+    inventory: Sequence[str] = ()     # ResourceSlice and/or Node YAML files
+    cluster: Any = None               # gpudra.cluster.ClusterOptions
+    target_version: str = "1.37"      # for workloads converted in memory
+    consumable_shares: str | None = None
+    config: Any = None                # gpudra.config.Config
+
+
+@dataclass(frozen=True)
+class PlanResult:
+    report: PlanReport
+    errors: tuple[InputError, ...]
+    read: int                          # files or objects read
+
+    def exit_code(self) -> ExitCode:
+        if self.errors or self.read == 0:
+            return ExitCode.INPUT_ERROR
+        return ExitCode.FINDINGS if self.report.unsatisfiable else ExitCode.OK
+
+
+def run_plan(request: PlanRequest, *, on_page: Callable[[Any], None] | None = None) -> PlanResult:
+    """Raises UsageError for bad options, gpudra.cluster.ClusterError when a cluster it needs
+    cannot be read."""
+    from gpudra.config import Config
+    from gpudra.convert.memory import in_memory_converter
+    from gpudra.convert.planner import ConvertOptions
+    from gpudra.dra.versions import TargetVersion
+    from gpudra.workloads import WorkloadTable
+
+    config = request.config or Config()
+    table = WorkloadTable().with_kinds(config.workloads)
+    target = TargetVersion.parse(request.target_version)
+    errors: list[InputError] = []
+    inventory = _inventory_files(request.inventory, errors, request.consumable_shares)
+    if request.paths:
+        stats = ScanStats()
+        objects = _read_tree(request.paths, config, stats, errors)
+        read = stats.files
+        if inventory is None and any(_kind(o) in _INVENTORY_KINDS for o in objects):
+            inventory = _inventory_from(objects, "tree", request.consumable_shares)
+        if inventory is None:
+            inventory, more = _cluster_inventory(request, on_page, request.consumable_shares)
+            errors += more
+    else:
+        objects, read, more = _cluster_objects(request, table, on_page)
+        errors += more
+        if inventory is None:
+            inventory = _inventory_from(objects, "cluster", request.consumable_shares)
+    workloads = [o for o in objects if _kind(o) not in _INVENTORY_KINDS]
+    options = PlanOptions(converter=in_memory_converter(ConvertOptions(target), table),
+                          table=table, consumable_shares=request.consumable_shares)
+    return PlanResult(plan(workloads, inventory, options), tuple(errors), read)
+
+
+def _read_tree(paths: Sequence[str], config: Any, stats: ScanStats,
+               errors: list[InputError]) -> list[SourceObject]:
+    source = FileSource(list(paths), config.exclude)
+    objects: list[SourceObject] = []
+    for item in source.items():
+        if isinstance(item, InputError):
+            errors.append(item)
+        elif isinstance(item, SourceObject) and not item.listing:
+            objects.append(item)
+    stats.files, stats.documents = source.stats.files, source.stats.documents
+    return objects
+
+
+def _inventory_files(files: Sequence[str], errors: list[InputError],
+                     shares: str | None) -> Inventory | None:
+    if not files:
+        return None
+    stats = ScanStats()
+    objects = _read_tree(files, _NoConfig(), stats, errors)
+    if stats.files == 0 and not errors:
+        raise UsageError(f"--inventory {', '.join(files)}: no YAML or JSON files found")
+    return _inventory_from(objects, "file", shares)
+
+
+class _NoConfig:
+    exclude: tuple[str, ...] = ()
+
+
+def _inventory_from(objects: Sequence[Any], source: str, shares: str | None) -> Inventory:
+    """ResourceSlices as they are, plus devices predicted for nodes that publish none."""
+    data = [_data(o) for o in objects]
+    slices = parse_inventory(data, source)
+    publishing = {d.node for d in slices.devices if d.node}
+    nodes = [o for o in data if _kind(o) == "Node"
+             and as_mapping(o.get("metadata")).get("name") not in publishing]
+    if not nodes:
+        return slices
+    predicted = synthesize(nodes, shares)
+    if not predicted.devices:
+        return slices
+    return slices.merged(predicted) if slices.devices else predicted
+
+
+def _cluster_inventory(request: PlanRequest, on_page: Callable[[Any], None] | None,
+                       shares: str | None) -> tuple[Inventory, list[InputError]]:
+    """Devices of the current cluster for a tree: its ResourceSlices and Nodes."""
+    from gpudra.cluster import ClusterOptions, connect
+
+    errors: list[InputError] = []
+    objects: list[dict[str, Any]] = []
+    with connect(request.cluster or ClusterOptions(all_namespaces=True)) as cluster:
+        cluster.server_version()
+        for group, plural, versions in (("resource.k8s.io", "resourceslices",
+                                         ("v1", "v1beta2", "v1beta1")), ("", "nodes", None)):
+            resource = cluster.resource(group, plural, versions)
+            if resource is not None:
+                for page in cluster.list(resource, on_page=on_page):
+                    objects += page
+        errors += [InputError(None, str(p), object=p.subject) for p in cluster.errors]
+    return _inventory_from(objects, "cluster", shares), errors
+
+
+def _cluster_objects(request: PlanRequest, table: Any, on_page: Callable[[Any], None] | None
+                     ) -> tuple[list[Any], int, list[InputError]]:
+    """Top-level workloads (owner-resolved: no pod counted twice), DRA objects and nodes."""
+    from gpudra.cluster import ClusterOptions, connect
+    from gpudra.sources.cluster import ClusterSource
+
+    objects: list[Any] = []
+    errors: list[InputError] = []
+    with connect(request.cluster or ClusterOptions(all_namespaces=True)) as cluster:
+        cluster.server_version()
+        source = ClusterSource(cluster, table, on_page)
+        for item in source.items():
+            if isinstance(item, InputError):
+                errors.append(item)
+            elif isinstance(item, SourceObject):
+                objects.append(item)
+    return objects, source.stats.objects, errors
+
+
+def _data(obj: Any) -> dict[str, Any]:
+    return obj.data if isinstance(obj, SourceObject) else obj
+
+
+def _kind(obj: Any) -> str:
+    return str(_data(obj).get("kind", ""))
+
+
+def as_report(result: PlanResult) -> OutcomeReport:
+    """Workloads as verdicts, for the shared report formats (the JSON is plan's own)."""
+    verdicts = []
+    for w in result.report.workloads:
+        subject = "/".join(x for x in (w.namespace, w.kind, w.name) if x)
+        lines = [f"request {r.name}: {r.count} × {r.matching_devices} matching"
+                 + (f" on {', '.join(r.nodes[:5])}" if r.nodes else "")
+                 for r in w.requests]
+        lines += list(w.warnings)
+        message = (f"{w.pods_placed}/{w.pods} pods placed" if w.satisfiable
+                   else w.reason or "cannot be satisfied")
+        verdicts.append(Outcome(w.name, w.kind, "pass" if w.satisfiable else "fail", message,
+                                None if w.satisfiable else "gpudra plan -o json shows which "
+                                "selector term rejects which devices", subject, tuple(lines),
+                                file=w.file))
+    summary = result.report.to_json()["summary"]
+    return OutcomeReport("plan", "workloads", tuple(verdicts), result.errors, summary,
+                         lambda v: v.status == "fail", "gpudra plan")

@@ -1,0 +1,122 @@
+"""`gpudra plan` end to end: trees (converted, or converted in memory), inventories from files,
+from the tree and from a cluster, the JSON contract of the issue, formats and exit codes."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+import pytest
+import yaml
+from typer.testing import CliRunner
+
+from gpudra.cli import app
+from gpudra.dra.cel import engine_available
+from tests.fakeapi import FakeCluster
+
+pytestmark = pytest.mark.skipif(not engine_available(), reason="cel-expr-python not installed")
+FIXTURES = Path(__file__).parent / "fixtures"
+ENV = {"KUBECONFIG": "", "HOME": "/nonexistent"}
+UNCONVERTED = """\
+apiVersion: apps/v1
+kind: Deployment
+metadata: {name: big, namespace: ml}
+spec:
+  replicas: 2
+  selector: {matchLabels: {app: big}}
+  template:
+    metadata: {labels: {app: big}}
+    spec:
+      nodeSelector: {nvidia.com/gpu.product: NVIDIA-H100-80GB-HBM3}
+      containers:
+      - name: server
+        image: vllm
+        resources: {limits: {nvidia.com/gpu: 4}}
+---
+apiVersion: batch/v1
+kind: Job
+metadata: {name: huge, namespace: ml}
+spec:
+  template:
+    spec:
+      restartPolicy: Never
+      containers:
+      - name: train
+        image: t
+        resources: {limits: {nvidia.com/gpu: 64}}
+"""
+
+
+def _plan(*args: str) -> tuple[int, str, str]:
+    result = CliRunner().invoke(app, ["plan", *args], env=ENV)
+    assert result.exception is None or isinstance(result.exception, SystemExit), result.output
+    return result.exit_code, result.stdout, result.stderr
+
+
+@pytest.fixture
+def tree(tmp_path: Path) -> Path:
+    (tmp_path / "apps.yaml").write_text(UNCONVERTED)
+    return tmp_path
+
+
+def test_unconverted_tree_is_converted_in_memory_and_planned(tree: Path) -> None:
+    code, out, _ = _plan(str(tree), "--inventory", str(FIXTURES / "inventory-a100-h100.yaml"),
+                         "-o", "json")
+    report = json.loads(out)
+    workloads = {w["name"]: w for w in report["workloads"]}
+    for w in workloads.values():  # the issue's contract
+        assert {"kind", "name", "namespace", "satisfiable", "reason", "requests"} <= set(w)
+        for r in w["requests"]:
+            assert {"name", "count", "matching_devices", "nodes"} <= set(r)
+    assert workloads["big"]["converted"] and workloads["big"]["satisfiable"]
+    [request] = workloads["big"]["requests"]
+    assert request["count"] == 4 and set(request["nodes"]) == {"node-h100"}
+    assert not workloads["huge"]["satisfiable"] and workloads["huge"]["reason"]
+    assert "devices" in report and code == 1
+    assert not (tree / "apps.yaml").read_text() != UNCONVERTED, "plan never writes"
+
+
+def test_inventory_predicted_from_nodes(tree: Path) -> None:
+    code, out, _ = _plan(str(tree), "--inventory", str(FIXTURES / "nodes-gfd.yaml"), "-o", "json")
+    report = json.loads(out)
+    assert report["summary"]["inventory"] == "synthesised"
+    assert report["devices"]["total"] > 0 and report["workloads"] and code in (0, 1)
+
+
+@pytest.mark.parametrize("fmt", ["table", "markdown", "junit", "github"])
+def test_formats(tree: Path, fmt: str) -> None:
+    code, out, _ = _plan(str(tree), "--inventory", str(FIXTURES / "inventory-a100-h100.yaml"),
+                         "-o", fmt)
+    assert "huge" in out and code == 1
+
+
+def test_no_inventory_and_no_cluster_is_one_line_exit_3(tree: Path) -> None:
+    code, _, err = _plan(str(tree), "--kubeconfig", "/nonexistent/kubeconfig")
+    assert code == 3 and len(err.strip().splitlines()) == 1
+
+
+def _cluster_state() -> dict[str, Any]:
+    docs = [d for name in ("inventory-a100-h100.yaml",)
+            for d in yaml.safe_load_all((FIXTURES / name).read_text()) if d]
+    return {"version": "1.34.2", "token": "t", "objects": docs + list(yaml.safe_load_all(
+        UNCONVERTED))}
+
+
+def test_cluster_mode_reads_workloads_and_devices_from_the_cluster() -> None:
+    with FakeCluster(_cluster_state(), tls=False) as cluster:
+        code, out, err = _plan("--kubeconfig", str(cluster.kubeconfig), "-o", "json")
+        assert {r.method for r in cluster.requests} == {"GET"}
+    report = json.loads(out)
+    names = {w["name"]: w["satisfiable"] for w in report["workloads"]}
+    assert names == {"big": True, "huge": False}, (names, err)
+    assert report["summary"]["inventory"] == "cluster" and code == 1
+
+
+def test_tree_with_devices_from_the_cluster(tree: Path) -> None:
+    state = _cluster_state()
+    state["objects"] = [o for o in state["objects"] if o["kind"] in ("ResourceSlice", "Node")]
+    with FakeCluster(state, tls=False) as cluster:
+        code, out, _ = _plan(str(tree), "--kubeconfig", str(cluster.kubeconfig), "-o", "json")
+    report = json.loads(out)
+    assert {w["name"] for w in report["workloads"]} == {"big", "huge"} and code == 1
