@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import enum
 import functools
 import os
 import shutil
@@ -365,7 +366,9 @@ def convert(
     raise typer.Exit(int(code))
 
 
-class OutcomeFormat(str, __import__("enum").Enum):
+class OutcomeFormat(str, enum.Enum):
+    """Formats of preflight and plan (gpudra.report.outcomes)."""
+
     TABLE = "table"
     JSON = "json"
     JUNIT = "junit"
