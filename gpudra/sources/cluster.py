@@ -47,6 +47,7 @@ class Read:
     commands: frozenset[str] = frozenset({"audit", "plan", "preflight"})
     verbs: tuple[str, ...] = ("get", "list")
     names: tuple[str, ...] = ()  # only these objects (RBAC resourceNames; `get` only)
+    kind: str | None = None      # a CRD's kind: discovery gives its real plural
 
 
 _CORE_WORKLOADS = ("StatefulSet", "DaemonSet", "Deployment")
@@ -97,7 +98,8 @@ def crd_reads(table: Iterable[Any] = BUILTIN_KINDS) -> tuple[Read, ...]:
             continue
         plural = f"{entry.kind.lower()}s"
         reads.setdefault((entry.group, plural), Read(entry.group, plural, "GPU workload CRD",
-                                                     commands=frozenset({"audit", "plan"})))
+                                                     commands=frozenset({"audit", "plan"}),
+                                                     kind=entry.kind))
     return tuple(reads.values())
 
 
@@ -156,6 +158,10 @@ class ClusterSource:
 
     def _list(self, read: Read) -> Iterator[dict[str, Any]]:
         resource = self.cluster.resource(read.group, read.resource, read.versions)
+        discovery = getattr(self.cluster, "discovery", None)
+        if resource is None and read.kind and discovery is not None:
+            # A plural that is not the kind plus "s": discovery knows the real one.
+            resource = discovery.find_kind(read.group, read.kind)
         if resource is None:
             return  # not served: nothing to read, nothing wrong
         for page in self.cluster.list(resource, on_page=self.on_page):
