@@ -495,6 +495,8 @@ def plan(
                                           help="Cluster: kubeconfig context to use."),
     namespace: Optional[str] = typer.Option(None, "-n", "--namespace", metavar="NS",
                                             help="Cluster: only this namespace's workloads."),
+    request_timeout: Optional[str] = typer.Option(None, "--request-timeout", metavar="DURATION",
+                                                  help="Cluster: per-request timeout."),
 ) -> None:
     """Prove each claim matches real devices before the switch.
 
@@ -513,10 +515,12 @@ def plan(
     paths = list(paths or [])
     try:
         cfg = load_config(config_for(paths, config), rule_catalogue())
-        from gpudra.cluster import ClusterOptions
+        from gpudra.cluster import ClusterOptions, parse_duration
 
         cluster = ClusterOptions(kubeconfig=kubeconfig, context=context, namespace=namespace,
-                                 all_namespaces=not namespace)
+                                 all_namespaces=not namespace,
+                                 request_timeout=parse_duration(request_timeout)
+                                 if request_timeout else None)
         request = PlanRequest(paths=tuple(paths), inventory=tuple(inventory), cluster=cluster,
                               target_version=target_version,
                               consumable_shares=consumable_shares, config=cfg)

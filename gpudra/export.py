@@ -171,10 +171,16 @@ def _get(value: Any, path: PathT) -> Any:
 
 
 def file_name(obj: Mapping[str, Any]) -> str:
-    """`<namespace>/<kind>-<name>.yaml`, lower case, as exported files are laid out."""
+    """`<namespace>/<kind>-<name>.yaml`, lower case, as exported files are laid out; kinds of
+    other API groups carry their group (`job.batch.volcano.sh-train.yaml`), so a Volcano Job
+    and a batch Job of one name do not collide."""
     meta = obj.get("metadata") or {}
     namespace = str(meta.get("namespace") or "_cluster")
-    return f"{namespace}/{str(obj.get('kind', 'object')).lower()}-{meta.get('name', 'unnamed')}.yaml"
+    group = str(obj.get("apiVersion", "")).rpartition("/")[0]
+    kind = str(obj.get("kind", "object")).lower()
+    if group not in ("", "apps", "batch"):
+        kind = f"{kind}.{group}"
+    return f"{namespace}/{kind}-{meta.get('name', 'unnamed')}.yaml"
 
 
 def dump(obj: Mapping[str, Any]) -> str:

@@ -25,7 +25,10 @@ NVIDIA_ENV = ("NVIDIA_VISIBLE_DEVICES", "NVIDIA_DRIVER_CAPABILITIES")
 # Where a resource-like key is a label, a selector, data or what a live object reports
 # (`status.containerStatuses[].allocatedResources`), never a request.
 _NOT_REQUESTS = frozenset({"metadata", "labels", "annotations", "nodeSelector", "matchLabels",
-                           "selector", "data", "stringData", "binaryData", "status"})
+                           "selector", "data", "stringData", "binaryData", "status",
+                           # gang-scheduling minimums (Kubeflow runPolicy, Volcano): what the
+                           # group needs before it starts, not a request of its own
+                           "minResources"})
 _DATA_KINDS = frozenset({"ConfigMap", "Secret"})
 _MISSING = object()
 

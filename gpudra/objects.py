@@ -129,7 +129,7 @@ class ClusterObject(SourceObject):
 
     @property
     def identity(self) -> tuple:
-        return ("cluster", self.kind, self.namespace, self.name)
+        return ("cluster", self.group, self.kind, self.namespace, self.name)
 
 
 @dataclass(frozen=True)

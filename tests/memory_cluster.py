@@ -25,6 +25,9 @@ _TYPES = {
     ("monitoring.coreos.com", "prometheusrules"): ("v1", "PrometheusRule", True),
     ("kubeflow.org", "pytorchjobs"): ("v1", "PyTorchJob", True),
     ("jobset.x-k8s.io", "jobsets"): ("v1alpha2", "JobSet", True),
+    ("leaderworkerset.x-k8s.io", "leaderworkersets"): ("v1", "LeaderWorkerSet", True),
+    ("ray.io", "rayclusters"): ("v1", "RayCluster", True),
+    ("ray.io", "rayjobs"): ("v1", "RayJob", True),
 }
 
 
@@ -47,17 +50,35 @@ class MemoryCluster:
     page_size: int = 2
     problems: list[Any] = field(default_factory=list)
     listed: list[str] = field(default_factory=list)
+    extra_types: dict[tuple[str, str], tuple[str, str, bool]] = field(default_factory=dict)
+
+    def _types(self) -> dict[tuple[str, str], tuple[str, str, bool]]:
+        return {**_TYPES, **self.extra_types}
 
     def resource(self, group: str, name: str, version: Any = None) -> MemoryType | None:
-        found = _TYPES.get((group, name))
+        found = self._types().get((group, name))
         return None if found is None else MemoryType(group, name, *found)
+
+    @property
+    def discovery(self) -> MemoryCluster:
+        return self
+
+    def groups(self) -> dict[str, Any]:
+        return {group: None for group, _ in self._types()}
+
+    def find_kind(self, group: str, kind: str, version: Any = None) -> MemoryType | None:
+        for (g, name), (v, k, namespaced) in self._types().items():
+            if g == group and k == kind:
+                return MemoryType(g, name, v, k, namespaced)
+        return None
 
     def list(self, resource: MemoryType, **_: Any):
         self.listed.append(resource.name)
         if resource.name in self.denied:
             self.problems.append(_Problem(resource.name, resource.group))
             return
-        items = [o for o in self.objects if o.get("kind") == resource.kind]
+        items = [o for o in self.objects if o.get("kind") == resource.kind
+                 and str(o.get("apiVersion", "")).rpartition("/")[0] == resource.group]
         for start in range(0, len(items), self.page_size):
             yield items[start:start + self.page_size]
 

@@ -119,5 +119,10 @@ def test_user_values_equal_to_nothing_default_are_kept() -> None:
 def test_file_names() -> None:
     assert file_name({"kind": "Deployment", "metadata": {"name": "web", "namespace": "ml"}}) == \
         "ml/deployment-web.yaml"
-    assert file_name({"kind": "ClusterServingRuntime", "metadata": {"name": "r"}}) == \
-        "_cluster/clusterservingruntime-r.yaml"
+    assert file_name({"apiVersion": "serving.kserve.io/v1alpha1", "kind": "ClusterServingRuntime",
+                      "metadata": {"name": "r"}}) == \
+        "_cluster/clusterservingruntime.serving.kserve.io-r.yaml"
+    # a Volcano Job and a batch Job of one name do not collide
+    assert file_name({"apiVersion": "batch.volcano.sh/v1alpha1", "kind": "Job",
+                      "metadata": {"name": "t", "namespace": "ml"}}) == \
+        "ml/job.batch.volcano.sh-t.yaml"

@@ -8,7 +8,7 @@ as editable here.
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from typing import Any
 
 from gpudra.convert.nodes import NodeDocument
@@ -25,11 +25,19 @@ class _Anything(NodeDocument):
         return True
 
 
-def in_memory_converter(options: ConvertOptions, table: WorkloadTable | None = None):
+def in_memory_converter(options: ConvertOptions, table: WorkloadTable | None = None,
+                        existing: Iterable[Mapping[str, Any]] = ()):
     """A plan ConvertHook: an object still on the device plugin -> the objects convert would
     write for it (the rewritten workload first, then its claims and templates); None for
-    objects convert would not rewrite (already on DRA, blocked, not a workload)."""
+    objects convert would not rewrite (already on DRA, blocked, not a workload). `existing`
+    are the other objects: their ResourceClaim and template names are not handed out again,
+    as convert does on a tree."""
     planner = Planner(options, table or WorkloadTable())
+    for obj in existing:
+        if str(obj.get("apiVersion", "")).startswith("resource.k8s.io/"):
+            meta = obj.get("metadata") or {}
+            if meta.get("name"):
+                planner.reserve(meta.get("namespace"), str(meta["name"]))
 
     def convert(data: Mapping[str, Any]) -> Sequence[Mapping[str, Any]] | None:
         if str(data.get("apiVersion", "")).startswith("resource.k8s.io/"):

@@ -121,7 +121,14 @@ def run_convert(request: ConvertRequest, *, stdout: IO[str], stderr: IO[str],
     table = WorkloadTable().with_kinds(config.workloads)
     exported: tuple[InputError, ...] = ()
     if request.cluster is not None:
-        exported = _export(request, table)
+        exported, count = _export(request, table)
+        if count == 0:
+            for error in exported:
+                stderr.write(f"gpudra: {error.where}: {error.message}\n")
+            if not request.quiet:
+                stderr.write("gpudra: the cluster has no GPU workloads or GPU quotas to "
+                             "export\n")
+            return ExitCode.INPUT_ERROR if exported else ExitCode.OK
         # The exported tree is converted in place, as any tree in --output-dir would be.
         request = replace(request, paths=(str(request.output_dir),), output_dir=None)
     report = convert_paths(request.paths, options, table=table,
@@ -159,14 +166,14 @@ def run_convert(request: ConvertRequest, *, stdout: IO[str], stderr: IO[str],
     return _exit_code(report, request)
 
 
-def _export(request: ConvertRequest, table: WorkloadTable) -> tuple[InputError, ...]:
-    """Write the cluster's GPU workloads (and GPU quotas) as clean manifests under
-    --output-dir; what could not be read comes back as errors. Raises a ClusterError when
-    the cluster cannot be read at all."""
+def _export(request: ConvertRequest, table: WorkloadTable) -> tuple[tuple[InputError, ...], int]:
+    """Write the cluster's GPU workloads, the claims and templates they use, and GPU quotas,
+    as clean manifests under --output-dir. Returns what could not be read and how many files
+    were written. Raises a ClusterError when the cluster cannot be read at all."""
     from gpudra.cluster import connect
     from gpudra.export import clean, dump, file_name
     from gpudra.gpu_use import quota_keys, read_object
-    from gpudra.objects import ClusterObject
+    from gpudra.objects import ClusterObject, dig
     from gpudra.sources.cluster import ClusterSource
 
     out = request.output_dir
@@ -177,23 +184,36 @@ def _export(request: ConvertRequest, table: WorkloadTable) -> tuple[InputError, 
         raise UsageError(f"--output-dir {out}: must be a new or empty directory for "
                          "--from-cluster")
     errors: list[InputError] = []
+    written: set[str] = set()
     with connect(request.cluster) as cluster:
         cluster.server_version()
-        for item in ClusterSource(cluster, table).items():
+        for item in ClusterSource(cluster, table, command="export").items():
             if isinstance(item, InputError):
                 errors.append(item)
                 continue
             if not isinstance(item, ClusterObject) or item.kind == "Pod":
                 continue  # bare pods are not manifests anyone keeps
-            use = read_object(table, item.group, item.kind, item.data)
-            if not (use.device_plugin or use.dra or
-                    any(q.device.is_nvidia_device_plugin for q in quota_keys(item.data))):
+            if item.group == "resource.k8s.io":
+                # Claims the pods' templates generated belong to their pods, not to Git.
+                if dig(item.data, "metadata", "ownerReferences"):
+                    continue
+                paths: list = []
+            else:
+                use = read_object(table, item.group, item.kind, item.data)
+                if not (use.device_plugin or use.dra or any(
+                        q.device.is_nvidia_device_plugin for q in quota_keys(item.data))):
+                    continue
+                paths = [p.spec.path for p in use.pods]
+            name = file_name(item.data)
+            if name in written:
+                errors.append(InputError(None, f"two objects would be written to {name}; "
+                                         "the second was left out", object=name))
                 continue
-            target = out / file_name(item.data)
+            written.add(name)
+            target = out / name
             target.parent.mkdir(parents=True, exist_ok=True)
-            write_atomic(target, dump(clean(item.data, [p.spec.path for p in use.pods]))
-                         .encode("utf-8"))
-    return tuple(errors)
+            write_atomic(target, dump(clean(item.data, paths)).encode("utf-8"))
+    return tuple(errors), len(written)
 
 
 def _write_in_place(report: ConvertReport) -> list[InputError]:

@@ -45,9 +45,13 @@ class PlanResult:
     read: int                          # files or objects read
 
     def exit_code(self) -> ExitCode:
+        """3 when an input could not be read; 1 when a workload cannot be satisfied, or is
+        still on the device plugin and convert cannot move it (so it cannot be proven)."""
         if self.errors or self.read == 0:
             return ExitCode.INPUT_ERROR
-        return ExitCode.FINDINGS if self.report.unsatisfiable else ExitCode.OK
+        if self.report.unsatisfiable or self.report.unconverted:
+            return ExitCode.FINDINGS
+        return ExitCode.OK
 
 
 def run_plan(request: PlanRequest, *, on_page: Callable[[Any], None] | None = None) -> PlanResult:
@@ -61,6 +65,13 @@ def run_plan(request: PlanRequest, *, on_page: Callable[[Any], None] | None = No
 
     config = request.config or Config()
     table = WorkloadTable().with_kinds(config.workloads)
+    if request.consumable_shares is not None:
+        from gpudra.plan.synthesis import Shares
+
+        try:
+            Shares.parse(request.consumable_shares)
+        except ValueError as exc:
+            raise UsageError(str(exc)) from None
     target = TargetVersion.parse(request.target_version)
     errors: list[InputError] = []
     inventory = _inventory_files(request.inventory, errors, request.consumable_shares)
@@ -79,8 +90,10 @@ def run_plan(request: PlanRequest, *, on_page: Callable[[Any], None] | None = No
         if inventory is None:
             inventory = _inventory_from(objects, "cluster", request.consumable_shares)
     workloads = [o for o in objects if _kind(o) not in _INVENTORY_KINDS]
-    options = PlanOptions(converter=in_memory_converter(ConvertOptions(target), table),
-                          table=table, consumable_shares=request.consumable_shares)
+    converter = in_memory_converter(ConvertOptions(target), table,
+                                    [_data(o) for o in workloads])
+    options = PlanOptions(converter=converter, table=table,
+                          consumable_shares=request.consumable_shares)
     return PlanResult(plan(workloads, inventory, options), tuple(errors), read)
 
 
@@ -156,13 +169,23 @@ def _cluster_objects(request: PlanRequest, table: Any, on_page: Callable[[Any], 
     errors: list[InputError] = []
     with connect(request.cluster or ClusterOptions(all_namespaces=True)) as cluster:
         cluster.server_version()
-        source = ClusterSource(cluster, table, on_page)
+        source = ClusterSource(cluster, table, on_page, command="plan")
         for item in source.items():
             if isinstance(item, InputError):
                 errors.append(item)
-            elif isinstance(item, SourceObject):
+            elif isinstance(item, SourceObject) and _matters(item, table):
                 objects.append(item)
     return objects, source.stats.objects, errors
+
+
+def _matters(obj: SourceObject, table: Any) -> bool:
+    """Only what plan looks at is kept: GPU workloads, DRA objects and nodes."""
+    from gpudra.gpu_use import read_object
+
+    if obj.kind == "Node" or obj.group == "resource.k8s.io":
+        return True
+    use = read_object(table, obj.group, obj.kind, obj.data, strays=False)
+    return use.device_plugin or use.dra
 
 
 def _data(obj: Any) -> dict[str, Any]:
@@ -188,6 +211,11 @@ def as_report(result: PlanResult) -> OutcomeReport:
                                 None if w.satisfiable else "gpudra plan -o json shows which "
                                 "selector term rejects which devices", subject, tuple(lines),
                                 file=w.file))
+    for kind, name, namespace in result.report.unconverted:
+        subject = "/".join(x for x in (namespace, kind, name) if x)
+        verdicts.append(Outcome(name, kind, "fail", "still requests device-plugin GPUs and "
+                                "convert cannot move it: nothing to plan",
+                                "gpudra convert --diff shows why it is blocked", subject))
     summary = result.report.to_json()["summary"]
     return OutcomeReport("plan", "workloads", tuple(verdicts), result.errors, summary,
                          lambda v: v.status == "fail", "gpudra plan")

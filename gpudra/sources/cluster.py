@@ -51,25 +51,33 @@ class Read:
 
 
 _CORE_WORKLOADS = ("StatefulSet", "DaemonSet", "Deployment")
-PODS = Read("", "pods", "owner resolution, running pods, device-plugin GPUs held per node")
-REPLICASETS = Read("apps", "replicasets", "Pod -> ReplicaSet -> Deployment")
-JOBS = Read("batch", "jobs", "Pod -> Job -> CronJob / JobSet; Jobs of their own")
+_WORKLOADS = frozenset({"audit", "plan", "export", "preflight"})
+_DRA = ("v1", "v1beta2", "v1beta1")
+PODS = Read("", "pods", "owner resolution, running pods, device-plugin GPUs held per node",
+            commands=_WORKLOADS)
+REPLICASETS = Read("apps", "replicasets", "Pod -> ReplicaSet -> Deployment",
+                   commands=_WORKLOADS)
+JOBS = Read("batch", "jobs", "Pod -> Job -> CronJob / JobSet; Jobs of their own",
+            commands=_WORKLOADS)
 TOP_LEVEL = (
-    Read("apps", "deployments", "pod templates"),
-    Read("apps", "statefulsets", "pod templates"),
-    Read("apps", "daemonsets", "pod templates; the device-plugin and DRA driver DaemonSets"),
-    Read("batch", "cronjobs", "pod templates"),
-    Read("", "replicationcontrollers", "pod templates", commands=frozenset({"audit", "plan"})),
+    Read("apps", "deployments", "pod templates", commands=_WORKLOADS),
+    Read("apps", "statefulsets", "pod templates", commands=_WORKLOADS),
+    Read("apps", "daemonsets", "pod templates; the device-plugin and DRA driver DaemonSets",
+         commands=_WORKLOADS),
+    Read("batch", "cronjobs", "pod templates", commands=_WORKLOADS),
+    Read("", "replicationcontrollers", "pod templates",
+         commands=frozenset({"audit", "plan", "export"})),
 )
 OTHERS = (
     Read("", "nodes", "GPU capacity, labels, kubelet and runtime versions"),
-    Read("resource.k8s.io", "resourceslices", "devices the DRA driver publishes",
-         ("v1", "v1beta2", "v1beta1")),
-    Read("resource.k8s.io", "deviceclasses", "DRA device classes", ("v1", "v1beta2", "v1beta1")),
-    Read("resource.k8s.io", "resourceclaims", "DRA claims", ("v1", "v1beta2", "v1beta1")),
-    Read("resource.k8s.io", "resourceclaimtemplates", "DRA claim templates",
-         ("v1", "v1beta2", "v1beta1")),
-    Read("", "resourcequotas", "quotas on nvidia.com/gpu"),
+    Read("resource.k8s.io", "resourceslices", "devices the DRA driver publishes", _DRA),
+    Read("resource.k8s.io", "deviceclasses", "DRA device classes", _DRA),
+    Read("resource.k8s.io", "resourceclaims", "DRA claims", _DRA,
+         commands=frozenset({"audit", "plan", "export"})),
+    Read("resource.k8s.io", "resourceclaimtemplates", "DRA claim templates", _DRA,
+         commands=frozenset({"audit", "plan", "export"})),
+    Read("", "resourcequotas", "quotas on nvidia.com/gpu",
+         commands=frozenset({"audit", "preflight", "export"})),
     Read("", "limitranges", "limit ranges on nvidia.com/gpu", commands=frozenset({"audit"})),
     Read("monitoring.coreos.com", "prometheusrules", "alerts on nvidia_com_gpu metrics",
          commands=frozenset({"audit", "preflight"})),
@@ -98,7 +106,8 @@ def crd_reads(table: Iterable[Any] = BUILTIN_KINDS) -> tuple[Read, ...]:
             continue
         plural = f"{entry.kind.lower()}s"
         reads.setdefault((entry.group, plural), Read(entry.group, plural, "GPU workload CRD",
-                                                     commands=frozenset({"audit", "plan"}),
+                                                     commands=frozenset({"audit", "plan",
+                                                                         "export"}),
                                                      kind=entry.kind))
     return tuple(reads.values())
 
@@ -121,56 +130,90 @@ class ClusterReader(Protocol):
 
 @dataclass
 class ClusterSource:
-    """The current kube context (or `--context`, `-n`) as an audit source."""
+    """The current kube context (or `--context`, `-n`) as a source for `command` (audit,
+    plan or export): only the resource types that command needs are read."""
 
     cluster: ClusterReader
     table: WorkloadTable = field(default_factory=WorkloadTable)
     on_page: Callable[[Any], None] | None = None
+    command: str = "audit"
     kind: str = "cluster"
     stats: ScanStats = field(default_factory=ScanStats)
 
     def items(self) -> Iterator[Item]:
         owners = _Owners()
-        top_kinds = {*_CORE_WORKLOADS, "CronJob", "ReplicationController", "ReplicaSet", "Job",
-                     *(e.kind for e in self.table.kinds if e.group not in ("", "apps", "batch"))}
+        crds = self._resolve_crds()
+        read_kinds = {*_CORE_WORKLOADS, "CronJob", "ReplicationController", "ReplicaSet", "Job",
+                      *(kind for kind, _ in crds)}
         for pod in self._list(PODS):
-            owned = owners.add_pod(pod, top_kinds)
-            if not owned:
-                yield self._object(pod, owners.info_for_pod(pod))
-        for rs in self._list(REPLICASETS):
-            if owners.add_intermediate(rs, "ReplicaSet"):
-                yield self._object(rs, owners.info(rs))
-        for job in self._list(JOBS):
-            if owners.add_intermediate(job, "Job"):
-                yield self._object(job, owners.info(job))
-        for read in (*TOP_LEVEL, *crd_reads(self.table.kinds)):
+            if not owners.add_pod(pod, read_kinds):
+                yield ClusterObject(pod, owners.info_for_pod(pod))
+        for read, kind in ((REPLICASETS, "ReplicaSet"), (JOBS, "Job")):
             for obj in self._list(read):
-                yield self._object(obj, owners.info(obj))
-        for read in OTHERS:
+                if owners.add_intermediate(obj, kind, read_kinds):
+                    yield ClusterObject(obj, owners.info(obj))
+        # Workloads another workload controls (a LeaderWorkerSet's StatefulSet, an
+        # InferenceService's Deployment, a RayJob's RayCluster) are the controller's business:
+        # they only add their pods to it. Top-level ones wait until every such child is known.
+        top: list[dict[str, Any]] = []
+        resolved = [(read, self._resource(read)) for read in self._reads(TOP_LEVEL)]
+        resolved += [(None, resource) for _, resource in crds]
+        for read, resource in resolved:
+            for obj in self._pages(resource):
+                if owners.add_intermediate(obj, str(obj.get("kind", "")), read_kinds):
+                    top.append(obj)
+        for obj in top:
+            yield ClusterObject(obj, owners.info(obj))
+        del top
+        for read in self._reads(OTHERS):
             for obj in self._list(read):
                 info = owners.node_info(obj) if read.resource == "nodes" else None
-                yield self._object(obj, info)
+                yield ClusterObject(obj, info)
         for problem in self.cluster.errors:
             yield InputError(None, _problem_message(problem), object=_problem_subject(problem))
 
     def finish(self, ctx: Any) -> None:
         """Nothing beyond the objects: every cluster finding comes from a rule."""
 
-    def _list(self, read: Read) -> Iterator[dict[str, Any]]:
+    def _reads(self, reads: Iterable[Read]) -> list[Read]:
+        return [r for r in reads if self.command in r.commands]
+
+    def _resolve_crds(self) -> list[tuple[str, Any]]:
+        """(kind, resource type) of every workload CRD the cluster serves; kinds configured
+        without a group are looked up in every served group."""
+        found: list[tuple[str, Any]] = []
+        discovery = getattr(self.cluster, "discovery", None)
+        for read in self._reads(crd_reads(self.table.kinds)):
+            resource = self._resource(read)
+            if resource is not None:
+                found.append((read.kind or "", resource))
+        for entry in self.table.kinds:
+            if entry.group == "*" and discovery is not None:
+                for group in discovery.groups():
+                    resource = discovery.find_kind(group, entry.kind)
+                    if resource is not None:
+                        found.append((entry.kind, resource))
+        return found
+
+    def _resource(self, read: Read) -> Any:
         resource = self.cluster.resource(read.group, read.resource, read.versions)
         discovery = getattr(self.cluster, "discovery", None)
         if resource is None and read.kind and discovery is not None:
             # A plural that is not the kind plus "s": discovery knows the real one.
             resource = discovery.find_kind(read.group, read.kind)
+        return resource
+
+    def _list(self, read: Read) -> Iterator[dict[str, Any]]:
+        if self.command not in read.commands:
+            return
+        yield from self._pages(self._resource(read))
+
+    def _pages(self, resource: Any) -> Iterator[dict[str, Any]]:
         if resource is None:
             return  # not served: nothing to read, nothing wrong
         for page in self.cluster.list(resource, on_page=self.on_page):
             self.stats.objects += len(page)
             yield from page
-
-    @staticmethod
-    def _object(data: dict[str, Any], info: ClusterInfo | None) -> ClusterObject:
-        return ClusterObject(data, info)
 
 
 @dataclass
@@ -183,7 +226,8 @@ class _Owners:
     children: dict[OwnerKey, list[OwnerKey]] = field(default_factory=lambda: defaultdict(list))
 
     def add_pod(self, pod: Mapping[str, Any], top_kinds: set[str]) -> bool:
-        """Count the pod; True when its controller is read (so the pod is not audited)."""
+        """Count the pod; True when its controller is of a kind gpudra reads (the pod is then
+        audited through its controller, not itself)."""
         namespace = str(dig(pod, "metadata", "namespace") or "")
         owner = _controller(pod)
         key = (namespace, owner[0], owner[1]) if owner else ("", "Pod", _name(pod))
@@ -195,23 +239,32 @@ class _Owners:
         if held and isinstance(node, str) and dig(pod, "status", "phase") in ("Running", "Pending"):
             self.holders[node].append(f"{namespace}/{_name(pod)} ({held})")
             self.nodes[key].add(node)
-        return owner is not None and owner[0] in top_kinds
+        return owner is not None and owner[0] in top_kinds and bool(owner[1])
 
-    def add_intermediate(self, obj: Mapping[str, Any], kind: str) -> bool:
-        """Record a ReplicaSet's or Job's owner; True when it has none (audit it itself)."""
+    def add_intermediate(self, obj: Mapping[str, Any], kind: str, read_kinds: set[str]) -> bool:
+        """Record an object's controller when gpudra reads that kind (its pods then count
+        for the controller); True when it has none that is read: audit it itself."""
         namespace = str(dig(obj, "metadata", "namespace") or "")
         owner = _controller(obj)
-        if owner is None:
+        if owner is None or owner[0] not in read_kinds or not owner[1]:
             return True
-        self.children[(namespace, owner[0], owner[1])].append((namespace, kind, _name(obj)))
+        key = (namespace, kind, _name(obj))
+        parent = (namespace, owner[0], owner[1])
+        self.children[parent].append(key)
         return False
 
     def info(self, obj: Mapping[str, Any]) -> ClusterInfo:
         key = (str(dig(obj, "metadata", "namespace") or ""), str(obj.get("kind", "")), _name(obj))
-        running, nodes = self.running[key], set(self.nodes.get(key, ()))
-        for child in self.children.get(key, ()):
-            running += self.running[child]
-            nodes |= self.nodes.get(child, set())
+        running, nodes = 0, set()
+        pending, seen = [key], set()
+        while pending:  # the controller, its children, their children (a JobSet's Jobs)
+            current = pending.pop()
+            if current in seen:
+                continue
+            seen.add(current)
+            running += self.running[current]
+            nodes |= self.nodes.get(current, set())
+            pending += self.children.get(current, ())
         return ClusterInfo(_replicas(obj), running, tuple(sorted(nodes)),
                            managed_by(as_mapping(obj.get("metadata"))))
 
@@ -254,7 +307,8 @@ def _device_plugin_gpus(pod: Mapping[str, Any]) -> int:
         return counts
 
     spec = as_mapping(pod.get("spec"))
-    return sum(held(spec.get("containers"))) + max(held(spec.get("initContainers")), default=0)
+    # As the scheduler counts: app containers together, or the largest init container.
+    return max(sum(held(spec.get("containers"))), max(held(spec.get("initContainers")), default=0))
 
 
 def _replicas(obj: Mapping[str, Any]) -> int | None:

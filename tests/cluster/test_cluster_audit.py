@@ -116,18 +116,23 @@ def test_convert_from_cluster_exports_clean_converted_manifests(cluster: FakeClu
     import yaml
 
     out = tmp_path / "exported"
+    cluster.clear_requests()
     result = CliRunner().invoke(app, ["convert", "--from-cluster", "--kubeconfig",
                                       str(cluster.kubeconfig), "--output-dir", str(out),
                                       "-o", "json"],
                                 env={"KUBECONFIG": "", "HOME": "/nonexistent"})
-    assert result.exit_code == 3, result.output  # the 403 on prometheusrules is reported
+    # Export reads only workloads, claims and quotas: the 403 on prometheusrules does not
+    # concern it, and everything converts.
+    assert result.exit_code == 0, result.output
     report = json.loads(result.stdout)
     assert {(w["kind"], w["name"], w["strategy"]) for w in report["workloads"]} >= {
         ("Deployment", "vllm", "rewrite"), ("CronJob", "nightly", "rewrite"),
         ("ResourceQuota", "gpu-quota", "quota")}
     files = sorted(p.relative_to(out).as_posix() for p in out.rglob("*.yaml"))
     assert files == ["ml/cronjob-nightly.yaml", "ml/deployment-vllm.yaml",
-                     "ml/resourcequota-gpu-quota.yaml", "search/deployment-embed.yaml"]
+                     "ml/resourcequota-gpu-quota.yaml", "search/deployment-embed.yaml",
+                     "search/resourceclaimtemplate.resource.k8s.io-embed-gpu.yaml"]
+    assert not any(r.path.endswith("/prometheusrules") for r in cluster.requests)
     docs = list(yaml.safe_load_all((out / "ml/deployment-vllm.yaml").read_text()))
     deployment, template = docs
     assert "status" not in deployment and "uid" not in deployment["metadata"]
@@ -137,6 +142,19 @@ def test_convert_from_cluster_exports_clean_converted_manifests(cluster: FakeClu
     assert pod["resourceClaims"] == [{"name": "gpu", "resourceClaimTemplateName": "vllm-gpu"}]
     assert template["kind"] == "ResourceClaimTemplate"
     assert {r.method for r in cluster.requests} == {"GET"}
+
+
+def test_convert_from_cluster_with_nothing_to_export(tmp_path: Path) -> None:
+    state = {"version": "1.34.2", "token": "t", "objects": [
+        {"apiVersion": "apps/v1", "kind": "Deployment", "metadata": {"name": "web", "namespace": "a"},
+         "spec": {"selector": {"matchLabels": {"a": "b"}}, "template": {
+             "metadata": {"labels": {"a": "b"}}, "spec": {"containers": [{"name": "c",
+                                                                           "image": "x"}]}}}}]}
+    with FakeCluster(state, tls=False) as fake:
+        result = CliRunner().invoke(app, ["convert", "--from-cluster", "--kubeconfig",
+                                          str(fake.kubeconfig), "--output-dir",
+                                          str(tmp_path / "out")], env={"HOME": "/nonexistent"})
+    assert result.exit_code == 0 and "no GPU workloads" in result.stderr
 
 
 def test_convert_from_cluster_needs_an_empty_output_dir(cluster: FakeCluster,

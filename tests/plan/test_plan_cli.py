@@ -120,3 +120,28 @@ def test_tree_with_devices_from_the_cluster(tree: Path) -> None:
         code, out, _ = _plan(str(tree), "--kubeconfig", str(cluster.kubeconfig), "-o", "json")
     report = json.loads(out)
     assert {w["name"] for w in report["workloads"]} == {"big", "huge"} and code == 1
+
+
+def test_bad_consumable_shares_is_a_usage_error(tree: Path) -> None:
+    code, _, err = _plan(str(tree), "--inventory", str(FIXTURES / "nodes-gfd.yaml"),
+                         "--consumable-shares", "bogus")
+    assert code == 2 and "consumable-shares" in err
+
+
+def test_names_of_existing_templates_are_not_reused(tmp_path: Path) -> None:
+    (tmp_path / "a.yaml").write_text(
+        "apiVersion: apps/v1\nkind: Deployment\nmetadata: {name: train, namespace: ml}\n"
+        "spec:\n  template:\n    spec:\n      containers:\n      - name: c\n        image: x\n"
+        "        resources: {limits: {nvidia.com/gpu: 1}}\n")
+    (tmp_path / "b.yaml").write_text(
+        "apiVersion: resource.k8s.io/v1\nkind: ResourceClaimTemplate\n"
+        "metadata: {name: train-gpu, namespace: ml}\nspec:\n  spec:\n    devices:\n"
+        "      requests: [{name: g, exactly: {deviceClassName: gpu.nvidia.com, count: 64}}]\n"
+        "---\napiVersion: apps/v1\nkind: Deployment\nmetadata: {name: other, namespace: ml}\n"
+        "spec:\n  template:\n    spec:\n      resourceClaims: [{name: gpu, "
+        "resourceClaimTemplateName: train-gpu}]\n      containers:\n      - name: c\n"
+        "        image: x\n        resources: {claims: [{name: gpu}]}\n")
+    code, out, _ = _plan(str(tmp_path), "--inventory",
+                         str(FIXTURES / "inventory-a100-h100.yaml"), "-o", "json")
+    verdicts = {w["name"]: w["satisfiable"] for w in json.loads(out)["workloads"]}
+    assert verdicts == {"train": True, "other": False}  # 64 GPUs nowhere; train's own 1 fits
