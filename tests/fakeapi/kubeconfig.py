@@ -9,6 +9,7 @@ from pathlib import Path
 
 import yaml
 
+_DUMPER = getattr(yaml, "CSafeDumper", yaml.SafeDumper)  # libyaml's, when PyYAML has it
 CONTEXT = "fake"  # the current context: the server, the state's token
 EXPIRED_CONTEXT = "fake-expired"  # same server, a token it rejects (401)
 UNREACHABLE_CONTEXT = "fake-unreachable"  # a local port nothing listens on
@@ -51,6 +52,6 @@ def write_kubeconfig(path: Path, url: str, token: str, ca_pem: bytes | None = No
     scheme = url.partition(":")[0]
     document = kubeconfig_document(url, token, f"{scheme}://127.0.0.1:{dead_port()}", ca_pem)
     path.parent.mkdir(parents=True, exist_ok=True)
-    path.write_text(yaml.safe_dump(document, sort_keys=False))
+    path.write_text(yaml.dump(document, Dumper=_DUMPER, sort_keys=False))
     os.chmod(path, 0o600)  # it holds a (fake) token
     return path

@@ -68,6 +68,7 @@ BUILTIN_RESOURCES: tuple[ResourceType, ...] = (
     _builtin("", ("v1",), "resourcequotas", "ResourceQuota", True, short_names=("quota",),
              subresources=("status",)),
     _builtin("", ("v1",), "limitranges", "LimitRange", True, short_names=("limits",)),
+    _builtin("", ("v1",), "configmaps", "ConfigMap", True, short_names=("cm",)),
     _builtin("apps", ("v1",), "daemonsets", "DaemonSet", True, short_names=("ds",),
              categories=("all",), subresources=("status",)),
     _builtin("apps", ("v1",), "deployments", "Deployment", True, short_names=("deploy",),

@@ -19,6 +19,8 @@ from .kubeconfig import write_kubeconfig
 from .state import ClusterState, load_state
 from .tls import Certificates, make_certificates, tls_available
 
+POLL_INTERVAL = 0.005  # seconds
+
 
 class _Server(ThreadingHTTPServer):
     daemon_threads = True
@@ -123,7 +125,10 @@ class FakeCluster:
         target = self._kubeconfig_target or Path(self._tmpdir) / "kubeconfig"
         self.kubeconfig = write_kubeconfig(target, self.url, self.state.token, ca_pem)
         self._server = server
-        self._thread = threading.Thread(target=server.serve_forever, kwargs={"poll_interval": 0.05},
+        # shutdown() waits for the accept loop's next poll: a short poll makes stop() cheap for
+        # tests that start a server per case, at the cost of a few idle wake-ups.
+        self._thread = threading.Thread(target=server.serve_forever,
+                                        kwargs={"poll_interval": POLL_INTERVAL},
                                         name="fakeapi", daemon=True)
         self._thread.start()
         return self

@@ -218,7 +218,7 @@ def test_the_snapshot_has_what_a_real_server_returns(snapshot: ClusterSnapshot) 
     assert len(snapshot.objects["pods"]) == 2 and len(snapshot.objects["nodes"]) == 3
     assert snapshot.unavailable["resourcequotas"].startswith("403: resourcequotas is forbidden")
     assert USER in snapshot.unavailable["resourcequotas"]
-    assert snapshot.unavailable["kueueconfig"].startswith("404")  # the fake has no ConfigMaps
+    assert snapshot.unavailable["kueueconfig"].startswith("404")  # no Kueue ConfigMap
     assert "nodepools" not in snapshot.objects and "nodepools" not in snapshot.unavailable
 
 

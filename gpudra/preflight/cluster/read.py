@@ -11,14 +11,18 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any
 
+from gpudra.cluster.errors import ClusterRequestError
+from gpudra.cluster.records import ResourceType
 from gpudra.preflight.cluster.device_plugin import device_plugin_daemonsets
 from gpudra.preflight.cluster.driver import driver_daemonsets
 from gpudra.preflight.cluster.snapshot import (
+    ALWAYS_SERVED_GROUPS,
     DAEMONSETS,
     DISCOVERY,
     KUEUE_CONFIG,
     PODS,
     RESOURCES,
+    VERSION,
     ClusterSnapshot,
     ResourceRef,
 )
@@ -30,21 +34,29 @@ KUEUE_CONFIGMAP = "kueue-manager-config"
 def read_snapshot(cluster: Any, on_page: Callable[[Any], None] | None = None) -> ClusterSnapshot:
     """Read what the cluster checks need. Raises gpudra.cluster.ClusterError when the cluster
     cannot be read at all (unreachable, credentials rejected)."""
-    version = cluster.server_version().git_version
     objects: dict[str, tuple[dict[str, Any], ...]] = {}
     unavailable: dict[str, str] = {}
+    version: str | None = None
+    try:
+        version = cluster.server_version().git_version
+    except ClusterRequestError as exc:  # the server answered, with an error: read the rest
+        unavailable[VERSION] = _reason(exc)
     try:
         groups = {name: group.versions for name, group in cluster.discovery.groups().items()}
     except Exception as exc:  # noqa: BLE001 - the checks say unavailable with this reason
         groups = None
-        unavailable[DISCOVERY] = " ".join(str(exc).split())
+        unavailable[DISCOVERY] = _reason(exc)
+    # Without discovery, asking the cluster where a resource is served would ask for the
+    # discovery documents again (and raise); read what every server serves, leave the rest out.
+    locate = _locate if groups is not None else _locate_without_discovery
     for ref in RESOURCES:
         if ref is PODS:
             continue  # below, narrowed to the namespaces the checks look at
         if ref is KUEUE_CONFIG:
-            _read_kueue_config(cluster, objects, unavailable)
+            if groups is not None:
+                _read_kueue_config(cluster, objects, unavailable)
             continue
-        _read(cluster, ref, None, objects, unavailable, on_page)
+        _read(cluster, locate(cluster, ref), ref, None, objects, unavailable, on_page)
     scopes: dict[str, str] = {}
     daemonsets = objects.get(DAEMONSETS.key)
     if daemonsets is not None:
@@ -55,7 +67,7 @@ def read_snapshot(cluster: Any, on_page: Callable[[Any], None] | None = None) ->
         pods: list[dict[str, Any]] = []
         for namespace in namespaces:
             part: dict[str, tuple[dict[str, Any], ...]] = {}
-            _read(cluster, PODS, namespace, part, unavailable, on_page)
+            _read(cluster, locate(cluster, PODS), PODS, namespace, part, unavailable, on_page)
             pods += part.get(PODS.key, ())
         if PODS.key not in unavailable:
             objects[PODS.key] = tuple(pods)
@@ -64,10 +76,19 @@ def read_snapshot(cluster: Any, on_page: Callable[[Any], None] | None = None) ->
     return ClusterSnapshot(version, groups, objects, unavailable, scopes)
 
 
-def _read(cluster: Any, ref: ResourceRef, namespace: str | None,
-          objects: dict[str, tuple[dict[str, Any], ...]], unavailable: dict[str, str],
-          on_page: Callable[[Any], None] | None) -> None:
-    resource = cluster.resource(ref.group, ref.plural, ref.versions)
+def _locate(cluster: Any, ref: ResourceRef) -> ResourceType | None:
+    return cluster.resource(ref.group, ref.plural, ref.versions)
+
+
+def _locate_without_discovery(cluster: Any, ref: ResourceRef) -> ResourceType | None:
+    if ref.group not in ALWAYS_SERVED_GROUPS:
+        return None  # unknown whether served: the checks say so with the discovery reason
+    return ResourceType(ref.group, ref.versions[0], ref.plural, ref.kind, ref.namespaced)
+
+
+def _read(cluster: Any, resource: ResourceType | None, ref: ResourceRef,
+          namespace: str | None, objects: dict[str, tuple[dict[str, Any], ...]],
+          unavailable: dict[str, str], on_page: Callable[[Any], None] | None) -> None:
     if resource is None:
         return  # not served: the checks read "not installed" from discovery
     listing = cluster.list(resource, namespace=namespace, on_page=on_page)
@@ -92,7 +113,10 @@ def _read_kueue_config(cluster: Any, objects: dict[str, tuple[dict[str, Any], ..
 
 
 def _reason(error: Any) -> str:
-    """`403: <the server's message>`, as the snapshot's contract has it."""
+    """`403: <the server's message>`, as the snapshot's contract has it (a ResourceError has
+    the server's words in `message`, a ClusterRequestError in `server_message`)."""
     status = getattr(error, "status", None)
-    message = getattr(error, "message", "") or getattr(error, "reason", "") or str(error)
+    message = (getattr(error, "message", "") or getattr(error, "server_message", "")
+               or getattr(error, "reason", "") or str(error))
+    message = " ".join(str(message).split())
     return f"{status}: {message}" if status else message

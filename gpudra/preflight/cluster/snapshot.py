@@ -34,7 +34,8 @@ DISCOVERY = "discovery"
 @dataclass(frozen=True, slots=True)
 class ResourceRef:
     """One resource the cluster tier reads. `versions` are the acceptable ones, preferred first;
-    `custom` marks a CRD, whose absence from discovery means "not installed"."""
+    `custom` marks a CRD, whose absence from discovery means "not installed"; `kind` is the
+    object kind (`Node`)."""
 
     key: str
     group: str
@@ -43,41 +44,45 @@ class ResourceRef:
     namespaced: bool
     custom: bool = False
     note: str = ""
+    kind: str = ""
 
     @property
     def label(self) -> str:
         return f"{self.plural}.{self.group}" if self.group else self.plural
 
 
-NODES = ResourceRef("nodes", "", ("v1",), "nodes", False)
-DAEMONSETS = ResourceRef("daemonsets", "apps", ("v1",), "daemonsets", True)
-DEPLOYMENTS = ResourceRef("deployments", "apps", ("v1",), "deployments", True)
-PODS = ResourceRef("pods", "", ("v1",), "pods", True,
+NODES = ResourceRef("nodes", "", ("v1",), "nodes", False, kind="Node")
+DAEMONSETS = ResourceRef("daemonsets", "apps", ("v1",), "daemonsets", True, kind="DaemonSet")
+DEPLOYMENTS = ResourceRef("deployments", "apps", ("v1",), "deployments", True, kind="Deployment")
+PODS = ResourceRef("pods", "", ("v1",), "pods", True, kind="Pod",
                    note="may be narrowed to the namespaces of the driver DaemonSets")
-RESOURCEQUOTAS = ResourceRef("resourcequotas", "", ("v1",), "resourcequotas", True)
+RESOURCEQUOTAS = ResourceRef("resourcequotas", "", ("v1",), "resourcequotas", True,
+                             kind="ResourceQuota")
 DEVICECLASSES = ResourceRef("deviceclasses", "resource.k8s.io", ("v1", "v1beta2", "v1beta1"),
-                            "deviceclasses", False)
+                            "deviceclasses", False, kind="DeviceClass")
 RESOURCESLICES = ResourceRef("resourceslices", "resource.k8s.io", ("v1", "v1beta2", "v1beta1"),
-                             "resourceslices", False)
+                             "resourceslices", False, kind="ResourceSlice")
 PROMETHEUSRULES = ResourceRef("prometheusrules", "monitoring.coreos.com", ("v1",),
-                              "prometheusrules", True, custom=True)
+                              "prometheusrules", True, custom=True, kind="PrometheusRule")
 CLUSTERPOLICIES = ResourceRef("clusterpolicies", "nvidia.com", ("v1",), "clusterpolicies", False,
-                              custom=True)
+                              custom=True, kind="ClusterPolicy")
 GPUCLUSTERS = ResourceRef("gpuclusters", "nvidia.com", ("v1alpha1",), "gpuclusters", False,
-                          custom=True)
+                          custom=True, kind="GPUCluster")
 CLUSTERQUEUES = ResourceRef("clusterqueues", "kueue.x-k8s.io", ("v1beta2", "v1beta1"),
-                            "clusterqueues", False, custom=True)
-KUEUE_CONFIG = ResourceRef("kueueconfig", "", ("v1",), "configmaps", True,
+                            "clusterqueues", False, custom=True, kind="ClusterQueue")
+KUEUE_CONFIG = ResourceRef("kueueconfig", "", ("v1",), "configmaps", True, kind="ConfigMap",
                            note="the Kueue manager's ConfigMap: kueue-system/kueue-manager-config "
                                 "(key controller_manager_config.yaml) unless installed elsewhere")
 NODEPOOLS = ResourceRef("nodepools", "karpenter.sh", ("v1", "v1beta1"), "nodepools", False,
-                        custom=True)
+                        custom=True, kind="NodePool")
 
 RESOURCES: tuple[ResourceRef, ...] = (
     NODES, DAEMONSETS, DEPLOYMENTS, PODS, RESOURCEQUOTAS, DEVICECLASSES, RESOURCESLICES,
     PROMETHEUSRULES, CLUSTERPOLICIES, GPUCLUSTERS, CLUSTERQUEUES, KUEUE_CONFIG, NODEPOOLS)
 
-_ALWAYS_SERVED = frozenset({"", "apps"})
+# Groups every API server serves (at v1): their resources can be read, and "served" be taken
+# for granted, even when discovery cannot be read.
+ALWAYS_SERVED_GROUPS = frozenset({"", "apps"})
 
 
 @dataclass(frozen=True, slots=True)
@@ -138,7 +143,7 @@ class ClusterSnapshot:
         return tuple(self.api_groups.get(group, ()))
 
     def serves(self, ref: ResourceRef) -> bool | None:
-        if ref.group in _ALWAYS_SERVED:
+        if ref.group in ALWAYS_SERVED_GROUPS:
             return True
         versions = self.served_versions(ref.group)
         if versions is None:
