@@ -46,8 +46,8 @@ class PreflightResult:
         return not result.skipped and result.outcome.rank >= FAIL_ON[fail_on].rank
 
     def exit_code(self, fail_on: str) -> ExitCode:
-        """3 when an input could not be read (manifests) or nothing was checked; 1 when a
-        check at or above --fail-on failed; else 0."""
+        """3 when an input could not be read (a file, or a resource the cluster refused) or
+        nothing was checked; 1 when a check at or above --fail-on failed; else 0."""
         if self.errors or not self.results:
             return ExitCode.INPUT_ERROR
         if any(self.failing(r, fail_on) for r in self.results):
@@ -100,7 +100,11 @@ def _cluster(request: PreflightRequest, target: Any,
         snapshot = read_snapshot(cluster, on_page)
         facts = {"server": cluster.target.server, "server_version": snapshot.server_version}
     results = run_cluster_checks(snapshot, CheckOptions(target_version=target))
-    return PreflightResult("cluster", results, (), None, facts)
+    # What the cluster refused is also an input error: the checks that needed it say
+    # unavailable, and the run is partial (exit 3), as a partial audit is.
+    errors = tuple(InputError(None, reason, object=key)
+                   for key, reason in sorted(snapshot.unavailable.items()))
+    return PreflightResult("cluster", results, errors, None, facts)
 
 
 def _node(request: PreflightRequest) -> PreflightResult:

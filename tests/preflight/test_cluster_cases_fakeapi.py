@@ -74,12 +74,9 @@ NOT_THROUGH_THE_FAKE = {
     "CLUSTER007-pods-read-elsewhere-falls-back-to-the-nodeselector":
         "its pods were read in another namespace than the device plugin's; read_snapshot always "
         "lists the pods of the device-plugin DaemonSet's own namespace",
-    "CLUSTER006-not-ready-and-pods-unreadable":
-        "expects the detail `cannot read pods (403: pods is forbidden)`, closing parenthesis "
-        "included, where a real 403 goes on: `…forbidden: User \"auditor\" cannot list …`",
 }
 # Listed for a wording no server has, not for what it reads: these translate.
-WORDING_ONLY = frozenset({"CLUSTER006-not-ready-and-pods-unreadable"})
+WORDING_ONLY: frozenset[str] = frozenset()
 
 
 class Unrepresentable(Exception):

@@ -22,6 +22,14 @@ CONTRACT_KEYS = {"id", "title", "outcome", "message", "remediation"}
 
 @pytest.fixture(scope="module")
 def cluster() -> Any:
+    """The test state without its 403 rules: every check can look."""
+    with FakeCluster({k: v for k, v in STATE.items() if k != "deny"}, tls=False) as fake:
+        yield fake
+
+
+@pytest.fixture(scope="module")
+def denied() -> Any:
+    """The test state as it is: resourcequotas are forbidden."""
     with FakeCluster(STATE, tls=False) as fake:
         yield fake
 
@@ -41,12 +49,21 @@ def test_cluster_tier_json_contract(cluster: FakeCluster) -> None:
         assert CONTRACT_KEYS <= set(check)
         assert check["outcome"] in ("pass", "warn", "fail", "unavailable")
         assert (check["remediation"] is None) == (check["outcome"] == "pass")
-    assert checks["CLUSTER011"]["outcome"] == "unavailable"  # 403 on resourcequotas: never pass
-    assert "403" in checks["CLUSTER011"]["message"]
+    assert report["errors"] == []
     assert report["summary"]["tier"] == "cluster"
     assert report["summary"]["server_version"] == "v1.34.2"
     assert code == (1 if any(c["outcome"] == "fail" for c in checks.values()) else 0)
     assert {r.method for r in cluster.requests} == {"GET"}
+
+
+def test_a_refused_resource_is_unavailable_and_the_run_partial(denied: FakeCluster) -> None:
+    code, out, err = _run("--kubeconfig", str(denied.kubeconfig), "-o", "json")
+    report = json.loads(out)
+    checks = {c["id"]: c for c in report["checks"]}
+    assert checks["CLUSTER011"]["outcome"] == "unavailable"  # 403 on resourcequotas: never pass
+    assert "403" in checks["CLUSTER011"]["message"]
+    assert [e["object"] for e in report["errors"]] == ["resourcequotas"]
+    assert code == 3 and "resourcequotas" in err
 
 
 def test_fail_on_warn_and_skip(cluster: FakeCluster) -> None:
