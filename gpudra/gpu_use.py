@@ -218,6 +218,16 @@ def device_keys(data: Any) -> Iterator[tuple[PathT, str, Any]]:
                 yield path, request.resource, dig(data, *path)
 
 
+def device_plugin_total(resources: Any) -> int:
+    """NVIDIA device-plugin devices in a resource list (a container's limits, a node's
+    allocatable); counts that are not whole numbers count as none."""
+    total = 0
+    for name, value in as_mapping(resources).items():
+        if _is_device_plugin(name):
+            total += parse_device_count(value).value or 0
+    return total
+
+
 def _is_device_plugin(name: str) -> bool:
     device = classify(name)
     return device is not None and device.is_nvidia_device_plugin

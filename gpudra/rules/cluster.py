@@ -9,10 +9,9 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
-from gpudra.devices import classify
+from gpudra.gpu_use import device_plugin_total
 from gpudra.model import Severity
-from gpudra.objects import SourceObject, as_mapping, dig, plural
-from gpudra.quantity import parse_device_count
+from gpudra.objects import SourceObject, dig, plural
 from gpudra.rules.base import AuditContext, Checker, rule
 
 CATEGORY = "cluster"
@@ -107,13 +106,7 @@ class ClusterState(Checker):
 
 
 def _advertised(node: Mapping[str, Any]) -> int:
-    allocatable = as_mapping(dig(node, "status", "allocatable"))
-    total = 0
-    for name, value in allocatable.items():
-        device = classify(name)
-        if device is not None and device.is_nvidia_device_plugin:
-            total += parse_device_count(value).value or 0
-    return total
+    return device_plugin_total(dig(node, "status", "allocatable"))
 
 
 def is_device_plugin(daemonset: Mapping[str, Any]) -> bool:

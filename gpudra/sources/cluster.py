@@ -25,11 +25,10 @@ from collections.abc import Callable, Iterable, Iterator, Mapping
 from dataclasses import dataclass, field
 from typing import Any, Protocol
 
-from gpudra.devices import classify
+from gpudra.gpu_use import device_plugin_total
 from gpudra.managed import managed_by
 from gpudra.model import ClusterInfo, InputError
 from gpudra.objects import ClusterObject, as_mapping, dig
-from gpudra.quantity import parse_device_count
 from gpudra.sources import Item, ScanStats
 from gpudra.workloads import BUILTIN_KINDS, WorkloadTable
 
@@ -295,16 +294,8 @@ def _name(obj: Mapping[str, Any]) -> str:
 def _device_plugin_gpus(pod: Mapping[str, Any]) -> int:
     """NVIDIA device-plugin devices a pod's containers hold (init containers: the largest)."""
     def held(containers: Any) -> list[int]:
-        counts = []
-        for container in containers if isinstance(containers, list) else ():
-            limits = as_mapping(dig(container, "resources", "limits"))
-            total = 0
-            for name, value in limits.items():
-                device = classify(name)
-                if device is not None and device.is_nvidia_device_plugin:
-                    total += parse_device_count(value).value or 0
-            counts.append(total)
-        return counts
+        return [device_plugin_total(dig(c, "resources", "limits"))
+                for c in (containers if isinstance(containers, list) else ())]
 
     spec = as_mapping(pod.get("spec"))
     # As the scheduler counts: app containers together, or the largest init container.
