@@ -105,7 +105,8 @@ def build_options(case: dict[str, Any]) -> ClusterOptions:
 
 
 def assert_expected(got: CheckResult, want: dict[str, Any]) -> None:
-    """The result has the case's outcome and every fragment it names."""
+    """The result has the case's outcome and every fragment it names (the cluster, node and
+    manifests case files share this expectation format)."""
     shown = f"{got.outcome.value}: {got.message}\n  fix: {got.remediation}\n  " + \
         "\n  ".join(got.details)
     assert "gpudra could not judge this" not in got.message, shown
@@ -118,6 +119,8 @@ def assert_expected(got: CheckResult, want: dict[str, Any]) -> None:
         assert got.remediation and fragment in got.remediation, (fragment, shown)
     for fragment in as_list(want.get("details")):
         assert any(fragment in d for d in got.details), (fragment, shown)
+    for fragment in as_list(want.get("no_details")):
+        assert not any(fragment in d for d in got.details), (fragment, shown)
     if got.outcome is Outcome.PASS:
         assert got.remediation is None
     else:

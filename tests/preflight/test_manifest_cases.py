@@ -20,7 +20,7 @@ from gpudra.audit import AuditRequest
 from gpudra.dra.versions import DEFAULT, TargetVersion
 from gpudra.preflight.manifests import MANIFEST_CHECKS, ManifestOptions, run_manifest_checks
 from gpudra.preflight.manifests.read import read_manifests
-from gpudra.preflight.model import Outcome
+from tests.preflight.cluster_case_data import assert_expected
 
 CASES_DIR = Path(__file__).parent / "manifest_cases"
 
@@ -57,28 +57,7 @@ def test_manifest_case(check_id: str, case: dict, tmp_path: Path,
     results = run_manifest_checks(tree, _options(case))
     assert [r.id for r in results] == [c.id for c in MANIFEST_CHECKS]
     got = next(r for r in results if r.id == check_id)
-    want = case["expect"]
-    shown = f"{got.outcome.value}: {got.message}\n  fix: {got.remediation}\n  " + \
-        "\n  ".join(got.details)
-    assert got.outcome.value == want["outcome"], shown
-    for fragment in _as_list(want.get("message")):
-        assert fragment in got.message, (fragment, shown)
-    for fragment in _as_list(want.get("no_message")):
-        assert fragment not in got.message, (fragment, shown)
-    for fragment in _as_list(want.get("remediation")):
-        assert got.remediation and fragment in got.remediation, (fragment, shown)
-    for fragment in _as_list(want.get("details")):
-        assert any(fragment in d for d in got.details), (fragment, shown)
-    if got.outcome is Outcome.PASS:
-        assert got.remediation is None
-    else:
-        assert got.remediation
-
-
-def _as_list(value) -> list[str]:
-    if value is None:
-        return []
-    return [value] if isinstance(value, str) else list(value)
+    assert_expected(got, case["expect"])
 
 
 def test_every_manifest_check_has_a_case_per_outcome() -> None:

@@ -24,9 +24,9 @@ from pathlib import Path
 import pytest
 import yaml
 
-from gpudra.preflight.model import Outcome
 from gpudra.preflight.node import NODE_CHECKS, NodeOptions, run_node_checks
 from gpudra.preflight.node.host import CommandResult, FakeRunner, LocalHost
+from tests.preflight.cluster_case_data import assert_expected
 
 CASES_DIR = Path(__file__).parent / "node_cases"
 
@@ -71,28 +71,7 @@ def test_node_case(check_id: str, case: dict, tmp_path: Path) -> None:
     results = run_node_checks(make_host(tmp_path, case), NodeOptions(**case.get("options", {})))
     assert [r.id for r in results] == [c.id for c in NODE_CHECKS]
     got = next(r for r in results if r.id == check_id)
-    want = case["expect"]
-    shown = f"{got.outcome.value}: {got.message}\n  fix: {got.remediation}\n  " + \
-        "\n  ".join(got.details)
-    assert got.outcome.value == want["outcome"], shown
-    for fragment in _as_list(want.get("message")):
-        assert fragment in got.message, shown
-    for fragment in _as_list(want.get("remediation")):
-        assert got.remediation and fragment in got.remediation, shown
-    for fragment in _as_list(want.get("details")):
-        assert any(fragment in d for d in got.details), (fragment, shown)
-    for fragment in _as_list(want.get("no_details")):
-        assert not any(fragment in d for d in got.details), (fragment, shown)
-    if got.outcome is Outcome.PASS:
-        assert got.remediation is None
-    else:
-        assert got.remediation, "every non-passing result says what to do"
-
-
-def _as_list(value) -> list[str]:
-    if value is None:
-        return []
-    return [value] if isinstance(value, str) else list(value)
+    assert_expected(got, case["expect"])
 
 
 def test_every_node_check_has_a_case_per_outcome() -> None:
