@@ -22,7 +22,7 @@ from typing import Any
 from gpudra.objects import dig
 from gpudra.preflight.cluster.nodes import as_list, named
 from gpudra.preflight.cluster.options import NO_OPTIONS, ClusterOptions, judged_release
-from gpudra.preflight.cluster.snapshot import DEPLOYMENTS, NODEPOOLS, ClusterSnapshot
+from gpudra.preflight.cluster.snapshot import DEPLOYMENTS, NODEPOOLS, ClusterSnapshot, unreadable
 from gpudra.preflight.cluster.workloads import (
     Container,
     containers,
@@ -113,9 +113,8 @@ def check_cluster_autoscaler(snapshot: ClusterSnapshot,
                              options: ClusterOptions = NO_OPTIONS) -> CheckResult:
     deployments = snapshot.listing(DEPLOYMENTS)
     if deployments.items is None:
-        return result(CLUSTER012, Outcome.UNAVAILABLE,
-                      f"cannot read Deployments: {deployments.reason}",
-                      "grant list on deployments.apps in all namespaces")
+        return unreadable(CLUSTER012, "Deployments", deployments,
+                          "deployments.apps in all namespaces")
     found = _autoscaler_containers(deployments.items)
     if not found:
         return result(CLUSTER012, Outcome.PASS,

@@ -36,6 +36,7 @@ from gpudra.preflight.cluster.snapshot import (
     PODS,
     RESOURCESLICES,
     ClusterSnapshot,
+    unreadable,
 )
 from gpudra.preflight.cluster.workloads import (
     containers,
@@ -160,12 +161,9 @@ def check_device_plugin(snapshot: ClusterSnapshot,
                         options: ClusterOptions = NO_OPTIONS) -> CheckResult:
     daemonsets, nodes = snapshot.listing(DAEMONSETS), snapshot.listing(NODES)
     if daemonsets.items is None:
-        return result(CLUSTER007, Outcome.UNAVAILABLE,
-                      f"cannot read DaemonSets: {daemonsets.reason}",
-                      "grant list on daemonsets.apps in all namespaces")
+        return unreadable(CLUSTER007, "DaemonSets", daemonsets, "daemonsets.apps in all namespaces")
     if nodes.items is None:
-        return result(CLUSTER007, Outcome.UNAVAILABLE, f"cannot read nodes: {nodes.reason}",
-                      "grant list on nodes")
+        return unreadable(CLUSTER007, "nodes", nodes, "nodes")
     plugins = device_plugin_daemonsets(daemonsets.items)
     facts = node_facts(nodes.items, None)
     offering = [f.name for f in facts if f.device_plugin_resources]
@@ -205,12 +203,9 @@ def check_double_counting(snapshot: ClusterSnapshot,
                           options: ClusterOptions = NO_OPTIONS) -> CheckResult:
     nodes, slices = snapshot.listing(NODES), snapshot.listing(RESOURCESLICES)
     if nodes.items is None:
-        return result(CLUSTER008, Outcome.UNAVAILABLE, f"cannot read nodes: {nodes.reason}",
-                      "grant list on nodes")
+        return unreadable(CLUSTER008, "nodes", nodes, "nodes")
     if slices.items is None:
-        return result(CLUSTER008, Outcome.UNAVAILABLE,
-                      f"cannot read ResourceSlices: {slices.reason}",
-                      "grant list on resourceslices.resource.k8s.io")
+        return unreadable(CLUSTER008, "ResourceSlices", slices, "resourceslices.resource.k8s.io")
     facts = node_facts(nodes.items, slices.items)
     both = {f.name: f"offers {', '.join(sorted(f.device_plugin_resources))} and publishes "
                     f"{f.slice_devices} {NVIDIA_DRIVER} devices"

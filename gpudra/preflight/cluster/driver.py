@@ -34,6 +34,7 @@ from gpudra.preflight.cluster.snapshot import (
     RESOURCESLICES,
     ClusterSnapshot,
     Listing,
+    unreadable,
 )
 from gpudra.preflight.cluster.workloads import (
     containers,
@@ -139,9 +140,7 @@ def check_device_classes(snapshot: ClusterSnapshot,
         return result(CLUSTER004, Outcome.FAIL, f"no DeviceClass can exist: {NOT_SERVED}",
                       "make Kubernetes serve resource.k8s.io first (CLUSTER001)")
     if classes.items is None:
-        return result(CLUSTER004, Outcome.UNAVAILABLE,
-                      f"cannot read DeviceClasses: {classes.reason}",
-                      "grant list on deviceclasses.resource.k8s.io")
+        return unreadable(CLUSTER004, "DeviceClasses", classes, "deviceclasses.resource.k8s.io")
     names = sorted(str(dig(c, "metadata", "name")) for c in classes.items)
     details = [f"DeviceClasses: {', '.join(names) or 'none'}"]
     if GPU_CLASS not in names:
@@ -184,13 +183,10 @@ def check_resource_slices(snapshot: ClusterSnapshot,
         return result(CLUSTER005, Outcome.FAIL, f"no node can publish devices: {NOT_SERVED}",
                       "make Kubernetes serve resource.k8s.io first (CLUSTER001)")
     if slices.items is None:
-        return result(CLUSTER005, Outcome.UNAVAILABLE,
-                      f"cannot read ResourceSlices: {slices.reason}",
-                      "grant list on resourceslices.resource.k8s.io")
+        return unreadable(CLUSTER005, "ResourceSlices", slices, "resourceslices.resource.k8s.io")
     nodes = snapshot.listing(NODES)
     if nodes.items is None:
-        return result(CLUSTER005, Outcome.UNAVAILABLE, f"cannot read nodes: {nodes.reason}",
-                      "grant list on nodes")
+        return unreadable(CLUSTER005, "nodes", nodes, "nodes")
     facts = node_facts(nodes.items, slices.items)
     gpus = gpu_nodes(facts)
     known = {f.name for f in facts}
@@ -270,9 +266,7 @@ def check_driver_pods(snapshot: ClusterSnapshot,
                       options: ClusterOptions = NO_OPTIONS) -> CheckResult:
     daemonsets = snapshot.listing(DAEMONSETS)
     if daemonsets.items is None:
-        return result(CLUSTER006, Outcome.UNAVAILABLE,
-                      f"cannot read DaemonSets: {daemonsets.reason}",
-                      "grant list on daemonsets.apps in all namespaces")
+        return unreadable(CLUSTER006, "DaemonSets", daemonsets, "daemonsets.apps in all namespaces")
     found = driver_daemonsets(daemonsets.items)
     serving = [d for d in found if d.serves_gpus]
     if not found:

@@ -15,7 +15,7 @@ from typing import Any
 
 from gpudra.objects import dig
 from gpudra.preflight.cluster.options import NO_OPTIONS, ClusterOptions, judged_release
-from gpudra.preflight.cluster.snapshot import DEVICECLASSES, ClusterSnapshot
+from gpudra.preflight.cluster.snapshot import DEVICECLASSES, ClusterSnapshot, unreadable
 from gpudra.preflight.model import CheckResult, Outcome, Tier, check, result
 
 GATE = "DRAExtendedResource"
@@ -70,9 +70,7 @@ def check_extended_resource(snapshot: ClusterSnapshot,
                             options: ClusterOptions = NO_OPTIONS) -> CheckResult:
     classes = snapshot.listing(DEVICECLASSES)
     if classes.items is None or classes.served is False:
-        return result(CLUSTER009, Outcome.UNAVAILABLE,
-                      f"cannot read DeviceClasses: {classes.reason}",
-                      "grant list on deviceclasses.resource.k8s.io")
+        return unreadable(CLUSTER009, "DeviceClasses", classes, "deviceclasses.resource.k8s.io")
     mapped = mapped_classes(classes.items)
     details = [f"{cls} maps {name}" for cls, name in mapped]
     release = judged_release(snapshot, options)

@@ -30,6 +30,7 @@ from gpudra.preflight.cluster.snapshot import (
     DEPLOYMENTS,
     KUEUE_CONFIG,
     ClusterSnapshot,
+    unreadable,
 )
 from gpudra.preflight.cluster.workloads import (
     containers,
@@ -119,9 +120,7 @@ def check_kueue(snapshot: ClusterSnapshot,
     if queues.served is False:
         return result(CLUSTER014, Outcome.PASS, "Kueue is not installed (no ClusterQueue API)")
     if queues.items is None:
-        return result(CLUSTER014, Outcome.UNAVAILABLE,
-                      f"cannot read ClusterQueues: {queues.reason}",
-                      "grant list on clusterqueues.kueue.x-k8s.io")
+        return unreadable(CLUSTER014, "ClusterQueues", queues, "clusterqueues.kueue.x-k8s.io")
     config_listing = snapshot.listing(KUEUE_CONFIG)
     config = kueue_configuration(config_listing.items or ())
     mappings = [m for m in as_list(dig(config, "resources", "deviceClassMappings"))

@@ -13,7 +13,7 @@ from typing import Any
 from gpudra.objects import dig
 from gpudra.preflight.cluster.nodes import as_list, named
 from gpudra.preflight.cluster.options import NO_OPTIONS, ClusterOptions
-from gpudra.preflight.cluster.snapshot import PROMETHEUSRULES, ClusterSnapshot
+from gpudra.preflight.cluster.snapshot import PROMETHEUSRULES, ClusterSnapshot, unreadable
 from gpudra.preflight.cluster.workloads import workload_name
 from gpudra.preflight.model import CheckResult, Outcome, Tier, check, result
 
@@ -66,9 +66,8 @@ def check_prometheus_rules(snapshot: ClusterSnapshot,
         return result(CLUSTER015, Outcome.PASS,
                       "no PrometheusRule API (Prometheus Operator not installed)")
     if rules.items is None:
-        return result(CLUSTER015, Outcome.UNAVAILABLE,
-                      f"cannot read PrometheusRules: {rules.reason}",
-                      "grant list on prometheusrules.monitoring.coreos.com")
+        return unreadable(CLUSTER015, "PrometheusRules", rules,
+                          "prometheusrules.monitoring.coreos.com")
     found = {workload_name(obj): hits for obj in rules.items if (hits := gpu_metric_rules(obj))}
     if not found:
         return result(CLUSTER015, Outcome.PASS,

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from gpudra.preflight.cluster.nodes import count_by, gpu_nodes, grade_nodes, node_facts
 from gpudra.preflight.cluster.options import NO_OPTIONS, ClusterOptions
-from gpudra.preflight.cluster.snapshot import NODES, RESOURCESLICES, ClusterSnapshot
+from gpudra.preflight.cluster.snapshot import NODES, RESOURCESLICES, ClusterSnapshot, unreadable
 from gpudra.preflight.model import CheckResult, Outcome, Tier, check, result
 from gpudra.preflight.runtime import judge_kubelet_skew, judge_runtime_version
 
@@ -73,8 +73,7 @@ def check_kubelet_skew(snapshot: ClusterSnapshot,
                        options: ClusterOptions = NO_OPTIONS) -> CheckResult:
     nodes = snapshot.listing(NODES)
     if nodes.items is None:
-        return result(CLUSTER002, Outcome.UNAVAILABLE, f"cannot read nodes: {nodes.reason}",
-                      "grant list on nodes (ClusterRole with nodes: [list])")
+        return unreadable(CLUSTER002, "nodes", nodes, "nodes (ClusterRole with nodes: [list])")
     if options.target_version is not None:
         apiserver, against = str(options.target_version), f"target {options.target_version}"
     else:
@@ -98,8 +97,7 @@ def check_container_runtimes(snapshot: ClusterSnapshot,
                              options: ClusterOptions = NO_OPTIONS) -> CheckResult:
     nodes = snapshot.listing(NODES)
     if nodes.items is None:
-        return result(CLUSTER003, Outcome.UNAVAILABLE, f"cannot read nodes: {nodes.reason}",
-                      "grant list on nodes (ClusterRole with nodes: [list])")
+        return unreadable(CLUSTER003, "nodes", nodes, "nodes (ClusterRole with nodes: [list])")
     if not nodes.items:
         return result(CLUSTER003, Outcome.UNAVAILABLE, "the cluster lists no nodes",
                       "check that the kube context points at the right cluster")

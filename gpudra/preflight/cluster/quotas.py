@@ -23,7 +23,12 @@ from gpudra.objects import as_mapping, dig, plural
 from gpudra.preflight.cluster.extended_resource import mapped_classes
 from gpudra.preflight.cluster.nodes import named
 from gpudra.preflight.cluster.options import NO_OPTIONS, ClusterOptions, judged_release
-from gpudra.preflight.cluster.snapshot import DEVICECLASSES, RESOURCEQUOTAS, ClusterSnapshot
+from gpudra.preflight.cluster.snapshot import (
+    DEVICECLASSES,
+    RESOURCEQUOTAS,
+    ClusterSnapshot,
+    unreadable,
+)
 from gpudra.preflight.cluster.workloads import workload_name
 from gpudra.preflight.model import CheckResult, Outcome, Tier, check, result
 
@@ -83,9 +88,7 @@ def check_quotas(snapshot: ClusterSnapshot,
                  options: ClusterOptions = NO_OPTIONS) -> CheckResult:
     quotas = snapshot.listing(RESOURCEQUOTAS)
     if quotas.items is None:
-        return result(CLUSTER011, Outcome.UNAVAILABLE,
-                      f"cannot read ResourceQuotas: {quotas.reason}",
-                      "grant list on resourcequotas in all namespaces")
+        return unreadable(CLUSTER011, "ResourceQuotas", quotas, "resourcequotas in all namespaces")
     by_namespace_dra: dict[str, set[str]] = {}
     for quota in quotas.items:
         namespace = str(dig(quota, "metadata", "namespace") or "")

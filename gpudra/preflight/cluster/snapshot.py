@@ -25,6 +25,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
+from gpudra.preflight.model import CheckInfo, CheckResult, Outcome, result
 from gpudra.preflight.runtime import Version, parse_version
 
 VERSION = "version"
@@ -163,3 +164,10 @@ class ClusterSnapshot:
             return Listing(None, f"{ref.label} was not read, and discovery could not tell "
                                  f"whether it is served ({self.discovery_problem()})", None, scope)
         return Listing(None, f"{ref.label} was not read", True, scope)
+
+
+def unreadable(info: CheckInfo, what: str, listing: Listing, grant: str) -> CheckResult:
+    """`unavailable`: the check's input could not be read, with the server's reason and the
+    permission that would let gpudra look (`grant list on <grant>`)."""
+    return result(info, Outcome.UNAVAILABLE, f"cannot read {what}: {listing.reason}",
+                  f"grant list on {grant}")
