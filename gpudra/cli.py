@@ -61,6 +61,23 @@ def _terminal(stream) -> bool:
     return bool(os.environ.get("FORCE_COLOR")) or stream.isatty()
 
 
+def _width() -> int:
+    """The terminal's width for tables, or 120 when stdout is not a terminal."""
+    return shutil.get_terminal_size((120, 24)).columns if sys.stdout.isatty() else 120
+
+
+def _cluster_options(kubeconfig: str | None, context: str | None, namespace: str | None,
+                     request_timeout: str | None) -> Any:
+    """kubectl's connection flags as ClusterOptions: every namespace unless -n names one.
+    Imported here: the Kubernetes client loads only for cluster work."""
+    from gpudra.cluster import ClusterOptions, parse_duration
+
+    return ClusterOptions(kubeconfig=kubeconfig, context=context, namespace=namespace,
+                          all_namespaces=not namespace,
+                          request_timeout=parse_duration(request_timeout)
+                          if request_timeout else None)
+
+
 def _fail(message: str, code: ExitCode) -> typer.Exit:
     typer.echo(f"gpudra: error: {message}", err=True)
     return typer.Exit(int(code))
@@ -158,7 +175,7 @@ def audit(
         else:
             report = _audit_cluster(cfg, quiet, kubeconfig=kubeconfig, context=context,
                                     namespace=namespace, request_timeout=request_timeout)
-        width = shutil.get_terminal_size((120, 24)).columns if sys.stdout.isatty() else 120
+        width = _width()
         text = renderer_for(output)(report, RenderOptions(color=_color(sys.stdout), width=width,
                                                           tool_version=__version__,
                                                           fail_on=fail_on))
@@ -184,11 +201,8 @@ def _audit_files(paths: list[str], cfg, excludes: tuple[str, ...], quiet: bool):
 
 def _audit_cluster(cfg, quiet: bool, **flags):
     from gpudra.audit import audit_cluster
-    from gpudra.cluster import ClusterOptions, parse_duration
 
-    timeout = flags.pop("request_timeout")
-    options = ClusterOptions(**flags, all_namespaces=not flags["namespace"],
-                             request_timeout=parse_duration(timeout) if timeout else None)
+    options = _cluster_options(**flags)
     with _ListProgress(quiet) as on_page:
         return audit_cluster(options, cfg, on_page=on_page)
 
@@ -342,12 +356,7 @@ def convert(
         if not paths and not from_cluster:
             raise UsageError("give a PATH to convert (or --from-cluster --output-dir DIR)")
         if from_cluster:
-            from gpudra.cluster import ClusterOptions, parse_duration
-
-            cluster = ClusterOptions(kubeconfig=kubeconfig, context=context, namespace=namespace,
-                                     all_namespaces=not namespace,
-                                     request_timeout=parse_duration(request_timeout)
-                                     if request_timeout else None)
+            cluster = _cluster_options(kubeconfig, context, namespace, request_timeout)
     except UsageError as exc:
         raise _fail(str(exc), ExitCode.USAGE) from None
     request = ConvertRequest(
@@ -438,18 +447,14 @@ def preflight(
         cfg = load_config(config_for(list(manifests), config), rule_catalogue())
         cluster = None
         if tier == "cluster":
-            from gpudra.cluster import ClusterOptions, parse_duration
-
-            cluster = ClusterOptions(kubeconfig=kubeconfig, context=context, all_namespaces=True,
-                                     request_timeout=parse_duration(request_timeout)
-                                     if request_timeout else None)
+            cluster = _cluster_options(kubeconfig, context, None, request_timeout)
         request = PreflightRequest(tier=tier, skip=tuple(skip), fail_on=fail_on,
                                    target_version=target_version, manifests=tuple(manifests),
                                    require_migrated=require_migrated, host_root=host_root,
                                    cluster=cluster, config=cfg)
         with _ListProgress(quiet or tier != "cluster") as on_page:
             result = run_preflight(request, on_page=on_page)
-        width = shutil.get_terminal_size((120, 24)).columns if sys.stdout.isatty() else 120
+        width = _width()
         text = render(as_report(result, fail_on), output.value, color=_color(sys.stdout),
                       width=width)
     except UsageError as exc:
@@ -509,18 +514,14 @@ def plan(
 
     from gpudra.config import config_for, load_config
     from gpudra.plan.run import PlanRequest, as_report, run_plan
+    from gpudra.report.json_report import error_data
     from gpudra.report.outcomes import render
     from gpudra.rules import catalogue as rule_catalogue
 
     paths = list(paths or [])
     try:
         cfg = load_config(config_for(paths, config), rule_catalogue())
-        from gpudra.cluster import ClusterOptions, parse_duration
-
-        cluster = ClusterOptions(kubeconfig=kubeconfig, context=context, namespace=namespace,
-                                 all_namespaces=not namespace,
-                                 request_timeout=parse_duration(request_timeout)
-                                 if request_timeout else None)
+        cluster = _cluster_options(kubeconfig, context, namespace, request_timeout)
         request = PlanRequest(paths=tuple(paths), inventory=tuple(inventory), cluster=cluster,
                               target_version=target_version,
                               consumable_shares=consumable_shares, config=cfg)
@@ -528,12 +529,10 @@ def plan(
             result = run_plan(request, on_page=on_page)
         if output is OutcomeFormat.JSON:
             data = result.report.to_json()
-            data["errors"] = [{"file": e.file, "line": e.line, "message": e.message,
-                               **({"object": e.object} if e.object else {})}
-                              for e in result.errors]
+            data["errors"] = [error_data(e) for e in result.errors]
             text = json_module.dumps(data, indent=2, ensure_ascii=False) + "\n"
         else:
-            width = shutil.get_terminal_size((120, 24)).columns if sys.stdout.isatty() else 120
+            width = _width()
             text = render(as_report(result), output.value, color=_color(sys.stdout),
                           width=width)
     except UsageError as exc:

@@ -13,7 +13,7 @@ import copy
 from collections.abc import Mapping
 from typing import Any
 
-from gpudra.objects import PathT
+from gpudra.objects import PathT, dig
 
 _METADATA_DROP = ("uid", "resourceVersion", "generation", "creationTimestamp", "managedFields",
                   "selfLink", "ownerReferences", "deletionTimestamp", "deletionGracePeriodSeconds")
@@ -71,15 +71,15 @@ def clean(obj: Mapping[str, Any], pod_spec_paths: list[PathT]) -> dict[str, Any]
         if kind == "Job":
             _clean_job(spec)
         if kind == "CronJob":
-            job = _get(spec, ("jobTemplate", "spec"))
+            job = dig(spec, "jobTemplate", "spec")
             if isinstance(job, dict):
                 _drop_defaults(job, _SPEC_DEFAULTS["Job"])
                 _clean_job(job)
     for path in pod_spec_paths:
-        pod = _get(out, path)
+        pod = dig(out, *path)
         if isinstance(pod, dict):
             _clean_pod_spec(pod, restart_always=kind in _RESTART_ALWAYS_KINDS)
-            template = _get(out, path[:-1]) if path and path[-1] == "spec" else None
+            template = dig(out, *path[:-1]) if path and path[-1] == "spec" else None
             if isinstance(template, dict):
                 _clean_metadata(template.get("metadata"))
                 if template.get("metadata") == {}:
@@ -114,7 +114,7 @@ def _clean_job(spec: dict[str, Any]) -> None:
     if spec.get("manualSelector"):
         return
     selector = spec.get("selector")
-    labels = _get(selector, ("matchLabels",)) if isinstance(selector, dict) else None
+    labels = dig(selector, "matchLabels") if isinstance(selector, dict) else None
     if isinstance(labels, dict) and set(labels) <= set(_JOB_GENERATED):
         del spec["selector"]
 
@@ -157,17 +157,6 @@ def _drop_defaults(mapping: dict[str, Any], defaults: Mapping[str, Any]) -> None
     for key, value in defaults.items():
         if key in mapping and mapping[key] == value:
             del mapping[key]
-
-
-def _get(value: Any, path: PathT) -> Any:
-    for part in path:
-        if isinstance(value, dict):
-            value = value.get(part)
-        elif isinstance(value, list) and isinstance(part, int) and 0 <= part < len(value):
-            value = value[part]
-        else:
-            return None
-    return value
 
 
 def file_name(obj: Mapping[str, Any]) -> str:

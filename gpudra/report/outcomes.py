@@ -18,6 +18,7 @@ from typing import Any
 
 from gpudra.model import InputError
 from gpudra.objects import plural
+from gpudra.report.json_report import error_data
 
 STATUSES = ("fail", "warn", "unavailable", "pass")  # most severe first
 
@@ -125,8 +126,7 @@ def outcome_data(o: Outcome, key: str = "id") -> dict[str, Any]:
 def _json(report: OutcomeReport) -> str:
     data = {report.item_key: [outcome_data(o) for o in report.outcomes],
             **report.extra,
-            "errors": [{"file": e.file, "line": e.line, "message": e.message,
-                        **({"object": e.object} if e.object else {})} for e in report.errors],
+            "errors": [error_data(e) for e in report.errors],
             "summary": dict(report.summary)}
     return json.dumps(data, indent=2, ensure_ascii=False) + "\n"
 
