@@ -322,8 +322,10 @@ class FileSource:
     stats: ScanStats = field(default_factory=ScanStats)
     read: list[str] = field(default_factory=list)  # the labels of every file read
 
+    def __post_init__(self) -> None:
+        self.paths = list(self.paths)  # read by the scan and again by finish()
+
     def items(self) -> Iterator[Item]:
-        self.paths = list(self.paths)
         return scan(self.paths, self.excludes, stats=self.stats, stdin=self.stdin,
                     on_file=self._seen)
 

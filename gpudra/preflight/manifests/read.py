@@ -1,36 +1,46 @@
-"""Read a manifest tree for the manifests tier: its objects and the audit's findings.
-
-The audit keeps no objects, so the tree is scanned twice (once for the objects, once by the
-audit); stdin is read once and replayed. Both passes share the pre-scan that skips files
-without GPU or DRA content.
-"""
+"""Read a manifest tree for the manifests tier: its objects and the audit's findings, in one
+scan: the audit's file source is wrapped so that the objects it yields are kept on the way."""
 
 from __future__ import annotations
 
-import sys
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass, field
+from typing import Any
 
-from gpudra.audit import AuditRequest, run_audit
-from gpudra.model import InputError
+from gpudra.audit import AuditRequest, audit
 from gpudra.objects import ManifestObject
 from gpudra.preflight.manifests.checks import ManifestInput
-from gpudra.sources.files import STDIN, ScanStats, scan
+from gpudra.sources import Item, ScanStats
+from gpudra.sources.files import FileSource
+
+
+@dataclass
+class _Keeping:
+    """A file source that also keeps every manifest object it yields."""
+
+    inner: FileSource
+    objects: list[ManifestObject] = field(default_factory=list)
+    kind: str = "file"
+
+    @property
+    def stats(self) -> ScanStats:
+        return self.inner.stats
+
+    def items(self) -> Iterator[Item]:
+        for item in self.inner.items():
+            if isinstance(item, ManifestObject):
+                self.objects.append(item)
+            yield item
+
+    def finish(self, ctx: Any) -> None:
+        self.inner.finish(ctx)
 
 
 def read_manifests(request: AuditRequest,
                    stdin: Callable[[], bytes] | None = None) -> ManifestInput:
     """Objects, findings and input errors of every path in `request`; never raises for input."""
-    if STDIN in request.paths:
-        data = (stdin or (lambda: sys.stdin.buffer.read()))()
-        stdin = lambda: data  # noqa: E731 - replay the same bytes to both passes
-    stats = ScanStats()
-    objects: list[ManifestObject] = []
-    errors: list[InputError] = []
     excludes = (*request.config.exclude, *request.excludes)
-    for item in scan(request.paths, excludes, stats=stats, stdin=stdin):
-        if isinstance(item, InputError):
-            errors.append(item)
-        elif isinstance(item, ManifestObject):
-            objects.append(item)
-    report = run_audit(request, stdin=stdin)
-    return ManifestInput(tuple(objects), report.findings, tuple(errors), stats.files)
+    source = _Keeping(FileSource(request.paths, excludes, stdin))
+    report = audit(source, request.config)
+    return ManifestInput(tuple(source.objects), report.findings, report.errors,
+                         report.files_scanned)
