@@ -40,7 +40,7 @@ from gpudra.gpu_use import ObjectUse, quota_path, read_object
 from gpudra.objects import dig, format_path
 from gpudra.workloads import PodSpecRef, WorkloadTable
 
-__all__ = ["Blocked", "ConvertOptions", "ObjectPlan", "Planner", "WorkloadResult", "quota_path"]
+__all__ = ["Blocked", "ConvertOptions", "ObjectPlan", "Planner", "WorkloadResult"]
 
 CLAIM_MODE_ANNOTATION = "gpudra.io/claim-mode"
 TOLERATION = {"key": "nvidia.com/gpu", "operator": "Exists", "effect": "NoSchedule"}
@@ -383,5 +383,3 @@ def _existing_claim_names(spec: Mapping[str, Any]) -> set[str]:
     return {str(c.get("name")) for c in claims if isinstance(c, Mapping)} \
         if isinstance(claims, list) else set()
 
-
-__all__ += ["container_label"]
