@@ -88,9 +88,11 @@ DEBUG_ENV = "GPUDRA_DEBUG"
 
 
 def _guarded(command: _Command) -> _Command:
-    """A bug must not look like a result: exit 0 reads as "clean", 1 as "findings". Any
-    unexpected exception becomes exit 3 with one line on stderr; GPUDRA_DEBUG=1 adds the
-    traceback for the bug report."""
+    """The one place errors become exit codes. A user's mistake (UsageError) exits 2 and an
+    input that could not be read (any other GpudraError) exits 3, each with one line on stderr.
+    A bug must not look like a result either: exit 0 reads as "clean", 1 as "findings", so any
+    unexpected exception also becomes exit 3 with one line; GPUDRA_DEBUG=1 adds the traceback
+    for the bug report."""
 
     @functools.wraps(command)
     def run(*args: Any, **kwargs: Any) -> Any:
@@ -98,6 +100,10 @@ def _guarded(command: _Command) -> _Command:
             return command(*args, **kwargs)
         except (typer.Exit, typer.Abort, KeyboardInterrupt, BrokenPipeError):
             raise  # control flow, Ctrl-C (130) and a closed pipe keep their usual handling
+        except UsageError as exc:
+            raise _fail(str(exc), ExitCode.USAGE) from None
+        except GpudraError as exc:
+            raise _fail(str(exc), ExitCode.INPUT_ERROR) from None
         except Exception as exc:  # noqa: BLE001 - the point of this wrapper
             if os.environ.get(DEBUG_ENV, "") not in ("", "0"):
                 traceback.print_exc(file=sys.stderr)
@@ -163,26 +169,20 @@ def audit(
 
     paths = list(paths or [])
     cluster_flags = any((kubeconfig, context, namespace, all_namespaces, request_timeout))
-    try:
-        if paths and cluster_flags:
-            raise UsageError("--kubeconfig, --context, -n, -A and --request-timeout are for "
-                             "cluster audits: give no PATH to audit the cluster")
-        if namespace and all_namespaces:
-            raise UsageError("choose one of -n/--namespace and -A/--all-namespaces")
-        cfg = load_config(config_for(paths, config), catalogue())
-        if paths:
-            report = _audit_files(paths, cfg, tuple(exclude), quiet)
-        else:
-            report = _audit_cluster(cfg, quiet, kubeconfig=kubeconfig, context=context,
-                                    namespace=namespace, request_timeout=request_timeout)
-        width = _width()
-        text = renderer_for(output)(report, RenderOptions(color=_color(sys.stdout), width=width,
-                                                          tool_version=__version__,
-                                                          fail_on=fail_on))
-    except UsageError as exc:
-        raise _fail(str(exc), ExitCode.USAGE) from None
-    except GpudraError as exc:
-        raise _fail(str(exc), ExitCode.INPUT_ERROR) from None
+    if paths and cluster_flags:
+        raise UsageError("--kubeconfig, --context, -n, -A and --request-timeout are for "
+                         "cluster audits: give no PATH to audit the cluster")
+    if namespace and all_namespaces:
+        raise UsageError("choose one of -n/--namespace and -A/--all-namespaces")
+    cfg = load_config(config_for(paths, config), catalogue())
+    if paths:
+        report = _audit_files(paths, cfg, tuple(exclude), quiet)
+    else:
+        report = _audit_cluster(cfg, quiet, kubeconfig=kubeconfig, context=context,
+                                namespace=namespace, request_timeout=request_timeout)
+    text = renderer_for(output)(report, RenderOptions(color=_color(sys.stdout), width=_width(),
+                                                      tool_version=__version__,
+                                                      fail_on=fail_on))
     sys.stdout.write(text)
     sys.stdout.flush()
     for error in report.errors:
@@ -349,16 +349,13 @@ def convert(
 
     paths = list(paths or [])
     cluster = None
-    try:
-        if any((kubeconfig, context, namespace, request_timeout)) and not from_cluster:
-            raise UsageError("--kubeconfig, --context, -n and --request-timeout go with "
-                             "--from-cluster")
-        if not paths and not from_cluster:
-            raise UsageError("give a PATH to convert (or --from-cluster --output-dir DIR)")
-        if from_cluster:
-            cluster = _cluster_options(kubeconfig, context, namespace, request_timeout)
-    except UsageError as exc:
-        raise _fail(str(exc), ExitCode.USAGE) from None
+    if any((kubeconfig, context, namespace, request_timeout)) and not from_cluster:
+        raise UsageError("--kubeconfig, --context, -n and --request-timeout go with "
+                         "--from-cluster")
+    if not paths and not from_cluster:
+        raise UsageError("give a PATH to convert (or --from-cluster --output-dir DIR)")
+    if from_cluster:
+        cluster = _cluster_options(kubeconfig, context, namespace, request_timeout)
     request = ConvertRequest(
         cluster=cluster, paths=tuple(paths), diff=diff, check=check, output_dir=output_dir,
         target_version=target_version, claim_mode=claim_mode, strategy=strategy,
@@ -366,12 +363,7 @@ def convert(
         keep_device_plugin_quota=keep_quota, selectors=tuple(selector), min_memory=min_memory,
         product=product, claims_file=claims_file, excludes=tuple(exclude), config=config,
         output=output.value, quiet=quiet, color=diff and _color(sys.stdout))
-    try:
-        code = run_convert(request, stdout=sys.stdout, stderr=sys.stderr)
-    except UsageError as exc:
-        raise _fail(str(exc), ExitCode.USAGE) from None
-    except GpudraError as exc:
-        raise _fail(str(exc), ExitCode.INPUT_ERROR) from None
+    code = run_convert(request, stdout=sys.stdout, stderr=sys.stderr)
     raise typer.Exit(int(code))
 
 
@@ -437,30 +429,24 @@ def preflight(
     from gpudra.report.outcomes import render
     from gpudra.rules import catalogue as rule_catalogue
 
-    try:
-        if node and manifests:
-            raise UsageError("choose one of --node and --manifests")
-        if (node or manifests) and any((kubeconfig, context, request_timeout)):
-            raise UsageError("--kubeconfig, --context and --request-timeout are for the "
-                             "cluster tier")
-        tier = "node" if node else "manifests" if manifests else "cluster"
-        cfg = load_config(config_for(list(manifests), config), rule_catalogue())
-        cluster = None
-        if tier == "cluster":
-            cluster = _cluster_options(kubeconfig, context, None, request_timeout)
-        request = PreflightRequest(tier=tier, skip=tuple(skip), fail_on=fail_on,
-                                   target_version=target_version, manifests=tuple(manifests),
-                                   require_migrated=require_migrated, host_root=host_root,
-                                   cluster=cluster, config=cfg)
-        with _ListProgress(quiet or tier != "cluster") as on_page:
-            result = run_preflight(request, on_page=on_page)
-        width = _width()
-        text = render(as_report(result, fail_on), output.value, color=_color(sys.stdout),
-                      width=width)
-    except UsageError as exc:
-        raise _fail(str(exc), ExitCode.USAGE) from None
-    except GpudraError as exc:
-        raise _fail(str(exc), ExitCode.INPUT_ERROR) from None
+    if node and manifests:
+        raise UsageError("choose one of --node and --manifests")
+    if (node or manifests) and any((kubeconfig, context, request_timeout)):
+        raise UsageError("--kubeconfig, --context and --request-timeout are for the "
+                         "cluster tier")
+    tier = "node" if node else "manifests" if manifests else "cluster"
+    cfg = load_config(config_for(list(manifests), config), rule_catalogue())
+    cluster = None
+    if tier == "cluster":
+        cluster = _cluster_options(kubeconfig, context, None, request_timeout)
+    request = PreflightRequest(tier=tier, skip=tuple(skip), fail_on=fail_on,
+                               target_version=target_version, manifests=tuple(manifests),
+                               require_migrated=require_migrated, host_root=host_root,
+                               cluster=cluster, config=cfg)
+    with _ListProgress(quiet or tier != "cluster") as on_page:
+        result = run_preflight(request, on_page=on_page)
+    text = render(as_report(result, fail_on), output.value, color=_color(sys.stdout),
+                  width=_width())
     sys.stdout.write(text)
     for error in result.errors:
         typer.echo(f"gpudra: {error.where}: {error.message}", err=True)
@@ -519,26 +505,20 @@ def plan(
     from gpudra.rules import catalogue as rule_catalogue
 
     paths = list(paths or [])
-    try:
-        cfg = load_config(config_for(paths, config), rule_catalogue())
-        cluster = _cluster_options(kubeconfig, context, namespace, request_timeout)
-        request = PlanRequest(paths=tuple(paths), inventory=tuple(inventory), cluster=cluster,
-                              target_version=target_version,
-                              consumable_shares=consumable_shares, config=cfg)
-        with _ListProgress(quiet) as on_page:
-            result = run_plan(request, on_page=on_page)
-        if output is OutcomeFormat.JSON:
-            data = result.report.to_json()
-            data["errors"] = [error_data(e) for e in result.errors]
-            text = json_module.dumps(data, indent=2, ensure_ascii=False) + "\n"
-        else:
-            width = _width()
-            text = render(as_report(result), output.value, color=_color(sys.stdout),
-                          width=width)
-    except UsageError as exc:
-        raise _fail(str(exc), ExitCode.USAGE) from None
-    except GpudraError as exc:
-        raise _fail(str(exc), ExitCode.INPUT_ERROR) from None
+    cfg = load_config(config_for(paths, config), rule_catalogue())
+    cluster = _cluster_options(kubeconfig, context, namespace, request_timeout)
+    request = PlanRequest(paths=tuple(paths), inventory=tuple(inventory), cluster=cluster,
+                          target_version=target_version,
+                          consumable_shares=consumable_shares, config=cfg)
+    with _ListProgress(quiet) as on_page:
+        result = run_plan(request, on_page=on_page)
+    if output is OutcomeFormat.JSON:
+        data = result.report.to_json()
+        data["errors"] = [error_data(e) for e in result.errors]
+        text = json_module.dumps(data, indent=2, ensure_ascii=False) + "\n"
+    else:
+        text = render(as_report(result), output.value, color=_color(sys.stdout),
+                      width=_width())
     sys.stdout.write(text)
     for error in result.errors:
         typer.echo(f"gpudra: {error.where}: {error.message}", err=True)
@@ -568,7 +548,7 @@ def checks(
         for c in entries:
             sys.stdout.write(f"{c.id:<12} {c.tier.value:<10} {c.title}\n")
     else:
-        raise _fail(f"-o must be table, json or markdown, not {output!r}", ExitCode.USAGE)
+        raise UsageError(f"-o must be table, json or markdown, not {output!r}")
 
 
 @app.command(epilog=(
@@ -595,7 +575,7 @@ def rbac(
     from gpudra.rbac import manifests, render
 
     if sum(map(bool, (user, group, service_account))) > 1:
-        raise _fail("choose one of --user, --group and --service-account", ExitCode.USAGE)
+        raise UsageError("choose one of --user, --group and --service-account")
     sys.stdout.write(render(manifests(name, namespace, service_account, user, group)))
 
 
@@ -607,10 +587,7 @@ def rules(
     """List the rule catalogue: id, default severity, name and summary."""
     from gpudra.catalogue_docs import render_rules
 
-    try:
-        sys.stdout.write(render_rules(output))
-    except UsageError as exc:
-        raise _fail(str(exc), ExitCode.USAGE) from None
+    sys.stdout.write(render_rules(output))
 
 
 @app.command()
@@ -619,10 +596,7 @@ def explain(rule: str = typer.Argument(..., metavar="RULE", help="A rule id such
     """Print a rule's documentation: why it matters, problematic and correct YAML, the fix."""
     from gpudra.catalogue_docs import explain_rule
 
-    try:
-        text = explain_rule(rule)
-    except UsageError as exc:
-        raise _fail(str(exc), ExitCode.USAGE) from None
+    text = explain_rule(rule)
     if not _terminal(sys.stdout):
         sys.stdout.write(text)  # the Markdown source: for pipes, files and docs
         return
