@@ -25,7 +25,6 @@ import json
 import os
 import shutil
 import statistics
-import subprocess
 import sys
 import tempfile
 from pathlib import Path
@@ -34,7 +33,14 @@ HERE = Path(__file__).resolve().parent
 REPO = HERE.parent
 sys.path.insert(0, str(REPO))
 
-from benchmarks.bench_fakeapi import count_kubectl_json, measure, start_server  # noqa: E402
+from benchmarks.bench_fakeapi import (
+    count_kubectl_json,
+    generated_state,
+    kubectl_get_pods,
+    run_rounds,
+    start_server,
+    state_meta,
+)
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -55,10 +61,9 @@ def main(argv: list[str] | None = None) -> int:
 def run(args: argparse.Namespace, workdir: Path) -> int:
     state = args.state
     if state is None:
-        state = workdir / "cluster.json"
-        subprocess.run([sys.executable, str(HERE / "gen_cluster.py"), str(state)], check=True,
-                       stdout=subprocess.DEVNULL)
-    meta = json.loads(Path(f"{state}.meta").read_text())
+        state, meta = generated_state(workdir)
+    else:
+        meta = state_meta(state)
     pods = meta["kinds"]["Pod"]
     objects = sum(meta["kinds"].values())
     gpu_deployments = meta.get("gpu_deployments")
@@ -68,30 +73,18 @@ def run(args: argparse.Namespace, workdir: Path) -> int:
     clients = {"gpudra": [args.gpudra, "audit", "--kubeconfig", str(kubeconfig), "-o", "json",
                           "--fail-on", "never"]}
     if args.kubectl:
-        clients["kubectl"] = [args.kubectl, f"--kubeconfig={kubeconfig}",
-                              f"--cache-dir={workdir / 'cache'}", "get", "pods", "-A",
-                              "--chunk-size=500", "-o", "json"]
+        clients["kubectl"] = [*kubectl_get_pods(args.kubectl, kubeconfig, workdir), "-o", "json"]
     env_home = {"HOME": str(workdir), "KUBECONFIG": ""}
     os.environ.update(env_home)
-    runs: dict[str, list] = {name: [] for name in clients}
-    failures = 0
-    try:
-        for round_index in range(args.rounds):
-            for name, argv in clients.items():
-                out = workdir / f"{name}.out"
-                result, _ = measure(argv, server.pid, out)
-                if name == "kubectl":
-                    ok, detail = count_kubectl_json(out) == pods, f"pods {count_kubectl_json(out)}"
-                else:
-                    ok, detail = _check_audit(out, objects, gpu_deployments)
-                failures += not ok
-                runs[name].append(result)
-                print(f"round {round_index + 1} {name:8} wall {result.wall:6.2f} s  cpu "
-                      f"{result.cpu:6.2f} s  rss {result.rss_mb:6.0f} MB  {detail}"
-                      + ("" if ok else "  CHECK FAILED"))
-    finally:
-        server.terminate()
-        server.wait(timeout=30)
+
+    def judge(name: str, out: Path, output: bytes) -> tuple[int, bool, str]:
+        if name == "kubectl":
+            seen = count_kubectl_json(out)
+            return seen, seen == pods, f"pods {seen}"
+        ok, detail = _check_audit(out, objects, gpu_deployments)
+        return -1, ok, detail
+
+    runs, failures = run_rounds(clients, args.rounds, server, workdir, judge)
     print(f"\nmedian of {args.rounds} ({os.cpu_count()} CPUs, load {os.getloadavg()[0]:.1f})")
     medians = {}
     for name, series in runs.items():

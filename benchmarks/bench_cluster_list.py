@@ -20,11 +20,9 @@ Timings are printed, never asserted.
 from __future__ import annotations
 
 import argparse
-import json
 import os
 import shutil
 import statistics
-import subprocess
 import sys
 import tempfile
 import time
@@ -34,7 +32,14 @@ HERE = Path(__file__).resolve().parent
 REPO = HERE.parent
 sys.path.insert(0, str(REPO))
 
-from benchmarks.bench_fakeapi import Run, count_kubectl_json, measure, start_server
+from benchmarks.bench_fakeapi import (
+    count_kubectl_json,
+    generated_state,
+    kubectl_get_pods,
+    run_rounds,
+    start_server,
+    state_meta,
+)
 
 
 def child(kubeconfig: str, parser: str) -> None:
@@ -90,10 +95,10 @@ def main(argv: list[str] | None = None) -> int:
 def run(args: argparse.Namespace, workdir: Path) -> int:
     state = args.state
     if state is None:
-        state = workdir / "cluster.json"
-        subprocess.run([sys.executable, str(HERE / "gen_cluster.py"), str(state)], check=True,
-                       stdout=subprocess.DEVNULL)
-    expected = json.loads(Path(f"{state}.meta").read_text())["kinds"]["Pod"]
+        state, meta = generated_state(workdir)
+    else:
+        meta = state_meta(state)
+    expected = meta["kinds"]["Pod"]
     kubeconfig = workdir / "kubeconfig"
     server, url, startup = start_server(state, kubeconfig)
     print(f"server {url} ready in {startup:.1f} s; {expected} pods")
@@ -106,28 +111,17 @@ def run(args: argparse.Namespace, workdir: Path) -> int:
     except ImportError:
         print("orjson not installed: gpudra-orjson skipped")
     if args.kubectl and not args.no_kubectl:
-        clients["kubectl"] = [args.kubectl, f"--kubeconfig={kubeconfig}",
-                              f"--cache-dir={workdir / 'cache'}", "get", "pods", "-A",
-                              "--chunk-size=500", "-o", "json"]
-    runs: dict[str, list[Run]] = {name: [] for name in clients}
-    failures = 0
-    try:
-        for round_index in range(args.rounds):
-            for name, argv in clients.items():
-                out = workdir / f"{name}.out"
-                result, output = measure(argv, server.pid, out)
-                pods = count_kubectl_json(out) if name == "kubectl" else \
-                    int(output.split()[0] or -2)
-                failures += pods != expected
-                runs[name].append(Run(result.wall, result.cpu, result.server_cpu,
-                                      result.rss_mb, pods))
-                detail = (out.with_suffix(".err").read_text().strip().splitlines() or [""])[-1] \
-                    if name != "kubectl" else ""
-                print(f"round {round_index + 1} {name:13} wall {result.wall:6.2f} s  cpu "
-                      f"{result.cpu:6.2f} s  rss {result.rss_mb:6.0f} MB  pods {pods}  {detail}")
-    finally:
-        server.terminate()
-        server.wait(timeout=30)
+        clients["kubectl"] = [*kubectl_get_pods(args.kubectl, kubeconfig, workdir), "-o", "json"]
+
+    def judge(name: str, out: Path, output: bytes) -> tuple[int, bool, str]:
+        if name == "kubectl":
+            pods = count_kubectl_json(out)
+            return pods, pods == expected, f"pods {pods}"
+        pods = int(output.split()[0] or -2)
+        timings = (out.with_suffix(".err").read_text().strip().splitlines() or [""])[-1]
+        return pods, pods == expected, f"pods {pods}  {timings}"
+
+    runs, failures = run_rounds(clients, args.rounds, server, workdir, judge)
     print(f"\nmedian of {args.rounds} ({os.cpu_count()} CPUs, load {os.getloadavg()[0]:.1f})")
     print(f"{'client':14} {'wall s':>7} {'cpu s':>7} {'rss MB':>7}")
     for name, series in runs.items():

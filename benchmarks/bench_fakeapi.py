@@ -35,6 +35,7 @@ import subprocess
 import sys
 import tempfile
 import time
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -147,6 +148,52 @@ def count_kubectl_json(path: Path) -> int:
     return count
 
 
+def generated_state(workdir: Path, seed: int = 1) -> tuple[Path, dict]:
+    """A cluster from gen_cluster.py and its meta (counts by kind). Generated in a child: a
+    child's peak RSS can't be reported below the parent's."""
+    state = workdir / "cluster.json"
+    subprocess.run([sys.executable, str(HERE / "gen_cluster.py"), str(state), "--seed", str(seed)],
+                   check=True, stdout=subprocess.DEVNULL)
+    return state, state_meta(state)
+
+
+def state_meta(state: Path) -> dict:
+    return json.loads(Path(f"{state}.meta").read_text())
+
+
+def kubectl_get_pods(kubectl: str, kubeconfig: Path, workdir: Path, chunk: int = 500
+                     ) -> list[str]:
+    """`kubectl get pods -A` paged like gpudra, with a cache directory of its own; add -o."""
+    return [kubectl, f"--kubeconfig={kubeconfig}", f"--cache-dir={workdir / 'cache'}", "get",
+            "pods", "-A", f"--chunk-size={chunk}"]
+
+
+def run_rounds(clients: dict[str, list[str]], rounds: int, server: subprocess.Popen[str],
+               workdir: Path, judge: Callable[[str, Path, bytes], tuple[int, bool, str]]
+               ) -> tuple[dict[str, list[Run]], int]:
+    """Each round runs every client once, one after the other (alternated, so drift hits all
+    alike); `judge(name, stdout_path, stdout)` gives the pods seen, whether the output is right,
+    and a note. Stops the server at the end. Returns the runs by client and the failures."""
+    runs: dict[str, list[Run]] = {name: [] for name in clients}
+    width = max(map(len, clients))
+    failures = 0
+    try:
+        for round_index in range(rounds):
+            for name, argv in clients.items():
+                out = workdir / f"{name}.out"
+                run, output = measure(argv, server.pid, out)
+                pods, ok, note = judge(name, out, output)
+                failures += not ok
+                runs[name].append(Run(run.wall, run.cpu, run.server_cpu, run.rss_mb, pods))
+                print(f"round {round_index + 1} {name:{width}} wall {run.wall:6.2f} s  cpu "
+                      f"{run.cpu:6.2f} s  server cpu {run.server_cpu:5.2f} s  rss "
+                      f"{run.rss_mb:6.0f} MB  {note}{'' if ok else '  CHECK FAILED'}")
+    finally:
+        server.terminate()
+        server.wait(timeout=30)
+    return runs, failures
+
+
 def start_server(state: Path, kubeconfig: Path) -> tuple[subprocess.Popen[str], str, float]:
     start = time.perf_counter()
     process = subprocess.Popen([sys.executable, "-m", "tests.fakeapi", "--state", str(state),
@@ -184,14 +231,11 @@ def main(argv: list[str] | None = None) -> int:
 def run_benchmark(args: argparse.Namespace, workdir: Path) -> int:
     state, expected = args.state, None
     if state is not None and Path(f"{state}.meta").exists():  # written by gen_cluster.py
-        expected = json.loads(Path(f"{state}.meta").read_text())["kinds"]["Pod"]
+        expected = state_meta(state)["kinds"]["Pod"]
     if state is None:
-        # In a child: a child's peak RSS can't be reported below the parent's.
-        state = workdir / "cluster.json"
         start = time.perf_counter()
-        subprocess.run([sys.executable, str(HERE / "gen_cluster.py"), str(state),
-                        "--seed", str(args.seed)], check=True, stdout=subprocess.DEVNULL)
-        expected = json.loads(Path(f"{state}.meta").read_text())["kinds"]["Pod"]
+        state, meta = generated_state(workdir, args.seed)
+        expected = meta["kinds"]["Pod"]
         print(f"generated {expected} pods ({state.stat().st_size / 1e6:.0f} MB JSON) "
               f"in {time.perf_counter() - start:.1f} s")
     kubeconfig = workdir / "kubeconfig"
@@ -202,32 +246,20 @@ def run_benchmark(args: argparse.Namespace, workdir: Path) -> int:
                "--kubeconfig", str(kubeconfig), "--limit", str(args.limit)]
         for mode in PYTHON_CLIENTS}
     if args.kubectl:
-        base = [args.kubectl, f"--kubeconfig={kubeconfig}", f"--cache-dir={workdir / 'cache'}",
-                "get", "pods", "-A", f"--chunk-size={args.limit}"]
+        base = kubectl_get_pods(args.kubectl, kubeconfig, workdir, args.limit)
         clients["kubectl"] = [*base, "-o", "json"]
         clients["kubectl-n"] = [*base, "-o", "name"]
-    runs: dict[str, list[Run]] = {name: [] for name in clients}
-    failures = 0
-    try:
-        for round_index in range(args.rounds):
-            for name, argv in clients.items():
-                out = workdir / f"{name}.out"
-                run, output = measure(argv, server.pid, out)
-                if name == "kubectl":
-                    pods = count_kubectl_json(out)
-                elif name == "kubectl-n":
-                    pods = len(set(output.split()))
-                else:
-                    pods = int(output.strip() or -2)
-                ok = pods == -1 or expected is None or pods == expected
-                failures += not ok
-                runs[name].append(Run(run.wall, run.cpu, run.server_cpu, run.rss_mb, pods))
-                print(f"round {round_index + 1} {name:9} wall {run.wall:6.2f} s  cpu "
-                      f"{run.cpu:6.2f} s  server cpu {run.server_cpu:5.2f} s  rss "
-                      f"{run.rss_mb:6.0f} MB  pods {pods}{'' if ok else '  WRONG'}")
-    finally:
-        server.terminate()
-        server.wait(timeout=30)
+
+    def judge(name: str, out: Path, output: bytes) -> tuple[int, bool, str]:
+        if name == "kubectl":
+            pods = count_kubectl_json(out)
+        elif name == "kubectl-n":
+            pods = len(set(output.split()))
+        else:
+            pods = int(output.strip() or -2)
+        return pods, pods == -1 or expected is None or pods == expected, f"pods {pods}"
+
+    runs, failures = run_rounds(clients, args.rounds, server, workdir, judge)
     floor = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
     print(f"\nmedian of {args.rounds} (limit={args.limit}; {os.cpu_count()} CPUs, load "
           f"{os.getloadavg()[0]:.1f}); server = the fake's own CPU while the client ran; "
