@@ -85,6 +85,7 @@ def _fail(message: str, code: ExitCode) -> typer.Exit:
 
 _Command = TypeVar("_Command", bound=Callable[..., Any])
 DEBUG_ENV = "GPUDRA_DEBUG"
+INTERRUPTED = "gpudra: interrupted"
 
 
 def _guarded(command: _Command) -> _Command:
@@ -98,8 +99,12 @@ def _guarded(command: _Command) -> _Command:
     def run(*args: Any, **kwargs: Any) -> Any:
         try:
             return command(*args, **kwargs)
-        except (typer.Exit, typer.Abort, KeyboardInterrupt, BrokenPipeError):
-            raise  # control flow, Ctrl-C (130) and a closed pipe keep their usual handling
+        except (typer.Exit, typer.Abort, BrokenPipeError):
+            raise  # control flow and a closed pipe keep their usual handling
+        except KeyboardInterrupt:
+            # typer would turn Ctrl-C into a silent exit 130: say why the run stopped
+            typer.echo(INTERRUPTED, err=True)
+            raise typer.Exit(int(ExitCode.INTERRUPTED)) from None
         except UsageError as exc:
             raise _fail(str(exc), ExitCode.USAGE) from None
         except GpudraError as exc:
@@ -622,6 +627,6 @@ def main() -> None:
     """Console-script entry point (gpudra and kubectl-gpudra)."""
     try:
         app(prog_name=program_name(sys.argv[0]) if sys.argv else None)
-    except KeyboardInterrupt:
-        typer.echo("gpudra: interrupted", err=True)
-        sys.exit(130)
+    except KeyboardInterrupt:  # before or after a command runs (imports, option parsing)
+        typer.echo(INTERRUPTED, err=True)
+        sys.exit(int(ExitCode.INTERRUPTED))

@@ -47,6 +47,7 @@ class ExitCode(enum.IntEnum):
     USAGE = 2
     INPUT_ERROR = 3
     BLOCKED = 4  # convert only: nothing left to convert, but blocked workloads remain
+    INTERRUPTED = 130  # Ctrl-C, as shells report a SIGINT death
 
 
 @dataclass(frozen=True, slots=True)

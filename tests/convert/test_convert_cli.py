@@ -301,6 +301,20 @@ def test_write_atomic_leaves_no_temp_file_when_interrupted(
     assert path.read_text() == GPU_JOB
 
 
+def test_ctrl_c_mid_write_says_so_exits_130_and_keeps_every_file(
+        tree: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    before = snapshot(tree)
+
+    def interrupted(src: object, dst: object) -> None:
+        raise KeyboardInterrupt
+
+    monkeypatch.setattr(os, "replace", interrupted)
+    result = convert(str(tree))
+    assert result.exit_code == 130
+    assert result.stderr == "gpudra: interrupted\n"
+    assert snapshot(tree) == before  # no half-written file, no temp file left behind
+
+
 def test_write_atomic_skips_identical_content(tmp_path: Path) -> None:
     path = tmp_path / "job.yaml"
     path.write_text(GPU_JOB)
