@@ -54,6 +54,7 @@ from typing import Any
 
 from gpudra.dra.attributes import NVIDIA_DOMAIN, STANDARD_DOMAIN
 from gpudra.dra.cel import Version
+from gpudra.dra.selectors import DRIVER_ARCHITECTURES
 from gpudra.objects import as_mapping, expand_lists
 from gpudra.plan.inventory import Device, Inventory, RequestPolicy
 from gpudra.quantity import parse_quantity
@@ -64,11 +65,6 @@ _MIXED_COUNT = re.compile(r"^nvidia\.com/mig-(.+)\.count$")
 _MIG_RESOURCE = re.compile(r"^nvidia\.com/mig-(.+)$")
 _SINGLE_PRODUCT = re.compile(r"^(?P<model>.+)-MIG-(?P<profile>[^-]+)$")
 _PROFILE = re.compile(r"^((?:\d+c\.)?\d+g\.\d+gb)(?:\.(.+))?$")
-
-# GFD family label -> the driver's `architecture` (go-nvlib names); dra-reference section 8.
-ARCHITECTURES = {"kepler": "Kepler", "maxwell": "Maxwell", "pascal": "Pascal", "volta": "Volta",
-                 "turing": "Turing", "ampere": "Ampere", "ada-lovelace": "Ada Lovelace",
-                 "hopper": "Hopper", "blackwell": "Blackwell", "rubin": "Rubin"}
 
 # Raw NVML product names seen in public sources (dra-reference sections 1.3 and 8, GFD label
 # dumps, cloud GPU catalogues); the label is sanitise(name).
@@ -255,8 +251,8 @@ def _common(labels: Mapping[str, str], model_label: str | None, notes: list[str]
         unknown.add("productName")
         own_notes.append("no nvidia.com/gpu.product label: productName unknown")
     family = labels.get(GPU_LABEL + "family")
-    if family in ARCHITECTURES:
-        attributes["architecture"] = ARCHITECTURES[family]
+    if family in DRIVER_ARCHITECTURES:
+        attributes["architecture"] = DRIVER_ARCHITECTURES[family]
     else:
         unknown.add("architecture")
     major, minor = labels.get(GPU_LABEL + "compute.major"), labels.get(GPU_LABEL + "compute.minor")
