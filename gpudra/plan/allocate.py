@@ -66,7 +66,6 @@ class Pick:
     claim: int  # index into the pod's claims
     request: str  # "gpu" or "gpu/h100"
     device: int
-    consumed: Mapping[str, Fraction] | None = None
 
 
 @dataclass(frozen=True)
@@ -109,12 +108,6 @@ class _Failure:
     kind: str
 
 
-@dataclass
-class _SharedAllocation:
-    node: str | None  # None: only network devices, usable anywhere
-    picks: tuple[Pick, ...]
-
-
 @dataclass(eq=False)
 class _ConstraintState:
     constraint: Constraint
@@ -148,7 +141,8 @@ class Simulation:
         self.taken: set[int] = set()
         self.consumed: dict[int, dict[str, Fraction]] = {}
         self.counters: dict[tuple[str, str, str], dict[str, Fraction]] = {}
-        self.shared: dict[tuple[str, str], _SharedAllocation] = {}
+        # shared claim -> its node; None: only network devices, usable anywhere
+        self.shared: dict[tuple[str, str], str | None] = {}
         self.allocated: set[int] = set()  # every device some pod got (for the report)
         self._steps = 0
         self._free: dict[tuple, dict[str | None, int]] = {}
@@ -306,7 +300,7 @@ class Simulation:
         to_allocate: list[ResolvedClaim] = []
         for claim in claims:
             if claim.shared is not None and claim.shared in self.shared:
-                node = self.shared[claim.shared].node
+                node = self.shared[claim.shared]
                 if node is not None:
                     pinned.add(node)
             else:
@@ -407,9 +401,9 @@ class Simulation:
             self.allocated.add(pick.device)
         for position, claim in enumerate(claims):
             if claim.shared is not None:
-                mine = tuple(p for p in picks if p.claim == position)
-                local = any(self.devices[p.device].node is not None for p in mine)
-                self.shared[claim.shared] = _SharedAllocation(node if local else None, mine)
+                local = any(self.devices[p.device].node is not None
+                            for p in picks if p.claim == position)
+                self.shared[claim.shared] = node if local else None
 
     def _fits_when_empty(self, shape: tuple, claims: Sequence[ResolvedClaim],
                          nodes: tuple[str, ...]) -> bool:
@@ -533,7 +527,7 @@ class Simulation:
             held = self.consumed.setdefault(index, {})
             for name, amount in used.items():
                 held[name] = held.get(name, Fraction(0)) + amount
-        picks.append(Pick(position, alt.name, index, used if multiple else None))
+        picks.append(Pick(position, alt.name, index))
 
         def undo() -> None:
             picks.pop()

@@ -189,7 +189,7 @@ def _node_devices(node: str, labels: Mapping[str, str], allocatable: Mapping[str
                      "configured per claim; one device is predicted per physical GPU")
     single = _SINGLE_PRODUCT.match(product or "")
     model_label = single.group("model") if single else product
-    common = _common(labels, model_label, notes)
+    common = _common(labels, model_label)
     devices: list[Device] = []
     if single:
         profile = single.group("profile")
@@ -214,7 +214,7 @@ def _node_devices(node: str, labels: Mapping[str, str], allocatable: Mapping[str
         mig_product = labels.get(prefix + "product")
         parent = _SINGLE_PRODUCT.match(mig_product or "")
         if model_label is None and parent:
-            mig_common = _common(labels, parent.group("model"), notes)
+            mig_common = _common(labels, parent.group("model"))
         devices += _mig_devices(node, mig_profile(resource_form), count, labels, prefix,
                                 mig_common, shares)
     return devices, notes + list(common.notes)
@@ -237,7 +237,7 @@ def _full_gpu_count(labels: Mapping[str, str], allocatable: int | None, replicas
     return 0
 
 
-def _common(labels: Mapping[str, str], model_label: str | None, notes: list[str]) -> _Common:
+def _common(labels: Mapping[str, str], model_label: str | None) -> _Common:
     attributes: dict[str, Any] = {}
     unknown: set[str] = set()
     own_notes: list[str] = []
