@@ -7,10 +7,9 @@ expression compiled once, evaluated at most once per device) ->
 :class:`~gpudra.plan.allocate.Simulation` (greedy placement of every pod) -> a
 :class:`~gpudra.plan.report.PlanReport`.
 
-Inventory: pass one (:func:`~gpudra.plan.inventory.parse_inventory` for ResourceSlices from a
-file or the cluster, :func:`~gpudra.plan.synthesis.synthesize` for predictions from Node
-objects, or both merged); with ``inventory=None`` the ResourceSlices among `objects` are used,
-or, when there are none, devices are predicted from the Node objects among them.
+Inventory: :func:`~gpudra.plan.inventory.parse_inventory` for ResourceSlices from a file or
+the cluster, :func:`~gpudra.plan.synthesis.synthesize` for predictions from Node objects, or
+both merged (what ``gpudra plan`` does: :mod:`gpudra.plan.run`).
 """
 
 from __future__ import annotations
@@ -25,7 +24,7 @@ from gpudra.dra.cel import SelectorEngine
 from gpudra.plan.allocate import Simulation, SimulationOptions, WorkloadOutcome
 from gpudra.plan.capacity import consumption
 from gpudra.plan.demand import ALL, ConvertHook, Demand, Workload, extract_demand
-from gpudra.plan.inventory import Device, Inventory, parse_inventory
+from gpudra.plan.inventory import Device, Inventory
 from gpudra.plan.matching import Matcher, format_quantity
 from gpudra.plan.report import (
     NETWORK,
@@ -37,7 +36,6 @@ from gpudra.plan.report import (
     WorkloadReport,
 )
 from gpudra.plan.resolve import Alternative, ResolvedClaim, resolve
-from gpudra.plan.synthesis import synthesize
 from gpudra.workloads import WorkloadTable
 
 
@@ -51,19 +49,13 @@ class PlanOptions:
     consumable_capacity: bool = True  # Kubernetes gates, as on 1.36 by default
     partitionable_devices: bool = True
     device_taints: bool = True
-    consumable_shares: str | int | None = None  # driver flag, for predicted devices only
     search_budget: int = 20_000
     explain: bool = True  # per-term rejection counts for requests that fall short
 
 
-def plan(objects: Iterable[Any], inventory: Inventory | None = None,
+def plan(objects: Iterable[Any], inventory: Inventory,
          options: PlanOptions = PlanOptions()) -> PlanReport:
     started = time.perf_counter()
-    objects = list(objects)
-    if inventory is None:
-        inventory = parse_inventory(objects)
-        if not inventory.devices and inventory.node_labels:
-            inventory = synthesize(objects, options.consumable_shares)
     demand = extract_demand(objects, options.table, options.converter)
     matcher = Matcher(inventory.devices, options.engine, options.memoise)
     matcher.precompile(_expressions(demand))

@@ -92,8 +92,7 @@ def run_plan(request: PlanRequest, *, on_page: Callable[[Any], None] | None = No
     workloads = [o for o in objects if _kind(o) not in _INVENTORY_KINDS]
     converter = in_memory_converter(ConvertOptions(target), table,
                                     [_data(o) for o in workloads])
-    options = PlanOptions(converter=converter, table=table,
-                          consumable_shares=request.consumable_shares)
+    options = PlanOptions(converter=converter, table=table)
     return PlanResult(plan(workloads, inventory, options), tuple(errors), read)
 
 
