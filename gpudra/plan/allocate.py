@@ -53,7 +53,7 @@ from typing import Any
 from gpudra.plan.capacity import consumption
 from gpudra.plan.demand import ALL, Constraint, Request, Workload
 from gpudra.plan.inventory import Device, Inventory
-from gpudra.plan.resolve import Alternative, ResolvedClaim
+from gpudra.plan.resolve import Alternative, ResolvedClaim, resolved_for, unresolved
 
 ANY_NODE = "(any node)"  # stands for every node when the inventory names none
 SEARCH_BUDGET = 20_000  # candidate devices tried per pod and node
@@ -232,10 +232,7 @@ class Simulation:
                          ) -> list[tuple[ResolvedClaim, ...]]:
         out = []
         for group in workload.groups:
-            out.append(tuple(claims[id(c.spec)] if c.spec is not None and id(c.spec) in claims
-                             else ResolvedClaim(c.name, c.source, (), (), c.shared,
-                                                (c.problem or "claim not found",))
-                             for c in group.claims))
+            out.append(tuple(resolved_for(c, claims) or unresolved(c) for c in group.claims))
         return out
 
     def eligible_nodes(self, selector: Mapping[str, str]) -> tuple[str, ...]:

@@ -35,7 +35,7 @@ from gpudra.plan.report import (
     RequestReport,
     WorkloadReport,
 )
-from gpudra.plan.resolve import Alternative, ResolvedClaim, resolve
+from gpudra.plan.resolve import Alternative, ResolvedClaim, resolve, resolved_for
 from gpudra.workloads import WorkloadTable
 
 
@@ -94,8 +94,8 @@ def _expressions(demand: Demand) -> list[str]:
 
 
 def _claims_of(workload: Workload, claims: dict[int, ResolvedClaim]) -> list[ResolvedClaim]:
-    return [claims[id(c.spec)] for g in workload.groups for c in g.claims
-            if c.spec is not None and id(c.spec) in claims]
+    return [r for g in workload.groups for c in g.claims
+            if (r := resolved_for(c, claims)) is not None]
 
 
 def _blocking(workload: Workload, claims: dict[int, ResolvedClaim]) -> list[str]:
@@ -151,7 +151,7 @@ def _workload_report(outcome: WorkloadOutcome, claims: dict[int, ResolvedClaim],
         result = outcome.groups[group_index]
         chosen = Counter(result.chosen)
         for pod_claim in group.claims:
-            claim = claims.get(id(pod_claim.spec)) if pod_claim.spec is not None else None
+            claim = resolved_for(pod_claim, claims)
             if claim is None:
                 continue
             for request in claim.requests:
