@@ -143,14 +143,14 @@ def _cluster_inventory(request: PlanRequest, on_page: Callable[[Any], None] | No
                        shares: str | None) -> tuple[Inventory, list[InputError]]:
     """Devices of the current cluster for a tree: its ResourceSlices and Nodes."""
     from gpudra.cluster import ClusterOptions, connect
+    from gpudra.sources.cluster import NODES, RESOURCESLICES
 
     errors: list[InputError] = []
     objects: list[dict[str, Any]] = []
     with connect(request.cluster or ClusterOptions(all_namespaces=True)) as cluster:
         cluster.server_version()
-        for group, plural, versions in (("resource.k8s.io", "resourceslices",
-                                         ("v1", "v1beta2", "v1beta1")), ("", "nodes", None)):
-            resource = cluster.resource(group, plural, versions)
+        for read in (RESOURCESLICES, NODES):
+            resource = cluster.resource(read.group, read.resource, read.versions)
             if resource is not None:
                 for page in cluster.list(resource, on_page=on_page):
                     objects += page
