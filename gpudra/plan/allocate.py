@@ -366,7 +366,7 @@ class Simulation:
             for request in claim.requests:
                 ok: set[str] = set()
                 for alt in request.alternatives:
-                    need = 1 if alt.request.allocation_mode == ALL else alt.request.count
+                    need = alt.request.needed
                     if len(alt.network) >= need:
                         ok = set(eligible)
                         break
@@ -614,7 +614,7 @@ class Simulation:
                     return max((len(self.candidates(alt, n)) for n in nodes), default=0)
 
                 best = max(request.alternatives, key=reach)
-                need = 1 if best.request.allocation_mode == ALL else best.request.count
+                need = best.request.needed
                 most = reach(best)
                 if most < need:
                     where = (f"node {nodes[0]} has {most}" if len(nodes) == 1

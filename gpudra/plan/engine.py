@@ -21,7 +21,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from gpudra.dra.cel import SelectorEngine
-from gpudra.plan.allocate import Simulation, SimulationOptions, WorkloadOutcome
+from gpudra.plan.allocate import SEARCH_BUDGET, Simulation, SimulationOptions, WorkloadOutcome
 from gpudra.plan.capacity import consumption
 from gpudra.plan.demand import ALL, ConvertHook, Demand, Workload, extract_demand
 from gpudra.plan.inventory import Device, Inventory
@@ -49,7 +49,7 @@ class PlanOptions:
     consumable_capacity: bool = True  # Kubernetes gates, as on 1.36 by default
     partitionable_devices: bool = True
     device_taints: bool = True
-    search_budget: int = 20_000
+    search_budget: int = SEARCH_BUDGET
     explain: bool = True  # per-term rejection counts for requests that fall short
 
 
@@ -195,14 +195,14 @@ def _alternative_report(alt: Alternative, claim: ResolvedClaim, pod_group: str,
     selected = alt.selected
     request = alt.request
     all_mode = request.allocation_mode == ALL
-    needed = 1 if all_mode else request.count
     errors = tuple(f"{f.source} does not compile: {f.message}" for f in selected.compile_errors)
     errors += tuple(f"{f.source}: {f.message} on {f.devices} device(s), first {f.device}"
                     for f in selected.runtime_errors)
     rejections: tuple[str, ...] = ()
     hints: tuple[str, ...] = ()
     cls = alt.device_class
-    falls_short = (len(selected.matching) < needed or alt.max_on_one_node() < needed)
+    falls_short = (len(selected.matching) < request.needed
+                   or alt.max_on_one_node() < request.needed)
     if cls is not None and not selected.compile_errors and (falls_short or short):
         if options.explain and (falls_short or selected.runtime_errors):
             stats = matcher.explain(cls.name, cls.selectors, request.selectors)
