@@ -14,7 +14,13 @@ from typing import Any
 import pytest
 
 from gpudra.dra.cel import SelectorEngine, Version, compile_selector, engine_available
-from gpudra.dra.selectors import TRANSLATED_LABELS, Translation, label_selector
+from gpudra.dra.selectors import (
+    DRIVER_ARCHITECTURES,
+    DRIVER_FAMILIES,
+    TRANSLATED_LABELS,
+    Translation,
+    label_selector,
+)
 
 MIB = 2**20
 needs_engine = pytest.mark.skipif(not engine_available(), reason="cel-expr-python not installed")
@@ -313,6 +319,14 @@ def test_rubin_translates_with_a_note() -> None:
     rubin = Gpu("NVIDIA Rubin", "Rubin", (13, 0), 288 * 1024 * MIB)
     assert node_matches(rubin.labels(), "nvidia.com/gpu.family", "=", ["rubin"])
     assert SelectorEngine().evaluate(tr.expression, rubin.device()) is True
+
+
+def test_families_are_the_architectures_as_the_family_selector_spells_them() -> None:
+    """The family selector compares architecture.lowerAscii().replace(" ", "-"); synthesis
+    predicts the architecture from the family with the same table."""
+    assert DRIVER_FAMILIES == set(DRIVER_ARCHITECTURES)
+    for family, architecture in DRIVER_ARCHITECTURES.items():
+        assert architecture.lower().replace(" ", "-") == family
 
 
 @needs_engine

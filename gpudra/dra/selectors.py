@@ -50,8 +50,9 @@ with ``%d`` but given here with leading zeros (never matched a node) → ``None`
 from __future__ import annotations
 
 import re
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
+from types import MappingProxyType
 
 ATTR = 'device.attributes["gpu.nvidia.com"]'
 CAP = 'device.capacity["gpu.nvidia.com"]'
@@ -64,10 +65,16 @@ _DRIVER_FULL = re.compile(r"^(0|[1-9][0-9]*)\.(0|[1-9][0-9]*)(?:\.([0-9]+))?$")
 _RUNTIME_FULL = re.compile(r"^(0|[1-9][0-9]*)\.(0|[1-9][0-9]*)$")
 _MIG_PRODUCT = re.compile(r"-MIG-[^-]+(?:-SHARED)?$|-MIG-INVALID$")
 
-# GFD family (k8s-device-plugin internal/lm/resource.go getArchFamily) whose devices the DRA
-# driver can publish, i.e. go-nvlib GetArchitectureAsString has a name for them.
-DRIVER_FAMILIES = frozenset({"kepler", "maxwell", "pascal", "volta", "turing", "ampere",
-                             "ada-lovelace", "hopper", "blackwell", "rubin"})
+# GFD family (k8s-device-plugin internal/lm/resource.go getArchFamily) -> the DRA driver's
+# `architecture` (go-nvlib GetArchitectureAsString; dra-reference section 8), for the families
+# whose devices the driver can publish. The family is the architecture in lower case with "-"
+# for the space: `_family` tests it that way, and plan's synthesis predicts the architecture
+# from the family label with this table.
+DRIVER_ARCHITECTURES: Mapping[str, str] = MappingProxyType({
+    "kepler": "Kepler", "maxwell": "Maxwell", "pascal": "Pascal", "volta": "Volta",
+    "turing": "Turing", "ampere": "Ampere", "ada-lovelace": "Ada Lovelace", "hopper": "Hopper",
+    "blackwell": "Blackwell", "rubin": "Rubin"})
+DRIVER_FAMILIES = frozenset(DRIVER_ARCHITECTURES)
 
 OPERATORS = frozenset({"=", "In", "NotIn", "Exists", "DoesNotExist", "Gt", "Lt"})
 

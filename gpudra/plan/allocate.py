@@ -53,7 +53,7 @@ from typing import Any
 from gpudra.plan.capacity import consumption
 from gpudra.plan.demand import ALL, Constraint, Request, Workload
 from gpudra.plan.inventory import Device, Inventory
-from gpudra.plan.resolve import Alternative, ResolvedClaim
+from gpudra.plan.resolve import Alternative, ResolvedClaim, resolved_for, unresolved
 
 ANY_NODE = "(any node)"  # stands for every node when the inventory names none
 SEARCH_BUDGET = 20_000  # candidate devices tried per pod and node
@@ -66,7 +66,6 @@ class Pick:
     claim: int  # index into the pod's claims
     request: str  # "gpu" or "gpu/h100"
     device: int
-    consumed: Mapping[str, Fraction] | None = None
 
 
 @dataclass(frozen=True)
@@ -109,12 +108,6 @@ class _Failure:
     kind: str
 
 
-@dataclass
-class _SharedAllocation:
-    node: str | None  # None: only network devices, usable anywhere
-    picks: tuple[Pick, ...]
-
-
 @dataclass(eq=False)
 class _ConstraintState:
     constraint: Constraint
@@ -148,7 +141,8 @@ class Simulation:
         self.taken: set[int] = set()
         self.consumed: dict[int, dict[str, Fraction]] = {}
         self.counters: dict[tuple[str, str, str], dict[str, Fraction]] = {}
-        self.shared: dict[tuple[str, str], _SharedAllocation] = {}
+        # shared claim -> its node; None: only network devices, usable anywhere
+        self.shared: dict[tuple[str, str], str | None] = {}
         self.allocated: set[int] = set()  # every device some pod got (for the report)
         self._steps = 0
         self._free: dict[tuple, dict[str | None, int]] = {}
@@ -238,10 +232,7 @@ class Simulation:
                          ) -> list[tuple[ResolvedClaim, ...]]:
         out = []
         for group in workload.groups:
-            out.append(tuple(claims[id(c.spec)] if c.spec is not None and id(c.spec) in claims
-                             else ResolvedClaim(c.name, c.source, (), (), c.shared,
-                                                (c.problem or "claim not found",))
-                             for c in group.claims))
+            out.append(tuple(resolved_for(c, claims) or unresolved(c) for c in group.claims))
         return out
 
     def eligible_nodes(self, selector: Mapping[str, str]) -> tuple[str, ...]:
@@ -306,7 +297,7 @@ class Simulation:
         to_allocate: list[ResolvedClaim] = []
         for claim in claims:
             if claim.shared is not None and claim.shared in self.shared:
-                node = self.shared[claim.shared].node
+                node = self.shared[claim.shared]
                 if node is not None:
                     pinned.add(node)
             else:
@@ -375,7 +366,7 @@ class Simulation:
             for request in claim.requests:
                 ok: set[str] = set()
                 for alt in request.alternatives:
-                    need = 1 if alt.request.allocation_mode == ALL else alt.request.count
+                    need = alt.request.needed
                     if len(alt.network) >= need:
                         ok = set(eligible)
                         break
@@ -407,9 +398,9 @@ class Simulation:
             self.allocated.add(pick.device)
         for position, claim in enumerate(claims):
             if claim.shared is not None:
-                mine = tuple(p for p in picks if p.claim == position)
-                local = any(self.devices[p.device].node is not None for p in mine)
-                self.shared[claim.shared] = _SharedAllocation(node if local else None, mine)
+                local = any(self.devices[p.device].node is not None
+                            for p in picks if p.claim == position)
+                self.shared[claim.shared] = node if local else None
 
     def _fits_when_empty(self, shape: tuple, claims: Sequence[ResolvedClaim],
                          nodes: tuple[str, ...]) -> bool:
@@ -533,7 +524,7 @@ class Simulation:
             held = self.consumed.setdefault(index, {})
             for name, amount in used.items():
                 held[name] = held.get(name, Fraction(0)) + amount
-        picks.append(Pick(position, alt.name, index, used if multiple else None))
+        picks.append(Pick(position, alt.name, index))
 
         def undo() -> None:
             picks.pop()
@@ -623,7 +614,7 @@ class Simulation:
                     return max((len(self.candidates(alt, n)) for n in nodes), default=0)
 
                 best = max(request.alternatives, key=reach)
-                need = 1 if best.request.allocation_mode == ALL else best.request.count
+                need = best.request.needed
                 most = reach(best)
                 if most < need:
                     where = (f"node {nodes[0]} has {most}" if len(nodes) == 1

@@ -101,6 +101,12 @@ class Request:
         """What the allocator tries, in order: the subrequests, or the request itself."""
         return self.subrequests or (self,)
 
+    @property
+    def needed(self) -> int:
+        """Devices it needs at least: `count`, or for allocationMode All one (it takes every
+        matching device, and fails on none)."""
+        return 1 if self.allocation_mode == ALL else self.count
+
 
 @dataclass(frozen=True, slots=True)
 class Constraint:

@@ -7,10 +7,9 @@ expression compiled once, evaluated at most once per device) ->
 :class:`~gpudra.plan.allocate.Simulation` (greedy placement of every pod) -> a
 :class:`~gpudra.plan.report.PlanReport`.
 
-Inventory: pass one (:func:`~gpudra.plan.inventory.parse_inventory` for ResourceSlices from a
-file or the cluster, :func:`~gpudra.plan.synthesis.synthesize` for predictions from Node
-objects, or both merged); with ``inventory=None`` the ResourceSlices among `objects` are used,
-or, when there are none, devices are predicted from the Node objects among them.
+Inventory: :func:`~gpudra.plan.inventory.parse_inventory` for ResourceSlices from a file or
+the cluster, :func:`~gpudra.plan.synthesis.synthesize` for predictions from Node objects, or
+both merged (what ``gpudra plan`` does: :mod:`gpudra.plan.run`).
 """
 
 from __future__ import annotations
@@ -22,10 +21,10 @@ from dataclasses import dataclass
 from typing import Any
 
 from gpudra.dra.cel import SelectorEngine
-from gpudra.plan.allocate import Simulation, SimulationOptions, WorkloadOutcome
+from gpudra.plan.allocate import SEARCH_BUDGET, Simulation, SimulationOptions, WorkloadOutcome
 from gpudra.plan.capacity import consumption
 from gpudra.plan.demand import ALL, ConvertHook, Demand, Workload, extract_demand
-from gpudra.plan.inventory import Device, Inventory, parse_inventory
+from gpudra.plan.inventory import Device, Inventory
 from gpudra.plan.matching import Matcher, format_quantity
 from gpudra.plan.report import (
     NETWORK,
@@ -36,8 +35,7 @@ from gpudra.plan.report import (
     RequestReport,
     WorkloadReport,
 )
-from gpudra.plan.resolve import Alternative, ResolvedClaim, resolve
-from gpudra.plan.synthesis import synthesize
+from gpudra.plan.resolve import Alternative, ResolvedClaim, resolve, resolved_for
 from gpudra.workloads import WorkloadTable
 
 
@@ -51,19 +49,13 @@ class PlanOptions:
     consumable_capacity: bool = True  # Kubernetes gates, as on 1.36 by default
     partitionable_devices: bool = True
     device_taints: bool = True
-    consumable_shares: str | int | None = None  # driver flag, for predicted devices only
-    search_budget: int = 20_000
+    search_budget: int = SEARCH_BUDGET
     explain: bool = True  # per-term rejection counts for requests that fall short
 
 
-def plan(objects: Iterable[Any], inventory: Inventory | None = None,
+def plan(objects: Iterable[Any], inventory: Inventory,
          options: PlanOptions = PlanOptions()) -> PlanReport:
     started = time.perf_counter()
-    objects = list(objects)
-    if inventory is None:
-        inventory = parse_inventory(objects)
-        if not inventory.devices and inventory.node_labels:
-            inventory = synthesize(objects, options.consumable_shares)
     demand = extract_demand(objects, options.table, options.converter)
     matcher = Matcher(inventory.devices, options.engine, options.memoise)
     matcher.precompile(_expressions(demand))
@@ -102,8 +94,8 @@ def _expressions(demand: Demand) -> list[str]:
 
 
 def _claims_of(workload: Workload, claims: dict[int, ResolvedClaim]) -> list[ResolvedClaim]:
-    return [claims[id(c.spec)] for g in workload.groups for c in g.claims
-            if c.spec is not None and id(c.spec) in claims]
+    return [r for g in workload.groups for c in g.claims
+            if (r := resolved_for(c, claims)) is not None]
 
 
 def _blocking(workload: Workload, claims: dict[int, ResolvedClaim]) -> list[str]:
@@ -159,7 +151,7 @@ def _workload_report(outcome: WorkloadOutcome, claims: dict[int, ResolvedClaim],
         result = outcome.groups[group_index]
         chosen = Counter(result.chosen)
         for pod_claim in group.claims:
-            claim = claims.get(id(pod_claim.spec)) if pod_claim.spec is not None else None
+            claim = resolved_for(pod_claim, claims)
             if claim is None:
                 continue
             for request in claim.requests:
@@ -203,14 +195,14 @@ def _alternative_report(alt: Alternative, claim: ResolvedClaim, pod_group: str,
     selected = alt.selected
     request = alt.request
     all_mode = request.allocation_mode == ALL
-    needed = 1 if all_mode else request.count
     errors = tuple(f"{f.source} does not compile: {f.message}" for f in selected.compile_errors)
     errors += tuple(f"{f.source}: {f.message} on {f.devices} device(s), first {f.device}"
                     for f in selected.runtime_errors)
     rejections: tuple[str, ...] = ()
     hints: tuple[str, ...] = ()
     cls = alt.device_class
-    falls_short = (len(selected.matching) < needed or alt.max_on_one_node() < needed)
+    falls_short = (len(selected.matching) < request.needed
+                   or alt.max_on_one_node() < request.needed)
     if cls is not None and not selected.compile_errors and (falls_short or short):
         if options.explain and (falls_short or selected.runtime_errors):
             stats = matcher.explain(cls.name, cls.selectors, request.selectors)

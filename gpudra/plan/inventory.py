@@ -100,7 +100,6 @@ class Device:
     predicted: bool = False
     unknown: frozenset[str] = frozenset()
     slice_name: str = ""
-    node_selector: Mapping[str, Any] | None = None  # the slice's/device's nodeSelector, if any
     by_domain: Mapping[str, Mapping[str, Mapping[str, Any]]] = field(
         default_factory=lambda: _EMPTY, init=False, repr=False)
 
@@ -115,11 +114,6 @@ class Device:
             capacity[domain][ident] = value
         object.__setattr__(self, "by_domain", MappingProxyType(
             {"attributes": dict(attributes), "capacity": dict(capacity)}))
-
-    @property
-    def id(self) -> tuple[str, str, str]:
-        """(driver, pool, device): unique in a cluster, as the allocator's DeviceID."""
-        return (self.driver, self.pool, self.name)
 
     @property
     def label(self) -> str:
@@ -258,7 +252,6 @@ def _device(driver: str, pool: str, obj: Mapping[str, Any], spec: Mapping[str, A
     placement = raw if spec.get("perDeviceNodeSelection") else spec
     node = placement.get("nodeName")
     node = node if isinstance(node, str) and node else None
-    selector = placement.get("nodeSelector")
     attributes = {str(k): _attribute(k, v) for k, v in as_mapping(body.get("attributes")).items()}
     capacity: dict[str, Fraction] = {}
     policies: dict[str, RequestPolicy] = {}
@@ -282,9 +275,7 @@ def _device(driver: str, pool: str, obj: Mapping[str, Any], spec: Mapping[str, A
                    for t in body.get("taints") or () if isinstance(t, Mapping))
     return Device(driver, pool, name, node, MappingProxyType(attributes),
                   MappingProxyType(capacity), body.get("allowMultipleAllocations") is True,
-                  MappingProxyType(policies), consumes, taints,
-                  slice_name=_name(obj),
-                  node_selector=selector if isinstance(selector, Mapping) else None)
+                  MappingProxyType(policies), consumes, taints, slice_name=_name(obj))
 
 
 def _attribute(key: Any, value: Any) -> AttributeValue:

@@ -76,12 +76,22 @@ def resolve(demand: Demand, matcher: Matcher, consumable_capacity: bool = True
     return out
 
 
+def resolved_for(claim: PodClaim, claims: Mapping[int, ResolvedClaim]) -> ResolvedClaim | None:
+    """The resolved spec of a pod claim (from :func:`resolve`); None when it has none."""
+    return claims.get(id(claim.spec)) if claim.spec is not None else None
+
+
+def unresolved(claim: PodClaim) -> ResolvedClaim:
+    """A pod claim without a spec: no requests, and why as its error."""
+    return ResolvedClaim(claim.name, claim.source, (), (), claim.shared,
+                         (claim.problem or "claim not found",))
+
+
 def resolve_claim(claim: PodClaim, demand: Demand, matcher: Matcher,
                   consumable_capacity: bool = True, splits: dict[int, tuple] | None = None
                   ) -> ResolvedClaim:
     if claim.spec is None:
-        return ResolvedClaim(claim.name, claim.source, (), (), claim.shared,
-                             (claim.problem or "claim not found",))
+        return unresolved(claim)
     errors = list(claim.spec.problems)
     requests = []
     for request in claim.spec.requests:

@@ -20,9 +20,8 @@ from gpudra.objects import SourceObject, as_mapping
 from gpudra.plan.engine import PlanOptions, plan
 from gpudra.plan.inventory import Inventory, parse_inventory
 from gpudra.plan.report import PlanReport
-from gpudra.plan.synthesis import synthesize
+from gpudra.plan.synthesis import Shares, synthesize
 from gpudra.report.outcomes import Outcome, OutcomeReport
-from gpudra.sources import ScanStats
 from gpudra.sources.files import FileSource
 
 _INVENTORY_KINDS = ("ResourceSlice", "Node")
@@ -66,8 +65,6 @@ def run_plan(request: PlanRequest, *, on_page: Callable[[Any], None] | None = No
     config = request.config or Config()
     table = WorkloadTable().with_kinds(config.workloads)
     if request.consumable_shares is not None:
-        from gpudra.plan.synthesis import Shares
-
         try:
             Shares.parse(request.consumable_shares)
         except ValueError as exc:
@@ -76,13 +73,11 @@ def run_plan(request: PlanRequest, *, on_page: Callable[[Any], None] | None = No
     errors: list[InputError] = []
     inventory = _inventory_files(request.inventory, errors, request.consumable_shares)
     if request.paths:
-        stats = ScanStats()
-        objects = _read_tree(request.paths, config, stats, errors)
-        read = stats.files
+        objects, read = _read_tree(request.paths, config.exclude, errors)
         if inventory is None and any(_kind(o) in _INVENTORY_KINDS for o in objects):
             inventory = _inventory_from(objects, "tree", request.consumable_shares)
         if inventory is None:
-            inventory, more = _cluster_inventory(request, on_page, request.consumable_shares)
+            inventory, more = _cluster_inventory(request, on_page)
             errors += more
     else:
         objects, read, more = _cluster_objects(request, table, on_page)
@@ -92,37 +87,32 @@ def run_plan(request: PlanRequest, *, on_page: Callable[[Any], None] | None = No
     workloads = [o for o in objects if _kind(o) not in _INVENTORY_KINDS]
     converter = in_memory_converter(ConvertOptions(target), table,
                                     [_data(o) for o in workloads])
-    options = PlanOptions(converter=converter, table=table,
-                          consumable_shares=request.consumable_shares)
+    options = PlanOptions(converter=converter, table=table)
     return PlanResult(plan(workloads, inventory, options), tuple(errors), read)
 
 
-def _read_tree(paths: Sequence[str], config: Any, stats: ScanStats,
-               errors: list[InputError]) -> list[SourceObject]:
-    source = FileSource(list(paths), config.exclude)
+def _read_tree(paths: Sequence[str], excludes: Sequence[str], errors: list[InputError]
+               ) -> tuple[list[SourceObject], int]:
+    """The objects in the files under `paths` (a List's items, not the List itself), and the
+    number of files read."""
+    source = FileSource(list(paths), excludes)
     objects: list[SourceObject] = []
     for item in source.items():
         if isinstance(item, InputError):
             errors.append(item)
         elif isinstance(item, SourceObject) and not item.listing:
             objects.append(item)
-    stats.files, stats.documents = source.stats.files, source.stats.documents
-    return objects
+    return objects, source.stats.files
 
 
 def _inventory_files(files: Sequence[str], errors: list[InputError],
                      shares: str | None) -> Inventory | None:
     if not files:
         return None
-    stats = ScanStats()
-    objects = _read_tree(files, _NoConfig(), stats, errors)
-    if stats.files == 0 and not errors:
+    objects, read = _read_tree(files, (), errors)
+    if read == 0 and not errors:
         raise UsageError(f"--inventory {', '.join(files)}: no YAML or JSON files found")
     return _inventory_from(objects, "file", shares)
-
-
-class _NoConfig:
-    exclude: tuple[str, ...] = ()
 
 
 def _inventory_from(objects: Sequence[Any], source: str, shares: str | None) -> Inventory:
@@ -140,23 +130,23 @@ def _inventory_from(objects: Sequence[Any], source: str, shares: str | None) -> 
     return slices.merged(predicted) if slices.devices else predicted
 
 
-def _cluster_inventory(request: PlanRequest, on_page: Callable[[Any], None] | None,
-                       shares: str | None) -> tuple[Inventory, list[InputError]]:
+def _cluster_inventory(request: PlanRequest, on_page: Callable[[Any], None] | None
+                       ) -> tuple[Inventory, list[InputError]]:
     """Devices of the current cluster for a tree: its ResourceSlices and Nodes."""
     from gpudra.cluster import ClusterOptions, connect
+    from gpudra.sources.cluster import NODES, RESOURCESLICES
 
     errors: list[InputError] = []
     objects: list[dict[str, Any]] = []
     with connect(request.cluster or ClusterOptions(all_namespaces=True)) as cluster:
         cluster.server_version()
-        for group, plural, versions in (("resource.k8s.io", "resourceslices",
-                                         ("v1", "v1beta2", "v1beta1")), ("", "nodes", None)):
-            resource = cluster.resource(group, plural, versions)
+        for read in (RESOURCESLICES, NODES):
+            resource = cluster.resource(read.group, read.resource, read.versions)
             if resource is not None:
                 for page in cluster.list(resource, on_page=on_page):
                     objects += page
         errors += [InputError(None, str(p), object=p.subject) for p in cluster.errors]
-    return _inventory_from(objects, "cluster", shares), errors
+    return _inventory_from(objects, "cluster", request.consumable_shares), errors
 
 
 def _cluster_objects(request: PlanRequest, table: Any, on_page: Callable[[Any], None] | None

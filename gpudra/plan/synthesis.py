@@ -54,6 +54,7 @@ from typing import Any
 
 from gpudra.dra.attributes import NVIDIA_DOMAIN, STANDARD_DOMAIN
 from gpudra.dra.cel import Version
+from gpudra.dra.selectors import DRIVER_ARCHITECTURES
 from gpudra.objects import as_mapping, expand_lists
 from gpudra.plan.inventory import Device, Inventory, RequestPolicy
 from gpudra.quantity import parse_quantity
@@ -64,11 +65,6 @@ _MIXED_COUNT = re.compile(r"^nvidia\.com/mig-(.+)\.count$")
 _MIG_RESOURCE = re.compile(r"^nvidia\.com/mig-(.+)$")
 _SINGLE_PRODUCT = re.compile(r"^(?P<model>.+)-MIG-(?P<profile>[^-]+)$")
 _PROFILE = re.compile(r"^((?:\d+c\.)?\d+g\.\d+gb)(?:\.(.+))?$")
-
-# GFD family label -> the driver's `architecture` (go-nvlib names); dra-reference section 8.
-ARCHITECTURES = {"kepler": "Kepler", "maxwell": "Maxwell", "pascal": "Pascal", "volta": "Volta",
-                 "turing": "Turing", "ampere": "Ampere", "ada-lovelace": "Ada Lovelace",
-                 "hopper": "Hopper", "blackwell": "Blackwell", "rubin": "Rubin"}
 
 # Raw NVML product names seen in public sources (dra-reference sections 1.3 and 8, GFD label
 # dumps, cloud GPU catalogues); the label is sanitise(name).
@@ -193,7 +189,7 @@ def _node_devices(node: str, labels: Mapping[str, str], allocatable: Mapping[str
                      "configured per claim; one device is predicted per physical GPU")
     single = _SINGLE_PRODUCT.match(product or "")
     model_label = single.group("model") if single else product
-    common = _common(labels, model_label, notes)
+    common = _common(labels, model_label)
     devices: list[Device] = []
     if single:
         profile = single.group("profile")
@@ -218,7 +214,7 @@ def _node_devices(node: str, labels: Mapping[str, str], allocatable: Mapping[str
         mig_product = labels.get(prefix + "product")
         parent = _SINGLE_PRODUCT.match(mig_product or "")
         if model_label is None and parent:
-            mig_common = _common(labels, parent.group("model"), notes)
+            mig_common = _common(labels, parent.group("model"))
         devices += _mig_devices(node, mig_profile(resource_form), count, labels, prefix,
                                 mig_common, shares)
     return devices, notes + list(common.notes)
@@ -241,7 +237,7 @@ def _full_gpu_count(labels: Mapping[str, str], allocatable: int | None, replicas
     return 0
 
 
-def _common(labels: Mapping[str, str], model_label: str | None, notes: list[str]) -> _Common:
+def _common(labels: Mapping[str, str], model_label: str | None) -> _Common:
     attributes: dict[str, Any] = {}
     unknown: set[str] = set()
     own_notes: list[str] = []
@@ -255,8 +251,8 @@ def _common(labels: Mapping[str, str], model_label: str | None, notes: list[str]
         unknown.add("productName")
         own_notes.append("no nvidia.com/gpu.product label: productName unknown")
     family = labels.get(GPU_LABEL + "family")
-    if family in ARCHITECTURES:
-        attributes["architecture"] = ARCHITECTURES[family]
+    if family in DRIVER_ARCHITECTURES:
+        attributes["architecture"] = DRIVER_ARCHITECTURES[family]
     else:
         unknown.add("architecture")
     major, minor = labels.get(GPU_LABEL + "compute.major"), labels.get(GPU_LABEL + "compute.minor")

@@ -67,9 +67,12 @@ TOP_LEVEL = (
     Read("", "replicationcontrollers", "pod templates",
          commands=frozenset({"audit", "plan", "export"})),
 )
+NODES = Read("", "nodes", "GPU capacity, labels, kubelet and runtime versions")
+RESOURCESLICES = Read("resource.k8s.io", "resourceslices", "devices the DRA driver publishes",
+                      _DRA)
 OTHERS = (
-    Read("", "nodes", "GPU capacity, labels, kubelet and runtime versions"),
-    Read("resource.k8s.io", "resourceslices", "devices the DRA driver publishes", _DRA),
+    NODES,
+    RESOURCESLICES,
     Read("resource.k8s.io", "deviceclasses", "DRA device classes", _DRA),
     Read("resource.k8s.io", "resourceclaims", "DRA claims", _DRA,
          commands=frozenset({"audit", "plan", "export"})),
