@@ -215,6 +215,8 @@ def _node_devices(node: str, labels: Mapping[str, str], allocatable: Mapping[str
         parent = _SINGLE_PRODUCT.match(mig_product or "")
         if model_label is None and parent:
             mig_common = _common(labels, parent.group("model"))
+            # The MIG devices are named from their own product label: say so when it is a guess.
+            notes.extend(n for n in mig_common.notes if n not in notes)
         devices += _mig_devices(node, mig_profile(resource_form), count, labels, prefix,
                                 mig_common, shares)
     return devices, notes + list(common.notes)

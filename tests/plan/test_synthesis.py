@@ -71,6 +71,20 @@ def test_mixed_mig() -> None:
             "gpu.nvidia.com/memorySlice*"} <= small.unknown
 
 
+def test_mixed_mig_without_gpu_product_notes_the_guess_from_the_mig_product() -> None:
+    node = {"kind": "Node", "metadata": {"name": "mixed-no-product", "labels": {
+        "nvidia.com/mig.strategy": "mixed",
+        "nvidia.com/mig-1g.10gb.count": "1",
+        "nvidia.com/mig-1g.10gb.product": "Acme-X9-MIG-1g.10gb"}},
+        "status": {"allocatable": {"nvidia.com/gpu": "0", "nvidia.com/mig-1g.10gb": "1"}}}
+    inventory = synthesize([node])
+    [device] = inventory.devices
+    assert attr(device, "productName") == product_name("Acme-X9")[0]
+    assert not product_name("Acme-X9")[1]  # not a known label: the name is a guess
+    assert any(n.startswith("node mixed-no-product: productName guessed from label 'Acme-X9'")
+               for n in inventory.notes), inventory.notes
+
+
 def test_single_mig() -> None:
     devices = by_node()["gfd-a100-single"]
     assert len(devices) == 14
