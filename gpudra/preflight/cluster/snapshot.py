@@ -44,7 +44,6 @@ class ResourceRef:
     plural: str
     namespaced: bool
     custom: bool = False
-    note: str = ""
     kind: str = ""
 
     @property
@@ -55,8 +54,9 @@ class ResourceRef:
 NODES = ResourceRef("nodes", "", ("v1",), "nodes", False, kind="Node")
 DAEMONSETS = ResourceRef("daemonsets", "apps", ("v1",), "daemonsets", True, kind="DaemonSet")
 DEPLOYMENTS = ResourceRef("deployments", "apps", ("v1",), "deployments", True, kind="Deployment")
-PODS = ResourceRef("pods", "", ("v1",), "pods", True, kind="Pod",
-                   note="may be narrowed to the namespaces of the driver DaemonSets")
+# Pods are read only in the namespaces of the device-plugin and DRA driver DaemonSets
+# (read.py; `scopes` says so).
+PODS = ResourceRef("pods", "", ("v1",), "pods", True, kind="Pod")
 RESOURCEQUOTAS = ResourceRef("resourcequotas", "", ("v1",), "resourcequotas", True,
                              kind="ResourceQuota")
 DEVICECLASSES = ResourceRef("deviceclasses", "resource.k8s.io", ("v1", "v1beta2", "v1beta1"),
@@ -71,9 +71,9 @@ GPUCLUSTERS = ResourceRef("gpuclusters", "nvidia.com", ("v1alpha1",), "gpucluste
                           custom=True, kind="GPUCluster")
 CLUSTERQUEUES = ResourceRef("clusterqueues", "kueue.x-k8s.io", ("v1beta2", "v1beta1"),
                             "clusterqueues", False, custom=True, kind="ClusterQueue")
-KUEUE_CONFIG = ResourceRef("kueueconfig", "", ("v1",), "configmaps", True, kind="ConfigMap",
-                           note="the Kueue manager's ConfigMap: kueue-system/kueue-manager-config "
-                                "(key controller_manager_config.yaml) unless installed elsewhere")
+# The Kueue manager's ConfigMap: kueue-system/kueue-manager-config (key
+# controller_manager_config.yaml) unless installed elsewhere.
+KUEUE_CONFIG = ResourceRef("kueueconfig", "", ("v1",), "configmaps", True, kind="ConfigMap")
 NODEPOOLS = ResourceRef("nodepools", "karpenter.sh", ("v1", "v1beta1"), "nodepools", False,
                         custom=True, kind="NodePool")
 
