@@ -24,7 +24,13 @@ from typing import Any
 
 from gpudra.devices import DeviceKind, classify
 from gpudra.objects import dig
-from gpudra.preflight.cluster.nodes import NVIDIA_DRIVER, gpu_nodes, named, node_facts
+from gpudra.preflight.cluster.nodes import (
+    NVIDIA_DRIVER,
+    gpu_nodes,
+    named,
+    node_facts,
+    slice_devices_by_node,
+)
 from gpudra.preflight.cluster.options import NO_OPTIONS, ClusterOptions
 from gpudra.preflight.cluster.snapshot import (
     DAEMONSETS,
@@ -190,7 +196,7 @@ def check_resource_slices(snapshot: ClusterSnapshot,
     facts = node_facts(nodes.items, slices.items)
     gpus = gpu_nodes(facts)
     known = {f.name for f in facts}
-    with_slices = _nodes_with_slices(slices.items)
+    with_slices = set(slice_devices_by_node(slices.items) or ())
     orphans = sorted(with_slices - known)
     details = [f"slices name nodes that do not exist: {named(orphans)}"] if orphans else []
     if not gpus:
@@ -225,11 +231,6 @@ def check_resource_slices(snapshot: ClusterSnapshot,
                   "device plugin)",
                   "move them to the DRA driver when their turn comes, or check its kubelet "
                   "plugin there (CLUSTER006)", details=details)
-
-
-def _nodes_with_slices(slices: Iterable[Mapping[str, Any]]) -> set[str]:
-    return {str(dig(s, "spec", "nodeName")) for s in slices
-            if dig(s, "spec", "driver") == NVIDIA_DRIVER}
 
 
 @dataclass(frozen=True, slots=True)
