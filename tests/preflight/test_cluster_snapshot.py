@@ -60,6 +60,18 @@ def test_version_problems() -> None:
     assert snap.version_problem() is None and snap.version and snap.version.minor == 35
 
 
+def test_node_facts_are_worked_out_once_per_snapshot() -> None:
+    node = {"metadata": {"name": "gpu-1"}, "status": {"allocatable": {"nvidia.com/gpu": "8"}}}
+    piece = {"spec": {"driver": "gpu.nvidia.com", "nodeName": "gpu-1", "devices": [{}, {}]}}
+    snap = ClusterSnapshot(objects={"nodes": (node,), "resourceslices": (piece,)}, api_groups={})
+    facts = snap.node_facts
+    assert facts is not None and facts is snap.node_facts
+    assert [(f.name, dict(f.device_plugin_resources), f.slice_devices) for f in facts] == \
+        [("gpu-1", {"nvidia.com/gpu": 8}, 2)]
+    unread = ClusterSnapshot(api_groups={}, unavailable={"nodes": "403: forbidden"})
+    assert unread.node_facts is None
+
+
 @pytest.mark.parametrize(("image", "repository", "tag", "version"), [
     ("registry.k8s.io/autoscaling/cluster-autoscaler:v1.32.1",
      "registry.k8s.io/autoscaling/cluster-autoscaler", "v1.32.1", "1.32.1"),

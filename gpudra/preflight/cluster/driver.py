@@ -28,7 +28,6 @@ from gpudra.preflight.cluster.nodes import (
     NVIDIA_DRIVER,
     gpu_nodes,
     named,
-    node_facts,
     slice_devices_by_node,
 )
 from gpudra.preflight.cluster.options import NO_OPTIONS, ClusterOptions
@@ -190,10 +189,9 @@ def check_resource_slices(snapshot: ClusterSnapshot,
                       "make Kubernetes serve resource.k8s.io first (CLUSTER001)")
     if slices.items is None:
         return unreadable(CLUSTER005, "ResourceSlices", slices, "resourceslices.resource.k8s.io")
-    nodes = snapshot.listing(NODES)
-    if nodes.items is None:
-        return unreadable(CLUSTER005, "nodes", nodes, "nodes")
-    facts = node_facts(nodes.items, slices.items)
+    facts = snapshot.node_facts
+    if facts is None:
+        return unreadable(CLUSTER005, "nodes", snapshot.listing(NODES), "nodes")
     gpus = gpu_nodes(facts)
     known = {f.name for f in facts}
     with_slices = set(slice_devices_by_node(slices.items) or ())

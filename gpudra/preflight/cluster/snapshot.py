@@ -23,8 +23,11 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 from dataclasses import dataclass, field
+from functools import cached_property
 from typing import Any
 
+from gpudra.preflight.cluster.nodes import NodeFacts
+from gpudra.preflight.cluster.nodes import node_facts as facts_of
 from gpudra.preflight.model import CheckInfo, CheckResult, Outcome, result
 from gpudra.preflight.runtime import Version, parse_version
 
@@ -164,6 +167,17 @@ class ClusterSnapshot:
             return Listing(None, f"{ref.label} was not read, and discovery could not tell "
                                  f"whether it is served ({self.discovery_problem()})", None, scope)
         return Listing(None, f"{ref.label} was not read", True, scope)
+
+    # cached_property stores into the instance __dict__: fine on a frozen dataclass, which is
+    # why this one is not slotted.
+    @cached_property
+    def node_facts(self) -> tuple[NodeFacts, ...] | None:
+        """What the cluster tier knows about each node (GPU evidence, device-plugin resources,
+        devices in slices), worked out once for all checks; None when nodes could not be read."""
+        nodes = self.listing(NODES).items
+        if nodes is None:
+            return None
+        return facts_of(nodes, self.listing(RESOURCESLICES).items)
 
 
 def unreadable(info: CheckInfo, what: str, listing: Listing, grant: str) -> CheckResult:
