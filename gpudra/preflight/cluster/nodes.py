@@ -24,7 +24,7 @@ from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from gpudra.devices import classify
+from gpudra.gpu_use import is_device_plugin_resource
 from gpudra.objects import as_mapping, dig
 from gpudra.preflight.model import CheckInfo, CheckResult, Outcome, result
 from gpudra.preflight.runtime import Judgement
@@ -81,8 +81,7 @@ def device_plugin_resources(node: Mapping[str, Any]) -> dict[str, int]:
     offered = as_mapping(status.get("allocatable")) or as_mapping(status.get("capacity"))
     found: dict[str, int] = {}
     for name, value in offered.items():
-        device = classify(name)
-        if device is None or not device.is_nvidia_device_plugin:
+        if not is_device_plugin_resource(name):
             continue
         count = parse_device_count(value).value
         if isinstance(count, int) and count > 0:
