@@ -26,6 +26,7 @@ from typing import Any
 
 from gpudra.gpu_use import is_device_plugin_resource
 from gpudra.objects import as_mapping, dig
+from gpudra.preflight.cluster.workloads import labels_of
 from gpudra.preflight.model import CheckInfo, CheckResult, Outcome, result
 from gpudra.preflight.runtime import Judgement
 from gpudra.quantity import parse_device_count
@@ -112,7 +113,7 @@ def node_facts(nodes: Iterable[Mapping[str, Any]],
     facts = []
     for node in nodes:
         name = node_name(node)
-        labels = {str(k): str(v) for k, v in as_mapping(dig(node, "metadata", "labels")).items()}
+        labels = labels_of(node)
         resources = device_plugin_resources(node)
         devices = None if by_node is None else by_node.get(name)
         info = as_mapping(dig(node, "status", "nodeInfo"))
@@ -180,7 +181,3 @@ def count_by(values: Iterable[str]) -> str:
 def label_selector_matches(selector: Mapping[str, Any], labels: Mapping[str, str]) -> bool:
     """A plain `nodeSelector` map against a node's labels."""
     return all(labels.get(str(k)) == str(v) for k, v in selector.items())
-
-
-def as_list(value: Any) -> list[Any]:
-    return value if isinstance(value, list) else []

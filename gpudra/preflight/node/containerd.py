@@ -42,6 +42,7 @@ from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
+from gpudra.objects import as_mapping
 from gpudra.preflight.model import CheckResult, Outcome, Tier, check, result
 from gpudra.preflight.node.cdi_dirs import (
     DEFAULT_SPEC_DIRS,
@@ -120,7 +121,7 @@ class ConfigFile:
 
     @property
     def plugins(self) -> Mapping[str, Any]:
-        return table(self.data, "plugins") or {}
+        return as_mapping(self.data.get("plugins"))
 
 
 @dataclass(frozen=True, slots=True)

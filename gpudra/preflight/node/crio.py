@@ -21,6 +21,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
+from gpudra.objects import as_mapping, dig
 from gpudra.preflight.model import CheckResult, Outcome, Tier, check, result
 from gpudra.preflight.node.cdi_dirs import (
     DEFAULT_SPEC_DIRS,
@@ -30,7 +31,7 @@ from gpudra.preflight.node.cdi_dirs import (
     format_dirs,
 )
 from gpudra.preflight.node.host import Host, HostReadError
-from gpudra.preflight.node.tomlfiles import FileProblem, TomlFile, read_toml, table
+from gpudra.preflight.node.tomlfiles import FileProblem, TomlFile, read_toml
 
 CRIO_CONFIG = "/etc/crio/crio.conf"
 CRIO_CONFIG_DIR = "/etc/crio/crio.conf.d"
@@ -116,7 +117,7 @@ def effective_crio(config: CrioConfig) -> CrioSettings:
     dirs_from = "default"
     warnings: list[str] = []
     for cfg in config.files:
-        runtime = table(cfg.data, "crio", "runtime") or {}
+        runtime = as_mapping(dig(cfg.data, "crio", "runtime"))
         if "cdi_spec_dirs" in runtime:
             dirs, dirs_from = runtime["cdi_spec_dirs"], f"{cfg.path} [crio.runtime]"
         warnings += _misplaced(cfg.path, cfg.data)
@@ -129,13 +130,13 @@ def effective_crio(config: CrioConfig) -> CrioSettings:
 
 def _misplaced(path: str, data: Mapping[str, Any]) -> list[str]:
     out = []
-    crio = table(data, "crio") or {}
+    crio = as_mapping(data.get("crio"))
     for where, values in (("the top level", data), ("[crio]", crio)):
         if "cdi_spec_dirs" in values:
             out.append(f"{path}: `cdi_spec_dirs` at {where} does nothing; it belongs under "
                        "[crio.runtime]")
     for where, values in (("the top level", data), ("[crio]", crio),
-                          ("[crio.runtime]", table(data, "crio", "runtime") or {})):
+                          ("[crio.runtime]", as_mapping(dig(data, "crio", "runtime")))):
         if "enable_cdi" in values:
             out.append(f"{path}: `enable_cdi` at {where} does nothing: CRI-O has no such "
                        "setting, CDI is always on")
