@@ -28,7 +28,7 @@ from gpudra.preflight.node.cdi_dirs import (
     covers_dra_dir,
     format_dirs,
 )
-from gpudra.preflight.node.host import Host
+from gpudra.preflight.node.host import Host, no_command_reason
 
 NODE005 = check(
     "NODE005", "Running runtime reports CDI on", Tier.NODE,
@@ -67,9 +67,7 @@ def read_crictl_info(host: Host, runtime_hint: str | None = None) -> CrictlInfo:
     """`runtime_hint` is the runtime name when already known ("containerd", "cri-o")."""
     done = host.run(("crictl", "info"))
     if done is None:
-        why = "crictl not found" if host.commands_enabled else \
-            f"commands are not run when the host root is {host.root} (not /)"
-        return CrictlInfo(None, None, None, why)
+        return CrictlInfo(None, None, None, no_command_reason(host, "crictl not found"))
     if not done.ok:
         return CrictlInfo(None, None, None, done.failure())
     try:
