@@ -9,7 +9,7 @@ nothing is served until the `DynamicResourceAllocation` gate is on for every com
 
 from __future__ import annotations
 
-from gpudra.dra.served import GROUP, dra_enable_recipe
+from gpudra.dra.served import GROUP, dra_enable_recipe, enable_versions
 from gpudra.dra.versions import MIN_MINOR, TargetVersion
 from gpudra.preflight.cluster.options import NO_OPTIONS, ClusterOptions
 from gpudra.preflight.cluster.snapshot import ClusterSnapshot
@@ -103,8 +103,7 @@ def _judge_beta(here: str, release: TargetVersion, served: tuple[str, ...],
                       f"{dra_enable_recipe(release)}",
                       f"{dra_enable_recipe(release)}; or upgrade to 1.34.2+, which serves "
                       f"{GROUP}/v1 by default", details=(detail,))
-    missing = [v for v in (("v1beta1",) if release.minor == 32 else ("v1beta1", "v1beta2"))
-               if v not in served]
+    missing = [v for v in enable_versions(release) if v not in served]
     note = f"; also serve {', '.join(missing)} (the NVIDIA driver's recipe)" if missing else ""
     return result(CLUSTER001, Outcome.WARN,
                   f"{here} serves {GROUP} {', '.join(served)} (beta, turned on by the admin; the "
