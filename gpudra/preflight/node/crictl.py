@@ -27,6 +27,7 @@ from gpudra.preflight.node.cdi_dirs import (
     ConfiguredCdi,
     covers_dra_dir,
     format_dirs,
+    is_dir_list,
 )
 from gpudra.preflight.node.host import Host, no_command_reason
 
@@ -84,7 +85,7 @@ def parse_crictl_info(data: Any, runtime_hint: str | None = None) -> CrictlInfo:
     crio = config.get("crio")
     if isinstance(crio, Mapping):
         dirs = crio.get("CDISpecDirs")
-        if not _is_dirs(dirs):
+        if not is_dir_list(dirs):
             return CrictlInfo("cri-o", True, None, "CRI-O did not report CDISpecDirs")
         return CrictlInfo("cri-o", True, tuple(dirs))
     if runtime_hint == "cri-o":
@@ -96,12 +97,8 @@ def parse_crictl_info(data: Any, runtime_hint: str | None = None) -> CrictlInfo:
     raw = config["enableCDI"]
     enabled = True if raw is None else raw if isinstance(raw, bool) else None
     dirs = config.get("cdiSpecDirs")
-    return CrictlInfo("containerd", enabled, tuple(dirs) if _is_dirs(dirs) else None,
+    return CrictlInfo("containerd", enabled, tuple(dirs) if is_dir_list(dirs) else None,
                       None, raw)
-
-
-def _is_dirs(value: Any) -> bool:
-    return isinstance(value, list) and all(isinstance(d, str) for d in value)
 
 
 def check_crictl(host: Host, info: CrictlInfo, disk: ConfiguredCdi | None,

@@ -25,10 +25,11 @@ from gpudra.objects import as_mapping, dig
 from gpudra.preflight.model import CheckResult, Outcome, Tier, check, result
 from gpudra.preflight.node.cdi_dirs import (
     DEFAULT_SPEC_DIRS,
-    DRA_DRIVER_CDI_DIR,
     ConfiguredCdi,
     covers_dra_dir,
+    dra_dir_left_out,
     format_dirs,
+    is_dir_list,
 )
 from gpudra.preflight.node.host import Host, HostReadError
 from gpudra.preflight.node.tomlfiles import FileProblem, TomlFile, read_toml
@@ -122,7 +123,7 @@ def effective_crio(config: CrioConfig) -> CrioSettings:
             dirs, dirs_from = runtime["cdi_spec_dirs"], f"{cfg.path} [crio.runtime]"
         warnings += _misplaced(cfg.path, cfg.data)
     errors = []
-    if not isinstance(dirs, (list, tuple)) or not all(isinstance(d, str) for d in dirs):
+    if not is_dir_list(dirs):
         errors.append(f"{dirs_from}: `cdi_spec_dirs` must be a list of paths, found {dirs!r}")
         dirs = ()
     return CrioSettings(tuple(dirs), dirs_from, tuple(warnings), tuple(errors))
@@ -164,11 +165,9 @@ def check_crio(host: Host, config: CrioConfig, subject: str | None
         return result(NODE004, Outcome.FAIL, settings.errors[0], "fix the value",
                       subject=subject, details=[*details, *settings.errors]), None
     if not covers_dra_dir(host, settings.spec_dirs):
-        return result(NODE004, Outcome.FAIL,
-                      f"cdi_spec_dirs ({dirs}) leaves out {DRA_DRIVER_CDI_DIR}, where the DRA "
-                      "driver writes its per-claim specs",
-                      f'add "{DRA_DRIVER_CDI_DIR}" to cdi_spec_dirs ({settings.dirs_from}) '
-                      "and restart CRI-O", subject=subject, details=details), facts
+        message, fix = dra_dir_left_out(settings.spec_dirs, settings.dirs_from, "CRI-O")
+        return result(NODE004, Outcome.FAIL, message, fix, subject=subject,
+                      details=details), facts
     message = f"CRI-O scans {dirs} (CDI is always on in CRI-O)"
     if settings.warnings:
         return result(NODE004, Outcome.WARN, f"{message}; but {settings.warnings[0]}",
