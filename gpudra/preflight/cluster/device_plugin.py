@@ -21,10 +21,10 @@ from __future__ import annotations
 from collections.abc import Iterable, Mapping
 from typing import Any
 
+from gpudra.dra.emit import NVIDIA_DRIVER
 from gpudra.objects import as_mapping, dig, plural
 from gpudra.preflight.cluster.driver import driver_daemonsets
 from gpudra.preflight.cluster.nodes import (
-    NVIDIA_DRIVER,
     label_selector_matches,
     named,
 )

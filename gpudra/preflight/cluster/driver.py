@@ -23,9 +23,9 @@ from dataclasses import dataclass
 from typing import Any
 
 from gpudra.devices import DeviceKind, classify
+from gpudra.dra.emit import GPU_CLASS, MIG_CLASS, NVIDIA_DRIVER
 from gpudra.objects import dig
 from gpudra.preflight.cluster.nodes import (
-    NVIDIA_DRIVER,
     gpu_nodes,
     named,
     slice_devices_by_node,
@@ -53,8 +53,6 @@ from gpudra.preflight.cluster.workloads import (
 )
 from gpudra.preflight.model import CheckResult, Outcome, Tier, check, result
 
-GPU_CLASS = "gpu.nvidia.com"
-MIG_CLASS = "mig.nvidia.com"
 DRIVER_DAEMONSETS = frozenset({"dra-driver-nvidia-gpu-kubelet-plugin",
                                "nvidia-dra-driver-gpu-kubelet-plugin",
                                "nvidia-dra-driver-kubelet-plugin"})

@@ -20,9 +20,9 @@ from typing import Any
 
 import yaml
 
+from gpudra.dra.emit import GPU_CLASS
 from gpudra.gpu_use import is_device_plugin_resource
 from gpudra.objects import as_list, as_mapping, dig
-from gpudra.preflight.cluster.driver import GPU_CLASS
 from gpudra.preflight.cluster.nodes import named
 from gpudra.preflight.cluster.options import NO_OPTIONS, ClusterOptions
 from gpudra.preflight.cluster.snapshot import (

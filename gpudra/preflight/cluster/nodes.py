@@ -24,6 +24,7 @@ from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
+from gpudra.dra.emit import NVIDIA_DRIVER
 from gpudra.gpu_use import is_device_plugin_resource
 from gpudra.objects import as_mapping, dig
 from gpudra.preflight.cluster.workloads import labels_of
@@ -31,7 +32,6 @@ from gpudra.preflight.model import CheckInfo, CheckResult, Outcome, result
 from gpudra.preflight.runtime import Judgement
 from gpudra.quantity import parse_device_count
 
-NVIDIA_DRIVER = "gpu.nvidia.com"
 GFD_PRESENT = "nvidia.com/gpu.present"
 GFD_VALUE_LABELS = ("nvidia.com/gpu.product", "nvidia.com/gpu.count")
 NFD_PCI = re.compile(r"^feature\.node\.kubernetes\.io/pci-(?P<fields>[0-9a-fA-F_]+)\.present$")

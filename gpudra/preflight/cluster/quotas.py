@@ -18,6 +18,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
+from gpudra.dra.emit import QUOTA_CLASS_SUFFIX
 from gpudra.gpu_use import QuotaKey, quota_keys
 from gpudra.objects import as_mapping, dig, plural
 from gpudra.preflight.cluster.extended_resource import mapped_classes
@@ -31,8 +32,6 @@ from gpudra.preflight.cluster.snapshot import (
 )
 from gpudra.preflight.cluster.workloads import workload_name
 from gpudra.preflight.model import CheckResult, Outcome, Tier, check, result
-
-PER_CLASS_SUFFIX = ".deviceclass.resource.k8s.io/devices"
 
 CLUSTER011 = check(
     "CLUSTER011", "ResourceQuotas count DRA GPUs", Tier.CLUSTER,
@@ -84,7 +83,7 @@ def check_quotas(snapshot: ClusterSnapshot,
     for quota in quotas.items:
         namespace = str(dig(quota, "metadata", "namespace") or "")
         by_namespace_dra.setdefault(namespace, set()).update(
-            k for k in as_mapping(dig(quota, "spec", "hard")) if str(k).endswith(PER_CLASS_SUFFIX))
+            k for k in as_mapping(dig(quota, "spec", "hard")) if str(k).endswith(QUOTA_CLASS_SUFFIX))
     bridged = _bridged_names(snapshot, options)
     uncovered, covered = [], []
     for quota in quotas.items:
