@@ -195,7 +195,7 @@ def _strays(data: Any, covered: set[PathT], limit: int = 16) -> Iterator[DeviceR
                 if not isinstance(key, str) or key in _NOT_REQUESTS or \
                         (key == "resources" and isinstance(resources, Mapping)):
                     continue
-                if key.startswith("nvidia.com/") and _is_device_plugin(key):
+                if key.startswith("nvidia.com/") and is_device_plugin_resource(key):
                     holder = ContainerRef(path, value, False, outside=True)
                     yield DeviceRequest(holder, key, classify(key), item, None, True, False,
                                         (path + (key,),))
@@ -223,12 +223,12 @@ def device_plugin_total(resources: Any) -> int:
     allocatable); counts that are not whole numbers count as none."""
     total = 0
     for name, value in as_mapping(resources).items():
-        if _is_device_plugin(name):
+        if is_device_plugin_resource(name):
             total += parse_device_count(value).value or 0
     return total
 
 
-def _is_device_plugin(name: str) -> bool:
+def is_device_plugin_resource(name: str) -> bool:
     device = classify(name)
     return device is not None and device.is_nvidia_device_plugin
 

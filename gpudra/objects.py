@@ -191,6 +191,11 @@ def as_mapping(value: Any) -> Mapping[str, Any]:
     return value if isinstance(value, Mapping) else {}
 
 
+def as_list(value: Any) -> list[Any]:
+    """`value` if it is a list, else an empty one: for optional lists of untyped input."""
+    return value if isinstance(value, list) else []
+
+
 def plural(n: int, noun: str) -> str:
     """`1 file`, `2 files`: counts in human-readable summaries."""
     return f"{n} {noun_for(n, noun)}"

@@ -30,7 +30,7 @@ GPU_CLASS_SELECTOR = (
     "device.driver == 'gpu.nvidia.com' && device.attributes['gpu.nvidia.com'].type == 'gpu'"
 )
 QUOTA_CLAIM_COUNT = "count/resourceclaims.resource.k8s.io"
-_QUOTA_CLASS_SUFFIX = ".deviceclass.resource.k8s.io/devices"
+QUOTA_CLASS_SUFFIX = ".deviceclass.resource.k8s.io/devices"
 
 
 # --- requests and claims -----------------------------------------------------------------------
@@ -138,7 +138,7 @@ def quota_keys(device_class: str, count: int, claims: int | None = None) -> dict
     if count < 0 or (claims is not None and claims < 0):
         raise ValueError("quota values must not be negative")
     return {
-        f"{device_class}{_QUOTA_CLASS_SUFFIX}": str(count),
+        f"{device_class}{QUOTA_CLASS_SUFFIX}": str(count),
         QUOTA_CLAIM_COUNT: str(count if claims is None else claims),
     }
 

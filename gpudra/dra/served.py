@@ -88,11 +88,16 @@ def runtime_config_for(versions: tuple[str, ...]) -> str:
     return "--runtime-config=" + ",".join(f"{GROUP}/{v}=true" for v in versions)
 
 
+def enable_versions(target: TargetVersion) -> tuple[str, ...]:
+    """The beta versions to turn on in a release that does not serve DRA by default (1.32:
+    v1beta1; 1.33: v1beta1 and v1beta2), as the NVIDIA driver's recipe does."""
+    return ("v1beta1",) if target.minor == 32 else ("v1beta1", "v1beta2")
+
+
 def dra_enable_recipe(target: TargetVersion) -> str:
     """What turns DRA on in a release that does not serve it by default (1.32, 1.33)."""
-    versions = ("v1beta1",) if target.minor == 32 else ("v1beta1", "v1beta2")
     return (f"enable feature gate {DRA_GATE}=true on {DRA_COMPONENTS}, and start kube-apiserver "
-            f"with {runtime_config_for(versions)}")
+            f"with {runtime_config_for(enable_versions(target))}")
 
 
 def availability(target: TargetVersion, api_version: str, kind: str) -> ApiAvailability:

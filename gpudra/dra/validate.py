@@ -25,6 +25,7 @@ from typing import Any
 
 from gpudra.dra.versions import DEFAULT, TargetVersion
 from gpudra.errors import GpudraError
+from gpudra.objects import as_list
 
 _MAX_MESSAGE = 240
 _DNS_LABEL = re.compile(r"^[a-z0-9]([-a-z0-9]*[a-z0-9])?$")
@@ -229,7 +230,7 @@ def _pod_specs(obj: Mapping[str, Any]) -> Iterator[tuple[str, Mapping[str, Any]]
 def _pod_spec_errors(path: str, pod_spec: Mapping[str, Any]) -> list[str]:
     errors: list[str] = []
     claim_names: set[str] = set()
-    for index, entry in enumerate(_list(pod_spec.get("resourceClaims"))):
+    for index, entry in enumerate(as_list(pod_spec.get("resourceClaims"))):
         if not isinstance(entry, Mapping):
             continue
         if isinstance(entry.get("name"), str):
@@ -238,16 +239,12 @@ def _pod_spec_errors(path: str, pod_spec: Mapping[str, Any]) -> list[str]:
             errors.append(f"{path}.resourceClaims[{index}]: exactly one of resourceClaimName or "
                           "resourceClaimTemplateName is required")
     for field in ("initContainers", "containers"):
-        for c_index, container in enumerate(_list(pod_spec.get(field))):
+        for c_index, container in enumerate(as_list(pod_spec.get(field))):
             resources = container.get("resources") if isinstance(container, Mapping) else None
             claims = resources.get("claims") if isinstance(resources, Mapping) else None
-            for k, ref in enumerate(_list(claims)):
+            for k, ref in enumerate(as_list(claims)):
                 name = ref.get("name") if isinstance(ref, Mapping) else None
                 if isinstance(name, str) and name not in claim_names:
                     errors.append(f"{path}.{field}[{c_index}].resources.claims[{k}].name: "
                                   f"{name!r} is not in spec.resourceClaims")
     return errors
-
-
-def _list(value: Any) -> list[Any]:
-    return value if isinstance(value, list) else []

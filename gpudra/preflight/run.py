@@ -7,7 +7,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from gpudra.errors import UsageError
 from gpudra.model import ExitCode, InputError
@@ -15,6 +15,9 @@ from gpudra.preflight import catalogue
 from gpudra.preflight.model import CheckResult, Outcome, apply_skips, count_outcomes
 from gpudra.report.outcomes import Outcome as Verdict
 from gpudra.report.outcomes import OutcomeReport
+
+if TYPE_CHECKING:
+    from gpudra.dra.versions import TargetVersion
 
 TIERS = ("cluster", "node", "manifests")
 FAIL_ON = {"fail": Outcome.FAIL, "warn": Outcome.WARN, "unavailable": Outcome.UNAVAILABLE}
@@ -55,30 +58,27 @@ class PreflightResult:
         return ExitCode.OK
 
 
-def validate(request: PreflightRequest) -> frozenset[str]:
-    """Check the options before anything is read; the skip list as check ids."""
+def validate(request: PreflightRequest) -> tuple[frozenset[str], TargetVersion | None]:
+    """Check the options before anything is read: the skip list as check ids, and the parsed
+    --target-version (None without one)."""
     if request.tier not in TIERS:
         raise UsageError(f"unknown tier {request.tier!r}")
     if request.fail_on not in FAIL_ON:
         raise UsageError(f"--fail-on must be one of {', '.join(FAIL_ON)}, not {request.fail_on!r}")
+    target = None
     if request.target_version is not None:
         from gpudra.dra.versions import TargetVersion
 
-        TargetVersion.parse(request.target_version)
+        target = TargetVersion.parse(request.target_version)
     configured = getattr(request.config, "preflight_skip", ()) if request.config else ()
-    return catalogue().parse_skip_list([*configured, *request.skip])
+    return catalogue().parse_skip_list([*configured, *request.skip]), target
 
 
 def run_preflight(request: PreflightRequest, *,
                   on_page: Callable[[Any], None] | None = None) -> PreflightResult:
     """Run the request's tier. Raises gpudra.cluster.ClusterError when the cluster cannot be
     read at all, UsageError for bad options."""
-    skips = validate(request)
-    target = None
-    if request.target_version is not None:
-        from gpudra.dra.versions import TargetVersion
-
-        target = TargetVersion.parse(request.target_version)
+    skips, target = validate(request)
     if request.tier == "manifests":
         result = _manifests(request, target)
     elif request.tier == "node":

@@ -122,15 +122,8 @@ class ContainerdTraits:
     enable_cdi_deprecated: bool
     newest_config_version: int
 
-    @property
-    def cdi_table(self) -> str:
-        """The table that holds `enable_cdi` in a config of the newest version."""
-        return CONTAINERD_CDI_TABLE_V3 if self.version.major >= 2 else CONTAINERD_CDI_TABLE_V2
 
-
-CONTAINERD_CDI_TABLE_V1 = "plugins.cri"
 CONTAINERD_CDI_TABLE_V2 = 'plugins."io.containerd.grpc.v1.cri"'
-CONTAINERD_CDI_TABLE_V3 = "plugins.'io.containerd.cri.v1.runtime'"
 CONTAINERD_CONFIG_FIX = (
     "set `enable_cdi = true` and `cdi_spec_dirs = [\"/etc/cdi\", \"/var/run/cdi\"]` under "
     f"[{CONTAINERD_CDI_TABLE_V2}] in /etc/containerd/config.toml, then "

@@ -9,13 +9,13 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
+from gpudra.dra.emit import NVIDIA_DRIVER
 from gpudra.gpu_use import device_plugin_total
 from gpudra.model import Severity
 from gpudra.objects import SourceObject, dig, plural
 from gpudra.rules.base import AuditContext, Checker, rule
 
 CATEGORY = "cluster"
-NVIDIA_DRIVER = "gpu.nvidia.com"
 
 GPU801 = rule(
     "GPU801", "node-double-counting", Severity.ERROR, CATEGORY,

@@ -5,6 +5,8 @@ from __future__ import annotations
 
 import json
 import re
+import subprocess
+import sys
 from pathlib import Path
 
 import pytest
@@ -21,6 +23,19 @@ def test_catalogue_has_every_tier() -> None:
     assert [i.id for i in checks.in_tier(Tier.MANIFESTS)] == [f"MANIFEST{n:03d}" for n in
                                                               range(1, 5)]
     assert checks.in_tier(Tier.NODE)
+
+
+
+def test_one_preflight_module_does_not_load_the_catalogue() -> None:
+    # The audit's cluster rules import the device-plugin matcher; that must not load the node
+    # and manifest checks (about 100 ms at start-up), only catalogue() does.
+    code = ("import sys\n"
+            "from gpudra.preflight.cluster.device_plugin import device_plugin_daemonsets\n"
+            "print(sorted(m for m in sys.modules if m.startswith(('gpudra.preflight.node', "
+            "'gpudra.preflight.manifests'))))")
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
+                          check=True)
+    assert done.stdout.strip() == "[]"
 
 
 @pytest.mark.parametrize("info", list(catalogue().values()), ids=lambda i: i.id)

@@ -5,10 +5,13 @@ from __future__ import annotations
 import pytest
 
 from gpudra.preflight.cluster.nodes import gpu_evidence, named
+from gpudra.preflight.cluster.read import KUEUE_CONFIGMAP
 from gpudra.preflight.cluster.snapshot import (
     DEVICECLASSES,
+    KUEUE_CONFIG,
     NODEPOOLS,
     NODES,
+    RESOURCES,
     VERSION,
     ClusterSnapshot,
 )
@@ -20,6 +23,7 @@ from gpudra.preflight.cluster.workloads import (
     image_tag,
     image_version,
 )
+from gpudra.sources.cluster import all_reads
 
 
 def test_listed_resources_are_readable() -> None:
@@ -58,6 +62,31 @@ def test_version_problems() -> None:
     assert "cannot read" in (ClusterSnapshot(server_version="x").version_problem() or "")
     snap = ClusterSnapshot(server_version="v1.35.0-gke.1200")
     assert snap.version_problem() is None and snap.version and snap.version.minor == 35
+
+
+def test_rbac_grants_what_preflight_reads() -> None:
+    # `gpudra rbac` is generated from the Read table of gpudra.sources.cluster; every resource
+    # the cluster tier reads must be there, tagged "preflight", with the verb it is read with.
+    granted = {(r.group, r.resource): r for r in all_reads() if "preflight" in r.commands}
+    for ref in RESOURCES:
+        read = granted.get((ref.group, ref.plural))
+        assert read is not None, f"preflight reads {ref.label}, no Read grants it"
+        if ref is KUEUE_CONFIG:  # one ConfigMap, by name
+            assert "get" in read.verbs and read.names == (KUEUE_CONFIGMAP,), read
+        else:
+            assert "list" in read.verbs and not read.names, read
+
+
+def test_node_facts_are_worked_out_once_per_snapshot() -> None:
+    node = {"metadata": {"name": "gpu-1"}, "status": {"allocatable": {"nvidia.com/gpu": "8"}}}
+    piece = {"spec": {"driver": "gpu.nvidia.com", "nodeName": "gpu-1", "devices": [{}, {}]}}
+    snap = ClusterSnapshot(objects={"nodes": (node,), "resourceslices": (piece,)}, api_groups={})
+    facts = snap.node_facts
+    assert facts is not None and facts is snap.node_facts
+    assert [(f.name, dict(f.device_plugin_resources), f.slice_devices) for f in facts] == \
+        [("gpu-1", {"nvidia.com/gpu": 8}, 2)]
+    unread = ClusterSnapshot(api_groups={}, unavailable={"nodes": "403: forbidden"})
+    assert unread.node_facts is None
 
 
 @pytest.mark.parametrize(("image", "repository", "tag", "version"), [

@@ -9,7 +9,7 @@ nothing is served until the `DynamicResourceAllocation` gate is on for every com
 
 from __future__ import annotations
 
-from gpudra.dra.served import GROUP, dra_enable_recipe
+from gpudra.dra.served import GROUP, dra_enable_recipe, enable_versions
 from gpudra.dra.versions import MIN_MINOR, TargetVersion
 from gpudra.preflight.cluster.options import NO_OPTIONS, ClusterOptions
 from gpudra.preflight.cluster.snapshot import ClusterSnapshot
@@ -84,9 +84,9 @@ def _judge_running(version: Version, served: tuple[str, ...], detail: str) -> Ch
                       f"{here} has no structured-parameter DRA (v1beta1 came in 1.32, v1 in 1.34)",
                       "upgrade the control plane to 1.34.2 or newer", details=(detail,))
     if version.minor < 34:
-        return _judge_beta(here, TargetVersion(version.minor), served, detail)
+        return _judge_beta(here, TargetVersion(version.minor), served, (detail,))
     if "v1" not in served:
-        return _v1_turned_off(here, version.minor, served, detail)
+        return _v1_turned_off(here, version.minor, served, (detail,))
     if version.minor == 34 and not version.at_least(1, 34, NVIDIA_DRIVER_MIN_PATCH_1_34):
         return result(CLUSTER001, Outcome.WARN,
                       f"{here} serves {GROUP}/v1, but the NVIDIA DRA driver documents 1.34.2 as "
@@ -96,31 +96,32 @@ def _judge_running(version: Version, served: tuple[str, ...], detail: str) -> Ch
 
 
 def _judge_beta(here: str, release: TargetVersion, served: tuple[str, ...],
-                detail: str) -> CheckResult:
+                details: tuple[str, ...]) -> CheckResult:
     if not served:
         return result(CLUSTER001, Outcome.FAIL,
                       f"{here} serves no {GROUP} version: DRA is beta and off by default; "
                       f"{dra_enable_recipe(release)}",
                       f"{dra_enable_recipe(release)}; or upgrade to 1.34.2+, which serves "
-                      f"{GROUP}/v1 by default", details=(detail,))
-    missing = [v for v in (("v1beta1",) if release.minor == 32 else ("v1beta1", "v1beta2"))
-               if v not in served]
+                      f"{GROUP}/v1 by default", details=details)
+    missing = [v for v in enable_versions(release) if v not in served]
     note = f"; also serve {', '.join(missing)} (the NVIDIA driver's recipe)" if missing else ""
     return result(CLUSTER001, Outcome.WARN,
                   f"{here} serves {GROUP} {', '.join(served)} (beta, turned on by the admin; the "
                   f"DynamicResourceAllocation gate must be on for every component){note}; the "
                   "NVIDIA DRA driver documents 1.34.2 as its minimum",
                   f"upgrade to 1.34.2 or newer, where {GROUP}/v1 is served by default",
-                  details=(detail,))
+                  details=details)
 
 
-def _v1_turned_off(here: str, minor: int, served: tuple[str, ...], detail: str) -> CheckResult:
+def _v1_turned_off(here: str, minor: int, served: tuple[str, ...], details: tuple[str, ...],
+                   then: str = "") -> CheckResult:
+    """`then` ends the message (what happens to the flags in a planned move)."""
     gate = " and DynamicResourceAllocation=false from --feature-gates" if minor == 34 else ""
     return result(CLUSTER001, Outcome.FAIL,
                   f"{here} does not serve {GROUP}/v1 (served: {', '.join(served) or 'none'}): "
-                  "it has been turned off",
+                  f"it has been turned off{then}",
                   f"remove {GROUP}/v1=false from kube-apiserver's --runtime-config{gate}",
-                  details=(detail,))
+                  details=details)
 
 
 def _judge_plan(version: Version, served: tuple[str, ...], target: TargetVersion,
@@ -128,10 +129,8 @@ def _judge_plan(version: Version, served: tuple[str, ...], target: TargetVersion
     direction = "upgrade from" if target.minor > version.minor else "downgrade from"
     details = (detail, f"planned: {direction} Kubernetes {version} to {target}")
     if version.minor >= 34 and "v1" not in served:
-        turned_off = _v1_turned_off(f"Kubernetes {version}", version.minor, served, detail)
-        return result(CLUSTER001, Outcome.FAIL,
-                      turned_off.message + f"; the flags stay when it moves to {target}",
-                      turned_off.remediation, details=details)
+        return _v1_turned_off(f"Kubernetes {version}", version.minor, served, details,
+                              f"; the flags stay when it moves to {target}")
     if target.minor >= 34:
         minimum = "; use 1.34.2 or later, the NVIDIA DRA driver's minimum" \
             if target.minor == 34 else ""
@@ -140,5 +139,4 @@ def _judge_plan(version: Version, served: tuple[str, ...], target: TargetVersion
                       f"{minimum}", details=details)
     if version.minor >= 34:
         served = ()  # what 1.34+ serves says nothing about what an older release will serve
-    beta = _judge_beta(f"target {target}", target, served, detail)
-    return result(CLUSTER001, beta.outcome, beta.message, beta.remediation, details=details)
+    return _judge_beta(f"target {target}", target, served, details)

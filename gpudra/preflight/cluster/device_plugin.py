@@ -21,13 +21,12 @@ from __future__ import annotations
 from collections.abc import Iterable, Mapping
 from typing import Any
 
+from gpudra.dra.emit import NVIDIA_DRIVER
 from gpudra.objects import as_mapping, dig, plural
 from gpudra.preflight.cluster.driver import driver_daemonsets
 from gpudra.preflight.cluster.nodes import (
-    NVIDIA_DRIVER,
     label_selector_matches,
     named,
-    node_facts,
 )
 from gpudra.preflight.cluster.options import NO_OPTIONS, ClusterOptions
 from gpudra.preflight.cluster.snapshot import (
@@ -162,10 +161,10 @@ def check_device_plugin(snapshot: ClusterSnapshot,
     daemonsets, nodes = snapshot.listing(DAEMONSETS), snapshot.listing(NODES)
     if daemonsets.items is None:
         return unreadable(CLUSTER007, "DaemonSets", daemonsets, "daemonsets.apps in all namespaces")
-    if nodes.items is None:
+    facts = snapshot.node_facts
+    if nodes.items is None or facts is None:
         return unreadable(CLUSTER007, "nodes", nodes, "nodes")
     plugins = device_plugin_daemonsets(daemonsets.items)
-    facts = node_facts(nodes.items, None)
     offering = [f.name for f in facts if f.device_plugin_resources]
     offering_text = f"{plural(len(offering), 'node')} " \
                     f"{'offers' if len(offering) == 1 else 'offer'} device-plugin GPUs"
@@ -201,12 +200,11 @@ def check_device_plugin(snapshot: ClusterSnapshot,
 
 def check_double_counting(snapshot: ClusterSnapshot,
                           options: ClusterOptions = NO_OPTIONS) -> CheckResult:
-    nodes, slices = snapshot.listing(NODES), snapshot.listing(RESOURCESLICES)
-    if nodes.items is None:
-        return unreadable(CLUSTER008, "nodes", nodes, "nodes")
+    facts, slices = snapshot.node_facts, snapshot.listing(RESOURCESLICES)
+    if facts is None:
+        return unreadable(CLUSTER008, "nodes", snapshot.listing(NODES), "nodes")
     if slices.items is None:
         return unreadable(CLUSTER008, "ResourceSlices", slices, "resourceslices.resource.k8s.io")
-    facts = node_facts(nodes.items, slices.items)
     both = {f.name: f"offers {', '.join(sorted(f.device_plugin_resources))} and publishes "
                     f"{f.slice_devices} {NVIDIA_DRIVER} devices"
             for f in facts if f.device_plugin_resources and f.slice_devices}

@@ -23,8 +23,13 @@ from dataclasses import dataclass
 from typing import Any
 
 from gpudra.devices import DeviceKind, classify
+from gpudra.dra.emit import GPU_CLASS, MIG_CLASS, NVIDIA_DRIVER
 from gpudra.objects import dig
-from gpudra.preflight.cluster.nodes import NVIDIA_DRIVER, gpu_nodes, named, node_facts
+from gpudra.preflight.cluster.nodes import (
+    gpu_nodes,
+    named,
+    slice_devices_by_node,
+)
 from gpudra.preflight.cluster.options import NO_OPTIONS, ClusterOptions
 from gpudra.preflight.cluster.snapshot import (
     DAEMONSETS,
@@ -48,8 +53,6 @@ from gpudra.preflight.cluster.workloads import (
 )
 from gpudra.preflight.model import CheckResult, Outcome, Tier, check, result
 
-GPU_CLASS = "gpu.nvidia.com"
-MIG_CLASS = "mig.nvidia.com"
 DRIVER_DAEMONSETS = frozenset({"dra-driver-nvidia-gpu-kubelet-plugin",
                                "nvidia-dra-driver-gpu-kubelet-plugin",
                                "nvidia-dra-driver-kubelet-plugin"})
@@ -184,13 +187,12 @@ def check_resource_slices(snapshot: ClusterSnapshot,
                       "make Kubernetes serve resource.k8s.io first (CLUSTER001)")
     if slices.items is None:
         return unreadable(CLUSTER005, "ResourceSlices", slices, "resourceslices.resource.k8s.io")
-    nodes = snapshot.listing(NODES)
-    if nodes.items is None:
-        return unreadable(CLUSTER005, "nodes", nodes, "nodes")
-    facts = node_facts(nodes.items, slices.items)
+    facts = snapshot.node_facts
+    if facts is None:
+        return unreadable(CLUSTER005, "nodes", snapshot.listing(NODES), "nodes")
     gpus = gpu_nodes(facts)
     known = {f.name for f in facts}
-    with_slices = _nodes_with_slices(slices.items)
+    with_slices = set(slice_devices_by_node(slices.items) or ())
     orphans = sorted(with_slices - known)
     details = [f"slices name nodes that do not exist: {named(orphans)}"] if orphans else []
     if not gpus:
@@ -225,11 +227,6 @@ def check_resource_slices(snapshot: ClusterSnapshot,
                   "device plugin)",
                   "move them to the DRA driver when their turn comes, or check its kubelet "
                   "plugin there (CLUSTER006)", details=details)
-
-
-def _nodes_with_slices(slices: Iterable[Mapping[str, Any]]) -> set[str]:
-    return {str(dig(s, "spec", "nodeName")) for s in slices
-            if dig(s, "spec", "driver") == NVIDIA_DRIVER}
 
 
 @dataclass(frozen=True, slots=True)

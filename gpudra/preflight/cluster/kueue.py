@@ -20,10 +20,10 @@ from typing import Any
 
 import yaml
 
-from gpudra.devices import classify
-from gpudra.objects import as_mapping, dig
-from gpudra.preflight.cluster.driver import GPU_CLASS
-from gpudra.preflight.cluster.nodes import as_list, named
+from gpudra.dra.emit import GPU_CLASS
+from gpudra.gpu_use import is_device_plugin_resource
+from gpudra.objects import as_list, as_mapping, dig
+from gpudra.preflight.cluster.nodes import named
 from gpudra.preflight.cluster.options import NO_OPTIONS, ClusterOptions
 from gpudra.preflight.cluster.snapshot import (
     CLUSTERQUEUES,
@@ -128,7 +128,7 @@ def check_kueue(snapshot: ClusterSnapshot,
     mapped_names = {str(m.get("name")) for m in mappings
                     if GPU_CLASS in [str(c) for c in as_list(m.get("deviceClassNames"))]}
     gpu_queues = sorted(str(dig(q, "metadata", "name")) for q in queues.items
-                        if any(_is_gpu_resource(r) for r in _covered(q))
+                        if any(is_device_plugin_resource(r) for r in _covered(q))
                         or _covered(q) & mapped_names)
     if not gpu_queues and not mapped_names:
         return result(CLUSTER014, Outcome.PASS,
@@ -168,11 +168,6 @@ def check_kueue(snapshot: ClusterSnapshot,
     return result(CLUSTER014, Outcome.PASS,
                   f"Kueue maps {GPU_CLASS} claims to {', '.join(sorted(mapped_names))}, covered "
                   f"by ClusterQueues {named(gpu_queues)}", details=details)
-
-
-def _is_gpu_resource(name: str) -> bool:
-    device = classify(name)
-    return device is not None and device.is_nvidia_device_plugin
 
 
 def _gate_problem(deployment: tuple[str, Version | None, dict[str, bool]] | None,

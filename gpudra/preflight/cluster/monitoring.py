@@ -10,8 +10,8 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
-from gpudra.objects import dig
-from gpudra.preflight.cluster.nodes import as_list, named
+from gpudra.objects import as_list, dig
+from gpudra.preflight.cluster.nodes import named
 from gpudra.preflight.cluster.options import NO_OPTIONS, ClusterOptions
 from gpudra.preflight.cluster.snapshot import PROMETHEUSRULES, ClusterSnapshot, unreadable
 from gpudra.preflight.cluster.workloads import workload_name

@@ -7,9 +7,9 @@ GPU nodes first (grading in gpudra/preflight/cluster/nodes.py).
 
 from __future__ import annotations
 
-from gpudra.preflight.cluster.nodes import count_by, gpu_nodes, grade_nodes, node_facts
+from gpudra.preflight.cluster.nodes import count_by, gpu_nodes, grade_nodes
 from gpudra.preflight.cluster.options import NO_OPTIONS, ClusterOptions
-from gpudra.preflight.cluster.snapshot import NODES, RESOURCESLICES, ClusterSnapshot, unreadable
+from gpudra.preflight.cluster.snapshot import NODES, ClusterSnapshot, unreadable
 from gpudra.preflight.model import CheckResult, Outcome, Tier, check, result
 from gpudra.preflight.runtime import judge_kubelet_skew, judge_runtime_version
 
@@ -71,9 +71,10 @@ read, or a GPU node's runtime is unknown.
 
 def check_kubelet_skew(snapshot: ClusterSnapshot,
                        options: ClusterOptions = NO_OPTIONS) -> CheckResult:
-    nodes = snapshot.listing(NODES)
-    if nodes.items is None:
-        return unreadable(CLUSTER002, "nodes", nodes, "nodes (ClusterRole with nodes: [list])")
+    facts = snapshot.node_facts
+    if facts is None:
+        return unreadable(CLUSTER002, "nodes", snapshot.listing(NODES),
+                          "nodes (ClusterRole with nodes: [list])")
     if options.target_version is not None:
         apiserver, against = str(options.target_version), f"target {options.target_version}"
     else:
@@ -83,10 +84,9 @@ def check_kubelet_skew(snapshot: ClusterSnapshot,
                           f"cannot tell the kube-apiserver version: {problem}",
                           "run `kubectl version`")
         apiserver, against = snapshot.server_version, f"kube-apiserver {snapshot.version}"
-    if not nodes.items:
+    if not facts:
         return result(CLUSTER002, Outcome.UNAVAILABLE, "the cluster lists no nodes",
                       "check that the kube context points at the right cluster")
-    facts = node_facts(nodes.items, snapshot.listing(RESOURCESLICES).items)
     judged = [(f, judge_kubelet_skew(f.kubelet_version, apiserver)) for f in facts]
     summary = (f"every kubelet is within the supported skew of {against}: "
                f"{count_by(f.kubelet_version for f in facts)}")
@@ -95,13 +95,13 @@ def check_kubelet_skew(snapshot: ClusterSnapshot,
 
 def check_container_runtimes(snapshot: ClusterSnapshot,
                              options: ClusterOptions = NO_OPTIONS) -> CheckResult:
-    nodes = snapshot.listing(NODES)
-    if nodes.items is None:
-        return unreadable(CLUSTER003, "nodes", nodes, "nodes (ClusterRole with nodes: [list])")
-    if not nodes.items:
+    facts = snapshot.node_facts
+    if facts is None:
+        return unreadable(CLUSTER003, "nodes", snapshot.listing(NODES),
+                          "nodes (ClusterRole with nodes: [list])")
+    if not facts:
         return result(CLUSTER003, Outcome.UNAVAILABLE, "the cluster lists no nodes",
                       "check that the kube context points at the right cluster")
-    facts = node_facts(nodes.items, snapshot.listing(RESOURCESLICES).items)
     gpus = gpu_nodes(facts)
     judged = [(f, judge_runtime_version(f.runtime_version)) for f in facts]
     if gpus:

@@ -24,13 +24,14 @@ from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from gpudra.devices import classify
+from gpudra.dra.emit import NVIDIA_DRIVER
+from gpudra.gpu_use import is_device_plugin_resource
 from gpudra.objects import as_mapping, dig
+from gpudra.preflight.cluster.workloads import labels_of
 from gpudra.preflight.model import CheckInfo, CheckResult, Outcome, result
 from gpudra.preflight.runtime import Judgement
 from gpudra.quantity import parse_device_count
 
-NVIDIA_DRIVER = "gpu.nvidia.com"
 GFD_PRESENT = "nvidia.com/gpu.present"
 GFD_VALUE_LABELS = ("nvidia.com/gpu.product", "nvidia.com/gpu.count")
 NFD_PCI = re.compile(r"^feature\.node\.kubernetes\.io/pci-(?P<fields>[0-9a-fA-F_]+)\.present$")
@@ -81,8 +82,7 @@ def device_plugin_resources(node: Mapping[str, Any]) -> dict[str, int]:
     offered = as_mapping(status.get("allocatable")) or as_mapping(status.get("capacity"))
     found: dict[str, int] = {}
     for name, value in offered.items():
-        device = classify(name)
-        if device is None or not device.is_nvidia_device_plugin:
+        if not is_device_plugin_resource(name):
             continue
         count = parse_device_count(value).value
         if isinstance(count, int) and count > 0:
@@ -113,7 +113,7 @@ def node_facts(nodes: Iterable[Mapping[str, Any]],
     facts = []
     for node in nodes:
         name = node_name(node)
-        labels = {str(k): str(v) for k, v in as_mapping(dig(node, "metadata", "labels")).items()}
+        labels = labels_of(node)
         resources = device_plugin_resources(node)
         devices = None if by_node is None else by_node.get(name)
         info = as_mapping(dig(node, "status", "nodeInfo"))
@@ -181,7 +181,3 @@ def count_by(values: Iterable[str]) -> str:
 def label_selector_matches(selector: Mapping[str, Any], labels: Mapping[str, str]) -> bool:
     """A plain `nodeSelector` map against a node's labels."""
     return all(labels.get(str(k)) == str(v) for k, v in selector.items())
-
-
-def as_list(value: Any) -> list[Any]:
-    return value if isinstance(value, list) else []

@@ -18,7 +18,8 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
-from gpudra.devices import classify
+from gpudra.dra.emit import QUOTA_CLASS_SUFFIX
+from gpudra.gpu_use import QuotaKey, quota_keys
 from gpudra.objects import as_mapping, dig, plural
 from gpudra.preflight.cluster.extended_resource import mapped_classes
 from gpudra.preflight.cluster.nodes import named
@@ -31,9 +32,6 @@ from gpudra.preflight.cluster.snapshot import (
 )
 from gpudra.preflight.cluster.workloads import workload_name
 from gpudra.preflight.model import CheckResult, Outcome, Tier, check, result
-
-PER_CLASS_SUFFIX = ".deviceclass.resource.k8s.io/devices"
-_PREFIXES = ("requests.", "limits.")
 
 CLUSTER011 = check(
     "CLUSTER011", "ResourceQuotas count DRA GPUs", Tier.CLUSTER,
@@ -69,19 +67,11 @@ spec:
     (Outcome.PASS, Outcome.WARN, Outcome.UNAVAILABLE))
 
 
-def device_plugin_keys(quota: Mapping[str, Any]) -> list[str]:
-    """`spec.hard` keys that count NVIDIA device-plugin resources."""
-    keys = []
-    for key in as_mapping(dig(quota, "spec", "hard")):
-        name = str(key)
-        for prefix in _PREFIXES:
-            if name.startswith(prefix):
-                name = name[len(prefix):]
-                break
-        device = classify(name)
-        if device is not None and device.is_nvidia_device_plugin:
-            keys.append(str(key))
-    return keys
+def device_plugin_keys(quota: Mapping[str, Any]) -> list[QuotaKey]:
+    """`spec.hard` keys that count NVIDIA device-plugin resources. Listed items carry no
+    `kind`, which gpu_use.quota_keys needs to find `hard`."""
+    listed = {**quota, "kind": "ResourceQuota", "apiVersion": "v1"}
+    return [key for key in quota_keys(listed) if key.device.is_nvidia_device_plugin]
 
 
 def check_quotas(snapshot: ClusterSnapshot,
@@ -93,7 +83,7 @@ def check_quotas(snapshot: ClusterSnapshot,
     for quota in quotas.items:
         namespace = str(dig(quota, "metadata", "namespace") or "")
         by_namespace_dra.setdefault(namespace, set()).update(
-            k for k in as_mapping(dig(quota, "spec", "hard")) if str(k).endswith(PER_CLASS_SUFFIX))
+            k for k in as_mapping(dig(quota, "spec", "hard")) if str(k).endswith(QUOTA_CLASS_SUFFIX))
     bridged = _bridged_names(snapshot, options)
     uncovered, covered = [], []
     for quota in quotas.items:
@@ -101,15 +91,15 @@ def check_quotas(snapshot: ClusterSnapshot,
         if not keys:
             continue
         namespace = str(dig(quota, "metadata", "namespace") or "")
-        name = workload_name(quota)
+        name, shown = workload_name(quota), [k.key for k in keys]
         if by_namespace_dra.get(namespace):
-            covered.append(f"{name}: {', '.join(keys)} plus "
+            covered.append(f"{name}: {', '.join(shown)} plus "
                            f"{', '.join(sorted(by_namespace_dra[namespace]))}")
-        elif all(k.startswith("requests.") and _bare(k) in bridged for k in keys):
-            covered.append(f"{name}: {', '.join(keys)} (also charged for claims through "
+        elif all(k.scope == "requests" and k.resource in bridged for k in keys):
+            covered.append(f"{name}: {', '.join(shown)} (also charged for claims through "
                            "extendedResourceName)")
         else:
-            uncovered.append((name, keys))
+            uncovered.append((name, shown))
     details = [f"only device-plugin GPUs: {name}: {', '.join(keys)}" for name, keys in uncovered]
     details += [f"covers DRA: {line}" for line in covered]
     if uncovered:
@@ -125,13 +115,6 @@ def check_quotas(snapshot: ClusterSnapshot,
                       f"{plural(len(covered), 'ResourceQuota')} on device-plugin GPUs also "
                       f"limit{'s' if len(covered) == 1 else ''} DRA devices", details=details)
     return result(CLUSTER011, Outcome.PASS, "no ResourceQuota limits device-plugin GPUs")
-
-
-def _bare(key: str) -> str:
-    for prefix in _PREFIXES:
-        if key.startswith(prefix):
-            return key[len(prefix):]
-    return key
 
 
 def _bridged_names(snapshot: ClusterSnapshot, options: ClusterOptions) -> set[str]:

@@ -23,8 +23,11 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 from dataclasses import dataclass, field
+from functools import cached_property
 from typing import Any
 
+from gpudra.preflight.cluster.nodes import NodeFacts
+from gpudra.preflight.cluster.nodes import node_facts as facts_of
 from gpudra.preflight.model import CheckInfo, CheckResult, Outcome, result
 from gpudra.preflight.runtime import Version, parse_version
 
@@ -44,7 +47,6 @@ class ResourceRef:
     plural: str
     namespaced: bool
     custom: bool = False
-    note: str = ""
     kind: str = ""
 
     @property
@@ -55,8 +57,9 @@ class ResourceRef:
 NODES = ResourceRef("nodes", "", ("v1",), "nodes", False, kind="Node")
 DAEMONSETS = ResourceRef("daemonsets", "apps", ("v1",), "daemonsets", True, kind="DaemonSet")
 DEPLOYMENTS = ResourceRef("deployments", "apps", ("v1",), "deployments", True, kind="Deployment")
-PODS = ResourceRef("pods", "", ("v1",), "pods", True, kind="Pod",
-                   note="may be narrowed to the namespaces of the driver DaemonSets")
+# Pods are read only in the namespaces of the device-plugin and DRA driver DaemonSets
+# (read.py; `scopes` says so).
+PODS = ResourceRef("pods", "", ("v1",), "pods", True, kind="Pod")
 RESOURCEQUOTAS = ResourceRef("resourcequotas", "", ("v1",), "resourcequotas", True,
                              kind="ResourceQuota")
 DEVICECLASSES = ResourceRef("deviceclasses", "resource.k8s.io", ("v1", "v1beta2", "v1beta1"),
@@ -71,9 +74,9 @@ GPUCLUSTERS = ResourceRef("gpuclusters", "nvidia.com", ("v1alpha1",), "gpucluste
                           custom=True, kind="GPUCluster")
 CLUSTERQUEUES = ResourceRef("clusterqueues", "kueue.x-k8s.io", ("v1beta2", "v1beta1"),
                             "clusterqueues", False, custom=True, kind="ClusterQueue")
-KUEUE_CONFIG = ResourceRef("kueueconfig", "", ("v1",), "configmaps", True, kind="ConfigMap",
-                           note="the Kueue manager's ConfigMap: kueue-system/kueue-manager-config "
-                                "(key controller_manager_config.yaml) unless installed elsewhere")
+# The Kueue manager's ConfigMap: kueue-system/kueue-manager-config (key
+# controller_manager_config.yaml) unless installed elsewhere.
+KUEUE_CONFIG = ResourceRef("kueueconfig", "", ("v1",), "configmaps", True, kind="ConfigMap")
 NODEPOOLS = ResourceRef("nodepools", "karpenter.sh", ("v1", "v1beta1"), "nodepools", False,
                         custom=True, kind="NodePool")
 
@@ -164,6 +167,17 @@ class ClusterSnapshot:
             return Listing(None, f"{ref.label} was not read, and discovery could not tell "
                                  f"whether it is served ({self.discovery_problem()})", None, scope)
         return Listing(None, f"{ref.label} was not read", True, scope)
+
+    # cached_property stores into the instance __dict__: fine on a frozen dataclass, which is
+    # why this one is not slotted.
+    @cached_property
+    def node_facts(self) -> tuple[NodeFacts, ...] | None:
+        """What the cluster tier knows about each node (GPU evidence, device-plugin resources,
+        devices in slices), worked out once for all checks; None when nodes could not be read."""
+        nodes = self.listing(NODES).items
+        if nodes is None:
+            return None
+        return facts_of(nodes, self.listing(RESOURCESLICES).items)
 
 
 def unreadable(info: CheckInfo, what: str, listing: Listing, grant: str) -> CheckResult:

@@ -14,7 +14,7 @@ from gpudra.dra.validate import StrictValidator, UnavailableError, semantic_erro
 from gpudra.dra.versions import DEFAULT, TargetVersion
 from gpudra.model import Finding, InputError, Severity
 from gpudra.objects import ManifestObject, plural
-from gpudra.preflight.model import CheckResult, Outcome, Tier, check, result
+from gpudra.preflight.model import CheckInfo, CheckResult, Outcome, Tier, check, result
 
 DEVICE_PLUGIN_RULES = frozenset({"GPU101", "GPU102", "GPU103"})
 DRA_LINT_PREFIX = "GPU6"
@@ -159,11 +159,10 @@ def dra_objects(objects: Iterable[ManifestObject]) -> list[ManifestObject]:
     return [o for o in objects if not o.listing and o.group == GROUP]
 
 
-def _unreadable(info_id: str, tree: ManifestInput) -> CheckResult | None:
+def _unreadable(info: CheckInfo, tree: ManifestInput) -> CheckResult | None:
     """`unavailable` when the tree gave nothing to judge, None otherwise."""
     if tree.objects or tree.files_scanned:
         return None
-    info = _BY_ID[info_id]
     first = f": {tree.errors[0].where}: {tree.errors[0].message}" if tree.errors else ""
     return result(info, Outcome.UNAVAILABLE,
                   f"nothing was read ({plural(len(tree.errors), 'input error')}{first})",
@@ -189,7 +188,7 @@ def _shown(lines: Sequence[str]) -> str:
 
 
 def check_api_versions(tree: ManifestInput, target: TargetVersion = DEFAULT) -> CheckResult:
-    unreadable = _unreadable("MANIFEST001", tree)
+    unreadable = _unreadable(MANIFEST001, tree)
     if unreadable:
         return unreadable
     objects = dra_objects(tree.objects)
@@ -231,7 +230,7 @@ def check_api_versions(tree: ManifestInput, target: TargetVersion = DEFAULT) -> 
 
 def check_strict_validation(tree: ManifestInput, target: TargetVersion = DEFAULT,
                             validator: StrictValidator | None = None) -> CheckResult:
-    unreadable = _unreadable("MANIFEST002", tree)
+    unreadable = _unreadable(MANIFEST002, tree)
     if unreadable:
         return unreadable
     validator = validator or StrictValidator(target)
@@ -274,7 +273,7 @@ def check_strict_validation(tree: ManifestInput, target: TargetVersion = DEFAULT
 
 
 def check_migrated(tree: ManifestInput, require_migrated: bool = False) -> CheckResult:
-    unreadable = _unreadable("MANIFEST003", tree)
+    unreadable = _unreadable(MANIFEST003, tree)
     if unreadable:
         return unreadable
     remaining = [f for f in tree.findings if f.rule in DEVICE_PLUGIN_RULES]
@@ -294,7 +293,7 @@ def check_migrated(tree: ManifestInput, require_migrated: bool = False) -> Check
 
 
 def check_dra_lint(tree: ManifestInput) -> CheckResult:
-    unreadable = _unreadable("MANIFEST004", tree)
+    unreadable = _unreadable(MANIFEST004, tree)
     if unreadable:
         return unreadable
     lint = [f for f in tree.findings if f.rule.startswith(DRA_LINT_PREFIX)]
@@ -318,6 +317,3 @@ def check_dra_lint(tree: ManifestInput) -> CheckResult:
 def _finding_line(finding: Finding) -> str:
     place = f"{finding.file}:{finding.line}" if finding.line else (finding.file or "-")
     return f"{place} {finding.rule}: {finding.message}"
-
-
-_BY_ID = {info.id: info for info in MANIFEST_CHECKS}

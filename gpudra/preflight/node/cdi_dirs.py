@@ -15,6 +15,7 @@ from __future__ import annotations
 import posixpath
 from collections.abc import Iterable
 from dataclasses import dataclass
+from typing import Any
 
 from gpudra.preflight.node.host import Host, HostReadError
 
@@ -40,6 +41,20 @@ def covers_dra_dir(host: Host, dirs: Iterable[str]) -> bool:
 def format_dirs(dirs: Iterable[str]) -> str:
     shown = ", ".join(dirs)
     return shown or "(none)"
+
+
+def is_dir_list(value: Any) -> bool:
+    """Whether a configured `cdi_spec_dirs` value is a list of paths (a tuple: the default)."""
+    return isinstance(value, (list, tuple)) and all(isinstance(d, str) for d in value)
+
+
+def dra_dir_left_out(dirs: Iterable[str], dirs_from: str, restart: str) -> tuple[str, str]:
+    """Message and fix when the configured `dirs` (set in `dirs_from`) leave out the DRA
+    driver's directory; `restart` names the runtime to restart afterwards."""
+    message = (f"cdi_spec_dirs ({format_dirs(dirs)}) leaves out {DRA_DRIVER_CDI_DIR}, where "
+               "the DRA driver writes its per-claim specs")
+    fix = f'add "{DRA_DRIVER_CDI_DIR}" to cdi_spec_dirs ({dirs_from}) and restart {restart}'
+    return message, fix
 
 
 @dataclass(frozen=True, slots=True)

@@ -51,7 +51,6 @@ KNOWN_CDI_VERSIONS = ("0.1.0", "0.2.0", "0.3.0", "0.4.0", "0.5.0", "0.6.0", "0.7
                       "1.0.0", "1.1.0")
 NVIDIA_GPU_KIND = "nvidia.com/gpu"
 DRA_CLAIM_KIND = "k8s.gpu.nvidia.com/claim"
-NVIDIA_VENDORS = ("nvidia.com", "k8s.gpu.nvidia.com")
 
 _SPEC_KEYS = {"cdiVersion", "kind", "annotations", "devices", "containerEdits"}
 _DEVICE_KEYS = {"name", "annotations", "containerEdits"}
@@ -103,16 +102,8 @@ class SpecFile:
     notes: tuple[str, ...] = ()
 
     @property
-    def vendor(self) -> str:
-        return (self.kind or "").partition("/")[0]
-
-    @property
     def is_claim_spec(self) -> bool:
         return self.kind == DRA_CLAIM_KIND
-
-    @property
-    def is_nvidia(self) -> bool:
-        return self.vendor in NVIDIA_VENDORS
 
 
 @dataclass(frozen=True, slots=True)

@@ -42,13 +42,15 @@ from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
+from gpudra.objects import as_mapping
 from gpudra.preflight.model import CheckResult, Outcome, Tier, check, result
 from gpudra.preflight.node.cdi_dirs import (
     DEFAULT_SPEC_DIRS,
-    DRA_DRIVER_CDI_DIR,
     ConfiguredCdi,
     covers_dra_dir,
+    dra_dir_left_out,
     format_dirs,
+    is_dir_list,
 )
 from gpudra.preflight.node.host import Host
 from gpudra.preflight.node.runtime_info import CONTAINERD, RuntimeIdentity
@@ -120,7 +122,7 @@ class ConfigFile:
 
     @property
     def plugins(self) -> Mapping[str, Any]:
-        return table(self.data, "plugins") or {}
+        return as_mapping(self.data.get("plugins"))
 
 
 @dataclass(frozen=True, slots=True)
@@ -290,7 +292,7 @@ def effective_cdi(config: ContainerdConfig, traits: ContainerdTraits) -> CdiSett
     notes += _type_notes(enabled, enabled_from, dirs, dirs_from)
     if not isinstance(enabled, bool):
         enabled = False
-    if not isinstance(dirs, (list, tuple)) or not all(isinstance(d, str) for d in dirs):
+    if not is_dir_list(dirs):
         dirs = ()
     if explicit and traits.enable_cdi_deprecated:
         notes.append(Note(Outcome.PASS, f"{enabled_from}: `enable_cdi` is deprecated "
@@ -347,7 +349,7 @@ def _type_notes(enabled: Any, enabled_from: str, dirs: Any, dirs_from: str) -> l
     if not isinstance(enabled, bool):
         notes.append(Note(Outcome.FAIL, f"{enabled_from}: `enable_cdi` must be true or false, "
                           f"found {enabled!r}", ("type", "enable_cdi")))
-    if not isinstance(dirs, (list, tuple)) or not all(isinstance(d, str) for d in dirs):
+    if not is_dir_list(dirs):
         notes.append(Note(Outcome.FAIL, f"{dirs_from}: `cdi_spec_dirs` must be a list of "
                           f"paths, found {dirs!r}", ("type", "cdi_spec_dirs")))
     return notes
@@ -451,11 +453,8 @@ def _judge(host: Host, settings: CdiSettings, config: ContainerdConfig, label: s
         return _Judged(settings, Outcome.FAIL, f"{defaults}CDI is off in {label} ({why})", fix,
                        covers, details)
     if not covers:
-        return _Judged(settings, Outcome.FAIL,
-                       f"cdi_spec_dirs ({dirs}) leaves out {DRA_DRIVER_CDI_DIR}, where the DRA "
-                       "driver writes its per-claim specs",
-                       f'add "{DRA_DRIVER_CDI_DIR}" to cdi_spec_dirs ({settings.dirs_from}) and '
-                       "restart containerd", covers, details)
+        message, fix = dra_dir_left_out(settings.spec_dirs, settings.dirs_from, "containerd")
+        return _Judged(settings, Outcome.FAIL, message, fix, covers, details)
     source = "on by default" if not settings.enable_set_explicitly else \
         f"enable_cdi = true in {settings.enabled_from}"
     return _Judged(settings, Outcome.PASS,

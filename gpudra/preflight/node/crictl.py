@@ -27,8 +27,9 @@ from gpudra.preflight.node.cdi_dirs import (
     ConfiguredCdi,
     covers_dra_dir,
     format_dirs,
+    is_dir_list,
 )
-from gpudra.preflight.node.host import Host
+from gpudra.preflight.node.host import Host, no_command_reason
 
 NODE005 = check(
     "NODE005", "Running runtime reports CDI on", Tier.NODE,
@@ -67,9 +68,7 @@ def read_crictl_info(host: Host, runtime_hint: str | None = None) -> CrictlInfo:
     """`runtime_hint` is the runtime name when already known ("containerd", "cri-o")."""
     done = host.run(("crictl", "info"))
     if done is None:
-        why = "crictl not found" if host.commands_enabled else \
-            f"commands are not run when the host root is {host.root} (not /)"
-        return CrictlInfo(None, None, None, why)
+        return CrictlInfo(None, None, None, no_command_reason(host, "crictl not found"))
     if not done.ok:
         return CrictlInfo(None, None, None, done.failure())
     try:
@@ -86,7 +85,7 @@ def parse_crictl_info(data: Any, runtime_hint: str | None = None) -> CrictlInfo:
     crio = config.get("crio")
     if isinstance(crio, Mapping):
         dirs = crio.get("CDISpecDirs")
-        if not _is_dirs(dirs):
+        if not is_dir_list(dirs):
             return CrictlInfo("cri-o", True, None, "CRI-O did not report CDISpecDirs")
         return CrictlInfo("cri-o", True, tuple(dirs))
     if runtime_hint == "cri-o":
@@ -98,12 +97,8 @@ def parse_crictl_info(data: Any, runtime_hint: str | None = None) -> CrictlInfo:
     raw = config["enableCDI"]
     enabled = True if raw is None else raw if isinstance(raw, bool) else None
     dirs = config.get("cdiSpecDirs")
-    return CrictlInfo("containerd", enabled, tuple(dirs) if _is_dirs(dirs) else None,
+    return CrictlInfo("containerd", enabled, tuple(dirs) if is_dir_list(dirs) else None,
                       None, raw)
-
-
-def _is_dirs(value: Any) -> bool:
-    return isinstance(value, list) and all(isinstance(d, str) for d in value)
 
 
 def check_crictl(host: Host, info: CrictlInfo, disk: ConfiguredCdi | None,

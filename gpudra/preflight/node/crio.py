@@ -21,16 +21,18 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
+from gpudra.objects import as_mapping, dig
 from gpudra.preflight.model import CheckResult, Outcome, Tier, check, result
 from gpudra.preflight.node.cdi_dirs import (
     DEFAULT_SPEC_DIRS,
-    DRA_DRIVER_CDI_DIR,
     ConfiguredCdi,
     covers_dra_dir,
+    dra_dir_left_out,
     format_dirs,
+    is_dir_list,
 )
 from gpudra.preflight.node.host import Host, HostReadError
-from gpudra.preflight.node.tomlfiles import FileProblem, TomlFile, read_toml, table
+from gpudra.preflight.node.tomlfiles import FileProblem, TomlFile, read_toml
 
 CRIO_CONFIG = "/etc/crio/crio.conf"
 CRIO_CONFIG_DIR = "/etc/crio/crio.conf.d"
@@ -116,12 +118,12 @@ def effective_crio(config: CrioConfig) -> CrioSettings:
     dirs_from = "default"
     warnings: list[str] = []
     for cfg in config.files:
-        runtime = table(cfg.data, "crio", "runtime") or {}
+        runtime = as_mapping(dig(cfg.data, "crio", "runtime"))
         if "cdi_spec_dirs" in runtime:
             dirs, dirs_from = runtime["cdi_spec_dirs"], f"{cfg.path} [crio.runtime]"
         warnings += _misplaced(cfg.path, cfg.data)
     errors = []
-    if not isinstance(dirs, (list, tuple)) or not all(isinstance(d, str) for d in dirs):
+    if not is_dir_list(dirs):
         errors.append(f"{dirs_from}: `cdi_spec_dirs` must be a list of paths, found {dirs!r}")
         dirs = ()
     return CrioSettings(tuple(dirs), dirs_from, tuple(warnings), tuple(errors))
@@ -129,13 +131,13 @@ def effective_crio(config: CrioConfig) -> CrioSettings:
 
 def _misplaced(path: str, data: Mapping[str, Any]) -> list[str]:
     out = []
-    crio = table(data, "crio") or {}
+    crio = as_mapping(data.get("crio"))
     for where, values in (("the top level", data), ("[crio]", crio)):
         if "cdi_spec_dirs" in values:
             out.append(f"{path}: `cdi_spec_dirs` at {where} does nothing; it belongs under "
                        "[crio.runtime]")
     for where, values in (("the top level", data), ("[crio]", crio),
-                          ("[crio.runtime]", table(data, "crio", "runtime") or {})):
+                          ("[crio.runtime]", as_mapping(dig(data, "crio", "runtime")))):
         if "enable_cdi" in values:
             out.append(f"{path}: `enable_cdi` at {where} does nothing: CRI-O has no such "
                        "setting, CDI is always on")
@@ -163,11 +165,9 @@ def check_crio(host: Host, config: CrioConfig, subject: str | None
         return result(NODE004, Outcome.FAIL, settings.errors[0], "fix the value",
                       subject=subject, details=[*details, *settings.errors]), None
     if not covers_dra_dir(host, settings.spec_dirs):
-        return result(NODE004, Outcome.FAIL,
-                      f"cdi_spec_dirs ({dirs}) leaves out {DRA_DRIVER_CDI_DIR}, where the DRA "
-                      "driver writes its per-claim specs",
-                      f'add "{DRA_DRIVER_CDI_DIR}" to cdi_spec_dirs ({settings.dirs_from}) '
-                      "and restart CRI-O", subject=subject, details=details), facts
+        message, fix = dra_dir_left_out(settings.spec_dirs, settings.dirs_from, "CRI-O")
+        return result(NODE004, Outcome.FAIL, message, fix, subject=subject,
+                      details=details), facts
     message = f"CRI-O scans {dirs} (CDI is always on in CRI-O)"
     if settings.warnings:
         return result(NODE004, Outcome.WARN, f"{message}; but {settings.warnings[0]}",

@@ -96,6 +96,14 @@ class Host(Protocol):
         """Run a command; None if commands are disabled or the program does not exist."""
 
 
+def no_command_reason(host: Host, missing: str) -> str:
+    """Why `host.run` gave no result, for a check message: commands are not run under this
+    root (see the module docstring), or else `missing` (the program was not found)."""
+    if not host.commands_enabled:
+        return f"commands are not run when the host root is {host.root} (not /)"
+    return missing
+
+
 class LocalHost:
     """A host root on this machine's filesystem."""
 

@@ -73,13 +73,6 @@ class DriverInfo:
     problems: tuple[str, ...] = ()
     smi_failure: str | None = None
 
-    @property
-    def gpu_node(self) -> bool | None:
-        """True with a driver or an NVIDIA GPU, False with neither, None when unknown."""
-        if self.version is not None or self.gpus_on_pci:
-            return True
-        return None if self.gpus_on_pci is None else False
-
 
 def parse_proc_version(text: str) -> str | None:
     """The driver version in /proc/driver/nvidia/version text."""

@@ -17,7 +17,7 @@ import re
 from dataclasses import dataclass
 
 from gpudra.preflight.model import CheckResult, Outcome, Tier, check, result
-from gpudra.preflight.node.host import Host
+from gpudra.preflight.node.host import Host, no_command_reason
 from gpudra.preflight.runtime import (
     Version,
     containerd_traits,
@@ -79,7 +79,8 @@ def detect_runtime(host: Host, reported: str | None = None) -> RuntimeIdentity:
             return RuntimeIdentity(name, None, done.failure(), done.stdout)
         version = _version_in(done.stdout)
         return RuntimeIdentity(name, version, f"`{' '.join(argv)}`", done.stdout.strip())
-    return RuntimeIdentity(None, None, _no_command_reason(host))
+    return RuntimeIdentity(None, None, no_command_reason(
+        host, "neither `containerd` nor `crio` was found on PATH"))
 
 
 def _version_in(text: str) -> Version | None:
@@ -89,12 +90,6 @@ def _version_in(text: str) -> Version | None:
         if found:
             return found
     return parse_version(text, anywhere=True)
-
-
-def _no_command_reason(host: Host) -> str:
-    if not host.commands_enabled:
-        return f"commands are not run when the host root is {host.root} (not /)"
-    return "neither `containerd` nor `crio` was found on PATH"
 
 
 def check_runtime_version(identity: RuntimeIdentity, subject: str | None) -> CheckResult:

@@ -8,6 +8,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
+from gpudra.objects import dig
 from gpudra.preflight.node.host import Host, HostReadError
 
 if sys.version_info >= (3, 11):
@@ -68,9 +69,5 @@ def _syntax_error(message: str, text: str) -> str:
 
 def table(data: Mapping[str, Any], *keys: str) -> Mapping[str, Any] | None:
     """The nested table at `keys`, or None if a step is missing or not a table."""
-    current: Any = data
-    for key in keys:
-        if not isinstance(current, Mapping):
-            return None
-        current = current.get(key)
-    return current if isinstance(current, Mapping) else None
+    found = dig(data, *keys)
+    return found if isinstance(found, Mapping) else None

@@ -17,7 +17,7 @@ from __future__ import annotations
 import re
 
 from gpudra.preflight.model import CheckResult, Outcome, Tier, check, result
-from gpudra.preflight.node.host import Host
+from gpudra.preflight.node.host import Host, no_command_reason
 
 _VERSION_RE = re.compile(r"(?i)\bversion\s+v?(\d+\.\d+(?:\.\d+)?(?:[-+][0-9A-Za-z.+-]*)?)")
 
@@ -43,8 +43,7 @@ Toolkit from NVIDIA's repository or let the GPU Operator manage it.
 def check_toolkit(host: Host, subject: str | None) -> CheckResult:
     done = host.run(("nvidia-ctk", "--version"))
     if done is None:
-        why = "nvidia-ctk not found (not needed by the DRA driver)" if host.commands_enabled \
-            else f"commands are not run when the host root is {host.root} (not /)"
+        why = no_command_reason(host, "nvidia-ctk not found (not needed by the DRA driver)")
         return result(NODE007, Outcome.UNAVAILABLE, why,
                       "nothing to do for DRA; install the NVIDIA Container Toolkit for the "
                       "device-plugin path", subject=subject)
