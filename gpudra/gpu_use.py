@@ -16,7 +16,7 @@ from collections.abc import Iterator, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
-from gpudra.devices import DeviceKind, DeviceResource, classify
+from gpudra.devices import DeviceResource, classify
 from gpudra.objects import PathT, as_mapping, dig
 from gpudra.quantity import DeviceCount, parse_device_count
 from gpudra.workloads import ContainerRef, PodSpecRef, WorkloadTable
@@ -280,5 +280,5 @@ def quota_keys(data: Mapping[str, Any]) -> list[QuotaKey]:
 
 
 def is_nvidia(device: DeviceResource | None) -> bool:
-    return device is not None and device.name.startswith("nvidia.com/") and \
-        device.kind is not DeviceKind.OTHER_VENDOR
+    # classify() never calls an nvidia.com/ name another vendor's: the prefix is enough.
+    return device is not None and device.name.startswith("nvidia.com/")
