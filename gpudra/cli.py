@@ -511,7 +511,10 @@ def plan(
 
     paths = list(paths or [])
     cfg = load_config(config_for(paths, config), rule_catalogue())
-    cluster = _cluster_options(kubeconfig, context, namespace, request_timeout)
+    # No connection flags: no gpudra.cluster import (a tree with --inventory needs none);
+    # run_plan defaults to every namespace of the current context when it does connect.
+    cluster = (_cluster_options(kubeconfig, context, namespace, request_timeout)
+               if any((kubeconfig, context, namespace, request_timeout)) else None)
     request = PlanRequest(paths=tuple(paths), inventory=tuple(inventory), cluster=cluster,
                           target_version=target_version,
                           consumable_shares=consumable_shares, config=cfg)

@@ -13,10 +13,10 @@ planner turns them into claims.
 from __future__ import annotations
 
 from collections.abc import Iterator, Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 
-from gpudra.devices import DeviceKind, DeviceResource, classify
+from gpudra.devices import DeviceResource, classify
 from gpudra.objects import PathT, as_mapping, dig
 from gpudra.quantity import DeviceCount, parse_device_count
 from gpudra.workloads import ContainerRef, PodSpecRef, WorkloadTable
@@ -45,6 +45,12 @@ class DeviceRequest:
     in_limits: bool
     in_requests: bool
     paths: tuple[PathT, ...]  # its keys, limits first (relative to the object)
+    # Parsed once, when built: rules, `allocates` and every device_plugin/uses_gpus property
+    # read it, several times per request. Derived from the fields above, so not compared.
+    count: DeviceCount = field(init=False, repr=False, compare=False)
+
+    def __post_init__(self) -> None:
+        object.__setattr__(self, "count", parse_device_count(self.raw))
 
     @property
     def path(self) -> PathT:
@@ -54,10 +60,6 @@ class DeviceRequest:
     @property
     def raw(self) -> Any:
         return self.limit if self.in_limits else self.request
-
-    @property
-    def count(self) -> DeviceCount:
-        return parse_device_count(self.raw)
 
     @property
     def nvidia(self) -> bool:
@@ -278,5 +280,5 @@ def quota_keys(data: Mapping[str, Any]) -> list[QuotaKey]:
 
 
 def is_nvidia(device: DeviceResource | None) -> bool:
-    return device is not None and device.name.startswith("nvidia.com/") and \
-        device.kind is not DeviceKind.OTHER_VENDOR
+    # classify() never calls an nvidia.com/ name another vendor's: the prefix is enough.
+    return device is not None and device.name.startswith("nvidia.com/")

@@ -23,6 +23,8 @@ class Severity(str, enum.Enum):
 
 
 _SEVERITY_RANK = {Severity.INFO: 1, Severity.WARNING: 2, Severity.ERROR: 3}
+# The order reports list severities in (sections, counts).
+MOST_SEVERE_FIRST = (Severity.ERROR, Severity.WARNING, Severity.INFO)
 
 
 class FailOn(str, enum.Enum):

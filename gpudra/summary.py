@@ -5,7 +5,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from dataclasses import dataclass
 
-from gpudra.model import Report, Severity
+from gpudra.model import MOST_SEVERE_FIRST, Report, Severity
 from gpudra.objects import plural
 
 
@@ -77,14 +77,13 @@ def _percent(part: int, whole: int) -> float:
 
 
 NO_NAMESPACE = "(unset)"
-_MOST_SEVERE_FIRST = (Severity.ERROR, Severity.WARNING, Severity.INFO)
 
 
 def severity_counts(counts: Mapping[str, int]) -> str:
     """`1 error, 2 warnings, 3 info`: the severities that occur, most severe first; '' if none.
     ("info" is a mass noun: `3 info`.)"""
     parts = []
-    for severity in _MOST_SEVERE_FIRST:
+    for severity in MOST_SEVERE_FIRST:
         n = counts.get(severity.value, 0)
         if n:
             parts.append(f"{n} info" if severity is Severity.INFO else plural(n, severity.value))

@@ -57,7 +57,7 @@ def testsuite(report: Report, fail_on: FailOn = FailOn.WARNING) -> ET.Element:
               for rule_id in sorted(by_rule)]
     cases.append(_inputs_case(report))
     suite.extend(cases)
-    _set_counts(suite, cases)
+    set_counts(suite, cases)
     return suite
 
 
@@ -111,7 +111,8 @@ def _inputs_case(report: Report) -> ET.Element:
     return case
 
 
-def _set_counts(suite: ET.Element, cases: list[ET.Element]) -> None:
+def set_counts(suite: ET.Element, cases: list[ET.Element]) -> None:
+    """A suite's tests, failures, errors and skipped attributes, counted from its cases."""
     def having(tag: str) -> int:
         return sum(1 for case in cases if case.find(tag) is not None)
 

@@ -12,14 +12,13 @@ from __future__ import annotations
 
 import re
 
-from gpudra.model import Finding, InputError, Report, Severity
+from gpudra.model import MOST_SEVERE_FIRST, Finding, InputError, Report, Severity
 from gpudra.objects import plural
 from gpudra.report import RenderOptions
 from gpudra.summary import Summary, severity_counts, summarize
 
 COLLAPSE_OVER = 50
 _CODE_SPAN = re.compile(r"(`[^`\n]*`)")
-_ORDER = (Severity.ERROR, Severity.WARNING, Severity.INFO)
 _TITLE = {Severity.ERROR: "Errors", Severity.WARNING: "Warnings", Severity.INFO: "Info"}
 
 
@@ -27,7 +26,7 @@ def render(report: Report, options: RenderOptions) -> str:
     s = summarize(report)
     collapse = len(report.findings) > COLLAPSE_OVER
     blocks = [_headline(s, report)]
-    for severity in _ORDER:
+    for severity in MOST_SEVERE_FIRST:
         findings = [f for f in report.findings if f.severity is severity]
         if findings:
             blocks.append(_severity_section(severity, findings, collapse))

@@ -135,6 +135,8 @@ def _junit(report: OutcomeReport) -> str:
     """One test case per outcome: failing ones fail, warnings and unavailable checks that do
     not fail the run are skipped with their message (visible in CI test views), passes pass;
     an `inputs` case errors when something could not be read."""
+    from gpudra.report.junit import set_counts
+
     suite = ET.Element("testsuite", name=f"gpudra-{report.tool}")
     props = ET.SubElement(suite, "properties")
     for name, value in report.summary.items():
@@ -160,10 +162,7 @@ def _junit(report: OutcomeReport) -> str:
                               type="InputError")
         error.text = "\n".join(f"{e.where}: {e.message}" for e in report.errors)
     cases.append(inputs)
-    suite.set("tests", str(len(cases)))
-    suite.set("failures", str(sum(c.find("failure") is not None for c in cases)))
-    suite.set("errors", str(sum(c.find("error") is not None for c in cases)))
-    suite.set("skipped", str(sum(c.find("skipped") is not None for c in cases)))
+    set_counts(suite, cases)
     ET.indent(suite)
     return f'<?xml version="1.0" encoding="UTF-8"?>\n{ET.tostring(suite, encoding="unicode")}\n'
 

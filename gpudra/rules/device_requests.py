@@ -200,8 +200,9 @@ class DeviceRequests(Checker):
             for container in pod.containers:
                 for request in container.requests:
                     self._request(obj, request, ctx)
-            if pod.device_plugin or pod.dra:
-                ctx.note_workload(obj, device_plugin=pod.device_plugin, dra=pod.dra)
+            device_plugin = pod.device_plugin  # a walk over every request: read it once
+            if device_plugin or pod.dra:
+                ctx.note_workload(obj, device_plugin=device_plugin, dra=pod.dra)
         if obj.kind in _NOT_WORKLOADS:
             return
         # Requests outside any known pod spec: CRDs that put them on their own spec, or in

@@ -25,10 +25,6 @@ class ScanStats:
     documents: int = 0
     objects: int = 0
 
-    @property
-    def nothing_read(self) -> bool:
-        return self.files == 0 and self.objects == 0
-
 
 class Source(Protocol):
     kind: str        # "file" or "cluster": what findings' `source` says

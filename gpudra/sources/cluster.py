@@ -158,9 +158,9 @@ class ClusterSource:
         # InferenceService's Deployment, a RayJob's RayCluster) are the controller's business:
         # they only add their pods to it. Top-level ones wait until every such child is known.
         top: list[dict[str, Any]] = []
-        resolved = [(read, self._resource(read)) for read in self._reads(TOP_LEVEL)]
-        resolved += [(None, resource) for _, resource in crds]
-        for read, resource in resolved:
+        resources = [self._resource(read) for read in self._reads(TOP_LEVEL)]
+        resources += [resource for _, resource in crds]
+        for resource in resources:
             for obj in self._pages(resource):
                 if owners.add_intermediate(obj, str(obj.get("kind", "")), read_kinds):
                     top.append(obj)

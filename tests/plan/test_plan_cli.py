@@ -113,6 +113,22 @@ def test_cluster_mode_reads_workloads_and_devices_from_the_cluster() -> None:
     assert report["summary"]["inventory"] == "cluster" and code == 1
 
 
+def test_cluster_mode_without_connection_flags_uses_the_default_kubeconfig() -> None:
+    # No --kubeconfig/--context/-n/--request-timeout: $KUBECONFIG, every namespace.
+    with FakeCluster(_cluster_state(), tls=False) as cluster:
+        result = CliRunner().invoke(app, ["plan", "-o", "json"],
+                                    env={**ENV, "KUBECONFIG": str(cluster.kubeconfig)})
+    report = json.loads(result.stdout)
+    assert {w["name"] for w in report["workloads"]} == {"big", "huge"}
+    assert report["summary"]["inventory"] == "cluster" and result.exit_code == 1
+
+
+def test_bad_request_timeout_is_a_usage_error_even_with_an_inventory(tree: Path) -> None:
+    code, _, err = _plan(str(tree), "--inventory", str(FIXTURES / "nodes-gfd.yaml"),
+                         "--request-timeout", "bogus")
+    assert code == 2 and "invalid duration 'bogus'" in err
+
+
 def test_tree_with_devices_from_the_cluster(tree: Path) -> None:
     state = _cluster_state()
     state["objects"] = [o for o in state["objects"] if o["kind"] in ("ResourceSlice", "Node")]
