@@ -239,20 +239,12 @@ def _vetoed(plan_one: Callable[..., ObjectPlan], f: _File, index: int,
     return plan
 
 
-def _objects(data: Any) -> list[tuple[dict, tuple]]:
-    if not isinstance(data, dict):
-        return []
-    if str(data.get("kind", "")).endswith("List") and isinstance(data.get("items"), list):
-        return [(item, ("items", i)) for i, item in enumerate(data["items"]) if isinstance(item, dict)]
-    return [(data, ())]
-
-
 def _reserve_existing(files: list[_File], planner: Planner) -> None:
     for f in files:
         for doc in f.docs:
             if doc.nodes is None:
                 continue
-            for data, _ in _objects(doc.nodes.data):
+            for data, _ in objects_in(doc.nodes.data):
                 if str(data.get("apiVersion", "")).startswith("resource.k8s.io/"):
                     meta = data.get("metadata") or {}
                     if meta.get("name"):
@@ -265,7 +257,7 @@ def _plan_document(f: _File, doc: _Doc, plan_one: Callable[..., ObjectPlan]) -> 
     """Apply one planning pass (`Planner.plan` or a quota pass) to every object of `doc`."""
     if doc.nodes is None:
         return
-    for data, base in _objects(doc.nodes.data):
+    for data, base in objects_in(doc.nodes.data):
         plan = plan_one(f.entry.label, data, base, doc.nodes)
         if plan.result is not None:
             doc.results.append(plan.result)
