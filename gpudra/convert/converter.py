@@ -28,7 +28,7 @@ from gpudra.dra import emit
 from gpudra.errors import InputReadError, UsageError
 from gpudra.kustomize.convert import ObjectState, OverlayPlan, plan_overlays
 from gpudra.kustomize.objects import file_objects, objects_in
-from gpudra.kustomize.tree import Tree, load_tree, roots_among
+from gpudra.kustomize.tree import Tree, kustomization_file, load_tree, roots_among
 from gpudra.model import InputError
 from gpudra.sources.documents import Chunk, split_documents
 from gpudra.sources.files import EMPTY_STDIN, GO_TEMPLATE, STDIN, InputFile, discover, read_input
@@ -36,7 +36,6 @@ from gpudra.sources.prescan import CONVERT_BYTE_NEEDLES, CONVERT_NEEDLES, might_
 from gpudra.workloads import WorkloadTable
 
 _DEVICE = re.compile(DEVICE_NAME_PATTERN)
-KUSTOMIZATIONS = ("kustomization.yaml", "kustomization.yml", "Kustomization")
 
 
 @dataclass(frozen=True)
@@ -531,9 +530,10 @@ def _listing_changes(tree: Tree | None, directory: Path, claims_file: str,
 
 def _kustomization_change(directory: Path, claims_file: str,
                           current: bytes | None = None) -> FileChange | None:
-    path = next((directory / n for n in KUSTOMIZATIONS if (directory / n).is_file()), None)
-    if path is None:
+    found = kustomization_file(str(directory))
+    if found is None:
         return None
+    path = Path(found)
     raw = current if current is not None else path.read_bytes()
     text = raw.decode("utf-8-sig")
     nodes = compose(text)

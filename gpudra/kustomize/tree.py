@@ -17,11 +17,11 @@ from typing import Any
 
 import yaml
 
+from gpudra.kustomize import KUSTOMIZATION_FILES
 from gpudra.kustomize.patches import Patch, read_patches
 from gpudra.model import InputError
 from gpudra.sources.documents import Chunk, ParseError, parse_chunk
 
-KUSTOMIZATION_FILES = ("kustomization.yaml", "kustomization.yml", "Kustomization")
 _SKIPPED_DIRS = frozenset({".git", ".hg", ".svn", "node_modules", "vendor", "third_party",
                            ".terraform", "__pycache__", ".venv", ".tox"})
 # kustomize's remote forms: URLs, scp-like git addresses, host/org/repo paths with a ref.
