@@ -203,7 +203,8 @@ def _plan_and_assemble(files: list[_File], planner: Planner, claims_file: str | 
             doc.new_objects.clear()
             doc.results[:] = doc.loaded
             doc.outcomes.clear()
-    _reserve_existing(planned, planner)
+    planner.reserve_existing(data for f in planned for doc in f.docs if doc.nodes is not None
+                             for data, _ in objects_in(doc.nodes.data))
     for f in planned:
         for index, doc in enumerate(f.docs):
             _plan_document(f, doc, _vetoed(planner.plan, f, index, vetoes))
@@ -236,18 +237,6 @@ def _vetoed(plan_one: Callable[..., ObjectPlan], f: _File, index: int,
             return ObjectPlan()
         return ObjectPlan(result=result_for(label, data, "blocked", reason=reason))
     return plan
-
-
-def _reserve_existing(files: list[_File], planner: Planner) -> None:
-    for f in files:
-        for doc in f.docs:
-            if doc.nodes is None:
-                continue
-            for data, _ in objects_in(doc.nodes.data):
-                if str(data.get("apiVersion", "")).startswith("resource.k8s.io/"):
-                    meta = data.get("metadata") or {}
-                    if meta.get("name"):
-                        planner.reserve(meta.get("namespace"), str(meta["name"]))
 
 
 # --- planning and editing ------------------------------------------------------------------
