@@ -28,7 +28,14 @@ from gpudra.dra import emit
 from gpudra.errors import InputReadError, UsageError
 from gpudra.kustomize.convert import ObjectState, OverlayPlan, plan_overlays
 from gpudra.kustomize.objects import file_objects, objects_in
-from gpudra.kustomize.tree import Tree, kustomization_file, load_tree, roots_among
+from gpudra.kustomize.tree import (
+    Tree,
+    inside,
+    kustomization_file,
+    load_tree,
+    real_roots,
+    roots_among,
+)
 from gpudra.model import InputError
 from gpudra.sources.documents import Chunk, split_documents
 from gpudra.sources.files import EMPTY_STDIN, GO_TEMPLATE, STDIN, InputFile, discover, read_input
@@ -334,7 +341,7 @@ class _TreeView:
                  resource_files: list[str]) -> None:
         self._resource_files = resource_files
         self._files = {os.path.normpath(f.entry.path): f for f in files if f.entry.path}
-        self._roots = [os.path.realpath(p) for p in paths if p != STDIN]
+        self._roots = real_roots(paths)
         self._pending = {os.path.normpath(c.label): c.new for c in changes}
         self._after: dict[int, Any] = {}
         self._claims: dict[tuple, Any] | None = None
@@ -361,9 +368,7 @@ class _TreeView:
         return self._after[id(doc)]
 
     def writable(self, file: str) -> bool:
-        real = os.path.realpath(file)
-        return any(real == root or real.startswith(root.rstrip(os.sep) + os.sep)
-                   for root in self._roots)
+        return inside(file, self._roots)
 
     def read(self, path: str) -> bytes:
         pending = self._pending.get(os.path.normpath(path))

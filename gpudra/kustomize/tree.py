@@ -77,6 +77,17 @@ def kustomization_file(directory: str) -> str | None:
     return None
 
 
+def real_roots(paths: Iterable[str]) -> tuple[str, ...]:
+    """The path arguments (stdin aside) with symlinks resolved, for `inside`."""
+    return tuple(os.path.realpath(p) for p in paths if p != "-")
+
+
+def inside(file: str, roots: Iterable[str]) -> bool:
+    """Whether `file` is one of `roots` (from `real_roots`) or under one."""
+    real = os.path.realpath(file)
+    return any(real == root or real.startswith(root.rstrip(os.sep) + os.sep) for root in roots)
+
+
 def find_roots(paths: Iterable[str], excludes: Iterable[str] = ()) -> list[str]:
     """Directories under `paths` that hold a kustomization file, in walk order."""
     patterns = tuple(excludes)
