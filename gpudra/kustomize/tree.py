@@ -64,10 +64,6 @@ class Tree:
     def patch_files(self) -> set[str]:
         return {p.file for k in self.kustomizations.values() for p in k.patches if not p.inline}
 
-    def listing(self, file: str) -> list[Kustomization]:
-        """The kustomizations that list `file` in their resources."""
-        return [k for k in self.kustomizations.values() if file in k.resources]
-
 
 def kustomization_file(directory: str) -> str | None:
     for name in KUSTOMIZATION_FILES:
