@@ -26,6 +26,7 @@ from gpudra.convert.textedit import LayoutError, Style, detect_style
 from gpudra.devices import DEVICE_NAME_PATTERN
 from gpudra.dra import emit
 from gpudra.errors import InputReadError, UsageError
+from gpudra.kustomize.build import Build
 from gpudra.kustomize.convert import ObjectState, OverlayPlan, plan_overlays
 from gpudra.kustomize.objects import file_objects, objects_in
 from gpudra.kustomize.tree import (
@@ -116,17 +117,22 @@ def convert_paths(paths: Iterable[str], options: ConvertOptions, *,
     tree = load_tree(paths, roots=roots) if roots else None
     tree = tree if tree is not None and tree.kustomizations else None
     patch_files = {os.path.normpath(p) for p in tree.patch_files()} if tree else set()
-    resource_files = sorted({r for k in tree.kustomizations.values() for r in k.resources
-                             if os.path.isfile(r)}) if tree else []
+    build = None
+    if tree is not None:
+        # Once for every pass: the build depends on the tree and the files as read, and
+        # nothing is written before the passes settle.
+        build = Build(tree, file_objects)
+        build.run()
+    table = table or WorkloadTable()
     vetoes: dict[tuple, str] = {}
     while True:  # each pass that plans again adds vetoes, of which there are finitely many
-        changes = _plan_and_assemble(files, Planner(options, table or WorkloadTable()),
-                                     claims_file, patch_files, vetoes, tree)
+        changes = _plan_and_assemble(files, Planner(options, table), claims_file, patch_files,
+                                     vetoes, tree)
         overlay = None
-        if tree is None:
+        if build is None:
             break
-        view = _TreeView(files, paths, changes, resource_files)
-        overlay = plan_overlays(tree, view, table or WorkloadTable())
+        view = _TreeView(files, paths, changes, build)
+        overlay = plan_overlays(build, view, table)
         if not overlay.vetoes:
             break
         if set(overlay.vetoes) <= set(vetoes):  # a vetoed object is never converted again
@@ -338,20 +344,22 @@ class _TreeView:
     """The tree as this planning pass leaves it, for the overlay planner."""
 
     def __init__(self, files: list[_File], paths: list[str], changes: list[FileChange],
-                 resource_files: list[str]) -> None:
-        self._resource_files = resource_files
+                 build: Build) -> None:
+        self._build = build  # reads each file of the tree once, for every pass
         self._files = {os.path.normpath(f.entry.path): f for f in files if f.entry.path}
         self._roots = real_roots(paths)
         self._pending = {os.path.normpath(c.label): c.new for c in changes}
         self._after: dict[int, Any] = {}
         self._claims: dict[tuple, Any] | None = None
+        self._outside_read = False
 
     def state(self, origin: tuple) -> ObjectState | None:
         file, index, base = origin
         f = self._files.get(os.path.normpath(file))
         doc = f.docs[index] if f is not None and index < len(f.docs) else None
         if doc is None or doc.nodes is None:
-            data = next((d for i, b, d in file_objects(file) if (i, b) == (index, base)), None)
+            data = next((d for i, b, d in self._build.objects(file) if (i, b) == (index, base)),
+                        None)
             return ObjectState(data, data, False) if data is not None else None
         before = _at(doc.nodes.data, base)
         after = _at(self._after_data(doc), base)
@@ -387,9 +395,12 @@ class _TreeView:
                     for obj in found + doc.new_objects:
                         self._index_claim(obj)
         found = self._claims.get((kind, namespace or "default", name))
-        if found is None:  # a base outside the paths, converted in an earlier run
+        if found is None and not self._outside_read:
+            # A base outside the paths, converted in an earlier run: its files are indexed
+            # once (indexing keeps the first object per name, so again would add nothing).
+            self._outside_read = True
             for file in self._outside_files():
-                for _, _, obj in file_objects(file):
+                for _, _, obj in self._build.objects(file):
                     self._index_claim(obj)
             found = self._claims.get((kind, namespace or "default", name))
         return found
@@ -401,7 +412,9 @@ class _TreeView:
             self._claims.setdefault(key, obj)
 
     def _outside_files(self) -> list[str]:
-        return [p for p in self._resource_files if os.path.normpath(p) not in self._files]
+        listed = {r for k in self._build.tree.kustomizations.values() for r in k.resources
+                  if os.path.isfile(r)}
+        return [p for p in sorted(listed) if os.path.normpath(p) not in self._files]
 
 
 def _at(data: Any, base: tuple) -> Any:

@@ -39,10 +39,8 @@ from gpudra.gpu_use import device_keys
 from gpudra.kustomize.build import Application, Build, Resource
 from gpudra.kustomize.kfile import KustomizationEdit, edit_kustomization
 from gpudra.kustomize.names import NAME_REFERENCES, has_references, reference_specs
-from gpudra.kustomize.objects import file_objects
 from gpudra.kustomize.patches import Patch, pointer
 from gpudra.kustomize.touches import Touch, touches
-from gpudra.kustomize.tree import Tree
 from gpudra.objects import dig
 from gpudra.sources.documents import split_documents
 from gpudra.workloads import WorkloadTable
@@ -113,9 +111,8 @@ class _PatchWork:
     targets: list[Resource] = field(default_factory=list)           # workloads it follows
 
 
-def plan_overlays(tree: Tree, view: ConvertedTree, table: WorkloadTable) -> OverlayPlan:
-    build = Build(tree, file_objects)
-    build.run()
+def plan_overlays(build: Build, view: ConvertedTree, table: WorkloadTable) -> OverlayPlan:
+    """What the overlays of `build` (a build that has run) need for this planning pass."""
     plan = OverlayPlan()
     work: dict[tuple, _PatchWork] = {}
     counts: dict[str, dict[tuple, list[tuple[_Binding, int]]]] = {}  # kustomization -> target
