@@ -16,7 +16,7 @@ from typing import Any
 
 from gpudra.devices import DeviceKind
 from gpudra.kustomize.build import Application, Build, Resource
-from gpudra.kustomize.names import has_references, reference_specs
+from gpudra.kustomize.names import ReferenceConfigs, reference_specs
 from gpudra.kustomize.objects import file_objects
 from gpudra.kustomize.touches import Touch, touches
 from gpudra.kustomize.tree import inside, load_tree, real_roots, roots_among
@@ -64,6 +64,7 @@ def check_overlays(paths: Iterable[str], files: Iterable[str], ctx: AuditContext
 
 def _renamed_references(build: Build, scope: tuple[str, ...], ctx: AuditContext) -> None:
     """GPU610: a namePrefix/nameSuffix that renames claims but not the references to them."""
+    configs = ReferenceConfigs(build.tree)
     for directory, k in build.tree.kustomizations.items():
         if k.is_component or not (k.name_prefix or k.name_suffix) or \
                 not inside(k.file, scope):
@@ -73,7 +74,7 @@ def _renamed_references(build: Build, scope: tuple[str, ...], ctx: AuditContext)
                    if r.group == "resource.k8s.io"}
         for r in output:
             data = build.data(r)
-            if data is None or has_references(build, r, k.file):
+            if data is None or configs.has_references(r, k.file):
                 continue
             for kind, _, _, _, name in reference_specs(r, data, ctx.table):
                 if (kind, r.namespace or "default", name) not in renamed:

@@ -38,7 +38,7 @@ from gpudra.dra.emit import GPU_CLASS, MIG_CLASS
 from gpudra.gpu_use import device_keys
 from gpudra.kustomize.build import Application, Build, Resource
 from gpudra.kustomize.kfile import KustomizationEdit, edit_kustomization
-from gpudra.kustomize.names import NAME_REFERENCES, has_references, reference_specs
+from gpudra.kustomize.names import NAME_REFERENCES, ReferenceConfigs, reference_specs
 from gpudra.kustomize.patches import Patch, pointer
 from gpudra.kustomize.touches import Touch, touches
 from gpudra.objects import dig
@@ -575,6 +575,7 @@ def _name_references(plan: OverlayPlan, build: Build, view: ConvertedTree,
     """`configurations:` for kustomizations whose namePrefix/nameSuffix would leave a
     workload's claim reference pointing at the old name."""
     needed: dict[str, dict[tuple, None]] = {}
+    configs = ReferenceConfigs(build.tree)
     for directory, k in build.tree.kustomizations.items():
         if not (k.name_prefix or k.name_suffix) or k.is_component:
             continue
@@ -586,7 +587,7 @@ def _name_references(plan: OverlayPlan, build: Build, view: ConvertedTree,
             if not specs:
                 continue
             lister = r.via[0] if r.via else k.file
-            if has_references(build, r, k.file):
+            if configs.has_references(r, k.file):
                 continue
             home = lister if view.writable(lister) else k.file
             if not view.writable(home):
