@@ -27,8 +27,6 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field, replace
 from typing import Any, Protocol
 
-import yaml
-
 from gpudra.convert.nodes import compose, load
 from gpudra.convert.ops import Delete, apply_to_data, apply_to_text
 from gpudra.convert.records import ContainerClaim, WorkloadResult
@@ -41,6 +39,7 @@ from gpudra.kustomize.kfile import KustomizationEdit, edit_kustomization
 from gpudra.kustomize.names import NAME_REFERENCES, ReferenceConfigs, reference_specs
 from gpudra.kustomize.patches import Patch, pointer
 from gpudra.kustomize.touches import Touch, touches
+from gpudra.kustomize.tree import Kustomization
 from gpudra.objects import dig
 from gpudra.sources.documents import split_documents
 from gpudra.workloads import WorkloadTable
@@ -598,12 +597,14 @@ def _name_references(plan: OverlayPlan, build: Build, view: ConvertedTree,
                 continue
             for spec in specs:
                 needed.setdefault(home, {})[spec] = None
+    by_file = {k.file: k for k in build.tree.kustomizations.values()}
     for kfile, specs in needed.items():
-        _write_references(plan, view, kfile, list(specs))
+        _write_references(plan, view, by_file[kfile], list(specs))
 
 
-def _write_references(plan: OverlayPlan, view: ConvertedTree, kfile: str,
+def _write_references(plan: OverlayPlan, view: ConvertedTree, k: Kustomization,
                       specs: list[tuple]) -> None:
+    kfile = k.file
     directory = os.path.dirname(kfile)
     target = os.path.join(directory, NAME_REFERENCES)
     by_kind: dict[str, list[tuple]] = {}
@@ -623,10 +624,11 @@ def _write_references(plan: OverlayPlan, view: ConvertedTree, kfile: str,
     old = _current(plan, view, target) if os.path.exists(target) else b""
     if old != new:
         _add_edit(plan, FileEdit(target, old, new))
-    raw = _current(plan, view, kfile)
-    data = yaml.safe_load(raw.decode("utf-8-sig")) or {}
-    listed = [os.path.basename(c) for c in data.get("configurations") or []]
-    if NAME_REFERENCES not in listed:
+    # Always true today: a kustomization that lists the file already is on the way up that
+    # has_references checked, so it is never `home`. Kept as a guard, on the tree's parse (no
+    # edit in this run touches configurations).
+    if NAME_REFERENCES not in (os.path.basename(c) for c in k.configurations):
+        raw = _current(plan, view, kfile)
         _add_edit(plan, FileEdit(kfile, raw, edit_kustomization(
             raw, KustomizationEdit(add_configurations=(NAME_REFERENCES,)))))
 
