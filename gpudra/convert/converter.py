@@ -18,7 +18,7 @@ import yaml
 
 from gpudra.convert.nodes import NodeDocument, compose
 from gpudra.convert.nodes import load as load_document
-from gpudra.convert.ops import Op, apply_to_data, apply_to_text
+from gpudra.convert.ops import Append, Extend, Op, apply_to_data, apply_to_text
 from gpudra.convert.planner import ConvertOptions, ObjectPlan, Planner, WorkloadResult
 from gpudra.convert.records import result_for
 from gpudra.convert.render import document
@@ -548,8 +548,6 @@ def _kustomization_change(directory: Path, claims_file: str,
     resources = data.get("resources")
     if isinstance(resources, list) and claims_file in resources:
         return None
-    from gpudra.convert.ops import Append, Extend
-
     op = Extend(("resources",), (claims_file,)) if isinstance(resources, list) and resources \
         else Append((), "resources", [claims_file])
     new = apply_to_text(text, nodes, [op], detect_style(text, nodes.root))

@@ -31,13 +31,13 @@ from gpudra.convert.nodes import compose, load
 from gpudra.convert.ops import Delete, apply_to_data, apply_to_text
 from gpudra.convert.records import ContainerClaim, WorkloadResult
 from gpudra.convert.textedit import LayoutError, detect_style
-from gpudra.devices import DeviceKind
+from gpudra.devices import DeviceKind, classify
 from gpudra.dra.emit import GPU_CLASS, MIG_CLASS
 from gpudra.gpu_use import device_keys
 from gpudra.kustomize.build import Application, Build, Resource
 from gpudra.kustomize.kfile import KustomizationEdit, edit_kustomization
 from gpudra.kustomize.names import NAME_REFERENCES, ReferenceConfigs, reference_specs
-from gpudra.kustomize.patches import Patch, pointer
+from gpudra.kustomize.patches import Patch, as_path, device_ops, pointer, pointer_tokens
 from gpudra.kustomize.touches import Touch, touches
 from gpudra.kustomize.tree import Kustomization
 from gpudra.objects import dig
@@ -365,14 +365,13 @@ def _check_other_content(app: Application, found: list[Touch], state: ObjectStat
 
 def _check_directives(data: Any) -> None:
     """`$patch: replace|delete` and friends can drop what convert added (claims)."""
-    if "'$patch'" in repr(data) or "'$retainKeys'" in repr(data):
+    text = repr(data)
+    if "'$patch'" in text or "'$retainKeys'" in text:
         raise _Block("strategic-merge directives ($patch, $retainKeys) on a workload convert "
                      "changes: check the patch by hand")
 
 
 def _check_pointer(text: str, op: str, state: ObjectState) -> None:
-    from gpudra.kustomize.patches import as_path, pointer_tokens
-
     path = as_path(pointer_tokens(text))
     before, after = state.before, state.after
     for depth in range(1, len(path) + 1):
@@ -410,8 +409,6 @@ def _mentions_devices(data: Any, gpu_labels: bool = False) -> bool:
     if any(True for _ in device_keys(data)):
         return True
     if isinstance(data, list):  # JSON6902 operations
-        from gpudra.kustomize.patches import device_ops
-
         return bool(device_ops(data))
     if not gpu_labels:
         return False
@@ -663,7 +660,8 @@ def _result(patch: Patch, target: Resource | None, strategy: str, reason: str | 
 
 
 def _uses_claims(data: Mapping[str, Any]) -> bool:
-    return "resourceClaimTemplateName" in repr(data) or "resourceClaimName" in repr(data)
+    text = repr(data)
+    return "resourceClaimTemplateName" in text or "resourceClaimName" in text
 
 
 def _claims(container: Mapping[str, Any]) -> list:
@@ -672,8 +670,6 @@ def _claims(container: Mapping[str, Any]) -> list:
 
 
 def _device_plugin(container: Mapping[str, Any]) -> list[str]:
-    from gpudra.devices import classify
-
     out = []
     for section in ("limits", "requests"):
         values = dig(container, "resources", section)
