@@ -18,7 +18,7 @@ import yaml
 
 from gpudra.convert.nodes import NodeDocument, compose
 from gpudra.convert.nodes import load as load_document
-from gpudra.convert.ops import Op, apply_to_data, apply_to_text
+from gpudra.convert.ops import Append, Extend, Op, apply_to_data, apply_to_text
 from gpudra.convert.planner import ConvertOptions, ObjectPlan, Planner, WorkloadResult
 from gpudra.convert.records import result_for
 from gpudra.convert.render import document
@@ -26,9 +26,17 @@ from gpudra.convert.textedit import LayoutError, Style, detect_style
 from gpudra.devices import DEVICE_NAME_PATTERN
 from gpudra.dra import emit
 from gpudra.errors import InputReadError, UsageError
+from gpudra.kustomize.build import Build
 from gpudra.kustomize.convert import ObjectState, OverlayPlan, plan_overlays
 from gpudra.kustomize.objects import file_objects, objects_in
-from gpudra.kustomize.tree import Tree, load_tree, roots_among
+from gpudra.kustomize.tree import (
+    Tree,
+    inside,
+    kustomization_file,
+    load_tree,
+    real_roots,
+    roots_among,
+)
 from gpudra.model import InputError
 from gpudra.sources.documents import Chunk, split_documents
 from gpudra.sources.files import EMPTY_STDIN, GO_TEMPLATE, STDIN, InputFile, discover, read_input
@@ -36,7 +44,6 @@ from gpudra.sources.prescan import CONVERT_BYTE_NEEDLES, CONVERT_NEEDLES, might_
 from gpudra.workloads import WorkloadTable
 
 _DEVICE = re.compile(DEVICE_NAME_PATTERN)
-KUSTOMIZATIONS = ("kustomization.yaml", "kustomization.yml", "Kustomization")
 
 
 @dataclass(frozen=True)
@@ -110,17 +117,22 @@ def convert_paths(paths: Iterable[str], options: ConvertOptions, *,
     tree = load_tree(paths, roots=roots) if roots else None
     tree = tree if tree is not None and tree.kustomizations else None
     patch_files = {os.path.normpath(p) for p in tree.patch_files()} if tree else set()
-    resource_files = sorted({r for k in tree.kustomizations.values() for r in k.resources
-                             if os.path.isfile(r)}) if tree else []
+    build = None
+    if tree is not None:
+        # Once for every pass: the build depends on the tree and the files as read, and
+        # nothing is written before the passes settle.
+        build = Build(tree, file_objects)
+        build.run()
+    table = table or WorkloadTable()
     vetoes: dict[tuple, str] = {}
     while True:  # each pass that plans again adds vetoes, of which there are finitely many
-        changes = _plan_and_assemble(files, Planner(options, table or WorkloadTable()),
-                                     claims_file, patch_files, vetoes, tree)
+        changes = _plan_and_assemble(files, Planner(options, table), claims_file, patch_files,
+                                     vetoes, tree)
         overlay = None
-        if tree is None:
+        if build is None:
             break
-        view = _TreeView(files, paths, changes, resource_files)
-        overlay = plan_overlays(tree, view, table or WorkloadTable())
+        view = _TreeView(files, paths, changes, build)
+        overlay = plan_overlays(build, view, table)
         if not overlay.vetoes:
             break
         if set(overlay.vetoes) <= set(vetoes):  # a vetoed object is never converted again
@@ -204,7 +216,8 @@ def _plan_and_assemble(files: list[_File], planner: Planner, claims_file: str | 
             doc.new_objects.clear()
             doc.results[:] = doc.loaded
             doc.outcomes.clear()
-    _reserve_existing(planned, planner)
+    planner.reserve_existing(data for f in planned for doc in f.docs if doc.nodes is not None
+                             for data, _ in objects_in(doc.nodes.data))
     for f in planned:
         for index, doc in enumerate(f.docs):
             _plan_document(f, doc, _vetoed(planner.plan, f, index, vetoes))
@@ -239,33 +252,13 @@ def _vetoed(plan_one: Callable[..., ObjectPlan], f: _File, index: int,
     return plan
 
 
-def _objects(data: Any) -> list[tuple[dict, tuple]]:
-    if not isinstance(data, dict):
-        return []
-    if str(data.get("kind", "")).endswith("List") and isinstance(data.get("items"), list):
-        return [(item, ("items", i)) for i, item in enumerate(data["items"]) if isinstance(item, dict)]
-    return [(data, ())]
-
-
-def _reserve_existing(files: list[_File], planner: Planner) -> None:
-    for f in files:
-        for doc in f.docs:
-            if doc.nodes is None:
-                continue
-            for data, _ in _objects(doc.nodes.data):
-                if str(data.get("apiVersion", "")).startswith("resource.k8s.io/"):
-                    meta = data.get("metadata") or {}
-                    if meta.get("name"):
-                        planner.reserve(meta.get("namespace"), str(meta["name"]))
-
-
 # --- planning and editing ------------------------------------------------------------------
 
 def _plan_document(f: _File, doc: _Doc, plan_one: Callable[..., ObjectPlan]) -> None:
     """Apply one planning pass (`Planner.plan` or a quota pass) to every object of `doc`."""
     if doc.nodes is None:
         return
-    for data, base in _objects(doc.nodes.data):
+    for data, base in objects_in(doc.nodes.data):
         plan = plan_one(f.entry.label, data, base, doc.nodes)
         if plan.result is not None:
             doc.results.append(plan.result)
@@ -351,20 +344,22 @@ class _TreeView:
     """The tree as this planning pass leaves it, for the overlay planner."""
 
     def __init__(self, files: list[_File], paths: list[str], changes: list[FileChange],
-                 resource_files: list[str]) -> None:
-        self._resource_files = resource_files
+                 build: Build) -> None:
+        self._build = build  # reads each file of the tree once, for every pass
         self._files = {os.path.normpath(f.entry.path): f for f in files if f.entry.path}
-        self._roots = [os.path.realpath(p) for p in paths if p != STDIN]
+        self._roots = real_roots(paths)
         self._pending = {os.path.normpath(c.label): c.new for c in changes}
         self._after: dict[int, Any] = {}
         self._claims: dict[tuple, Any] | None = None
+        self._outside_read = False
 
     def state(self, origin: tuple) -> ObjectState | None:
         file, index, base = origin
         f = self._files.get(os.path.normpath(file))
         doc = f.docs[index] if f is not None and index < len(f.docs) else None
         if doc is None or doc.nodes is None:
-            data = next((d for i, b, d in file_objects(file) if (i, b) == (index, base)), None)
+            data = next((d for i, b, d in self._build.objects(file) if (i, b) == (index, base)),
+                        None)
             return ObjectState(data, data, False) if data is not None else None
         before = _at(doc.nodes.data, base)
         after = _at(self._after_data(doc), base)
@@ -381,9 +376,7 @@ class _TreeView:
         return self._after[id(doc)]
 
     def writable(self, file: str) -> bool:
-        real = os.path.realpath(file)
-        return any(real == root or real.startswith(root.rstrip(os.sep) + os.sep)
-                   for root in self._roots)
+        return inside(file, self._roots)
 
     def read(self, path: str) -> bytes:
         pending = self._pending.get(os.path.normpath(path))
@@ -402,9 +395,12 @@ class _TreeView:
                     for obj in found + doc.new_objects:
                         self._index_claim(obj)
         found = self._claims.get((kind, namespace or "default", name))
-        if found is None:  # a base outside the paths, converted in an earlier run
+        if found is None and not self._outside_read:
+            # A base outside the paths, converted in an earlier run: its files are indexed
+            # once (indexing keeps the first object per name, so again would add nothing).
+            self._outside_read = True
             for file in self._outside_files():
-                for _, _, obj in file_objects(file):
+                for _, _, obj in self._build.objects(file):
                     self._index_claim(obj)
             found = self._claims.get((kind, namespace or "default", name))
         return found
@@ -416,7 +412,9 @@ class _TreeView:
             self._claims.setdefault(key, obj)
 
     def _outside_files(self) -> list[str]:
-        return [p for p in self._resource_files if os.path.normpath(p) not in self._files]
+        listed = {r for k in self._build.tree.kustomizations.values() for r in k.resources
+                  if os.path.isfile(r)}
+        return [p for p in sorted(listed) if os.path.normpath(p) not in self._files]
 
 
 def _at(data: Any, base: tuple) -> Any:
@@ -539,9 +537,10 @@ def _listing_changes(tree: Tree | None, directory: Path, claims_file: str,
 
 def _kustomization_change(directory: Path, claims_file: str,
                           current: bytes | None = None) -> FileChange | None:
-    path = next((directory / n for n in KUSTOMIZATIONS if (directory / n).is_file()), None)
-    if path is None:
+    found = kustomization_file(str(directory))
+    if found is None:
         return None
+    path = Path(found)
     raw = current if current is not None else path.read_bytes()
     text = raw.decode("utf-8-sig")
     nodes = compose(text)
@@ -549,8 +548,6 @@ def _kustomization_change(directory: Path, claims_file: str,
     resources = data.get("resources")
     if isinstance(resources, list) and claims_file in resources:
         return None
-    from gpudra.convert.ops import Append, Extend
-
     op = Extend(("resources",), (claims_file,)) if isinstance(resources, list) and resources \
         else Append((), "resources", [claims_file])
     new = apply_to_text(text, nodes, [op], detect_style(text, nodes.root))

@@ -33,11 +33,7 @@ def in_memory_converter(options: ConvertOptions, table: WorkloadTable | None = N
     are the other objects: their ResourceClaim and template names are not handed out again,
     as convert does on a tree."""
     planner = Planner(options, table or WorkloadTable())
-    for obj in existing:
-        if str(obj.get("apiVersion", "")).startswith("resource.k8s.io/"):
-            meta = obj.get("metadata") or {}
-            if meta.get("name"):
-                planner.reserve(meta.get("namespace"), str(meta["name"]))
+    planner.reserve_existing(existing)
 
     def convert(data: Mapping[str, Any]) -> Sequence[Mapping[str, Any]] | None:
         if str(data.get("apiVersion", "")).startswith("resource.k8s.io/"):

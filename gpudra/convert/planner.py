@@ -10,7 +10,7 @@ workload and puts the pieces together.
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Iterable, Mapping
 from typing import Any
 
 from gpudra.convert.edits import add_to_pod, prune
@@ -68,9 +68,14 @@ class Planner:
         self.table = table
         self.names = ObjectNames()
 
-    def reserve(self, namespace: str | None, name: str) -> None:
-        """Names of DRA objects that already exist in the tree are not handed out again."""
-        self.names.reserve(namespace, name)
+    def reserve_existing(self, objects: Iterable[Mapping[str, Any]]) -> None:
+        """The names of the DRA objects among `objects` (which already exist in the tree) are
+        not handed out again."""
+        for obj in objects:
+            if str(obj.get("apiVersion", "")).startswith("resource.k8s.io/"):
+                meta = obj.get("metadata") or {}
+                if meta.get("name"):
+                    self.names.reserve(meta.get("namespace"), str(meta["name"]))
 
     def plan(self, file: str, data: Mapping[str, Any], base: PathT, doc: NodeDocument) -> ObjectPlan:
         """Workloads and guidance. Quotas are planned afterwards, by `plan_quota`."""

@@ -11,16 +11,15 @@ still asks the device plugin for GPUs.
 
 from __future__ import annotations
 
-import os
 from collections.abc import Iterable, Mapping
 from typing import Any
 
 from gpudra.devices import DeviceKind
 from gpudra.kustomize.build import Application, Build, Resource
-from gpudra.kustomize.names import has_references, reference_specs
+from gpudra.kustomize.names import ReferenceConfigs, reference_specs
 from gpudra.kustomize.objects import file_objects
 from gpudra.kustomize.touches import Touch, touches
-from gpudra.kustomize.tree import load_tree, roots_among
+from gpudra.kustomize.tree import inside, load_tree, real_roots, roots_among
 from gpudra.objects import ManifestObject
 from gpudra.rules.base import AuditContext
 
@@ -46,10 +45,10 @@ def check_overlays(paths: Iterable[str], files: Iterable[str], ctx: AuditContext
     # kustomize's to report (a file generated in CI before the build, a remote base).
     build = Build(tree, file_objects)
     build.run()
-    scope = [os.path.realpath(p) for p in paths]
+    scope = real_roots(paths)
     seen: set[tuple] = set()
     for app in build.applications:
-        if not _inside(app.patch.file, scope):
+        if not inside(app.patch.file, scope):
             continue
         targets: list[Resource | None] = list(app.targets) or [None]
         for target in targets:
@@ -63,18 +62,19 @@ def check_overlays(paths: Iterable[str], files: Iterable[str], ctx: AuditContext
     _renamed_references(build, scope, ctx)
 
 
-def _renamed_references(build: Build, scope: list[str], ctx: AuditContext) -> None:
+def _renamed_references(build: Build, scope: tuple[str, ...], ctx: AuditContext) -> None:
     """GPU610: a namePrefix/nameSuffix that renames claims but not the references to them."""
+    configs = ReferenceConfigs(build.tree)
     for directory, k in build.tree.kustomizations.items():
         if k.is_component or not (k.name_prefix or k.name_suffix) or \
-                not _inside(k.file, scope):
+                not inside(k.file, scope):
             continue
         output = build.outputs.get(directory, [])
         renamed = {(r.kind, r.namespace or "default", r.name) for r in output
                    if r.group == "resource.k8s.io"}
         for r in output:
             data = build.data(r)
-            if data is None or has_references(build, r, k.file):
+            if data is None or configs.has_references(r, k.file):
                 continue
             for kind, _, _, _, name in reference_specs(r, data, ctx.table):
                 if (kind, r.namespace or "default", name) not in renamed:
@@ -88,11 +88,6 @@ def _renamed_references(build: Build, scope: list[str], ctx: AuditContext) -> No
                          f"{key} renames {kind} {name!r} to {r.named(name)!r}, but kustomize "
                          f"does not rename the reference in {r.kind}/{r.name}: its pods would "
                          "ask for a claim that does not exist", line=k.lines.get((key,)))
-
-
-def _inside(file: str, scope: list[str]) -> bool:
-    real = os.path.realpath(file)
-    return any(real == root or real.startswith(root.rstrip(os.sep) + os.sep) for root in scope)
 
 
 def _report(app: Application, target: Resource | None, touch: Touch, ctx: AuditContext) -> None:

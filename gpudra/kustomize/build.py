@@ -62,7 +62,6 @@ class Application:
 
     patch: Patch
     doc: PatchDoc
-    context: str                          # the kustomization whose build applies it
     targets: tuple[Resource, ...]
     unresolved: str | None = None         # why no target could be named
     scope: tuple[Resource, ...] = ()      # everything the patch could have targeted
@@ -98,8 +97,8 @@ class Build:
         if k is None or directory in trail:  # unreadable, or a cycle (kustomize refuses it)
             return []
         acc = self._resources(k, trail + (directory,))
-        acc = self._components(k, acc, k.file, trail + (directory,))
-        acc = self._transform(k, acc, k.file)
+        acc = self._components(k, acc, trail + (directory,))
+        acc = self._transform(k, acc)
         self.outputs[directory] = acc
         return acc
 
@@ -113,22 +112,22 @@ class Build:
                         for doc, base, data in self.objects(entry)]
         return acc
 
-    def _components(self, k: Kustomization, acc: list[Resource], context: str,
+    def _components(self, k: Kustomization, acc: list[Resource],
                     trail: tuple[str, ...]) -> list[Resource]:
         for directory in k.components:
             component = self.tree.kustomizations.get(directory)
             if component is None or directory in trail:
                 continue
             acc = acc + self._resources(component, trail + (directory,))
-            acc = self._components(component, acc, context, trail + (directory,))
-            acc = self._transform(component, acc, context)
+            acc = self._components(component, acc, trail + (directory,))
+            acc = self._transform(component, acc)
         return acc
 
-    def _transform(self, k: Kustomization, acc: list[Resource], context: str) -> list[Resource]:
+    def _transform(self, k: Kustomization, acc: list[Resource]) -> list[Resource]:
         for patch in k.patches:
             for doc in patch.docs:
                 targets, why = select(patch, doc, acc)
-                self.applications.append(Application(patch, doc, context, tuple(targets), why,
+                self.applications.append(Application(patch, doc, tuple(targets), why,
                                                      tuple(acc)))
         out = []
         for r in acc:

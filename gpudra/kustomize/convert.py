@@ -27,22 +27,19 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field, replace
 from typing import Any, Protocol
 
-import yaml
-
 from gpudra.convert.nodes import compose, load
 from gpudra.convert.ops import Delete, apply_to_data, apply_to_text
 from gpudra.convert.records import ContainerClaim, WorkloadResult
 from gpudra.convert.textedit import LayoutError, detect_style
-from gpudra.devices import DeviceKind
+from gpudra.devices import DeviceKind, classify
 from gpudra.dra.emit import GPU_CLASS, MIG_CLASS
 from gpudra.gpu_use import device_keys
 from gpudra.kustomize.build import Application, Build, Resource
 from gpudra.kustomize.kfile import KustomizationEdit, edit_kustomization
-from gpudra.kustomize.names import NAME_REFERENCES, has_references, reference_specs
-from gpudra.kustomize.objects import file_objects
-from gpudra.kustomize.patches import Patch, pointer
+from gpudra.kustomize.names import NAME_REFERENCES, ReferenceConfigs, reference_specs
+from gpudra.kustomize.patches import Patch, as_path, device_ops, pointer, pointer_tokens
 from gpudra.kustomize.touches import Touch, touches
-from gpudra.kustomize.tree import Tree
+from gpudra.kustomize.tree import Kustomization
 from gpudra.objects import dig
 from gpudra.sources.documents import split_documents
 from gpudra.workloads import WorkloadTable
@@ -113,9 +110,8 @@ class _PatchWork:
     targets: list[Resource] = field(default_factory=list)           # workloads it follows
 
 
-def plan_overlays(tree: Tree, view: ConvertedTree, table: WorkloadTable) -> OverlayPlan:
-    build = Build(tree, file_objects)
-    build.run()
+def plan_overlays(build: Build, view: ConvertedTree, table: WorkloadTable) -> OverlayPlan:
+    """What the overlays of `build` (a build that has run) need for this planning pass."""
     plan = OverlayPlan()
     work: dict[tuple, _PatchWork] = {}
     counts: dict[str, dict[tuple, list[tuple[_Binding, int]]]] = {}  # kustomization -> target
@@ -369,14 +365,13 @@ def _check_other_content(app: Application, found: list[Touch], state: ObjectStat
 
 def _check_directives(data: Any) -> None:
     """`$patch: replace|delete` and friends can drop what convert added (claims)."""
-    if "'$patch'" in repr(data) or "'$retainKeys'" in repr(data):
+    text = repr(data)
+    if "'$patch'" in text or "'$retainKeys'" in text:
         raise _Block("strategic-merge directives ($patch, $retainKeys) on a workload convert "
                      "changes: check the patch by hand")
 
 
 def _check_pointer(text: str, op: str, state: ObjectState) -> None:
-    from gpudra.kustomize.patches import as_path, pointer_tokens
-
     path = as_path(pointer_tokens(text))
     before, after = state.before, state.after
     for depth in range(1, len(path) + 1):
@@ -414,8 +409,6 @@ def _mentions_devices(data: Any, gpu_labels: bool = False) -> bool:
     if any(True for _ in device_keys(data)):
         return True
     if isinstance(data, list):  # JSON6902 operations
-        from gpudra.kustomize.patches import device_ops
-
         return bool(device_ops(data))
     if not gpu_labels:
         return False
@@ -578,6 +571,7 @@ def _name_references(plan: OverlayPlan, build: Build, view: ConvertedTree,
     """`configurations:` for kustomizations whose namePrefix/nameSuffix would leave a
     workload's claim reference pointing at the old name."""
     needed: dict[str, dict[tuple, None]] = {}
+    configs = ReferenceConfigs(build.tree)
     for directory, k in build.tree.kustomizations.items():
         if not (k.name_prefix or k.name_suffix) or k.is_component:
             continue
@@ -589,7 +583,7 @@ def _name_references(plan: OverlayPlan, build: Build, view: ConvertedTree,
             if not specs:
                 continue
             lister = r.via[0] if r.via else k.file
-            if has_references(build, r, k.file):
+            if configs.has_references(r, k.file):
                 continue
             home = lister if view.writable(lister) else k.file
             if not view.writable(home):
@@ -600,12 +594,14 @@ def _name_references(plan: OverlayPlan, build: Build, view: ConvertedTree,
                 continue
             for spec in specs:
                 needed.setdefault(home, {})[spec] = None
+    by_file = {k.file: k for k in build.tree.kustomizations.values()}
     for kfile, specs in needed.items():
-        _write_references(plan, view, kfile, list(specs))
+        _write_references(plan, view, by_file[kfile], list(specs))
 
 
-def _write_references(plan: OverlayPlan, view: ConvertedTree, kfile: str,
+def _write_references(plan: OverlayPlan, view: ConvertedTree, k: Kustomization,
                       specs: list[tuple]) -> None:
+    kfile = k.file
     directory = os.path.dirname(kfile)
     target = os.path.join(directory, NAME_REFERENCES)
     by_kind: dict[str, list[tuple]] = {}
@@ -625,10 +621,11 @@ def _write_references(plan: OverlayPlan, view: ConvertedTree, kfile: str,
     old = _current(plan, view, target) if os.path.exists(target) else b""
     if old != new:
         _add_edit(plan, FileEdit(target, old, new))
-    raw = _current(plan, view, kfile)
-    data = yaml.safe_load(raw.decode("utf-8-sig")) or {}
-    listed = [os.path.basename(c) for c in data.get("configurations") or []]
-    if NAME_REFERENCES not in listed:
+    # Always true today: a kustomization that lists the file already is on the way up that
+    # has_references checked, so it is never `home`. Kept as a guard, on the tree's parse (no
+    # edit in this run touches configurations).
+    if NAME_REFERENCES not in (os.path.basename(c) for c in k.configurations):
+        raw = _current(plan, view, kfile)
         _add_edit(plan, FileEdit(kfile, raw, edit_kustomization(
             raw, KustomizationEdit(add_configurations=(NAME_REFERENCES,)))))
 
@@ -663,7 +660,8 @@ def _result(patch: Patch, target: Resource | None, strategy: str, reason: str | 
 
 
 def _uses_claims(data: Mapping[str, Any]) -> bool:
-    return "resourceClaimTemplateName" in repr(data) or "resourceClaimName" in repr(data)
+    text = repr(data)
+    return "resourceClaimTemplateName" in text or "resourceClaimName" in text
 
 
 def _claims(container: Mapping[str, Any]) -> list:
@@ -672,8 +670,6 @@ def _claims(container: Mapping[str, Any]) -> list:
 
 
 def _device_plugin(container: Mapping[str, Any]) -> list[str]:
-    from gpudra.devices import classify
-
     out = []
     for section in ("limits", "requests"):
         values = dig(container, "resources", section)

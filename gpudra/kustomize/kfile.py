@@ -29,9 +29,6 @@ class KustomizationEdit:
     remove: tuple[Entry, ...] = ()                        # entries to drop
     add_configurations: tuple[str, ...] = ()
 
-    def __bool__(self) -> bool:
-        return bool(self.add_patches or self.inline or self.remove or self.add_configurations)
-
 
 def edit_kustomization(raw: bytes, edit: KustomizationEdit) -> bytes:
     """`raw` with `edit` applied. Raises LayoutError when it cannot be done faithfully.

@@ -13,7 +13,8 @@ import os
 from collections.abc import Mapping
 from typing import Any
 
-from gpudra.kustomize.build import Build, Resource
+from gpudra.kustomize.build import Resource
+from gpudra.kustomize.tree import Tree
 from gpudra.workloads import WorkloadTable
 
 NAME_REFERENCES = "gpudra-name-references.yaml"
@@ -38,17 +39,29 @@ def reference_specs(r: Resource, data: Mapping[str, Any],
     return list(dict.fromkeys(out))
 
 
-def has_references(build: Build, r: Resource, upto: str) -> bool:
-    """Whether a kustomization on `r`'s way up to `upto` (inclusive) configures claim name
-    references."""
-    for kfile in r.via:
-        k = next((k for k in build.tree.kustomizations.values() if k.file == kfile), None)
-        if k is not None and any(os.path.basename(c) == NAME_REFERENCES or
-                                 "ResourceClaimTemplate" in _text(c) for c in k.configurations):
-            return True
-        if kfile == upto:
-            break
-    return False
+class ReferenceConfigs:
+    """Which kustomizations of a tree configure claim name references (gpudra's file, or a
+    configurations file that mentions ResourceClaimTemplate). Found once, on the first
+    question: most trees rename nothing and never ask."""
+
+    def __init__(self, tree: Tree) -> None:
+        self._tree = tree
+        self._files: frozenset[str] | None = None
+
+    def has_references(self, r: Resource, upto: str) -> bool:
+        """Whether a kustomization on `r`'s way up to `upto` (inclusive) configures claim name
+        references."""
+        if self._files is None:
+            self._files = frozenset(
+                k.file for k in self._tree.kustomizations.values()
+                if any(os.path.basename(c) == NAME_REFERENCES or "ResourceClaimTemplate" in _text(c)
+                       for c in k.configurations))
+        for kfile in r.via:
+            if kfile in self._files:
+                return True
+            if kfile == upto:
+                break
+        return False
 
 
 def _text(path: str) -> str:

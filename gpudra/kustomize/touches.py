@@ -9,7 +9,7 @@ convert can move the count onto the claim the container got.
 from __future__ import annotations
 
 from collections.abc import Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any
 
 from gpudra.devices import DeviceResource, classify
@@ -109,19 +109,13 @@ def _json_touches(patch: Patch, doc: PatchDoc, target: Resource | None,
         rest = op.path[len(pod):] if pod is not None else ()
         if pod is None or len(rest) != 5 or rest[0] not in _LISTS or \
                 not isinstance(rest[1], int) or rest[2] != "resources":
-            found.append(_with(touch, shape="an operation on a path gpudra does not map to a "
-                                           "container's resources"))
+            found.append(replace(touch, shape="an operation on a path gpudra does not map to "
+                                              "a container's resources"))
             continue
         spec = base_specs[pod]
         container = next((c for c in spec.containers if c.path == pod + rest[:2]), None)
-        found.append(_with(touch, pod=pod, container=container, section=rest[3],
-                           container_name=container.name if container else None,
-                           shape=None if op.whole else "an operation that writes a whole "
-                                                        "resources block"))
+        found.append(replace(touch, pod=pod, container=container, section=rest[3],
+                             container_name=container.name if container else None,
+                             shape=None if op.whole else "an operation that writes a whole "
+                                                          "resources block"))
     return found
-
-
-def _with(touch: Touch, **changes: Any) -> Touch:
-    from dataclasses import replace
-
-    return replace(touch, **changes)

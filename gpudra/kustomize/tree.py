@@ -17,11 +17,11 @@ from typing import Any
 
 import yaml
 
+from gpudra.kustomize import KUSTOMIZATION_FILES
 from gpudra.kustomize.patches import Patch, read_patches
 from gpudra.model import InputError
 from gpudra.sources.documents import Chunk, ParseError, parse_chunk
 
-KUSTOMIZATION_FILES = ("kustomization.yaml", "kustomization.yml", "Kustomization")
 _SKIPPED_DIRS = frozenset({".git", ".hg", ".svn", "node_modules", "vendor", "third_party",
                            ".terraform", "__pycache__", ".venv", ".tox"})
 # kustomize's remote forms: URLs, scp-like git addresses, host/org/repo paths with a ref.
@@ -64,10 +64,6 @@ class Tree:
     def patch_files(self) -> set[str]:
         return {p.file for k in self.kustomizations.values() for p in k.patches if not p.inline}
 
-    def listing(self, file: str) -> list[Kustomization]:
-        """The kustomizations that list `file` in their resources."""
-        return [k for k in self.kustomizations.values() if file in k.resources]
-
 
 def kustomization_file(directory: str) -> str | None:
     for name in KUSTOMIZATION_FILES:
@@ -75,6 +71,17 @@ def kustomization_file(directory: str) -> str | None:
         if os.path.isfile(candidate):
             return candidate
     return None
+
+
+def real_roots(paths: Iterable[str]) -> tuple[str, ...]:
+    """The path arguments (stdin aside) with symlinks resolved, for `inside`."""
+    return tuple(os.path.realpath(p) for p in paths if p != "-")
+
+
+def inside(file: str, roots: Iterable[str]) -> bool:
+    """Whether `file` is one of `roots` (from `real_roots`) or under one."""
+    real = os.path.realpath(file)
+    return any(real == root or real.startswith(root.rstrip(os.sep) + os.sep) for root in roots)
 
 
 def find_roots(paths: Iterable[str], excludes: Iterable[str] = ()) -> list[str]:

@@ -6,7 +6,7 @@ import os
 import re
 
 from gpudra.devices import DEVICE_NAME_PATTERN
-from gpudra.kustomize.tree import KUSTOMIZATION_FILES
+from gpudra.kustomize import KUSTOMIZATION_FILES
 from gpudra.model import Severity
 from gpudra.objects import TemplateText
 from gpudra.quantity import parse_device_count
