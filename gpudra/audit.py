@@ -7,7 +7,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from gpudra.config import Config
-from gpudra.model import Finding, InputError, Report
+from gpudra.model import Finding, InputError, NotRead, Report
 from gpudra.objects import SourceObject, TemplateText
 from gpudra.rules import CHECKERS, AuditContext, catalogue
 from gpudra.sources import Source
@@ -36,9 +36,12 @@ def audit(source: Source, config: Config) -> Report:
     ctx = AuditContext(rules, config.settings, table)
     checkers = [checker() for checker in CHECKERS]
     errors: list[InputError] = []
+    not_read: list[NotRead] = []
     for item in source.items():
         if isinstance(item, InputError):
             errors.append(item)
+        elif isinstance(item, NotRead):
+            not_read.append(item)
         elif isinstance(item, TemplateText):
             for checker in checkers:
                 checker.check_template(item, ctx)
@@ -59,6 +62,7 @@ def audit(source: Source, config: Config) -> Report:
         disabled_rules=config.settings.disabled,
         source=source.kind,
         objects_read=stats.objects,
+        not_read=tuple(not_read),
     )
 
 

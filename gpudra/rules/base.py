@@ -88,8 +88,10 @@ class AuditContext:
         old = self.workloads.get(key)
         if old is not None:
             device_plugin, dra = device_plugin or old.device_plugin, dra or old.dra
+        bridge = obj.cluster is not None and obj.cluster.on_bridge
         self.workloads[key] = WorkloadStatus(obj.file, obj.kind, obj.name, obj.namespace,
-                                             device_plugin, dra, source=obj.source)
+                                             device_plugin, dra, source=obj.source,
+                                             bridge=bridge and device_plugin)
 
     def emit(self, rule_id: str, where: SourceObject | TemplateText, message: str, *,
              path: PathT = (), line: int | None = None, container: str | None = None,

@@ -223,8 +223,13 @@ class DeviceRequests(Checker):
         if count.value == 0:
             ctx.emit("GPU107", obj, f"{label} asks for 0 × {name}", **where, quantity=0)
             return
-        ctx.emit(_CLASSIFICATION_RULE[request.device.kind], obj,
-                 _classification_message(label, request.device, count.value), **where,
+        message = _classification_message(label, request.device, count.value)
+        bridged = obj.cluster.bridge_pods if obj.cluster is not None else 0
+        if bridged and request.device.kind in (DeviceKind.GPU, DeviceKind.MIG):
+            message += (f"; DRA serves it to {bridged} of its pods through a DeviceClass's "
+                        "extendedResourceName (KEP-5004 bridge): on DRA, but only while a "
+                        "class maps this name")
+        ctx.emit(_CLASSIFICATION_RULE[request.device.kind], obj, message, **where,
                  quantity=count.value)
         if count.templated:
             ctx.emit("GPU106", obj, f"{label}: {name} quantity {request.raw!r} is a placeholder",

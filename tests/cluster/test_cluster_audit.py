@@ -44,7 +44,7 @@ def test_workloads_are_reported_once_at_their_top_controller(cluster: FakeCluste
     assert vllm["source"] == "cluster" and vllm["file"] is None and vllm["line"] is None
     assert vllm["cluster"] == {"replicas": 2, "running_pods": 2, "nodes": ["gpu-1"],
                                "managed_by": "Helm release serving (namespace ml)",
-                               "gpu_holders": []}
+                               "gpu_holders": [], "bridge_pods": 0}
     assert gpu101[("CronJob", "ml", "nightly")]["cluster"]["running_pods"] == 1
     assert gpu101[("CronJob", "ml", "nightly")]["cluster"]["nodes"] == ["gpu-2"]
     assert gpu101[("Pod", "lab", "debug-gpu")]["cluster"]["managed_by"] == "kubectl apply"

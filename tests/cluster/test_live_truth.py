@@ -1,0 +1,239 @@
+"""A mid-migration 1.35 cluster (states/midmigration.yaml) audited, planned and exported through
+the fake API server: every GPU workload once, at its real owner; pods the KEP-5004 bridge serves
+counted as on DRA; what could not be read never turned into a fact (issue 14)."""
+
+from __future__ import annotations
+
+import copy
+import json
+from pathlib import Path
+from typing import Any
+
+import pytest
+import yaml
+from typer.testing import CliRunner
+
+from gpudra.cli import app
+from tests.fakeapi import FakeCluster
+
+STATE = Path(__file__).parent / "states" / "midmigration.yaml"
+ENV = {"KUBECONFIG": "", "HOME": "/nonexistent"}
+
+
+def midmigration() -> dict[str, Any]:
+    """The state as a dict (anchors resolved), for variants of it."""
+    return copy.deepcopy(yaml.safe_load(STATE.read_text()))
+
+
+@pytest.fixture(scope="module")
+def cluster() -> Any:
+    with FakeCluster(STATE, tls=False) as fake:
+        yield fake
+
+
+def run(fake: FakeCluster, *args: str) -> tuple[int, dict[str, Any], str]:
+    result = CliRunner().invoke(app, [*args, "--kubeconfig", str(fake.kubeconfig), "-o", "json"],
+                                env=ENV)
+    assert result.exception is None or isinstance(result.exception, SystemExit), result.output
+    return result.exit_code, json.loads(result.stdout), result.stderr
+
+
+def gpu_findings(report: dict[str, Any]) -> dict[tuple[str, str, str], dict[str, Any]]:
+    return {(f["namespace"], f["kind"], f["name"]): f for f in report["findings"]
+            if f["rule"] in ("GPU101", "GPU102", "GPU103")}
+
+
+@pytest.fixture(scope="module")
+def audited(cluster: FakeCluster) -> dict[str, Any]:
+    code, report, _ = run(cluster, "audit")
+    assert code == 1
+    return report
+
+
+def test_every_gpu_workload_once_at_its_real_owner(audited: dict[str, Any]) -> None:
+    assert set(gpu_findings(audited)) == {
+        ("ml", "Deployment", "llm-api"), ("ml", "CronJob", "nightly-eval"),
+        ("ml", "JobSet", "pretrain"), ("serving", "LeaderWorkerSet", "vllm"),
+        ("research", "RayCluster", "ray-tune"), ("serving", "InferenceService", "llama"),
+        ("lab", "Pod", "debug-gpu"), ("ml", "Pod", "orphan-trainer-x7k2"),
+        ("search", "Deployment", "rerank")}
+    summary = audited["summary"]
+    assert (summary["gpu_workloads"], summary["on_device_plugin"], summary["on_dra"],
+            summary["on_bridge"]) == (10, 8, 1, 1)
+    assert summary["percent_migrated"] == 20.0
+
+
+def test_worker_statefulsets_of_a_leaderworkerset_count_for_it(audited: dict[str, Any]) -> None:
+    # worker Pod -> StatefulSet vllm-N -> leader Pod vllm-N -> StatefulSet vllm -> LWS vllm
+    vllm = [f for f in audited["findings"] if f["name"] == "vllm" and f["rule"] == "GPU101"]
+    assert {f["container"] for f in vllm} == {"vllm-leader", "vllm-worker"}
+    assert all(f["cluster"]["running_pods"] == 4 and f["cluster"]["replicas"] == 4
+               and f["cluster"]["nodes"] == ["dp-a100-1", "dp-a100-2"] for f in vllm)
+    assert not [f for f in audited["findings"] if f["kind"] == "StatefulSet"]
+
+
+@pytest.mark.parametrize(("workload", "replicas", "running"), [
+    (("serving", "LeaderWorkerSet", "vllm"), 4, 4),    # replicas 2 x size 2
+    (("ml", "JobSet", "pretrain"), 4, 4),             # 2 Jobs x parallelism 2
+    (("research", "RayCluster", "ray-tune"), 3, 2),   # head + 2 workers; one worker Pending
+    (("serving", "InferenceService", "llama"), 1, 1),
+    (("ml", "Deployment", "llm-api"), 2, 2),
+])
+def test_replicas_of_controllers_that_run_several_templates(audited: dict[str, Any],
+                                                            workload: tuple, replicas: int,
+                                                            running: int) -> None:
+    info = gpu_findings(audited)[workload]["cluster"]
+    assert (info["replicas"], info["running_pods"]) == (replicas, running)
+
+
+def test_plan_counts_the_pods_the_audit_reports(cluster: FakeCluster) -> None:
+    code, report, _ = run(cluster, "plan")
+    pods = {(w["namespace"], w["kind"], w["name"]): w["pods"] for w in report["workloads"]}
+    assert pods[("serving", "LeaderWorkerSet", "vllm")] == 4
+    assert pods[("ml", "JobSet", "pretrain")] == 4
+    assert pods[("research", "RayCluster", "ray-tune")] == 2  # the head asks no GPU
+    assert ("serving", "StatefulSet", "vllm-0") not in pods
+    assert ("ml", "Pod", "orphan-trainer-x7k2") in pods
+    assert sum(pods.values()) == 18 and len(pods) == 10
+    assert sum(r["allocated"] for w in report["workloads"] for r in w["requests"]) == 19
+    assert code == 0
+
+
+def test_a_pod_whose_controller_is_gone_is_reported_at_the_pod(audited: dict[str, Any]) -> None:
+    orphan = gpu_findings(audited)[("ml", "Pod", "orphan-trainer-x7k2")]
+    assert orphan["cluster"]["running_pods"] == 1 and orphan["cluster"]["nodes"] == ["dp-a100-1"]
+
+
+def test_a_cluster_of_only_an_orphaned_gpu_pod_is_not_empty() -> None:
+    state = midmigration()
+    state["objects"] = [o for o in state["objects"]
+                        if o["metadata"]["name"] == "orphan-trainer-x7k2"]
+    with FakeCluster(state, tls=False) as fake:
+        code, report, _ = run(fake, "audit")
+        table = CliRunner().invoke(app, ["audit", "--kubeconfig", str(fake.kubeconfig)], env=ENV)
+    assert code == 1 and report["summary"]["gpu_workloads"] == 1
+    assert "No GPU workloads found" not in table.stdout
+
+
+def test_a_dangling_owner_two_levels_up_reports_the_replicaset() -> None:
+    # The Deployment is gone, its ReplicaSet is still there: the ReplicaSet is the workload.
+    state = midmigration()
+    state["objects"] = [o for o in state["objects"] if not (
+        o["kind"] == "Deployment" and o["metadata"]["name"] == "llm-api")]
+    with FakeCluster(state, tls=False) as fake:
+        _, report, _ = run(fake, "audit", "-n", "ml")
+    found = gpu_findings(report)
+    assert ("ml", "ReplicaSet", "llm-api-6c9f8") in found
+    assert found[("ml", "ReplicaSet", "llm-api-6c9f8")]["cluster"]["running_pods"] == 2
+    assert not any(key[1] == "Pod" and key[2].startswith("llm-api") for key in found)
+
+
+def test_bridge_served_pods_are_on_dra(audited: dict[str, Any]) -> None:
+    rerank = gpu_findings(audited)[("search", "Deployment", "rerank")]
+    assert rerank["cluster"]["bridge_pods"] == 1 and rerank["cluster"]["nodes"] == []
+    assert "bridge" in rerank["message"]
+    search = {n["namespace"]: n for n in audited["summary"]["namespaces"]}["search"]
+    assert (search["gpu_workloads"], search["on_dra"], search["on_bridge"],
+            search["percent_migrated"]) == (2, 1, 1, 100.0)
+    # it holds no device-plugin GPU on its node, and its claim is not anybody's finding
+    holders = [h for f in audited["findings"] if f["rule"] == "GPU803"
+               for h in f["cluster"]["gpu_holders"]]
+    assert holders and not any("rerank" in h for h in holders)
+    assert not [f for f in audited["findings"] if "extended-resources" in (f["name"] or "")]
+
+
+def test_a_mixed_workload_is_still_on_the_device_plugin() -> None:
+    # One pod served by the bridge, one by the device plugin: the device plugin is still needed.
+    state = midmigration()
+    pod = next(o for o in state["objects"] if o["metadata"]["name"] == "rerank-58d4c-wq7zt")
+    second = copy.deepcopy(pod)
+    second["metadata"]["name"] = "rerank-58d4c-zz1aa"
+    second["metadata"]["uid"] = "pod-rerank-2"
+    second["spec"]["nodeName"] = "dp-a100-1"
+    del second["status"]["extendedResourceClaimStatus"]
+    state["objects"].append(second)
+    with FakeCluster(state, tls=False) as fake:
+        _, report, _ = run(fake, "audit", "-n", "search")
+    rerank = gpu_findings(report)[("search", "Deployment", "rerank")]["cluster"]
+    assert (rerank["bridge_pods"], rerank["nodes"]) == (1, ["dp-a100-1"])
+    assert (report["summary"]["on_bridge"], report["summary"]["on_device_plugin"]) == (0, 1)
+
+
+def test_unreadable_replicasets_make_running_pods_unknown_not_zero() -> None:
+    state = midmigration()
+    state["deny"] = [{"resource": "replicasets", "verb": "list"}]
+    with FakeCluster(state, tls=False) as fake:
+        code, report, _ = run(fake, "audit")
+    found = gpu_findings(report)
+    assert found[("ml", "Deployment", "llm-api")]["cluster"]["running_pods"] is None
+    assert found[("serving", "InferenceService", "llama")]["cluster"]["running_pods"] is None
+    # kinds that own their pods directly are still known
+    assert found[("ml", "JobSet", "pretrain")]["cluster"]["running_pods"] == 4
+    # pods below the unreadable kind are unknown, not orphans
+    assert not any(key[1] == "Pod" and key[2].startswith("llm-api") for key in found)
+    assert code == 3 and report["errors"]
+
+
+def test_nothing_readable_is_no_percentage() -> None:
+    state = midmigration()
+    state["deny"] = [{"resource": "*"}]
+    with FakeCluster(state, tls=False) as fake:
+        code, report, _ = run(fake, "audit")
+        table = CliRunner().invoke(app, ["audit", "--kubeconfig", str(fake.kubeconfig)], env=ENV)
+    assert code == 3 and report["summary"]["percent_migrated"] is None
+    assert report["summary"]["gpu_workloads"] == 0
+    assert "in what could be read" in table.stdout
+
+
+def test_a_namespaced_role_is_a_normal_audit() -> None:
+    state = midmigration()
+    state["namespaced_only"] = ["ml"]
+    with FakeCluster(state, tls=False) as fake:
+        code, report, stderr = run(fake, "audit", "-n", "ml")
+        table = CliRunner().invoke(app, ["audit", "--kubeconfig", str(fake.kubeconfig),
+                                         "-n", "ml"], env=ENV)
+    assert set(gpu_findings(report)) == {("ml", "Deployment", "llm-api"),
+                                         ("ml", "CronJob", "nightly-eval"),
+                                         ("ml", "JobSet", "pretrain"),
+                                         ("ml", "Pod", "orphan-trainer-x7k2")}
+    assert gpu_findings(report)[("ml", "Deployment", "llm-api")]["cluster"]["running_pods"] == 2
+    assert [f["name"] for f in report["findings"] if f["rule"] == "GPU201"] == ["gpu-quota"]
+    refused = {r["object"]: r["without"] for r in report["not_read"]}
+    assert set(refused) == {"nodes (cluster-wide)",
+                            "resourceslices.resource.k8s.io (cluster-wide)",
+                            "deviceclasses.resource.k8s.io (cluster-wide)",
+                            "clusterqueues.kueue.x-k8s.io (cluster-wide)",
+                            "nodepools.karpenter.sh (cluster-wide)"}
+    assert "GPU803" in refused["nodes (cluster-wide)"]
+    assert report["errors"] == [] and code == 1  # findings, not a partial read
+    assert table.stdout.count("not read (a namespaced role may not)") == 5
+
+
+def test_a_namespaced_role_refused_in_its_own_namespace_is_an_error() -> None:
+    state = midmigration()
+    state["namespaced_only"] = ["ml"]
+    with FakeCluster(state, tls=False) as fake:
+        code, report, _ = run(fake, "audit", "-n", "serving")
+    assert code == 3 and any("pods" in e["object"] for e in report["errors"])
+
+
+def test_plan_never_allocates_a_tainted_device_without_a_toleration() -> None:
+    # Only dra-h100-1 is eligible: its gpu-1 has the driver's fatal-XID NoSchedule taint.
+    state = midmigration()
+    state["objects"] = [o for o in state["objects"] if o["kind"] not in ("Node", "ResourceSlice")
+                        or o["metadata"]["name"].startswith("dra-h100-1")]
+    for obj in state["objects"]:
+        if obj["kind"] == "ResourceSlice":
+            obj["spec"]["devices"] = [d for d in obj["spec"]["devices"]
+                                      if d["name"] in ("gpu-0", "gpu-1")]
+    with FakeCluster(state, tls=False) as fake:
+        _, report, _ = run(fake, "plan")
+    by_name = {w["name"]: w for w in report["workloads"]}
+    pretrain = by_name["pretrain"]  # 4 pods x 1 GPU, 1 usable device
+    assert pretrain["pods_placed"] <= 1 and not pretrain["satisfiable"]
+    assert any("gpu.nvidia.com/xid=79:NoSchedule" in w and "dra-h100-1/gpu-1" in w
+               for w in pretrain["warnings"])
+    assert sum(r["allocated"] for w in report["workloads"] for r in w["requests"]) == 1
+    # gpu-0 only: gpu-1 went to no one
+    assert all(any("tainted and not tolerated" in x for x in w["warnings"])
+               for w in report["workloads"])
