@@ -67,6 +67,7 @@ class ClusterInfo:
     managed_by: str | None = None
     gpu_holders: tuple[str, ...] = ()  # for a node: its pods that hold device-plugin GPUs
     bridge_pods: int = 0  # its pods whose nvidia.com/gpu DRA serves (KEP-5004, pod status)
+    controller_gone: str | None = None  # "ReplicaSet/x": its controller no longer exists
 
     @property
     def on_bridge(self) -> bool:

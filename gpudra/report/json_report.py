@@ -49,7 +49,8 @@ def cluster_data(info: ClusterInfo | None) -> dict[str, Any] | None:
         return None
     return {"replicas": info.replicas, "running_pods": info.running_pods,
             "nodes": list(info.nodes), "managed_by": info.managed_by,
-            "gpu_holders": list(info.gpu_holders), "bridge_pods": info.bridge_pods}
+            "gpu_holders": list(info.gpu_holders), "bridge_pods": info.bridge_pods,
+            "controller_gone": info.controller_gone}
 
 
 def error_data(e: InputError) -> dict[str, Any]:

@@ -77,6 +77,8 @@ def _live(f: Finding) -> str:
         parts.append(f"{replicas}{running}{nodes}")
     if info.bridge_pods:
         parts.append(f"{info.bridge_pods} served by DRA through the bridge")
+    if info.controller_gone:
+        parts.append(f"its controller {info.controller_gone} no longer exists")
     if info.managed_by:
         parts.append(f"change it in: {info.managed_by}")
     return f"  ({'; '.join(parts)})" if parts else ""

@@ -32,7 +32,7 @@ from __future__ import annotations
 
 from collections import Counter, defaultdict
 from collections.abc import Callable, Iterable, Iterator, Mapping
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any, Protocol
 
 from gpudra.gpu_use import device_plugin_total, read_object
@@ -190,9 +190,9 @@ class ClusterSource:
         for obj in top:
             yield ClusterObject(obj, owners.info(obj))
         del top
-        for obj in owners.orphans():
+        for obj, gone in owners.orphans():
             info = owners.info_for_pod(obj) if obj.get("kind") == "Pod" else owners.info(obj)
-            yield ClusterObject(obj, info)
+            yield ClusterObject(obj, replace(info, controller_gone=gone))
         for read in self._reads(OTHERS):
             for obj in self._list(read):
                 info = owners.node_info(obj) if read.resource == "nodes" else None
@@ -343,12 +343,13 @@ class _Owners:
         for key in [key for key in self.waiting if key in self.seen]:
             del self.waiting[key]
 
-    def orphans(self) -> Iterator[dict[str, Any]]:
-        """GPU objects whose controller was never read although its kind was: a dangling
-        ownerReference. Those below an unreadable kind are unknown, not orphans."""
+    def orphans(self) -> Iterator[tuple[dict[str, Any], str]]:
+        """GPU objects whose controller was never read although its kind was (a dangling
+        ownerReference), each with that controller as `Kind/name`. Those below an unreadable
+        kind are unknown, not orphans."""
         for (namespace, kind, name), objects in self.waiting.items():
             if (namespace, kind, name) not in self.seen and kind not in self.unreadable:
-                yield from objects
+                yield from ((obj, f"{kind}/{name}") for obj in objects)
         self.waiting.clear()
 
     def info(self, obj: Mapping[str, Any]) -> ClusterInfo:
@@ -367,8 +368,9 @@ class _Owners:
             pending += self.children.get(current, ())
         unknown = "Pod" in self.unreadable or bool(_BETWEEN.get(kind, frozenset())
                                                    & self.unreadable)
-        return ClusterInfo(_replicas(obj, self.table), None if unknown else running, tuple(sorted(nodes)),
-                           managed_by(as_mapping(obj.get("metadata"))), bridge_pods=bridged)
+        return ClusterInfo(_replicas(obj, self.table), None if unknown else running,
+                           tuple(sorted(nodes)), managed_by(as_mapping(obj.get("metadata"))),
+                           bridge_pods=bridged)
 
     def info_for_pod(self, pod: Mapping[str, Any]) -> ClusterInfo:
         running = 1 if dig(pod, "status", "phase") == "Running" else 0

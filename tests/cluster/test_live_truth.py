@@ -237,3 +237,47 @@ def test_plan_never_allocates_a_tainted_device_without_a_toleration() -> None:
     # gpu-0 only: gpu-1 went to no one
     assert all(any("tainted and not tolerated" in x for x in w["warnings"])
                for w in report["workloads"])
+
+
+def _gpu_pod(name: str, namespace: str, owner: dict[str, Any]) -> dict[str, Any]:
+    return {"apiVersion": "v1", "kind": "Pod",
+            "metadata": {"name": name, "namespace": namespace, "ownerReferences": [owner]},
+            "spec": {"nodeName": "dp-a100-1", "containers": [
+                {"name": "c", "image": "cuda", "resources": {"limits": {"nvidia.com/gpu": 1}}}]},
+            "status": {"phase": "Running"}}
+
+
+def test_convert_from_cluster_exports_bare_pods_cleaned_and_lists_the_rest(
+        tmp_path: Path) -> None:
+    state = midmigration()
+    state["objects"] += [
+        _gpu_pod("wf-step-1", "lab", {"apiVersion": "argoproj.io/v1alpha1", "kind": "Workflow",
+                                      "name": "wf", "uid": "wf-1", "controller": True}),
+        _gpu_pod("kube-gpu-probe-dp-a100-1", "lab", {"apiVersion": "v1", "kind": "Node",
+                                                     "name": "dp-a100-1", "uid": "n-1",
+                                                     "controller": True})]
+    out = tmp_path / "exported"
+    with FakeCluster(state, tls=False) as fake:
+        result = CliRunner().invoke(app, ["convert", "--from-cluster", "--kubeconfig",
+                                          str(fake.kubeconfig), "--output-dir", str(out),
+                                          "-o", "json"], env=ENV)
+    assert result.exit_code == 0, result.output
+    files = sorted(p.relative_to(out).as_posix() for p in out.rglob("*.yaml"))
+    assert "lab/pod-debug-gpu.yaml" in files and "ml/pod-orphan-trainer-x7k2.yaml" in files
+    assert not [f for f in files if "statefulset" in f or "wf-step" in f or "probe" in f]
+    assert not [f for f in files if "extended-resources" in f or "resourceclaim-" in f]
+    pod = next(yaml.safe_load_all((out / "lab/pod-debug-gpu.yaml").read_text()))
+    spec = pod["spec"]
+    assert "status" not in pod and set(pod["metadata"]) == {"name", "namespace"}
+    assert not {"nodeName", "serviceAccountName", "serviceAccount", "volumes", "priority",
+                "restartPolicy", "dnsPolicy", "schedulerName"} & set(spec)
+    assert "volumeMounts" not in spec["containers"][0]
+    assert spec["tolerations"] == [{"key": "nvidia.com/gpu", "operator": "Exists",
+                                    "effect": "NoSchedule"}]
+    orphan = next(yaml.safe_load_all((out / "ml/pod-orphan-trainer-x7k2.yaml").read_text()))
+    assert "ownerReferences" not in orphan["metadata"]
+    report = json.loads(result.stdout)
+    skipped = {w["name"]: w for w in report["workloads"] if w["strategy"] == "manual"}
+    assert set(skipped) == {"wf-step-1", "kube-gpu-probe-dp-a100-1"}
+    assert "Workflow wf" in skipped["wf-step-1"]["reason"]
+    assert "static pod" in skipped["kube-gpu-probe-dp-a100-1"]["reason"]
