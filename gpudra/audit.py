@@ -33,7 +33,9 @@ def audit(source: Source, config: Config) -> Report:
     """Run every checker over what `source` yields: files, stdin or a cluster."""
     rules = catalogue()
     table = WorkloadTable().with_kinds(config.workloads)
-    ctx = AuditContext(rules, config.settings, table)
+    # A cluster source knows its release; file trees have none.
+    ctx = AuditContext(rules, config.settings, table,
+                       kubernetes_minor=getattr(source, "kubernetes_minor", None))
     checkers = [checker() for checker in CHECKERS]
     errors: list[InputError] = []
     not_read: list[NotRead] = []

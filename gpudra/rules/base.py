@@ -64,6 +64,7 @@ class AuditContext:
     table: WorkloadTable
     findings: list[Finding] = field(default_factory=list)
     suppressed: int = 0
+    kubernetes_minor: int | None = None  # a cluster audit: the cluster's release (1.<minor>)
     workloads: dict[tuple, WorkloadStatus] = field(default_factory=dict)
     # One-slot caches: checkers visit one object in a row. Keyed by identity of the data they
     # hold on to, so a recycled id() can never return another object's results.

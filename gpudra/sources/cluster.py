@@ -90,8 +90,8 @@ OTHERS = (
     Read("resource.k8s.io", "deviceclasses", "DRA device classes", _DRA,
          without="the DeviceClass lint (GPU6xx) and which class serves nvidia.com/gpu through "
                  "extendedResourceName"),
-    Read("resource.k8s.io", "resourceclaims", "DRA claims", _DRA,
-         commands=frozenset({"audit", "plan", "export"})),
+    Read("resource.k8s.io", "resourceclaims", "DRA claims; the bridge's claims (preflight)",
+         _DRA, commands=frozenset({"audit", "plan", "export", "preflight"})),
     Read("resource.k8s.io", "resourceclaimtemplates", "DRA claim templates", _DRA,
          commands=frozenset({"audit", "plan", "export"})),
     Read("", "resourcequotas", "quotas on nvidia.com/gpu",
@@ -211,6 +211,14 @@ class ClusterSource:
         group = str(obj.get("apiVersion", "")).rpartition("/")[0]
         use = read_object(self.table, group, str(obj.get("kind", "")), obj, strays=False)
         return use.device_plugin or use.dra
+
+    @property
+    def kubernetes_minor(self) -> int | None:
+        """The cluster's release (1.<minor>), for rules whose truth depends on it."""
+        try:
+            return int(self.cluster.server_version().minor)
+        except Exception:  # noqa: BLE001 - a reader without /version (tests), or it failed
+            return None
 
     def finish(self, ctx: Any) -> None:
         """Nothing beyond the objects: every cluster finding comes from a rule."""

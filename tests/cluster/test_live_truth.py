@@ -281,3 +281,35 @@ def test_convert_from_cluster_exports_bare_pods_cleaned_and_lists_the_rest(
     assert set(skipped) == {"wf-step-1", "kube-gpu-probe-dp-a100-1"}
     assert "Workflow wf" in skipped["wf-step-1"]["reason"]
     assert "static pod" in skipped["kube-gpu-probe-dp-a100-1"]["reason"]
+
+
+def _without_bridge(version: str) -> dict[str, Any]:
+    state = midmigration()
+    state["version"] = version
+    state["objects"] = [o for o in state["objects"] if "extended-resources" not in
+                        o["metadata"]["name"] and o["metadata"]["name"] != "rerank-58d4c-wq7zt"]
+    return state
+
+
+@pytest.mark.parametrize(("version", "message"), [
+    ("1.35.2", "DRAExtendedResource is alpha and off by default in Kubernetes 1.35: only if it "
+               "was turned on"),
+    ("1.36.1", None),   # beta and on: the quota counts the class's claims, nothing to report
+    ("1.34.4", "DRAExtendedResource is alpha and off by default in Kubernetes 1.34"),
+])
+def test_gpu201_says_what_the_release_and_the_live_classes_make_true(version: str,
+                                                                     message: str | None) -> None:
+    with FakeCluster(_without_bridge(version), tls=False) as fake:
+        _, report, _ = run(fake, "audit", "-n", "ml")
+    found = [f for f in report["findings"] if f["rule"] == "GPU201"]
+    if message is None:
+        assert found == []
+    else:
+        [quota] = found
+        assert message in quota["message"] and "DeviceClass gpu.nvidia.com maps" in \
+            quota["message"]
+
+
+def test_gpu201_is_quiet_where_the_bridge_is_seen_working(audited: dict[str, Any]) -> None:
+    # 1.35 (gate off by default), but the scheduler made bridge claims: the gate is on.
+    assert not [f for f in audited["findings"] if f["rule"] == "GPU201"]
