@@ -36,6 +36,11 @@ def cluster_role(name: str = DEFAULT_NAME, reads: tuple[Read, ...] | None = None
     }
 
 
+def namespace_object(name: str) -> dict[str, Any]:
+    return {"apiVersion": "v1", "kind": "Namespace",
+            "metadata": {"name": name, "labels": {"app.kubernetes.io/name": "gpudra"}}}
+
+
 def service_account(name: str, namespace: str) -> dict[str, Any]:
     return {"apiVersion": "v1", "kind": "ServiceAccount",
             "metadata": {"name": name, "namespace": namespace,
@@ -52,11 +57,18 @@ def cluster_role_binding(role: str, account: str, namespace: str) -> dict[str, A
     }
 
 
-def manifests(name: str = DEFAULT_NAME, namespace: str = "gpudra",
+DEFAULT_NAMESPACE = "gpudra"
+
+
+def manifests(name: str = DEFAULT_NAME, namespace: str | None = None,
               account: str | None = None, user: str | None = None,
               group: str | None = None) -> list[dict[str, Any]]:
     """The role and its binding: to `user` or `group` when given, else to a ServiceAccount
-    (created too) for in-cluster runs."""
+    (created too) for in-cluster runs. Without `namespace` the ServiceAccount goes to a
+    Namespace `gpudra`, printed too, so that `kubectl apply` of the output works on a cluster
+    that has none; a given namespace is one that exists."""
+    create_namespace = namespace is None
+    namespace = namespace or DEFAULT_NAMESPACE
     role = cluster_role(name)
     if user or group:
         binding = cluster_role_binding(name, "", namespace)
@@ -64,8 +76,8 @@ def manifests(name: str = DEFAULT_NAME, namespace: str = "gpudra",
                                 "kind": "User" if user else "Group", "name": user or group}]
         return [role, binding]
     account = account or name
-    return [service_account(account, namespace), role,
-            cluster_role_binding(name, account, namespace)]
+    return ([namespace_object(namespace)] if create_namespace else []) + [
+        service_account(account, namespace), role, cluster_role_binding(name, account, namespace)]
 
 
 def render(objects: list[dict[str, Any]]) -> str:
@@ -75,6 +87,9 @@ def render(objects: list[dict[str, Any]]) -> str:
 
     style = Style()
     header = ["# Read-only access for gpudra audit, plan and preflight (gpudra rbac)."]
+    if objects[0].get("kind") == "Namespace":
+        header.append("# The Namespace is for the ServiceAccount; use --namespace NS for one "
+                      "that exists.")
     return "---\n".join("\n".join(lines) + "\n" for lines in
                         [header + document(objects[0], style)]
                         + [document(o, style) for o in objects[1:]])

@@ -313,3 +313,52 @@ def test_gpu201_says_what_the_release_and_the_live_classes_make_true(version: st
 def test_gpu201_is_quiet_where_the_bridge_is_seen_working(audited: dict[str, Any]) -> None:
     # 1.35 (gate off by default), but the scheduler made bridge claims: the gate is on.
     assert not [f for f in audited["findings"] if f["rule"] == "GPU201"]
+
+
+def test_gpudra_rbac_prints_the_namespace_its_service_account_needs() -> None:
+    default = list(yaml.safe_load_all(CliRunner().invoke(app, ["rbac"]).stdout))
+    assert [d["kind"] for d in default] == ["Namespace", "ServiceAccount", "ClusterRole",
+                                            "ClusterRoleBinding"]
+    assert default[0]["metadata"]["name"] == default[1]["metadata"]["namespace"] == "gpudra"
+    given = list(yaml.safe_load_all(CliRunner().invoke(app, ["rbac", "-n", "ops"]).stdout))
+    assert [d["kind"] for d in given] == ["ServiceAccount", "ClusterRole", "ClusterRoleBinding"]
+    assert given[0]["metadata"]["namespace"] == "ops"
+    assert given[2]["subjects"][0]["namespace"] == "ops"
+    user = list(yaml.safe_load_all(CliRunner().invoke(app, ["rbac", "--user", "a"]).stdout))
+    assert [d["kind"] for d in user] == ["ClusterRole", "ClusterRoleBinding"]
+
+
+def test_the_role_gpudra_rbac_prints_is_enough_for_audit_plan_and_preflight() -> None:
+    # The fake refuses everything the ClusterRole does not grant.
+    from gpudra.rbac import cluster_role
+    from tests.fakeapi.registry import BUILTIN_RESOURCES
+    from tests.fakeapi.state import KNOWN_CRDS
+
+    state = midmigration()
+    granted = {(g, r) for rule in cluster_role()["rules"] if "resourceNames" not in rule
+               for g in rule["apiGroups"] for r in rule["resources"]}
+    served = {(r.group, r.plural) for r in BUILTIN_RESOURCES} | {
+        (KNOWN_CRDS[c]["group"], KNOWN_CRDS[c]["plural"]) for c in state["crds"]}
+    state["deny"] = [{"group": g, "resource": r, "verb": "list"} for g, r in served - granted]
+    assert {"group": "", "resource": "configmaps", "verb": "list"} in state["deny"]
+    with FakeCluster(state, tls=False) as fake:
+        for command in (["audit"], ["plan"], ["preflight"]):
+            _, report, _ = run(fake, *command)
+            assert report["errors"] == [], (command, report["errors"])
+
+
+def test_gpu501_tells_a_recording_rule_from_an_alerting_rule(audited: dict[str, Any]) -> None:
+    messages = sorted(f["message"] for f in audited["findings"] if f["rule"] == "GPU501")
+    assert len(messages) == 2
+    assert messages[0].startswith("alerting rule 'GPUCapacityLow'")
+    assert messages[1].startswith("recording rule 'namespace:gpu_requests:sum'")
+    assert "every alert and dashboard built on it" in messages[1]
+
+
+def test_plan_under_a_namespaced_role_says_it_cannot_see_the_devices() -> None:
+    state = midmigration()
+    state["namespaced_only"] = ["ml"]
+    with FakeCluster(state, tls=False) as fake:
+        code, report, _ = run(fake, "plan", "-n", "ml")
+    assert code == 3
+    assert any("nodes" in e.get("object", "") for e in report["errors"])
