@@ -35,9 +35,11 @@ from gpudra.convert.requests import (
     find_needs,
 )
 from gpudra.dra import emit
+from gpudra.dra.mig_memory import usable_mib
 from gpudra.dra.selectors import min_memory_selector, product_prefix_selector
 from gpudra.gpu_use import ObjectUse, quota_path, read_object
 from gpudra.objects import dig, format_path
+from gpudra.quantity import parse_quantity
 from gpudra.workloads import PodSpecRef, WorkloadTable
 
 __all__ = ["Blocked", "ConvertOptions", "ObjectPlan", "Planner", "WorkloadResult"]
@@ -244,8 +246,7 @@ class Planner:
         selectors += list(self.options.selectors)
         if self.options.min_memory is not None:
             if need.mig:
-                notes.append("--min-memory applies to whole GPUs: a MIG device's memory is the "
-                             "size of its slice, so it is not applied to MIG requests")
+                notes.append(_mig_min_memory_note(need.profile, self.options.min_memory))
             else:
                 selectors.append(min_memory_selector(self.options.min_memory))
         if self.options.product is not None:
@@ -269,6 +270,22 @@ class Planner:
                 if isinstance(var, Mapping) and var.get("name") == "NVIDIA_DRIVER_CAPABILITIES":
                     notes.append(f"kept NVIDIA_DRIVER_CAPABILITIES on {container.name!r}: check "
                                  "the driver libraries it needs under CDI")
+
+
+def _mig_min_memory_note(profile: str | None, minimum: str) -> str:
+    """Why --min-memory is not written on a MIG request, judged on the memory the driver
+    publishes for the profile (its usable size, below the nominal one in its name)."""
+    note = ("--min-memory applies to whole GPUs: a MIG device's memory is the size of its "
+            "slice, so it is not applied to MIG requests")
+    usable = usable_mib(profile) if profile is not None else None
+    wanted = parse_quantity(minimum)
+    if usable is None or wanted is None:
+        return note
+    if usable * 2**20 < wanted:
+        return (f"{note}; and a MIG {profile} device has {usable}Mi (the usable memory the "
+                f"driver publishes, not the nominal size in its name), less than {minimum}: "
+                "pick a larger profile if the workload needs that much")
+    return f"{note}; a MIG {profile} device has {usable}Mi, at least {minimum}"
 
 
 def _container_claims(pod: PathT, claim: ClaimRequests, object_name: str,

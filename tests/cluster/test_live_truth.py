@@ -362,3 +362,53 @@ def test_plan_under_a_namespaced_role_says_it_cannot_see_the_devices() -> None:
         code, report, _ = run(fake, "plan", "-n", "ml")
     assert code == 3
     assert any("nodes" in e.get("object", "") for e in report["errors"])
+
+
+def _mig_state(selector: str) -> dict[str, Any]:
+    """An A100-SXM4-40GB node in mixed MIG mode with no MIG labels (only the device plugin's
+    allocatable), and a pod claiming a MIG device by its memory."""
+    node = {"apiVersion": "v1", "kind": "Node", "metadata": {"name": "mig-a100", "labels": {
+                "nvidia.com/gpu.present": "true", "nvidia.com/mig.strategy": "mixed",
+                "nvidia.com/gpu.product": "NVIDIA-A100-SXM4-40GB"}},
+            "status": {"allocatable": {"nvidia.com/gpu": "0", "nvidia.com/mig-1g.5gb": "7"}}}
+    template = {"apiVersion": "resource.k8s.io/v1", "kind": "ResourceClaimTemplate",
+                "metadata": {"name": "slice", "namespace": "ml"},
+                "spec": {"spec": {"devices": {"requests": [{"name": "mig", "exactly": {
+                    "deviceClassName": "mig.nvidia.com",
+                    "selectors": [{"cel": {"expression": selector}}]}}]}}}}
+    pod = {"apiVersion": "v1", "kind": "Pod", "metadata": {"name": "small", "namespace": "ml"},
+           "spec": {"resourceClaims": [{"name": "mig", "resourceClaimTemplateName": "slice"}],
+                    "containers": [{"name": "c", "image": "x",
+                                    "resources": {"claims": [{"name": "mig"}]}}]}}
+    return {"version": "1.35.2", "token": "t0ken", "objects": [node, template, pod]}
+
+
+@pytest.mark.parametrize(("minimum", "satisfiable"), [("4Gi", True), ("5Gi", False)])
+def test_predicted_mig_devices_have_the_usable_memory_not_the_nominal(minimum: str,
+                                                                      satisfiable: bool) -> None:
+    selector = (f'device.capacity["gpu.nvidia.com"].memory.compareTo(quantity("{minimum}"))'
+                " >= 0")
+    with FakeCluster(_mig_state(selector), tls=False) as fake:
+        _, report, _ = run(fake, "plan")
+    [workload] = report["workloads"]
+    assert workload["satisfiable"] is satisfiable
+    assert report["devices"]["total"] == 7
+    if not satisfiable:  # 1g.5gb has 4864Mi on an A100-40GB: the driver's capacity, not 5Gi
+        assert any("4864Mi" in r for q in workload["requests"] for r in q["rejections"])
+
+
+def test_a_live_device_class_on_a_removed_attribute_is_flagged_with_the_new_name() -> None:
+    state = midmigration()
+    state["objects"].append({
+        "apiVersion": "resource.k8s.io/v1", "kind": "DeviceClass",
+        "metadata": {"name": "near-nic.nvidia.com"},
+        "spec": {"selectors": [{"cel": {"expression":
+            "device.driver == 'gpu.nvidia.com' && device.attributes['gpu.nvidia.com'].numa == 0"
+            " && device.attributes['gpu.nvidia.com'].pcieBusID.startsWith('0000:1')"}}]}})
+    with FakeCluster(state, tls=False) as fake:
+        _, report, _ = run(fake, "audit")
+    messages = [f["message"] for f in report["findings"]
+                if f["rule"] == "GPU605" and f["name"] == "near-nic.nvidia.com"]
+    assert len(messages) == 2
+    assert any('use device.attributes["resource.kubernetes.io"].numaNode' in m for m in messages)
+    assert any('use device.attributes["resource.kubernetes.io"].pciBusID' in m for m in messages)
