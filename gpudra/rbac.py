@@ -19,15 +19,22 @@ DEFAULT_NAME = "gpudra-reader"
 def cluster_role(name: str = DEFAULT_NAME, reads: tuple[Read, ...] | None = None) -> dict[str, Any]:
     """A ClusterRole with one rule per API group (and one per named-object grant)."""
     by_group: dict[str, set[str]] = defaultdict(set)
+    get_only: dict[str, set[str]] = defaultdict(set)   # objects got by name, never listed
     named: list[dict[str, Any]] = []
-    for read in reads if reads is not None else all_reads():
+    reads = reads if reads is not None else all_reads()
+    for read in reads:
         if read.names:
+            continue
+        (get_only if read.verbs == ("get",) else by_group)[read.group].add(read.resource)
+    for read in reads:
+        covered = read.resource in (get_only[read.group] | by_group[read.group])
+        if read.names and not covered:
             named.append({"apiGroups": [read.group], "resources": [read.resource],
                           "resourceNames": list(read.names), "verbs": list(read.verbs)})
-        else:
-            by_group[read.group].add(read.resource)
     rules = [{"apiGroups": [group], "resources": sorted(resources), "verbs": ["get", "list"]}
              for group, resources in sorted(by_group.items())]
+    rules += [{"apiGroups": [group], "resources": sorted(resources), "verbs": ["get"]}
+              for group, resources in sorted(get_only.items()) if resources]
     return {
         "apiVersion": "rbac.authorization.k8s.io/v1",
         "kind": "ClusterRole",

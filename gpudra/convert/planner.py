@@ -36,6 +36,7 @@ from gpudra.convert.requests import (
 )
 from gpudra.dra import emit
 from gpudra.dra.mig_memory import usable_mib
+from gpudra.dra.sharing import NO_REPLICAS
 from gpudra.dra.selectors import min_memory_selector, product_prefix_selector
 from gpudra.gpu_use import ObjectUse, quota_path, read_object
 from gpudra.objects import dig, format_path
@@ -324,7 +325,7 @@ def _shared_notes(need: DeviceNeed, notes: list[str]) -> None:
                      "has no replica count)")
     notes.append(f"{need.resource} was a time-slicing/MPS replica: the pods now share one "
                  "ResourceClaim (one GPU, same node); for time-slicing or MPS add a GpuConfig, "
-                 "which needs the driver gates TimeSlicingSettings/MPSSupport")
+                 f"which needs the driver gates TimeSlicingSettings/MPSSupport ({NO_REPLICAS})")
 
 
 def _check_sharing(kind: str, data: Mapping[str, Any], spec: PodSpecRef) -> None:

@@ -108,6 +108,11 @@ OTHERS = (
 )
 
 
+# The ConfigMap a device-plugin DaemonSet mounts, by name: its sharing config (GPU111).
+DEVICE_PLUGIN_CONFIG = Read("", "configmaps", "the device plugin's sharing config (the "
+                            "ConfigMaps its DaemonSet mounts, by name)",
+                            commands=frozenset({"audit"}), verbs=("get",))
+
 # Read by preflight only (the GPU Operator's stack, Kueue's device-class mappings).
 PREFLIGHT_ONLY = (
     Read("nvidia.com", "clusterpolicies", "GPU Operator device-plugin stack",
@@ -134,7 +139,8 @@ def crd_reads(table: Iterable[Any] = BUILTIN_KINDS) -> tuple[Read, ...]:
 
 def all_reads() -> tuple[Read, ...]:
     """Everything audit, plan and preflight read: what `gpudra rbac` grants."""
-    return (PODS, REPLICASETS, JOBS, *TOP_LEVEL, *crd_reads(), *OTHERS, *PREFLIGHT_ONLY)
+    return (PODS, REPLICASETS, JOBS, *TOP_LEVEL, *crd_reads(), *OTHERS, DEVICE_PLUGIN_CONFIG,
+            *PREFLIGHT_ONLY)
 
 
 class ClusterReader(Protocol):
@@ -189,6 +195,7 @@ class ClusterSource:
                     top.append(obj)
         for obj in top:
             yield ClusterObject(obj, owners.info(obj))
+        yield from self._device_plugin_configs(top)
         del top
         for obj, gone in owners.orphans():
             info = owners.info_for_pod(obj) if obj.get("kind") == "Pod" else owners.info(obj)
@@ -205,6 +212,26 @@ class ClusterSource:
             else:
                 yield InputError(None, _problem_message(problem),
                                  object=_problem_subject(problem))
+
+    def _device_plugin_configs(self, objects: list[dict[str, Any]]) -> Iterator[ClusterObject]:
+        """The ConfigMaps the device-plugin DaemonSets mount (their time-slicing or MPS
+        sharing), each got by name; a cluster's ConfigMaps are never listed."""
+        from gpudra.preflight.cluster.device_plugin import device_plugin_daemonsets
+
+        get = getattr(self.cluster, "get", None)
+        if self.command not in DEVICE_PLUGIN_CONFIG.commands or get is None:
+            return
+        daemonsets = device_plugin_daemonsets([o for o in objects if o.get("kind") == "DaemonSet"])
+        wanted = sorted({(str(dig(d, "metadata", "namespace") or ""), str(name))
+                         for d in daemonsets
+                         for v in dig(d, "spec", "template", "spec", "volumes") or ()
+                         if (name := dig(v, "configMap", "name"))})
+        resource = self._resource(DEVICE_PLUGIN_CONFIG) if wanted else None
+        for namespace, name in wanted if resource is not None else ():
+            found = get(resource, name, namespace)
+            if found is not None:
+                self.stats.objects += 1
+                yield ClusterObject(found, None)
 
     def _uses_gpus(self, obj: Mapping[str, Any]) -> bool:
         """Whether a controlled object must be audited itself if its controller never shows."""

@@ -335,11 +335,13 @@ def test_the_role_gpudra_rbac_prints_is_enough_for_audit_plan_and_preflight() ->
     from tests.fakeapi.state import KNOWN_CRDS
 
     state = midmigration()
-    granted = {(g, r) for rule in cluster_role()["rules"] if "resourceNames" not in rule
-               for g in rule["apiGroups"] for r in rule["resources"]}
     served = {(r.group, r.plural) for r in BUILTIN_RESOURCES} | {
         (KNOWN_CRDS[c]["group"], KNOWN_CRDS[c]["plural"]) for c in state["crds"]}
-    state["deny"] = [{"group": g, "resource": r, "verb": "list"} for g, r in served - granted]
+    state["deny"] = []
+    for verb in ("get", "list"):
+        granted = {(g, r) for rule in cluster_role()["rules"] if "resourceNames" not in rule
+                   and verb in rule["verbs"] for g in rule["apiGroups"] for r in rule["resources"]}
+        state["deny"] += [{"group": g, "resource": r, "verb": verb} for g, r in served - granted]
     assert {"group": "", "resource": "configmaps", "verb": "list"} in state["deny"]
     with FakeCluster(state, tls=False) as fake:
         for command in (["audit"], ["plan"], ["preflight"]):
@@ -412,3 +414,27 @@ def test_a_live_device_class_on_a_removed_attribute_is_flagged_with_the_new_name
     assert len(messages) == 2
     assert any('use device.attributes["resource.kubernetes.io"].numaNode' in m for m in messages)
     assert any('use device.attributes["resource.kubernetes.io"].pciBusID' in m for m in messages)
+
+
+def test_the_device_plugin_sharing_config_is_a_finding_with_its_replicas(
+        audited: dict[str, Any]) -> None:
+    [config] = [f for f in audited["findings"] if f["rule"] == "GPU111"]
+    assert (config["namespace"], config["name"], config["quantity"]) == (
+        "gpu-operator", "time-slicing-config", 4)
+    assert "TimeSlicing strategy sets only an interval" in config["message"]
+    assert "ConsumableShares" in config["message"] and "MPS" in config["message"]
+
+
+def test_preflight_judges_the_driver_gates_against_the_sharing_in_use(
+        cluster: FakeCluster) -> None:
+    _, report, _ = run(cluster, "preflight")
+    by_id = {c["id"]: c for c in report["checks"]}
+    sharing = by_id["CLUSTER016"]
+    assert sharing["outcome"] == "warn"
+    assert "dp-a100-1, dp-a100-2, dra-h100-2" in sharing["message"]
+    assert "gates on: NVMLDeviceHealthCheck" in " ".join(sharing["details"])
+    # the bridge on the node that also runs the device plugin: over-admission
+    assert by_id["CLUSTER009"]["outcome"] == "fail"
+    assert "(dra-h100-2)" in by_id["CLUSTER009"]["message"]
+    assert by_id["CLUSTER014"]["outcome"] == "warn"  # a GPU ClusterQueue, no Kueue config
+    assert "gpu-h100 (limit nvidia.com/gpu: 32" in by_id["CLUSTER013"]["message"]
