@@ -19,7 +19,8 @@ What is read, and in which order (pages are processed as they arrive, never held
 
 Objects that use GPUs and whose controller is never read although its kind was (a dangling
 ownerReference: the ReplicaSet was deleted with `--cascade=orphan`) are audited at themselves
-once everything is read; they are the only objects kept until the end. Where a kind between a
+once everything is read: until then only their names are kept, and they are got again (`get`,
+one request each) when their controller never showed. Where a kind between a
 workload and its pods could not be read, its running pods are unknown (None), never 0.
 
 A resource type the server does not serve is skipped quietly; one that cannot be read (403,
@@ -171,35 +172,34 @@ class ClusterSource:
         crds = self._resolve_crds()
         read_kinds = {*_CORE_WORKLOADS, "CronJob", "ReplicationController", "ReplicaSet", "Job",
                       *(kind for kind, _ in crds)}
-        for pod in self._list(PODS, owners):
-            if not owners.add_pod(pod, read_kinds):
+        pods = self._resource(PODS) if self.command in PODS.commands else None
+        for pod in self._pages(pods, owners):
+            if not owners.add_pod(pod, read_kinds, pods):
                 yield ClusterObject(pod, owners.info_for_pod(pod))
         # A controller may be controlled by a pod (a LeaderWorkerSet's worker StatefulSets):
         # from here on, Pod is a kind whose objects were read.
         read_kinds.add("Pod")
         for read, kind in ((REPLICASETS, "ReplicaSet"), (JOBS, "Job")):
-            for obj in self._list(read, owners):
-                if owners.add_controlled(obj, kind, read_kinds, self._uses_gpus(obj)):
+            resource = self._resource(read) if self.command in read.commands else None
+            for obj in self._pages(resource, owners):
+                if owners.add_controlled(obj, kind, read_kinds, resource):
                     yield ClusterObject(obj, owners.info(obj))
         owners.prune()  # pods whose ReplicaSet or Job was read need not wait any longer
         # Workloads another workload controls (a LeaderWorkerSet's StatefulSet, an
         # InferenceService's Deployment, a RayJob's RayCluster) are the controller's business:
         # they only add their pods to it. Top-level ones wait until every such child is known.
         top: list[dict[str, Any]] = []
-        resources = [(self._resource(read), read.resource) for read in self._reads(TOP_LEVEL)]
-        resources += [(resource, kind) for kind, resource in crds]
-        for resource, _ in resources:
+        resources = [self._resource(read) for read in self._reads(TOP_LEVEL)]
+        resources += [resource for _, resource in crds]
+        for resource in resources:
             for obj in self._pages(resource, owners):
-                if owners.add_controlled(obj, str(obj.get("kind", "")), read_kinds,
-                                         self._uses_gpus(obj)):
+                if owners.add_controlled(obj, str(obj.get("kind", "")), read_kinds, resource):
                     top.append(obj)
         for obj in top:
             yield ClusterObject(obj, owners.info(obj))
         yield from self._device_plugin_configs(top)
         del top
-        for obj, gone in owners.orphans():
-            info = owners.info_for_pod(obj) if obj.get("kind") == "Pod" else owners.info(obj)
-            yield ClusterObject(obj, replace(info, controller_gone=gone))
+        yield from self._orphans(owners)
         for read in self._reads(OTHERS):
             for obj in self._list(read):
                 info = owners.node_info(obj) if read.resource == "nodes" else None
@@ -233,11 +233,22 @@ class ClusterSource:
                 self.stats.objects += 1
                 yield ClusterObject(found, None)
 
-    def _uses_gpus(self, obj: Mapping[str, Any]) -> bool:
-        """Whether a controlled object must be audited itself if its controller never shows."""
-        group = str(obj.get("apiVersion", "")).rpartition("/")[0]
-        use = read_object(self.table, group, str(obj.get("kind", "")), obj, strays=False)
-        return use.device_plugin or use.dra
+    def _orphans(self, owners: _Owners) -> Iterator[ClusterObject]:
+        """Objects whose controller is gone, got again by name (only they are: what waits for
+        a controller is kept as its name), and audited at themselves when they use GPUs."""
+        get = getattr(self.cluster, "get", None)
+        for resource, namespace, name, gone in owners.orphans() if get is not None else ():
+            obj = get(resource, name, namespace)
+            if obj is None:
+                continue  # deleted meanwhile
+            self.stats.objects += 1
+            if obj.get("kind") == "Pod":
+                yield ClusterObject(obj, replace(owners.info_for_pod(obj), controller_gone=gone))
+                continue
+            group = str(obj.get("apiVersion", "")).rpartition("/")[0]
+            use = read_object(self.table, group, str(obj.get("kind", "")), obj, strays=False)
+            if use.device_plugin or use.dra:
+                yield ClusterObject(obj, replace(owners.info(obj), controller_gone=gone))
 
     @property
     def kubernetes_minor(self) -> int | None:
@@ -278,10 +289,10 @@ class ClusterSource:
             resource = discovery.find_kind(read.group, read.kind)
         return resource
 
-    def _list(self, read: Read, owners: _Owners | None = None) -> Iterator[dict[str, Any]]:
+    def _list(self, read: Read) -> Iterator[dict[str, Any]]:
         if self.command not in read.commands:
             return
-        yield from self._pages(self._resource(read), owners)
+        yield from self._pages(self._resource(read))
 
     def _pages(self, resource: Any, owners: _Owners | None = None) -> Iterator[dict[str, Any]]:
         """The objects of one resource type; a list that fails is recorded in `owners`: the
@@ -319,14 +330,17 @@ class _Owners:
     holders: dict[str, list[str]] = field(default_factory=lambda: defaultdict(list))
     children: dict[OwnerKey, list[OwnerKey]] = field(default_factory=lambda: defaultdict(list))
     # A pod's controller, for pods that turn out to control something (LWS leader pods).
-    pod_controllers: dict[tuple[str, str], OwnerKey] = field(default_factory=dict)
+    # Kept for every controlled pod, so small: "namespace/name" -> one shared key per owner.
+    pod_controllers: dict[str, OwnerKey] = field(default_factory=dict)
+    owner_keys: dict[OwnerKey, OwnerKey] = field(default_factory=dict)
     seen: set[OwnerKey] = field(default_factory=set)               # controllers that exist
-    # GPU objects (pods included) waiting for their controller; audited if it never shows.
-    waiting: dict[OwnerKey, list[dict[str, Any]]] = field(
+    # What waits for its controller, as (resource type, namespace, name): GPU pods, and every
+    # ReplicaSet, Job or workload another one controls; got again if the controller never shows.
+    waiting: dict[OwnerKey, list[tuple[Any, str, str]]] = field(
         default_factory=lambda: defaultdict(list))
     unreadable: set[str] = field(default_factory=set)              # kinds whose list failed
 
-    def add_pod(self, pod: Mapping[str, Any], top_kinds: set[str]) -> bool:
+    def add_pod(self, pod: Mapping[str, Any], top_kinds: set[str], resource: Any = None) -> bool:
         """Count the pod; True when its controller is of a kind gpudra reads (the pod is then
         audited through its controller, not itself)."""
         namespace = str(dig(pod, "metadata", "namespace") or "")
@@ -345,15 +359,16 @@ class _Owners:
                 self.nodes[key].add(node)
         controlled = owner is not None and owner[0] in top_kinds and bool(owner[1])
         if controlled:
-            self.pod_controllers[(namespace, _name(pod))] = key
+            self.pod_controllers[f"{namespace}/{_name(pod)}"] = \
+                self.owner_keys.setdefault(key, key)
             if held or dig(pod, "spec", "resourceClaims"):
-                self.waiting[key].append(_slim(pod))
+                self.waiting[key].append((resource, namespace, _name(pod)))
         else:
             self.seen.add((namespace, "Pod", _name(pod)))
         return controlled
 
     def add_controlled(self, obj: Mapping[str, Any], kind: str, read_kinds: set[str],
-                       uses_gpus: bool) -> bool:
+                       resource: Any = None) -> bool:
         """Record an object's controller when gpudra reads that kind (its pods then count
         for the controller); True when it has none that is read: audit it itself."""
         namespace = str(dig(obj, "metadata", "namespace") or "")
@@ -364,27 +379,27 @@ class _Owners:
             return True
         parent = (namespace, owner[0], owner[1])
         if owner[0] == "Pod":
-            pod_parent = self.pod_controllers.get((namespace, owner[1]))
+            pod_parent = self.pod_controllers.get(f"{namespace}/{owner[1]}")
             if pod_parent is None:
                 return True  # a bare or missing pod: nothing above it to report at
             self.children[pod_parent].append(parent)
             self.seen.add(parent)
         self.children[parent].append(key)
-        if uses_gpus:
-            self.waiting[parent].append(_slim(obj))
+        self.waiting[parent].append((resource, namespace, key[2]))
         return False
 
     def prune(self) -> None:
         for key in [key for key in self.waiting if key in self.seen]:
             del self.waiting[key]
 
-    def orphans(self) -> Iterator[tuple[dict[str, Any], str]]:
-        """GPU objects whose controller was never read although its kind was (a dangling
-        ownerReference), each with that controller as `Kind/name`. Those below an unreadable
-        kind are unknown, not orphans."""
-        for (namespace, kind, name), objects in self.waiting.items():
-            if (namespace, kind, name) not in self.seen and kind not in self.unreadable:
-                yield from ((obj, f"{kind}/{name}") for obj in objects)
+    def orphans(self) -> Iterator[tuple[Any, str, str, str]]:
+        """(resource type, namespace, name, `Kind/name` of the controller) of what waited for
+        a controller that was never read although its kind was (a dangling ownerReference).
+        Those below an unreadable kind are unknown, not orphans."""
+        self.prune()
+        for (_, kind, name), objects in self.waiting.items():
+            if kind not in self.unreadable:
+                yield from ((*waiting, f"{kind}/{name}") for waiting in objects)
         self.waiting.clear()
 
     def info(self, obj: Mapping[str, Any]) -> ClusterInfo:
@@ -420,12 +435,6 @@ class _Owners:
         holders = self.holders.get(_name(node), [])
         return ClusterInfo(None, 0, (), managed_by(as_mapping(node.get("metadata"))),
                            tuple(holders))
-
-
-def _slim(obj: Mapping[str, Any]) -> dict[str, Any]:
-    """What is kept of an object that waits for its controller: all but managedFields."""
-    metadata = {k: v for k, v in as_mapping(obj.get("metadata")).items() if k != "managedFields"}
-    return {**obj, "metadata": metadata}
 
 
 def _refused_cluster_read(problem: Any) -> str | None:
