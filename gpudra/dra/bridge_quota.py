@@ -16,6 +16,8 @@ from dataclasses import dataclass
 from gpudra.dra.versions import MAX_MINOR, TargetVersion
 
 _GATE = "DRAExtendedResource"
+# The scheduler's claims for pods the bridge serves carry it (KEP-5004).
+BRIDGE_CLAIM_ANNOTATION = "resource.kubernetes.io/extended-resource-claim"
 
 
 @dataclass(frozen=True, slots=True)

@@ -6,7 +6,7 @@ from collections.abc import Mapping
 from typing import Any
 
 from gpudra.devices import classify
-from gpudra.dra.bridge_quota import claims_counted
+from gpudra.dra.bridge_quota import BRIDGE_CLAIM_ANNOTATION, claims_counted
 from gpudra.gpu_use import is_nvidia, quota_keys
 from gpudra.model import Severity
 from gpudra.objects import SourceObject, dig
@@ -14,7 +14,6 @@ from gpudra.quantity import parse_device_count
 from gpudra.rules.base import AuditContext, Checker, rule
 
 CATEGORY = "quotas"
-BRIDGE_CLAIM_ANNOTATION = "resource.kubernetes.io/extended-resource-claim"
 
 _DRA_QUOTA_DOC = """
 Under DRA, devices are charged per DeviceClass: `<class>.deviceclass.resource.k8s.io/devices`

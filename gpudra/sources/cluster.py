@@ -253,10 +253,8 @@ class ClusterSource:
     @property
     def kubernetes_minor(self) -> int | None:
         """The cluster's release (1.<minor>), for rules whose truth depends on it."""
-        try:
-            return int(self.cluster.server_version().minor)
-        except Exception:  # noqa: BLE001 - a reader without /version (tests), or it failed
-            return None
+        version = getattr(self.cluster, "server_version", None)  # cached by discovery
+        return None if version is None else int(version().minor)
 
     def finish(self, ctx: Any) -> None:
         """Nothing beyond the objects: every cluster finding comes from a rule."""
@@ -333,7 +331,7 @@ class _Owners:
     # Kept for every controlled pod, so small: "namespace/name" -> one shared key per owner.
     pod_controllers: dict[str, OwnerKey] = field(default_factory=dict)
     owner_keys: dict[OwnerKey, OwnerKey] = field(default_factory=dict)
-    seen: set[OwnerKey] = field(default_factory=set)               # controllers that exist
+    seen: set[OwnerKey] = field(default_factory=set)  # controllers read (leader pods too)
     # What waits for its controller, as (resource type, namespace, name): GPU pods, and every
     # ReplicaSet, Job or workload another one controls; got again if the controller never shows.
     waiting: dict[OwnerKey, list[tuple[Any, str, str]]] = field(
@@ -363,8 +361,6 @@ class _Owners:
                 self.owner_keys.setdefault(key, key)
             if held or dig(pod, "spec", "resourceClaims"):
                 self.waiting[key].append((resource, namespace, _name(pod)))
-        else:
-            self.seen.add((namespace, "Pod", _name(pod)))
         return controlled
 
     def add_controlled(self, obj: Mapping[str, Any], kind: str, read_kinds: set[str],
@@ -425,11 +421,11 @@ class _Owners:
     def info_for_pod(self, pod: Mapping[str, Any]) -> ClusterInfo:
         running = 1 if dig(pod, "status", "phase") == "Running" else 0
         node = dig(pod, "spec", "nodeName")
-        bridged = bool(dig(pod, "status", "extendedResourceClaimStatus"))
-        nodes = (node,) if _device_plugin_gpus(pod) and not bridged and isinstance(node, str) \
-            else ()
+        held = _device_plugin_gpus(pod)
+        bridged = held > 0 and bool(dig(pod, "status", "extendedResourceClaimStatus"))
+        nodes = (node,) if held and not bridged and isinstance(node, str) else ()
         return ClusterInfo(None, running, nodes, managed_by(as_mapping(pod.get("metadata"))),
-                           bridge_pods=int(bridged and _device_plugin_gpus(pod) > 0))
+                           bridge_pods=int(bridged))
 
     def node_info(self, node: Mapping[str, Any]) -> ClusterInfo:
         holders = self.holders.get(_name(node), [])

@@ -20,11 +20,11 @@ from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from typing import Any
 
+from gpudra.dra.bridge_quota import BRIDGE_CLAIM_ANNOTATION
 from gpudra.objects import dig
 from gpudra.preflight.cluster.nodes import NodeFacts, named
 from gpudra.preflight.model import Outcome
 
-BRIDGE_CLAIM_ANNOTATION = "resource.kubernetes.io/extended-resource-claim"
 OPERATOR_STATE_LABEL = "nvidia.com/gpu-operator.state"
 OPERATOR_DRA_STATE = "state-dra-driver"
 
