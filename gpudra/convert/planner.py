@@ -36,7 +36,7 @@ from gpudra.convert.requests import (
 )
 from gpudra.dra import emit
 from gpudra.dra.mig_memory import usable_mib
-from gpudra.dra.sharing import NO_REPLICAS
+from gpudra.dra.sharing import NO_REPLICAS, device_plugin_sharing
 from gpudra.dra.selectors import min_memory_selector, product_prefix_selector
 from gpudra.gpu_use import ObjectUse, quota_path, read_object
 from gpudra.objects import dig, format_path
@@ -88,6 +88,13 @@ class Planner:
             return ObjectPlan()
         if kind in _GUIDANCE and _mentions_nvidia(data):
             return ObjectPlan(result=result_for(file, data, "manual", reason=_GUIDANCE[kind]))
+        if kind == "ConfigMap" and group == "":
+            shared = device_plugin_sharing(data)
+            if shared:
+                grants = ", ".join(f"{s.resource} x{s.replicas} ({s.strategy})" for s in shared)
+                return ObjectPlan(result=result_for(
+                    file, data, "manual", reason=f"device-plugin sharing config ({grants}): "
+                    f"{NO_REPLICAS}; decide per workload"))
         return self._workload(file, data, base, doc, group, kind)
 
     def plan_quota(self, file: str, data: Mapping[str, Any], base: PathT,
