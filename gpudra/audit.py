@@ -7,7 +7,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from gpudra.config import Config
-from gpudra.model import Finding, InputError, Report
+from gpudra.model import Finding, InputError, NotRead, Report
 from gpudra.objects import SourceObject, TemplateText
 from gpudra.rules import CHECKERS, AuditContext, catalogue
 from gpudra.sources import Source
@@ -33,12 +33,17 @@ def audit(source: Source, config: Config) -> Report:
     """Run every checker over what `source` yields: files, stdin or a cluster."""
     rules = catalogue()
     table = WorkloadTable().with_kinds(config.workloads)
-    ctx = AuditContext(rules, config.settings, table)
+    # A cluster source knows its release; file trees have none.
+    ctx = AuditContext(rules, config.settings, table,
+                       kubernetes_minor=getattr(source, "kubernetes_minor", None))
     checkers = [checker() for checker in CHECKERS]
     errors: list[InputError] = []
+    not_read: list[NotRead] = []
     for item in source.items():
         if isinstance(item, InputError):
             errors.append(item)
+        elif isinstance(item, NotRead):
+            not_read.append(item)
         elif isinstance(item, TemplateText):
             for checker in checkers:
                 checker.check_template(item, ctx)
@@ -59,6 +64,7 @@ def audit(source: Source, config: Config) -> Report:
         disabled_rules=config.settings.disabled,
         source=source.kind,
         objects_read=stats.objects,
+        not_read=tuple(not_read),
     )
 
 

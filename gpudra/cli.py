@@ -567,8 +567,10 @@ def checks(
 @_guarded
 def rbac(
     name: str = typer.Option("gpudra-reader", "--name", help="ClusterRole (and binding) name."),
-    namespace: str = typer.Option("gpudra", "-n", "--namespace",
-                                  help="Namespace of the ServiceAccount."),
+    namespace: Optional[str] = typer.Option(None, "-n", "--namespace", metavar="NS",
+                                            help="An existing namespace for the "
+                                                 "ServiceAccount (default: a Namespace "
+                                                 "gpudra, printed too)."),
     service_account: Optional[str] = typer.Option(None, "--service-account", metavar="NAME",
                                                   help="Bind to this ServiceAccount "
                                                        "(default: --name)."),

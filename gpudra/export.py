@@ -55,7 +55,13 @@ _SPEC_DEFAULTS: dict[str, dict[str, Any]] = {
                 "successfulJobsHistoryLimit": 3, "failedJobsHistoryLimit": 1},
 }
 _RESTART_ALWAYS_KINDS = frozenset({"Deployment", "StatefulSet", "DaemonSet", "ReplicaSet",
-                                   "ReplicationController"})
+                                   "ReplicationController", "Pod"})
+# What admission and the scheduler add to a pod: the ServiceAccount admission plugin's token
+# volume (`kube-api-access-<suffix>`, mounted in every container), and DefaultTolerationSeconds'
+# two NoExecute tolerations (node.kubernetes.io/not-ready and /unreachable, 300 s).
+_API_ACCESS_PREFIX = "kube-api-access-"
+_DEFAULT_TOLERATIONS = ("node.kubernetes.io/not-ready", "node.kubernetes.io/unreachable")
+_DEFAULT_TOLERATION_SECONDS = 300
 
 
 def clean(obj: Mapping[str, Any], pod_spec_paths: list[PathT]) -> dict[str, Any]:
@@ -75,6 +81,8 @@ def clean(obj: Mapping[str, Any], pod_spec_paths: list[PathT]) -> dict[str, Any]
             if isinstance(job, dict):
                 _drop_defaults(job, _SPEC_DEFAULTS["Job"])
                 _clean_job(job)
+    if kind == "Pod" and isinstance(spec, dict):
+        _clean_admitted_pod(spec)
     for path in pod_spec_paths:
         pod = dig(out, *path)
         if isinstance(pod, dict):
@@ -106,6 +114,42 @@ def _clean_metadata(metadata: Any) -> None:
             labels.pop(key, None)
         if not labels:
             del metadata["labels"]
+
+
+def _clean_admitted_pod(spec: dict[str, Any]) -> None:
+    """A bare pod as its author wrote it: without the node the scheduler bound it to, the
+    service-account token volume and mounts admission added, the default service account and
+    DefaultTolerationSeconds' tolerations."""
+    spec.pop("nodeName", None)
+    if spec.get("serviceAccountName") == "default":
+        del spec["serviceAccountName"]
+    if spec.get("serviceAccount") in ("default", None):
+        spec.pop("serviceAccount", None)
+    volumes = spec.get("volumes")
+    if isinstance(volumes, list):
+        injected = {v.get("name") for v in volumes if isinstance(v, dict)
+                    and str(v.get("name", "")).startswith(_API_ACCESS_PREFIX)
+                    and "projected" in v}
+        spec["volumes"] = [v for v in volumes
+                           if not (isinstance(v, dict) and v.get("name") in injected)]
+        for key in ("initContainers", "containers"):
+            for container in spec.get(key) or ():
+                mounts = container.get("volumeMounts") if isinstance(container, dict) else None
+                if isinstance(mounts, list):
+                    container["volumeMounts"] = [m for m in mounts if not (
+                        isinstance(m, dict) and m.get("name") in injected)]
+                    if not container["volumeMounts"]:
+                        del container["volumeMounts"]
+        if not spec["volumes"]:
+            del spec["volumes"]
+    tolerations = spec.get("tolerations")
+    if isinstance(tolerations, list):
+        spec["tolerations"] = [t for t in tolerations if not (
+            isinstance(t, dict) and t.get("key") in _DEFAULT_TOLERATIONS
+            and t.get("operator") == "Exists" and t.get("effect") == "NoExecute"
+            and t.get("tolerationSeconds") == _DEFAULT_TOLERATION_SECONDS)]
+        if not spec["tolerations"]:
+            del spec["tolerations"]
 
 
 def _clean_job(spec: dict[str, Any]) -> None:

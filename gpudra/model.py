@@ -61,11 +61,19 @@ class ClusterInfo:
     object's manifest (Helm, Argo CD, kubectl apply): that is where a change must be made.
     """
 
-    replicas: int | None = None
-    running_pods: int = 0
+    replicas: int | None = None   # pods it runs at once (all of its groups); None: unknown
+    running_pods: int | None = 0  # None: unknown (the pods, or a kind between, were unreadable)
     nodes: tuple[str, ...] = ()   # nodes running its pods that hold device-plugin GPUs
     managed_by: str | None = None
     gpu_holders: tuple[str, ...] = ()  # for a node: its pods that hold device-plugin GPUs
+    bridge_pods: int = 0  # its pods whose nvidia.com/gpu DRA serves (KEP-5004, pod status)
+    controller_gone: str | None = None  # "ReplicaSet/x": its controller no longer exists
+
+    @property
+    def on_bridge(self) -> bool:
+        """Every GPU pod it runs is served by DRA through a DeviceClass's extendedResourceName:
+        some are, and none holds device-plugin GPUs."""
+        return self.bridge_pods > 0 and not self.nodes
 
 
 @dataclass(frozen=True, slots=True)
@@ -125,6 +133,17 @@ class WorkloadStatus:
     device_plugin: bool
     dra: bool
     source: str = "file"
+    bridge: bool = False  # asks the device plugin's name, which DRA serves (live pods show it)
+
+
+@dataclass(frozen=True, slots=True)
+class NotRead:
+    """A cluster-scoped read that a namespaced role may not make (`audit -n NS`): a normal
+    limit of such a role, not an input error; `adds` says what the read would have added."""
+
+    object: str
+    message: str
+    adds: str
 
 
 @dataclass(frozen=True, slots=True)
@@ -154,6 +173,7 @@ class Report:
     disabled_rules: frozenset[str] = field(default_factory=frozenset)
     source: str = "file"      # file | cluster
     objects_read: int = 0     # live objects read (cluster source)
+    not_read: tuple[NotRead, ...] = ()  # refused cluster-scoped reads of a namespaced role
 
     @property
     def nothing_read(self) -> bool:

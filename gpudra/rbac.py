@@ -19,21 +19,33 @@ DEFAULT_NAME = "gpudra-reader"
 def cluster_role(name: str = DEFAULT_NAME, reads: tuple[Read, ...] | None = None) -> dict[str, Any]:
     """A ClusterRole with one rule per API group (and one per named-object grant)."""
     by_group: dict[str, set[str]] = defaultdict(set)
+    get_only: dict[str, set[str]] = defaultdict(set)   # objects got by name, never listed
     named: list[dict[str, Any]] = []
-    for read in reads if reads is not None else all_reads():
+    reads = reads if reads is not None else all_reads()
+    for read in reads:
         if read.names:
+            continue
+        (get_only if read.verbs == ("get",) else by_group)[read.group].add(read.resource)
+    for read in reads:
+        covered = read.resource in (get_only[read.group] | by_group[read.group])
+        if read.names and not covered:
             named.append({"apiGroups": [read.group], "resources": [read.resource],
                           "resourceNames": list(read.names), "verbs": list(read.verbs)})
-        else:
-            by_group[read.group].add(read.resource)
     rules = [{"apiGroups": [group], "resources": sorted(resources), "verbs": ["get", "list"]}
              for group, resources in sorted(by_group.items())]
+    rules += [{"apiGroups": [group], "resources": sorted(resources), "verbs": ["get"]}
+              for group, resources in sorted(get_only.items()) if resources]
     return {
         "apiVersion": "rbac.authorization.k8s.io/v1",
         "kind": "ClusterRole",
         "metadata": {"name": name, "labels": {"app.kubernetes.io/name": "gpudra"}},
         "rules": rules + named,
     }
+
+
+def namespace_object(name: str) -> dict[str, Any]:
+    return {"apiVersion": "v1", "kind": "Namespace",
+            "metadata": {"name": name, "labels": {"app.kubernetes.io/name": "gpudra"}}}
 
 
 def service_account(name: str, namespace: str) -> dict[str, Any]:
@@ -52,11 +64,18 @@ def cluster_role_binding(role: str, account: str, namespace: str) -> dict[str, A
     }
 
 
-def manifests(name: str = DEFAULT_NAME, namespace: str = "gpudra",
+DEFAULT_NAMESPACE = "gpudra"
+
+
+def manifests(name: str = DEFAULT_NAME, namespace: str | None = None,
               account: str | None = None, user: str | None = None,
               group: str | None = None) -> list[dict[str, Any]]:
     """The role and its binding: to `user` or `group` when given, else to a ServiceAccount
-    (created too) for in-cluster runs."""
+    (created too) for in-cluster runs. Without `namespace` the ServiceAccount goes to a
+    Namespace `gpudra`, printed too, so that `kubectl apply` of the output works on a cluster
+    that has none; a given namespace is one that exists."""
+    create_namespace = namespace is None
+    namespace = namespace or DEFAULT_NAMESPACE
     role = cluster_role(name)
     if user or group:
         binding = cluster_role_binding(name, "", namespace)
@@ -64,8 +83,8 @@ def manifests(name: str = DEFAULT_NAME, namespace: str = "gpudra",
                                 "kind": "User" if user else "Group", "name": user or group}]
         return [role, binding]
     account = account or name
-    return [service_account(account, namespace), role,
-            cluster_role_binding(name, account, namespace)]
+    return ([namespace_object(namespace)] if create_namespace else []) + [
+        service_account(account, namespace), role, cluster_role_binding(name, account, namespace)]
 
 
 def render(objects: list[dict[str, Any]]) -> str:
@@ -75,6 +94,9 @@ def render(objects: list[dict[str, Any]]) -> str:
 
     style = Style()
     header = ["# Read-only access for gpudra audit, plan and preflight (gpudra rbac)."]
+    if objects[0].get("kind") == "Namespace":
+        header.append("# The Namespace is for the ServiceAccount; use --namespace NS for one "
+                      "that exists.")
     return "---\n".join("\n".join(lines) + "\n" for lines in
                         [header + document(objects[0], style)]
                         + [document(o, style) for o in objects[1:]])

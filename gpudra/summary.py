@@ -14,10 +14,11 @@ class NamespaceProgress:
     namespace: str
     gpu_workloads: int
     on_dra: int
+    on_bridge: int = 0
 
     @property
     def percent_migrated(self) -> float:
-        return _percent(self.on_dra, self.gpu_workloads)
+        return _percent(self.on_dra + self.on_bridge, self.gpu_workloads)
 
 
 @dataclass(frozen=True, slots=True)
@@ -33,10 +34,16 @@ class Summary:
     namespaces: tuple[NamespaceProgress, ...]
     source: str = "file"
     objects_read: int = 0
+    on_bridge: int = 0  # served by DRA through a DeviceClass's extendedResourceName
+    incomplete: bool = False  # an input could not be read: no workloads is not a fact
 
     @property
-    def percent_migrated(self) -> float:
-        return _percent(self.on_dra, self.gpu_workloads)
+    def percent_migrated(self) -> float | None:
+        """Workloads on DRA (claims or the bridge) in percent; None when nothing was found
+        and an input could not be read (100% would be a guess)."""
+        if self.incomplete and not self.gpu_workloads:
+            return None
+        return _percent(self.on_dra + self.on_bridge, self.gpu_workloads)
 
     @property
     def read(self) -> str:
@@ -58,12 +65,14 @@ class Summary:
             "gpu_workloads": self.gpu_workloads,
             "on_device_plugin": self.on_device_plugin,
             "on_dra": self.on_dra,
+            "on_bridge": self.on_bridge,
             "percent_migrated": self.percent_migrated,
             "namespaces": [
                 {
                     "namespace": ns.namespace,
                     "gpu_workloads": ns.gpu_workloads,
                     "on_dra": ns.on_dra,
+                    "on_bridge": ns.on_bridge,
                     "percent_migrated": ns.percent_migrated,
                 }
                 for ns in self.namespaces
@@ -91,18 +100,22 @@ def severity_counts(counts: Mapping[str, int]) -> str:
 
 
 def summarize(report: Report) -> Summary:
-    """A workload counts as migrated only when it no longer uses the device plugin."""
+    """A workload counts as migrated when it no longer uses the device plugin: it is on claims,
+    or its pods' nvidia.com/gpu is served by DRA through the bridge (a third state)."""
     per_ns: dict[str, list[int]] = {}
-    on_dp = on_dra = 0
+    on_dp = on_dra = on_bridge = 0
     for w in report.workloads:
-        migrated = w.dra and not w.device_plugin
-        on_dp += w.device_plugin
-        on_dra += migrated
-        bucket = per_ns.setdefault(w.namespace or NO_NAMESPACE, [0, 0])
+        claims = w.dra and not w.device_plugin
+        on_dp += w.device_plugin and not w.bridge
+        on_dra += claims
+        on_bridge += w.bridge
+        bucket = per_ns.setdefault(w.namespace or NO_NAMESPACE, [0, 0, 0])
         bucket[0] += 1
-        bucket[1] += migrated
+        bucket[1] += claims
+        bucket[2] += w.bridge
     namespaces = tuple(
-        NamespaceProgress(ns, total, dra) for ns, (total, dra) in sorted(per_ns.items())
+        NamespaceProgress(ns, total, dra, bridge)
+        for ns, (total, dra, bridge) in sorted(per_ns.items())
     )
     return Summary(
         files_scanned=report.files_scanned,
@@ -116,4 +129,6 @@ def summarize(report: Report) -> Summary:
         on_device_plugin=on_dp,
         on_dra=on_dra,
         namespaces=namespaces,
+        on_bridge=on_bridge,
+        incomplete=bool(report.errors) or report.nothing_read,
     )

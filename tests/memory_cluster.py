@@ -82,6 +82,15 @@ class MemoryCluster:
         for start in range(0, len(items), self.page_size):
             yield items[start:start + self.page_size]
 
+    def get(self, resource: MemoryType, name: str, namespace: str | None = None
+            ) -> dict[str, Any] | None:
+        for obj in self.objects:
+            meta = obj.get("metadata") or {}
+            if obj.get("kind") == resource.kind and meta.get("name") == name and \
+                    (not resource.namespaced or meta.get("namespace") == namespace):
+                return obj
+        return None
+
     @property
     def errors(self) -> tuple[Any, ...]:
         return tuple(self.problems)

@@ -35,9 +35,12 @@ from gpudra.convert.requests import (
     find_needs,
 )
 from gpudra.dra import emit
+from gpudra.dra.mig_memory import usable_mib
+from gpudra.dra.sharing import NO_REPLICAS, device_plugin_sharing
 from gpudra.dra.selectors import min_memory_selector, product_prefix_selector
 from gpudra.gpu_use import ObjectUse, quota_path, read_object
 from gpudra.objects import dig, format_path
+from gpudra.quantity import parse_quantity
 from gpudra.workloads import PodSpecRef, WorkloadTable
 
 __all__ = ["Blocked", "ConvertOptions", "ObjectPlan", "Planner", "WorkloadResult"]
@@ -85,6 +88,13 @@ class Planner:
             return ObjectPlan()
         if kind in _GUIDANCE and _mentions_nvidia(data):
             return ObjectPlan(result=result_for(file, data, "manual", reason=_GUIDANCE[kind]))
+        if kind == "ConfigMap" and group == "":
+            shared = device_plugin_sharing(data)
+            if shared:
+                grants = ", ".join(f"{s.resource} x{s.replicas} ({s.strategy})" for s in shared)
+                return ObjectPlan(result=result_for(
+                    file, data, "manual", reason=f"device-plugin sharing config ({grants}): "
+                    f"{NO_REPLICAS}; decide per workload"))
         return self._workload(file, data, base, doc, group, kind)
 
     def plan_quota(self, file: str, data: Mapping[str, Any], base: PathT,
@@ -244,8 +254,7 @@ class Planner:
         selectors += list(self.options.selectors)
         if self.options.min_memory is not None:
             if need.mig:
-                notes.append("--min-memory applies to whole GPUs: a MIG device's memory is the "
-                             "size of its slice, so it is not applied to MIG requests")
+                notes.append(_mig_min_memory_note(need.profile, self.options.min_memory))
             else:
                 selectors.append(min_memory_selector(self.options.min_memory))
         if self.options.product is not None:
@@ -269,6 +278,22 @@ class Planner:
                 if isinstance(var, Mapping) and var.get("name") == "NVIDIA_DRIVER_CAPABILITIES":
                     notes.append(f"kept NVIDIA_DRIVER_CAPABILITIES on {container.name!r}: check "
                                  "the driver libraries it needs under CDI")
+
+
+def _mig_min_memory_note(profile: str | None, minimum: str) -> str:
+    """Why --min-memory is not written on a MIG request, judged on the memory the driver
+    publishes for the profile (its usable size, below the nominal one in its name)."""
+    note = ("--min-memory applies to whole GPUs: a MIG device's memory is the size of its "
+            "slice, so it is not applied to MIG requests")
+    usable = usable_mib(profile) if profile is not None else None
+    wanted = parse_quantity(minimum)
+    if usable is None or wanted is None:
+        return note
+    if usable * 2**20 < wanted:
+        return (f"{note}; and a MIG {profile} device has {usable}Mi (the usable memory the "
+                f"driver publishes, not the nominal size in its name), less than {minimum}: "
+                "pick a larger profile if the workload needs that much")
+    return f"{note}; a MIG {profile} device has {usable}Mi, at least {minimum}"
 
 
 def _container_claims(pod: PathT, claim: ClaimRequests, object_name: str,
@@ -307,7 +332,7 @@ def _shared_notes(need: DeviceNeed, notes: list[str]) -> None:
                      "has no replica count)")
     notes.append(f"{need.resource} was a time-slicing/MPS replica: the pods now share one "
                  "ResourceClaim (one GPU, same node); for time-slicing or MPS add a GpuConfig, "
-                 "which needs the driver gates TimeSlicingSettings/MPSSupport")
+                 f"which needs the driver gates TimeSlicingSettings/MPSSupport ({NO_REPLICAS})")
 
 
 def _check_sharing(kind: str, data: Mapping[str, Any], spec: PodSpecRef) -> None:

@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import json
 import os
+from collections.abc import Mapping
 from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import IO, Any
@@ -14,11 +15,13 @@ from typing import IO, Any
 from gpudra.config import config_for, load_config
 from gpudra.convert.converter import ConvertReport, convert_paths
 from gpudra.convert.planner import ConvertOptions
+from gpudra.convert.records import WorkloadResult
 from gpudra.convert.summary import as_data, as_text
 from gpudra.convert.writer import color_diff, unified_diff, write_atomic
 from gpudra.dra.selectors import min_memory_selector, product_prefix_selector
 from gpudra.errors import UsageError
 from gpudra.model import ExitCode, InputError
+from gpudra.objects import dig
 from gpudra.quantity import parse_quantity
 from gpudra.rules import catalogue
 from gpudra.workloads import WorkloadTable
@@ -120,11 +123,15 @@ def run_convert(request: ConvertRequest, *, stdout: IO[str], stderr: IO[str],
     config = load_config(config_for(request.paths, request.config), catalogue())
     table = WorkloadTable().with_kinds(config.workloads)
     exported: tuple[InputError, ...] = ()
+    skipped: tuple[WorkloadResult, ...] = ()
     if request.cluster is not None:
-        exported, count = _export(request, table)
+        exported, skipped, count = _export(request, table)
         if count == 0:
             for error in exported:
                 stderr.write(f"gpudra: {error.where}: {error.message}\n")
+            for pod in skipped:
+                stderr.write(f"gpudra: not exported: {pod.namespace}/Pod/{pod.name}: "
+                             f"{pod.reason}\n")
             if not request.quiet:
                 stderr.write("gpudra: the cluster has no GPU workloads or GPU quotas to "
                              "export\n")
@@ -134,8 +141,9 @@ def run_convert(request: ConvertRequest, *, stdout: IO[str], stderr: IO[str],
     report = convert_paths(request.paths, options, table=table,
                            excludes=(*config.exclude, *request.excludes),
                            claims_file=request.claims_file, stdin=stdin)
-    if exported:
-        report = replace(report, errors=exported + report.errors)
+    if exported or skipped:
+        report = replace(report, errors=exported + report.errors,
+                         results=skipped + report.results)
     summary_stream = stdout
     write_errors: list[InputError] = []
     if request.paths == ("-",):
@@ -166,14 +174,16 @@ def run_convert(request: ConvertRequest, *, stdout: IO[str], stderr: IO[str],
     return _exit_code(report, request)
 
 
-def _export(request: ConvertRequest, table: WorkloadTable) -> tuple[tuple[InputError, ...], int]:
-    """Write the cluster's GPU workloads, the claims and templates they use, and GPU quotas,
-    as clean manifests under --output-dir. Returns what could not be read and how many files
-    were written. Raises a ClusterError when the cluster cannot be read at all."""
+def _export(request: ConvertRequest, table: WorkloadTable
+            ) -> tuple[tuple[InputError, ...], tuple[WorkloadResult, ...], int]:
+    """Write the cluster's GPU workloads (bare pods included), the claims and templates they
+    use, and GPU quotas, as clean manifests under --output-dir. Returns what could not be read,
+    the GPU pods left out (with why), and how many files were written. Raises a ClusterError
+    when the cluster cannot be read at all."""
     from gpudra.cluster import connect
     from gpudra.export import clean, dump, file_name
     from gpudra.gpu_use import quota_keys, read_object
-    from gpudra.objects import ClusterObject, dig
+    from gpudra.objects import ClusterObject
     from gpudra.sources.cluster import ClusterSource
 
     out = request.output_dir
@@ -185,14 +195,24 @@ def _export(request: ConvertRequest, table: WorkloadTable) -> tuple[tuple[InputE
                          "--from-cluster")
     errors: list[InputError] = []
     written: set[str] = set()
+    skipped: list[WorkloadResult] = []
     with connect(request.cluster) as cluster:
         cluster.server_version()
         for item in ClusterSource(cluster, table, command="export").items():
             if isinstance(item, InputError):
                 errors.append(item)
                 continue
-            if not isinstance(item, ClusterObject) or item.kind == "Pod":
-                continue  # bare pods are not manifests anyone keeps
+            if not isinstance(item, ClusterObject):
+                continue
+            if item.kind == "Pod" and item.group == "":
+                reason = _not_exported(item)
+                if reason is not None:
+                    pod = read_object(table, "", "Pod", item.data)
+                    if pod.device_plugin or pod.dra:
+                        skipped.append(WorkloadResult(
+                            "(not exported)", "Pod", item.name, item.namespace, "manual",
+                            reason))
+                    continue
             if item.group == "resource.k8s.io":
                 # Claims the pods' templates generated belong to their pods, not to Git.
                 if dig(item.data, "metadata", "ownerReferences"):
@@ -213,7 +233,23 @@ def _export(request: ConvertRequest, table: WorkloadTable) -> tuple[tuple[InputE
             target = out / name
             target.parent.mkdir(parents=True, exist_ok=True)
             write_atomic(target, dump(clean(item.data, paths)).encode("utf-8"))
-    return tuple(errors), len(written)
+    return tuple(errors), tuple(skipped), len(written)
+
+
+def _not_exported(pod: Any) -> str | None:
+    """Why a GPU pod the cluster source reports at itself is not written as a manifest; None
+    for a bare pod, or one whose controller no longer exists (it is bare now)."""
+    if pod.cluster is not None and pod.cluster.controller_gone:
+        return None
+    for ref in dig(pod.data, "metadata", "ownerReferences") or ():
+        if isinstance(ref, Mapping) and ref.get("controller"):
+            kind, name = ref.get("kind"), ref.get("name")
+            if kind == "Node":
+                return (f"a static pod: the kubelet of node {name} runs it from a manifest file "
+                        "on that node; convert that file")
+            return (f"controlled by {kind} {name}, which gpudra does not read: export or convert "
+                    f"that object (or add its kind under workloads: in .gpudra.yaml)")
+    return None
 
 
 def _write_in_place(report: ConvertReport) -> list[InputError]:

@@ -208,6 +208,9 @@ def _standard_attribute_problem(name: str) -> str | None:
         return None
     if name.lower() in ("pcibusid", "pciebusid"):
         return f'the standard attribute is spelled pciBusID: device.attributes["{STANDARD_DOMAIN}"].pciBusID'
+    if name.lower() in ("numa", "numanode"):
+        return (f'the standard attribute is spelled numaNode (KEP-6072; the driver\'s VFIO '
+                f'`numa` is gone since v0.5.0): device.attributes["{STANDARD_DOMAIN}"].numaNode')
     return (f"the NVIDIA driver publishes no {STANDARD_DOMAIN} attribute {name!r} "
             f"(only {', '.join(sorted(STANDARD_ATTRIBUTES))})")
 

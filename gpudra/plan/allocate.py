@@ -502,7 +502,7 @@ class Simulation:
             return None
         if request.admin_access and any(p.device == index and p.claim == position for p in picks):
             return None
-        if self.options.device_taints and not _tolerated(device, request):
+        if self.options.device_taints and not tolerated(device, request):
             return None
         used = None
         if self.options.consumable_capacity:
@@ -667,7 +667,9 @@ def _unknown(device: Device, name: str) -> bool:
     return domain == device.driver and f"{device.driver}/{ident}" in device.unknown
 
 
-def _tolerated(device: Device, request: Request) -> bool:
+def tolerated(device: Device, request: Request) -> bool:
+    """The request tolerates every NoSchedule/NoExecute taint of the device (a `None` taint,
+    such as the NVIDIA driver's gpu.nvidia.com/unmonitored, only informs)."""
     for taint in device.taints:
         if taint.effect not in ("NoSchedule", "NoExecute"):
             continue

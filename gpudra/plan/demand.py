@@ -17,18 +17,8 @@ Claims (kubernetes/api @ kubernetes-1.36.2, ``resource/v1/types.go``; ``core/v1`
   quantities (DRAConsumableCapacity); ``constraints[].matchAttribute`` /
   ``distinctAttribute`` are fully qualified attribute names.
 
-Pods per workload (how many run at once):
-
-* Pod 1; Deployment, ReplicaSet, StatefulSet, ReplicationController ``spec.replicas`` (default
-  1); Job and CronJob ``parallelism`` (default 1), capped by ``completions`` when set;
-  DaemonSet one per eligible node (``pods=None``; :mod:`gpudra.plan.allocate` counts the nodes
-  whose labels match its ``nodeSelector``).
-* CRDs (located by :class:`gpudra.workloads.WorkloadTable`): every ``template``/``jobTemplate``
-  on the way from the object root to the pod spec multiplies by the ``replicas`` (or Job
-  ``parallelism``) next to it: Kubeflow ``*ReplicaSpecs.<type>.replicas``, RayCluster
-  ``workerGroupSpecs[].replicas``, JobSet ``replicatedJobs[].replicas`` x ``parallelism``,
-  Volcano ``tasks[].replicas``; LeaderWorkerSet ``replicas`` x 1 leader / ``size - 1`` workers;
-  KServe ``minReplicas``. Elsewhere 1 pod per pod spec, with a note.
+Pods per workload (how many run at once) are counted by :mod:`gpudra.pod_counts`, the same
+way a cluster audit reports a workload's replicas.
 
 DeviceClasses come from the input; names not found there fall back to the NVIDIA chart's
 defaults (``gpu.nvidia.com``, ``mig.nvidia.com``, ``vfio.gpu.nvidia.com``, dra-reference section
@@ -50,7 +40,8 @@ from typing import Any
 
 from gpudra.dra.attributes import CLASS_DEVICE_TYPE
 from gpudra.dra.emit import GPU_CLASS_SELECTOR
-from gpudra.objects import PathT, as_mapping, dig, expand_lists, format_path
+from gpudra.objects import as_mapping, dig, expand_lists, format_path
+from gpudra.pod_counts import pod_count
 from gpudra.quantity import parse_quantity
 from gpudra.workloads import WorkloadTable
 
@@ -66,7 +57,6 @@ _NOT_WORKLOADS = frozenset({"Node", "Namespace", "ConfigMap", "Secret", "Service
                             "ServiceAccount", "ResourceQuota", "LimitRange"})
 _NO_INNER_SPEC = ("ResourceClaimTemplate has no spec.spec (the inner ResourceClaimSpec is "
                   "mandatory)")
-_REPLICATED = frozenset({"Deployment", "ReplicaSet", "StatefulSet", "ReplicationController"})
 
 
 def chart_class_selector(device_type: str) -> str:
@@ -394,59 +384,6 @@ def _pod_claim(entry: Mapping[str, Any], namespace: str | None, templates: Mappi
     return PodClaim(name, "?", None, problem=(
         f"claim {name}: exactly one of resourceClaimTemplateName and resourceClaimName must "
         "be set"))
-
-
-def pod_count(kind: str, data: Mapping[str, Any], path: PathT) -> tuple[int | None, str | None]:
-    """How many pods of the pod spec at `path` run at once (None: one per eligible node)."""
-    if kind == "Pod":
-        return 1, None
-    if kind == "DaemonSet":
-        return None, "one pod per eligible node"
-    if kind == "LeaderWorkerSet":
-        groups = _non_negative(dig(data, "spec", "replicas"), 1)
-        size = _non_negative(dig(data, "spec", "leaderWorkerTemplate", "size"), 1)
-        per_group = 1 if "leaderTemplate" in path else max(size - 1, 0)
-        return groups * per_group, None
-    pods, found = 1, False
-    value: Any = data
-    for i, key in enumerate(path):
-        if isinstance(value, Mapping) and key in ("template", "jobTemplate", "predictor",
-                                                  "transformer", "explainer"):
-            factor = _factor(kind, value, key)
-            if factor is not None:
-                pods *= factor
-                found = True
-        value = dig(value, key)
-    if kind in _REPLICATED or kind in ("Job", "CronJob"):
-        return pods, None
-    return pods, None if found else "replicas unknown for this kind: 1 pod assumed"
-
-
-def _factor(kind: str, holder: Mapping[str, Any], key: str) -> int | None:
-    """The multiplier next to a template: replicas, Job parallelism, KServe minReplicas."""
-    if key in ("predictor", "transformer", "explainer"):
-        target = as_mapping(holder.get(key))
-        return _non_negative(target.get("minReplicas"), 1)
-    if key == "jobTemplate":
-        return None  # the Job spec inside carries parallelism; counted at its `template`
-    job_like = "parallelism" in holder or "completions" in holder or kind in ("Job", "CronJob")
-    if job_like and "replicas" not in holder:
-        parallelism = _non_negative(holder.get("parallelism"), 1)
-        completions = holder.get("completions")
-        if isinstance(completions, int) and not isinstance(completions, bool):
-            parallelism = min(parallelism, completions)
-        return parallelism
-    if "replicas" in holder:
-        return _non_negative(holder.get("replicas"), 1)
-    if kind in _REPLICATED:
-        return 1  # spec.replicas defaults to 1
-    return None
-
-
-def _non_negative(value: Any, default: int) -> int:
-    if isinstance(value, int) and not isinstance(value, bool) and value >= 0:
-        return value
-    return default
 
 
 def _requests_nvidia(container: Mapping[str, Any]) -> bool:

@@ -21,7 +21,13 @@ from dataclasses import dataclass
 from typing import Any
 
 from gpudra.dra.cel import SelectorEngine
-from gpudra.plan.allocate import SEARCH_BUDGET, Simulation, SimulationOptions, WorkloadOutcome
+from gpudra.plan.allocate import (
+    SEARCH_BUDGET,
+    Simulation,
+    SimulationOptions,
+    WorkloadOutcome,
+    tolerated,
+)
 from gpudra.plan.capacity import consumption
 from gpudra.plan.demand import ALL, ConvertHook, Demand, Workload, extract_demand
 from gpudra.plan.inventory import Device, Inventory
@@ -163,11 +169,38 @@ def _workload_report(outcome: WorkloadOutcome, claims: dict[int, ResolvedClaim],
         if zero:
             reason = reason.replace("no device matches", f"no device matches ({zero})", 1)
     warnings = tuple(dict.fromkeys(w for g in outcome.groups for w in g.warnings))
+    if options.device_taints:
+        warnings += _taint_warnings(workload, claims, matcher)
     if satisfiable and outcome.pods == 0:
         warnings += ("no pods: replicas is 0, or no node is eligible for the DaemonSet",)
     return WorkloadReport(workload.kind, workload.name, workload.namespace, satisfiable, reason,
                           tuple(requests), outcome.pods, outcome.placed, dict(placement), kind,
                           warnings, workload.converted, workload.file)
+
+
+def _taint_warnings(workload: Workload, claims: dict[int, ResolvedClaim],
+                    matcher: Matcher) -> tuple[str, ...]:
+    """Per request: matching devices a NoSchedule/NoExecute taint keeps from it (the NVIDIA
+    driver's health checks taint gpu.nvidia.com/xid and gpu.nvidia.com/gpu-lost NoSchedule)
+    because it has no matching toleration; the simulation never allocates them."""
+    found: list[str] = []
+    for claim in _claims_of(workload, claims):
+        for request in claim.requests:
+            for alt in request.alternatives:
+                refused = [matcher.devices[i] for i in alt.selected.matching
+                           if not tolerated(matcher.devices[i], alt.request)]
+                if not refused:
+                    continue
+                shown = ", ".join(
+                    f"{d.node or d.pool}/{d.name} ("
+                    + ", ".join(f"{t.key}{'=' + t.value if t.value else ''}:{t.effect}"
+                                for t in d.taints if t.effect in ("NoSchedule", "NoExecute"))
+                    + ")" for d in refused[:3])
+                more = f" and {len(refused) - 3} more" if len(refused) > 3 else ""
+                found.append(f"claim {claim.name} request {alt.name}: "
+                             f"{len(refused)} of {len(alt.selected.matching)} matching devices "
+                             f"are tainted and not tolerated, so never allocated: {shown}{more}")
+    return tuple(dict.fromkeys(found))
 
 
 def _request_report(request: Any, claim: ResolvedClaim, pod_group: str, chosen: Counter,

@@ -15,7 +15,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from gpudra.errors import UsageError
-from gpudra.model import ExitCode, InputError
+from gpudra.model import ExitCode, InputError, NotRead
 from gpudra.objects import SourceObject, as_mapping
 from gpudra.plan.engine import PlanOptions, plan
 from gpudra.plan.inventory import Inventory, parse_inventory
@@ -163,6 +163,8 @@ def _cluster_objects(request: PlanRequest, table: Any, on_page: Callable[[Any], 
         for item in source.items():
             if isinstance(item, InputError):
                 errors.append(item)
+            elif isinstance(item, NotRead):  # plan needs the devices a namespaced role hides
+                errors.append(InputError(None, item.message, object=item.object))
             elif isinstance(item, SourceObject) and _matters(item, table):
                 objects.append(item)
     return objects, source.stats.objects, errors

@@ -54,6 +54,7 @@ from typing import Any
 
 from gpudra.dra.attributes import NVIDIA_DOMAIN, STANDARD_DOMAIN
 from gpudra.dra.cel import Version
+from gpudra.dra.mig_memory import usable_mib
 from gpudra.dra.selectors import DRIVER_ARCHITECTURES
 from gpudra.objects import as_mapping, expand_lists
 from gpudra.plan.inventory import Device, Inventory, RequestPolicy
@@ -306,6 +307,10 @@ def _mig_devices(node: str, profile: str, count: int, labels: Mapping[str, str],
     capacity: dict[str, Fraction] = {}
     for capacity_name, label in _MIG_CAPACITY_LABELS.items():
         value = _count(labels.get(prefix + label))
+        if value is None and capacity_name == "memory":
+            # No memory label: the usable figure NVML gives the profile on this GPU (below the
+            # nominal size in its name), where it is known.
+            value = usable_mib(profile, str(common.attributes.get("productName") or "") or None)
         if value is None:
             unknown.add(capacity_name)
         else:

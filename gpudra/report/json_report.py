@@ -12,11 +12,15 @@ from gpudra.summary import summarize
 
 def as_data(report: Report) -> dict[str, Any]:
     """The report as plain data; also the source of the YAML format."""
-    return {
+    data = {
         "findings": [finding_data(f) for f in report.findings],
         "errors": [error_data(e) for e in report.errors],
         "summary": summarize(report).as_dict(),
     }
+    if report.source == "cluster":
+        data["not_read"] = [{"object": r.object, "message": r.message, "without": r.adds}
+                            for r in report.not_read]
+    return data
 
 
 def finding_data(f: Finding) -> dict[str, Any]:
@@ -45,7 +49,8 @@ def cluster_data(info: ClusterInfo | None) -> dict[str, Any] | None:
         return None
     return {"replicas": info.replicas, "running_pods": info.running_pods,
             "nodes": list(info.nodes), "managed_by": info.managed_by,
-            "gpu_holders": list(info.gpu_holders)}
+            "gpu_holders": list(info.gpu_holders), "bridge_pods": info.bridge_pods,
+            "controller_gone": info.controller_gone}
 
 
 def error_data(e: InputError) -> dict[str, Any]:

@@ -71,7 +71,8 @@ def _properties(report: Report) -> ET.Element:
                         ("suppressed", s.suppressed),
                         ("gpu_workloads", s.gpu_workloads),
                         ("percent_migrated", s.percent_migrated)):
-        ET.SubElement(props, "property", name=name, value=str(value))
+        ET.SubElement(props, "property", name=name,
+                      value="unknown" if value is None else str(value))
     return props
 
 

@@ -71,11 +71,15 @@ def _headline(s: Summary, report: Report) -> str:
     if s.suppressed:
         facts.append(f"{s.suppressed} suppressed")
     if s.gpu_workloads:
-        facts.append(f"**{s.percent_migrated:.0f}% migrated** to DRA ({s.on_dra} of "
+        bridge = f", {s.on_bridge} through the bridge" if s.on_bridge else ""
+        facts.append(f"**{s.percent_migrated:.0f}% migrated** to DRA ({s.on_dra}{bridge} of "
                      f"{plural(s.gpu_workloads, 'GPU workload')}; {s.on_device_plugin} still on "
                      "the device plugin)")
     else:
-        facts.append("no GPU workloads found")
+        facts.append("no GPU workloads found" + (" in what could be read" if s.incomplete
+                                                 else ""))
+    facts += [f"not read (namespaced role): {r.object}, without {r.adds}"
+              for r in report.not_read]
     if report.nothing_read and not s.errors:
         facts.append(f"**{report.nothing_read_message}**")
     return f"{title}\n\n" + " · ".join(facts)

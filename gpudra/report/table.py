@@ -69,10 +69,16 @@ def _live(f: Finding) -> str:
     if info is None or f.kind == "Node":
         return ""
     parts = []
-    if info.replicas is not None or info.running_pods:
+    if info.replicas is not None or info.running_pods != 0:
         replicas = f"{info.replicas} replicas, " if info.replicas is not None else ""
         nodes = f" on {', '.join(info.nodes)}" if info.nodes else ""
-        parts.append(f"{replicas}{info.running_pods} running{nodes}")
+        running = "running pods unknown" if info.running_pods is None \
+            else f"{info.running_pods} running"
+        parts.append(f"{replicas}{running}{nodes}")
+    if info.bridge_pods:
+        parts.append(f"{info.bridge_pods} served by DRA through the bridge")
+    if info.controller_gone:
+        parts.append(f"its controller {info.controller_gone} no longer exists")
     if info.managed_by:
         parts.append(f"change it in: {info.managed_by}")
     return f"  ({'; '.join(parts)})" if parts else ""
@@ -85,18 +91,26 @@ def _summary(console: Console, report: Report) -> None:
     console.print(f"  {s.read}: "
                   f"{counts}" + (f", {s.suppressed} suppressed" if s.suppressed else "")
                   + (f", {s.errors} unreadable" if s.errors else ""))
+    for refused in report.not_read:
+        console.print(f"  not read (a namespaced role may not): {refused.object}; without it: "
+                      f"{refused.adds}")
     if not s.gpu_workloads:
-        console.print("  No GPU workloads found.")
+        console.print("  No GPU workloads found" + (" in what could be read." if s.incomplete
+                                                    else "."))
         return
-    console.print(f"  GPU workloads: {s.gpu_workloads}; on DRA: {s.on_dra}; still on the device "
-                  f"plugin: {s.on_device_plugin}; migrated: {s.percent_migrated:.0f}%")
+    bridge = f"; through the bridge: {s.on_bridge}" if s.on_bridge else ""
+    console.print(f"  GPU workloads: {s.gpu_workloads}; on DRA: {s.on_dra}{bridge}; still on the "
+                  f"device plugin: {s.on_device_plugin}; migrated: {s.percent_migrated:.0f}%")
     table = Table(box=None, padding=(0, 2), pad_edge=False)
     table.add_column("  namespace")
     table.add_column("GPU workloads", justify="right")
     table.add_column("on DRA", justify="right")
+    if s.on_bridge:
+        table.add_column("bridge", justify="right")
     table.add_column("migrated", justify="right")
     for ns in s.namespaces:
+        bridged = (str(ns.on_bridge),) if s.on_bridge else ()
         table.add_row(Text(f"  {ns.namespace}"), str(ns.gpu_workloads), str(ns.on_dra),
-                      f"{ns.percent_migrated:.0f}%")
+                      *bridged, f"{ns.percent_migrated:.0f}%")
     console.print(table)
 

@@ -12,11 +12,13 @@ from gpudra.rules.monitoring import Monitoring
 from gpudra.rules.overlays import ClaimsBesideDevicePlugin
 from gpudra.rules.placement import Placement
 from gpudra.rules.quotas import Quotas
+from gpudra.rules.sharing import Sharing
 from gpudra.rules.suppressions import Suppressions
 from gpudra.rules.templates import Templates
 
 CHECKERS: tuple[type[Checker], ...] = (
     DeviceRequests,
+    Sharing,
     ClaimsBesideDevicePlugin,
     Quotas,
     Placement,

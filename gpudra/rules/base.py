@@ -64,6 +64,7 @@ class AuditContext:
     table: WorkloadTable
     findings: list[Finding] = field(default_factory=list)
     suppressed: int = 0
+    kubernetes_minor: int | None = None  # a cluster audit: the cluster's release (1.<minor>)
     workloads: dict[tuple, WorkloadStatus] = field(default_factory=dict)
     # One-slot caches: checkers visit one object in a row. Keyed by identity of the data they
     # hold on to, so a recycled id() can never return another object's results.
@@ -88,8 +89,10 @@ class AuditContext:
         old = self.workloads.get(key)
         if old is not None:
             device_plugin, dra = device_plugin or old.device_plugin, dra or old.dra
+        bridge = obj.cluster is not None and obj.cluster.on_bridge
         self.workloads[key] = WorkloadStatus(obj.file, obj.kind, obj.name, obj.namespace,
-                                             device_plugin, dra, source=obj.source)
+                                             device_plugin, dra, source=obj.source,
+                                             bridge=bridge and device_plugin)
 
     def emit(self, rule_id: str, where: SourceObject | TemplateText, message: str, *,
              path: PathT = (), line: int | None = None, container: str | None = None,

@@ -5,6 +5,7 @@ from __future__ import annotations
 from typing import Any
 
 from gpudra.devices import HAMI_RESOURCES, DeviceKind, DeviceResource
+from gpudra.dra.sharing import NO_REPLICAS
 from gpudra.gpu_use import DeviceRequest
 from gpudra.model import Severity
 from gpudra.objects import SourceObject, format_path
@@ -101,8 +102,11 @@ GPU103 = rule(
 with `renameByDefault: true`. Each unit is a *replica* of a GPU. DRA has no replica count:
 sharing is expressed by several pods referencing **one ResourceClaim** (they then land on one
 node), optionally with an opaque `GpuConfig` whose `sharing.strategy` is `TimeSlicing` or `MPS`.
-Those strategies sit behind the NVIDIA driver's alpha feature gates `TimeSlicingSettings` and
-`MPSSupport`. The sharing intent must be carried over deliberately; it is never dropped silently.
+The mapping is not one-to-one: the driver's `TimeSlicing` sets only an interval (`Default`,
+`Short`, `Medium`, `Long`; alpha gate `TimeSlicingSettings`), `MPS` needs the alpha gate
+`MPSSupport`, and letting several claims have one GPU (oversubscription) needs the alpha gate
+`ConsumableShares` with `--consumable-shares`, which does not work together with MPS. The
+sharing intent must be carried over deliberately; it is never dropped silently.
 """,
     "Share one ResourceClaim between the pods; add a GpuConfig sharing strategy if needed.",
 )
@@ -223,8 +227,13 @@ class DeviceRequests(Checker):
         if count.value == 0:
             ctx.emit("GPU107", obj, f"{label} asks for 0 × {name}", **where, quantity=0)
             return
-        ctx.emit(_CLASSIFICATION_RULE[request.device.kind], obj,
-                 _classification_message(label, request.device, count.value), **where,
+        message = _classification_message(label, request.device, count.value)
+        bridged = obj.cluster.bridge_pods if obj.cluster is not None else 0
+        if bridged and request.device.kind in (DeviceKind.GPU, DeviceKind.MIG):
+            message += (f"; DRA serves it to {bridged} of its pods through a DeviceClass's "
+                        "extendedResourceName (KEP-5004 bridge): on DRA, but only while a "
+                        "class maps this name")
+        ctx.emit(_CLASSIFICATION_RULE[request.device.kind], obj, message, **where,
                  quantity=count.value)
         if count.templated:
             ctx.emit("GPU106", obj, f"{label}: {name} quantity {request.raw!r} is a placeholder",
@@ -251,7 +260,7 @@ def _classification_message(label: str, device: DeviceResource, value: int | Non
                 "DRA class mig.nvidia.com")
     if device.kind is DeviceKind.SHARED:
         return (f"{label} requests {amount}{device.name}: time-slicing/MPS replicas have no "
-                "direct DRA equivalent (share one ResourceClaim instead)")
+                f"direct DRA equivalent (share one ResourceClaim instead; {NO_REPLICAS})")
     if device.kind is DeviceKind.OTHER_NVIDIA:
         origin = "a HAMi vGPU resource" if device.name in HAMI_RESOURCES else "not a device-plugin resource"
         return f"{label} requests {amount}{device.name} ({origin})"

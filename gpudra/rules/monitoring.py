@@ -3,9 +3,11 @@
 from __future__ import annotations
 
 import re
+from collections.abc import Mapping
+from typing import Any
 
 from gpudra.model import Severity
-from gpudra.objects import SourceObject, TemplateText, dig
+from gpudra.objects import SourceObject, TemplateText, as_list, dig
 from gpudra.rules.base import AuditContext, Checker, rule
 
 CATEGORY = "monitoring"
@@ -39,10 +41,12 @@ class Monitoring(Checker):
     def check_document(self, obj: SourceObject, ctx: AuditContext) -> None:
         if NEEDLE not in obj.text and "kube_pod_resource_" not in obj.text:
             return
+        starts = _rule_starts(obj)
         for offset, line in enumerate(obj.text.splitlines()):
             if reads_gpu_metric(line):
-                ctx.emit("GPU501", obj, f"{_what(obj)} reads the nvidia_com_gpu resource "
-                         "metric, which DRA pods no longer produce", line=obj.first_line + offset,
+                number = obj.first_line + offset
+                item = next((rule for start, rule in reversed(starts) if start <= number), None)
+                ctx.emit("GPU501", obj, _message(obj, item), line=number,
                          resource="nvidia.com/gpu")
 
     def check_object(self, obj: SourceObject, ctx: AuditContext) -> None:
@@ -55,8 +59,7 @@ class Monitoring(Checker):
             for r, item in enumerate(rules if isinstance(rules, list) else ()):
                 expr = dig(item, "expr")
                 if isinstance(expr, str) and any(reads_gpu_metric(x) for x in expr.splitlines()):
-                    ctx.emit("GPU501", obj, f"{_what(obj)} reads the nvidia_com_gpu resource "
-                             "metric, which DRA pods no longer produce",
+                    ctx.emit("GPU501", obj, _message(obj, item),
                              path=("spec", "groups", g, "rules", r, "expr"),
                              resource="nvidia.com/gpu")
 
@@ -73,9 +76,35 @@ _TEMPLATE_WHAT = {"not-a-manifest": "dashboard or config file", "helm-values": "
                   "helm-template": "Helm template"}
 
 
+def _rule_starts(obj: SourceObject) -> list[tuple[int, Any]]:
+    """(first line, rule) of every rule of a PrometheusRule in a file, in line order."""
+    if obj.kind != "PrometheusRule":
+        return []
+    starts = []
+    for g, group in enumerate(as_list(dig(obj.data, "spec", "groups"))):
+        for r, item in enumerate(as_list(dig(group, "rules"))):
+            line = obj.line_of(("spec", "groups", g, "rules", r))
+            if line is not None:
+                starts.append((line, item))
+    return sorted(starts, key=lambda pair: pair[0])
+
+
+def _message(obj: SourceObject, item: Any) -> str:
+    """A recording rule's series feed other rules and dashboards; an alert stops firing."""
+    if obj.kind == "PrometheusRule" and isinstance(item, Mapping):
+        if item.get("record"):
+            return (f"recording rule {item['record']!r} reads the nvidia_com_gpu resource "
+                    "metric, which DRA pods no longer produce: the series it records, and "
+                    "every alert and dashboard built on it, stop counting them")
+        if item.get("alert"):
+            return (f"alerting rule {item['alert']!r} reads the nvidia_com_gpu resource "
+                    "metric, which DRA pods no longer produce: it stops firing for them")
+    return f"{_what(obj)} reads the nvidia_com_gpu resource metric, which DRA pods no longer produce"
+
+
 def _what(obj: SourceObject) -> str:
     if obj.kind == "PrometheusRule":
-        return "alerting rule"
+        return "Prometheus rule"
     if obj.kind == "ConfigMap":
         return "ConfigMap (dashboard)"
     return obj.kind or "dashboard"

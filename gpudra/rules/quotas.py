@@ -6,6 +6,7 @@ from collections.abc import Mapping
 from typing import Any
 
 from gpudra.devices import classify
+from gpudra.dra.bridge_quota import BRIDGE_CLAIM_ANNOTATION, claims_counted
 from gpudra.gpu_use import is_nvidia, quota_keys
 from gpudra.model import Severity
 from gpudra.objects import SourceObject, dig
@@ -29,6 +30,14 @@ GPU201 = rule(
 A ResourceQuota with `requests.nvidia.com/gpu` (or `limits.nvidia.com/gpu`) counts the extended
 resource in pod specs. A pod that gets its GPU from a ResourceClaim requests no `nvidia.com/gpu`,
 so the quota silently stops limiting GPU use as workloads migrate.
+
+Exception (KEP-5004): once a DeviceClass maps the name (`extendedResourceName: nvidia.com/gpu`)
+and `DRAExtendedResource` is on (by default from Kubernetes 1.36; alpha and off in 1.34 and
+1.35), `requests.nvidia.com/gpu` also counts every device claimed from that class. Then the
+quota keeps limiting, and GPU201 is not reported: it is when the class maps the name but the
+release leaves the gate off by default (the message says so), and always for claims of other
+classes. A cluster audit judges the cluster's own version, and takes claims the scheduler made
+for the bridge as proof that the gate is on.
 """ + _DRA_QUOTA_DOC + """
 Correct:
 
@@ -93,10 +102,24 @@ pools by CPU, memory or node count as well.
 class Quotas(Checker):
     rules = (GPU201, GPU202, GPU203, GPU204, GPU205)
 
+    def __init__(self) -> None:
+        # Judged at the end: whether a quota still counts claims depends on the DeviceClasses
+        # that map its resource (extendedResourceName) and on whether the bridge is in use.
+        self._quotas: list[tuple[SourceObject, str]] = []
+        self._mapped: dict[str, list[str]] = {}  # extended resource -> classes that map it
+        self._bridge_in_use = False
+
     def check_object(self, obj: SourceObject, ctx: AuditContext) -> None:
         kind, group, data = obj.kind, obj.group, obj.data
         if (kind, group) in (("ResourceQuota", ""), ("Profile", "kubeflow.org")):
-            self._hard(obj, ctx, "GPU201" if kind == "ResourceQuota" else "GPU203")
+            self._quotas.append((obj, "GPU201" if kind == "ResourceQuota" else "GPU203"))
+        elif kind == "DeviceClass" and group == "resource.k8s.io":
+            name = dig(data, "spec", "extendedResourceName")
+            if isinstance(name, str) and name:
+                self._mapped.setdefault(name, []).append(str(obj.name))
+        elif kind == "ResourceClaim" and group == "resource.k8s.io":
+            if str(obj.annotations.get(BRIDGE_CLAIM_ANNOTATION)) == "true":
+                self._bridge_in_use = True
         elif kind == "LimitRange" and group == "":
             limits = dig(data, "spec", "limits")
             for i, item in enumerate(limits if isinstance(limits, list) else ()):
@@ -116,17 +139,32 @@ class Quotas(Checker):
                              "advertise no such capacity", path=("spec", "limits", name),
                              resource=name, quantity=parse_device_count(value).value)
 
-    @staticmethod
-    def _hard(obj: SourceObject, ctx: AuditContext, rule_id: str) -> None:
+    def finish(self, ctx: AuditContext) -> None:
+        for obj, rule_id in self._quotas:
+            self._hard(obj, ctx, rule_id)
+
+    def _hard(self, obj: SourceObject, ctx: AuditContext, rule_id: str) -> None:
         for quota in quota_keys(obj.data):
             if not is_nvidia(quota.device):
                 continue
+            add = f"add {_dra_class(quota.resource)}.deviceclass.resource.k8s.io/devices"
+            classes = self._mapped.get(quota.resource)
             # Quota only tracks extended resources as requests.<name>; other spellings are
             # accepted by the API server and then never enforced.
-            detail = ("counts device-plugin requests only" if quota.scope == "requests" else
-                      "is never enforced (only requests.<resource> counts extended resources)")
-            ctx.emit(rule_id, obj, f"quota {quota.key}: {quota.value!r} {detail}; add "
-                     f"{_dra_class(quota.resource)}.deviceclass.resource.k8s.io/devices",
+            if quota.scope != "requests":
+                detail = "is never enforced (only requests.<resource> counts extended resources)"
+            elif not classes:
+                detail = "counts device-plugin requests only"
+            else:
+                counting = claims_counted(ctx.kubernetes_minor, self._bridge_in_use)
+                if counting.counted:
+                    continue  # it counts the claims of the class that maps it: still limits
+                mapped = f"DeviceClass {', '.join(sorted(classes))} maps {quota.resource}"
+                detail = (f"counts the claims of that class too ({mapped}) {counting.why}"
+                          if counting.counted is None else
+                          f"counts device-plugin requests only ({mapped}, but {counting.why})")
+                add = f"to be sure, {add}"
+            ctx.emit(rule_id, obj, f"quota {quota.key}: {quota.value!r} {detail}; {add}",
                      path=quota.path, resource=quota.resource, quantity=quota.count.value)
 
     @staticmethod

@@ -11,10 +11,10 @@ from collections.abc import Iterator
 from dataclasses import dataclass
 from typing import Any, Protocol, Union
 
-from gpudra.model import InputError
+from gpudra.model import InputError, NotRead
 from gpudra.objects import SourceObject, TemplateText
 
-Item = Union[SourceObject, TemplateText, InputError]
+Item = Union[SourceObject, TemplateText, InputError, NotRead]
 
 
 @dataclass

@@ -3,32 +3,44 @@
 What is read, and in which order (pages are processed as they arrive, never held):
 
 1. Pods. A pod that a controller owns is not audited itself: its controller's pod template is.
-   Per owner the source counts running pods, and per node the pods that hold device-plugin
-   GPUs. Bare pods (no controller, or a controller gpudra does not read) are audited as pods.
+   Per owner the source counts running pods, pods the KEP-5004 bridge serves (their status
+   has `extendedResourceClaimStatus`), and per node the pods that hold device-plugin GPUs.
+   Bare pods (no controller, or a controller gpudra does not read) are audited as pods.
 2. ReplicaSets and Jobs, to know their owners (Pod -> ReplicaSet -> Deployment, Pod -> Job ->
    CronJob or JobSet). Those without an owner are audited as workloads of their own.
 3. Top-level workloads: Deployments, StatefulSets, DaemonSets, CronJobs, ReplicationControllers
    and the GPU CRDs of the workload table whose API the cluster serves. Each is audited once,
    with its replicas, running pods, the nodes where its pods hold device-plugin GPUs, and the
-   tool that manages its manifest (gpudra.managed).
+   tool that manages its manifest (gpudra.managed). A controller whose own controller is a Pod
+   (a LeaderWorkerSet's worker StatefulSet, controlled by its group's leader pod) belongs to
+   that pod's controller: Pod -> StatefulSet -> Pod -> StatefulSet -> LeaderWorkerSet.
 4. Nodes (with the device-plugin GPU holders counted in step 1), DRA objects, quotas, limit
    ranges, alerting rules, Kueue ClusterQueues and Karpenter NodePools.
 
+Objects that use GPUs and whose controller is never read although its kind was (a dangling
+ownerReference: the ReplicaSet was deleted with `--cascade=orphan`) are audited at themselves
+once everything is read: until then only their names are kept, and they are got again (`get`,
+one request each) when their controller never showed. Where a kind between a
+workload and its pods could not be read, its running pods are unknown (None), never 0.
+
 A resource type the server does not serve is skipped quietly; one that cannot be read (403,
 repeated 5xx) becomes an input error naming the verb, resource and group, and the rest goes on.
+Under `-n NS`, a refused cluster-scoped read is what a namespaced Role allows, not an error:
+it is reported once as `NotRead`, with what it would have added.
 """
 
 from __future__ import annotations
 
 from collections import Counter, defaultdict
 from collections.abc import Callable, Iterable, Iterator, Mapping
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any, Protocol
 
-from gpudra.gpu_use import device_plugin_total
+from gpudra.gpu_use import device_plugin_total, read_object
 from gpudra.managed import managed_by
-from gpudra.model import ClusterInfo, InputError
+from gpudra.model import ClusterInfo, InputError, NotRead
 from gpudra.objects import ClusterObject, as_mapping, dig
+from gpudra.pod_counts import pods_at_once
 from gpudra.sources import Item, ScanStats
 from gpudra.workloads import BUILTIN_KINDS, WorkloadTable
 
@@ -47,6 +59,7 @@ class Read:
     verbs: tuple[str, ...] = ("get", "list")
     names: tuple[str, ...] = ()  # only these objects (RBAC resourceNames; `get` only)
     kind: str | None = None      # a CRD's kind: discovery gives its real plural
+    without: str = ""            # what an audit lacks when it cannot be read (cluster-scoped)
 
 
 _CORE_WORKLOADS = ("StatefulSet", "DaemonSet", "Deployment")
@@ -67,15 +80,19 @@ TOP_LEVEL = (
     Read("", "replicationcontrollers", "pod templates",
          commands=frozenset({"audit", "plan", "export"})),
 )
-NODES = Read("", "nodes", "GPU capacity, labels, kubelet and runtime versions")
+NODES = Read("", "nodes", "GPU capacity, labels, kubelet and runtime versions",
+             without="GPU801 (nodes that serve GPUs twice) and GPU803 (device-plugin GPUs "
+                     "held per node)")
 RESOURCESLICES = Read("resource.k8s.io", "resourceslices", "devices the DRA driver publishes",
-                      _DRA)
+                      _DRA, without="GPU801 (nodes that serve GPUs twice)")
 OTHERS = (
     NODES,
     RESOURCESLICES,
-    Read("resource.k8s.io", "deviceclasses", "DRA device classes", _DRA),
-    Read("resource.k8s.io", "resourceclaims", "DRA claims", _DRA,
-         commands=frozenset({"audit", "plan", "export"})),
+    Read("resource.k8s.io", "deviceclasses", "DRA device classes", _DRA,
+         without="the DeviceClass lint (GPU6xx) and which class serves nvidia.com/gpu through "
+                 "extendedResourceName"),
+    Read("resource.k8s.io", "resourceclaims", "DRA claims; the bridge's claims (preflight)",
+         _DRA, commands=frozenset({"audit", "plan", "export", "preflight"})),
     Read("resource.k8s.io", "resourceclaimtemplates", "DRA claim templates", _DRA,
          commands=frozenset({"audit", "plan", "export"})),
     Read("", "resourcequotas", "quotas on nvidia.com/gpu",
@@ -84,11 +101,18 @@ OTHERS = (
     Read("monitoring.coreos.com", "prometheusrules", "alerts on nvidia_com_gpu metrics",
          commands=frozenset({"audit", "preflight"})),
     Read("kueue.x-k8s.io", "clusterqueues", "Kueue quotas on nvidia.com/gpu",
-         commands=frozenset({"audit", "preflight"})),
+         commands=frozenset({"audit", "preflight"}),
+         without="GPU204 (Kueue quota on nvidia.com/gpu)"),
     Read("karpenter.sh", "nodepools", "Karpenter limits on nvidia.com/gpu",
-         commands=frozenset({"audit", "preflight"})),
+         commands=frozenset({"audit", "preflight"}),
+         without="GPU205 (Karpenter limits on nvidia.com/gpu)"),
 )
 
+
+# The ConfigMap a device-plugin DaemonSet mounts, by name: its sharing config (GPU111).
+DEVICE_PLUGIN_CONFIG = Read("", "configmaps", "the device plugin's sharing config (the "
+                            "ConfigMaps its DaemonSet mounts, by name)",
+                            commands=frozenset({"audit"}), verbs=("get",))
 
 # Read by preflight only (the GPU Operator's stack, Kueue's device-class mappings).
 PREFLIGHT_ONLY = (
@@ -116,7 +140,8 @@ def crd_reads(table: Iterable[Any] = BUILTIN_KINDS) -> tuple[Read, ...]:
 
 def all_reads() -> tuple[Read, ...]:
     """Everything audit, plan and preflight read: what `gpudra rbac` grants."""
-    return (PODS, REPLICASETS, JOBS, *TOP_LEVEL, *crd_reads(), *OTHERS, *PREFLIGHT_ONLY)
+    return (PODS, REPLICASETS, JOBS, *TOP_LEVEL, *crd_reads(), *OTHERS, DEVICE_PLUGIN_CONFIG,
+            *PREFLIGHT_ONLY)
 
 
 class ClusterReader(Protocol):
@@ -143,17 +168,23 @@ class ClusterSource:
     stats: ScanStats = field(default_factory=ScanStats)
 
     def items(self) -> Iterator[Item]:
-        owners = _Owners()
+        owners = _Owners(self.table)
         crds = self._resolve_crds()
         read_kinds = {*_CORE_WORKLOADS, "CronJob", "ReplicationController", "ReplicaSet", "Job",
                       *(kind for kind, _ in crds)}
-        for pod in self._list(PODS):
-            if not owners.add_pod(pod, read_kinds):
+        pods = self._resource(PODS) if self.command in PODS.commands else None
+        for pod in self._pages(pods, owners):
+            if not owners.add_pod(pod, read_kinds, pods):
                 yield ClusterObject(pod, owners.info_for_pod(pod))
+        # A controller may be controlled by a pod (a LeaderWorkerSet's worker StatefulSets):
+        # from here on, Pod is a kind whose objects were read.
+        read_kinds.add("Pod")
         for read, kind in ((REPLICASETS, "ReplicaSet"), (JOBS, "Job")):
-            for obj in self._list(read):
-                if owners.add_intermediate(obj, kind, read_kinds):
+            resource = self._resource(read) if self.command in read.commands else None
+            for obj in self._pages(resource, owners):
+                if owners.add_controlled(obj, kind, read_kinds, resource):
                     yield ClusterObject(obj, owners.info(obj))
+        owners.prune()  # pods whose ReplicaSet or Job was read need not wait any longer
         # Workloads another workload controls (a LeaderWorkerSet's StatefulSet, an
         # InferenceService's Deployment, a RayJob's RayCluster) are the controller's business:
         # they only add their pods to it. Top-level ones wait until every such child is known.
@@ -161,18 +192,69 @@ class ClusterSource:
         resources = [self._resource(read) for read in self._reads(TOP_LEVEL)]
         resources += [resource for _, resource in crds]
         for resource in resources:
-            for obj in self._pages(resource):
-                if owners.add_intermediate(obj, str(obj.get("kind", "")), read_kinds):
+            for obj in self._pages(resource, owners):
+                if owners.add_controlled(obj, str(obj.get("kind", "")), read_kinds, resource):
                     top.append(obj)
         for obj in top:
             yield ClusterObject(obj, owners.info(obj))
+        yield from self._device_plugin_configs(top)
         del top
+        yield from self._orphans(owners)
         for read in self._reads(OTHERS):
             for obj in self._list(read):
                 info = owners.node_info(obj) if read.resource == "nodes" else None
                 yield ClusterObject(obj, info)
+        namespaced_run = getattr(getattr(self.cluster, "target", None), "list_namespace", None)
         for problem in self.cluster.errors:
-            yield InputError(None, _problem_message(problem), object=_problem_subject(problem))
+            refused = _refused_cluster_read(problem) if namespaced_run else None
+            if refused is not None:
+                yield NotRead(_problem_subject(problem), _problem_message(problem), refused)
+            else:
+                yield InputError(None, _problem_message(problem),
+                                 object=_problem_subject(problem))
+
+    def _device_plugin_configs(self, objects: list[dict[str, Any]]) -> Iterator[ClusterObject]:
+        """The ConfigMaps the device-plugin DaemonSets mount (their time-slicing or MPS
+        sharing), each got by name; a cluster's ConfigMaps are never listed."""
+        from gpudra.preflight.cluster.device_plugin import device_plugin_daemonsets
+
+        get = getattr(self.cluster, "get", None)
+        if self.command not in DEVICE_PLUGIN_CONFIG.commands or get is None:
+            return
+        daemonsets = device_plugin_daemonsets([o for o in objects if o.get("kind") == "DaemonSet"])
+        wanted = sorted({(str(dig(d, "metadata", "namespace") or ""), str(name))
+                         for d in daemonsets
+                         for v in dig(d, "spec", "template", "spec", "volumes") or ()
+                         if (name := dig(v, "configMap", "name"))})
+        resource = self._resource(DEVICE_PLUGIN_CONFIG) if wanted else None
+        for namespace, name in wanted if resource is not None else ():
+            found = get(resource, name, namespace)
+            if found is not None:
+                self.stats.objects += 1
+                yield ClusterObject(found, None)
+
+    def _orphans(self, owners: _Owners) -> Iterator[ClusterObject]:
+        """Objects whose controller is gone, got again by name (only they are: what waits for
+        a controller is kept as its name), and audited at themselves when they use GPUs."""
+        get = getattr(self.cluster, "get", None)
+        for resource, namespace, name, gone in owners.orphans() if get is not None else ():
+            obj = get(resource, name, namespace)
+            if obj is None:
+                continue  # deleted meanwhile
+            self.stats.objects += 1
+            if obj.get("kind") == "Pod":
+                yield ClusterObject(obj, replace(owners.info_for_pod(obj), controller_gone=gone))
+                continue
+            group = str(obj.get("apiVersion", "")).rpartition("/")[0]
+            use = read_object(self.table, group, str(obj.get("kind", "")), obj, strays=False)
+            if use.device_plugin or use.dra:
+                yield ClusterObject(obj, replace(owners.info(obj), controller_gone=gone))
+
+    @property
+    def kubernetes_minor(self) -> int | None:
+        """The cluster's release (1.<minor>), for rules whose truth depends on it."""
+        version = getattr(self.cluster, "server_version", None)  # cached by discovery
+        return None if version is None else int(version().minor)
 
     def finish(self, ctx: Any) -> None:
         """Nothing beyond the objects: every cluster finding comes from a rule."""
@@ -210,54 +292,116 @@ class ClusterSource:
             return
         yield from self._pages(self._resource(read))
 
-    def _pages(self, resource: Any) -> Iterator[dict[str, Any]]:
+    def _pages(self, resource: Any, owners: _Owners | None = None) -> Iterator[dict[str, Any]]:
+        """The objects of one resource type; a list that fails is recorded in `owners`: the
+        pods below that kind are then unknown, not absent."""
         if resource is None:
             return  # not served: nothing to read, nothing wrong
+        failed = len(self.cluster.errors)
         for page in self.cluster.list(resource, on_page=self.on_page):
             self.stats.objects += len(page)
             yield from page
+        if owners is not None and len(self.cluster.errors) > failed:
+            owners.unreadable.add(str(getattr(resource, "kind", "")))
+
+
+# The kinds between a workload and its pods: when one could not be read, its pods are unknown.
+_BETWEEN: dict[str, frozenset[str]] = {
+    "Deployment": frozenset({"ReplicaSet"}),
+    "CronJob": frozenset({"Job"}),
+    "JobSet": frozenset({"Job"}),
+    "LeaderWorkerSet": frozenset({"StatefulSet"}),
+    "InferenceService": frozenset({"Deployment", "ReplicaSet"}),
+    "RayJob": frozenset({"RayCluster", "Job"}),
+    "RayService": frozenset({"RayCluster"}),
+}
 
 
 @dataclass
 class _Owners:
     """Who owns what, with running-pod counts and GPU holders, kept as small indexes."""
 
+    table: WorkloadTable
     running: Counter = field(default_factory=Counter)              # owner key -> pods
+    bridged: Counter = field(default_factory=Counter)              # owner key -> bridge pods
     nodes: dict[OwnerKey, set[str]] = field(default_factory=lambda: defaultdict(set))
     holders: dict[str, list[str]] = field(default_factory=lambda: defaultdict(list))
     children: dict[OwnerKey, list[OwnerKey]] = field(default_factory=lambda: defaultdict(list))
+    # A pod's controller, for pods that turn out to control something (LWS leader pods).
+    # Kept for every controlled pod, so small: "namespace/name" -> one shared key per owner.
+    pod_controllers: dict[str, OwnerKey] = field(default_factory=dict)
+    owner_keys: dict[OwnerKey, OwnerKey] = field(default_factory=dict)
+    seen: set[OwnerKey] = field(default_factory=set)  # controllers read (leader pods too)
+    # What waits for its controller, as (resource type, namespace, name): GPU pods, and every
+    # ReplicaSet, Job or workload another one controls; got again if the controller never shows.
+    waiting: dict[OwnerKey, list[tuple[Any, str, str]]] = field(
+        default_factory=lambda: defaultdict(list))
+    unreadable: set[str] = field(default_factory=set)              # kinds whose list failed
 
-    def add_pod(self, pod: Mapping[str, Any], top_kinds: set[str]) -> bool:
+    def add_pod(self, pod: Mapping[str, Any], top_kinds: set[str], resource: Any = None) -> bool:
         """Count the pod; True when its controller is of a kind gpudra reads (the pod is then
         audited through its controller, not itself)."""
         namespace = str(dig(pod, "metadata", "namespace") or "")
         owner = _controller(pod)
         key = (namespace, owner[0], owner[1]) if owner else ("", "Pod", _name(pod))
-        running = dig(pod, "status", "phase") == "Running"
-        if running:
+        if dig(pod, "status", "phase") == "Running":
             self.running[key] += 1
         held = _device_plugin_gpus(pod)
-        node = dig(pod, "spec", "nodeName")
-        if held and isinstance(node, str) and dig(pod, "status", "phase") in ("Running", "Pending"):
-            self.holders[node].append(f"{namespace}/{_name(pod)} ({held})")
-            self.nodes[key].add(node)
-        return owner is not None and owner[0] in top_kinds and bool(owner[1])
+        if held and dig(pod, "status", "extendedResourceClaimStatus"):
+            self.bridged[key] += 1  # DRA serves its nvidia.com/gpu: no device-plugin GPU held
+        else:
+            node = dig(pod, "spec", "nodeName")
+            if held and isinstance(node, str) and \
+                    dig(pod, "status", "phase") in ("Running", "Pending"):
+                self.holders[node].append(f"{namespace}/{_name(pod)} ({held})")
+                self.nodes[key].add(node)
+        controlled = owner is not None and owner[0] in top_kinds and bool(owner[1])
+        if controlled:
+            self.pod_controllers[f"{namespace}/{_name(pod)}"] = \
+                self.owner_keys.setdefault(key, key)
+            if held or dig(pod, "spec", "resourceClaims"):
+                self.waiting[key].append((resource, namespace, _name(pod)))
+        return controlled
 
-    def add_intermediate(self, obj: Mapping[str, Any], kind: str, read_kinds: set[str]) -> bool:
+    def add_controlled(self, obj: Mapping[str, Any], kind: str, read_kinds: set[str],
+                       resource: Any = None) -> bool:
         """Record an object's controller when gpudra reads that kind (its pods then count
         for the controller); True when it has none that is read: audit it itself."""
         namespace = str(dig(obj, "metadata", "namespace") or "")
+        key = (namespace, kind, _name(obj))
+        self.seen.add(key)
         owner = _controller(obj)
         if owner is None or owner[0] not in read_kinds or not owner[1]:
             return True
-        key = (namespace, kind, _name(obj))
         parent = (namespace, owner[0], owner[1])
+        if owner[0] == "Pod":
+            pod_parent = self.pod_controllers.get(f"{namespace}/{owner[1]}")
+            if pod_parent is None:
+                return True  # a bare or missing pod: nothing above it to report at
+            self.children[pod_parent].append(parent)
+            self.seen.add(parent)
         self.children[parent].append(key)
+        self.waiting[parent].append((resource, namespace, key[2]))
         return False
 
+    def prune(self) -> None:
+        for key in [key for key in self.waiting if key in self.seen]:
+            del self.waiting[key]
+
+    def orphans(self) -> Iterator[tuple[Any, str, str, str]]:
+        """(resource type, namespace, name, `Kind/name` of the controller) of what waited for
+        a controller that was never read although its kind was (a dangling ownerReference).
+        Those below an unreadable kind are unknown, not orphans."""
+        self.prune()
+        for (_, kind, name), objects in self.waiting.items():
+            if kind not in self.unreadable:
+                yield from ((*waiting, f"{kind}/{name}") for waiting in objects)
+        self.waiting.clear()
+
     def info(self, obj: Mapping[str, Any]) -> ClusterInfo:
-        key = (str(dig(obj, "metadata", "namespace") or ""), str(obj.get("kind", "")), _name(obj))
-        running, nodes = 0, set()
+        kind = str(obj.get("kind", ""))
+        key = (str(dig(obj, "metadata", "namespace") or ""), kind, _name(obj))
+        running, bridged, nodes = 0, 0, set()
         pending, seen = [key], set()
         while pending:  # the controller, its children, their children (a JobSet's Jobs)
             current = pending.pop()
@@ -265,21 +409,40 @@ class _Owners:
                 continue
             seen.add(current)
             running += self.running[current]
+            bridged += self.bridged[current]
             nodes |= self.nodes.get(current, set())
             pending += self.children.get(current, ())
-        return ClusterInfo(_replicas(obj), running, tuple(sorted(nodes)),
-                           managed_by(as_mapping(obj.get("metadata"))))
+        unknown = "Pod" in self.unreadable or bool(_BETWEEN.get(kind, frozenset())
+                                                   & self.unreadable)
+        return ClusterInfo(_replicas(obj, self.table), None if unknown else running,
+                           tuple(sorted(nodes)), managed_by(as_mapping(obj.get("metadata"))),
+                           bridge_pods=bridged)
 
     def info_for_pod(self, pod: Mapping[str, Any]) -> ClusterInfo:
         running = 1 if dig(pod, "status", "phase") == "Running" else 0
         node = dig(pod, "spec", "nodeName")
-        nodes = (node,) if _device_plugin_gpus(pod) and isinstance(node, str) else ()
-        return ClusterInfo(None, running, nodes, managed_by(as_mapping(pod.get("metadata"))))
+        held = _device_plugin_gpus(pod)
+        bridged = held > 0 and bool(dig(pod, "status", "extendedResourceClaimStatus"))
+        nodes = (node,) if held and not bridged and isinstance(node, str) else ()
+        return ClusterInfo(None, running, nodes, managed_by(as_mapping(pod.get("metadata"))),
+                           bridge_pods=int(bridged))
 
     def node_info(self, node: Mapping[str, Any]) -> ClusterInfo:
         holders = self.holders.get(_name(node), [])
         return ClusterInfo(None, 0, (), managed_by(as_mapping(node.get("metadata"))),
                            tuple(holders))
+
+
+def _refused_cluster_read(problem: Any) -> str | None:
+    """What a refused (403) cluster-scoped read would have added, or None for any other
+    problem (those stay input errors)."""
+    if getattr(problem, "status", None) != 403 or getattr(problem, "namespace", None):
+        return None
+    for read in all_reads():
+        if read.resource == getattr(problem, "resource", None) and \
+                read.group == getattr(problem, "group", None) and read.without:
+            return read.without
+    return None
 
 
 def _controller(obj: Mapping[str, Any]) -> tuple[str, str] | None:
@@ -305,7 +468,7 @@ def _device_plugin_gpus(pod: Mapping[str, Any]) -> int:
     return max(sum(held(spec.get("containers"))), max(held(spec.get("initContainers")), default=0))
 
 
-def _replicas(obj: Mapping[str, Any]) -> int | None:
+def _replicas(obj: Mapping[str, Any], table: WorkloadTable) -> int | None:
     kind = obj.get("kind")
     if kind == "DaemonSet":
         value = dig(obj, "status", "desiredNumberScheduled")
@@ -315,7 +478,9 @@ def _replicas(obj: Mapping[str, Any]) -> int | None:
     elif kind == "Job":
         value = dig(obj, "spec", "parallelism")
     else:
-        value = None
+        # CRDs: the pods all of its pod templates run at once, as plan counts them.
+        value = pods_at_once(str(obj.get("apiVersion", "")).rpartition("/")[0], str(kind), obj,
+                             table)
     return value if isinstance(value, int) and not isinstance(value, bool) else None
 
 

@@ -44,7 +44,8 @@ def test_workloads_are_reported_once_at_their_top_controller(cluster: FakeCluste
     assert vllm["source"] == "cluster" and vllm["file"] is None and vllm["line"] is None
     assert vllm["cluster"] == {"replicas": 2, "running_pods": 2, "nodes": ["gpu-1"],
                                "managed_by": "Helm release serving (namespace ml)",
-                               "gpu_holders": []}
+                               "gpu_holders": [], "bridge_pods": 0,
+                               "controller_gone": None}
     assert gpu101[("CronJob", "ml", "nightly")]["cluster"]["running_pods"] == 1
     assert gpu101[("CronJob", "ml", "nightly")]["cluster"]["nodes"] == ["gpu-2"]
     assert gpu101[("Pod", "lab", "debug-gpu")]["cluster"]["managed_by"] == "kubectl apply"
@@ -129,7 +130,8 @@ def test_convert_from_cluster_exports_clean_converted_manifests(cluster: FakeClu
         ("Deployment", "vllm", "rewrite"), ("CronJob", "nightly", "rewrite"),
         ("ResourceQuota", "gpu-quota", "quota")}
     files = sorted(p.relative_to(out).as_posix() for p in out.rglob("*.yaml"))
-    assert files == ["ml/cronjob-nightly.yaml", "ml/deployment-vllm.yaml",
+    assert files == ["lab/pod-debug-gpu.yaml", "ml/cronjob-nightly.yaml",
+                     "ml/deployment-vllm.yaml",
                      "ml/resourcequota-gpu-quota.yaml", "search/deployment-embed.yaml",
                      "search/resourceclaimtemplate.resource.k8s.io-embed-gpu.yaml"]
     assert not any(r.path.endswith("/prometheusrules") for r in cluster.requests)

@@ -276,6 +276,10 @@ class FakeApi:
             if rule.denies(verb, resource.group, resource.plural, route.namespace):
                 raise forbidden(user, verb, resource.group, resource.plural, route.namespace,
                                 route.name, route.subresource)
+        roles = self.state.namespaced_only
+        if roles is not None and roles.denies(resource.namespaced, route.namespace):
+            raise forbidden(user, verb, resource.group, resource.plural, route.namespace,
+                            route.name, route.subresource)
         if method != "GET":
             raise method_not_supported(verb, resource.group, resource.plural)
         if not _acceptable(headers.get("accept", "")):

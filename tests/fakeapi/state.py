@@ -15,7 +15,9 @@ from typing import Any
 import yaml
 
 from . import codec
+from .rbac import NamespacedOnly
 from .registry import CRD_VERBS, ResourceType
+from .workload_crds import WORKLOAD_CRDS
 
 try:
     _LOADER: type = yaml.CSafeLoader
@@ -53,6 +55,7 @@ KNOWN_CRDS: dict[str, dict[str, Any]] = {
     "pytorchjobs.kubeflow.org": {
         "group": "kubeflow.org", "version": "v1", "plural": "pytorchjobs", "kind": "PyTorchJob",
         "namespaced": True},
+    **WORKLOAD_CRDS,
 }
 
 
@@ -126,6 +129,7 @@ class ClusterState:
     auto_namespaces: bool = True
     compression: bool = False  # gzip large answers when asked, like APIResponseCompression
     deny: tuple[DenyRule, ...] = ()
+    namespaced_only: NamespacedOnly | None = None  # the user holds Roles in these only
     faults: Faults = Faults()
 
     @property
@@ -143,7 +147,7 @@ def parse_version(version: str) -> tuple[int, int, int]:
 
 _TOP_LEVEL = {"version", "version_info", "token", "user", "runtime_config", "api_versions",
               "crds", "objects", "object_files", "auto_namespaces", "deny", "faults",
-              "compression"}
+              "compression", "namespaced_only"}
 
 
 def load_state(source: ClusterState | Mapping[str, Any] | str | Path) -> ClusterState:
@@ -199,6 +203,8 @@ def _from_mapping(data: Mapping[str, Any], base: Path) -> ClusterState:
         auto_namespaces=bool(data.get("auto_namespaces", True)),
         compression=bool(data.get("compression", False)),
         deny=tuple(_deny(rule) for rule in data.get("deny") or ()),
+        namespaced_only=None if data.get("namespaced_only") is None else
+        NamespacedOnly(tuple(str(n) for n in data["namespaced_only"])),
         faults=_faults(data.get("faults") or {}),
     )
 

@@ -19,7 +19,7 @@ from gpudra.preflight.model import Tier
 
 def test_catalogue_has_every_tier() -> None:
     checks = catalogue()
-    assert [i.id for i in checks.in_tier(Tier.CLUSTER)] == [f"CLUSTER{n:03d}" for n in range(1, 16)]
+    assert [i.id for i in checks.in_tier(Tier.CLUSTER)] == [f"CLUSTER{n:03d}" for n in range(1, 17)]
     assert [i.id for i in checks.in_tier(Tier.MANIFESTS)] == [f"MANIFEST{n:03d}" for n in
                                                               range(1, 5)]
     assert checks.in_tier(Tier.NODE)

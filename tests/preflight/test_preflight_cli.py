@@ -99,7 +99,7 @@ def test_every_format_renders_every_check(cluster: FakeCluster, fmt: str) -> Non
             assert info.id in out, (fmt, info.id)
     if fmt == "junit":
         suite = ET.fromstring(out)
-        assert int(suite.get("tests")) == 16  # 15 checks and the inputs case
+        assert int(suite.get("tests")) == 17  # 16 checks and the inputs case
         assert suite.get("errors") == "0"
 
 

@@ -43,6 +43,7 @@ from gpudra.preflight.cluster.node_versions import (
 from gpudra.preflight.cluster.operator import CLUSTER010, check_operator
 from gpudra.preflight.cluster.options import NO_OPTIONS, ClusterOptions
 from gpudra.preflight.cluster.quotas import CLUSTER011, check_quotas
+from gpudra.preflight.cluster.sharing import CLUSTER016, check_sharing_gates
 from gpudra.preflight.cluster.snapshot import RESOURCES, ClusterSnapshot, ResourceRef
 from gpudra.preflight.model import CheckInfo, CheckResult, Outcome, result
 
@@ -64,6 +65,7 @@ _CHECKS: tuple[tuple[CheckInfo, ClusterCheck], ...] = (
     (CLUSTER013, check_karpenter),
     (CLUSTER014, check_kueue),
     (CLUSTER015, check_prometheus_rules),
+    (CLUSTER016, check_sharing_gates),
 )
 
 CLUSTER_CHECKS: tuple[CheckInfo, ...] = tuple(info for info, _ in _CHECKS)

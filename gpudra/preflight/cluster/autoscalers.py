@@ -19,6 +19,7 @@ from __future__ import annotations
 from collections.abc import Iterable, Mapping
 from typing import Any
 
+from gpudra.gpu_use import is_device_plugin_resource
 from gpudra.objects import as_list, dig
 from gpudra.preflight.cluster.nodes import named
 from gpudra.preflight.cluster.options import NO_OPTIONS, ClusterOptions, judged_release
@@ -180,9 +181,16 @@ def _gpu_pools(nodepools: Iterable[Mapping[str, Any]]) -> list[str]:
         taints = [str(t.get("key", "")) for t in as_list(spec.get("taints"))
                   if isinstance(t, Mapping)]
         labels = dig(pool, "spec", "template", "metadata", "labels") or {}
+        limits = {str(k): v for k, v in (dig(pool, "spec", "limits") or {}).items()
+                  if is_device_plugin_resource(str(k))}
         if any("gpu" in k.lower() for k in keys) or "nvidia.com/gpu" in taints or \
-                any("nvidia.com/gpu" in str(k) for k in labels):
-            pools.append(str(dig(pool, "metadata", "name")))
+                any("nvidia.com/gpu" in str(k) for k in labels) or limits:
+            # Its GPU limit counts node capacity the device plugin advertises: DRA nodes
+            # advertise none, so the limit stops bounding them (GPU205).
+            limit = ", ".join(f"{k}: {v}" for k, v in sorted(limits.items()))
+            pools.append(str(dig(pool, "metadata", "name"))
+                         + (f" (limit {limit}, which DRA nodes do not count against)"
+                            if limit else ""))
     return sorted(pools)
 
 

@@ -14,8 +14,14 @@ from collections.abc import Mapping
 from typing import Any
 
 from gpudra.objects import dig
+from gpudra.preflight.cluster.bridge import Problem, bridge_problems, winning_class
 from gpudra.preflight.cluster.options import NO_OPTIONS, ClusterOptions, judged_release
-from gpudra.preflight.cluster.snapshot import DEVICECLASSES, ClusterSnapshot, unreadable
+from gpudra.preflight.cluster.snapshot import (
+    DEVICECLASSES,
+    RESOURCECLAIMS,
+    ClusterSnapshot,
+    unreadable,
+)
 from gpudra.preflight.model import CheckResult, Outcome, Tier, check, result
 
 GATE = "DRAExtendedResource"
@@ -74,6 +80,11 @@ def check_extended_resource(snapshot: ClusterSnapshot,
     mapped = mapped_classes(classes.items)
     details = [f"{cls} maps {name}" for cls, name in mapped]
     release = judged_release(snapshot, options)
+    problems = bridge_problems(classes.items, mapped, snapshot.listing(RESOURCECLAIMS).items,
+                               snapshot.node_facts)
+    details += [f"{p.outcome.value}: {p.message}" for p in problems[1:]]
+    if problems and (not mapped or problems[0].outcome is Outcome.FAIL):
+        return _problem(problems[0], details)
     if not mapped:
         bridge = ""
         if release is not None and release.minor >= 36:
@@ -106,11 +117,21 @@ def check_extended_resource(snapshot: ClusterSnapshot,
         by_name.setdefault(name, []).append(cls)
     shared = {name: owners for name, owners in by_name.items() if len(owners) > 1}
     if shared:
-        clash = "; ".join(f"{name} by {', '.join(owners)}" for name, owners in shared.items())
+        objects = {str(dig(c, "metadata", "name")): c for c in classes.items}
+        clash = "; ".join(
+            f"{name} by {', '.join(owners)}: the scheduler uses "
+            f"{winning_class(objects[o] for o in owners)}"
+            for name, owners in shared.items())
         return result(CLUSTER009, Outcome.WARN,
-                      f"more than one DeviceClass maps the same extended resource ({clash}): "
-                      "the newest class wins", "keep one class per extended resource name",
-                      details=details)
+                      f"more than one DeviceClass maps the same extended resource ({clash}; "
+                      "the newest class wins, of two created at once the name sorted first)",
+                      "keep one class per extended resource name: clear extendedResourceName "
+                      "on the others", details=details)
     stage = "GA" if support.stage == "GA" else f"{support.stage} and on by default"
     return result(CLUSTER009, Outcome.PASS,
                   f"{what}: {GATE} is {stage} in {release.name}", details=details)
+
+
+def _problem(problem: Problem, details: list[str]) -> CheckResult:
+    return result(CLUSTER009, problem.outcome, problem.message, problem.remediation,
+                  details=details)

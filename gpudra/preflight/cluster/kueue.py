@@ -73,9 +73,10 @@ the version and `--feature-gates` of the Kueue Deployment.
 
 **Outcomes.** *pass*: Kueue is not installed, no ClusterQueue has GPU quota, or
 `gpu.nvidia.com` is mapped to a resource ClusterQueues cover with the integration on.
-*warn*: GPU ClusterQueues but no mapping for `gpu.nvidia.com`; a mapping no ClusterQueue
-covers; the DRA integration gate off; Kueue older than v0.14. *unavailable*: ClusterQueues or
-the Configuration could not be read.
+*warn*: GPU ClusterQueues but no mapping for `gpu.nvidia.com` (also when there is no
+Configuration at all: Kueue's defaults map nothing); a mapping no ClusterQueue covers; the DRA
+integration gate off; Kueue older than v0.14. *unavailable*: ClusterQueues or the
+Configuration could not be read.
 
 **Fix.** Add the mapping and cover its name in the GPU ClusterQueues; on v0.14-v0.17 also
 enable `DynamicResourceAllocation=true` in `--feature-gates`.
@@ -133,6 +134,13 @@ def check_kueue(snapshot: ClusterSnapshot,
     if not gpu_queues and not mapped_names:
         return result(CLUSTER014, Outcome.PASS,
                       "Kueue is installed, but no ClusterQueue has GPU quota")
+    if config is None and config_listing.items == ():
+        # Read, and there is none (404): Kueue runs on its defaults, which map no DeviceClass.
+        return result(CLUSTER014, Outcome.WARN,
+                      f"ClusterQueues {named(gpu_queues)} have GPU quota, but no ConfigMap "
+                      "kueue-system/kueue-manager-config holds a Kueue Configuration: Kueue "
+                      f"runs on its defaults, which map no quota resource to {GPU_CLASS}, so "
+                      "workloads with GPU claims are not counted", ADD_MAPPING)
     if config is None:
         why = config_listing.reason or "no ConfigMap holds a Kueue Configuration"
         return result(CLUSTER014, Outcome.UNAVAILABLE,

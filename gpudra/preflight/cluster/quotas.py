@@ -8,7 +8,9 @@ through the file index):
 - With the `DRAExtendedResource` gate on, a claim's devices are also charged to
   `requests.<extendedResourceName>` of its class (and to
   `requests.deviceclass.resource.kubernetes.io/<class>`), so `requests.nvidia.com/gpu` keeps
-  counting the claims of a class that maps `nvidia.com/gpu`.
+  counting the claims of a class that maps `nvidia.com/gpu` (kubernetes.io "Resource Quotas":
+  "counted towards all three quotas"; gpudra.dra.bridge_quota). Claims the scheduler made for
+  the bridge show the gate is on even on a release where it is off by default.
 - A pod whose GPU comes from a claim requests no `nvidia.com/gpu`, so otherwise a
   `requests.nvidia.com/gpu` quota stops counting it.
 """
@@ -18,14 +20,17 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
+from gpudra.dra.bridge_quota import ClaimCounting, claims_counted
 from gpudra.dra.emit import QUOTA_CLASS_SUFFIX
 from gpudra.gpu_use import QuotaKey, quota_keys
 from gpudra.objects import as_mapping, dig, plural
+from gpudra.preflight.cluster.bridge import bridge_claims
 from gpudra.preflight.cluster.extended_resource import mapped_classes
 from gpudra.preflight.cluster.nodes import named
 from gpudra.preflight.cluster.options import NO_OPTIONS, ClusterOptions, judged_release
 from gpudra.preflight.cluster.snapshot import (
     DEVICECLASSES,
+    RESOURCECLAIMS,
     RESOURCEQUOTAS,
     ClusterSnapshot,
     unreadable,
@@ -84,7 +89,7 @@ def check_quotas(snapshot: ClusterSnapshot,
         namespace = str(dig(quota, "metadata", "namespace") or "")
         by_namespace_dra.setdefault(namespace, set()).update(
             k for k in as_mapping(dig(quota, "spec", "hard")) if str(k).endswith(QUOTA_CLASS_SUFFIX))
-    bridged = _bridged_names(snapshot, options)
+    mapped, counting = _bridged_names(snapshot, options)
     uncovered, covered = [], []
     for quota in quotas.items:
         keys = device_plugin_keys(quota)
@@ -92,23 +97,32 @@ def check_quotas(snapshot: ClusterSnapshot,
             continue
         namespace = str(dig(quota, "metadata", "namespace") or "")
         name, shown = workload_name(quota), [k.key for k in keys]
+        bridged = all(k.scope == "requests" and k.resource in mapped for k in keys)
         if by_namespace_dra.get(namespace):
             covered.append(f"{name}: {', '.join(shown)} plus "
                            f"{', '.join(sorted(by_namespace_dra[namespace]))}")
-        elif all(k.scope == "requests" and k.resource in bridged for k in keys):
+        elif bridged and counting is not None and counting.counted:
             covered.append(f"{name}: {', '.join(shown)} (also charged for claims through "
-                           "extendedResourceName)")
+                           f"extendedResourceName: {counting.why})")
         else:
-            uncovered.append((name, shown))
-    details = [f"only device-plugin GPUs: {name}: {', '.join(keys)}" for name, keys in uncovered]
+            why = (f" (a DeviceClass maps it: it counts that class's claims "
+                   f"{counting.why})" if bridged and counting is not None else "")
+            uncovered.append((name, shown, why))
+    details = [f"only device-plugin GPUs: {name}: {', '.join(keys)}{why}"
+               for name, keys, why in uncovered]
     details += [f"covers DRA: {line}" for line in covered]
     if uncovered:
+        gated = all(why for _, _, why in uncovered)
         return result(CLUSTER011, Outcome.WARN,
                       f"{plural(len(uncovered), 'ResourceQuota')} "
                       f"limit{'s' if len(uncovered) == 1 else ''} only device-plugin GPUs "
-                      f"({named([n for n, _ in uncovered])}): pods using claims are not counted",
+                      f"({named([n for n, _, _ in uncovered])}): pods using claims are not "
+                      "counted" + (f" unless DRAExtendedResource is on ({counting.why})"
+                                   if gated and counting is not None else ""),
                       "add gpu.nvidia.com.deviceclass.resource.k8s.io/devices (and "
-                      "mig.nvidia.com.deviceclass.resource.k8s.io/devices) next to each key",
+                      "mig.nvidia.com.deviceclass.resource.k8s.io/devices) next to each key"
+                      + (", or turn DRAExtendedResource on (kube-apiserver, kube-scheduler, "
+                         "kube-controller-manager, kubelets)" if gated else ""),
                       details=details)
     if covered:
         return result(CLUSTER011, Outcome.PASS,
@@ -117,13 +131,14 @@ def check_quotas(snapshot: ClusterSnapshot,
     return result(CLUSTER011, Outcome.PASS, "no ResourceQuota limits device-plugin GPUs")
 
 
-def _bridged_names(snapshot: ClusterSnapshot, options: ClusterOptions) -> set[str]:
-    """Extended resource names whose claims the quota code also charges (gate on by default)."""
+def _bridged_names(snapshot: ClusterSnapshot, options: ClusterOptions
+                   ) -> tuple[set[str], ClaimCounting | None]:
+    """Extended resource names some DeviceClass maps, and whether their quota keys count that
+    class's claims on the judged release (bridge claims in the cluster prove the gate on)."""
     classes = snapshot.listing(DEVICECLASSES).items
+    if classes is None:
+        return set(), None
+    names = {name for _, name in mapped_classes(classes)}
     release = judged_release(snapshot, options)
-    if classes is None or release is None or release.features is None:
-        return set()
-    support = release.features.supports("extendedResourceName")
-    if not support.default_on:
-        return set()
-    return {name for _, name in mapped_classes(classes)}
+    in_use = bool(bridge_claims(snapshot.listing(RESOURCECLAIMS).items))
+    return names, claims_counted(release.minor if release is not None else None, in_use)

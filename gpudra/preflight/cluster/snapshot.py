@@ -66,6 +66,9 @@ DEVICECLASSES = ResourceRef("deviceclasses", "resource.k8s.io", ("v1", "v1beta2"
                             "deviceclasses", False, kind="DeviceClass")
 RESOURCESLICES = ResourceRef("resourceslices", "resource.k8s.io", ("v1", "v1beta2", "v1beta1"),
                              "resourceslices", False, kind="ResourceSlice")
+# Claims tell which pods the KEP-5004 bridge serves (the scheduler's annotated claims).
+RESOURCECLAIMS = ResourceRef("resourceclaims", "resource.k8s.io", ("v1", "v1beta2", "v1beta1"),
+                             "resourceclaims", True, kind="ResourceClaim")
 PROMETHEUSRULES = ResourceRef("prometheusrules", "monitoring.coreos.com", ("v1",),
                               "prometheusrules", True, custom=True, kind="PrometheusRule")
 CLUSTERPOLICIES = ResourceRef("clusterpolicies", "nvidia.com", ("v1",), "clusterpolicies", False,
@@ -82,7 +85,7 @@ NODEPOOLS = ResourceRef("nodepools", "karpenter.sh", ("v1", "v1beta1"), "nodepoo
 
 RESOURCES: tuple[ResourceRef, ...] = (
     NODES, DAEMONSETS, DEPLOYMENTS, PODS, RESOURCEQUOTAS, DEVICECLASSES, RESOURCESLICES,
-    PROMETHEUSRULES, CLUSTERPOLICIES, GPUCLUSTERS, CLUSTERQUEUES, KUEUE_CONFIG, NODEPOOLS)
+    RESOURCECLAIMS, PROMETHEUSRULES, CLUSTERPOLICIES, GPUCLUSTERS, CLUSTERQUEUES, KUEUE_CONFIG, NODEPOOLS)
 
 # Groups every API server serves (at v1): their resources can be read, and "served" be taken
 # for granted, even when discovery cannot be read.
