@@ -138,7 +138,7 @@ def test_guards(expr: str, expected: bool) -> None:
     ('semver("550.54").major() == 550', "semantic version"),
     ('semver("01.2.3").major() == 1', "semantic version"),
     ('quantity("1.5").asInteger() == 1', "integer"),
-    ("device.driver", "must evaluate to bool"),
+    (f"{NV}.productName", "must evaluate to bool"),  # attributes are of unknown type: compiles
 ])
 def test_runtime_errors(expr: str, match: str) -> None:
     with pytest.raises(CelEvaluationError, match=match):
@@ -199,6 +199,35 @@ def test_syntax_error_on_line_two(expr: str, line: int, column: int) -> None:
 def test_compile_errors(expr: str, match: str) -> None:
     with pytest.raises(CelError, match=match):
         compile_selector(expr)
+
+
+@needs_engine
+@pytest.mark.parametrize("expr, type_name", [
+    # Kubernetes types the device's fields (kubernetes.DRADevice): a selector that is a capacity,
+    # the driver or a map is refused. Wording from k8s.io/dynamic-resource-allocation v0.37.2
+    # and v0.32.13 (the Go oracle, tests/oracle); gpudra accepted all of these before.
+    (f"{CAP}.memory", "kubernetes.Quantity"),
+    ("device.driver", "string"),
+    ("device.capacity", "map(string, map(string, kubernetes.Quantity))"),
+    ('device.attributes["gpu.nvidia.com"]', "map(string, google.protobuf.Any)"),
+    ("[device.driver]", "list(string)"),
+    ("null", "null_type"),
+    ('duration("1s")', "google.protobuf.Duration"),
+    ("int", "type(int)"),
+    ("1u", "uint"),
+])
+def test_result_type_is_kubernetes_typed(expr: str, type_name: str) -> None:
+    with pytest.raises(CelError) as info:
+        compile_selector(expr)
+    assert info.value.message == f"must evaluate to bool or the unknown type, not {type_name}"
+
+
+@needs_engine
+def test_typed_device_fields_keep_positions() -> None:
+    with pytest.raises(CelError) as info:
+        compile_selector("device.driver == 1")
+    assert str(info.value) == "1:15: found no matching overload for '_==_' applied to '(string, int)'"
+    compile_selector(f"device.allowMultipleAllocations && {CAP}.memory.isGreaterThan(quantity('1'))")
 
 
 def test_undefined_device_field() -> None:

@@ -15,10 +15,15 @@ two environments built from the same function list:
   semver 2.0 (major.minor.patch numerically, then pre-release), as blang/semver does in
   Kubernetes.
 
-The device is declared ``map(string, dyn)`` (Kubernetes uses an object type whose ``capacity`` is
-typed ``Quantity``), so two Kubernetes compile errors are re-created from the token stream of
-``gpudra.dra.cel_lint``: an ordering operator applied to a capacity (``device.capacity[d].memory
->= 16``) and an undefined field of ``device`` (``device.nosuch``).
+Kubernetes declares the device as an object type (``kubernetes.DRADevice``: ``driver`` a string,
+``attributes`` maps of unknown-typed values, ``capacity`` maps of ``Quantity``,
+``allowMultipleAllocations`` a bool); cel-expr-python cannot declare such a type, so the check
+environment declares ``device`` as ``map(string, dyn)`` plus one typed variable per field and
+checks the expression with ``device.driver`` rewritten to ``device_driver`` (same length, so
+positions hold). ``capacity >= 16`` and a selector that is a capacity, not a bool, are then
+refused as Kubernetes refuses them, and result types are named in cel-go's words
+(``map(string, kubernetes.Quantity)``). An undefined field of ``device`` (``device.nosuch``) is
+found from the token stream of ``gpudra.dra.cel_lint``.
 
 Environment: variable ``device``; ``quantity``, ``isQuantity``, ``semver`` (with the optional
 ``normalize`` bool), ``isSemver``; members ``compareTo``, ``isGreaterThan``, ``isLessThan``,
@@ -318,13 +323,62 @@ def _declarations(quantity_type: Any, semver_type: Any) -> list[Any]:
     return [_cel.FunctionDecl(name, overloads) for name, overloads in decls.items()]
 
 
-def _new_env(quantity_type: Any, semver_type: Any) -> Any:
+def _new_env(quantity_type: Any, semver_type: Any, typed_fields: bool = False) -> Any:
+    """`typed_fields` (the check env): also declare the device's fields as variables of their
+    Kubernetes types, for expressions rewritten by :func:`_typed_fields`."""
     T = _cel.Type
+    variables = {"device": T.Map(T.STRING, T.DYN)}
+    if typed_fields:
+        variables.update({
+            "device_driver": T.STRING,
+            "device_allowMultipleAllocations": T.BOOL,
+            "device_attributes": T.Map(T.STRING, T.Map(T.STRING, T.DYN)),
+            "device_capacity": T.Map(T.STRING, T.Map(T.STRING, quantity_type)),
+        })
     return _cel.NewEnv(
-        variables={"device": T.Map(T.STRING, T.DYN)},
+        variables=variables,
         extensions=[_ext_strings.ExtStrings(), _ext_bindings.ExtBindings()],
         functions=_declarations(quantity_type, semver_type),
     )
+
+
+def _typed_fields(expression: str, tokens: list[Token]) -> str:
+    """`device.driver` -> `device_driver` (and attributes, capacity, allowMultipleAllocations)
+    wherever the three tokens touch, for the check env, where those names have the types
+    Kubernetes gives the fields of its ``kubernetes.DRADevice`` object: a string, maps of
+    unknown-typed attributes and of Quantities, a bool. Same length, so positions in messages
+    stay right. (A user's own identifier ``device_driver`` would be undeclared in Kubernetes
+    and is accepted here: the one price of the trick.)"""
+    chars = list(expression)
+    for i in range(len(tokens) - 2):
+        device, dot, name = tokens[i], tokens[i + 1], tokens[i + 2]
+        if (device.kind is Kind.IDENT and device.text == "device" and dot.text == "."
+                and name.kind is Kind.IDENT and name.text in DEVICE_FIELDS
+                and dot.offset == device.offset + len("device") and name.offset == dot.offset + 1
+                and not (i > 0 and tokens[i - 1].text in (".", "?."))):
+            chars[dot.offset] = "_"
+    return "".join(chars)
+
+
+def _type_name(name: str) -> str:
+    """cel-expr-python's type name in cel-go's wording, as Kubernetes prints it: ``MAP<STRING,
+    DYN>`` -> ``map(string, google.protobuf.Any)`` (the only dyn values are attributes, which
+    Kubernetes types as Any)."""
+    found = re.fullmatch(r"(MAP|LIST|TYPE)<(.*)>", name)
+    if found:
+        depth, parts, start = 0, [], 0
+        inner = found.group(2)
+        for i, char in enumerate(inner):
+            depth += char == "<"
+            depth -= char == ">"
+            if char == "," and depth == 0:
+                parts.append(inner[start:i].strip())
+                start = i + 1
+        parts.append(inner[start:].strip())
+        return f"{found.group(1).lower()}({', '.join(_type_name(p) for p in parts)})"
+    return {"NULL": "null_type", "DYN": "google.protobuf.Any",
+            "DURATION": "google.protobuf.Duration",
+            "TIMESTAMP": "google.protobuf.Timestamp"}.get(name, name if "." in name else name.lower())
 
 
 def _engine_error(exc: Exception, expression: str) -> CelError:
@@ -339,24 +393,15 @@ def _engine_error(exc: Exception, expression: str) -> CelError:
 
 # --- checks the engine cannot make with map(string, dyn) ----------------------------------
 
-_OVERLOAD = re.compile(r"^(found no matching overload for '_(?:<|<=|>|>=)_' applied to )"
-                       r"'\((dyn|kubernetes\.Quantity), (dyn|kubernetes\.Quantity)\)'$")
+_FIELD_VARIABLE = re.compile(r"\bdevice_(driver|attributes|capacity|allowMultipleAllocations)\b")
 
 
-def _typed_capacity(error: CelError, expression: str) -> CelError:
-    """Kubernetes types ``device.capacity[d].n`` as Quantity; our device is ``dyn``. So for a
-    relational operator applied to a capacity, say what Kubernetes says:
-    ``'(kubernetes.Quantity, kubernetes.Quantity)'`` instead of ``'(dyn, kubernetes.Quantity)'``."""
-    found = _OVERLOAD.match(error.message)
-    if not found or "dyn" not in found.group(2, 3):
-        return error
-    bad = [b for b in cel_lint.bad_comparisons(expression, lambda domain, name: False)
-           if (b.line, b.column) == (error.line, error.column) and b.operand_type == "quantity"]
-    if not bad:
-        return error
-    message = f"{found.group(1)}'(kubernetes.Quantity, kubernetes.Quantity)'"
-    return CelError(message, error.line, error.column, error.detail.replace(error.message, message))
+def _named_fields(error: CelError) -> CelError:
+    """An engine message quotes the source: say `device.driver`, not `device_driver`."""
+    def named(text: str) -> str:
+        return _FIELD_VARIABLE.sub(r"device.\1", text)
 
+    return CelError(named(error.message), error.line, error.column, named(error.detail))
 
 def _static_checks(expression: str, tokens: list[Token]) -> None:
     """Kubernetes compile errors that our `device` typing hides: `device.<unknown field>` and
@@ -495,7 +540,7 @@ class SelectorEngine:
         if _cel is not None:
             T = _cel.Type
             self._check_env = _new_env(T.AbstractType("kubernetes.Quantity"),
-                                       T.AbstractType("kubernetes.Semver"))
+                                       T.AbstractType("kubernetes.Semver"), typed_fields=True)
             runtime = T.Map(T.STRING, T.DYN)
             self._runtime_env = _new_env(runtime, runtime)
 
@@ -513,13 +558,14 @@ class SelectorEngine:
             _fallback_check(expression, tokens, errors)
         else:
             try:
-                checked = self._check_env.compile(expression)
+                checked = self._check_env.compile(_typed_fields(expression, tokens))
             except RuntimeError as exc:
-                raise _typed_capacity(_engine_error(exc, expression), expression) from None
+                error = _engine_error(exc, expression)
+                raise _named_fields(error) from None
             result = checked.return_type()
             if not (result == _cel.Type.BOOL or result == _cel.Type.DYN):
                 raise CelError(f"must evaluate to bool or the unknown type, not "
-                               f"{result.name().lower()}", 1, 1)
+                               f"{_type_name(result.name())}", 1, 1)
         _static_checks(expression, tokens)
 
     def compile(self, expression: str) -> Selector:
