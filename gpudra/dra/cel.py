@@ -18,17 +18,17 @@ two environments built from the same function list:
 Kubernetes declares the device as an object type (``kubernetes.DRADevice``: ``driver`` a string,
 ``attributes`` maps of unknown-typed values, ``capacity`` maps of ``Quantity``,
 ``allowMultipleAllocations`` a bool); cel-expr-python cannot declare such a type, so the check
-environment declares ``device`` as ``map(string, dyn)`` plus one typed variable per field and
-checks the expression with ``device.driver`` rewritten to ``device_driver`` (same length, so
-positions hold). ``capacity >= 16`` and a selector that is a capacity, not a bool, are then
-refused as Kubernetes refuses them, and result types are named in cel-go's words
+environments declare ``device`` as ``map(string, dyn)`` plus one typed variable per field, and
+expressions are compiled with ``device.driver`` rewritten to ``device_driver`` (same length, so
+positions hold; comprehensions over ``device.attributes[d]`` work). ``capacity >= 16`` and a
+selector that is a capacity, not a bool, are then refused as Kubernetes refuses them, and result types are named in cel-go's words
 (``map(string, kubernetes.Quantity)``). An undefined field of ``device`` (``device.nosuch``) is
 found from the token stream of ``gpudra.dra.cel_lint``.
 
 Environment: variable ``device``; ``quantity``, ``isQuantity``, ``semver`` (with the optional
 ``normalize`` bool), ``isSemver``; members ``compareTo``, ``isGreaterThan``, ``isLessThan``,
 ``major``, ``minor``, ``patch``, ``asInteger``, ``asApproximateFloat``, ``isInteger``, ``add``,
-``sub``, ``sign``; the strings extension (``lowerAscii``, ``upperAscii``, ``replace``, ``split``,
+``sub``; the function ``sign(q)``; optional values (``.?name``, ``orValue``); the strings extension (``lowerAscii``, ``upperAscii``, ``replace``, ``split``,
 ``substring``, ``trim``, ``indexOf``, ``join``, …) and ``cel.bind``. Standard ``startsWith``,
 ``endsWith``, ``contains``, ``matches`` are built in. Not declared: the Kubernetes lists, regex
 (``find``), URL, IP/CIDR, sets and format libraries.
@@ -58,10 +58,12 @@ from gpudra.quantity import parse_quantity
 try:  # pragma: no cover - exercised by the environment, not by a test switch
     from cel_expr_python import cel as _cel
     from cel_expr_python.ext import ext_bindings as _ext_bindings
+    from cel_expr_python.ext import ext_optional as _ext_optional
     from cel_expr_python.ext import ext_strings as _ext_strings
 except ImportError:  # Python 3.10, or a platform without a wheel
     _cel = None
     _ext_bindings = None
+    _ext_optional = None
     _ext_strings = None
 
 MAX_EXPRESSION_LENGTH = 10 * 1024  # resourceapi.CELSelectorExpressionMaxLength
@@ -299,7 +301,9 @@ def _declarations(quantity_type: Any, semver_type: Any) -> list[Any]:
                    O("semver_string_bool", S, [T.STRING, T.BOOL], impl=_semver)],
         "isSemver": [O("is_semver_string", T.BOOL, [T.STRING], impl=_is_semver),
                      O("is_semver_string_bool", T.BOOL, [T.STRING, T.BOOL], impl=_is_semver)],
-        "sign": [member("sign", T.INT, [Q], _sign, "quantity")],
+        # a global function in Kubernetes (cel.Overload, not MemberOverload), whatever the
+        # library's doc comment says: `sign(quantity("1"))`
+        "sign": [O("sign_quantity", T.INT, [Q], impl=_sign)],
         "asInteger": [member("asInteger", T.INT, [Q], lambda q: _int64(_as_quantity(q)), "quantity")],
         "isInteger": [member("isInteger", T.BOOL, [Q], _is_integer, "quantity")],
         "asApproximateFloat": [member("asApproximateFloat", T.DOUBLE, [Q], _float, "quantity")],
@@ -323,28 +327,28 @@ def _declarations(quantity_type: Any, semver_type: Any) -> list[Any]:
     return [_cel.FunctionDecl(name, overloads) for name, overloads in decls.items()]
 
 
-def _new_env(quantity_type: Any, semver_type: Any, typed_fields: bool = False) -> Any:
-    """`typed_fields` (the check env): also declare the device's fields as variables of their
-    Kubernetes types, for expressions rewritten by :func:`_typed_fields`."""
+def _new_env(quantity_type: Any, semver_type: Any) -> Any:
+    """Besides ``device``, the device's fields as variables of their Kubernetes types, for
+    expressions rewritten by :func:`_typed_fields`."""
     T = _cel.Type
-    variables = {"device": T.Map(T.STRING, T.DYN)}
-    if typed_fields:
-        variables.update({
-            "device_driver": T.STRING,
-            "device_allowMultipleAllocations": T.BOOL,
-            "device_attributes": T.Map(T.STRING, T.Map(T.STRING, T.DYN)),
-            "device_capacity": T.Map(T.STRING, T.Map(T.STRING, quantity_type)),
-        })
+    variables = {
+        "device": T.Map(T.STRING, T.DYN),
+        "device_driver": T.STRING,
+        "device_allowMultipleAllocations": T.BOOL,
+        "device_attributes": T.Map(T.STRING, T.Map(T.STRING, T.DYN)),
+        "device_capacity": T.Map(T.STRING, T.Map(T.STRING, quantity_type)),
+    }
     return _cel.NewEnv(
         variables=variables,
-        extensions=[_ext_strings.ExtStrings(), _ext_bindings.ExtBindings()],
+        extensions=[_ext_strings.ExtStrings(), _ext_bindings.ExtBindings(),
+                    _ext_optional.ExtOptional()],
         functions=_declarations(quantity_type, semver_type),
     )
 
 
 def _typed_fields(expression: str, tokens: list[Token]) -> str:
     """`device.driver` -> `device_driver` (and attributes, capacity, allowMultipleAllocations)
-    wherever the three tokens touch, for the check env, where those names have the types
+    wherever the three tokens touch, for both environments, where those names have the types
     Kubernetes gives the fields of its ``kubernetes.DRADevice`` object: a string, maps of
     unknown-typed attributes and of Quantities, a bool. Same length, so positions in messages
     stay right. (A user's own identifier ``device_driver`` would be undeclared in Kubernetes
@@ -508,7 +512,7 @@ class Selector:
         :class:`Version`; capacity values are quantity strings (``"80Gi"``), ints or Fractions.
         """
         data = _device_data(device, self._domains)
-        return self._result(self._program.eval(self._env.Activation({"device": data})))
+        return self._result(self._program.eval(self._env.Activation(_variables(data))))
 
     @property
     def domains(self) -> tuple[tuple[str, str], ...]:
@@ -540,7 +544,7 @@ class SelectorEngine:
         if _cel is not None:
             T = _cel.Type
             self._check_env = _new_env(T.AbstractType("kubernetes.Quantity"),
-                                       T.AbstractType("kubernetes.Semver"), typed_fields=True)
+                                       T.AbstractType("kubernetes.Semver"))
             runtime = T.Map(T.STRING, T.DYN)
             self._runtime_env = _new_env(runtime, runtime)
 
@@ -575,9 +579,10 @@ class SelectorEngine:
             raise UnsupportedError("evaluating CEL selectors needs cel-expr-python "
                                    "(Python >= 3.11); only a minimal syntax check ran")
         try:
-            program = self._runtime_env.compile(expression)
+            program = self._runtime_env.compile(_typed_fields(expression,
+                                                              cel_lint.tokenize(expression)[0]))
         except RuntimeError as exc:  # pragma: no cover - the check env is stricter
-            raise _engine_error(exc, expression) from None
+            raise _named_fields(_engine_error(exc, expression)) from None
         domains = tuple(sorted({(ref.kind, ref.domain) for ref in cel_lint.references(expression)}))
         return Selector(expression, program, self._runtime_env, domains)
 
@@ -594,7 +599,7 @@ class SelectorEngine:
             raise UnsupportedError("evaluating CEL selectors needs cel-expr-python "
                                    "(Python >= 3.11)")
         data = _device_data(device, tuple(domains))
-        return PreparedDevice(self._runtime_env.Activation({"device": data}))
+        return PreparedDevice(self._runtime_env.Activation(_variables(data)))
 
 
 def default_engine() -> SelectorEngine:
@@ -633,6 +638,13 @@ def _device_data(device: Mapping[str, Any], domains: tuple[tuple[str, str], ...]
     return {"driver": str(device.get("driver", "")),
             "allowMultipleAllocations": bool(device.get("allowMultipleAllocations", False)),
             "attributes": attributes, "capacity": capacity}
+
+
+def _variables(data: dict[str, Any]) -> dict[str, Any]:
+    """The activation: ``device`` and its fields as the variables of :func:`_typed_fields`."""
+    return {"device": data, "device_driver": data["driver"],
+            "device_allowMultipleAllocations": data["allowMultipleAllocations"],
+            "device_attributes": data["attributes"], "device_capacity": data["capacity"]}
 
 
 def _attribute(value: Any) -> Any:
