@@ -138,7 +138,7 @@ def test_guards(expr: str, expected: bool) -> None:
     ('semver("550.54").major() == 550', "semantic version"),
     ('semver("01.2.3").major() == 1', "semantic version"),
     ('quantity("1.5").asInteger() == 1', "integer"),
-    (f"{NV}.productName", "must evaluate to bool"),  # attributes are of unknown type: compiles
+    (f"{NV}.productName", "CEL result of type string could not be converted to bool"),
 ])
 def test_runtime_errors(expr: str, match: str) -> None:
     with pytest.raises(CelEvaluationError, match=match):

@@ -530,8 +530,29 @@ class Selector:
         if kind == _cel.Type.BOOL:
             return bool(value.value())
         if kind == _cel.Type.ERROR:
-            raise CelEvaluationError(str(value.value()))
-        raise CelEvaluationError(f"selector must evaluate to bool, not {kind.name().lower()}")
+            raise CelEvaluationError(runtime_message(str(value.value())))
+        name = _type_name(kind.name())
+        raise CelEvaluationError(f"CEL result of type {name} could not be converted to bool: "
+                                 f"unsupported native conversion from {name} to 'bool'")
+
+
+_STATUS = re.compile(r"^[A-Z_]+: ")
+_KEY_NOT_FOUND = re.compile(r'Key not found in map\s*:\s*"?([^"]*)"?')
+
+
+def runtime_message(engine_message: str) -> str:
+    """A run-time error in the words of Kubernetes' allocator (cel-go), as far as they are
+    known: ``no such key: profile``, ``no such overload``, the Quantity library's own messages;
+    cel-cpp's status prefix (``OUT_OF_RANGE: ``) dropped. Parse errors of ``semver()`` keep
+    gpudra's wording (Kubernetes passes on blang/semver's, e.g. "No Major.Minor.Patch
+    elements found")."""
+    found = _KEY_NOT_FOUND.search(engine_message)
+    if found:
+        return f"no such key: {found.group(1)}"
+    text = _STATUS.sub("", engine_message)
+    if text.startswith("No matching overloads found"):
+        return "no such overload"
+    return text
 
 
 class SelectorEngine:
