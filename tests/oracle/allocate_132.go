@@ -47,6 +47,9 @@ func (o *oracle) allocate(req request) (answer, error) {
 	if err != nil {
 		return nil, err
 	}
+	for _, claim := range claims {
+		setDefaults(claim)
+	}
 	allocated := sets.New[structured.DeviceID]()
 	for i, raw := range req.Allocated {
 		var result resourceapi.AllocationResult
@@ -76,4 +79,18 @@ func (o *oracle) allocate(req request) (answer, error) {
 		out["results"] = results
 	}
 	return out, nil
+}
+
+// setDefaults: as in allocate_137.go, for 1.32's flat v1beta1 requests
+// (k8s.io/kubernetes pkg/apis/resource/v1beta1/defaults.go).
+func setDefaults(claim *resourceapi.ResourceClaim) {
+	for i := range claim.Spec.Devices.Requests {
+		request := &claim.Spec.Devices.Requests[i]
+		if request.AllocationMode == "" {
+			request.AllocationMode = resourceapi.DeviceAllocationModeExactCount
+		}
+		if request.AllocationMode == resourceapi.DeviceAllocationModeExactCount && request.Count == 0 {
+			request.Count = 1
+		}
+	}
 }

@@ -97,6 +97,9 @@ func (o *oracle) allocate(req request) (answer, error) {
 	if err != nil {
 		return nil, err
 	}
+	for _, claim := range claims {
+		setDefaults(claim)
+	}
 	var allocated []resourceapi.AllocationResult
 	for i, raw := range req.Allocated {
 		var result resourceapi.AllocationResult
@@ -124,4 +127,27 @@ func (o *oracle) allocate(req request) (answer, error) {
 		out["results"] = results
 	}
 	return out, nil
+}
+
+// setDefaults applies what the API server stores for a claim that omits them
+// (k8s.io/kubernetes v1.37.2 pkg/apis/resource/v1/defaults.go): allocationMode ExactCount and,
+// for ExactCount, count 1; on requests and on firstAvailable subrequests.
+func setDefaults(claim *resourceapi.ResourceClaim) {
+	defaults := func(mode *resourceapi.DeviceAllocationMode, count *int64) {
+		if *mode == "" {
+			*mode = resourceapi.DeviceAllocationModeExactCount
+		}
+		if *mode == resourceapi.DeviceAllocationModeExactCount && *count == 0 {
+			*count = 1
+		}
+	}
+	for i := range claim.Spec.Devices.Requests {
+		request := &claim.Spec.Devices.Requests[i]
+		if request.Exactly != nil {
+			defaults(&request.Exactly.AllocationMode, &request.Exactly.Count)
+		}
+		for j := range request.FirstAvailable {
+			defaults(&request.FirstAvailable[j].AllocationMode, &request.FirstAvailable[j].Count)
+		}
+	}
 }
