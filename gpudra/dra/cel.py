@@ -17,21 +17,24 @@ two environments built from the same function list:
 
 Kubernetes declares the device as an object type (``kubernetes.DRADevice``: ``driver`` a string,
 ``attributes`` maps of unknown-typed values, ``capacity`` maps of ``Quantity``,
-``allowMultipleAllocations`` a bool); cel-expr-python cannot declare such a type, so the check
+``allowMultipleAllocations`` a bool). cel-expr-python cannot declare such a type, so both
 environments declare ``device`` as ``map(string, dyn)`` plus one typed variable per field, and
 expressions are compiled with ``device.driver`` rewritten to ``device_driver`` (same length, so
 positions hold; comprehensions over ``device.attributes[d]`` work). ``capacity >= 16`` and a
-selector that is a capacity, not a bool, are then refused as Kubernetes refuses them, and result types are named in cel-go's words
-(``map(string, kubernetes.Quantity)``). An undefined field of ``device`` (``device.nosuch``) is
-found from the token stream of ``gpudra.dra.cel_lint``.
+selector that is a capacity, not a bool, are then refused as Kubernetes refuses them, and
+result types are named in cel-go's words (``map(string, kubernetes.Quantity)``). An undefined
+field of ``device`` (``device.nosuch``) is found from the token stream of
+``gpudra.dra.cel_lint``.
 
 Environment: variable ``device``; ``quantity``, ``isQuantity``, ``semver`` (with the optional
-``normalize`` bool), ``isSemver``; members ``compareTo``, ``isGreaterThan``, ``isLessThan``,
-``major``, ``minor``, ``patch``, ``asInteger``, ``asApproximateFloat``, ``isInteger``, ``add``,
-``sub``; the function ``sign(q)``; optional values (``.?name``, ``orValue``); the strings extension (``lowerAscii``, ``upperAscii``, ``replace``, ``split``,
-``substring``, ``trim``, ``indexOf``, ``join``, …) and ``cel.bind``. Standard ``startsWith``,
-``endsWith``, ``contains``, ``matches`` are built in. Not declared: the Kubernetes lists, regex
-(``find``), URL, IP/CIDR, sets and format libraries.
+``normalize`` bool), ``isSemver``, ``sign(q)``; members ``compareTo``, ``isGreaterThan``,
+``isLessThan``, ``major``, ``minor``, ``patch``, ``asInteger``, ``asApproximateFloat``,
+``isInteger``, ``add``, ``sub``; optional values (``.?name``, ``orValue``, ``optional.of``); the
+strings extension (``lowerAscii``, ``upperAscii``, ``replace``, ``split``, ``substring``,
+``trim``, ``indexOf``, ``join``, …) and ``cel.bind``. Standard ``startsWith``, ``endsWith``,
+``contains``, ``matches`` are built in. Not declared: the Kubernetes lists, regex (``find``),
+URL, IP/CIDR and sets libraries (tests/oracle/test_selectors_oracle.py lists the known
+differences from Kubernetes).
 
 **Without cel-expr-python** (it has wheels only for Python >= 3.11; gpudra supports 3.10),
 :func:`compile_selector` falls back to a minimal hand-written check on the cel_lint tokenizer:
@@ -380,9 +383,9 @@ def _type_name(name: str) -> str:
                 start = i + 1
         parts.append(inner[start:].strip())
         return f"{found.group(1).lower()}({', '.join(_type_name(p) for p in parts)})"
-    return {"NULL": "null_type", "DYN": "google.protobuf.Any",
-            "DURATION": "google.protobuf.Duration",
-            "TIMESTAMP": "google.protobuf.Timestamp"}.get(name, name if "." in name else name.lower())
+    named = {"NULL": "null_type", "DYN": "google.protobuf.Any",
+             "DURATION": "google.protobuf.Duration", "TIMESTAMP": "google.protobuf.Timestamp"}
+    return named.get(name, name if "." in name else name.lower())
 
 
 def _engine_error(exc: Exception, expression: str) -> CelError:
@@ -395,7 +398,7 @@ def _engine_error(exc: Exception, expression: str) -> CelError:
     return CelError(text.strip() or f"cannot compile {expression!r}", 1, 1, text)
 
 
-# --- checks the engine cannot make with map(string, dyn) ----------------------------------
+# --- checks the engine cannot make ---------------------------------------------------------
 
 _FIELD_VARIABLE = re.compile(r"\bdevice_(driver|attributes|capacity|allowMultipleAllocations)\b")
 
@@ -406,6 +409,7 @@ def _named_fields(error: CelError) -> CelError:
         return _FIELD_VARIABLE.sub(r"device.\1", text)
 
     return CelError(named(error.message), error.line, error.column, named(error.detail))
+
 
 def _static_checks(expression: str, tokens: list[Token]) -> None:
     """Kubernetes compile errors that our `device` typing hides: `device.<unknown field>` and
@@ -585,8 +589,7 @@ class SelectorEngine:
             try:
                 checked = self._check_env.compile(_typed_fields(expression, tokens))
             except RuntimeError as exc:
-                error = _engine_error(exc, expression)
-                raise _named_fields(error) from None
+                raise _named_fields(_engine_error(exc, expression)) from None
             result = checked.return_type()
             if not (result == _cel.Type.BOOL or result == _cel.Type.DYN):
                 raise CelError(f"must evaluate to bool or the unknown type, not "

@@ -514,8 +514,8 @@ class Simulation:
             if isinstance(failure, _MustFail) and failure.message is None:
                 raise _MustFail(failure.device, (
                     f"claim {claims[position].name}, request {alt.sub or alt.parent}: cannot "
-                    f"add device "
-                    f"{failure.device} because a claim constraint would not be satisfied "
+                    f"add device {failure.device} because a claim constraint would not be "
+                    "satisfied "
                     "(allocationMode All must take every matching device; the scheduler "
                     "aborts the pod's scheduling attempt with this error)")) from None
             raise

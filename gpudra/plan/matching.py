@@ -461,8 +461,6 @@ def _count(units: Sequence[tuple[int, tuple[int, ...]]]) -> int:
 
 # --- helpers --------------------------------------------------------------------------------
 
-
-
 def _projection(expression: str) -> tuple[tuple[tuple[str, str, str], ...] | None, bool, bool]:
     """The literal references of `expression` when they are its only uses of ``device``."""
     tokens, errors = cel_lint.tokenize(expression)

@@ -26,6 +26,7 @@ from gpudra.dra.attributes import (
     DeviceType,
 )
 from gpudra.dra.cel import Version
+from tests.test_selectors import GPUS
 
 TESTS = Path(__file__).resolve().parents[1]
 FIXTURES = TESTS / "plan" / "fixtures"
@@ -62,9 +63,11 @@ def catalogue_devices() -> list[dict[str, Any]]:
                 attributes[name] = typed(entry.type, value)
         for name, entry in STANDARD_ATTRIBUTES.items():
             if device_type in entry.device_types:
-                attributes[f"{STANDARD_DOMAIN}/{name}"] = typed(entry.type, _SAMPLE_ATTRIBUTES[name])
+                attributes[f"{STANDARD_DOMAIN}/{name}"] = typed(entry.type,
+                                                                 _SAMPLE_ATTRIBUTES[name])
         capacity = {name: {"value": _SAMPLE_CAPACITIES[name]}
-                    for name, entry in NVIDIA_CAPACITIES.items() if device_type in entry.device_types}
+                    for name, entry in NVIDIA_CAPACITIES.items()
+                    if device_type in entry.device_types}
         if device_type is DeviceType.MIG:
             capacity["memory"] = {"value": "10Gi"}
             capacity["memorySlice0"] = {"value": "1"}
@@ -103,8 +106,6 @@ def _api_value(value: Any) -> dict[str, Any]:
 
 
 def selector_test_devices() -> list[dict[str, Any]]:
-    from tests.test_selectors import GPUS
-
     return [from_cel_form(f"gfd-{name}", gpu.device()) for name, gpu in GPUS.items()]
 
 

@@ -23,6 +23,10 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+import yaml
+
+from gpudra.sources.documents import split_documents
+
 SOURCES = Path(__file__).resolve().parent
 # release -> (go build flags): go.mod pins k8s.io v0.37.2, go.132.mod v0.32.13.
 RELEASES: dict[str, tuple[str, ...]] = {
@@ -184,10 +188,6 @@ def documents(text: str) -> list[tuple[str, dict[str, Any]]]:
     """The objects of a YAML or JSON file's text, each with its own text (what a strict decoder
     must see to find duplicate keys). Documents that do not parse, or are not objects with a
     kind (Helm values, templates), are left out: they are no API request."""
-    import yaml
-
-    from gpudra.sources.documents import split_documents
-
     stripped = text.lstrip("\ufeff")
     chunks = [stripped] if stripped.lstrip().startswith(("{", "[")) else \
         [chunk.text for chunk in split_documents(stripped)]

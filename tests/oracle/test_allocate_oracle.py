@@ -154,7 +154,8 @@ def claims(draw) -> list[dict[str, Any]]:
                 constraint["requests"] = [requests[0]["name"]]
             devices["constraints"] = [constraint]
         out.append({"apiVersion": API, "kind": "ResourceClaim",
-                    "metadata": {"name": f"claim-{index}", "namespace": "ml", "uid": f"uid-{index}"},
+                    "metadata": {"name": f"claim-{index}", "namespace": "ml",
+                                 "uid": f"uid-{index}"},
                     "spec": {"devices": devices}})
     return out
 

@@ -47,6 +47,7 @@ from gpudra.plan.inventory import parse_inventory
 from gpudra.plan.matching import Matcher
 from tests.oracle import catalogue
 from tests.oracle.client import Oracle
+from tests.test_selectors import CASES
 
 pytestmark = pytest.mark.skipif(not engine_available(), reason="cel-expr-python not installed")
 
@@ -56,8 +57,6 @@ _ISSUE = re.compile(r"^compilation failed: ERROR: <input>:(\d+):(\d+): ([^\n]*)"
 
 
 def _written() -> list[str]:
-    from tests.test_selectors import CASES
-
     out = [GPU_CLASS_SELECTOR, min_memory_selector("40Gi"), product_prefix_selector("NVIDIA H100"),
            *(e for selectors in CHART_CLASSES.values() for e in selectors)]
     out += [t.expression for case in CASES if (t := label_selector(*case)) and t.expression]
