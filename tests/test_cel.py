@@ -134,11 +134,11 @@ def test_guards(expr: str, expected: bool) -> None:
 
 @needs_engine
 @pytest.mark.parametrize(("expr", "match"), [
-    ('quantity("12 parsecs").sign() == 1', "quantities must match"),
+    ('sign(quantity("12 parsecs")) == 1', "quantities must match"),
     ('semver("550.54").major() == 550', "semantic version"),
     ('semver("01.2.3").major() == 1', "semantic version"),
     ('quantity("1.5").asInteger() == 1', "integer"),
-    ("device.driver", "must evaluate to bool"),
+    (f"{NV}.productName", "CEL result of type string could not be converted to bool"),
 ])
 def test_runtime_errors(expr: str, match: str) -> None:
     with pytest.raises(CelEvaluationError, match=match):
@@ -201,6 +201,56 @@ def test_compile_errors(expr: str, match: str) -> None:
         compile_selector(expr)
 
 
+@needs_engine
+@pytest.mark.parametrize("expr, type_name", [
+    # Kubernetes types the device's fields (kubernetes.DRADevice): a selector that is a capacity,
+    # the driver or a map is refused. Wording from k8s.io/dynamic-resource-allocation v0.37.2
+    # and v0.32.13 (the Go oracle, tests/oracle); gpudra accepted all of these before.
+    (f"{CAP}.memory", "kubernetes.Quantity"),
+    ("device.driver", "string"),
+    ("device.capacity", "map(string, map(string, kubernetes.Quantity))"),
+    ('device.attributes["gpu.nvidia.com"]', "map(string, google.protobuf.Any)"),
+    ("[device.driver]", "list(string)"),
+    ("null", "null_type"),
+    ('duration("1s")', "google.protobuf.Duration"),
+    ("int", "type(int)"),
+    ("1u", "uint"),
+])
+def test_result_type_is_kubernetes_typed(expr: str, type_name: str) -> None:
+    with pytest.raises(CelError) as info:
+        compile_selector(expr)
+    assert info.value.message == f"must evaluate to bool or the unknown type, not {type_name}"
+
+
+@needs_engine
+def test_typed_device_fields_keep_positions() -> None:
+    with pytest.raises(CelError) as info:
+        compile_selector("device.driver == 1")
+    assert str(info.value) == "1:15: found no matching overload for '_==_' applied to '(string, int)'"
+    compile_selector(f"device.allowMultipleAllocations && {CAP}.memory.isGreaterThan(quantity('1'))")
+
+
+@needs_engine
+@pytest.mark.parametrize("expr, expected", [
+    # Found by the Go oracle (tests/oracle): Kubernetes has these, gpudra refused them.
+    (f"{NV}.?numaNode.orValue(0) == 0", True),  # optional chaining, which Kubernetes' own
+    (f"{NV}.?productName.orValue('') == 'NVIDIA A100-SXM4-80GB'", True),  # hint recommends
+    ("optional.of(1).hasValue()", True),
+    (f'{NV}.exists(name, name == "uuid")', True),  # a comprehension over an attribute map
+    (f'{CAP}.all(name, name == "memory")', True),
+    ('sign(quantity("-1Gi")) == -1', True),  # a function in Kubernetes, not a member
+])
+def test_kubernetes_cel_features(expr: str, expected: bool) -> None:
+    assert SelectorEngine().evaluate(expr, A100) is expected
+
+
+@needs_engine
+def test_sign_is_not_a_member_function() -> None:
+    # cel-go says "found no matching overload for 'sign' applied to 'kubernetes.Quantity.()'"
+    with pytest.raises(CelError, match="undeclared reference to 'sign'"):
+        compile_selector('quantity("1").sign() == 1')
+
+
 def test_undefined_device_field() -> None:
     with pytest.raises(CelError, match="undefined field 'nosuch'") as info:
         compile_selector("device.nosuch == 1")
@@ -238,7 +288,7 @@ def test_library_functions(expr: str) -> None:
     ('quantity("1Gi").sub(1).isLessThan(quantity("1Gi"))', True),
     ('quantity("500m").isInteger()', False),
     ('quantity("1k").asInteger() == 1000', True),
-    ('quantity("-2").sign() == -1 && quantity("0").sign() == 0', True),
+    ('sign(quantity("-2")) == -1 && sign(quantity("0")) == 0', True),
     ('quantity("1.5").asApproximateFloat() == 1.5', True),
     ('quantity("9223372036854775808").isInteger()', False),  # beyond int64
     (f'{CAP}.memory.compareTo(quantity("80Gi")) == 0', True),

@@ -14,6 +14,8 @@ The corpus is copied to a temporary directory and converted in place with the co
 * the converted files parse; every DRA object convert created validates strictly for 1.37
   (schema and semantic rules), a converted built-in workload has no strict-validation error
   its original did not have, and every claim reference in a converted pod spec resolves;
+* every object of every changed file decodes with Kubernetes 1.37's own strict decoder (the Go
+  oracle, tests/oracle) without an error its original did not have;
 * a second run changes nothing (fixed point);
 * `gpudra audit` of the converted tree has no GPU101/GPU102/GPU103 finding outside files that
   were blocked or are templates.
@@ -40,6 +42,7 @@ from gpudra.audit import AuditRequest, run_audit
 from gpudra.convert.run import ConvertRequest, run_convert
 from gpudra.sources.documents import Chunk, split_documents
 from gpudra.workloads import WorkloadTable
+from tests.oracle.client import documents
 
 CORPUS = Path(__file__).resolve().parents[2] / "shared" / "corpus"
 pytestmark = pytest.mark.skipif(not CORPUS.is_dir(), reason="shared corpus not present")
@@ -401,6 +404,34 @@ def test_converted_files_parse_and_validate_strictly(run, validator):
                                  for e in _claim_links(spec, templates, namespace)]
     assert checked_dra and checked_workloads
     assert not problems, "\n".join(problems)
+
+
+def test_converted_files_decode_strictly_as_the_api_server_does(run, oracle):
+    """Every object of every changed file, as text, through Kubernetes 1.37's strict decoder
+    (the Go oracle): no unknown or duplicate field and no undecodable value that the same object
+    did not already have before convert."""
+    problems: list[str] = []
+    checked = created = 0
+    for name in sorted(run.changed):
+        had: dict[tuple, set[str]] = defaultdict(set)
+        for text, data in documents(run.before[name].decode("utf-8-sig")):
+            had[_identity(data)].update(oracle.decode(text).errors)
+        for text, data in documents(run.after[name].decode("utf-8-sig")):
+            decoded = oracle.decode(text)
+            if not decoded.registered:
+                continue  # a CRD: kubernetes-validate and semantic_errors check what they can
+            checked += 1
+            created += _identity(data) not in had
+            problems += [f"{name} {_identity(data)}: {error}" for error in decoded.errors
+                         if error not in had.get(_identity(data), ())]
+    assert checked and created, (checked, created)
+    assert not problems, "\n".join(problems)
+
+
+def _identity(obj: Mapping) -> tuple[str, str, str, str]:
+    meta = obj.get("metadata") if isinstance(obj.get("metadata"), Mapping) else {}
+    return (str(obj.get("apiVersion")), str(obj.get("kind")), str(meta.get("namespace")),
+            str(meta.get("name") or meta.get("generateName")))
 
 
 def _claim_links(spec, templates: dict, namespace: str | None) -> list[str]:

@@ -15,18 +15,26 @@ two environments built from the same function list:
   semver 2.0 (major.minor.patch numerically, then pre-release), as blang/semver does in
   Kubernetes.
 
-The device is declared ``map(string, dyn)`` (Kubernetes uses an object type whose ``capacity`` is
-typed ``Quantity``), so two Kubernetes compile errors are re-created from the token stream of
-``gpudra.dra.cel_lint``: an ordering operator applied to a capacity (``device.capacity[d].memory
->= 16``) and an undefined field of ``device`` (``device.nosuch``).
+Kubernetes declares the device as an object type (``kubernetes.DRADevice``: ``driver`` a string,
+``attributes`` maps of unknown-typed values, ``capacity`` maps of ``Quantity``,
+``allowMultipleAllocations`` a bool). cel-expr-python cannot declare such a type, so both
+environments declare ``device`` as ``map(string, dyn)`` plus one typed variable per field, and
+expressions are compiled with ``device.driver`` rewritten to ``device_driver`` (same length, so
+positions hold; comprehensions over ``device.attributes[d]`` work). ``capacity >= 16`` and a
+selector that is a capacity, not a bool, are then refused as Kubernetes refuses them, and
+result types are named in cel-go's words (``map(string, kubernetes.Quantity)``). An undefined
+field of ``device`` (``device.nosuch``) is found from the token stream of
+``gpudra.dra.cel_lint``.
 
 Environment: variable ``device``; ``quantity``, ``isQuantity``, ``semver`` (with the optional
-``normalize`` bool), ``isSemver``; members ``compareTo``, ``isGreaterThan``, ``isLessThan``,
-``major``, ``minor``, ``patch``, ``asInteger``, ``asApproximateFloat``, ``isInteger``, ``add``,
-``sub``, ``sign``; the strings extension (``lowerAscii``, ``upperAscii``, ``replace``, ``split``,
-``substring``, ``trim``, ``indexOf``, ``join``, …) and ``cel.bind``. Standard ``startsWith``,
-``endsWith``, ``contains``, ``matches`` are built in. Not declared: the Kubernetes lists, regex
-(``find``), URL, IP/CIDR, sets and format libraries.
+``normalize`` bool), ``isSemver``, ``sign(q)``; members ``compareTo``, ``isGreaterThan``,
+``isLessThan``, ``major``, ``minor``, ``patch``, ``asInteger``, ``asApproximateFloat``,
+``isInteger``, ``add``, ``sub``; optional values (``.?name``, ``orValue``, ``optional.of``); the
+strings extension (``lowerAscii``, ``upperAscii``, ``replace``, ``split``, ``substring``,
+``trim``, ``indexOf``, ``join``, …) and ``cel.bind``. Standard ``startsWith``, ``endsWith``,
+``contains``, ``matches`` are built in. Not declared: the Kubernetes lists, regex (``find``),
+URL, IP/CIDR and sets libraries (tests/oracle/test_selectors_oracle.py lists the known
+differences from Kubernetes).
 
 **Without cel-expr-python** (it has wheels only for Python >= 3.11; gpudra supports 3.10),
 :func:`compile_selector` falls back to a minimal hand-written check on the cel_lint tokenizer:
@@ -53,10 +61,12 @@ from gpudra.quantity import parse_quantity
 try:  # pragma: no cover - exercised by the environment, not by a test switch
     from cel_expr_python import cel as _cel
     from cel_expr_python.ext import ext_bindings as _ext_bindings
+    from cel_expr_python.ext import ext_optional as _ext_optional
     from cel_expr_python.ext import ext_strings as _ext_strings
 except ImportError:  # Python 3.10, or a platform without a wheel
     _cel = None
     _ext_bindings = None
+    _ext_optional = None
     _ext_strings = None
 
 MAX_EXPRESSION_LENGTH = 10 * 1024  # resourceapi.CELSelectorExpressionMaxLength
@@ -294,7 +304,9 @@ def _declarations(quantity_type: Any, semver_type: Any) -> list[Any]:
                    O("semver_string_bool", S, [T.STRING, T.BOOL], impl=_semver)],
         "isSemver": [O("is_semver_string", T.BOOL, [T.STRING], impl=_is_semver),
                      O("is_semver_string_bool", T.BOOL, [T.STRING, T.BOOL], impl=_is_semver)],
-        "sign": [member("sign", T.INT, [Q], _sign, "quantity")],
+        # a global function in Kubernetes (cel.Overload, not MemberOverload), whatever the
+        # library's doc comment says: `sign(quantity("1"))`
+        "sign": [O("sign_quantity", T.INT, [Q], impl=_sign)],
         "asInteger": [member("asInteger", T.INT, [Q], lambda q: _int64(_as_quantity(q)), "quantity")],
         "isInteger": [member("isInteger", T.BOOL, [Q], _is_integer, "quantity")],
         "asApproximateFloat": [member("asApproximateFloat", T.DOUBLE, [Q], _float, "quantity")],
@@ -319,12 +331,61 @@ def _declarations(quantity_type: Any, semver_type: Any) -> list[Any]:
 
 
 def _new_env(quantity_type: Any, semver_type: Any) -> Any:
+    """Besides ``device``, the device's fields as variables of their Kubernetes types, for
+    expressions rewritten by :func:`_typed_fields`."""
     T = _cel.Type
+    variables = {
+        "device": T.Map(T.STRING, T.DYN),
+        "device_driver": T.STRING,
+        "device_allowMultipleAllocations": T.BOOL,
+        "device_attributes": T.Map(T.STRING, T.Map(T.STRING, T.DYN)),
+        "device_capacity": T.Map(T.STRING, T.Map(T.STRING, quantity_type)),
+    }
     return _cel.NewEnv(
-        variables={"device": T.Map(T.STRING, T.DYN)},
-        extensions=[_ext_strings.ExtStrings(), _ext_bindings.ExtBindings()],
+        variables=variables,
+        extensions=[_ext_strings.ExtStrings(), _ext_bindings.ExtBindings(),
+                    _ext_optional.ExtOptional()],
         functions=_declarations(quantity_type, semver_type),
     )
+
+
+def _typed_fields(expression: str, tokens: list[Token]) -> str:
+    """`device.driver` -> `device_driver` (and attributes, capacity, allowMultipleAllocations)
+    wherever the three tokens touch, for both environments, where those names have the types
+    Kubernetes gives the fields of its ``kubernetes.DRADevice`` object: a string, maps of
+    unknown-typed attributes and of Quantities, a bool. Same length, so positions in messages
+    stay right. (A user's own identifier ``device_driver`` would be undeclared in Kubernetes
+    and is accepted here: the one price of the trick.)"""
+    chars = list(expression)
+    for i in range(len(tokens) - 2):
+        device, dot, name = tokens[i], tokens[i + 1], tokens[i + 2]
+        if (device.kind is Kind.IDENT and device.text == "device" and dot.text == "."
+                and name.kind is Kind.IDENT and name.text in DEVICE_FIELDS
+                and dot.offset == device.offset + len("device") and name.offset == dot.offset + 1
+                and not (i > 0 and tokens[i - 1].text in (".", "?."))):
+            chars[dot.offset] = "_"
+    return "".join(chars)
+
+
+def _type_name(name: str) -> str:
+    """cel-expr-python's type name in cel-go's wording, as Kubernetes prints it: ``MAP<STRING,
+    DYN>`` -> ``map(string, google.protobuf.Any)`` (the only dyn values are attributes, which
+    Kubernetes types as Any)."""
+    found = re.fullmatch(r"(MAP|LIST|TYPE)<(.*)>", name)
+    if found:
+        depth, parts, start = 0, [], 0
+        inner = found.group(2)
+        for i, char in enumerate(inner):
+            depth += char == "<"
+            depth -= char == ">"
+            if char == "," and depth == 0:
+                parts.append(inner[start:i].strip())
+                start = i + 1
+        parts.append(inner[start:].strip())
+        return f"{found.group(1).lower()}({', '.join(_type_name(p) for p in parts)})"
+    named = {"NULL": "null_type", "DYN": "google.protobuf.Any",
+             "DURATION": "google.protobuf.Duration", "TIMESTAMP": "google.protobuf.Timestamp"}
+    return named.get(name, name if "." in name else name.lower())
 
 
 def _engine_error(exc: Exception, expression: str) -> CelError:
@@ -337,25 +398,17 @@ def _engine_error(exc: Exception, expression: str) -> CelError:
     return CelError(text.strip() or f"cannot compile {expression!r}", 1, 1, text)
 
 
-# --- checks the engine cannot make with map(string, dyn) ----------------------------------
+# --- checks the engine cannot make ---------------------------------------------------------
 
-_OVERLOAD = re.compile(r"^(found no matching overload for '_(?:<|<=|>|>=)_' applied to )"
-                       r"'\((dyn|kubernetes\.Quantity), (dyn|kubernetes\.Quantity)\)'$")
+_FIELD_VARIABLE = re.compile(r"\bdevice_(driver|attributes|capacity|allowMultipleAllocations)\b")
 
 
-def _typed_capacity(error: CelError, expression: str) -> CelError:
-    """Kubernetes types ``device.capacity[d].n`` as Quantity; our device is ``dyn``. So for a
-    relational operator applied to a capacity, say what Kubernetes says:
-    ``'(kubernetes.Quantity, kubernetes.Quantity)'`` instead of ``'(dyn, kubernetes.Quantity)'``."""
-    found = _OVERLOAD.match(error.message)
-    if not found or "dyn" not in found.group(2, 3):
-        return error
-    bad = [b for b in cel_lint.bad_comparisons(expression, lambda domain, name: False)
-           if (b.line, b.column) == (error.line, error.column) and b.operand_type == "quantity"]
-    if not bad:
-        return error
-    message = f"{found.group(1)}'(kubernetes.Quantity, kubernetes.Quantity)'"
-    return CelError(message, error.line, error.column, error.detail.replace(error.message, message))
+def _named_fields(error: CelError) -> CelError:
+    """An engine message quotes the source: say `device.driver`, not `device_driver`."""
+    def named(text: str) -> str:
+        return _FIELD_VARIABLE.sub(r"device.\1", text)
+
+    return CelError(named(error.message), error.line, error.column, named(error.detail))
 
 
 def _static_checks(expression: str, tokens: list[Token]) -> None:
@@ -463,7 +516,7 @@ class Selector:
         :class:`Version`; capacity values are quantity strings (``"80Gi"``), ints or Fractions.
         """
         data = _device_data(device, self._domains)
-        return self._result(self._program.eval(self._env.Activation({"device": data})))
+        return self._result(self._program.eval(self._env.Activation(_variables(data))))
 
     @property
     def domains(self) -> tuple[tuple[str, str], ...]:
@@ -481,8 +534,29 @@ class Selector:
         if kind == _cel.Type.BOOL:
             return bool(value.value())
         if kind == _cel.Type.ERROR:
-            raise CelEvaluationError(str(value.value()))
-        raise CelEvaluationError(f"selector must evaluate to bool, not {kind.name().lower()}")
+            raise CelEvaluationError(runtime_message(str(value.value())))
+        name = _type_name(kind.name())
+        raise CelEvaluationError(f"CEL result of type {name} could not be converted to bool: "
+                                 f"unsupported native conversion from {name} to 'bool'")
+
+
+_STATUS = re.compile(r"^[A-Z_]+: ")
+_KEY_NOT_FOUND = re.compile(r'Key not found in map\s*:\s*"?([^"]*)"?')
+
+
+def runtime_message(engine_message: str) -> str:
+    """A run-time error in the words of Kubernetes' allocator (cel-go), as far as they are
+    known: ``no such key: profile``, ``no such overload``, the Quantity library's own messages;
+    cel-cpp's status prefix (``OUT_OF_RANGE: ``) dropped. Parse errors of ``semver()`` keep
+    gpudra's wording (Kubernetes passes on blang/semver's, e.g. "No Major.Minor.Patch
+    elements found")."""
+    found = _KEY_NOT_FOUND.search(engine_message)
+    if found:
+        return f"no such key: {found.group(1)}"
+    text = _STATUS.sub("", engine_message)
+    if text.startswith("No matching overloads found"):
+        return "no such overload"
+    return text
 
 
 class SelectorEngine:
@@ -513,13 +587,13 @@ class SelectorEngine:
             _fallback_check(expression, tokens, errors)
         else:
             try:
-                checked = self._check_env.compile(expression)
+                checked = self._check_env.compile(_typed_fields(expression, tokens))
             except RuntimeError as exc:
-                raise _typed_capacity(_engine_error(exc, expression), expression) from None
+                raise _named_fields(_engine_error(exc, expression)) from None
             result = checked.return_type()
             if not (result == _cel.Type.BOOL or result == _cel.Type.DYN):
                 raise CelError(f"must evaluate to bool or the unknown type, not "
-                               f"{result.name().lower()}", 1, 1)
+                               f"{_type_name(result.name())}", 1, 1)
         _static_checks(expression, tokens)
 
     def compile(self, expression: str) -> Selector:
@@ -529,9 +603,10 @@ class SelectorEngine:
             raise UnsupportedError("evaluating CEL selectors needs cel-expr-python "
                                    "(Python >= 3.11); only a minimal syntax check ran")
         try:
-            program = self._runtime_env.compile(expression)
+            program = self._runtime_env.compile(_typed_fields(expression,
+                                                              cel_lint.tokenize(expression)[0]))
         except RuntimeError as exc:  # pragma: no cover - the check env is stricter
-            raise _engine_error(exc, expression) from None
+            raise _named_fields(_engine_error(exc, expression)) from None
         domains = tuple(sorted({(ref.kind, ref.domain) for ref in cel_lint.references(expression)}))
         return Selector(expression, program, self._runtime_env, domains)
 
@@ -548,7 +623,7 @@ class SelectorEngine:
             raise UnsupportedError("evaluating CEL selectors needs cel-expr-python "
                                    "(Python >= 3.11)")
         data = _device_data(device, tuple(domains))
-        return PreparedDevice(self._runtime_env.Activation({"device": data}))
+        return PreparedDevice(self._runtime_env.Activation(_variables(data)))
 
 
 def default_engine() -> SelectorEngine:
@@ -587,6 +662,13 @@ def _device_data(device: Mapping[str, Any], domains: tuple[tuple[str, str], ...]
     return {"driver": str(device.get("driver", "")),
             "allowMultipleAllocations": bool(device.get("allowMultipleAllocations", False)),
             "attributes": attributes, "capacity": capacity}
+
+
+def _variables(data: dict[str, Any]) -> dict[str, Any]:
+    """The activation: ``device`` and its fields as the variables of :func:`_typed_fields`."""
+    return {"device": data, "device_driver": data["driver"],
+            "device_allowMultipleAllocations": data["allowMultipleAllocations"],
+            "device_attributes": data["attributes"], "device_capacity": data["capacity"]}
 
 
 def _attribute(value: Any) -> Any:

@@ -78,6 +78,7 @@ class GroupOutcome:
     nodes: Mapping[str, int]  # node -> pods placed there
     failure: str | None = None
     failure_kind: str | None = None  # "no-node" | "no-fit" | "competition" | "budget" | "shared"
+    #                                  | "error" (the allocator would return an error)
     chosen: Mapping[str, int] = field(default_factory=dict)  # "gpu/h100" -> devices allocated
     warnings: tuple[str, ...] = ()
 
@@ -100,6 +101,17 @@ class WorkloadOutcome:
 
 class _Budget(Exception):
     pass
+
+
+class _MustFail(Exception):
+    """allocationMode All: a device the request must take violates a claim constraint. The
+    allocator makes that an error of the whole scheduling attempt, not a node that does not fit
+    (allocator_incubating.go allocateDevice with must=true)."""
+
+    def __init__(self, device: str, message: str | None = None) -> None:
+        super().__init__(message or device)
+        self.device = device
+        self.message = message
 
 
 @dataclass(frozen=True, slots=True)
@@ -330,6 +342,8 @@ class Simulation:
             except _Budget:
                 budget_hit = True
                 continue
+            except _MustFail as failure:
+                return _Failure(failure.message or str(failure), "error")
             if picks is not None:
                 if cacheable:
                     self._cursor[shape] = position
@@ -413,7 +427,7 @@ class Simulation:
                     if empty._allocate_on(node, claims, set()) is not None:
                         found = True
                         break
-                except _Budget:
+                except (_Budget, _MustFail):
                     continue
             self._fits_empty[shape] = found
         return found
@@ -463,8 +477,13 @@ class Simulation:
                              warnings)
             if undo is None:
                 continue
-            if self._choose(node, claims, tasks, at, alt, candidates, offset + 1, remaining - 1,
-                            states, picks, warnings):
+            try:
+                found = self._choose(node, claims, tasks, at, alt, candidates, offset + 1,
+                                     remaining - 1, states, picks, warnings)
+            except (_Budget, _MustFail):
+                undo()  # the search is abandoned: leave the simulation as it was
+                raise
+            if found:
                 return True
             undo()
         return False
@@ -479,21 +498,36 @@ class Simulation:
         if not usable:
             return False
         undos = []
-        for index in usable:
-            undo = self._try(position, alt, index, states[position], picks, warnings)
-            if undo is None:
-                break
-            undos.append(undo)
-        else:
-            if self._solve(node, claims, tasks, at + 1, states, picks, warnings):
-                return True
+        try:
+            for index in usable:
+                undo = self._try(position, alt, index, states[position], picks, warnings,
+                                 must=True)
+                if undo is None:
+                    break
+                undos.append(undo)
+            else:
+                if self._solve(node, claims, tasks, at + 1, states, picks, warnings):
+                    return True
+        except (_Budget, _MustFail) as failure:
+            for undo in reversed(undos):
+                undo()
+            if isinstance(failure, _MustFail) and failure.message is None:
+                raise _MustFail(failure.device, (
+                    f"claim {claims[position].name}, request {alt.sub or alt.parent}: cannot "
+                    f"add device {failure.device} because a claim constraint would not be "
+                    "satisfied "
+                    "(allocationMode All must take every matching device; the scheduler "
+                    "aborts the pod's scheduling attempt with this error)")) from None
+            raise
         for undo in reversed(undos):
             undo()
         return False
 
     def _try(self, position: int, alt: Alternative, index: int, states: list,
-             picks: list[Pick], warnings: set[str]) -> Callable[[], None] | None:
-        """Allocate device `index` for `alt` if possible; returns the rollback."""
+             picks: list[Pick], warnings: set[str], must: bool = False
+             ) -> Callable[[], None] | None:
+        """Allocate device `index` for `alt` if possible; returns the rollback. `must`
+        (allocationMode All): a constraint that refuses the device raises :class:`_MustFail`."""
         device = self.devices[index]
         request = alt.request
         multiple = device.allow_multiple_allocations and self.options.consumable_capacity
@@ -517,6 +551,8 @@ class Simulation:
         if constraint_undo is None:
             if callable(counters):
                 counters()
+            if must:
+                raise _MustFail(f"{device.driver}/{device.pool}/{device.name}")
             return None
         if exclusive:
             self._take(index)

@@ -65,7 +65,6 @@ from gpudra.dra.cel_lint import Kind
 from gpudra.plan.inventory import Device
 
 _MISSING = ("missing",)
-_KEY_NOT_FOUND = re.compile(r'Key not found in map\s*:\s*"?([^"]*)"?')
 _MEMORY_SLICE = re.compile(r"memorySlice\d+")
 
 
@@ -273,7 +272,7 @@ class Matcher:
         try:
             return compiled.selector.evaluate_prepared(prepared)
         except CelEvaluationError as exc:
-            return kubernetes_message(str(exc))
+            return str(exc)
 
     def device_input(self, index: int) -> dict[str, Any]:
         found = self._inputs.get(index)
@@ -461,14 +460,6 @@ def _count(units: Sequence[tuple[int, tuple[int, ...]]]) -> int:
 
 
 # --- helpers --------------------------------------------------------------------------------
-
-def kubernetes_message(engine_message: str) -> str:
-    """The engine's wording for a missing key, in Kubernetes' (cel-go) wording."""
-    found = _KEY_NOT_FOUND.search(engine_message)
-    if found:
-        return f"no such key: {found.group(1)}"
-    return engine_message
-
 
 def _projection(expression: str) -> tuple[tuple[tuple[str, str, str], ...] | None, bool, bool]:
     """The literal references of `expression` when they are its only uses of ``device``."""

@@ -16,6 +16,10 @@ workload, is validated strictly against the case's target release (kubernetes-va
 plus semantic_errors); its pod specs are checked to reference claims that exist and requests
 that those claims have, and every CEL selector must compile.
 
+Separately, every object of every before/ and after/ tree is strict-decoded by the Go oracle
+(tests/oracle: Kubernetes' own decoder at the case's target release, 1.32 or 1.37), as the API
+server does with fieldValidation=Strict.
+
 After/ files are written by running the tool and reading the diff; they are never regenerated
 by this test.
 """
@@ -25,7 +29,7 @@ from __future__ import annotations
 import json
 import shutil
 from collections import Counter
-from collections.abc import Iterator, Mapping
+from collections.abc import Callable, Iterator, Mapping
 from pathlib import Path
 from typing import Any
 
@@ -38,6 +42,7 @@ from gpudra.dra.cel import compile_selector
 from gpudra.dra.validate import StrictValidator, semantic_errors
 from gpudra.dra.versions import DEFAULT, TargetVersion
 from gpudra.workloads import WorkloadTable
+from tests.oracle.client import Decoded, Oracle, documents
 
 pytest.importorskip("kubernetes_validate")
 
@@ -193,3 +198,36 @@ def _check_pod_specs(obj: Mapping[str, Any], dra: list[dict[str, Any]],
                 assert claim["name"] in requests, (spec.path, claim)
                 if "request" in claim:
                     assert claim["request"] in requests[claim["name"]], (spec.path, claim)
+
+
+# --- the API server's strict decoding (the Go oracle) ------------------------------------------
+
+def _decoded_tree(root: Path, oracle: Oracle) -> dict[tuple[str, str, str, str], Decoded]:
+    out = {}
+    for path in sorted(root.rglob("*")):
+        if path.is_file() and path.suffix in (".yaml", ".yml", ".json"):
+            for text, data in documents(path.read_text(encoding="utf-8-sig")):
+                meta = data.get("metadata") if isinstance(data.get("metadata"), dict) else {}
+                key = (str(data["apiVersion"]), str(data["kind"]), str(meta.get("namespace")),
+                       str(meta.get("name") or meta.get("generateName")))
+                out[key] = oracle.decode(text)
+    return out
+
+
+@pytest.mark.parametrize("name", CASES)
+def test_golden_objects_decode_strictly(name: str, oracles: Callable[[TargetVersion], Oracle]
+                                        ) -> None:
+    """Every object of after/ decodes as the target release's API server decodes it with
+    fieldValidation=Strict: no unknown or duplicate field, no undecodable value, unless the
+    same object already had that error in before/ (convert leaves broken input alone)."""
+    oracle = oracles(_target(_case(name)))
+    before = _decoded_tree(GOLDEN / name / "before", oracle)
+    after = _decoded_tree(GOLDEN / name / "after", oracle)
+    problems = []
+    for key, decoded in after.items():
+        if key[0].startswith(_RESOURCE_GROUP) and not decoded.registered:
+            problems.append(f"{key}: Kubernetes {oracle.kubernetes} has no such type")
+        old = before.get(key)
+        new = [e for e in decoded.errors if old is None or e not in old.errors]
+        problems += [f"{key}: {error}" for error in new]
+    assert not problems, "\n".join(problems)

@@ -196,3 +196,19 @@ def test_node_selector_against_known_labels() -> None:
                                   "nodeSelector (pool=b)"
     picky["spec"]["template"]["spec"]["nodeSelector"] = {"pool": "a"}
     assert result([one, picky], [gpus("n1", 1), node])["picky"].satisfiable
+
+
+def test_all_mode_constraint_violation_is_an_error_as_in_the_allocator() -> None:
+    """allocationMode All with matchAttribute on devices that differ: the structured allocator
+    returns "claim ml/…, request gpu: cannot add device gpu.nvidia.com/n1/gpu-1 because a claim
+    constraint would not be satisfied" (an error that aborts scheduling, found by the Go
+    oracle, tests/oracle/test_allocate_oracle.py), not "does not fit"."""
+    every = template("every", {"deviceClassName": "gpu.nvidia.com", "allocationMode": "All"},
+                     [{"matchAttribute": "resource.kubernetes.io/pcieRoot"}])
+    got = result([every, deployment("every", 1, uses("every"))], [gpus("n1", 2), gpus("n2", 1)])
+    assert got["every"].failure_kind == "error"
+    assert ("request gpu: cannot add device gpu.nvidia.com/n1/gpu-1 because a claim constraint "
+            "would not be satisfied") in got["every"].reason
+    # one device, or devices that agree: no error
+    assert result([every, deployment("every", 1, uses("every"))], [gpus("n1", 1)])[
+        "every"].satisfiable

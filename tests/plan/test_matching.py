@@ -8,7 +8,7 @@ from pathlib import Path
 import pytest
 import yaml
 
-from gpudra.dra.cel import engine_available
+from gpudra.dra.cel import engine_available, runtime_message
 from gpudra.plan.demand import CHART_CLASSES
 from gpudra.plan.inventory import Device, parse_inventory
 from gpudra.plan.matching import (
@@ -16,7 +16,6 @@ from gpudra.plan.matching import (
     Outcome,
     _projection,
     format_quantity,
-    kubernetes_message,
     split_conjunction,
     term_label,
 )
@@ -179,7 +178,12 @@ def test_format_quantity(value: Fraction, text: str) -> None:
     assert format_quantity(value) == text
 
 
-def test_kubernetes_message() -> None:
+def test_runtime_message() -> None:
+    """cel-cpp's run-time errors in the allocator's (cel-go's) words (the Go oracle's)."""
     engine = 'NOT_FOUND: Key not found in map : "profile"'
-    assert kubernetes_message(engine) == "no such key: profile"
-    assert kubernetes_message("something else") == "something else"
+    assert runtime_message(engine) == "no such key: profile"
+    assert runtime_message("OUT_OF_RANGE: cannot convert value to integer") == \
+        "cannot convert value to integer"
+    assert runtime_message("UNKNOWN: No matching overloads found : _>_(string, int64)") == \
+        "no such overload"
+    assert runtime_message("something else") == "something else"
