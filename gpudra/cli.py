@@ -147,6 +147,8 @@ def audit(
     config: Optional[Path] = typer.Option(None, "--config", metavar="FILE",
                                           help="Config file (default: nearest .gpudra.yaml)."),
     quiet: bool = typer.Option(False, "-q", "--quiet", help="No progress on stderr."),
+    verbose: bool = typer.Option(False, "-v", "--verbose",
+                                 help="List skipped documents (not Kubernetes objects)."),
     kubeconfig: Optional[str] = typer.Option(None, "--kubeconfig", metavar="FILE",
                                              help="Cluster: kubeconfig file (default: "
                                                   "$KUBECONFIG, ~/.kube/config, in-cluster)."),
@@ -187,7 +189,7 @@ def audit(
                                 namespace=namespace, request_timeout=request_timeout)
     text = renderer_for(output)(report, RenderOptions(color=_color(sys.stdout), width=_width(),
                                                       tool_version=__version__,
-                                                      fail_on=fail_on))
+                                                      fail_on=fail_on, verbose=verbose))
     sys.stdout.write(text)
     sys.stdout.flush()
     for error in report.errors:
@@ -330,6 +332,8 @@ def convert(
                                          case_sensitive=False, help="Summary format."),
     quiet: bool = typer.Option(False, "-q", "--quiet",
                                help="No summary; errors still go to stderr."),
+    verbose: bool = typer.Option(False, "-v", "--verbose",
+                                 help="List skipped documents (not Kubernetes objects)."),
     from_cluster: bool = typer.Option(False, "--from-cluster",
                                       help="Export the live cluster's GPU workloads as clean "
                                            "manifests into --output-dir, then convert them."),
@@ -367,7 +371,7 @@ def convert(
         keep_node_selectors=keep_node_selectors, add_toleration=add_toleration,
         keep_device_plugin_quota=keep_quota, selectors=tuple(selector), min_memory=min_memory,
         product=product, claims_file=claims_file, excludes=tuple(exclude), config=config,
-        output=output.value, quiet=quiet, color=diff and _color(sys.stdout))
+        output=output.value, quiet=quiet, verbose=verbose, color=diff and _color(sys.stdout))
     code = run_convert(request, stdout=sys.stdout, stderr=sys.stderr)
     raise typer.Exit(int(code))
 

@@ -123,6 +123,16 @@ class InputError:
 
 
 @dataclass(frozen=True, slots=True)
+class Skipped:
+    """A document that was read but is no Kubernetes object (a CI, values or tool config
+    file): not audited or converted as one, counted, and listed with -v."""
+
+    file: str
+    line: int
+    reason: str
+
+
+@dataclass(frozen=True, slots=True)
 class WorkloadStatus:
     """A workload object that runs GPU pods, and which route it uses today."""
 
@@ -174,6 +184,7 @@ class Report:
     source: str = "file"      # file | cluster
     objects_read: int = 0     # live objects read (cluster source)
     not_read: tuple[NotRead, ...] = ()  # refused cluster-scoped reads of a namespaced role
+    skipped: tuple[Skipped, ...] = ()  # documents that are no Kubernetes objects
 
     @property
     def nothing_read(self) -> bool:

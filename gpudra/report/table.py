@@ -51,6 +51,11 @@ def render(report: Report, options: RenderOptions) -> str:
         for e in report.errors:
             console.print(Text(f"  {e.where}: {e.message}"))
         console.print()
+    if report.skipped and options.verbose:
+        console.print(Text("Skipped: not Kubernetes objects", style="bold"))
+        for s in report.skipped:
+            console.print(Text(f"  {s.file}:{s.line}: {s.reason}"))
+        console.print()
     _summary(console, report)
     # Rich pads cells to the full width; trailing blanks only get in the way of copy and diff.
     return "".join(line.rstrip() + "\n" for line in buffer.getvalue().splitlines())
