@@ -98,7 +98,7 @@ def _cluster(request: PreflightRequest, target: Any,
 
     with connect(request.cluster or ClusterOptions(all_namespaces=True)) as cluster:
         snapshot = read_snapshot(cluster, on_page)
-        facts = {"server": cluster.target.server, "server_version": snapshot.server_version}
+        facts = {"server": cluster.target.shown_server, "server_version": snapshot.server_version}
     results = run_cluster_checks(snapshot, CheckOptions(target_version=target))
     # What the cluster refused is also an input error: the checks that needed it say
     # unavailable, and the run is partial (exit 3), as a partial audit is.
