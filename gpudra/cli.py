@@ -120,6 +120,27 @@ def _guarded(command: _Command) -> _Command:
     return run  # type: ignore[return-value]
 
 
+class _SeverityWord(str, enum.Enum):
+    """audit's --fail-on: the severities, and preflight's words for two of them."""
+
+    ERROR = "error"
+    WARNING = "warning"
+    INFO = "info"
+    NEVER = "never"
+    FAIL = "fail"
+    WARN = "warn"
+
+
+class _OutcomeWord(str, enum.Enum):
+    """preflight's --fail-on: the outcomes, and audit's words for two of them."""
+
+    FAIL = "fail"
+    WARN = "warn"
+    UNAVAILABLE = "unavailable"
+    ERROR = "error"
+    WARNING = "warning"
+
+
 @app.command(epilog=(
     "Without a PATH, audits the cluster of the current kube context (read-only: get and list "
     "only; all namespaces unless -n is given).\n\n"
@@ -140,8 +161,11 @@ def audit(
         help="Files or directories to scan; '-' reads stdin. None: the live cluster."),
     output: OutputFormat = typer.Option(OutputFormat.TABLE, "-o", "--output",
                                         help="Report format.", case_sensitive=False),
-    fail_on: FailOn = typer.Option(FailOn.WARNING, "--fail-on", case_sensitive=False,
-                                   help="Lowest severity that makes the exit code 1."),
+    fail_on: _SeverityWord = typer.Option(_SeverityWord.WARNING, "--fail-on",
+                                          case_sensitive=False,
+                                          help="Lowest severity that makes the exit code 1 "
+                                               "(fail and warn, as preflight says: error and "
+                                               "warning)."),
     exclude: list[str] = typer.Option([], "--exclude", metavar="GLOB",
                                       help="Skip matching files/directories (repeatable)."),
     config: Optional[Path] = typer.Option(None, "--config", metavar="FILE",
@@ -175,6 +199,7 @@ def audit(
     from gpudra.rules import catalogue
 
     paths = list(paths or [])
+    level = FailOn.parse(fail_on.value)
     cluster_flags = any((kubeconfig, context, namespace, all_namespaces, request_timeout))
     if paths and cluster_flags:
         raise UsageError("--kubeconfig, --context, -n, -A and --request-timeout are for "
@@ -189,14 +214,14 @@ def audit(
                                 namespace=namespace, request_timeout=request_timeout)
     text = renderer_for(output)(report, RenderOptions(color=_color(sys.stdout), width=_width(),
                                                       tool_version=__version__,
-                                                      fail_on=fail_on, verbose=verbose))
+                                                      fail_on=level, verbose=verbose))
     sys.stdout.write(text)
     sys.stdout.flush()
     for error in report.errors:
         typer.echo(f"gpudra: {error.where}: {error.message}", err=True)
     if report.nothing_read and not report.errors:
         typer.echo(f"gpudra: error: {report.nothing_read_message}", err=True)
-    raise typer.Exit(int(report.exit_code(fail_on)))
+    raise typer.Exit(int(report.exit_code(level)))
 
 
 def _audit_files(paths: list[str], cfg, excludes: tuple[str, ...], quiet: bool):
@@ -414,8 +439,10 @@ def preflight(
     skip: list[str] = typer.Option([], "--skip", metavar="CHECK_ID",
                                    help="Run but do not count a check (repeatable, "
                                         "comma-separated, 'all')."),
-    fail_on: str = typer.Option("fail", "--fail-on", metavar="fail|warn|unavailable",
-                                help="Lowest outcome that makes the exit code 1."),
+    fail_on: _OutcomeWord = typer.Option(_OutcomeWord.FAIL, "--fail-on", case_sensitive=False,
+                                         help="Lowest outcome that makes the exit code 1 "
+                                              "(error and warning, as audit says: fail and "
+                                              "warn)."),
     output: OutcomeFormat = typer.Option(OutcomeFormat.TABLE, "-o", "--output",
                                          case_sensitive=False, help="Report format."),
     config: Optional[Path] = typer.Option(None, "--config", metavar="FILE",
@@ -434,7 +461,7 @@ def preflight(
     never pass), with the reason and the remediation; `gpudra checks` lists every check.
     """
     from gpudra.config import config_for, load_config
-    from gpudra.preflight.run import PreflightRequest, as_report, run_preflight
+    from gpudra.preflight.run import PreflightRequest, as_report, fail_on_level, run_preflight
     from gpudra.report.outcomes import render
     from gpudra.rules import catalogue as rule_catalogue
 
@@ -444,6 +471,7 @@ def preflight(
         raise UsageError("--kubeconfig, --context and --request-timeout are for the "
                          "cluster tier")
     tier = "node" if node else "manifests" if manifests else "cluster"
+    fail_on = fail_on_level(fail_on.value)
     cfg = load_config(config_for(list(manifests), config), rule_catalogue())
     cluster = None
     if tier == "cluster":
@@ -606,8 +634,11 @@ def rules(
 
 @app.command()
 @_guarded
-def explain(rule: str = typer.Argument(..., metavar="RULE", help="A rule id such as GPU101.")) -> None:
-    """Print a rule's documentation: why it matters, problematic and correct YAML, the fix."""
+def explain(rule: str = typer.Argument(..., metavar="ID",
+                                       help="A rule id (GPU101) or a preflight check id "
+                                            "(CLUSTER001).")) -> None:
+    """Print a rule's or a preflight check's documentation: why it matters, what is wrong and
+    right, the fix."""
     from gpudra.catalogue_docs import explain_rule
 
     text = explain_rule(rule)

@@ -35,10 +35,21 @@ class FailOn(str, enum.Enum):
     INFO = "info"
     NEVER = "never"
 
+    @classmethod
+    def parse(cls, text: str) -> FailOn:
+        """`--fail-on`: the severities, or preflight's words for them (`warn`, `fail`), so one
+        vocabulary works for every command. Raises ValueError."""
+        word = text.strip().lower()
+        return cls(FAIL_ON_SYNONYMS.get(word, word))
+
     def triggered_by(self, severity: Severity) -> bool:
         if self is FailOn.NEVER:
             return False
         return severity.rank >= Severity(self.value).rank
+
+
+# preflight's and plan's outcome words -> audit's severities: both are accepted everywhere.
+FAIL_ON_SYNONYMS = {"warn": "warning", "fail": "error"}
 
 
 class ExitCode(enum.IntEnum):
