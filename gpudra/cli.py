@@ -61,9 +61,13 @@ def _terminal(stream) -> bool:
     return bool(os.environ.get("FORCE_COLOR")) or stream.isatty()
 
 
-def _width() -> int:
-    """The terminal's width for tables, or 120 when stdout is not a terminal."""
-    return shutil.get_terminal_size((120, 24)).columns if sys.stdout.isatty() else 120
+def _width() -> int | None:
+    """Columns for tables: $COLUMNS when set (as ls and git honour it), else the terminal's;
+    None when stdout is no terminal: nothing wraps, so files and pipes get whole lines."""
+    columns = os.environ.get("COLUMNS", "")
+    if columns.isdigit() and int(columns) > 0:
+        return int(columns)
+    return shutil.get_terminal_size().columns if sys.stdout.isatty() else None
 
 
 def _cluster_options(kubeconfig: str | None, context: str | None, namespace: str | None,

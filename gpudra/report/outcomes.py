@@ -60,7 +60,8 @@ _COLOUR = {"fail": "bold red", "warn": "yellow", "unavailable": "magenta", "pass
 _GITHUB = {"fail": "error", "warn": "warning", "unavailable": "notice"}
 
 
-def render(report: OutcomeReport, fmt: str, *, color: bool = False, width: int = 120) -> str:
+def render(report: OutcomeReport, fmt: str, *, color: bool = False,
+           width: int | None = None) -> str:
     renderers = {"table": _table, "json": _json, "junit": _junit, "markdown": _markdown,
                  "github": _github}
     if fmt not in renderers:
@@ -78,18 +79,18 @@ def _counts_text(report: OutcomeReport) -> str:
     return ", ".join(f"{n} {s}" for s, n in counts.items() if n) or "nothing checked"
 
 
-def _table(report: OutcomeReport, color: bool, width: int) -> str:
-    from rich.console import Console
+def _table(report: OutcomeReport, color: bool, width: int | None) -> str:
     from rich.table import Table
     from rich.text import Text
 
+    from gpudra.report.table import console_for
+
     buffer = io.StringIO()
-    console = Console(file=buffer, force_terminal=color, no_color=not color, width=width,
-                      highlight=False, soft_wrap=False, markup=False, emoji=False)
+    console = console_for(buffer, color, width)
     table = Table(show_header=False, box=None, pad_edge=False, padding=(0, 1))
     table.add_column("status", no_wrap=True)
     table.add_column("id", no_wrap=True)
-    table.add_column("text", ratio=1)
+    table.add_column("text", ratio=1, overflow="fold")  # wrapped, never cut: users copy it
     for o in report.outcomes:
         status = o.status + (" (skipped)" if o.skipped else "")
         text = Text(f"{o.title}: {o.message}")

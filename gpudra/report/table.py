@@ -19,14 +19,23 @@ from gpudra.report import RenderOptions
 from gpudra.summary import severity_counts, summarize
 
 _STYLE = {"error": "bold red", "warning": "yellow", "info": "cyan"}
+# Without a width (stdout is no terminal and COLUMNS is unset) nothing wraps: a line is as long
+# as its content, so files, pipes and `less` get every value whole. Rich needs some width; this
+# one no line reaches, and tables do not expand to it.
+UNWRAPPED = 1 << 20
+
+
+def console_for(buffer: io.StringIO, color: bool, width: int | None) -> Console:
+    """A console that writes to `buffer`: `width` columns, or no wrapping when None."""
+    # markup/emoji off as well, so that a plain string added later cannot bring the bug back.
+    return Console(file=buffer, force_terminal=color, no_color=not color,
+                   width=width or UNWRAPPED, highlight=False, soft_wrap=False, markup=False,
+                   emoji=False)
 
 
 def render(report: Report, options: RenderOptions) -> str:
     buffer = io.StringIO()
-    # markup/emoji off as well, so that a plain string added later cannot bring the bug back.
-    console = Console(file=buffer, force_terminal=options.color, no_color=not options.color,
-                      width=options.width or 120, highlight=False, soft_wrap=False,
-                      markup=False, emoji=False)
+    console = console_for(buffer, options.color, options.width)
     findings = sorted(report.findings, key=_group) if report.source == "cluster" \
         else report.findings
     for heading, group in groupby(findings, key=_group):
@@ -35,8 +44,10 @@ def render(report: Report, options: RenderOptions) -> str:
         table.add_column("line", justify="right", style="dim", no_wrap=True)
         table.add_column("severity", no_wrap=True)
         table.add_column("rule", no_wrap=True)
-        table.add_column("object", no_wrap=True, max_width=40)
-        table.add_column("message", ratio=1)
+        # Values are wrapped (folded inside a long name), never cut: users copy them.
+        table.add_column("object", overflow="fold",
+                         max_width=40 if options.width else None)
+        table.add_column("message", ratio=1, overflow="fold")
         for f in group:
             obj = "/".join(x for x in (f.kind, f.name) if x) or "-"
             # The template in brackets is the documented form (docs/quickstart.md).
