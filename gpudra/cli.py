@@ -145,7 +145,8 @@ class _OutcomeWord(str, enum.Enum):
     WARNING = "warning"
 
 
-@app.command(epilog=(
+@app.command(short_help="What still uses the device plugin, in manifests or the cluster.",
+              epilog=(
     "Without a PATH, audits the cluster of the current kube context (read-only: get and list "
     "only; all namespaces unless -n is given).\n\n"
     "Exit codes: 0 nothing at or above --fail-on; 1 findings at or above it; 2 usage or "
@@ -218,7 +219,8 @@ def audit(
                                 namespace=namespace, request_timeout=request_timeout)
     text = renderer_for(output)(report, RenderOptions(color=_color(sys.stdout), width=_width(),
                                                       tool_version=__version__,
-                                                      fail_on=level, verbose=verbose))
+                                                      fail_on=level, verbose=verbose,
+                                                      inputs=tuple(paths)))
     sys.stdout.write(text)
     sys.stdout.flush()
     for error in report.errors:
@@ -307,7 +309,8 @@ class _progress:
             self._status.__exit__(*exc)
 
 
-@app.command(epilog=(
+@app.command(short_help="Rewrite workloads to DRA claims; only the lines that must change.",
+              epilog=(
     "Exit codes: 0 converted (or nothing to do); 1 --check/--diff found changes to make; "
     "2 usage error (bad option, invalid CEL); 3 an input could not be read (that file is left "
     "untouched) or a file could not be written; 4 only blocked workloads are left (nothing "
@@ -415,7 +418,8 @@ class OutcomeFormat(str, enum.Enum):
     GITHUB = "github"
 
 
-@app.command(epilog=(
+@app.command(short_help="Is the cluster, a node or a manifest tree ready for DRA?",
+              epilog=(
     "Tiers: the cluster (default: the current kube context, read-only); --node: this node's "
     "container runtime, CDI and NVIDIA driver (on a node, or in a privileged pod with "
     "--host-root); --manifests PATH: a manifest tree against a target release, for CI.\n\n"
@@ -494,7 +498,8 @@ def preflight(
     raise typer.Exit(int(result.exit_code(fail_on)))
 
 
-@app.command(epilog=(
+@app.command(short_help="Will each claim find real devices? On which nodes?",
+              epilog=(
     "Devices: --inventory files (ResourceSlices, or Node objects such as `kubectl get nodes "
     "-o yaml`, from which the NVIDIA DRA driver's devices are predicted), else ResourceSlices "
     "or Nodes in the tree, else the current cluster's (read-only).\n\n"
@@ -569,7 +574,7 @@ def plan(
     raise typer.Exit(int(result.exit_code()))
 
 
-@app.command()
+@app.command(short_help="List the preflight checks.")
 @_guarded
 def checks(
     output: str = typer.Option("table", "-o", "--output", help="table, json or markdown."),
@@ -595,7 +600,8 @@ def checks(
         raise UsageError(f"-o must be table, json or markdown, not {output!r}")
 
 
-@app.command(epilog=(
+@app.command(short_help="Print the read-only RBAC that audit, plan and preflight need.",
+              epilog=(
     "Examples:\n\n\b\n"
     "  gpudra rbac | kubectl apply -f -                 # ServiceAccount gpudra/gpudra-reader\n"
     "  gpudra rbac --user alice@example.com | kubectl apply -f -\n"
@@ -625,7 +631,7 @@ def rbac(
     sys.stdout.write(render(manifests(name, namespace, service_account, user, group)))
 
 
-@app.command()
+@app.command(short_help="List the audit rules.")
 @_guarded
 def rules(
     output: str = typer.Option("table", "-o", "--output", help="table, json or markdown."),
@@ -636,7 +642,7 @@ def rules(
     sys.stdout.write(render_rules(output))
 
 
-@app.command()
+@app.command(short_help="Explain a rule or a check (GPU101, CLUSTER001).")
 @_guarded
 def explain(rule: str = typer.Argument(..., metavar="ID",
                                        help="A rule id (GPU101) or a preflight check id "

@@ -495,7 +495,7 @@ def test_table_without_a_width_keeps_each_row_on_one_line() -> None:
     from gpudra.report import table
 
     text = table.render(make_report((LONG,), ()), replace(OPTIONS, width=None))
-    [row] = [line for line in text.splitlines() if "GPU301" in line]
+    [row] = [line for line in text.splitlines() if "GPU301" in line and "explain" not in line]
     assert LONG.message in row and "Job/train-" + "x" * 60 in row
 
 
@@ -504,7 +504,7 @@ def test_outcome_table_wraps_and_never_truncates() -> None:
 
     outcome = Outcome("CLUSTER005", "ResourceSlices on GPU nodes", "fail",
                       f"node gpu-1 ({LONG_OBJECT}) publishes no ResourceSlice", "restart it",
-                      details=(f"labels: {LONG_OBJECT}",))
+                      details=(f"labels: {LONG_OBJECT}, nvidia.com/gpu.count=8",))
     report = OutcomeReport("preflight", "checks", (outcome,), (), {}, lambda o: True,
                            "gpudra preflight")
     for width in (60, 80):
@@ -534,3 +534,25 @@ def test_cli_honours_columns_and_does_not_wrap_without_it(tmp_path, columns, lon
     else:  # each finding on one line, its values whole
         assert any("Job/train-" + "x" * 50 in line and "NVIDIA-H100-80GB-HBM3" in line
                    for line in lines)
+
+
+def test_outcome_table_says_each_thing_once() -> None:
+    """A message that restates the title is printed alone; a detail whose values the message
+    already names is left out of the table (the JSON keeps every detail)."""
+    from gpudra.report.outcomes import Outcome, OutcomeReport, render
+
+    outcomes = (
+        Outcome("CLUSTER008", "No node serves GPUs through both", "pass",
+                "no node serves GPUs through both the device plugin and DRA"),
+        Outcome("CLUSTER004", "NVIDIA DeviceClasses exist", "pass",
+                "DeviceClasses gpu.nvidia.com and mig.nvidia.com exist",
+                details=("DeviceClasses: gpu.nvidia.com, mig.nvidia.com",
+                         "selectors: gpu.nvidia.com uses device.driver")),
+    )
+    report = OutcomeReport("preflight", "checks", outcomes, (), {}, lambda o: False, "gpudra")
+    text = render(report, "table", width=None)
+    assert text.lower().count("no node serves gpus through both") == 1
+    assert "DeviceClasses: gpu.nvidia.com, mig.nvidia.com" not in text
+    assert "selectors: gpu.nvidia.com uses device.driver" in text
+    data = json.loads(render(report, "json"))
+    assert len(data["checks"][1]["details"]) == 2

@@ -54,7 +54,12 @@ def as_text(report: ConvertReport, *, action: str, verbose: bool = False) -> str
     counts = summary_counts(report)
     parts = [f"{counts[s]} {s}" for s in STRATEGIES if counts[s]]
     read = files_read(report.files_scanned, report.documents_parsed, len(report.skipped))
-    lines.append(f"{read}; {plural(counts['files_changed'], 'file')} {action}"
+    changed = f"{plural(counts['files_changed'], 'file')} {action}"
+    if report.inputs and all(e.path is None for e in report.inputs):  # `-`: stdout is the file
+        read = f"stdin: {plural(report.documents_parsed, 'document')} parsed" + \
+            (f", {len(report.skipped)} skipped" if report.skipped else "")
+        changed = "converted on stdout" if report.changes else "unchanged, echoed on stdout"
+    lines.append(f"{read}; {changed}"
                  + (f"; workloads: {', '.join(parts)}" if parts else "; nothing to convert"))
     return "\n".join(lines) + "\n"
 

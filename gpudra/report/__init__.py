@@ -39,6 +39,7 @@ class RenderOptions:
     # own (JUnit) must agree with the exit code.
     fail_on: FailOn = FailOn.WARNING
     verbose: bool = False  # -v: list what was skipped
+    inputs: tuple[str, ...] = ()  # the paths audited (none: the cluster), for the next steps
 
 
 Renderer = Callable[[Report, RenderOptions], str]

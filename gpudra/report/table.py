@@ -8,13 +8,15 @@ be read as a closing tag, and a tag-like name would silently vanish.
 from __future__ import annotations
 
 import io
+import shlex
+from collections import Counter
 from itertools import groupby
 
 from rich.console import Console
 from rich.table import Table
 from rich.text import Text
 
-from gpudra.model import Finding, Report
+from gpudra.model import MOST_SEVERE_FIRST, Finding, Report
 from gpudra.report import RenderOptions
 from gpudra.summary import severity_counts, summarize
 
@@ -67,7 +69,7 @@ def render(report: Report, options: RenderOptions) -> str:
         for s in report.skipped:
             console.print(Text(f"  {s.file}:{s.line}: {s.reason}"))
         console.print()
-    _summary(console, report)
+    _summary(console, report, options.inputs)
     # Rich pads cells to the full width; trailing blanks only get in the way of copy and diff.
     return "".join(line.rstrip() + "\n" for line in buffer.getvalue().splitlines())
 
@@ -100,7 +102,7 @@ def _live(f: Finding) -> str:
     return f"  ({'; '.join(parts)})" if parts else ""
 
 
-def _summary(console: Console, report: Report) -> None:
+def _summary(console: Console, report: Report, inputs: tuple[str, ...] = ()) -> None:
     s = summarize(report)
     counts = severity_counts(s.findings) or "no findings"
     console.print(Text("Summary", style="bold"))
@@ -110,13 +112,20 @@ def _summary(console: Console, report: Report) -> None:
     for refused in report.not_read:
         console.print(f"  not read (a namespaced role may not): {refused.object}; without it: "
                       f"{refused.adds}")
+    if s.findings.get("info"):
+        console.print("  (info findings are not problems: they say what the move to DRA changes "
+                      "or keeps)")
+    if any("CDI" in f.message for f in report.findings):
+        console.print("  (CDI: the Container Device Interface, through which DRA drivers hand "
+                      "devices to containers)")
     if not s.gpu_workloads:
         console.print("  No GPU workloads found" + (" in what could be read." if s.incomplete
                                                     else "."))
         return
     bridge = f"; through the bridge: {s.on_bridge}" if s.on_bridge else ""
-    console.print(f"  GPU workloads: {s.gpu_workloads}; on DRA: {s.on_dra}{bridge}; still on the "
-                  f"device plugin: {s.on_device_plugin}; migrated: {s.percent_migrated:.0f}%")
+    console.print(f"  GPU workloads: {s.gpu_workloads}; on DRA (Dynamic Resource Allocation): "
+                  f"{s.on_dra}{bridge}; still on the device plugin: {s.on_device_plugin}; "
+                  f"migrated: {s.percent_migrated:.0f}%")
     table = Table(box=None, padding=(0, 2), pad_edge=False)
     table.add_column("  namespace")
     table.add_column("GPU workloads", justify="right")
@@ -129,4 +138,32 @@ def _summary(console: Console, report: Report) -> None:
         table.add_row(Text(f"  {ns.namespace}"), str(ns.gpu_workloads), str(ns.on_dra),
                       *bridged, f"{ns.percent_migrated:.0f}%")
     console.print(table)
+    steps = next_steps(report, inputs)
+    if steps:
+        console.print()
+        console.print(Text("Next", style="bold"))
+        width = max(len(command) for command, _ in steps)
+        for command, why in steps:
+            console.print(Text(f"  {command:<{width}}  # {why}"))
+
+
+def next_steps(report: Report, inputs: tuple[str, ...]) -> list[tuple[str, str]]:
+    """What to run after this audit: the most frequent of the most severe rules explained,
+    the conversion previewed, the cluster checked."""
+    steps = []
+    if report.findings:
+        top = next(sev for sev in MOST_SEVERE_FIRST
+                   if any(f.severity is sev for f in report.findings))
+        rule = Counter(f.rule for f in report.findings if f.severity is top).most_common(1)[0][0]
+        steps.append((f"gpudra explain {rule}", "why it matters and how to fix it"))
+    if any(w.device_plugin for w in report.workloads):
+        if report.source == "cluster":
+            steps.append(("gpudra convert --from-cluster --output-dir converted/",
+                          "the live GPU workloads as converted manifests"))
+        else:
+            paths = " ".join(shlex.quote(p) for p in inputs) or "PATH"
+            steps.append((f"gpudra convert --diff {paths}",
+                          "preview the rewrite to ResourceClaims; without --diff it writes"))
+        steps.append(("gpudra preflight", "is the cluster ready for DRA?"))
+    return steps
 
