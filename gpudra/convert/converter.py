@@ -7,6 +7,7 @@ left as it was, and its workloads are reported as blocked.
 
 from __future__ import annotations
 
+import json
 import os
 import re
 from collections.abc import Callable, Iterable
@@ -300,7 +301,9 @@ def _render_objects(objects: list[dict], style: Style) -> str:
     nl = style.newline
     out = ""
     for obj in objects:
-        text = nl.join(document(obj, style)) + nl
+        # A JSON document's new objects are JSON too, indented as JSON usually is.
+        text = nl.join(json.dumps(obj, indent=2, ensure_ascii=False).split("\n")) + nl \
+            if style.json else nl.join(document(obj, style)) + nl
         if load_document(text) != obj:  # the renderer's own guarantee, checked every time
             raise LayoutError("rendered object does not read back")
         out += f"---{nl}{text}"
