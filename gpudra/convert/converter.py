@@ -193,8 +193,9 @@ def _load(read: ReadFile, stats: ScanStats, errors: list[InputError]) -> _File |
                     "JSON manifest: convert rewrites YAML only; convert it by hand"))
             elif document.parsed is not None:
                 doc.existing = document.parsed.data  # its DRA objects' names stay taken
-        elif document.skipped is None and document.parsed is not None and \
-                any(n in text for n in CONVERT_NEEDLES):
+        elif document.parsed is not None and any(n in text for n in CONVERT_NEEDLES):
+            # Skipped documents (no Kubernetes object) are planned too: a request-shaped GPU
+            # limit in one (a values file) is reported as blocked, for a human to move.
             doc.nodes = document.parsed
     return None if broken else f
 
