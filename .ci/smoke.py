@@ -1,6 +1,7 @@
 """Smoke stage: what a plain `pip install .` (no extras) gives a user runs every subcommand.
 
-    python3 -m venv .venv-plain && .venv-plain/bin/pip install . && .venv-plain/bin/python .ci/smoke.py
+    python3 -m venv .venv-plain && .venv-plain/bin/pip install .
+    .venv-plain/bin/python .ci/smoke.py
 
 Run with the plain install's interpreter, from anywhere (paths are relative to this checkout).
 Every subcommand of the installed `gpudra` runs on a copy of examples/, on a converted copy of
@@ -29,7 +30,8 @@ FAILURE_MARKS = ("internal error", "Traceback (most recent call last)")
 
 def runs(work: Path) -> list[tuple[list[str], Path | None]]:
     """(arguments, stdin file) of every run, in order (convert writes the copy the later runs
-    read), with paths relative to `work`, where they run. Exit codes 0, 1 (findings) and 4 (blocked workloads left) are all results here."""
+    read), with paths relative to `work`, where they run. Exit codes 0, 1 (findings) and 4
+    (blocked workloads left) are all results here."""
     ex, conv, out, host, inventory = "examples", "converted", "exported", "host", "nodes.yaml"
     job = work / "examples" / "apps" / "training-job.yaml"
     rendered = work / "examples" / "apps" / "inference.yaml"

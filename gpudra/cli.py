@@ -146,7 +146,7 @@ class _OutcomeWord(str, enum.Enum):
 
 
 @app.command(short_help="What still uses the device plugin, in manifests or the cluster.",
-              epilog=(
+             epilog=(
     "Without a PATH, audits the cluster of the current kube context (read-only: get and list "
     "only; all namespaces unless -n is given).\n\n"
     "Exit codes: 0 nothing at or above --fail-on; 1 findings at or above it; 2 usage or "
@@ -310,7 +310,7 @@ class _progress:
 
 
 @app.command(short_help="Rewrite workloads to DRA claims; only the lines that must change.",
-              epilog=(
+             epilog=(
     "Exit codes: 0 converted (or nothing to do); 1 --check/--diff found changes to make; "
     "2 usage error (bad option, invalid CEL); 3 an input could not be read (that file is left "
     "untouched) or a file could not be written; 4 only blocked workloads are left (nothing "
@@ -419,7 +419,7 @@ class OutcomeFormat(str, enum.Enum):
 
 
 @app.command(short_help="Is the cluster, a node or a manifest tree ready for DRA?",
-              epilog=(
+             epilog=(
     "Tiers: the cluster (default: the current kube context, read-only); --node: this node's "
     "container runtime, CDI and NVIDIA driver (on a node, or in a privileged pod with "
     "--host-root); --manifests PATH: a manifest tree against a target release, for CI.\n\n"
@@ -499,7 +499,7 @@ def preflight(
 
 
 @app.command(short_help="Will each claim find real devices? On which nodes?",
-              epilog=(
+             epilog=(
     "Devices: --inventory files (ResourceSlices, or Node objects such as `kubectl get nodes "
     "-o yaml`, from which the NVIDIA DRA driver's devices are predicted), else ResourceSlices "
     "or Nodes in the tree, else the current cluster's (read-only).\n\n"
@@ -601,7 +601,7 @@ def checks(
 
 
 @app.command(short_help="Print the read-only RBAC that audit, plan and preflight need.",
-              epilog=(
+             epilog=(
     "Examples:\n\n\b\n"
     "  gpudra rbac | kubectl apply -f -                 # ServiceAccount gpudra/gpudra-reader\n"
     "  gpudra rbac --user alice@example.com | kubectl apply -f -\n"

@@ -39,8 +39,8 @@ from gpudra.kustomize.tree import (
     roots_among,
 )
 from gpudra.model import InputError, Skipped
-from gpudra.sources.documents import Chunk
 from gpudra.sources import ScanStats
+from gpudra.sources.documents import Chunk
 from gpudra.sources.files import STDIN, InputFile, ReadFile, documents, read_files
 from gpudra.sources.prescan import CONVERT_NEEDLES
 from gpudra.workloads import WorkloadTable

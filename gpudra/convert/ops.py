@@ -149,8 +149,9 @@ def _carried_comments(editor: TextDocument, doc: NodeDocument,
         located = doc.at(op.path)
         if target is None or located is None or not isinstance(located.parent, yaml.MappingNode):
             continue
-        comments = _inline_comments(editor, located.key, located.value)
-        out.setdefault(id(target), []).extend(c for c in comments if c not in out.get(id(target), ()))
+        carried = out.setdefault(id(target), [])
+        carried += [c for c in _inline_comments(editor, located.key, located.value)
+                    if c not in carried]
     return {key: tuple(value) for key, value in out.items()}
 
 

@@ -160,7 +160,7 @@ def next_steps(report: Report, inputs: tuple[str, ...]) -> list[tuple[str, str]]
         if report.source == "cluster":
             steps.append(("gpudra convert --from-cluster --output-dir converted/",
                           "the live GPU workloads as converted manifests"))
-        else:
+        elif inputs != ("-",):  # a pipe cannot be read again
             paths = " ".join(shlex.quote(p) for p in inputs) or "PATH"
             steps.append((f"gpudra convert --diff {paths}",
                           "preview the rewrite to ResourceClaims; without --diff it writes"))

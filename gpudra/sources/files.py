@@ -244,7 +244,7 @@ def read_files(paths: Iterable[str], excludes: Iterable[str] = (), *, stats: Sca
 
 
 T = TypeVar("T")
-NOT_AN_OBJECT = "not a Kubernetes object (no apiVersion and kind)"
+NOT_AN_OBJECT = "not a Kubernetes object (no apiVersion and kind{})"
 
 
 @dataclass(frozen=True, slots=True)
@@ -294,14 +294,14 @@ def _classified(chunk: Chunk, parse: Callable[[Chunk], Any], label: str,
         parsed = parse(chunk)
     except ParseError as exc:
         if exc.not_an_object:
-            return _skip(chunk, f"{NOT_AN_OBJECT[:-1]}; {exc.message})", label, stats)
+            return _skip(chunk, NOT_AN_OBJECT.format(f"; {exc.message}"), label, stats)
         if "{{" in chunk.text:
             return Document(chunk, True, template="go-template")
         return Document(chunk, True, error=InputError(label, exc.message, exc.line))
     data = parsed.data
     if not (isinstance(data, dict) and "kind" in data and "apiVersion" in data) and \
             not isinstance(data, list):
-        return _skip(chunk, NOT_AN_OBJECT, label, stats, parsed)
+        return _skip(chunk, NOT_AN_OBJECT.format(""), label, stats, parsed)
     return Document(chunk, True, parsed=parsed)
 
 

@@ -75,8 +75,8 @@ def elf(go_version: str, info: bytes, *, inline: bool = True, wide: bool = True,
         header = ident + struct.pack(o + "HHIIIIIHHHHHH", 2, 3, 1, 0, ehsize, sections_at, 0,
                                      ehsize, phentsize, 1, shentsize, 3, 2)
         program = struct.pack(o + "8I", 1, 0, BASE, BASE, total, total, 6, 0x1000)
-        entry = lambda name, kind, at, n: struct.pack(o + "10I", name, kind, 3, BASE + at,  # noqa: E731
-                                                      at, n, 0, 0, 16, 0)
+        entry = lambda name, kind, at, n: struct.pack(  # noqa: E731
+            o + "10I", name, kind, 3, BASE + at, at, n, 0, 0, 16, 0)
     body = bytearray(total)
     body[:len(header)] = header
     body[ehsize:ehsize + len(program)] = program

@@ -20,7 +20,8 @@ DEVICE_PLUGIN_RULES = frozenset({"GPU101", "GPU102", "GPU103"})
 DRA_LINT_PREFIX = "GPU6"
 MAX_SHOWN = 3
 # A package index has kubernetes-validate; gpudra itself installs from a checkout.
-VALIDATE_EXTRA = "pip install kubernetes-validate (from a gpudra checkout: pip install '.[validate]')"
+VALIDATE_EXTRA = ("pip install kubernetes-validate "
+                  "(from a gpudra checkout: pip install '.[validate]')")
 
 MANIFEST001 = check(
     "MANIFEST001", "DRA objects use API versions the target serves", Tier.MANIFESTS,
