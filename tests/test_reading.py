@@ -137,3 +137,26 @@ def test_skipped_documents_are_counted_and_listed_with_verbose(tmp_path: Path) -
     data = json.loads(CliRunner().invoke(app, ["audit", str(root), "-o", "json"]).stdout)
     assert data["summary"]["skipped"] == 1
     assert [s["file"] for s in data["skipped"]] == [f"{root}/ci.yaml"]
+
+
+def test_an_unreadable_file_is_an_error_and_not_scanned_in_both(tmp_path: Path,
+                                                               monkeypatch) -> None:
+    """Permission denied (simulated: the suite may run as root): one error, nothing scanned,
+    in both commands (convert counted the file as scanned)."""
+    import gpudra.sources.files as files
+
+    root = _tree(tmp_path, {"job.yaml": JOB.replace("IMAGE", "cuda"), "locked.yaml": JOB})
+    real = files._read_file
+
+    def read(path: str) -> bytes:
+        if path.endswith("locked.yaml"):
+            raise PermissionError(13, "Permission denied", path)
+        return real(path)
+
+    monkeypatch.setattr(files, "_read_file", read)
+    audited = run_audit(AuditRequest([str(root)]))
+    converted = convert_paths([str(root)], ConvertOptions(DEFAULT))
+    for report in (audited, converted):
+        assert [(Path(e.file).name, e.message) for e in report.errors] == \
+            [("locked.yaml", "Permission denied")]
+        assert report.files_scanned == 1
