@@ -158,6 +158,8 @@ def _carried_comments(editor: TextDocument, doc: NodeDocument,
 def _inline_comments(editor: TextDocument, key: yaml.Node, value: yaml.Node) -> list[str]:
     """The `# ...` comments that end lines of the entry `key: value`, in order."""
     found: list[str] = []
+    if "#" not in editor.text[key.start_mark.index:editor.last_content_end(value)]:
+        return found  # the usual case: nothing to look for
     stack: list[yaml.Node] = [value]
     ends = [key.end_mark.index]
     while stack:
