@@ -45,7 +45,7 @@ from bench_audit import Run, child_env, find_gpudra, rss_floor_mb, run, stats, w
 
 TARGET_RATIO = 1.5
 GPU_MARK = b"nvidia.com/"
-SUMMARY = re.compile(r"^(\d+) files? scanned, (\d+) files? (?:changed|would change)"
+SUMMARY = re.compile(r"^(\d+) files? scanned, [^;]*; (\d+) files? (?:changed|would change)"
                      r"(?:; workloads: (.*)|; nothing to convert)$", re.MULTILINE)
 
 

@@ -65,6 +65,7 @@ def audit(source: Source, config: Config) -> Report:
         source=source.kind,
         objects_read=stats.objects,
         not_read=tuple(not_read),
+        skipped=tuple(stats.skipped),
     )
 
 

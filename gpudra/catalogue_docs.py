@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import difflib
 import json
 
 from gpudra.errors import UsageError
@@ -24,14 +25,25 @@ def render_rules(fmt: str) -> str:
 
 
 def explain_rule(rule_id: str) -> str:
+    """A rule's documentation, or a preflight check's (CLUSTER001, NODE002): one command
+    explains every id gpudra prints."""
     rules = catalogue()
-    info = rules.get(rule_id.strip().upper())
-    if info is None:
-        by_name = {r.name: r for r in rules.values()}
-        info = by_name.get(rule_id.strip())
-    if info is None:
-        raise UsageError(f"unknown rule {rule_id!r}; `gpudra rules` lists them")
-    return _rule_markdown(info, heading="#")
+    wanted = rule_id.strip()
+    info = rules.get(wanted.upper()) or {r.name: r for r in rules.values()}.get(wanted)
+    if info is not None:
+        return _rule_markdown(info, heading="#")
+    from gpudra.preflight import catalogue as check_catalogue
+
+    checks = check_catalogue()
+    check = checks.get(wanted.upper())
+    if check is not None:
+        return (f"# {check.id} {check.title}\n\n*Preflight check* · *Tier:* {check.tier.value}"
+                f" · *Outcomes:* {', '.join(o.value for o in check.outcomes)}\n\n"
+                f"{check.summary}\n\n{check.explanation.strip()}\n")
+    close = difflib.get_close_matches(wanted.upper(), [*rules, *checks], n=1, cutoff=0.6)
+    hint = f"; did you mean {close[0]}?" if close else ""
+    raise UsageError(f"unknown rule or check {rule_id!r}{hint} (`gpudra rules` and `gpudra "
+                     "checks` list them)")
 
 
 def _rule_data(r: RuleInfo) -> dict:

@@ -61,9 +61,13 @@ def _terminal(stream) -> bool:
     return bool(os.environ.get("FORCE_COLOR")) or stream.isatty()
 
 
-def _width() -> int:
-    """The terminal's width for tables, or 120 when stdout is not a terminal."""
-    return shutil.get_terminal_size((120, 24)).columns if sys.stdout.isatty() else 120
+def _width() -> int | None:
+    """Columns for tables: $COLUMNS when set (as ls and git honour it), else the terminal's;
+    None when stdout is no terminal: nothing wraps, so files and pipes get whole lines."""
+    columns = os.environ.get("COLUMNS", "")
+    if columns.isdigit() and int(columns) > 0:
+        return int(columns)
+    return shutil.get_terminal_size().columns if sys.stdout.isatty() else None
 
 
 def _cluster_options(kubeconfig: str | None, context: str | None, namespace: str | None,
@@ -120,7 +124,29 @@ def _guarded(command: _Command) -> _Command:
     return run  # type: ignore[return-value]
 
 
-@app.command(epilog=(
+class _SeverityWord(str, enum.Enum):
+    """audit's --fail-on: the severities, and preflight's words for two of them."""
+
+    ERROR = "error"
+    WARNING = "warning"
+    INFO = "info"
+    NEVER = "never"
+    FAIL = "fail"
+    WARN = "warn"
+
+
+class _OutcomeWord(str, enum.Enum):
+    """preflight's --fail-on: the outcomes, and audit's words for two of them."""
+
+    FAIL = "fail"
+    WARN = "warn"
+    UNAVAILABLE = "unavailable"
+    ERROR = "error"
+    WARNING = "warning"
+
+
+@app.command(short_help="What still uses the device plugin, in manifests or the cluster.",
+             epilog=(
     "Without a PATH, audits the cluster of the current kube context (read-only: get and list "
     "only; all namespaces unless -n is given).\n\n"
     "Exit codes: 0 nothing at or above --fail-on; 1 findings at or above it; 2 usage or "
@@ -140,13 +166,18 @@ def audit(
         help="Files or directories to scan; '-' reads stdin. None: the live cluster."),
     output: OutputFormat = typer.Option(OutputFormat.TABLE, "-o", "--output",
                                         help="Report format.", case_sensitive=False),
-    fail_on: FailOn = typer.Option(FailOn.WARNING, "--fail-on", case_sensitive=False,
-                                   help="Lowest severity that makes the exit code 1."),
+    fail_on: _SeverityWord = typer.Option(_SeverityWord.WARNING, "--fail-on",
+                                          case_sensitive=False,
+                                          help="Lowest severity that makes the exit code 1 "
+                                               "(fail and warn, as preflight says: error and "
+                                               "warning)."),
     exclude: list[str] = typer.Option([], "--exclude", metavar="GLOB",
                                       help="Skip matching files/directories (repeatable)."),
     config: Optional[Path] = typer.Option(None, "--config", metavar="FILE",
                                           help="Config file (default: nearest .gpudra.yaml)."),
     quiet: bool = typer.Option(False, "-q", "--quiet", help="No progress on stderr."),
+    verbose: bool = typer.Option(False, "-v", "--verbose",
+                                 help="List skipped documents (not Kubernetes objects)."),
     kubeconfig: Optional[str] = typer.Option(None, "--kubeconfig", metavar="FILE",
                                              help="Cluster: kubeconfig file (default: "
                                                   "$KUBECONFIG, ~/.kube/config, in-cluster)."),
@@ -173,6 +204,7 @@ def audit(
     from gpudra.rules import catalogue
 
     paths = list(paths or [])
+    level = FailOn.parse(fail_on.value)
     cluster_flags = any((kubeconfig, context, namespace, all_namespaces, request_timeout))
     if paths and cluster_flags:
         raise UsageError("--kubeconfig, --context, -n, -A and --request-timeout are for "
@@ -187,14 +219,15 @@ def audit(
                                 namespace=namespace, request_timeout=request_timeout)
     text = renderer_for(output)(report, RenderOptions(color=_color(sys.stdout), width=_width(),
                                                       tool_version=__version__,
-                                                      fail_on=fail_on))
+                                                      fail_on=level, verbose=verbose,
+                                                      inputs=tuple(paths)))
     sys.stdout.write(text)
     sys.stdout.flush()
     for error in report.errors:
         typer.echo(f"gpudra: {error.where}: {error.message}", err=True)
     if report.nothing_read and not report.errors:
         typer.echo(f"gpudra: error: {report.nothing_read_message}", err=True)
-    raise typer.Exit(int(report.exit_code(fail_on)))
+    raise typer.Exit(int(report.exit_code(level)))
 
 
 def _audit_files(paths: list[str], cfg, excludes: tuple[str, ...], quiet: bool):
@@ -276,7 +309,8 @@ class _progress:
             self._status.__exit__(*exc)
 
 
-@app.command(epilog=(
+@app.command(short_help="Rewrite workloads to DRA claims; only the lines that must change.",
+             epilog=(
     "Exit codes: 0 converted (or nothing to do); 1 --check/--diff found changes to make; "
     "2 usage error (bad option, invalid CEL); 3 an input could not be read (that file is left "
     "untouched) or a file could not be written; 4 only blocked workloads are left (nothing "
@@ -330,6 +364,8 @@ def convert(
                                          case_sensitive=False, help="Summary format."),
     quiet: bool = typer.Option(False, "-q", "--quiet",
                                help="No summary; errors still go to stderr."),
+    verbose: bool = typer.Option(False, "-v", "--verbose",
+                                 help="List skipped documents (not Kubernetes objects)."),
     from_cluster: bool = typer.Option(False, "--from-cluster",
                                       help="Export the live cluster's GPU workloads as clean "
                                            "manifests into --output-dir, then convert them."),
@@ -367,7 +403,7 @@ def convert(
         keep_node_selectors=keep_node_selectors, add_toleration=add_toleration,
         keep_device_plugin_quota=keep_quota, selectors=tuple(selector), min_memory=min_memory,
         product=product, claims_file=claims_file, excludes=tuple(exclude), config=config,
-        output=output.value, quiet=quiet, color=diff and _color(sys.stdout))
+        output=output.value, quiet=quiet, verbose=verbose, color=diff and _color(sys.stdout))
     code = run_convert(request, stdout=sys.stdout, stderr=sys.stderr)
     raise typer.Exit(int(code))
 
@@ -382,7 +418,8 @@ class OutcomeFormat(str, enum.Enum):
     GITHUB = "github"
 
 
-@app.command(epilog=(
+@app.command(short_help="Is the cluster, a node or a manifest tree ready for DRA?",
+             epilog=(
     "Tiers: the cluster (default: the current kube context, read-only); --node: this node's "
     "container runtime, CDI and NVIDIA driver (on a node, or in a privileged pod with "
     "--host-root); --manifests PATH: a manifest tree against a target release, for CI.\n\n"
@@ -410,8 +447,10 @@ def preflight(
     skip: list[str] = typer.Option([], "--skip", metavar="CHECK_ID",
                                    help="Run but do not count a check (repeatable, "
                                         "comma-separated, 'all')."),
-    fail_on: str = typer.Option("fail", "--fail-on", metavar="fail|warn|unavailable",
-                                help="Lowest outcome that makes the exit code 1."),
+    fail_on: _OutcomeWord = typer.Option(_OutcomeWord.FAIL, "--fail-on", case_sensitive=False,
+                                         help="Lowest outcome that makes the exit code 1 "
+                                              "(error and warning, as audit says: fail and "
+                                              "warn)."),
     output: OutcomeFormat = typer.Option(OutcomeFormat.TABLE, "-o", "--output",
                                          case_sensitive=False, help="Report format."),
     config: Optional[Path] = typer.Option(None, "--config", metavar="FILE",
@@ -430,7 +469,7 @@ def preflight(
     never pass), with the reason and the remediation; `gpudra checks` lists every check.
     """
     from gpudra.config import config_for, load_config
-    from gpudra.preflight.run import PreflightRequest, as_report, run_preflight
+    from gpudra.preflight.run import PreflightRequest, as_report, fail_on_level, run_preflight
     from gpudra.report.outcomes import render
     from gpudra.rules import catalogue as rule_catalogue
 
@@ -440,6 +479,7 @@ def preflight(
         raise UsageError("--kubeconfig, --context and --request-timeout are for the "
                          "cluster tier")
     tier = "node" if node else "manifests" if manifests else "cluster"
+    fail_on = fail_on_level(fail_on.value)
     cfg = load_config(config_for(list(manifests), config), rule_catalogue())
     cluster = None
     if tier == "cluster":
@@ -458,7 +498,8 @@ def preflight(
     raise typer.Exit(int(result.exit_code(fail_on)))
 
 
-@app.command(epilog=(
+@app.command(short_help="Will each claim find real devices? On which nodes?",
+             epilog=(
     "Devices: --inventory files (ResourceSlices, or Node objects such as `kubectl get nodes "
     "-o yaml`, from which the NVIDIA DRA driver's devices are predicted), else ResourceSlices "
     "or Nodes in the tree, else the current cluster's (read-only).\n\n"
@@ -533,7 +574,7 @@ def plan(
     raise typer.Exit(int(result.exit_code()))
 
 
-@app.command()
+@app.command(short_help="List the preflight checks.")
 @_guarded
 def checks(
     output: str = typer.Option("table", "-o", "--output", help="table, json or markdown."),
@@ -559,7 +600,8 @@ def checks(
         raise UsageError(f"-o must be table, json or markdown, not {output!r}")
 
 
-@app.command(epilog=(
+@app.command(short_help="Print the read-only RBAC that audit, plan and preflight need.",
+             epilog=(
     "Examples:\n\n\b\n"
     "  gpudra rbac | kubectl apply -f -                 # ServiceAccount gpudra/gpudra-reader\n"
     "  gpudra rbac --user alice@example.com | kubectl apply -f -\n"
@@ -589,7 +631,7 @@ def rbac(
     sys.stdout.write(render(manifests(name, namespace, service_account, user, group)))
 
 
-@app.command()
+@app.command(short_help="List the audit rules.")
 @_guarded
 def rules(
     output: str = typer.Option("table", "-o", "--output", help="table, json or markdown."),
@@ -600,10 +642,13 @@ def rules(
     sys.stdout.write(render_rules(output))
 
 
-@app.command()
+@app.command(short_help="Explain a rule or a check (GPU101, CLUSTER001).")
 @_guarded
-def explain(rule: str = typer.Argument(..., metavar="RULE", help="A rule id such as GPU101.")) -> None:
-    """Print a rule's documentation: why it matters, problematic and correct YAML, the fix."""
+def explain(rule: str = typer.Argument(..., metavar="ID",
+                                       help="A rule id (GPU101) or a preflight check id "
+                                            "(CLUSTER001).")) -> None:
+    """Print a rule's or a preflight check's documentation: why it matters, what is wrong and
+    right, the fix."""
     from gpudra.catalogue_docs import explain_rule
 
     text = explain_rule(rule)

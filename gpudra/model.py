@@ -35,10 +35,21 @@ class FailOn(str, enum.Enum):
     INFO = "info"
     NEVER = "never"
 
+    @classmethod
+    def parse(cls, text: str) -> FailOn:
+        """`--fail-on`: the severities, or preflight's words for them (`warn`, `fail`), so one
+        vocabulary works for every command. Raises ValueError."""
+        word = text.strip().lower()
+        return cls(FAIL_ON_SYNONYMS.get(word, word))
+
     def triggered_by(self, severity: Severity) -> bool:
         if self is FailOn.NEVER:
             return False
         return severity.rank >= Severity(self.value).rank
+
+
+# preflight's and plan's outcome words -> audit's severities: both are accepted everywhere.
+FAIL_ON_SYNONYMS = {"warn": "warning", "fail": "error"}
 
 
 class ExitCode(enum.IntEnum):
@@ -123,6 +134,16 @@ class InputError:
 
 
 @dataclass(frozen=True, slots=True)
+class Skipped:
+    """A document that was read but is no Kubernetes object (a CI, values or tool config
+    file): not audited or converted as one, counted, and listed with -v."""
+
+    file: str
+    line: int
+    reason: str
+
+
+@dataclass(frozen=True, slots=True)
 class WorkloadStatus:
     """A workload object that runs GPU pods, and which route it uses today."""
 
@@ -174,6 +195,7 @@ class Report:
     source: str = "file"      # file | cluster
     objects_read: int = 0     # live objects read (cluster source)
     not_read: tuple[NotRead, ...] = ()  # refused cluster-scoped reads of a namespaced role
+    skipped: tuple[Skipped, ...] = ()  # documents that are no Kubernetes objects
 
     @property
     def nothing_read(self) -> bool:

@@ -36,6 +36,7 @@ class Summary:
     objects_read: int = 0
     on_bridge: int = 0  # served by DRA through a DeviceClass's extendedResourceName
     incomplete: bool = False  # an input could not be read: no workloads is not a fact
+    skipped: int = 0
 
     @property
     def percent_migrated(self) -> float | None:
@@ -50,8 +51,7 @@ class Summary:
         """What the run read, in words: files and documents, or cluster objects."""
         if self.source == "cluster":
             return f"{plural(self.objects_read, 'object')} read from the cluster"
-        return (f"{plural(self.files_scanned, 'file')} scanned, "
-                f"{plural(self.documents_parsed, 'document')} parsed")
+        return files_read(self.files_scanned, self.documents_parsed, self.skipped)
 
     def as_dict(self) -> dict:
         return {
@@ -59,6 +59,7 @@ class Summary:
             "files_scanned": self.files_scanned,
             "documents_parsed": self.documents_parsed,
             "objects_read": self.objects_read,
+            "skipped": self.skipped,
             "findings": dict(self.findings),
             "errors": self.errors,
             "suppressed": self.suppressed,
@@ -86,6 +87,12 @@ def _percent(part: int, whole: int) -> float:
 
 
 NO_NAMESPACE = "(unset)"
+
+
+def files_read(files: int, documents: int, skipped: int) -> str:
+    """What a run over files read, in the words audit and convert both use."""
+    return (f"{plural(files, 'file')} scanned, {plural(documents, 'document')} parsed"
+            + (f", {skipped} skipped (not Kubernetes objects)" if skipped else ""))
 
 
 def severity_counts(counts: Mapping[str, int]) -> str:
@@ -122,6 +129,7 @@ def summarize(report: Report) -> Summary:
         documents_parsed=report.documents_parsed,
         source=report.source,
         objects_read=report.objects_read,
+        skipped=len(report.skipped),
         findings=report.counts_by_severity(),
         errors=len(report.errors),
         suppressed=report.suppressed,

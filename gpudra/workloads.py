@@ -141,6 +141,29 @@ class WorkloadTable:
         return sorted(found.values(), key=lambda ref: _sortable(ref.path))
 
 
+# Keys that only nest a pod spec deeper: the key or list item above them names its role.
+POD_NESTING_KEYS = frozenset({"spec", "template", "jobTemplate", "leaderWorkerTemplate",
+                              "rayClusterSpec", "rayClusterConfig", "workflowSpec"})
+
+
+def pod_role(data: Any, path: PathT) -> str | None:
+    """What tells one pod spec of a workload from its others, as the manifest spells it: a
+    replica type (`Master`), a group's name (`gpu-workers`), a key (`headGroupSpec`), a list
+    position (`#2`); None for a workload's one template (`spec.template.spec`)."""
+    for depth in range(len(path) - 1, -1, -1):
+        part = path[depth]
+        if isinstance(part, int):
+            item = data
+            for key in path[: depth + 1]:
+                item = item[key] if isinstance(item, (Mapping, list)) else None
+            named = item.get("name") or item.get("groupName") if isinstance(item, Mapping) \
+                else None
+            return str(named) if named else f"#{part}"
+        if part not in POD_NESTING_KEYS:
+            return str(part)
+    return None
+
+
 def _sortable(path: PathT) -> tuple:
     return tuple((isinstance(p, int), str(p) if not isinstance(p, int) else f"{p:09d}") for p in path)
 

@@ -37,3 +37,16 @@ def test_rule_names_are_unique():
 def test_explain_unknown_rule_is_a_usage_error():
     with pytest.raises(UsageError, match="unknown rule"):
         explain_rule("GPU000")
+
+
+def test_explain_covers_preflight_checks():
+    from gpudra.preflight import catalogue as check_catalogue
+
+    for check in check_catalogue().values():
+        text = explain_rule(check.id.lower())
+        assert text.startswith(f"# {check.id} {check.title}") and check.summary in text
+
+
+def test_explain_suggests_the_id_meant():
+    with pytest.raises(UsageError, match=r"did you mean CLUSTER001\?"):
+        explain_rule("CLUSTR001")

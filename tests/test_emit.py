@@ -286,14 +286,16 @@ def test_duplicate_and_invalid_request_names() -> None:
     ]
 
 
-def test_missing_schemas_are_a_clear_error(monkeypatch: pytest.MonkeyPatch) -> None:
+@pytest.mark.parametrize("missing", ["kubernetes_validate", "jsonschema"])
+def test_missing_schemas_are_a_clear_error(monkeypatch: pytest.MonkeyPatch, missing: str) -> None:
+    """A plain `pip install .` has neither package: an UnavailableError, never ImportError."""
     import builtins
 
     real_import = builtins.__import__
 
     def no_kv(name: str, *args: Any, **kwargs: Any) -> Any:
-        if name == "kubernetes_validate":
-            raise ImportError("No module named 'kubernetes_validate'")
+        if name == missing:
+            raise ImportError(f"No module named {missing!r}")
         return real_import(name, *args, **kwargs)
 
     monkeypatch.setattr(builtins, "__import__", no_kv)

@@ -453,3 +453,106 @@ def test_severity_counts(counts: dict[str, int], text: str) -> None:
     from gpudra.summary import severity_counts
 
     assert severity_counts(counts) == text
+
+
+# -- values are never cut: wrapped on a terminal, whole elsewhere ----------------------------
+
+LONG_OBJECT = "nvidia.com/gpu.product=NVIDIA-H100-80GB-HBM3-and-a-very-long-model-name"
+LONG = Finding("GPU301", Severity.WARNING, f"selects {LONG_OBJECT} through a node selector; "
+               "quota key requests.mig.nvidia.com.deviceclass.resource.k8s.io/devices stays",
+               "apps/train.yaml", 9, kind="Job", name="train-" + "x" * 60, namespace="ml")
+
+
+def _unfolded(text: str) -> str:
+    """The table's text with wrapping undone (every line's content, no indentation)."""
+    return "".join(line.strip() for line in text.splitlines())
+
+
+def _columns(text: str, first: str, second: str) -> tuple[str, str]:
+    """The text of two side-by-side columns of one row, wrapping undone, spaces dropped."""
+    lines = text.splitlines()
+    start = next(i for i, line in enumerate(lines) if first in line and second in line)
+    left, right = lines[start].index(first), lines[start].index(second)
+    row = lines[start:]
+    row = row[:next((i for i, line in enumerate(row) if not line.strip()), len(row))]
+    return ("".join(line[left:right].replace(" ", "") for line in row),
+            "".join(line[right:].replace(" ", "") for line in row))
+
+
+@pytest.mark.parametrize("width", [60, 80, 120])
+def test_table_wraps_long_values_and_never_truncates_them(width: int) -> None:
+    from gpudra.report import table
+
+    text = table.render(make_report((LONG,), ()), replace(OPTIONS, width=width))
+    assert "…" not in text
+    assert all(len(line) <= width for line in text.splitlines())
+    obj, message = _columns(text, "Job/", "selects")
+    assert obj == "Job/train-" + "x" * 60
+    assert message == LONG.message.replace(" ", "")
+
+
+def test_table_without_a_width_keeps_each_row_on_one_line() -> None:
+    from gpudra.report import table
+
+    text = table.render(make_report((LONG,), ()), replace(OPTIONS, width=None))
+    [row] = [line for line in text.splitlines() if "GPU301" in line and "explain" not in line]
+    assert LONG.message in row and "Job/train-" + "x" * 60 in row
+
+
+def test_outcome_table_wraps_and_never_truncates() -> None:
+    from gpudra.report.outcomes import Outcome, OutcomeReport, render
+
+    outcome = Outcome("CLUSTER005", "ResourceSlices on GPU nodes", "fail",
+                      f"node gpu-1 ({LONG_OBJECT}) publishes no ResourceSlice", "restart it",
+                      details=(f"labels: {LONG_OBJECT}, nvidia.com/gpu.count=8",))
+    report = OutcomeReport("preflight", "checks", (outcome,), (), {}, lambda o: True,
+                           "gpudra preflight")
+    for width in (60, 80):
+        text = render(report, "table", width=width)
+        assert "…" not in text and all(len(line) <= width for line in text.splitlines())
+        assert _unfolded(text).count(LONG_OBJECT) == 2
+    whole = render(report, "table", width=None)
+    assert any(LONG_OBJECT in line and "publishes" in line for line in whole.splitlines())
+
+
+@pytest.mark.parametrize(("columns", "longest"), [("70", 70), ("", None)])
+def test_cli_honours_columns_and_does_not_wrap_without_it(tmp_path, columns, longest) -> None:
+    from typer.testing import CliRunner
+
+    from gpudra.cli import app
+
+    (tmp_path / "job.yaml").write_text(
+        "apiVersion: batch/v1\nkind: Job\nmetadata: {name: train-" + "x" * 50 + "}\nspec:\n"
+        "  template:\n    spec:\n      nodeSelector: {nvidia.com/gpu.product: "
+        "NVIDIA-H100-80GB-HBM3}\n      containers:\n      - name: c\n"
+        "        resources: {limits: {nvidia.com/gpu: 1}}\n")
+    result = CliRunner().invoke(app, ["audit", str(tmp_path)], env={"COLUMNS": columns})
+    lines = result.stdout.splitlines()
+    assert "…" not in result.stdout
+    if longest:
+        assert max(map(len, lines)) <= longest
+    else:  # each finding on one line, its values whole
+        assert any("Job/train-" + "x" * 50 in line and "NVIDIA-H100-80GB-HBM3" in line
+                   for line in lines)
+
+
+def test_outcome_table_says_each_thing_once() -> None:
+    """A message that restates the title is printed alone; a detail whose values the message
+    already names is left out of the table (the JSON keeps every detail)."""
+    from gpudra.report.outcomes import Outcome, OutcomeReport, render
+
+    outcomes = (
+        Outcome("CLUSTER008", "No node serves GPUs through both", "pass",
+                "no node serves GPUs through both the device plugin and DRA"),
+        Outcome("CLUSTER004", "NVIDIA DeviceClasses exist", "pass",
+                "DeviceClasses gpu.nvidia.com and mig.nvidia.com exist",
+                details=("DeviceClasses: gpu.nvidia.com, mig.nvidia.com",
+                         "selectors: gpu.nvidia.com uses device.driver")),
+    )
+    report = OutcomeReport("preflight", "checks", outcomes, (), {}, lambda o: False, "gpudra")
+    text = render(report, "table", width=None)
+    assert text.lower().count("no node serves gpus through both") == 1
+    assert "DeviceClasses: gpu.nvidia.com, mig.nvidia.com" not in text
+    assert "selectors: gpu.nvidia.com uses device.driver" in text
+    data = json.loads(render(report, "json"))
+    assert len(data["checks"][1]["details"]) == 2

@@ -28,6 +28,7 @@ from urllib.parse import urlsplit
 import yaml
 
 from gpudra.cluster.errors import ContextNotFoundError, KubeconfigError
+from gpudra.cluster.records import redacted
 
 try:  # the C loader: kubeconfigs of cloud CLIs run to hundreds of KB
     from yaml import CSafeLoader as _Loader
@@ -120,7 +121,8 @@ def choose_context(config: KubeconfigFiles, context: str | None) -> ContextChoic
     server = str(cluster.get("server") or "")
     parts = urlsplit(server)
     if parts.scheme not in ("http", "https") or not parts.hostname:
-        problem = "has no server" if not server else f"has an invalid server URL {server!r}"
+        problem = "has no server" if not server else \
+            f"has an invalid server URL {redacted(server)!r}"
         raise KubeconfigError(f'cluster "{cluster_name}" of context "{name}" {problem} '
                               f"(in {config.origin})")
     user_name = entry.get("user")

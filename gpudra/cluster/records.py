@@ -5,9 +5,21 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass
-from urllib.parse import quote
+from urllib.parse import quote, urlsplit, urlunsplit
 
 _VERSION = re.compile(r"^v?(\d+)\.(\d+)(?:\.(\d+))?")
+
+
+def redacted(url: str) -> str:
+    """`url` without its userinfo (`https://admin:secret@host` -> `https://***@host`): what
+    messages show of a server URL, so credentials never reach a terminal or a CI log."""
+    try:
+        parts = urlsplit(url)
+    except ValueError:
+        return url
+    if "@" not in parts.netloc:
+        return url
+    return urlunsplit(parts._replace(netloc="***@" + parts.netloc.rpartition("@")[2]))
 
 
 @dataclass(frozen=True, slots=True)
@@ -21,6 +33,11 @@ class ClusterTarget:
     kubeconfig: tuple[str, ...] = ()  # the files merged, in kubectl's order; () in a pod
 
     @property
+    def shown_server(self) -> str:
+        """The server URL for messages: without credentials."""
+        return redacted(self.server)
+
+    @property
     def in_cluster(self) -> bool:
         return self.context is None
 
@@ -32,7 +49,7 @@ class ClusterTarget:
     def describe(self) -> str:
         """`context "prod" (https://…)` or `the in-cluster service account (https://…)`."""
         who = "the in-cluster service account" if self.in_cluster else f'context "{self.context}"'
-        return f"{who} ({self.server})"
+        return f"{who} ({self.shown_server})"
 
 
 @dataclass(frozen=True, slots=True)

@@ -86,10 +86,10 @@ class Transport:
                 raise self._unreachable(_reset_problem(error)) from None
             except u3.ReadTimeoutError:
                 raise ClusterTimeoutError(
-                    f"the cluster at {self.target.server} did not answer GET {path} within "
+                    f"the cluster at {self.target.shown_server} did not answer GET {path} within "
                     f"{self._read_timeout:g} s ({_who(self.target)}); a slow or overloaded "
                     f"API server, or raise --request-timeout",
-                    server=self.target.server, problem="timeout") from None
+                    server=self.target.shown_server, problem="timeout") from None
             except u3.HTTPError as error:
                 raise self._unreachable(_connection_problem(error, self._connect_timeout)) \
                     from None
@@ -118,14 +118,16 @@ class Transport:
             return CredentialsRejectedError(_rejected_message(self.target, reason, message))
         tries = f" after {attempts} attempts" if attempts > 1 else ""
         return ClusterRequestError(
-            f"the cluster at {self.target.server} answered GET {path} with {status} "
+            f"the cluster at {self.target.shown_server} answered GET {path} with {status} "
             f"{reason}{tries}: {message}", path=path, status=status, reason=reason,
             server_message=message, attempts=attempts)
 
     def _unreachable(self, problem: str) -> ClusterUnreachableError:
+        shown = self.target.shown_server
+        problem = problem.replace(self.target.server, shown)
         return ClusterUnreachableError(
-            f"cannot reach the cluster at {self.target.server} ({_who(self.target)}): {problem}",
-            server=self.target.server, problem=problem)
+            f"cannot reach the cluster at {shown} ({_who(self.target)}): {problem}",
+            server=shown, problem=problem)
 
 
 def _who(target: ClusterTarget) -> str:

@@ -7,6 +7,7 @@ left as it was, and its workloads are reported as blocked.
 
 from __future__ import annotations
 
+import json
 import os
 import re
 from collections.abc import Callable, Iterable
@@ -16,7 +17,7 @@ from typing import Any
 
 import yaml
 
-from gpudra.convert.nodes import NodeDocument, compose
+from gpudra.convert.nodes import NodeDocument, compose, compose_chunk
 from gpudra.convert.nodes import load as load_document
 from gpudra.convert.ops import Append, Extend, Op, apply_to_data, apply_to_text
 from gpudra.convert.planner import ConvertOptions, ObjectPlan, Planner, WorkloadResult
@@ -37,10 +38,11 @@ from gpudra.kustomize.tree import (
     real_roots,
     roots_among,
 )
-from gpudra.model import InputError
-from gpudra.sources.documents import Chunk, split_documents
-from gpudra.sources.files import EMPTY_STDIN, GO_TEMPLATE, STDIN, InputFile, discover, read_input
-from gpudra.sources.prescan import CONVERT_BYTE_NEEDLES, CONVERT_NEEDLES, might_matter
+from gpudra.model import InputError, Skipped
+from gpudra.sources import ScanStats
+from gpudra.sources.documents import Chunk
+from gpudra.sources.files import STDIN, InputFile, ReadFile, documents, read_files
+from gpudra.sources.prescan import CONVERT_NEEDLES
 from gpudra.workloads import WorkloadTable
 
 _DEVICE = re.compile(DEVICE_NAME_PATTERN)
@@ -63,6 +65,8 @@ class ConvertReport:
     files_scanned: int
     inputs: tuple[InputFile, ...] = ()
     stdin_data: bytes = b""  # what was read from '-', echoed when nothing changes
+    documents_parsed: int = 0  # counted as the audit counts them (one reading of inputs)
+    skipped: tuple[Skipped, ...] = ()  # documents that are no Kubernetes objects
 
     @property
     def nothing_read(self) -> bool:
@@ -83,6 +87,7 @@ class _Doc:
     results: list[WorkloadResult] = field(default_factory=list)
     outcomes: dict[tuple, WorkloadResult] = field(default_factory=dict)  # by object path
     loaded: list[WorkloadResult] = field(default_factory=list)  # found while reading it
+    existing: Any = None  # the data of a document read but never edited (JSON)
 
 
 @dataclass
@@ -105,12 +110,13 @@ def convert_paths(paths: Iterable[str], options: ConvertOptions, *,
     results: list[WorkloadResult] = []
     files: list[_File] = []
     inputs: list[InputFile] = []
-    for entry in discover(paths, excludes):
-        if isinstance(entry, InputError):
-            errors.append(entry)
+    stats = ScanStats()
+    for read in read_files(paths, excludes, stats=stats, stdin=stdin):
+        if isinstance(read, InputError):
+            errors.append(read)
             continue
-        inputs.append(entry)
-        loaded = _load(entry, stdin, errors, results)
+        inputs.append(read.entry)
+        loaded = _load(read, stats, errors)
         if loaded is not None:
             files.append(loaded)
     roots = roots_among(e.path for e in inputs if e.path is not None)
@@ -147,60 +153,51 @@ def convert_paths(paths: Iterable[str], options: ConvertOptions, *,
     if options.strategy == "bridge" and any(r.strategy == "bridge" for r in results):
         changes.append(_bridge_class(paths, options))
     stdin_data = next((f.raw for f in files if f.entry.label == STDIN), b"")
-    return ConvertReport(tuple(results), tuple(_merge(changes)), tuple(errors), len(inputs),
-                         tuple(inputs), stdin_data)
+    return ConvertReport(tuple(results), tuple(_merge(changes)), tuple(errors), stats.files,
+                         tuple(inputs), stdin_data, stats.documents, tuple(stats.skipped))
 
 
 # --- reading -------------------------------------------------------------------------------
 
-def _load(entry: InputFile, stdin, errors: list[InputError],
-          results: list[WorkloadResult]) -> _File | None:
-    try:
-        raw = read_input(entry, stdin)
-    except InputReadError as exc:
-        errors.append(InputError(entry.label, str(exc)))
-        return None
-    if entry.label == STDIN and not raw.strip():
-        errors.append(InputError(STDIN, EMPTY_STDIN))
-        return None
-    if not might_matter(raw, CONVERT_BYTE_NEEDLES):
+def _load(read: ReadFile, stats: ScanStats, errors: list[InputError]) -> _File | None:
+    """A file's documents as convert plans them, read as the audit reads them: the documents
+    audit calls broken are errors here too (and their file is left untouched), the ones it
+    skips are skipped. Of the parsed ones, only those with a convert needle are planned."""
+    entry = read.entry
+    if read.text is None:
         # Nothing to convert: keep no bytes, except stdin's, which is echoed back unchanged.
-        return _File(entry, raw) if entry.label == STDIN else None
-    try:
-        text = raw.decode("utf-8-sig")
-    except UnicodeDecodeError as exc:
-        errors.append(InputError(entry.label, f"not UTF-8 text (byte {exc.start})"))
-        return None
-    if entry.role != "manifest" or (entry.label.endswith(".json") and _DEVICE.search(text)):
-        if _DEVICE.search(text):
-            reason = ("Helm chart file: change the chart's values/templates to render claims"
-                      if entry.role != "manifest" else
-                      "JSON manifest: convert rewrites YAML only; convert it by hand")
-            results.append(WorkloadResult(entry.label, "", None, None, "blocked", reason))
-        return None
-    f = _File(entry, raw)
-    for chunk in split_documents(text):
-        doc = _Doc(chunk)
+        return _File(entry, read.raw) if entry.label == STDIN else None
+    f = _File(entry, read.raw)
+    broken = False
+    for document in documents(read, compose_chunk, stats):
+        doc = _Doc(document.chunk)
         f.docs.append(doc)
-        if not any(n in chunk.text for n in CONVERT_NEEDLES):
-            continue
-        if GO_TEMPLATE.search(chunk.text):
-            if _DEVICE.search(chunk.text):
+        text = document.chunk.text
+        if document.error is not None:
+            error = document.error
+            errors.append(InputError(error.file, f"{error.message}; file left untouched",
+                                     error.line))
+            broken = True
+        elif document.template is not None and _DEVICE.search(text):
+            where = "" if entry.role != "manifest" else f" (line {document.chunk.first_line})"
+            doc.loaded.append(WorkloadResult(
+                entry.label, "", None, None, "blocked",
+                "Helm chart file: change the chart's values/templates to render claims"
+                if entry.role != "manifest" else
+                "Go/Helm template: change the template or its values; gpudra never edits "
+                f"templates{where}"))
+        elif read.json:
+            if document.parsed is not None and _DEVICE.search(text):
                 doc.loaded.append(WorkloadResult(
                     entry.label, "", None, None, "blocked",
-                    "Go/Helm template: change the template or its values; gpudra never edits "
-                    f"templates (line {chunk.first_line})"))
-            continue
-        try:
-            doc.nodes = compose(chunk.text)
-        except yaml.YAMLError as exc:
-            mark = getattr(exc, "problem_mark", None) or getattr(exc, "context_mark", None)
-            line = chunk.first_line + mark.line if mark is not None else chunk.first_line
-            problem = getattr(exc, "problem", None) or str(exc).splitlines()[0]
-            errors.append(InputError(entry.label, f"not valid YAML; file left untouched "
-                                     f"({problem})", line))
-            return None
-    return f
+                    "JSON manifest: convert rewrites YAML only; convert it by hand"))
+            elif document.parsed is not None:
+                doc.existing = document.parsed.data  # its DRA objects' names stay taken
+        elif document.parsed is not None and any(n in text for n in CONVERT_NEEDLES):
+            # Skipped documents (no Kubernetes object) are planned too: a request-shaped GPU
+            # limit in one (a values file) is reported as blocked, for a human to move.
+            doc.nodes = document.parsed
+    return None if broken else f
 
 
 def _plan_and_assemble(files: list[_File], planner: Planner, claims_file: str | None,
@@ -216,8 +213,9 @@ def _plan_and_assemble(files: list[_File], planner: Planner, claims_file: str | 
             doc.new_objects.clear()
             doc.results[:] = doc.loaded
             doc.outcomes.clear()
-    planner.reserve_existing(data for f in planned for doc in f.docs if doc.nodes is not None
-                             for data, _ in objects_in(doc.nodes.data))
+    planner.reserve_existing(data for f in planned for doc in f.docs
+                             for data, _ in objects_in(doc.nodes.data if doc.nodes is not None
+                                                       else doc.existing))
     for f in planned:
         for index, doc in enumerate(f.docs):
             _plan_document(f, doc, _vetoed(planner.plan, f, index, vetoes))
@@ -304,7 +302,9 @@ def _render_objects(objects: list[dict], style: Style) -> str:
     nl = style.newline
     out = ""
     for obj in objects:
-        text = nl.join(document(obj, style)) + nl
+        # A JSON document's new objects are JSON too, indented as JSON usually is.
+        text = nl.join(json.dumps(obj, indent=2, ensure_ascii=False).split("\n")) + nl \
+            if style.json else nl.join(document(obj, style)) + nl
         if load_document(text) != obj:  # the renderer's own guarantee, checked every time
             raise LayoutError("rendered object does not read back")
         out += f"---{nl}{text}"

@@ -13,13 +13,13 @@ from typing import Any
 
 from gpudra.dra import emit
 from gpudra.objects import PathT, dig
+from gpudra.workloads import POD_NESTING_KEYS
 
 DEFAULT_NAMESPACE = "default"
 _SUFFIXES = {"headGroupSpec": "head", "leaderTemplate": "leader", "workerTemplate": "worker",
              "submitterPodTemplate": "submitter", "predictor": "predictor",
              "transformer": "transformer", "explainer": "explainer"}
-_STRUCTURAL = {"spec", "template", "jobTemplate", "leaderWorkerTemplate", "rayClusterSpec",
-               "rayClusterConfig", "workflowSpec"}
+_STRUCTURAL = POD_NESTING_KEYS
 
 
 class ObjectNames:

@@ -12,8 +12,8 @@ from typing import Any
 
 import yaml
 
+from gpudra.sources.documents import Chunk, construct_data, construct_plain, parse_error
 from gpudra.sources.documents import FastLoader as _Loader
-from gpudra.sources.documents import construct_plain
 
 PathT = tuple
 
@@ -84,10 +84,19 @@ def compose(text: str) -> NodeDocument:
                 # flattens `<<` out of the node tree, to know which nodes are shared.
                 _walk(doc, root)
                 doc.complete = True
-            doc.data = construct_plain(loader, root)
+            doc.data = construct_data(loader, root)
     finally:
         loader.dispose()
     return doc
+
+
+def compose_chunk(chunk: Chunk) -> NodeDocument:
+    """`compose` for one document of a file, failing as the audit's parse does: ParseError with
+    the file line (so audit and convert call the same documents broken)."""
+    try:
+        return compose(chunk.text)
+    except (yaml.YAMLError, ValueError, TypeError, RecursionError) as exc:
+        raise parse_error(exc, chunk) from None
 
 
 def _walk(doc: NodeDocument, root: yaml.Node) -> None:

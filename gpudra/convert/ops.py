@@ -8,6 +8,7 @@ be equal before anything reaches disk, so a layout the editor misreads can never
 
 from __future__ import annotations
 
+import json
 from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any, Union
@@ -122,14 +123,60 @@ def apply_to_text(text: str, doc: NodeDocument, ops: Sequence[Op], style: Style)
             flow_roots[root] = None
         else:
             block_ops.append(op)
+    carried = _carried_comments(editor, doc, block_ops)
     for op in block_ops:
-        _apply_block(editor, doc, op, style)
+        _apply_block(editor, doc, op, style, carried.get(id(op), ()))
     for root in flow_roots:
         located = doc.at(root)
         node = located.value
         editor.replace(node.start_mark.index, node.end_mark.index,
-                       _regenerate(text, doc, root, node, ops))
+                       _regenerate(text, doc, root, node, ops, _json_style(node)))
     return editor.result()
+
+
+def _carried_comments(editor: TextDocument, doc: NodeDocument,
+                      ops: Sequence[Op]) -> dict[int, tuple[str, ...]]:
+    """Inline comments of the lines a deletion removes (`nvidia.com/gpu: 4  # one node,
+    NVLink`), by the op that adds what replaces them: the addition into the deleted entry's
+    own mapping, else into its parent's (the `claims:` that replaces a `limits:` entry). A
+    comment with no such addition goes with its line, as before."""
+    additions = {_container(op): op for op in ops if not isinstance(op, Delete)}
+    out: dict[int, list[str]] = {}
+    for op in ops:
+        if not isinstance(op, Delete):
+            continue
+        target = additions.get(op.path[:-1]) or additions.get(op.path[:-2])
+        located = doc.at(op.path)
+        if target is None or located is None or not isinstance(located.parent, yaml.MappingNode):
+            continue
+        carried = out.setdefault(id(target), [])
+        carried += [c for c in _inline_comments(editor, located.key, located.value)
+                    if c not in carried]
+    return {key: tuple(value) for key, value in out.items()}
+
+
+def _inline_comments(editor: TextDocument, key: yaml.Node, value: yaml.Node) -> list[str]:
+    """The `# ...` comments that end lines of the entry `key: value`, in order."""
+    found: list[str] = []
+    if "#" not in editor.text[key.start_mark.index:editor.last_content_end(value)]:
+        return found  # the usual case: nothing to look for
+    stack: list[yaml.Node] = [value]
+    ends = [key.end_mark.index]
+    while stack:
+        node = stack.pop()
+        if isinstance(node, yaml.ScalarNode) or getattr(node, "flow_style", False):
+            ends.append(node.end_mark.index)
+        elif isinstance(node, yaml.MappingNode):
+            for k, v in reversed(node.value):
+                ends.append(k.end_mark.index)
+                stack.append(v)
+        elif isinstance(node, yaml.SequenceNode):
+            stack.extend(reversed(node.value))
+    for end in sorted(set(ends)):
+        rest = editor.text[end:editor.line_end(end)].strip().removeprefix(":").strip()
+        if rest.startswith("#") and rest not in found:
+            found.append(rest)
+    return found
 
 
 def _container(op: Op) -> PathT:
@@ -146,7 +193,12 @@ def _flow_root(doc: NodeDocument, path: PathT) -> PathT | None:
     return None
 
 
-def _apply_block(editor: TextDocument, doc: NodeDocument, op: Op, style: Style) -> None:
+def _apply_block(editor: TextDocument, doc: NodeDocument, op: Op, style: Style,
+                 comments: Sequence[str] = ()) -> None:
+    def commented(lines: list[str]) -> list[str]:
+        """The first added line carries the comments of the lines it replaces."""
+        return [f"{lines[0]}  {'  '.join(comments)}", *lines[1:]] if comments else lines
+
     if isinstance(op, Delete):
         located = _require(doc, op.path)
         if isinstance(located.parent, yaml.MappingNode):
@@ -155,10 +207,10 @@ def _apply_block(editor: TextDocument, doc: NodeDocument, op: Op, style: Style) 
             editor.remove_item(located.parent, located.value)
     elif isinstance(op, Append):
         node = _require(doc, op.mapping).value
-        editor.append_block(node, block_entry(op.key, op.value, style), style)
+        editor.append_block(node, commented(block_entry(op.key, op.value, style)), style)
     elif isinstance(op, InsertBefore):
         key = _require(doc, op.mapping + (op.before,)).key
-        editor.insert_before_key(key, block_entry(op.key, op.value, style), style)
+        editor.insert_before_key(key, commented(block_entry(op.key, op.value, style)), style)
     elif isinstance(op, Extend):
         node = _require(doc, op.sequence).value
         if not node.value:
@@ -169,7 +221,8 @@ def _apply_block(editor: TextDocument, doc: NodeDocument, op: Op, style: Style) 
         dash = editor.text.find("-", dash_line, node.value[0].start_mark.index)
         column = dash - dash_line if dash >= 0 else node.value[0].start_mark.column
         inner = Style(style.indent, 0, style.newline, style.item_gap)
-        editor.insert(at, editor.block_text(block_sequence(list(op.items), inner), column, style, at))
+        lines = commented(block_sequence(list(op.items), inner))
+        editor.insert(at, editor.block_text(lines, column, style, at))
 
 
 def _require(doc: NodeDocument, path: PathT):
@@ -180,35 +233,69 @@ def _require(doc: NodeDocument, path: PathT):
 
 
 def _regenerate(text: str, doc: NodeDocument, path: PathT, node: yaml.Node,
-                ops: Sequence[Op]) -> str:
-    """Flow text for a flow collection: untouched entries keep their original text."""
+                ops: Sequence[Op], as_json: bool = False) -> str:
+    """Flow text for a flow collection: untouched entries keep their original text, and every
+    entry keeps the whitespace before it, so a multi-line JSON or flow document changes only
+    in the lines that change. New entries take the spacing of their neighbours and, in a
+    JSON document, JSON's quoting."""
     if not _touched(path, ops):
         return text[node.start_mark.index:node.end_mark.index]
     deleted = {op.path for op in ops if isinstance(op, Delete)}
-    parts: list[str] = []
+    render_key = json.dumps if as_json else scalar
+    render_value = (lambda v: json.dumps(v, ensure_ascii=False)) if as_json else flow
     if isinstance(node, yaml.MappingNode):
-        for key, value in node.value:
-            sub = path + (key.value,)
-            if sub in deleted:
-                continue
-            inserts = [op for op in ops if isinstance(op, InsertBefore)
-                       and op.mapping == path and op.before == key.value]
-            parts += [f"{scalar(op.key)}: {flow(op.value)}" for op in inserts]
-            key_text = text[key.start_mark.index:key.end_mark.index]
-            parts.append(f"{key_text}: {_regenerate(text, doc, sub, value, ops)}")
-        parts += [f"{scalar(op.key)}: {flow(op.value)}" for op in ops
-                  if isinstance(op, Append) and op.mapping == path]
-        return "{" + ", ".join(parts) + "}"
-    if isinstance(node, yaml.SequenceNode):
-        for i, item in enumerate(node.value):
-            sub = path + (i,)
-            if sub not in deleted:
-                parts.append(_regenerate(text, doc, sub, item, ops))
-        for op in ops:
-            if isinstance(op, Extend) and op.sequence == path:
-                parts += [flow(item) for item in op.items]
-        return "[" + ", ".join(parts) + "]"
-    return text[node.start_mark.index:node.end_mark.index]
+        originals = [(key, value, path + (key.value,)) for key, value in node.value]
+    elif isinstance(node, yaml.SequenceNode):
+        originals = [(item, item, path + (i,)) for i, item in enumerate(node.value)]
+    else:
+        return text[node.start_mark.index:node.end_mark.index]
+    leads, tail = _flow_spacing(text, node, [(first, last) for first, last, _ in originals])
+    between = leads[1] if len(leads) > 1 else (leads[0] if leads and "\n" in leads[0] else " ")
+    parts: list[tuple[str | None, str]] = []  # (the entry's own lead, if it keeps one; text)
+    for index, (first, last, sub) in enumerate(originals):
+        if isinstance(node, yaml.MappingNode):
+            parts += [(None, f"{render_key(op.key)}: {render_value(op.value)}") for op in ops
+                      if isinstance(op, InsertBefore) and op.mapping == path
+                      and op.before == first.value]
+        if sub in deleted:
+            continue
+        if isinstance(node, yaml.MappingNode):
+            body = text[first.start_mark.index:last.start_mark.index] + \
+                _regenerate(text, doc, sub, last, ops, as_json)
+        else:
+            body = _regenerate(text, doc, sub, first, ops, as_json)
+        parts.append((leads[index] if index else None, body))
+    for op in ops:
+        if isinstance(op, Append) and op.mapping == path:
+            parts.append((None, f"{render_key(op.key)}: {render_value(op.value)}"))
+        elif isinstance(op, Extend) and op.sequence == path:
+            parts += [(None, render_value(item)) for item in op.items]
+    first_lead = leads[0] if leads else ""
+    pieces = [(first_lead if i == 0 else (lead if lead is not None else between)) + body
+              for i, (lead, body) in enumerate(parts)]
+    opening, closing = text[node.start_mark.index], text[node.end_mark.index - 1]
+    return opening + ",".join(pieces) + (tail if pieces else "") + closing
+
+
+def _flow_spacing(text: str, node: yaml.Node, items: list[tuple[yaml.Node, yaml.Node]]
+                  ) -> tuple[list[str], str]:
+    """The whitespace before each entry of a flow collection (after the separating comma),
+    and what follows the last entry up to the closing bracket."""
+    leads = []
+    at = node.start_mark.index + 1
+    for first, last in items:
+        gap = text[at:first.start_mark.index]
+        leads.append(gap[gap.rfind(",") + 1:] if "," in gap else gap)
+        at = last.end_mark.index
+    tail = text[at:node.end_mark.index - 1]
+    return leads, tail
+
+
+def _json_style(node: yaml.Node) -> bool:
+    """A JSON document (every key of the outermost flow mapping double-quoted): what convert
+    adds to it is written as JSON too."""
+    return isinstance(node, yaml.MappingNode) and bool(node.value) and all(
+        isinstance(key, yaml.ScalarNode) and key.style == '"' for key, _ in node.value)
 
 
 def _touched(path: PathT, ops: Sequence[Op]) -> bool:

@@ -47,6 +47,7 @@ class ConvertRequest:
     config: Path | None = None
     output: str = "table"
     quiet: bool = False  # no summary; input and write errors still go to stderr
+    verbose: bool = False  # the summary lists skipped documents
     color: bool = False  # colour the --diff output (the CLI decides: a TTY, NO_COLOR, FORCE_COLOR)
     cluster: Any = None  # --from-cluster: gpudra.cluster.ClusterOptions of the cluster to export
 
@@ -165,12 +166,11 @@ def run_convert(request: ConvertRequest, *, stdout: IO[str], stderr: IO[str],
     if request.output == "json":  # the requested output, not a summary: -q keeps it
         stdout.write(json.dumps(as_data(report, with_diffs=request.diff, written=written),
                                 indent=2) + "\n")
-    elif request.quiet:
-        for error in report.errors:
-            stderr.write(f"gpudra: {error.where}: {error.message}\n")
-    else:
+    elif not request.quiet:
         action = "changed" if written else "would change"
-        summary_stream.write(as_text(report, action=action))
+        summary_stream.write(as_text(report, action=action, verbose=request.verbose))
+    for error in report.errors:  # on stderr, as every command's input errors
+        stderr.write(f"gpudra: {error.where}: {error.message}\n")
     return _exit_code(report, request)
 
 

@@ -8,6 +8,8 @@ from typing import Any
 from gpudra.convert.converter import ConvertReport
 from gpudra.convert.writer import unified_diff
 from gpudra.objects import plural
+from gpudra.report.json_report import skipped_data
+from gpudra.summary import files_read
 
 STRATEGIES = ("rewrite", "quota", "bridge", "manual", "blocked")
 
@@ -26,30 +28,38 @@ def as_data(report: ConvertReport, *, with_diffs: bool, written: bool) -> dict[s
             for c in report.changes
         ],
         "errors": [{"file": e.file, "line": e.line, "message": e.message} for e in report.errors],
+        "skipped": [skipped_data(s) for s in report.skipped],
         "summary": summary_counts(report),
     }
 
 
 def summary_counts(report: ConvertReport) -> dict[str, int]:
     counts = Counter(r.strategy for r in report.results)
-    return {"files_scanned": report.files_scanned, "files_changed": len(report.changes),
+    return {"files_scanned": report.files_scanned, "documents_parsed": report.documents_parsed,
+            "skipped": len(report.skipped), "files_changed": len(report.changes),
             "errors": len(report.errors), **{s: counts.get(s, 0) for s in STRATEGIES}}
 
 
-def as_text(report: ConvertReport, *, action: str) -> str:
-    """A short account: one line per workload that needed attention, then the totals."""
+def as_text(report: ConvertReport, *, action: str, verbose: bool = False) -> str:
+    """A short account: one line per workload that needed attention, then the totals. Input
+    errors are not in it: they go to stderr, as every command's do."""
     lines: list[str] = []
     for r in report.results:
         obj = "/".join(x for x in (r.namespace, r.kind, r.name) if x) or "-"
         detail = r.reason or (", ".join(r.created) if r.created else "")
         lines.append(f"{r.strategy:<8} {r.file}  {obj}" + (f": {detail}" if detail else ""))
         lines += [f"         note: {note}" for note in r.notes]
-    for e in report.errors:
-        lines.append(f"error    {e.where}: {e.message}")
+    if verbose:
+        lines += [f"skipped  {s.file}:{s.line}: {s.reason}" for s in report.skipped]
     counts = summary_counts(report)
     parts = [f"{counts[s]} {s}" for s in STRATEGIES if counts[s]]
-    lines.append(f"{plural(counts['files_scanned'], 'file')} scanned, "
-                 f"{plural(counts['files_changed'], 'file')} {action}"
+    read = files_read(report.files_scanned, report.documents_parsed, len(report.skipped))
+    changed = f"{plural(counts['files_changed'], 'file')} {action}"
+    if report.inputs and all(e.path is None for e in report.inputs):  # `-`: stdout is the file
+        read = f"stdin: {plural(report.documents_parsed, 'document')} parsed" + \
+            (f", {len(report.skipped)} skipped" if report.skipped else "")
+        changed = "converted on stdout" if report.changes else "unchanged, echoed on stdout"
+    lines.append(f"{read}; {changed}"
                  + (f"; workloads: {', '.join(parts)}" if parts else "; nothing to convert"))
     return "\n".join(lines) + "\n"
 

@@ -40,6 +40,7 @@ class Style:
     sequence_offset: int = 0  # columns between a key and the dashes of its block sequence
     newline: str = "\n"
     item_gap: int = 2        # columns from a dash to its item's content (`-   name:` is 4)
+    json: bool = False       # the document is JSON (a flow mapping with quoted keys)
 
 
 class TextDocument:
@@ -214,9 +215,11 @@ def detect_style(text: str, root: yaml.Node | None) -> Style:
                 stack.append(value)
         elif isinstance(node, yaml.SequenceNode):
             stack.extend(node.value)
+    is_json = isinstance(root, yaml.MappingNode) and root.flow_style and bool(root.value) and \
+        all(isinstance(k, yaml.ScalarNode) and k.style == '"' for k, _ in root.value)
     return Style(indent if indent and indent > 0 else 2,
                  offset if offset is not None and offset >= 0 else 0, newline,
-                 gap if gap is not None and gap >= 2 else 2)
+                 gap if gap is not None and gap >= 2 else 2, is_json)
 
 
 def _on_dash_line(text: str, item: yaml.Node) -> bool:

@@ -2,11 +2,12 @@
 
 from __future__ import annotations
 
-import difflib
 import os
 import stat
 import tempfile
 from pathlib import Path
+
+from gpudra.convert.linediff import unified
 
 
 def write_atomic(path: Path, data: bytes) -> bool:
@@ -55,9 +56,7 @@ def unified_diff(label: str, old: bytes, new: bytes, created: bool = False) -> s
     old_lines = old.decode("utf-8", "replace").splitlines(keepends=True)
     new_lines = new.decode("utf-8", "replace").splitlines(keepends=True)
     path = _diff_path(label)
-    diff = difflib.unified_diff(old_lines, new_lines,
-                                fromfile="/dev/null" if created else f"a/{path}",
-                                tofile=f"b/{path}")
+    diff = unified(old_lines, new_lines, "/dev/null" if created else f"a/{path}", f"b/{path}")
     out = []
     for line in diff:
         out.append(line if line.endswith("\n") else line + "\n\\ No newline at end of file\n")

@@ -8,7 +8,7 @@ unknown fields allowed) catch that offline.
 kubernetes-validate's own `validate()` re-reads the 1.5 MB definitions file and rebuilds the
 validator on every call (~20 ms/doc); building a jsonschema validator once per (apiVersion, kind)
 and reusing it costs ~0.6 ms/doc (docs/library-notes.md section 4). kubernetes-validate is an
-optional extra (`gpudra[validate]`), so it is imported lazily and its absence is a clear error,
+optional extra (`.[validate]`), so it is imported lazily and its absence is a clear error,
 not an ImportError.
 
 The OpenAPI schema does not encode cross-field rules, so `semantic_errors` adds the ones gpudra
@@ -68,11 +68,12 @@ class StrictValidator:
         return self._validators[key]
 
     def _build(self, api_version: str, kind: str) -> Any:
-        import jsonschema
-
+        # The schema directory first: it raises UnavailableError when either package is missing.
         schema_file = self._schema_file(api_version, kind)
         if schema_file is None:
             return None
+        import jsonschema
+
         schema = json.loads(schema_file.read_text(encoding="utf-8"))
         if not _declares(schema, api_version, kind):
             return None  # e.g. core "ResourceClaim" is the container-claim struct, not an object
@@ -105,7 +106,7 @@ def _schema_dir(target: TargetVersion) -> Path:
     except ImportError as exc:
         raise UnavailableError(
             "strict schema validation needs kubernetes-validate>=1.34 "
-            "(pip install 'gpudra[validate]' or pip install kubernetes-validate): " + str(exc)
+            "(pip install kubernetes-validate): " + str(exc)
         ) from None
     root = Path(kubernetes_validate.__file__).parent / "kubernetes-json-schema"
     directory = root / f"v1.{target.minor}.0-local-strict"

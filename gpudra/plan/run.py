@@ -23,6 +23,7 @@ from gpudra.plan.report import PlanReport
 from gpudra.plan.synthesis import Shares, synthesize
 from gpudra.report.outcomes import Outcome, OutcomeReport
 from gpudra.sources.files import FileSource
+from gpudra.workloads import POD_NESTING_KEYS
 
 _INVENTORY_KINDS = ("ResourceSlice", "Node")
 
@@ -188,20 +189,47 @@ def _kind(obj: Any) -> str:
     return str(_data(obj).get("kind", ""))
 
 
+_REMEDIES = {
+    "no-node": "compare the pod's nodeSelector and affinity with the nodes' labels",
+    "competition": "add matching devices, or fewer pods placed before it need them",
+    "capacity": "no node has enough matching devices for one pod: request fewer per pod, or "
+                "add larger nodes",
+}
+
+
+def _remedy(w: Any) -> str:
+    """What to do about an unsatisfiable workload: by the kind of failure where it is not the
+    devices' fault; else the JSON, named only where it says more than the table (which
+    selector term rejects which devices)."""
+    if w.failure_kind in _REMEDIES:
+        return _REMEDIES[w.failure_kind]
+    if any(line not in (w.reason or "") for r in w.requests for line in r.rejections):
+        return "gpudra plan -o json shows which selector term rejects which devices"
+    return "widen the claim's selectors or class, or add devices that match them"
+
+
+def _role(pod_group: str) -> str:
+    """`spec.pytorchReplicaSpecs.Worker.template.spec` -> `Worker` (as gpudra.workloads.pod_role
+    names a pod template; here from the dotted path plan reports)."""
+    parts = [p for p in pod_group.split(".") if p not in POD_NESTING_KEYS]
+    return parts[-1] if parts else pod_group
+
+
 def as_report(result: PlanResult) -> OutcomeReport:
     """Workloads as verdicts, for the shared report formats (the JSON is plan's own)."""
     verdicts = []
     for w in result.report.workloads:
         subject = "/".join(x for x in (w.namespace, w.kind, w.name) if x)
-        lines = [f"request {r.name}: {r.count} × {r.matching_devices} matching"
+        several = len({r.pod_group for r in w.requests}) > 1  # Master/Worker, head/workers
+        lines = [f"{_role(r.pod_group) + ' ' if several else ''}request {r.name}: {r.count} × "
+                 f"{r.matching_devices} matching"
                  + (f" on {', '.join(r.nodes[:5])}" if r.nodes else "")
                  for r in w.requests]
         lines += list(w.warnings)
         message = (f"{w.pods_placed}/{w.pods} pods placed" if w.satisfiable
                    else w.reason or "cannot be satisfied")
         verdicts.append(Outcome(w.name, w.kind, "pass" if w.satisfiable else "fail", message,
-                                None if w.satisfiable else "gpudra plan -o json shows which "
-                                "selector term rejects which devices", subject, tuple(lines),
+                                None if w.satisfiable else _remedy(w), subject, tuple(lines),
                                 file=w.file))
     for kind, name, namespace in result.report.unconverted:
         subject = "/".join(x for x in (namespace, kind, name) if x)

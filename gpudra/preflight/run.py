@@ -5,12 +5,13 @@ Streams and the terminal stay in the CLI; this module returns results and the re
 
 from __future__ import annotations
 
+import os
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
-from gpudra.errors import UsageError
-from gpudra.model import ExitCode, InputError
+from gpudra.errors import InputReadError, UsageError
+from gpudra.model import FAIL_ON_SYNONYMS, ExitCode, InputError
 from gpudra.preflight import catalogue
 from gpudra.preflight.model import CheckResult, Outcome, apply_skips, count_outcomes
 from gpudra.report.outcomes import Outcome as Verdict
@@ -21,6 +22,18 @@ if TYPE_CHECKING:
 
 TIERS = ("cluster", "node", "manifests")
 FAIL_ON = {"fail": Outcome.FAIL, "warn": Outcome.WARN, "unavailable": Outcome.UNAVAILABLE}
+# audit's words for the same levels: one --fail-on vocabulary for every command
+FAIL_ON_ALIASES = {severity: outcome for outcome, severity in FAIL_ON_SYNONYMS.items()}
+
+
+def fail_on_level(text: str) -> str:
+    """`--fail-on` as a key of FAIL_ON. Raises UsageError."""
+    word = text.strip().lower()
+    word = FAIL_ON_ALIASES.get(word, word)
+    if word not in FAIL_ON:
+        raise UsageError(f"--fail-on must be one of {', '.join(FAIL_ON)} (or warning, error), "
+                         f"not {text!r}")
+    return word
 
 
 @dataclass(frozen=True)
@@ -98,7 +111,7 @@ def _cluster(request: PreflightRequest, target: Any,
 
     with connect(request.cluster or ClusterOptions(all_namespaces=True)) as cluster:
         snapshot = read_snapshot(cluster, on_page)
-        facts = {"server": cluster.target.server, "server_version": snapshot.server_version}
+        facts = {"server": cluster.target.shown_server, "server_version": snapshot.server_version}
     results = run_cluster_checks(snapshot, CheckOptions(target_version=target))
     # What the cluster refused is also an input error: the checks that needed it say
     # unavailable, and the run is partial (exit 3), as a partial audit is.
@@ -111,6 +124,12 @@ def _node(request: PreflightRequest) -> PreflightResult:
     from gpudra.preflight.node import NodeOptions, run_node_checks
     from gpudra.preflight.node.host import LocalHost
 
+    if not os.path.isdir(request.host_root):
+        # Every check would say unavailable and the run pass: a wrong mount is an input error.
+        problem = "not a directory" if os.path.exists(request.host_root) else \
+            "no such directory"
+        raise InputReadError(f"--host-root {request.host_root}: {problem} (mount the host's "
+                             "root there, e.g. read-only at /host)")
     results = run_node_checks(LocalHost(request.host_root),
                               NodeOptions(node_name=request.node_name))
     return PreflightResult("node", results, (), None, {"host_root": request.host_root})

@@ -38,6 +38,8 @@ class RenderOptions:
     # The run's --fail-on (default: the CLI's): formats that carry a pass/fail verdict of their
     # own (JUnit) must agree with the exit code.
     fail_on: FailOn = FailOn.WARNING
+    verbose: bool = False  # -v: list what was skipped
+    inputs: tuple[str, ...] = ()  # the paths audited (none: the cluster), for the next steps
 
 
 Renderer = Callable[[Report, RenderOptions], str]

@@ -5,7 +5,7 @@ from __future__ import annotations
 import json
 from typing import Any
 
-from gpudra.model import ClusterInfo, Finding, InputError, Report
+from gpudra.model import ClusterInfo, Finding, InputError, Report, Skipped
 from gpudra.report import RenderOptions
 from gpudra.summary import summarize
 
@@ -15,12 +15,17 @@ def as_data(report: Report) -> dict[str, Any]:
     data = {
         "findings": [finding_data(f) for f in report.findings],
         "errors": [error_data(e) for e in report.errors],
+        "skipped": [skipped_data(s) for s in report.skipped],
         "summary": summarize(report).as_dict(),
     }
     if report.source == "cluster":
         data["not_read"] = [{"object": r.object, "message": r.message, "without": r.adds}
                             for r in report.not_read]
     return data
+
+
+def skipped_data(s: Skipped) -> dict[str, Any]:
+    return {"file": s.file, "line": s.line, "reason": s.reason}
 
 
 def finding_data(f: Finding) -> dict[str, Any]:

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import io
 import json
+import re
 import xml.etree.ElementTree as ET
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
@@ -60,7 +61,8 @@ _COLOUR = {"fail": "bold red", "warn": "yellow", "unavailable": "magenta", "pass
 _GITHUB = {"fail": "error", "warn": "warning", "unavailable": "notice"}
 
 
-def render(report: OutcomeReport, fmt: str, *, color: bool = False, width: int = 120) -> str:
+def render(report: OutcomeReport, fmt: str, *, color: bool = False,
+           width: int | None = None) -> str:
     renderers = {"table": _table, "json": _json, "junit": _junit, "markdown": _markdown,
                  "github": _github}
     if fmt not in renderers:
@@ -78,24 +80,24 @@ def _counts_text(report: OutcomeReport) -> str:
     return ", ".join(f"{n} {s}" for s, n in counts.items() if n) or "nothing checked"
 
 
-def _table(report: OutcomeReport, color: bool, width: int) -> str:
-    from rich.console import Console
+def _table(report: OutcomeReport, color: bool, width: int | None) -> str:
     from rich.table import Table
     from rich.text import Text
 
+    from gpudra.report.table import console_for
+
     buffer = io.StringIO()
-    console = Console(file=buffer, force_terminal=color, no_color=not color, width=width,
-                      highlight=False, soft_wrap=False, markup=False, emoji=False)
+    console = console_for(buffer, color, width)
     table = Table(show_header=False, box=None, pad_edge=False, padding=(0, 1))
     table.add_column("status", no_wrap=True)
     table.add_column("id", no_wrap=True)
-    table.add_column("text", ratio=1)
+    table.add_column("text", ratio=1, overflow="fold")  # wrapped, never cut: users copy it
     for o in report.outcomes:
         status = o.status + (" (skipped)" if o.skipped else "")
-        text = Text(f"{o.title}: {o.message}")
-        if o.subject:
-            text = Text(f"{o.title} [{o.subject}]: {o.message}")
+        text = Text(_headline(o))
         for line in o.details:
+            if _repeats(line, o.message):
+                continue  # said in the message already (the JSON keeps every detail)
             text.append(f"\n  {line}", style="dim")
         if o.remediation and o.status != "pass":
             text.append(f"\n  → {o.remediation}", style="cyan")
@@ -110,6 +112,20 @@ def _table(report: OutcomeReport, color: bool, width: int) -> str:
     console.print(Text(f"{report.headline}: {_counts_text(report)}".lstrip(": "),
                        style="bold"))
     return "".join(line.rstrip() + "\n" for line in buffer.getvalue().splitlines())
+
+
+def _headline(o: Outcome) -> str:
+    """`title [subject]: message`, or the message alone where it says what the title says."""
+    subject = f" [{o.subject}]" if o.subject else ""
+    if not subject and o.message.lower().startswith(o.title.lower().rstrip(".")):
+        return o.message
+    return f"{o.title}{subject}: {o.message}"
+
+
+def _repeats(detail: str, message: str) -> bool:
+    """A detail whose values (`label: a, b`) all appear in the message adds nothing."""
+    values = detail.split(": ", 1)[-1].split(", ")
+    return all(v and v in message for v in values)
 
 
 def outcome_data(o: Outcome, key: str = "id") -> dict[str, Any]:
@@ -186,6 +202,9 @@ def _markdown(report: OutcomeReport) -> str:
     return "\n".join(lines) + "\n"
 
 
+_LOCATED = re.compile(r"^(?P<file>[^\s:]+):(?P<line>\d+) (?P<text>\S.*)$")
+
+
 def _github(report: OutcomeReport) -> str:
     from gpudra.report.github import command
 
@@ -194,11 +213,21 @@ def _github(report: OutcomeReport) -> str:
         if o.status == "pass":
             continue
         level = "error" if report.failing(o) else _GITHUB.get(o.status, "notice")
-        message = o.message + (f" (fix: {o.remediation})" if o.remediation else "")
+        fix = f" (fix: {o.remediation})" if o.remediation else ""
+        title = f"{o.id} {o.title}"
+        # Details that name a file and line (`apps/job.yaml:12 GPU101: ...`) become annotations
+        # on that line of the pull request; the check's summary is then said by them.
+        located = [m for m in map(_LOCATED.match, o.details) if m] if not o.file else []
+        for match in located:
+            lines.append(command(level, {"file": match["file"], "line": int(match["line"]),
+                                         "title": title}, match["text"] + fix))
+        if located:
+            continue
+        message = o.message + fix
         if o.subject:
             message = f"{o.subject}: {message}"
         lines.append(command(level, {"file": o.file, "line": o.line if o.file else None,
-                                     "title": f"{o.id} {o.title}"}, message))
+                                     "title": title}, message))
     lines += [command("error", {"title": f"gpudra {report.tool} input error"},
                       f"{e.where}: {e.message}") for e in report.errors]
     lines.append(f"gpudra {report.tool}: {_counts_text(report)}")

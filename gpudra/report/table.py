@@ -8,25 +8,36 @@ be read as a closing tag, and a tag-like name would silently vanish.
 from __future__ import annotations
 
 import io
+import shlex
+from collections import Counter
 from itertools import groupby
 
 from rich.console import Console
 from rich.table import Table
 from rich.text import Text
 
-from gpudra.model import Finding, Report
+from gpudra.model import MOST_SEVERE_FIRST, Finding, Report
 from gpudra.report import RenderOptions
 from gpudra.summary import severity_counts, summarize
 
 _STYLE = {"error": "bold red", "warning": "yellow", "info": "cyan"}
+# Without a width (stdout is no terminal and COLUMNS is unset) nothing wraps: a line is as long
+# as its content, so files, pipes and `less` get every value whole. Rich needs some width; this
+# one no line reaches, and tables do not expand to it.
+UNWRAPPED = 1 << 20
+
+
+def console_for(buffer: io.StringIO, color: bool, width: int | None) -> Console:
+    """A console that writes to `buffer`: `width` columns, or no wrapping when None."""
+    # markup/emoji off as well, so that a plain string added later cannot bring the bug back.
+    return Console(file=buffer, force_terminal=color, no_color=not color,
+                   width=width or UNWRAPPED, highlight=False, soft_wrap=False, markup=False,
+                   emoji=False)
 
 
 def render(report: Report, options: RenderOptions) -> str:
     buffer = io.StringIO()
-    # markup/emoji off as well, so that a plain string added later cannot bring the bug back.
-    console = Console(file=buffer, force_terminal=options.color, no_color=not options.color,
-                      width=options.width or 120, highlight=False, soft_wrap=False,
-                      markup=False, emoji=False)
+    console = console_for(buffer, options.color, options.width)
     findings = sorted(report.findings, key=_group) if report.source == "cluster" \
         else report.findings
     for heading, group in groupby(findings, key=_group):
@@ -35,8 +46,10 @@ def render(report: Report, options: RenderOptions) -> str:
         table.add_column("line", justify="right", style="dim", no_wrap=True)
         table.add_column("severity", no_wrap=True)
         table.add_column("rule", no_wrap=True)
-        table.add_column("object", no_wrap=True, max_width=40)
-        table.add_column("message", ratio=1)
+        # Values are wrapped (folded inside a long name), never cut: users copy them.
+        table.add_column("object", overflow="fold",
+                         max_width=40 if options.width else None)
+        table.add_column("message", ratio=1, overflow="fold")
         for f in group:
             obj = "/".join(x for x in (f.kind, f.name) if x) or "-"
             # The template in brackets is the documented form (docs/quickstart.md).
@@ -51,7 +64,12 @@ def render(report: Report, options: RenderOptions) -> str:
         for e in report.errors:
             console.print(Text(f"  {e.where}: {e.message}"))
         console.print()
-    _summary(console, report)
+    if report.skipped and options.verbose:
+        console.print(Text("Skipped: not Kubernetes objects", style="bold"))
+        for s in report.skipped:
+            console.print(Text(f"  {s.file}:{s.line}: {s.reason}"))
+        console.print()
+    _summary(console, report, options.inputs)
     # Rich pads cells to the full width; trailing blanks only get in the way of copy and diff.
     return "".join(line.rstrip() + "\n" for line in buffer.getvalue().splitlines())
 
@@ -84,7 +102,7 @@ def _live(f: Finding) -> str:
     return f"  ({'; '.join(parts)})" if parts else ""
 
 
-def _summary(console: Console, report: Report) -> None:
+def _summary(console: Console, report: Report, inputs: tuple[str, ...] = ()) -> None:
     s = summarize(report)
     counts = severity_counts(s.findings) or "no findings"
     console.print(Text("Summary", style="bold"))
@@ -94,13 +112,20 @@ def _summary(console: Console, report: Report) -> None:
     for refused in report.not_read:
         console.print(f"  not read (a namespaced role may not): {refused.object}; without it: "
                       f"{refused.adds}")
+    if s.findings.get("info"):
+        console.print("  (info findings are not problems: they say what the move to DRA changes "
+                      "or keeps)")
+    if any("CDI" in f.message for f in report.findings):
+        console.print("  (CDI: the Container Device Interface, through which DRA drivers hand "
+                      "devices to containers)")
     if not s.gpu_workloads:
         console.print("  No GPU workloads found" + (" in what could be read." if s.incomplete
                                                     else "."))
         return
     bridge = f"; through the bridge: {s.on_bridge}" if s.on_bridge else ""
-    console.print(f"  GPU workloads: {s.gpu_workloads}; on DRA: {s.on_dra}{bridge}; still on the "
-                  f"device plugin: {s.on_device_plugin}; migrated: {s.percent_migrated:.0f}%")
+    console.print(f"  GPU workloads: {s.gpu_workloads}; on DRA (Dynamic Resource Allocation): "
+                  f"{s.on_dra}{bridge}; still on the device plugin: {s.on_device_plugin}; "
+                  f"migrated: {s.percent_migrated:.0f}%")
     table = Table(box=None, padding=(0, 2), pad_edge=False)
     table.add_column("  namespace")
     table.add_column("GPU workloads", justify="right")
@@ -113,4 +138,32 @@ def _summary(console: Console, report: Report) -> None:
         table.add_row(Text(f"  {ns.namespace}"), str(ns.gpu_workloads), str(ns.on_dra),
                       *bridged, f"{ns.percent_migrated:.0f}%")
     console.print(table)
+    steps = next_steps(report, inputs)
+    if steps:
+        console.print()
+        console.print(Text("Next", style="bold"))
+        width = max(len(command) for command, _ in steps)
+        for command, why in steps:
+            console.print(Text(f"  {command:<{width}}  # {why}"))
+
+
+def next_steps(report: Report, inputs: tuple[str, ...]) -> list[tuple[str, str]]:
+    """What to run after this audit: the most frequent of the most severe rules explained,
+    the conversion previewed, the cluster checked."""
+    steps = []
+    if report.findings:
+        top = next(sev for sev in MOST_SEVERE_FIRST
+                   if any(f.severity is sev for f in report.findings))
+        rule = Counter(f.rule for f in report.findings if f.severity is top).most_common(1)[0][0]
+        steps.append((f"gpudra explain {rule}", "why it matters and how to fix it"))
+    if any(w.device_plugin for w in report.workloads):
+        if report.source == "cluster":
+            steps.append(("gpudra convert --from-cluster --output-dir converted/",
+                          "the live GPU workloads as converted manifests"))
+        elif inputs != ("-",):  # a pipe cannot be read again
+            paths = " ".join(shlex.quote(p) for p in inputs) or "PATH"
+            steps.append((f"gpudra convert --diff {paths}",
+                          "preview the rewrite to ResourceClaims; without --diff it writes"))
+        steps.append(("gpudra preflight", "is the cluster ready for DRA?"))
+    return steps
 

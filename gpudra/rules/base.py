@@ -96,8 +96,10 @@ class AuditContext:
 
     def emit(self, rule_id: str, where: SourceObject | TemplateText, message: str, *,
              path: PathT = (), line: int | None = None, container: str | None = None,
-             resource: str | None = None, quantity: int | None = None) -> None:
-        """Record a hit unless the rule is disabled or the object suppresses it."""
+             resource: str | None = None, quantity: int | None = None,
+             hint: str | None = None) -> None:
+        """Record a hit unless the rule is disabled or the object suppresses it. `hint`
+        replaces the rule's own where the fix depends on the place."""
         if rule_id in self.settings.disabled:
             return
         info = self.catalogue[rule_id]
@@ -117,7 +119,7 @@ class AuditContext:
             finding = Finding(
                 rule=rule_id, severity=self.settings.severities.get(rule_id, info.severity),
                 message=message, file=where.file, line=line, resource=resource,
-                quantity=quantity, hint=info.hint, template=where.chart)
+                quantity=quantity, hint=hint or info.hint, template=where.chart)
         self.findings.append(finding)
 
     def _is_suppressed(self, obj: SourceObject, rule_id: str) -> bool:

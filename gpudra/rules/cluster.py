@@ -76,12 +76,7 @@ class ClusterState(Checker):
         elif obj.kind == "DaemonSet" and obj.group == "apps" and is_device_plugin(obj.data):
             desired = dig(obj.data, "status", "desiredNumberScheduled")
             ready = dig(obj.data, "status", "numberReady")
-            if obj.source == "cluster" and isinstance(desired, int):
-                what = (f"the NVIDIA device plugin runs on {plural(desired, 'node')} "
-                        f"({ready} ready)")
-            else:
-                what = "this DaemonSet deploys the NVIDIA device plugin"
-            ctx.emit("GPU802", obj, f"{what}: it advertises nvidia.com/gpu on its nodes",
+            ctx.emit("GPU802", obj, _plugin_message(obj, desired, ready),
                      path=("spec", "template", "spec"))
 
     def finish(self, ctx: AuditContext) -> None:
@@ -103,6 +98,22 @@ class ClusterState(Checker):
             verb = "holds" if len(holders) == 1 else "hold"
             ctx.emit("GPU803", obj, f"node {obj.name}: {plural(len(holders), 'pod')} {verb} "
                      f"device-plugin GPUs: {shown}")
+
+
+def _plugin_message(obj: SourceObject, desired: Any, ready: Any) -> str:
+    """What the device-plugin DaemonSet does, in terms that agree with the pods read (the
+    table prints their count beside it)."""
+    if obj.source != "cluster" or not isinstance(desired, int):
+        return "this DaemonSet deploys the NVIDIA device plugin: it advertises nvidia.com/gpu " \
+               "on its nodes"
+    if desired == 0:
+        return ("the NVIDIA device plugin DaemonSet is scheduled on no node: it advertises "
+                "nvidia.com/gpu on every node its selector comes to match")
+    running = obj.cluster.running_pods if obj.cluster is not None else None
+    seen = "" if running is None or running == ready else \
+        f"; {running} of its pods seen running among the pods read"
+    return (f"the NVIDIA device plugin is scheduled on {plural(desired, 'node')} (status: "
+            f"{ready} ready{seen}): it advertises nvidia.com/gpu on its nodes")
 
 
 def _advertised(node: Mapping[str, Any]) -> int:

@@ -11,7 +11,7 @@ from gpudra.model import Severity
 from gpudra.objects import SourceObject, format_path
 from gpudra.quantity import parse_device_count
 from gpudra.rules.base import AuditContext, Checker, rule
-from gpudra.workloads import ContainerRef
+from gpudra.workloads import ContainerRef, pod_role
 
 CATEGORY = "device requests"
 
@@ -201,9 +201,10 @@ class DeviceRequests(Checker):
     def check_object(self, obj: SourceObject, ctx: AuditContext) -> None:
         use = ctx.gpu_use(obj)
         for pod in use.pods:
+            role = pod_role(obj.data, pod.spec.path)
             for container in pod.containers:
                 for request in container.requests:
-                    self._request(obj, request, ctx)
+                    self._request(obj, request, ctx, role)
             device_plugin = pod.device_plugin  # a walk over every request: read it once
             if device_plugin or pod.dra:
                 ctx.note_workload(obj, device_plugin=device_plugin, dra=pod.dra)
@@ -217,11 +218,13 @@ class DeviceRequests(Checker):
                 ctx.note_workload(obj, device_plugin=True)
 
     @staticmethod
-    def _request(obj: SourceObject, request: DeviceRequest, ctx: AuditContext) -> None:
+    def _request(obj: SourceObject, request: DeviceRequest, ctx: AuditContext,
+                 role: str | None = None) -> None:
         container, name, count = request.container, request.resource, request.count
         where = dict(path=request.path, container=None if container.outside else container.name,
                      resource=name)
-        label = _describe(container)
+        # PyTorchJob Master/Worker, Ray head/worker groups: which pod template it is in
+        label = f"{role} {_describe(container)}" if role else _describe(container)
         if container.ephemeral:
             label += " (the API server rejects resources on ephemeral containers)"
         if count.value == 0:

@@ -34,6 +34,10 @@ helm template my-release ./chart | gpudra audit -
 ```
 
 Findings on rendered output name the template through the `# Source:` comments helm writes.
+
+Go templates outside a chart, and YAML files that are no Kubernetes objects (a JupyterHub or CI
+configuration that passes a GPU limit to the pods it creates), are read the same way; their
+findings say where the change belongs: in the template, or in that file.
 """,
     "Change the chart's templates/values to render resourceClaims; gpudra will not edit templates.",
 )
@@ -54,6 +58,7 @@ class Templates(Checker):
             return  # inline kustomize patches: gpudra.kustomize.audit reports them as such
         where = _WHAT.get(text.reason, "template")
         chart = f" of chart {text.chart}" if text.chart else ""
+        fix, hint = _advice(text)
         for number, line in text.numbered_lines():
             for match in _DEVICE_LINE.finditer(line):
                 value = match.group("value").strip().strip("'\"")
@@ -61,5 +66,20 @@ class Templates(Checker):
                 quantity = count.value if count is not None else None
                 shown = f": {value}" if value else ""
                 ctx.emit("GPU701", text, f"{where}{chart} sets {match.group('name')}{shown}; "
-                         "change it in the chart", line=number, resource=match.group("name"),
-                         quantity=quantity)
+                         f"{fix}", line=number, resource=match.group("name"),
+                         quantity=quantity, hint=hint)
+
+
+def _advice(text: TemplateText) -> tuple[str, str | None]:
+    """Where the change belongs: the chart only for a chart's files (the rule's own hint);
+    a template outside a chart, or another tool's configuration file, is changed there."""
+    if text.chart:
+        return "change it in the chart", None
+    if text.reason == "not-a-manifest":
+        return ("change it in this file: it is no Kubernetes object, so gpudra cannot convert "
+                "it", "The tool that reads this file (a JupyterHub profile, a CI or operator "
+                "config) passes the request to its pods: have it request a ResourceClaim "
+                "(resourceClaims / resources.claims) instead, where the tool supports that.")
+    return ("change it in the template, or render it and convert the output",
+            "Render the template (e.g. helm template, envsubst) and run gpudra convert on the "
+            "output, or change the template to write resourceClaims.")

@@ -8,10 +8,10 @@ could not be read; the run goes on), and counts what it read in its `stats`.
 from __future__ import annotations
 
 from collections.abc import Iterator
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any, Protocol, Union
 
-from gpudra.model import InputError, NotRead
+from gpudra.model import InputError, NotRead, Skipped
 from gpudra.objects import SourceObject, TemplateText
 
 Item = Union[SourceObject, TemplateText, InputError, NotRead]
@@ -24,6 +24,7 @@ class ScanStats:
     files: int = 0
     documents: int = 0
     objects: int = 0
+    skipped: list[Skipped] = field(default_factory=list)  # read, but no Kubernetes objects
 
 
 class Source(Protocol):

@@ -85,12 +85,53 @@ def split_documents(text: str) -> list[Chunk]:
 
 
 class ParseError(Exception):
-    """A chunk is not valid YAML. `line` is 1-based in the file."""
+    """A chunk is not valid YAML. `line` is 1-based in the file. `not_an_object`: it is YAML,
+    but with a tag no constructor knows (GitLab's `!reference`) in a document that is no
+    Kubernetes object: such a document is skipped, not an input error."""
 
-    def __init__(self, message: str, line: int | None) -> None:
+    def __init__(self, message: str, line: int | None, not_an_object: bool = False) -> None:
         super().__init__(message)
         self.message = message
         self.line = line
+        self.not_an_object = not_an_object
+
+
+class NotAnObject(yaml.MarkedYAMLError):
+    """Construction failed (an unknown tag) in a document that is not a Kubernetes object."""
+
+
+def looks_like_object(node: yaml.Node | None) -> bool:
+    """A Kubernetes object (a mapping with `apiVersion` and `kind`), or a list of them: what
+    gpudra reads as manifests. Anything else is a values, CI or tool configuration file."""
+    if isinstance(node, yaml.SequenceNode):
+        return True
+    keys = {k.value for k, _ in node.value if isinstance(k, yaml.ScalarNode)} \
+        if isinstance(node, yaml.MappingNode) else set()
+    return {"apiVersion", "kind"} <= keys
+
+
+def construct_data(loader: Any, node: yaml.Node) -> Any:
+    """construct_plain; a tag no constructor knows is NotAnObject outside Kubernetes objects
+    (which kubectl would read, and gpudra must not guess about: there it stays an error)."""
+    try:
+        return construct_plain(loader, node)
+    except yaml.constructor.ConstructorError as exc:
+        if looks_like_object(node):
+            raise
+        raise NotAnObject(exc.context, exc.context_mark, exc.problem, exc.problem_mark) \
+            from None
+
+
+def parse_error(exc: Exception, chunk: Chunk) -> ParseError:
+    """A YAML (or constructor) failure of `chunk` as a ParseError with its file line."""
+    if isinstance(exc, yaml.MarkedYAMLError):
+        mark = exc.problem_mark or exc.context_mark
+        line = chunk.first_line + mark.line if mark is not None else chunk.first_line
+        return ParseError(_one_line(exc), line, isinstance(exc, NotAnObject))
+    if isinstance(exc, yaml.YAMLError):
+        return ParseError(_one_line(exc), chunk.first_line)
+    # PyYAML's constructors raise these for e.g. unhashable keys or huge alias fan-out.
+    return ParseError(f"cannot load document: {exc}", chunk.first_line)
 
 
 @dataclass(frozen=True, slots=True)
@@ -120,16 +161,9 @@ def _parse(chunk: Chunk, keep: Chunk | None = None) -> ParsedDocument:
     loader = _Loader(chunk.text)
     try:
         node = loader.get_single_node()
-        data = construct_plain(loader, node) if node is not None else None
-    except yaml.MarkedYAMLError as exc:
-        mark = exc.problem_mark or exc.context_mark
-        line = chunk.first_line + mark.line if mark is not None else chunk.first_line
-        raise ParseError(_one_line(exc), line) from None
-    except yaml.YAMLError as exc:
-        raise ParseError(_one_line(exc), chunk.first_line) from None
-    except (ValueError, TypeError, RecursionError) as exc:
-        # PyYAML's constructors raise these for e.g. unhashable keys or huge alias fan-out.
-        raise ParseError(f"cannot load document: {exc}", chunk.first_line) from None
+        data = construct_data(loader, node) if node is not None else None
+    except (yaml.YAMLError, ValueError, TypeError, RecursionError) as exc:
+        raise parse_error(exc, chunk) from None
     finally:
         loader.dispose()
     lines: dict[Path_, int] = {}

@@ -15,10 +15,10 @@ import sys
 from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import Any, Generic, TypeVar
 
 from gpudra.errors import InputReadError
-from gpudra.model import InputError
+from gpudra.model import InputError, Skipped
 from gpudra.objects import ManifestObject, TemplateText
 from gpudra.sources import Item, ScanStats
 from gpudra.sources.documents import (
@@ -193,74 +193,154 @@ def decode(data: bytes) -> str:
     return data.decode("utf-8-sig")
 
 
-def load_items(entry: InputFile, data: bytes, stats: ScanStats,
-               needles: tuple[bytes, ...] = NEEDLES) -> Iterator[Item]:
-    """Turn one input's bytes into objects, template texts and errors."""
-    stats.files += 1
-    if not might_matter(data, needles):
+@dataclass(frozen=True, slots=True)
+class ReadFile:
+    """One input as read: its bytes, and its text when a pre-scan needle says it can matter."""
+
+    entry: InputFile
+    raw: bytes
+    text: str | None = None
+
+    @property
+    def json(self) -> bool:
+        """A .json file that is JSON (a .json file of YAML is read as YAML, as kubectl does)."""
+        return self.text is not None and self.entry.label.endswith(".json") and \
+            self.text.lstrip().startswith(("{", "["))
+
+
+def read_files(paths: Iterable[str], excludes: Iterable[str] = (), *, stats: ScanStats,
+               stdin: Callable[[], bytes] | None = None,
+               on_file: Callable[[str], None] | None = None) -> Iterator[ReadFile | InputError]:
+    """Every input under `paths`, read once: the one reading every command shares, so audit
+    and convert agree on what was scanned and on what could not be read. A file counts as
+    scanned once its bytes are read, whatever comes next; it is decoded only when it holds a
+    needle (docs/exit-codes.md)."""
+    for entry in discover(paths, excludes):
+        if isinstance(entry, InputError):
+            yield entry
+            continue
+        if on_file is not None:
+            on_file(entry.label)
+        try:
+            data = read_input(entry, stdin)
+        except InputReadError as exc:
+            yield InputError(entry.label, str(exc))
+            continue
+        stats.files += 1
+        if entry.label == STDIN and not data.strip():
+            yield ReadFile(entry, data)
+            yield InputError(STDIN, EMPTY_STDIN)
+            continue
+        if not might_matter(data, NEEDLES):
+            yield ReadFile(entry, data)
+            continue
+        try:
+            text = decode(data)
+        except UnicodeDecodeError as exc:
+            yield ReadFile(entry, data)
+            yield InputError(entry.label, f"not UTF-8 text (byte {exc.start})")
+            continue
+        yield ReadFile(entry, data, text)
+
+
+T = TypeVar("T")
+NOT_AN_OBJECT = "not a Kubernetes object (no apiVersion and kind{})"
+
+
+@dataclass(frozen=True, slots=True)
+class Document(Generic[T]):
+    """One document of a file and what reading it gave: nothing (no needle: never parsed),
+    template text, a parsed Kubernetes object (or list), a skipped non-object, or an error."""
+
+    chunk: Chunk
+    relevant: bool = False
+    template: str | None = None  # read as text: helm-template, helm-values or go-template
+    parsed: T | ParsedDocument | None = None  # ParsedDocument for a JSON file
+    skipped: str | None = None  # why it is no Kubernetes object (still read as text)
+    error: InputError | None = None
+
+
+def documents(read: ReadFile, parse: Callable[[Chunk], T],
+              stats: ScanStats) -> Iterator[Document[T]]:
+    """The documents of a read file, every byte of it in order, each classified the same way
+    for every command; `parse` turns a YAML document into what the command works on (audit:
+    data and lines; convert: the node tree it edits) and raises ParseError."""
+    if read.text is None:
         return
-    try:
-        text = decode(data)
-    except UnicodeDecodeError as exc:
-        yield InputError(entry.label, f"not UTF-8 text (byte {exc.start})")
+    label = read.entry.label
+    if read.entry.role != "manifest":
+        yield Document(Chunk(read.text, 1), True, template=read.entry.role)
         return
-    if entry.role != "manifest":
-        yield TemplateText(entry.label, text, 1, entry.role, entry.chart)
+    if read.json:
+        stats.documents += 1
+        yield _classified(Chunk(read.text, 1), _parse_json, label, stats)
         return
-    if entry.label.endswith(".json") and text.lstrip().startswith(("{", "[")):
-        yield from _load_json(entry, text, stats)
-        return
-    needles_text = tuple(n.decode() for n in needles)
-    for chunk in split_documents(text):
-        if not any(n in chunk.text for n in needles_text):
+    needles = tuple(n.decode() for n in NEEDLES)
+    for chunk in split_documents(read.text):
+        if not any(n in chunk.text for n in needles):
+            yield Document(chunk)
             continue
         stats.documents += 1
         if GO_TEMPLATE.search(chunk.text):
             # Even when it happens to parse, a Helm/Go template is not the final manifest.
-            yield TemplateText(entry.label, chunk.text, chunk.first_line, "go-template")
+            yield Document(chunk, True, template="go-template")
             continue
-        try:
-            parsed = parse_chunk(chunk)
-        except ParseError as exc:
-            if "{{" in chunk.text:
-                yield TemplateText(entry.label, chunk.text, chunk.first_line, "go-template")
-            else:
-                yield InputError(entry.label, exc.message, exc.line)
-            continue
-        yield from _with_text_fallback(parsed, entry.label)
+        yield _classified(chunk, parse, label, stats)
 
 
-def _load_json(entry: InputFile, text: str, stats: ScanStats) -> Iterator[Item]:
-    """JSON through the json module (a YAML parse of a 30 MB List costs 30-100x as much);
-    lines come from gpudra.sources.json_lines. YAML is only the fallback for the rare .json
-    file that is not JSON but is YAML (unquoted keys, comments), as kubectl reads those too."""
-    stats.documents += 1
-    chunk = Chunk(text, 1)
+def _classified(chunk: Chunk, parse: Callable[[Chunk], Any], label: str,
+                stats: ScanStats) -> Document:
     try:
-        data, lines = load_json(text)
-    except (ValueError, RecursionError) as exc:
-        try:
-            parsed = parse_chunk(chunk)
-        except ParseError:
-            if isinstance(exc, json.JSONDecodeError):
-                yield InputError(entry.label, exc.msg, exc.lineno)
-            else:
-                yield InputError(entry.label, f"cannot load document: {type(exc).__name__}", 1)
-            return
-        yield from _with_text_fallback(parsed, entry.label)
-        return
-    yield from _with_text_fallback(ParsedDocument(data, lines, chunk), entry.label)
-
-
-def _with_text_fallback(parsed: ParsedDocument, label: str) -> Iterator[Item]:
-    """Objects, plus the text of documents that are not Kubernetes objects (values files,
-    configs), which text rules read since their structure is unknown."""
+        parsed = parse(chunk)
+    except ParseError as exc:
+        if exc.not_an_object:
+            return _skip(chunk, NOT_AN_OBJECT.format(f"; {exc.message}"), label, stats)
+        if "{{" in chunk.text:
+            return Document(chunk, True, template="go-template")
+        return Document(chunk, True, error=InputError(label, exc.message, exc.line))
     data = parsed.data
     if not (isinstance(data, dict) and "kind" in data and "apiVersion" in data) and \
             not isinstance(data, list):
-        yield TemplateText(label, parsed.chunk.text, parsed.chunk.first_line, "not-a-manifest")
-        return
-    yield from objects_of(parsed, label)
+        return _skip(chunk, NOT_AN_OBJECT.format(""), label, stats, parsed)
+    return Document(chunk, True, parsed=parsed)
+
+
+def _skip(chunk: Chunk, reason: str, label: str, stats: ScanStats,
+          parsed: Any = None) -> Document:
+    stats.skipped.append(Skipped(label, chunk.first_line, reason))
+    return Document(chunk, True, parsed=parsed, skipped=reason)
+
+
+def _parse_json(chunk: Chunk) -> ParsedDocument:
+    """JSON through the json module (a YAML parse of a 30 MB List costs 30-100x as much);
+    lines come from gpudra.sources.json_lines. YAML is only the fallback for the rare .json
+    file that is not JSON but is YAML (unquoted keys, comments), as kubectl reads those too."""
+    try:
+        data, lines = load_json(chunk.text)
+    except (ValueError, RecursionError) as exc:
+        try:
+            return parse_chunk(chunk)
+        except ParseError:
+            if isinstance(exc, json.JSONDecodeError):
+                raise ParseError(exc.msg, exc.lineno) from None
+            raise ParseError(f"cannot load document: {type(exc).__name__}", 1) from None
+    return ParsedDocument(data, lines, chunk)
+
+
+def load_items(read: ReadFile, stats: ScanStats) -> Iterator[Item]:
+    """Turn one read file into objects, template texts and errors."""
+    label = read.entry.label
+    for doc in documents(read, parse_chunk, stats):
+        if doc.error is not None:
+            yield doc.error
+        elif doc.template is not None:
+            yield TemplateText(label, doc.chunk.text, doc.chunk.first_line, doc.template,
+                               read.entry.chart if doc.template.startswith("helm") else None)
+        elif doc.skipped is not None:
+            # Values and config files: text rules read them, since their structure is unknown.
+            yield TemplateText(label, doc.chunk.text, doc.chunk.first_line, "not-a-manifest")
+        elif doc.parsed is not None:
+            yield from objects_of(doc.parsed, label)
 
 
 def objects_of(parsed: ParsedDocument, label: str) -> Iterator[ManifestObject]:
@@ -289,25 +369,13 @@ def objects_of(parsed: ParsedDocument, label: str) -> Iterator[ManifestObject]:
 
 def scan(paths: Iterable[str], excludes: Iterable[str] = (), *, stats: ScanStats,
          stdin: Callable[[], bytes] | None = None,
-         on_file: Callable[[str], None] | None = None,
-         needles: tuple[bytes, ...] = NEEDLES) -> Iterator[Item]:
+         on_file: Callable[[str], None] | None = None) -> Iterator[Item]:
     """The whole file source: every object, template text and input error under `paths`."""
-    for entry in discover(paths, excludes):
-        if isinstance(entry, InputError):
-            yield entry
-            continue
-        if on_file is not None:
-            on_file(entry.label)
-        try:
-            data = read_input(entry, stdin)
-        except InputReadError as exc:
-            yield InputError(entry.label, str(exc))
-            continue
-        if entry.label == STDIN and not data.strip():
-            stats.files += 1
-            yield InputError(STDIN, EMPTY_STDIN)
-            continue
-        yield from load_items(entry, data, stats, needles)
+    for read in read_files(paths, excludes, stats=stats, stdin=stdin, on_file=on_file):
+        if isinstance(read, InputError):
+            yield read
+        else:
+            yield from load_items(read, stats)
 
 
 @dataclass

@@ -209,3 +209,58 @@ def test_ca_data_round_trip_is_not_needed_for_plain_http(fake: FakeCluster) -> N
     document = yaml.safe_load(fake.kubeconfig.read_text())
     assert "certificate-authority-data" not in document["clusters"][0]["cluster"]
     assert base64  # imported for the TLS tests above
+
+
+# --- credentials in a server URL never reach a message ----------------------------------
+
+def _with_userinfo(fake: FakeCluster, tmp_path: Path, server: str | None = None) -> Path:
+    """The fake's kubeconfig with `admin:SECRET@` in the current context's server URL."""
+    document = yaml.safe_load(fake.kubeconfig.read_text())
+    for entry in document["clusters"]:
+        url = server or entry["cluster"]["server"]
+        scheme, _, rest = url.partition("://")
+        entry["cluster"]["server"] = f"{scheme}://admin:SECRET@{rest}"
+    kubeconfig = tmp_path / "config"
+    kubeconfig.write_text(yaml.safe_dump(document))
+    return kubeconfig
+
+
+@pytest.mark.parametrize("command", [["audit"], ["preflight"], ["plan"],
+                                     ["convert", "--from-cluster", "--output-dir", "out"]])
+def test_server_credentials_are_redacted_in_errors(fake: FakeCluster, tmp_path: Path,
+                                                   monkeypatch: pytest.MonkeyPatch,
+                                                   command: list[str]) -> None:
+    from typer.testing import CliRunner
+
+    from gpudra.cli import app
+
+    monkeypatch.chdir(tmp_path)
+    kubeconfig = _with_userinfo(fake, tmp_path, "http://127.0.0.1:9")  # nothing listens
+    result = CliRunner().invoke(app, [*command, "--kubeconfig", str(kubeconfig)])
+    assert result.exit_code == 3
+    assert "cannot reach the cluster at http://***@127.0.0.1:9" in result.output
+    assert "SECRET" not in result.output
+
+
+def test_redacted_keeps_everything_but_the_userinfo() -> None:
+    from gpudra.cluster.records import redacted
+
+    assert redacted("https://admin:s3cr@t@api.example.com:6443/k8s") == \
+        "https://***@api.example.com:6443/k8s"
+    assert redacted("https://token@10.0.0.1") == "https://***@10.0.0.1"
+    assert redacted("https://api.example.com:6443") == "https://api.example.com:6443"
+
+
+def test_an_invalid_server_url_is_shown_without_credentials(tmp_path: Path) -> None:
+    from gpudra.cluster.errors import KubeconfigError
+    from gpudra.cluster.kubeconfig import choose_context, find_kubeconfig
+
+    config = tmp_path / "config"
+    config.write_text(yaml.safe_dump({
+        "apiVersion": "v1", "kind": "Config", "current-context": "c",
+        "clusters": [{"name": "k", "cluster": {"server": "ftp://admin:SECRET@host"}}],
+        "contexts": [{"name": "c", "context": {"cluster": "k", "user": "u"}}],
+        "users": [{"name": "u", "user": {"token": "t"}}]}))
+    with pytest.raises(KubeconfigError) as raised:
+        choose_context(find_kubeconfig(str(config), {}), None)
+    assert "SECRET" not in str(raised.value) and "ftp://***@host" in str(raised.value)

@@ -14,7 +14,8 @@ changes it with `snapshot`:
 
 `options` are ClusterOptions fields (`target_version: "1.36"`). `expect` has the `outcome`,
 and fragments that must appear in `message`, `remediation` and `details` (each detail fragment
-in some detail line); `no_message` fragments must not appear in the message.
+in some detail line); `no_message` (`no_remediation`) fragments must not appear in the message
+(remediation).
 """
 
 from __future__ import annotations
@@ -117,6 +118,8 @@ def assert_expected(got: CheckResult, want: dict[str, Any]) -> None:
         assert fragment not in got.message, (fragment, shown)
     for fragment in as_list(want.get("remediation")):
         assert got.remediation and fragment in got.remediation, (fragment, shown)
+    for fragment in as_list(want.get("no_remediation")):
+        assert fragment not in (got.remediation or ""), (fragment, shown)
     for fragment in as_list(want.get("details")):
         assert any(fragment in d for d in got.details), (fragment, shown)
     for fragment in as_list(want.get("no_details")):

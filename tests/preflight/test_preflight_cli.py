@@ -146,3 +146,40 @@ def test_checks_lists_the_catalogue_and_docs_are_current() -> None:
     result = CliRunner().invoke(app, ["checks", "-o", "markdown"])
     docs = Path(__file__).resolve().parents[2] / "docs" / "checks.md"
     assert docs.read_text() == result.stdout, "regenerate: gpudra checks -o markdown > docs/checks.md"
+
+
+# --- one vocabulary; a wrong --host-root -------------------------------------------------
+
+EXAMPLES = str(Path(__file__).resolve().parents[2] / "examples")
+
+
+@pytest.mark.parametrize(("word", "same_as"), [("warning", "warn"), ("error", "fail"),
+                                               ("WARN", "warn")])
+def test_fail_on_takes_audits_words_too(word: str, same_as: str) -> None:
+    code, out, _ = _run("--manifests", EXAMPLES, "--fail-on", word, "-o", "json")
+    expected, expected_out, _ = _run("--manifests", EXAMPLES, "--fail-on", same_as, "-o", "json")
+    assert code == expected != 2
+    assert json.loads(out)["summary"]["fail_on"] == same_as.lower()
+
+
+@pytest.mark.parametrize(("word", "same_as"), [("warn", "warning"), ("fail", "error")])
+def test_audit_fail_on_takes_preflights_words_too(word: str, same_as: str) -> None:
+    got = CliRunner().invoke(app, ["audit", EXAMPLES, "--fail-on", word, "-o", "junit"])
+    want = CliRunner().invoke(app, ["audit", EXAMPLES, "--fail-on", same_as, "-o", "junit"])
+    assert got.exit_code == want.exit_code != 2 and got.stdout == want.stdout
+
+
+def test_unknown_fail_on_is_a_usage_error_naming_both_vocabularies() -> None:
+    code, _, err = _run("--manifests", EXAMPLES, "--fail-on", "sometimes")
+    assert code == 2 and "Invalid value" in err and "'warning'" in err
+
+
+@pytest.mark.parametrize("make", ["missing", "file"])
+def test_a_host_root_that_is_no_directory_is_an_input_error(tmp_path: Path, make: str) -> None:
+    root = tmp_path / "host"
+    if make == "file":
+        root.write_text("")
+    code, out, err = _run("--node", "--host-root", str(root))
+    assert code == 3 and out == ""
+    assert f"--host-root {root}: " + ("not a directory" if make == "file"
+                                      else "no such directory") in err

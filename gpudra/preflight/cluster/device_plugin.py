@@ -74,8 +74,9 @@ that excludes the nodes you move (for example by a label you put on migrated nod
 
 **Outcomes.** *pass*: the device plugin was found (the message lists its nodes), or there is
 no device plugin and no node offers device-plugin GPUs (migrated). *warn*: nodes offer
-`nvidia.com/gpu` (or MIG/shared resources) but no device-plugin DaemonSet was recognised
-(renamed or unknown plugin, or stale node capacity). *unavailable*: DaemonSets or nodes could
+`nvidia.com/gpu` (or MIG/shared resources) but no device-plugin DaemonSet was recognised, or
+the ones found are scheduled on no node (renamed or unknown plugin, or stale node capacity).
+*unavailable*: DaemonSets or nodes could
 not be listed.
 
 **Fix.** Identify the DaemonSet that serves the listed nodes
@@ -146,8 +147,8 @@ def _plugin_nodes(ds: Mapping[str, Any], pods: tuple[Mapping[str, Any], ...] | N
         scheduled_nowhere = dig(ds, "status", "desiredNumberScheduled") == 0
         if found or scheduled_nowhere:
             return found, "from its pods"
-    how = "from its nodeSelector (" + ("none of its pods was read" if pods is not None else
-                                       "pods not read") + "; affinity and taints not evaluated)"
+    unseen = "its pods are not among the pods read" if pods is not None else "pods not read"
+    how = f"from its nodeSelector ({unseen}; affinity and taints not evaluated)"
     if scope:
         how += f" (pods read: {scope})"
     selector = as_mapping(dig(ds, "spec", "template", "spec", "nodeSelector"))
@@ -166,8 +167,9 @@ def check_device_plugin(snapshot: ClusterSnapshot,
         return unreadable(CLUSTER007, "nodes", nodes, "nodes")
     plugins = device_plugin_daemonsets(daemonsets.items)
     offering = [f.name for f in facts if f.device_plugin_resources]
-    offering_text = f"{plural(len(offering), 'node')} " \
-                    f"{'offers' if len(offering) == 1 else 'offer'} device-plugin GPUs"
+    offering_text = (f"{plural(len(offering), 'node')} "
+                     f"{'offers' if len(offering) == 1 else 'offer'} device-plugin GPUs"
+                     if offering else "no node offers device-plugin GPUs")
     if not plugins:
         if offering:
             return result(CLUSTER007, Outcome.WARN,
@@ -181,8 +183,14 @@ def check_device_plugin(snapshot: ClusterSnapshot,
     pods = pod_listing.items
     details = []
     summaries = []
+    idle = 0
     for ds in plugins:
         status = daemonset_status(ds)
+        if status.desired == 0:  # its selector matches no node: it serves none
+            idle += 1
+            summaries.append(f"{workload_name(ds)} scheduled on no node")
+            details.append(f"{workload_name(ds)}: desiredNumberScheduled is 0")
+            continue
         where, how = _plugin_nodes(ds, pods, nodes.items, pod_listing.scope)
         selector = as_mapping(dig(ds, "spec", "template", "spec", "nodeSelector"))
         summaries.append(f"{workload_name(ds)} on {plural(len(where), 'node')}")
@@ -194,6 +202,13 @@ def check_device_plugin(snapshot: ClusterSnapshot,
         else:
             details.append(f"{workload_name(ds)}: take nodes off it with a node affinity in the "
                            "chart values that excludes them")
+    if idle == len(plugins) and offering:
+        return result(CLUSTER007, Outcome.WARN,
+                      f"device plugin: {'; '.join(summaries)}, yet {offering_text} "
+                      f"({named(offering)}): another plugin serves them, or their capacity is "
+                      "stale",
+                      "kubectl get daemonsets -A -o wide | grep -i device-plugin",
+                      details=details + [f"offering: {', '.join(offering)}"])
     return result(CLUSTER007, Outcome.PASS,
                   f"device plugin: {'; '.join(summaries)}; {offering_text}", details=details)
 

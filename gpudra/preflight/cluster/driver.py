@@ -206,9 +206,11 @@ def check_resource_slices(snapshot: ClusterSnapshot,
     for f in silent:
         offers = ", ".join(f"{k}: {v}" for k, v in sorted(f.device_plugin_resources.items()))
         empty = " (slices with no devices)" if f.name in with_slices else ""
+        # the device-plugin capacity is said once: not again among the evidence
+        evidence = [e for e in f.gpu_evidence if not e.startswith("offers ")]
         details.append(f"{f.name}: no {NVIDIA_DRIVER} devices{empty}; "
-                       f"{'device plugin offers ' + offers if offers else 'no device plugin'}; "
-                       f"recognised by {', '.join(f.gpu_evidence)}")
+                       f"{'device plugin offers ' + offers if offers else 'no device plugin'}"
+                       + (f"; recognised by {', '.join(evidence)}" if evidence else ""))
     total = sum(f.slice_devices or 0 for f in publishing)
     if not silent:
         every = "the GPU node publishes" if len(gpus) == 1 else \

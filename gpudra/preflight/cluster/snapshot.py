@@ -183,8 +183,19 @@ class ClusterSnapshot:
         return facts_of(nodes, self.listing(RESOURCESLICES).items)
 
 
+# What serves resource.k8s.io (docs/dra-reference.md §1.1); CLUSTER001 says which applies.
+SERVE_DRA = ("serve the DRA API: upgrade to Kubernetes 1.34+ (resource.k8s.io/v1, on by "
+             "default), or on 1.32/1.33 enable the DynamicResourceAllocation feature gate and "
+             "--runtime-config=resource.k8s.io/v1beta1=true (1.32) or v1beta2 (1.33); see "
+             "CLUSTER001")
+
+
 def unreadable(info: CheckInfo, what: str, listing: Listing, grant: str) -> CheckResult:
-    """`unavailable`: the check's input could not be read, with the server's reason and the
-    permission that would let gpudra look (`grant list on <grant>`)."""
-    return result(info, Outcome.UNAVAILABLE, f"cannot read {what}: {listing.reason}",
-                  f"grant list on {grant}")
+    """`unavailable`: the check's input could not be read, with the server's reason and what
+    would let gpudra look: the permission (`grant list on <grant>`), or, for an API the
+    cluster does not serve, serving it (no permission helps there)."""
+    fix = f"grant list on {grant}"
+    if listing.served is False:
+        fix = SERVE_DRA if "resource.k8s.io" in grant else \
+            f"{what} are not served by this cluster: install what serves them, or --skip {info.id}"
+    return result(info, Outcome.UNAVAILABLE, f"cannot read {what}: {listing.reason}", fix)

@@ -19,7 +19,9 @@ from gpudra.preflight.model import CheckInfo, CheckResult, Outcome, Tier, check,
 DEVICE_PLUGIN_RULES = frozenset({"GPU101", "GPU102", "GPU103"})
 DRA_LINT_PREFIX = "GPU6"
 MAX_SHOWN = 3
-VALIDATE_EXTRA = "pip install 'gpudra[validate]' (or pip install kubernetes-validate)"
+# A package index has kubernetes-validate; gpudra itself installs from a checkout.
+VALIDATE_EXTRA = ("pip install kubernetes-validate "
+                  "(from a gpudra checkout: pip install '.[validate]')")
 
 MANIFEST001 = check(
     "MANIFEST001", "DRA objects use API versions the target serves", Tier.MANIFESTS,
@@ -65,7 +67,8 @@ ResourceClaimTemplate, DNS-label request names, pod `resourceClaims` entries wit
 source, and container `resources.claims` that name a pod claim.
 
 Strict schemas come from the optional package kubernetes-validate (about 100 MB installed),
-so they are an extra: `pip install 'gpudra[validate]'`. Without it the cross-field rules
+so they are an extra: `pip install kubernetes-validate` (from a gpudra checkout:
+`pip install '.[validate]'`). Without it the cross-field rules
 still run; the check then fails on their errors or says *unavailable*.
 
 Objects whose version the target does not have are left to MANIFEST001.

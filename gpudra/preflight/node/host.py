@@ -92,6 +92,10 @@ class Host(Protocol):
     def real_path(self, path: str) -> str:
         """`path` with every symlink resolved under the root, as a host path."""
 
+    def local_path(self, path: str) -> Path:
+        """Where `path` is on this machine (symlinks resolved under the root), for readers
+        that need a real file: a binary's headers, an SQLite database."""
+
     def run(self, argv: Sequence[str]) -> CommandResult | None:
         """Run a command; None if commands are disabled or the program does not exist."""
 
@@ -164,6 +168,9 @@ class LocalHost:
 
     def real_path(self, path: str) -> str:
         return self._host_path(self._local(path))
+
+    def local_path(self, path: str) -> Path:
+        return self._local(path)
 
     def read_text(self, path: str) -> str | None:
         local = self._local(path)

@@ -5,7 +5,12 @@ The version comes from the first source that answers:
    (`containerd://2.1.4`): what the kubelet itself talks to;
 2. `containerd --version` (`containerd github.com/containerd/containerd/v2 v2.1.4 <commit>`,
    `cmd/containerd/command/main.go`), then `crio --version` (`crio version 1.33.2`);
-3. nothing: the config checks then infer what they can from the files and say so.
+3. what the host root holds, when no command runs (under `--host-root`) or none is found: the
+   binary's Go build information (gpudra.preflight.node.gobuildinfo: containerd's release
+   builds stamp `-X .../version.Version=v2.1.4`; a build at a module version carries it
+   itself; k3s/RKE2 carry containerd as a dependency), then the package database (dpkg, rpm:
+   gpudra.preflight.node.packages), the source named in the result;
+4. nothing: the config checks then infer what they can from the files and say so.
 
 The judgement is `gpudra.preflight.runtime`'s, with one change for the node tier: containerd
 1.7.2+ passes here, because NODE003 reads the config and decides whether CDI is really on.
@@ -17,7 +22,7 @@ import re
 from dataclasses import dataclass
 
 from gpudra.preflight.model import CheckResult, Outcome, Tier, check, result
-from gpudra.preflight.node.host import Host, no_command_reason
+from gpudra.preflight.node.host import Host, HostReadError, no_command_reason
 from gpudra.preflight.runtime import (
     Version,
     containerd_traits,
@@ -44,10 +49,16 @@ GPU and without an error.
   is on by default.
 - CRI-O reads the field from **1.28.0**; CDI is always on.
 
+**Where the version comes from.** The node's report (`containerRuntimeVersion`), else
+`containerd --version` / `crio --version`; under `--host-root`, where no host command runs,
+the binary's Go build information (containerd's release builds carry their version in it; k3s
+and RKE2 carry containerd's as a dependency), then the dpkg or rpm database. The result's
+details name the source.
+
 **Outcomes.** *pass*: the runtime can inject CDI devices (containerd 1.7.2+ still needs the
 setting NODE003 checks). *fail*: the runtime is too old. *unavailable*: the version could not
-be learned (no `containerd`/`crio` command, commands not run under `--host-root`, an unknown
-runtime such as cri-dockerd).
+be learned (no runtime binary or package found, a binary without a version and no package
+database entry, an unknown runtime such as cri-dockerd).
 
 **Fix.** Upgrade containerd to 2.x (or 1.7.2+ with `enable_cdi = true`), or CRI-O to 1.28+.
 """,
@@ -79,8 +90,60 @@ def detect_runtime(host: Host, reported: str | None = None) -> RuntimeIdentity:
             return RuntimeIdentity(name, None, done.failure(), done.stdout)
         version = _version_in(done.stdout)
         return RuntimeIdentity(name, version, f"`{' '.join(argv)}`", done.stdout.strip())
+    from_files = runtime_from_files(host)
+    if from_files is not None:
+        return from_files
     return RuntimeIdentity(None, None, no_command_reason(
         host, "neither `containerd` nor `crio` was found on PATH"))
+
+
+# Where runtimes are installed; k3s and RKE2 unpack theirs under a data directory per release.
+BINARIES = {
+    CONTAINERD: ("/usr/bin/containerd", "/usr/local/bin/containerd", "/bin/containerd",
+                 "/usr/sbin/containerd", "/opt/bin/containerd",
+                 "/var/lib/rancher/k3s/data/*/bin/containerd",
+                 "/var/lib/rancher/rke2/data/*/bin/containerd"),
+    CRIO: ("/usr/bin/crio", "/usr/local/bin/crio", "/bin/crio", "/usr/sbin/crio"),
+}
+MODULES = {CONTAINERD: ("github.com/containerd/containerd/v2", "github.com/containerd/containerd"),
+           CRIO: ("github.com/cri-o/cri-o",)}
+PACKAGES = {CONTAINERD: ("containerd.io", "containerd"), CRIO: ("cri-o",)}
+
+
+def runtime_from_files(host: Host) -> RuntimeIdentity | None:
+    """The runtime's version from the host root's files (see the module docstring), or None
+    when no runtime binary or package is there."""
+    from gpudra.preflight.node.gobuildinfo import read_go_build_info
+    from gpudra.preflight.node.packages import find_installed
+
+    unversioned = None
+    for name in (CONTAINERD, CRIO):
+        binaries = [p for pattern in BINARIES[name]
+                    for p in (host.glob(pattern) if "*" in pattern else [pattern])
+                    if host.exists(p)]
+        for binary in binaries:
+            try:
+                info = read_go_build_info(host.local_path(binary))
+            except (OSError, HostReadError):
+                info = None
+            found = next((v for m in MODULES[name] if info and (v := info.version_of(m))), None)
+            version = parse_version(found) if found else None
+            if version is not None:
+                module = next(m for m in MODULES[name] if info.version_of(m) == found)
+                return RuntimeIdentity(name, version, f"the Go build information of {binary} "
+                                       f"({module} {found})", found)
+            unversioned = unversioned or (name, binary)
+        package = find_installed(host, PACKAGES[name])
+        if package is not None:
+            # `2:1.7.24~ds1-0ubuntu1`: the epoch and the packaging suffix are not the version
+            version = parse_version(package.version.rpartition(":")[2], anywhere=True)
+            return RuntimeIdentity(name, version, f"{package.source}: {package.name} "
+                                   f"{package.version}", package.version)
+    if unversioned is not None:
+        name, binary = unversioned
+        return RuntimeIdentity(name, None, f"{binary} carries no version in its Go build "
+                               "information and no package database lists it")
+    return None
 
 
 def _version_in(text: str) -> Version | None:
