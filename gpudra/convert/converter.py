@@ -38,7 +38,7 @@ from gpudra.kustomize.tree import (
     roots_among,
 )
 from gpudra.model import InputError
-from gpudra.sources.documents import Chunk, split_documents
+from gpudra.sources.documents import AliasBudgetError, Chunk, split_documents
 from gpudra.sources.files import EMPTY_STDIN, GO_TEMPLATE, STDIN, InputFile, discover, read_input
 from gpudra.sources.prescan import CONVERT_BYTE_NEEDLES, CONVERT_NEEDLES, might_matter
 from gpudra.workloads import WorkloadTable
@@ -115,6 +115,7 @@ def convert_paths(paths: Iterable[str], options: ConvertOptions, *,
             files.append(loaded)
     roots = roots_among(e.path for e in inputs if e.path is not None)
     tree = load_tree(paths, roots=roots) if roots else None
+    errors += tree.refused if tree is not None else ()
     tree = tree if tree is not None and tree.kustomizations else None
     patch_files = {os.path.normpath(p) for p in tree.patch_files()} if tree else set()
     build = None
@@ -197,8 +198,9 @@ def _load(entry: InputFile, stdin, errors: list[InputError],
             mark = getattr(exc, "problem_mark", None) or getattr(exc, "context_mark", None)
             line = chunk.first_line + mark.line if mark is not None else chunk.first_line
             problem = getattr(exc, "problem", None) or str(exc).splitlines()[0]
-            errors.append(InputError(entry.label, f"not valid YAML; file left untouched "
-                                     f"({problem})", line))
+            message = f"{problem}; file left untouched" if isinstance(exc, AliasBudgetError) \
+                else f"not valid YAML; file left untouched ({problem})"
+            errors.append(InputError(entry.label, message, line))
             return None
     return f
 

@@ -13,7 +13,7 @@ from typing import Any
 import yaml
 
 from gpudra.sources.documents import FastLoader as _Loader
-from gpudra.sources.documents import construct_plain
+from gpudra.sources.documents import check_alias_budget, construct_plain
 
 PathT = tuple
 
@@ -79,6 +79,8 @@ def compose(text: str) -> NodeDocument:
         root = loader.get_single_node()
         doc = NodeDocument(root, None)
         if root is not None:
+            if "&" in text:
+                check_alias_budget(root)
             if "&" in text or "<<" in text:
                 # Anchors or merge keys: index every path now, before constructing the data
                 # flattens `<<` out of the node tree, to know which nodes are shared.
@@ -116,6 +118,8 @@ def load(text: str) -> Any:
     loader = _Loader(text)
     try:
         root = loader.get_single_node()
+        if "&" in text:
+            check_alias_budget(root)
         return construct_plain(loader, root) if root is not None else None
     finally:
         loader.dispose()
