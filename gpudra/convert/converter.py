@@ -202,7 +202,29 @@ def _load(entry: InputFile, stdin, errors: list[InputError],
                 else f"not valid YAML; file left untouched ({problem})"
             errors.append(InputError(entry.label, message, line))
             return None
+        malformed = _malformed_metadata(doc.nodes.data)
+        if malformed:
+            errors.append(InputError(entry.label, f"{malformed}: the API server rejects such an "
+                                     "object; file left untouched", chunk.first_line))
+            return None
     return f
+
+
+def _malformed_metadata(data: Any) -> str | None:
+    """What makes an object of the document unreadable to the planner: a `metadata` (its own,
+    or its pod template's) that is not a mapping."""
+    for obj, _ in objects_in(data):
+        for where, value in (("metadata", obj.get("metadata")),
+                             ("spec.template.metadata",
+                              _get(_get(obj.get("spec"), "template"), "metadata"))):
+            if value is not None and not isinstance(value, dict):
+                shape = "a list" if isinstance(value, list) else f"the scalar {value!r}"
+                return f"{obj.get('kind') or 'object'} {where} is {shape}, not a mapping"
+    return None
+
+
+def _get(value: Any, key: str) -> Any:
+    return value.get(key) if isinstance(value, dict) else None
 
 
 def _plan_and_assemble(files: list[_File], planner: Planner, claims_file: str | None,

@@ -81,6 +81,7 @@ def compose(text: str) -> NodeDocument:
         if root is not None:
             if "&" in text:
                 check_alias_budget(root)
+            _check_unique_keys(root)
             if "&" in text or "<<" in text:
                 # Anchors or merge keys: index every path now, before constructing the data
                 # flattens `<<` out of the node tree, to know which nodes are shared.
@@ -90,6 +91,29 @@ def compose(text: str) -> NodeDocument:
     finally:
         loader.dispose()
     return doc
+
+
+def _check_unique_keys(root: yaml.Node) -> None:
+    """YAML forbids a key twice in one mapping. PyYAML keeps the last value while an edit is
+    located at the first, so such a document is refused (raises yaml.MarkedYAMLError)."""
+    seen: set[int] = set()
+    stack = [root]
+    while stack:
+        node = stack.pop()
+        if id(node) in seen or isinstance(node, yaml.ScalarNode):
+            continue
+        seen.add(id(node))
+        if isinstance(node, yaml.MappingNode):
+            keys: set[str] = set()
+            for key, value in node.value:
+                if isinstance(key, yaml.ScalarNode) and key.tag != "tag:yaml.org,2002:merge":
+                    if key.value in keys:
+                        raise yaml.MarkedYAMLError(problem=f"duplicate key {key.value!r}",
+                                                   problem_mark=key.start_mark)
+                    keys.add(key.value)
+                stack += (key, value)
+        else:
+            stack += node.value
 
 
 def _walk(doc: NodeDocument, root: yaml.Node) -> None:

@@ -8,6 +8,7 @@ from typing import Any
 from gpudra.convert.converter import ConvertReport
 from gpudra.convert.writer import unified_diff
 from gpudra.objects import plural
+from gpudra.printable import quote_name
 
 STRATEGIES = ("rewrite", "quota", "bridge", "manual", "blocked")
 
@@ -42,7 +43,8 @@ def as_text(report: ConvertReport, *, action: str) -> str:
     for r in report.results:
         obj = "/".join(x for x in (r.namespace, r.kind, r.name) if x) or "-"
         detail = r.reason or (", ".join(r.created) if r.created else "")
-        lines.append(f"{r.strategy:<8} {r.file}  {obj}" + (f": {detail}" if detail else ""))
+        lines.append(f"{r.strategy:<8} {quote_name(r.file)}  {obj}"
+                     + (f": {detail}" if detail else ""))
         lines += [f"         note: {note}" for note in r.notes]
     for e in report.errors:
         lines.append(f"error    {e.where}: {e.message}")

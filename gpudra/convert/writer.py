@@ -8,6 +8,8 @@ import stat
 import tempfile
 from pathlib import Path
 
+from gpudra.printable import quote_name
+
 
 def write_atomic(path: Path, data: bytes) -> bool:
     """Replace `path` with `data` only if it differs. Returns True when it wrote.
@@ -55,9 +57,10 @@ def unified_diff(label: str, old: bytes, new: bytes, created: bool = False) -> s
     old_lines = old.decode("utf-8", "replace").splitlines(keepends=True)
     new_lines = new.decode("utf-8", "replace").splitlines(keepends=True)
     path = _diff_path(label)
+    # git's quoting: `--- "a/x\ny.yaml"` for a name that is unsafe to print; git apply reads it.
     diff = difflib.unified_diff(old_lines, new_lines,
-                                fromfile="/dev/null" if created else f"a/{path}",
-                                tofile=f"b/{path}")
+                                fromfile="/dev/null" if created else quote_name(f"a/{path}"),
+                                tofile=quote_name(f"b/{path}"))
     out = []
     for line in diff:
         out.append(line if line.endswith("\n") else line + "\n\\ No newline at end of file\n")

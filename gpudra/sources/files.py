@@ -70,7 +70,17 @@ def discover(paths: Iterable[str], excludes: Iterable[str] = ()) -> Iterator[Inp
         elif root.exists():
             yield InputError(raw, "not a regular file or directory")
         else:
-            yield InputError(raw, "no such file or directory")
+            yield InputError(raw, _missing(raw))
+
+
+def _missing(path: str) -> str:
+    """Why `path` cannot be read: absent, or a symbolic link that leads nowhere."""
+    try:
+        os.stat(path)
+    except OSError as exc:
+        if os.path.islink(path):
+            return f"a symbolic link that cannot be followed ({exc.strerror or exc})"
+    return "no such file or directory"
 
 
 def _walk(root: Path, patterns: tuple[str, ...]) -> Iterator[InputFile | InputError]:
@@ -92,6 +102,7 @@ def _walk(root: Path, patterns: tuple[str, ...]) -> Iterator[InputFile | InputEr
             continue
         filenames: list[str] = []
         subdirs: list[str] = []
+        broken: list[str] = []
         for entry in entries:
             try:
                 is_dir = entry.is_dir()
@@ -101,6 +112,8 @@ def _walk(root: Path, patterns: tuple[str, ...]) -> Iterator[InputFile | InputEr
                 is_dir = is_file = False
             if is_file:
                 filenames.append(entry.name)
+            elif not is_dir and entry.name.endswith(MANIFEST_SUFFIXES) and entry.is_symlink():
+                broken.append(entry.name)  # dangling or a loop: said, not skipped silently
             elif is_dir and entry.name not in SKIPPED_DIRS and not entry.is_symlink():
                 subdirs.append(entry.name)
         chart = dirpath if "Chart.yaml" in filenames else inherited
@@ -111,6 +124,10 @@ def _walk(root: Path, patterns: tuple[str, ...]) -> Iterator[InputFile | InputEr
                 if patterns and _excluded(full, patterns):
                     continue
                 yield _classify(full, chart)
+        for name in sorted(broken):
+            full = prefix + name
+            if not (patterns and _excluded(full, patterns)):
+                yield InputError(full, _missing(full))
         subdirs.sort(reverse=True)
         for name in subdirs:
             sub = prefix + name
