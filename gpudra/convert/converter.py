@@ -63,6 +63,7 @@ class ConvertReport:
     files_scanned: int
     inputs: tuple[InputFile, ...] = ()
     stdin_data: bytes = b""  # what was read from '-', echoed when nothing changes
+    unwritten: frozenset[str] = frozenset()  # labels of changes a write failed or refused
 
     @property
     def nothing_read(self) -> bool:

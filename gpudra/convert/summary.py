@@ -22,7 +22,8 @@ def as_data(report: ConvertReport, *, with_diffs: bool, written: bool) -> dict[s
             for r in report.results
         ],
         "files": [
-            {"file": c.label, "created": c.created, "written": written,
+            {"file": c.label, "created": c.created,
+             "written": written and c.label not in report.unwritten,
              **({"diff": unified_diff(c.label, c.old, c.new, c.created)} if with_diffs else {})}
             for c in report.changes
         ],
@@ -33,7 +34,8 @@ def as_data(report: ConvertReport, *, with_diffs: bool, written: bool) -> dict[s
 
 def summary_counts(report: ConvertReport) -> dict[str, int]:
     counts = Counter(r.strategy for r in report.results)
-    return {"files_scanned": report.files_scanned, "files_changed": len(report.changes),
+    changed = len(report.changes) - len(report.unwritten)
+    return {"files_scanned": report.files_scanned, "files_changed": changed,
             "errors": len(report.errors), **{s: counts.get(s, 0) for s in STRATEGIES}}
 
 
@@ -50,8 +52,9 @@ def as_text(report: ConvertReport, *, action: str) -> str:
         lines.append(f"error    {e.where}: {e.message}")
     counts = summary_counts(report)
     parts = [f"{counts[s]} {s}" for s in STRATEGIES if counts[s]]
+    unwritten = f" ({len(report.unwritten)} not written)" if report.unwritten else ""
     lines.append(f"{plural(counts['files_scanned'], 'file')} scanned, "
-                 f"{plural(counts['files_changed'], 'file')} {action}"
+                 f"{plural(counts['files_changed'], 'file')} {action}{unwritten}"
                  + (f"; workloads: {', '.join(parts)}" if parts else "; nothing to convert"))
     return "\n".join(lines) + "\n"
 

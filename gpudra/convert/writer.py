@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import difflib
 import os
+import re
 import stat
 import tempfile
 from pathlib import Path
@@ -27,7 +28,10 @@ def write_atomic(path: Path, data: bytes) -> bool:
         mode, owner = stat.S_IMODE(info.st_mode), (info.st_uid, info.st_gid)
     except FileNotFoundError:
         mode, owner = 0o644 & ~_umask(), None
-    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".gpudra-tmp")
+    # The pid in the name lets a later run tell a temp file a killed run left (removed by
+    # remove_stale_temps) from one a running convert is writing.
+    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.{os.getpid()}.",
+                               suffix=TEMP_SUFFIX)
     try:
         with os.fdopen(fd, "wb") as handle:
             handle.write(data)
@@ -43,6 +47,70 @@ def write_atomic(path: Path, data: bytes) -> bool:
     except BaseException:
         Path(tmp).unlink(missing_ok=True)
         raise
+    return True
+
+
+TEMP_SUFFIX = ".gpudra-tmp"
+_TEMP_NAME = re.compile(r"^\..+\.(\d+)\.[^.]+" + re.escape(TEMP_SUFFIX) + "$")
+
+
+class WriteRefused(Exception):
+    """A planned write that must not happen; the message says why, in one line."""
+
+
+def inside_roots(path: str, roots: tuple[str, ...]) -> bool:
+    """Whether `path`, every symlink resolved, is one of `roots` (real paths) or under one."""
+    real = os.path.realpath(path)
+    return any(real == root or real.startswith(root.rstrip(os.sep) + os.sep) for root in roots)
+
+
+def checked_target(path: Path, planned_from: bytes | None, new: bytes,
+                   roots: tuple[str, ...]) -> Path:
+    """Where the new content of `path` may go: the file itself, or the file a symlink names
+    when that is inside `roots` (the real paths the user named). Raises WriteRefused for a
+    target outside them (a symlink out of the tree, `../` in a name), and for a file that no
+    longer has the bytes it was planned from (`planned_from`; None: it did not exist): it was
+    edited meanwhile, and the user's version wins."""
+    if not inside_roots(str(path), roots):
+        real = os.path.realpath(path)
+        raise WriteRefused(f"leads to {real}, outside the paths given on the command line "
+                           "(a symbolic link?); not written")
+    target = Path(os.path.realpath(path)) if path.is_symlink() else path
+    try:
+        current: bytes | None = target.read_bytes()
+    except FileNotFoundError:
+        current = None
+    if current not in (planned_from, new):
+        raise WriteRefused("changed since convert read it; not written, your version is kept "
+                           "(run convert again)" if planned_from is not None else
+                           "created by something else since convert looked; not written")
+    return target
+
+
+def remove_stale_temps(directory: Path) -> None:
+    """Delete the temp files a killed convert left in `directory` (its pid is gone)."""
+    try:
+        names = os.listdir(directory)
+    except OSError:
+        return
+    for name in names:
+        match = _TEMP_NAME.match(name)
+        if match and not _alive(int(match.group(1))):
+            try:
+                os.unlink(directory / name)
+            except OSError:
+                pass
+
+
+def _alive(pid: int) -> bool:
+    if pid == os.getpid():
+        return True
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except OSError:
+        return True  # someone else's process: not ours to judge
     return True
 
 

@@ -91,6 +91,7 @@ def _walk(root: Path, patterns: tuple[str, ...]) -> Iterator[InputFile | InputEr
     chart root, and its templates/ tree inherits it.
     """
     start = os.fspath(root)
+    real_start = os.path.realpath(start).rstrip(os.sep) + os.sep
     stack: list[tuple[str, str | None]] = [(start, _enclosing_chart(start))]
     while stack:
         dirpath, inherited = stack.pop()
@@ -110,6 +111,9 @@ def _walk(root: Path, patterns: tuple[str, ...]) -> Iterator[InputFile | InputEr
                 is_file = not is_dir and entry.is_file()
             except OSError:
                 is_dir = is_file = False
+            if is_file and entry.is_symlink() and \
+                    os.path.realpath(entry.path).startswith(real_start):
+                continue  # a second name for a file of this tree: read (and written) once
             if is_file:
                 filenames.append(entry.name)
             elif not is_dir and entry.name.endswith(MANIFEST_SUFFIXES) and entry.is_symlink():
