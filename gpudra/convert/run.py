@@ -153,7 +153,8 @@ def run_convert(request: ConvertRequest, *, stdout: IO[str], stderr: IO[str],
     resumed: list[InputError] = []
     if request.paths != ("-",) and request.cluster is None:
         in_place = not (request.diff or request.check or request.output_dir)
-        resumed = _finish_interrupted(request) if in_place else _interrupted_run(request)
+        resumed = _finish_interrupted(request, stderr) if in_place else \
+            _interrupted_run(request)
     report = convert_paths(request.paths, options, table=table,
                            excludes=(*config.exclude, *request.excludes),
                            claims_file=request.claims_file, stdin=stdin)
@@ -288,7 +289,7 @@ def _write_in_place(report: ConvertReport, request: ConvertRequest, stderr: IO[s
     the labels of the changes not written."""
     changes = sorted((c for c in report.changes if c.path is not None),
                      key=lambda c: _write_order(c, request.claims_file))
-    roots = real_roots(request.paths)
+    roots = _write_roots(request.paths)
     base = _common_base(request.paths)
     for directory in {base, *(c.path.parent for c in changes)}:  # a killed run's temp files
         remove_stale_temps(directory)
@@ -348,9 +349,22 @@ def _write_order(change: FileChange, claims_file: str | None) -> int:
     return _REFERRERS
 
 
-def _finish_interrupted(request: ConvertRequest) -> list[InputError]:
+def _write_roots(paths: tuple[str, ...]) -> tuple[str, ...]:
+    """Where convert may write, every symlink resolved: the directories given, and for a file
+    given the file itself and its directory (its claims file, kustomization and the bridge
+    DeviceClass go next to it)."""
+    roots = []
+    for path in real_roots(paths):
+        roots += [path] if os.path.isdir(path) else [path, os.path.dirname(path)]
+    return tuple(roots)
+
+
+def _finish_interrupted(request: ConvertRequest, stderr: IO[str]) -> list[InputError]:
     """Finish a run a kill or Ctrl-C stopped (its journal), before planning anew."""
-    written, problems = journal.finish(_common_base(request.paths), real_roots(request.paths))
+    written, problems = journal.finish(_common_base(request.paths), _write_roots(request.paths))
+    if written and not request.quiet:
+        stderr.write(f"gpudra: finished an interrupted convert: {written} more "
+                     f"{'file' if written == 1 else 'files'} written\n")
     return [InputError(journal.relative_label(path), problem) for path, problem in problems]
 
 

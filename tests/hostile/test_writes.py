@@ -186,3 +186,9 @@ def test_a_refused_write_is_not_counted_in_text_or_json(work: Path) -> None:
     (work / "t" / "own.yaml").write_text(JOB.format(name="own"))
     text = convert("t").stdout
     assert "1 file changed (1 not written)" in text, text
+
+
+def test_a_file_named_on_the_command_line_may_get_its_claims_file_beside_it(work: Path) -> None:
+    result = convert("t/own.yaml", "--claims-file", "gpu-claims.yaml")
+    assert result.exit_code == 0, said(result)
+    assert "ResourceClaimTemplate" in (work / "t" / "gpu-claims.yaml").read_text()
