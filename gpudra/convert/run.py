@@ -13,16 +13,15 @@ from pathlib import Path
 from typing import IO, Any
 
 from gpudra.config import config_for, load_config
+from gpudra.convert import journal
 from gpudra.convert.converter import ConvertReport, FileChange, convert_paths
 from gpudra.convert.planner import ConvertOptions
 from gpudra.convert.records import WorkloadResult
 from gpudra.convert.summary import as_data, as_text
-from gpudra.convert import journal
 from gpudra.convert.writer import (
     WriteRefused,
     checked_target,
     color_diff,
-    inside_roots,
     remove_stale_temps,
     unified_diff,
     write_atomic,
@@ -30,7 +29,7 @@ from gpudra.convert.writer import (
 from gpudra.dra.selectors import min_memory_selector, product_prefix_selector
 from gpudra.errors import UsageError
 from gpudra.kustomize import KUSTOMIZATION_FILES
-from gpudra.kustomize.tree import real_roots
+from gpudra.kustomize.tree import inside, real_roots
 from gpudra.model import ExitCode, InputError
 from gpudra.objects import dig
 from gpudra.printable import quote_name
@@ -370,10 +369,11 @@ def _finish_interrupted(request: ConvertRequest, stderr: IO[str]) -> list[InputE
 
 def _interrupted_run(request: ConvertRequest) -> list[InputError]:
     """--diff/--check write nothing: an unfinished run is reported, not finished."""
-    entries = journal.pending(_common_base(request.paths))
+    base = _common_base(request.paths)
+    entries = journal.pending(base)
     if not entries:
         return []
-    where = journal.relative_label(str(journal.journal_path(_common_base(request.paths))))
+    where = journal.relative_label(str(journal.journal_path(base)))
     return [InputError(where, f"an interrupted convert left up to {len(entries)} files to "
                               "write: run `gpudra convert` without --diff/--check to finish it")]
 
@@ -422,7 +422,8 @@ def _write_copy(report: ConvertReport, request: ConvertRequest,
             data = changed[label].new if label in changed else source.read_bytes()
             write_under(out, relative, data)
         except (OSError, WriteRefused) as exc:
-            unwritten.add(label)
+            if label in changed:
+                unwritten.add(label)
             reason = str(exc) if isinstance(exc, WriteRefused) else exc.strerror or str(exc)
             errors.append(InputError(label, f"cannot write a copy: {reason}"))
     return errors, unwritten
@@ -449,7 +450,7 @@ def write_under(out: Path, relative: Path | str, data: bytes) -> None:
     """Write `data` at `out/relative`, never outside `out`: not through `..` or an absolute
     name, nor through a symlink inside `out` (raises WriteRefused)."""
     target = out / relative
-    if not inside_roots(str(target), (os.path.realpath(out),)):
+    if not inside(str(target), (os.path.realpath(out),)):
         raise WriteRefused(f"{target} would be outside --output-dir {out}; not written")
     target.parent.mkdir(parents=True, exist_ok=True)
     remove_stale_temps(target.parent)

@@ -9,6 +9,7 @@ import stat
 import tempfile
 from pathlib import Path
 
+from gpudra.kustomize.tree import inside
 from gpudra.printable import quote_name
 
 
@@ -58,12 +59,6 @@ class WriteRefused(Exception):
     """A planned write that must not happen; the message says why, in one line."""
 
 
-def inside_roots(path: str, roots: tuple[str, ...]) -> bool:
-    """Whether `path`, every symlink resolved, is one of `roots` (real paths) or under one."""
-    real = os.path.realpath(path)
-    return any(real == root or real.startswith(root.rstrip(os.sep) + os.sep) for root in roots)
-
-
 def checked_target(path: Path, planned_from: bytes | None, new: bytes,
                    roots: tuple[str, ...]) -> Path:
     """Where the new content of `path` may go: the file itself, or the file a symlink names
@@ -71,7 +66,7 @@ def checked_target(path: Path, planned_from: bytes | None, new: bytes,
     target outside them (a symlink out of the tree, `../` in a name), and for a file that no
     longer has the bytes it was planned from (`planned_from`; None: it did not exist): it was
     edited meanwhile, and the user's version wins."""
-    if not inside_roots(str(path), roots):
+    if not inside(str(path), roots):
         real = os.path.realpath(path)
         raise WriteRefused(f"leads to {real}, outside the paths given on the command line "
                            "(a symbolic link?); not written")

@@ -155,7 +155,7 @@ def workload(draw: st.DrawFn) -> dict:
     metadata = draw(st.sampled_from([
         {"name": "w", "namespace": "ml"}, {"name": "w"}, {"generateName": "w-"},
         {"name": "w", "annotations": {"gpudra.io/claim-mode": "shared"}}, {},
-        {"name": "w", "namespace": "ml", "labels": {"a": "b"}}]))
+        {"name": "w", "namespace": "ml", "labels": {"a": "b"}}, 5, ["w"], None]))
     spec = draw(pod_spec())
     template = {"metadata": {"labels": {"app": "w"}}, "spec": spec}
     body = {"Pod": spec,
