@@ -213,14 +213,20 @@ def _load(entry: InputFile, stdin, errors: list[InputError],
 
 def _malformed_metadata(data: Any) -> str | None:
     """What makes an object of the document unreadable to the planner: a `metadata` (its own,
-    or its pod template's) that is not a mapping."""
+    or its pod template's) that is not a mapping, or a name or namespace that is not a
+    string."""
     for obj, _ in objects_in(data):
+        kind = obj.get("kind") or "object"
         for where, value in (("metadata", obj.get("metadata")),
                              ("spec.template.metadata",
                               _get(_get(obj.get("spec"), "template"), "metadata"))):
             if value is not None and not isinstance(value, dict):
                 shape = "a list" if isinstance(value, list) else f"the scalar {value!r}"
-                return f"{obj.get('kind') or 'object'} {where} is {shape}, not a mapping"
+                return f"{kind} {where} is {shape}, not a mapping"
+            for key in ("name", "generateName", "namespace"):
+                field = _get(value, key)
+                if field is not None and not isinstance(field, str):
+                    return f"{kind} {where}.{key} is {field!r}, not a string"
     return None
 
 

@@ -35,6 +35,8 @@ MALFORMED = {
     "template-metadata.yaml": JOB.format(name="t").replace("    spec:\n      containers",
                                                            "    metadata: 7\n    spec:\n"
                                                            "      containers"),
+    "namespace-list.yaml": JOB.format(name="n").replace("  name: n\n",
+                                                        "  name: n\n  namespace: [1, 2]\n"),
     "duplicate-resources.yaml": JOB.format(name="d").replace(
         "        resources:\n", "        resources:\n        resources:\n"),
     "daemonset.yaml": "apiVersion: apps/v1\nkind: DaemonSet\nmetadata:\n  name: d\nspec:\n"

@@ -133,7 +133,8 @@ def pod_spec(draw: st.DrawFn) -> dict:
     if draw(st.booleans()):
         spec["nodeSelector"] = draw(st.dictionaries(
             st.sampled_from(["nvidia.com/gpu.product", "nvidia.com/gpu.present",
-                             "nvidia.com/gpu.memory", "nvidia.com/mig.config", "kubernetes.io/arch"]),
+                             "nvidia.com/gpu.memory", "nvidia.com/mig.config",
+                             "kubernetes.io/arch"]),
             st.sampled_from(["NVIDIA-H100-80GB-HBM3", "true", "81559", "all-1g.10gb", "amd64", 5]),
             max_size=3))
     if draw(st.booleans()):
@@ -155,7 +156,8 @@ def workload(draw: st.DrawFn) -> dict:
     metadata = draw(st.sampled_from([
         {"name": "w", "namespace": "ml"}, {"name": "w"}, {"generateName": "w-"},
         {"name": "w", "annotations": {"gpudra.io/claim-mode": "shared"}}, {},
-        {"name": "w", "namespace": "ml", "labels": {"a": "b"}}, 5, ["w"], None]))
+        {"name": "w", "namespace": "ml", "labels": {"a": "b"}}, 5, ["w"], None,
+        {"name": 7, "namespace": [1]}, {"name": "w", "namespace": {"a": 1}}]))
     spec = draw(pod_spec())
     template = {"metadata": {"labels": {"app": "w"}}, "spec": spec}
     body = {"Pod": spec,
