@@ -28,6 +28,7 @@ from gpudra.errors import GpudraError
 from gpudra.sources.documents import split_documents
 
 HERE = Path(__file__).resolve().parent
+LIBYAML = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
 GOLDEN = HERE.parent / "convert" / "golden"
 # ../shared/corpus beside the repository, as the corpus tests find it; GPUDRA_CORPUS points
 # elsewhere (a worktree), and GPUDRA_FUZZ_EXAMPLES runs a deeper search than the suite's.
@@ -193,11 +194,12 @@ def _check(files: dict[str, str], claims_file: str | None = None) -> None:
             if before.get(name) == data:
                 continue
             # Every document convert wrote parses (documents it left alone may not: a file can
-            # hold a broken document beside a convertible one).
+            # hold a broken document beside a convertible one), read with libyaml as convert
+            # and kubectl read it (the pure-Python reader refuses a trailing tab).
             old = {c.text for c in split_documents(before.get(name, b"").decode("utf-8-sig"))}
             for chunk in split_documents(data.decode("utf-8-sig")):
                 if chunk.text not in old:
-                    yaml.safe_load(chunk.text)
+                    yaml.load(chunk.text, Loader=LIBYAML)
         assert not any(name.endswith(".gpudra-tmp") or name.startswith(".gpudra-convert")
                        for name in after), after.keys()
         again = io.StringIO()
