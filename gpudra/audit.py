@@ -49,7 +49,7 @@ def audit(source: Source, config: Config) -> Report:
                 checker.check_template(item, ctx)
         else:
             _check(item, checkers, ctx)
-    source.finish(ctx)
+    errors += source.finish(ctx) or ()
     for checker in checkers:
         checker.finish(ctx)
     stats = source.stats

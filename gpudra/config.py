@@ -35,7 +35,10 @@ class Config:
 
 def find_config(start: Path) -> Path | None:
     """The nearest config file in `start` (or its directory) and its parents."""
-    here = start.resolve()
+    try:
+        here = start.resolve()
+    except (OSError, RuntimeError):  # a symlink loop: the scan reports the path itself
+        here = start.absolute()
     if not here.is_dir():
         here = here.parent
     for directory in (here, *here.parents):

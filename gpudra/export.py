@@ -10,6 +10,7 @@ the value the API server would have set; anything the user chose is kept.
 from __future__ import annotations
 
 import copy
+import re
 from collections.abc import Mapping
 from typing import Any
 
@@ -203,17 +204,35 @@ def _drop_defaults(mapping: dict[str, Any], defaults: Mapping[str, Any]) -> None
             del mapping[key]
 
 
-def file_name(obj: Mapping[str, Any]) -> str:
+# What the API server accepts (k8s.io/apimachinery/pkg/util/validation): a namespace is a DNS
+# label (RFC 1123, at most 63 characters), the objects exported are named by DNS subdomains
+# (at most 253), and kinds and groups are identifiers. Nothing else may reach a file name: a
+# hostile server's `namespace: ../../x` would otherwise write outside --output-dir.
+_DNS_LABEL = re.compile(r"[a-z0-9]([-a-z0-9]{0,61}[a-z0-9])?")
+_DNS_SUBDOMAIN = re.compile(r"[a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*")
+_KIND = re.compile(r"[A-Za-z][A-Za-z0-9]{0,62}")
+
+
+def file_name(obj: Mapping[str, Any]) -> str | None:
     """`<namespace>/<kind>-<name>.yaml`, lower case, as exported files are laid out; kinds of
     other API groups carry their group (`job.batch.volcano.sh-train.yaml`), so a Volcano Job
-    and a batch Job of one name do not collide."""
-    meta = obj.get("metadata") or {}
-    namespace = str(meta.get("namespace") or "_cluster")
+    and a batch Job of one name do not collide. None when the namespace, name, kind or group
+    is not one the API server would accept."""
+    meta = obj.get("metadata") if isinstance(obj.get("metadata"), Mapping) else {}
+    namespace = meta.get("namespace")
+    name = meta.get("name")
     group = str(obj.get("apiVersion", "")).rpartition("/")[0]
-    kind = str(obj.get("kind", "object")).lower()
+    kind = obj.get("kind")
+    if not (isinstance(name, str) and _DNS_SUBDOMAIN.fullmatch(name) and len(name) <= 253
+            and isinstance(kind, str) and _KIND.fullmatch(kind)
+            and (not group or (_DNS_SUBDOMAIN.fullmatch(group) and len(group) <= 253))
+            and (namespace is None or (isinstance(namespace, str)
+                                       and _DNS_LABEL.fullmatch(namespace)))):
+        return None
+    kind = kind.lower()
     if group not in ("", "apps", "batch"):
         kind = f"{kind}.{group}"
-    return f"{namespace}/{kind}-{meta.get('name', 'unnamed')}.yaml"
+    return f"{namespace or '_cluster'}/{kind}-{name}.yaml"
 
 
 def dump(obj: Mapping[str, Any]) -> str:

@@ -127,10 +127,13 @@ class InputError:
 
     @property
     def where(self) -> str:
-        """`file:line`, else the file, else the object: how every format names the input."""
+        """`file:line`, else the file, else the object: how every format names the input
+        (a file name that is unsafe to print is quoted, gpudra.printable)."""
+        from gpudra.printable import quote_name
+
         if self.file and self.line:
-            return f"{self.file}:{self.line}"
-        return self.file or self.object or "-"
+            return f"{quote_name(self.file)}:{self.line}"
+        return quote_name(self.file) if self.file else self.object or "-"
 
 
 @dataclass(frozen=True, slots=True)

@@ -267,7 +267,9 @@ def evaluate(path: CompiledPath, data: Any) -> Iterator[tuple[PathT, Any]]:
     """Yield (location, value) for every match of `path` in `data`."""
     if path.steps is None:
         for match in path.jsonpath.find(data):
-            yield _jsonpath_location(match), match.value
+            location = _jsonpath_location(match)
+            if location is not None:  # a match that names no single place cannot be edited
+                yield location, match.value
         return
     current: list[tuple[PathT, Any]] = [((), data)]
     for step in path.steps:
@@ -288,7 +290,7 @@ def evaluate(path: CompiledPath, data: Any) -> Iterator[tuple[PathT, Any]]:
     yield from current
 
 
-def _jsonpath_location(match: Any) -> PathT:
+def _jsonpath_location(match: Any) -> PathT | None:
     from jsonpath_ng.jsonpath import Fields, Index
 
     parts: list[Any] = []
@@ -296,6 +298,11 @@ def _jsonpath_location(match: Any) -> PathT:
         if isinstance(match.path, Fields):
             parts.append(match.path.fields[0])
         elif isinstance(match.path, Index):
-            parts.append(match.path.index)
+            # jsonpath-ng >= 1.7 holds `indices` (a slice such as [0,1] has several); older
+            # releases one `index`. A match of several indices names none of them.
+            indices = getattr(match.path, "indices", None) or (match.path.index,)
+            if len(indices) != 1:
+                return None
+            parts.append(indices[0])
         match = match.context
     return tuple(reversed(parts))

@@ -28,7 +28,12 @@ from gpudra.cluster.kubeconfig import (
     in_cluster_namespace,
     in_cluster_possible,
 )
-from gpudra.cluster.options import DEFAULT_CONNECT_TIMEOUT, DEFAULT_READ_TIMEOUT, ClusterOptions
+from gpudra.cluster.options import (
+    DEFAULT_ANSWER_TIMEOUT,
+    DEFAULT_CONNECT_TIMEOUT,
+    DEFAULT_READ_TIMEOUT,
+    ClusterOptions,
+)
 from gpudra.cluster.records import ClusterTarget
 
 
@@ -78,6 +83,7 @@ def open_connection(options: ClusterOptions, *, environ: Mapping[str, str] | Non
         _auth_headers(configuration, target, exec_command),
         connect_timeout=min(limit, DEFAULT_CONNECT_TIMEOUT) if limit else DEFAULT_CONNECT_TIMEOUT,
         read_timeout=limit or DEFAULT_READ_TIMEOUT, policy=options.retry,
+        answer_timeout=limit or DEFAULT_ANSWER_TIMEOUT,
         verify_tls=bool(configuration.verify_ssl),
         user_agent=f"gpudra/{__version__} (read-only; kubernetes-client/python {client_version})",
         sleep=sleep)

@@ -43,14 +43,20 @@ class Discovery:
     def groups(self) -> Mapping[str, ApiGroup]:
         """Every served group by name; the core group is ""."""
         if self._groups is None:
-            core = self._get("/api").get("versions") or []
+            # A malformed entry (not an object, a name that is not a string) is skipped: the
+            # types it would have named are then "not served", never a crash.
+            core = [v for v in _items(self._get("/api").get("versions")) if isinstance(v, str)]
             groups = {"": ApiGroup("", tuple(core), core[0])} if core else {}
-            for entry in self._get("/apis").get("groups") or []:
-                versions = tuple(v["version"] for v in entry.get("versions") or [])
-                preferred = (entry.get("preferredVersion") or {}).get("version")
+            for entry in _items(self._get("/apis").get("groups")):
+                if not isinstance(entry, dict) or not isinstance(entry.get("name"), str):
+                    continue
+                versions = tuple(v["version"] for v in _items(entry.get("versions"))
+                                 if isinstance(v, dict) and isinstance(v.get("version"), str))
+                preferred = _mapping(entry.get("preferredVersion")).get("version")
                 if versions:
                     groups[entry["name"]] = ApiGroup(entry["name"], versions,
-                                                     preferred or versions[0])
+                                                     preferred if preferred in versions
+                                                     else versions[0])
             self._groups = groups
         return self._groups
 
@@ -108,15 +114,17 @@ class Discovery:
                                            error.reason, error.server_message))
             return ()
         found = []
-        for entry in document.get("resources") or []:
+        for entry in _items(document.get("resources")):
+            if not isinstance(entry, dict):
+                continue
             name = str(entry.get("name") or "")
             if not name or "/" in name:  # pods/status, pods/log: subresources
                 continue
             found.append(ResourceType(
                 group=group, version=version, name=name, kind=str(entry.get("kind") or ""),
                 namespaced=bool(entry.get("namespaced")),
-                verbs=tuple(entry.get("verbs") or ()),
-                short_names=tuple(entry.get("shortNames") or ())))
+                verbs=tuple(str(v) for v in _items(entry.get("verbs"))),
+                short_names=tuple(str(v) for v in _items(entry.get("shortNames")))))
         return tuple(found)
 
     def _get(self, path: str) -> dict[str, Any]:
@@ -133,3 +141,11 @@ class Discovery:
                     server_message=error.server_message) from None
             raise
         return document if isinstance(document, dict) else {}
+
+
+def _items(value: Any) -> list:
+    return value if isinstance(value, list) else []
+
+
+def _mapping(value: Any) -> dict:
+    return value if isinstance(value, dict) else {}

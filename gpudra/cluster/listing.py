@@ -28,6 +28,10 @@ if TYPE_CHECKING:
 
 ProgressHook = Callable[[ListProgress], None]
 Object = dict[str, Any]
+# The most pages one list may take. Kubernetes' largest tested clusters hold 150,000 pods: 300
+# pages of 500. 2,000 pages (a million objects) is far past any real resource type, and stops a
+# server that hands out continue tokens forever.
+MAX_LIST_PAGES = 2000
 
 
 class Listing:
@@ -83,21 +87,29 @@ class Listing:
         resource = self.resource
         path = resource.collection_path(self.namespace)
         seen: set[str] = set()
+        tokens: set[str] = set()  # every continue token of this list: one seen again loops
         token = ""
         while True:
             query = {**self._query, "continue": token} if token else self._query
             try:
+                if self.pages >= MAX_LIST_PAGES:
+                    raise self._invalid(path, f"the list did not end after {MAX_LIST_PAGES:,} "
+                                              "pages (continue tokens without end)")
                 document = self._parse(self._transport.get(path, query), path)
+                page, token = self._page(path, document, seen)
+                if token and token in tokens:
+                    raise self._invalid(path, "the server sent a continue token it had sent "
+                                              "before (the list would never end)")
+                tokens.add(token)
             except ClusterRequestError as error:
                 if error.status == 410 and token and self.restarts < self._max_restarts:
                     self.restarts += 1
                     token = ""
+                    tokens.clear()
                     continue
                 self._fail(error)
                 return
             metadata = document.get("metadata") or {}
-            page = self._complete(document, seen)
-            token = metadata.get("continue") or ""
             self.objects += len(page)
             self.pages += 1
             if self._on_page is not None:
@@ -110,6 +122,30 @@ class Listing:
                 self.complete = True
                 return
 
+    def _page(self, path: str, document: Any, seen: set[str]) -> tuple[list[Object], str]:
+        """The page's new objects and its continue token; a ClusterRequestError for an answer
+        that is not a list of objects, or holds more than `limit` of them."""
+        if not isinstance(document, dict) or not isinstance(document.get("metadata") or {}, dict):
+            raise self._invalid(path, f"the answer is a JSON {_shape(document)}, not a list "
+                                      "object")
+        items = document.get("items") or []
+        if not isinstance(items, list) or not all(isinstance(i, dict) for i in items):
+            raise self._invalid(path, "its items are not all objects")
+        limit = int(self._query["limit"])
+        if len(items) > limit:
+            raise self._invalid(path, f"one page held {len(items):,} objects though gpudra "
+                                      f"asked for at most {limit} (limit ignored)")
+        token = (document.get("metadata") or {}).get("continue") or ""
+        if not isinstance(token, str):
+            raise self._invalid(path, "its continue token is not a string")
+        return self._complete(document, seen), token
+
+    @staticmethod
+    def _invalid(path: str, problem: str) -> ClusterRequestError:
+        return ClusterRequestError(f"the answer to GET {path} is malformed: {problem}",
+                                   path=path, status=200, reason="InvalidResponse",
+                                   server_message=f"malformed answer: {problem}")
+
     def _complete(self, document: dict[str, Any], seen: set[str]) -> list[Object]:
         """The page's new objects, with kind and apiVersion."""
         list_kind = str(document.get("kind") or "")
@@ -119,7 +155,7 @@ class Listing:
         restarted = self.restarts > 0
         page = []
         for item in document.get("items") or ():
-            metadata = item.get("metadata") or {}
+            metadata = item.get("metadata") if isinstance(item.get("metadata"), dict) else {}
             key = metadata.get("uid") or f"{metadata.get('namespace')}/{metadata.get('name')}"
             if restarted and key in seen:
                 continue
@@ -145,3 +181,8 @@ class Listing:
         if self._on_page is not None:
             self._on_page(ListProgress(self.resource, self.namespace, self.objects, self.pages,
                                        None, self.restarts, done=True, error=resulting_error))
+
+
+def _shape(value: Any) -> str:
+    return {list: "array", str: "string", type(None): "null", bool: "boolean"}.get(
+        type(value), "number" if isinstance(value, (int, float)) else "object")

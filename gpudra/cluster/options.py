@@ -14,6 +14,10 @@ from gpudra.errors import UsageError
 # connect and each wait for bytes from the server (not the whole answer).
 DEFAULT_CONNECT_TIMEOUT = 10.0
 DEFAULT_READ_TIMEOUT = 60.0
+# ...and the whole of one answer, however its bytes trickle in (--request-timeout sets both).
+# A healthy server sends a 500-object page in well under a second; 300 s still lets the
+# largest answer read (MAX_ANSWER_BYTES, 256 MiB) arrive over a ~1 MB/s link.
+DEFAULT_ANSWER_TIMEOUT = 300.0
 PAGE_SIZE = 500  # kubectl's --chunk-size default; bounds memory to one page of objects
 
 

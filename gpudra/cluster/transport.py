@@ -44,13 +44,24 @@ _CONNECT_PROBLEMS = {errno.ECONNREFUSED: "connection refused",
                      errno.ECONNRESET: "connection reset"}
 
 
+# The most one answer may hold once decompressed. A page of 500 pods is ~2 MB of JSON, and
+# even 500 objects of 256 KiB (PrometheusRules, Nodes with many images) are 128 MiB; past
+# that it is a gzip bomb or a server that ignores `limit`, and reading on would only exhaust
+# memory.
+MAX_ANSWER_BYTES = 256 << 20
+# The most of a server's error message shown: kube-apiserver's messages are one sentence (the
+# longest, 403s naming a resource, group and namespace, stay under 300 characters).
+MAX_MESSAGE_CHARS = 1000
+_READ_SIZE = 1 << 16
+
+
 class Transport:
     """GETs against one API server. Raises ClusterError subclasses only."""
 
     def __init__(self, pool: urllib3.PoolManager, target: ClusterTarget,
                  auth_headers: Callable[[], Mapping[str, str]], *, connect_timeout: float,
                  read_timeout: float, policy: RetryPolicy, user_agent: str,
-                 verify_tls: bool = True,
+                 answer_timeout: float | None = None, verify_tls: bool = True,
                  sleep: Callable[[float], None] = time.sleep,
                  jitter: Callable[[], float] = lambda: 0.5 + random.random() / 2) -> None:
         self._pool = pool
@@ -60,6 +71,9 @@ class Transport:
         self._timeout = urllib3.Timeout(connect=connect_timeout, read=read_timeout)
         self._connect_timeout = connect_timeout
         self._read_timeout = read_timeout
+        # The whole answer, not each read: a body trickled a byte at a time passes every
+        # read timeout.
+        self._answer_timeout = answer_timeout if answer_timeout is not None else read_timeout
         self.policy = policy
         # gzip as kubectl asks for it: the API server compresses answers above 128 KiB (a
         # 500-pod page is ~2 MB of JSON, ~10x less compressed); urllib3 decodes it.
@@ -77,8 +91,11 @@ class Transport:
         policy = self.policy
         for attempt in range(1, policy.attempts + 1):
             headers = {**self._headers, **self._auth_headers()}
+            deadline = time.monotonic() + self._answer_timeout
             try:
                 response = self._send(url, headers)
+                status = response.status
+                body = self._body(response, path, deadline)
             except u3.ProtocolError as error:  # reset, or closed without an answer
                 if attempt < policy.attempts:
                     self._sleep(policy.delay(attempt, None, self._jitter()))
@@ -93,24 +110,55 @@ class Transport:
             except u3.HTTPError as error:
                 raise self._unreachable(_connection_problem(error, self._connect_timeout)) \
                     from None
-            status = response.status
             if 200 <= status < 300:
-                return response.data
+                return body
             if status in policy.statuses and attempt < policy.attempts:
                 retry_after = retry_after_seconds(response.headers)
                 self._sleep(policy.delay(attempt, retry_after, self._jitter()))
                 continue
-            raise self._status_error(path, status, response.data, attempt)
+            raise self._status_error(path, status, body, attempt)
         raise AssertionError("unreachable: the loop returns or raises")  # pragma: no cover
 
     def _send(self, url: str, headers: Mapping[str, str]) -> Any:
         if not self._quiet:
             return self._pool.request("GET", url, headers=headers, retries=False,
-                                      timeout=self._timeout, preload_content=True)
+                                      timeout=self._timeout, preload_content=False)
         with warnings.catch_warnings():
             warnings.simplefilter("ignore", u3.InsecureRequestWarning)
             return self._pool.request("GET", url, headers=headers, retries=False,
-                                      timeout=self._timeout, preload_content=True)
+                                      timeout=self._timeout, preload_content=False)
+
+    def _body(self, response: Any, path: str, deadline: float) -> bytes:
+        """The decoded body, read piece by piece against the answer's deadline and
+        MAX_ANSWER_BYTES (a gzip bomb stops at the cap, not at the end of its expansion)."""
+        # read1 returns what one read of the socket gives; read(n) would wait for n bytes.
+        read = getattr(response, "read1", None) or response.read
+        parts: list[bytes] = []
+        size = 0
+        try:
+            while True:
+                if time.monotonic() > deadline:
+                    raise ClusterTimeoutError(
+                        f"the cluster at {self.target.server} did not finish answering GET "
+                        f"{path} within {self._answer_timeout:g} s ({_who(self.target)}); a "
+                        "slow or misbehaving API server, or raise --request-timeout",
+                        server=self.target.server, problem="timeout")
+                piece = read(_READ_SIZE)
+                if not piece:
+                    break
+                size += len(piece)
+                if size > MAX_ANSWER_BYTES:
+                    raise ClusterRequestError(
+                        f"the cluster at {self.target.server} answered GET {path} with more "
+                        f"than {MAX_ANSWER_BYTES >> 20} MiB (decompressed); gpudra stopped "
+                        "reading", path=path, status=200, reason="ResponseTooLarge",
+                        server_message=f"answer larger than {MAX_ANSWER_BYTES >> 20} MiB")
+                parts.append(piece)
+        except BaseException:
+            response.close()  # a half-read connection must not go back to the pool
+            raise
+        response.release_conn()
+        return b"".join(parts)
 
     def _status_error(self, path: str, status: int, body: bytes, attempts: int) -> Exception:
         reason, message = _status_text(status, body)
@@ -158,11 +206,16 @@ def _status_text(status: int, body: bytes) -> tuple[str, str]:
         phrase = HTTPStatus(status).phrase.replace(" ", "")
     except ValueError:
         phrase = "Unknown"
-    reason = str(document.get("reason") or phrase)
-    message = str(document.get("message") or "").strip()
+    reason = short(str(document.get("reason") or phrase), 100)
+    message = str(document.get("message") or "")[:MAX_MESSAGE_CHARS + 1].strip()
     if not message:
         message = body[:200].decode("utf-8", "replace").strip() or reason
-    return reason, " ".join(message.split())
+    return reason, short(" ".join(message.split()), MAX_MESSAGE_CHARS)
+
+
+def short(text: str, limit: int) -> str:
+    """`text`, cut to `limit` characters with "..." when longer."""
+    return text if len(text) <= limit else text[:limit - 3] + "..."
 
 
 def _reset_problem(error: u3.ProtocolError) -> str:

@@ -67,6 +67,7 @@ class ConvertReport:
     stdin_data: bytes = b""  # what was read from '-', echoed when nothing changes
     documents_parsed: int = 0  # counted as the audit counts them (one reading of inputs)
     skipped: tuple[Skipped, ...] = ()  # documents that are no Kubernetes objects
+    unwritten: frozenset[str] = frozenset()  # labels of changes a write failed or refused
 
     @property
     def nothing_read(self) -> bool:
@@ -121,6 +122,7 @@ def convert_paths(paths: Iterable[str], options: ConvertOptions, *,
             files.append(loaded)
     roots = roots_among(e.path for e in inputs if e.path is not None)
     tree = load_tree(paths, roots=roots) if roots else None
+    errors += tree.refused if tree is not None else ()
     tree = tree if tree is not None and tree.kustomizations else None
     patch_files = {os.path.normpath(p) for p in tree.patch_files()} if tree else set()
     build = None
@@ -197,7 +199,36 @@ def _load(read: ReadFile, stats: ScanStats, errors: list[InputError]) -> _File |
             # Skipped documents (no Kubernetes object) are planned too: a request-shaped GPU
             # limit in one (a values file) is reported as blocked, for a human to move.
             doc.nodes = document.parsed
+            malformed = _malformed_metadata(doc.nodes.data)
+            if malformed:
+                errors.append(InputError(entry.label, f"{malformed}: the API server rejects such "
+                                         "an object; file left untouched",
+                                         document.chunk.first_line))
+                broken = True
     return None if broken else f
+
+
+def _malformed_metadata(data: Any) -> str | None:
+    """What makes an object of the document unreadable to the planner: a `metadata` (its own,
+    or its pod template's) that is not a mapping, or a name or namespace that is not a
+    string."""
+    for obj, _ in objects_in(data):
+        kind = obj.get("kind") or "object"
+        for where, value in (("metadata", obj.get("metadata")),
+                             ("spec.template.metadata",
+                              _get(_get(obj.get("spec"), "template"), "metadata"))):
+            if value is not None and not isinstance(value, dict):
+                shape = "a list" if isinstance(value, list) else f"the scalar {value!r}"
+                return f"{kind} {where} is {shape}, not a mapping"
+            for key in ("name", "generateName", "namespace"):
+                field = _get(value, key)
+                if field is not None and not isinstance(field, str):
+                    return f"{kind} {where}.{key} is {field!r}, not a string"
+    return None
+
+
+def _get(value: Any, key: str) -> Any:
+    return value.get(key) if isinstance(value, dict) else None
 
 
 def _plan_and_assemble(files: list[_File], planner: Planner, claims_file: str | None,

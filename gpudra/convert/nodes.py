@@ -12,7 +12,8 @@ from typing import Any
 
 import yaml
 
-from gpudra.sources.documents import Chunk, construct_data, construct_plain, parse_error
+from gpudra.sources.documents import (Chunk, check_alias_budget, construct_data, construct_plain,
+                                      parse_error)
 from gpudra.sources.documents import FastLoader as _Loader
 
 PathT = tuple
@@ -79,6 +80,9 @@ def compose(text: str) -> NodeDocument:
         root = loader.get_single_node()
         doc = NodeDocument(root, None)
         if root is not None:
+            if "&" in text:
+                check_alias_budget(root)
+            _check_unique_keys(root)
             if "&" in text or "<<" in text:
                 # Anchors or merge keys: index every path now, before constructing the data
                 # flattens `<<` out of the node tree, to know which nodes are shared.
@@ -97,6 +101,29 @@ def compose_chunk(chunk: Chunk) -> NodeDocument:
         return compose(chunk.text)
     except (yaml.YAMLError, ValueError, TypeError, RecursionError) as exc:
         raise parse_error(exc, chunk) from None
+
+
+def _check_unique_keys(root: yaml.Node) -> None:
+    """YAML forbids a key twice in one mapping. PyYAML keeps the last value while an edit is
+    located at the first, so such a document is refused (raises yaml.MarkedYAMLError)."""
+    seen: set[int] = set()
+    stack = [root]
+    while stack:
+        node = stack.pop()
+        if id(node) in seen or isinstance(node, yaml.ScalarNode):
+            continue
+        seen.add(id(node))
+        if isinstance(node, yaml.MappingNode):
+            keys: set[str] = set()
+            for key, value in node.value:
+                if isinstance(key, yaml.ScalarNode) and key.tag != "tag:yaml.org,2002:merge":
+                    if key.value in keys:
+                        raise yaml.MarkedYAMLError(problem=f"duplicate key {key.value!r}",
+                                                   problem_mark=key.start_mark)
+                    keys.add(key.value)
+                stack += (key, value)
+        else:
+            stack += node.value
 
 
 def _walk(doc: NodeDocument, root: yaml.Node) -> None:
@@ -125,6 +152,8 @@ def load(text: str) -> Any:
     loader = _Loader(text)
     try:
         root = loader.get_single_node()
+        if "&" in text:
+            check_alias_budget(root)
         return construct_plain(loader, root) if root is not None else None
     finally:
         loader.dispose()

@@ -13,15 +13,26 @@ from pathlib import Path
 from typing import IO, Any
 
 from gpudra.config import config_for, load_config
-from gpudra.convert.converter import ConvertReport, convert_paths
+from gpudra.convert import journal
+from gpudra.convert.converter import ConvertReport, FileChange, convert_paths
 from gpudra.convert.planner import ConvertOptions
 from gpudra.convert.records import WorkloadResult
 from gpudra.convert.summary import as_data, as_text
-from gpudra.convert.writer import color_diff, unified_diff, write_atomic
+from gpudra.convert.writer import (
+    WriteRefused,
+    checked_target,
+    color_diff,
+    remove_stale_temps,
+    unified_diff,
+    write_atomic,
+)
 from gpudra.dra.selectors import min_memory_selector, product_prefix_selector
 from gpudra.errors import UsageError
+from gpudra.kustomize import KUSTOMIZATION_FILES
+from gpudra.kustomize.tree import inside, real_roots
 from gpudra.model import ExitCode, InputError
 from gpudra.objects import dig
+from gpudra.printable import quote_name
 from gpudra.quantity import parse_quantity
 from gpudra.rules import catalogue
 from gpudra.workloads import WorkloadTable
@@ -139,14 +150,20 @@ def run_convert(request: ConvertRequest, *, stdout: IO[str], stderr: IO[str],
             return ExitCode.INPUT_ERROR if exported else ExitCode.OK
         # The exported tree is converted in place, as any tree in --output-dir would be.
         request = replace(request, paths=(str(request.output_dir),), output_dir=None)
+    resumed: list[InputError] = []
+    if request.paths != ("-",) and request.cluster is None:
+        in_place = not (request.diff or request.check or request.output_dir)
+        resumed = _finish_interrupted(request, stderr) if in_place else \
+            _interrupted_run(request)
     report = convert_paths(request.paths, options, table=table,
                            excludes=(*config.exclude, *request.excludes),
                            claims_file=request.claims_file, stdin=stdin)
-    if exported or skipped:
-        report = replace(report, errors=exported + report.errors,
+    if exported or skipped or resumed:
+        report = replace(report, errors=exported + tuple(resumed) + report.errors,
                          results=skipped + report.results)
     summary_stream = stdout
     write_errors: list[InputError] = []
+    unwritten: set[str] = set()
     if request.paths == ("-",):
         summary_stream = stderr
         _write_stdin_result(report, stdout)
@@ -157,11 +174,12 @@ def run_convert(request: ConvertRequest, *, stdout: IO[str], stderr: IO[str],
                 diff = unified_diff(change.label, change.old, change.new, change.created)
                 stdout.write(color_diff(diff) if request.color else diff)
     elif request.output_dir is not None:
-        write_errors = _write_copy(report, request, request.output_dir)
+        write_errors, unwritten = _write_copy(report, request, request.output_dir)
     elif not request.check:
-        write_errors = _write_in_place(report)
+        write_errors, unwritten = _write_in_place(report, request, stderr)
     if write_errors:
-        report = replace(report, errors=report.errors + tuple(write_errors))
+        report = replace(report, errors=report.errors + tuple(write_errors),
+                         unwritten=frozenset(unwritten))
     written = not (request.diff or request.check) and request.paths != ("-",)
     if request.output == "json":  # the requested output, not a summary: -q keeps it
         stdout.write(json.dumps(as_data(report, with_diffs=request.diff, written=written),
@@ -225,14 +243,17 @@ def _export(request: ConvertRequest, table: WorkloadTable
                     continue
                 paths = [p.spec.path for p in use.pods]
             name = file_name(item.data)
+            if name is None:
+                errors.append(InputError(None, "the cluster sent an object whose namespace, "
+                                         "name or kind is not a valid Kubernetes name; it was "
+                                         "left out", object=_shown(item.data)))
+                continue
             if name in written:
                 errors.append(InputError(None, f"two objects would be written to {name}; "
                                          "the second was left out", object=name))
                 continue
             written.add(name)
-            target = out / name
-            target.parent.mkdir(parents=True, exist_ok=True)
-            write_atomic(target, dump(clean(item.data, paths)).encode("utf-8"))
+            write_under(out, name, dump(clean(item.data, paths)).encode("utf-8"))
     return tuple(errors), tuple(skipped), len(written)
 
 
@@ -252,17 +273,109 @@ def _not_exported(pod: Any) -> str | None:
     return None
 
 
-def _write_in_place(report: ConvertReport) -> list[InputError]:
-    """Write every change; a file that cannot be written is reported, the others still are."""
-    errors: list[InputError] = []
-    for change in report.changes:
-        if change.path is None:
-            continue
+def _shown(data: Any) -> str:
+    """An object's kind, namespace and name as the server sent them, escaped and cut short."""
+    meta = data.get("metadata") if isinstance(data.get("metadata"), dict) else {}
+    text = repr(f"{data.get('kind')}/{meta.get('namespace')}/{meta.get('name')}")
+    return text if len(text) <= 120 else text[:117] + "..."
+
+
+def _write_in_place(report: ConvertReport, request: ConvertRequest, stderr: IO[str]
+                    ) -> tuple[list[InputError], set[str]]:
+    """Write every change, definitions before what refers to them (_write_order), under a
+    journal when there are several (gpudra.convert.journal). A file that cannot be written is
+    reported and the others still are, except those that depend on it. Returns the errors and
+    the labels of the changes not written."""
+    changes = sorted((c for c in report.changes if c.path is not None),
+                     key=lambda c: _write_order(c, request.claims_file))
+    roots = _write_roots(request.paths)
+    base = _common_base(request.paths)
+    for directory in {base, *(c.path.parent for c in changes)}:  # a killed run's temp files
+        remove_stale_temps(directory)
+    journal_file = None
+    if len(changes) > 1:
         try:
-            write_atomic(change.path, change.new)
-        except OSError as exc:
-            errors.append(InputError(change.label, f"cannot write: {exc.strerror or exc}"))
-    return errors
+            journal_file = journal.begin(base, [journal.Entry(
+                os.path.abspath(c.path), None if c.created else journal.digest(c.old), c.new)
+                for c in changes])
+        except OSError:
+            journal_file = None  # a read-only base: the order alone keeps every state valid
+    errors: list[InputError] = []
+    unwritten: set[str] = set()
+    blocker: str | None = None
+    done = 0
+    try:
+        for change in changes:
+            if blocker is not None:
+                unwritten.add(change.label)
+                errors.append(InputError(change.label, f"not written: it depends on {blocker}, "
+                                         "which could not be written"))
+                continue
+            try:
+                target = checked_target(change.path, None if change.created else change.old,
+                                        change.new, roots)
+                write_atomic(target, change.new)
+                done += 1
+            except (OSError, WriteRefused) as exc:
+                unwritten.add(change.label)
+                reason = str(exc) if isinstance(exc, WriteRefused) else \
+                    f"cannot write: {exc.strerror or exc}"
+                errors.append(InputError(change.label, reason))
+                if _write_order(change, request.claims_file) < _REFERRERS:
+                    blocker = quote_name(change.label)
+    except KeyboardInterrupt:
+        if journal_file is not None and done:
+            stderr.write(f"gpudra: interrupted after writing {done} of {len(changes)} files; "
+                         "run the same command again to finish\n")
+        raise
+    if journal_file is not None:
+        journal.end(journal_file)
+    return errors, unwritten
+
+
+# Files that define objects (a --claims-file, any new file) are written first, then the
+# kustomizations that list them, then the workloads that refer to them: a run stopped at any
+# point leaves no reference to a template that does not exist.
+_DEFINITIONS, _LISTINGS, _REFERRERS = 0, 1, 2
+
+
+def _write_order(change: FileChange, claims_file: str | None) -> int:
+    if change.created or (claims_file is not None and change.path is not None
+                          and change.path.name == claims_file):
+        return _DEFINITIONS
+    if change.path is not None and change.path.name in KUSTOMIZATION_FILES:
+        return _LISTINGS
+    return _REFERRERS
+
+
+def _write_roots(paths: tuple[str, ...]) -> tuple[str, ...]:
+    """Where convert may write, every symlink resolved: the directories given, and for a file
+    given the file itself and its directory (its claims file, kustomization and the bridge
+    DeviceClass go next to it)."""
+    roots = []
+    for path in real_roots(paths):
+        roots += [path] if os.path.isdir(path) else [path, os.path.dirname(path)]
+    return tuple(roots)
+
+
+def _finish_interrupted(request: ConvertRequest, stderr: IO[str]) -> list[InputError]:
+    """Finish a run a kill or Ctrl-C stopped (its journal), before planning anew."""
+    written, problems = journal.finish(_common_base(request.paths), _write_roots(request.paths))
+    if written and not request.quiet:
+        stderr.write(f"gpudra: finished an interrupted convert: {written} more "
+                     f"{'file' if written == 1 else 'files'} written\n")
+    return [InputError(journal.relative_label(path), problem) for path, problem in problems]
+
+
+def _interrupted_run(request: ConvertRequest) -> list[InputError]:
+    """--diff/--check write nothing: an unfinished run is reported, not finished."""
+    base = _common_base(request.paths)
+    entries = journal.pending(base)
+    if not entries:
+        return []
+    where = journal.relative_label(str(journal.journal_path(base)))
+    return [InputError(where, f"an interrupted convert left up to {len(entries)} files to "
+                              "write: run `gpudra convert` without --diff/--check to finish it")]
 
 
 def _exit_code(report: ConvertReport, request: ConvertRequest) -> ExitCode:
@@ -287,12 +400,15 @@ def _write_stdin_result(report: ConvertReport, stdout: IO[str]) -> None:
         stdout.write(("" if text.endswith("\n") else "\n") + "---\n" + extra.new.decode("utf-8"))
 
 
-def _write_copy(report: ConvertReport, request: ConvertRequest, out: Path) -> list[InputError]:
+def _write_copy(report: ConvertReport, request: ConvertRequest,
+                out: Path) -> tuple[list[InputError], set[str]]:
     """Every scanned manifest (converted or not) and every new file, under `out`, at its path
-    relative to the inputs' common directory, so two roots can never write the same target."""
+    relative to the inputs' common directory, so two roots can never write the same target.
+    Returns the errors and the labels of the changes not written."""
     changed = {c.label: c for c in report.changes}
     base = _common_base(request.paths)
     errors: list[InputError] = []
+    unwritten: set[str] = set()
     targets: set[Path] = set()
     sources = [(e.label, Path(e.path)) for e in report.inputs if e.path is not None]
     sources += [(c.label, c.path) for c in report.changes
@@ -304,10 +420,13 @@ def _write_copy(report: ConvertReport, request: ConvertRequest, out: Path) -> li
         targets.add(relative)
         try:
             data = changed[label].new if label in changed else source.read_bytes()
-            _write_under(out, relative, data)
-        except OSError as exc:
-            errors.append(InputError(label, f"cannot write a copy: {exc.strerror or exc}"))
-    return errors
+            write_under(out, relative, data)
+        except (OSError, WriteRefused) as exc:
+            if label in changed:
+                unwritten.add(label)
+            reason = str(exc) if isinstance(exc, WriteRefused) else exc.strerror or str(exc)
+            errors.append(InputError(label, f"cannot write a copy: {reason}"))
+    return errors, unwritten
 
 
 def _common_base(paths: tuple[str, ...]) -> Path:
@@ -315,7 +434,7 @@ def _common_base(paths: tuple[str, ...]) -> Path:
     for raw in paths:
         if raw == "-":
             continue
-        path = Path(raw).resolve()
+        path = Path(os.path.realpath(raw))  # realpath: a symlink loop is an error elsewhere
         roots.append(path if path.is_dir() else path.parent)
     return Path(os.path.commonpath(roots)) if roots else Path.cwd()
 
@@ -327,7 +446,12 @@ def _relative(path: Path, base: Path) -> Path:
         return Path(path.name)
 
 
-def _write_under(out: Path, relative: Path, data: bytes) -> None:
+def write_under(out: Path, relative: Path | str, data: bytes) -> None:
+    """Write `data` at `out/relative`, never outside `out`: not through `..` or an absolute
+    name, nor through a symlink inside `out` (raises WriteRefused)."""
     target = out / relative
+    if not inside(str(target), (os.path.realpath(out),)):
+        raise WriteRefused(f"{target} would be outside --output-dir {out}; not written")
     target.parent.mkdir(parents=True, exist_ok=True)
+    remove_stale_temps(target.parent)
     write_atomic(target, data)

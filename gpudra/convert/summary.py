@@ -10,6 +10,7 @@ from gpudra.convert.writer import unified_diff
 from gpudra.objects import plural
 from gpudra.report.json_report import skipped_data
 from gpudra.summary import files_read
+from gpudra.printable import quote_name
 
 STRATEGIES = ("rewrite", "quota", "bridge", "manual", "blocked")
 
@@ -23,7 +24,8 @@ def as_data(report: ConvertReport, *, with_diffs: bool, written: bool) -> dict[s
             for r in report.results
         ],
         "files": [
-            {"file": c.label, "created": c.created, "written": written,
+            {"file": c.label, "created": c.created,
+             "written": written and c.label not in report.unwritten,
              **({"diff": unified_diff(c.label, c.old, c.new, c.created)} if with_diffs else {})}
             for c in report.changes
         ],
@@ -35,8 +37,9 @@ def as_data(report: ConvertReport, *, with_diffs: bool, written: bool) -> dict[s
 
 def summary_counts(report: ConvertReport) -> dict[str, int]:
     counts = Counter(r.strategy for r in report.results)
+    changed = len(report.changes) - len(report.unwritten)
     return {"files_scanned": report.files_scanned, "documents_parsed": report.documents_parsed,
-            "skipped": len(report.skipped), "files_changed": len(report.changes),
+            "skipped": len(report.skipped), "files_changed": changed,
             "errors": len(report.errors), **{s: counts.get(s, 0) for s in STRATEGIES}}
 
 
@@ -47,14 +50,16 @@ def as_text(report: ConvertReport, *, action: str, verbose: bool = False) -> str
     for r in report.results:
         obj = "/".join(x for x in (r.namespace, r.kind, r.name) if x) or "-"
         detail = r.reason or (", ".join(r.created) if r.created else "")
-        lines.append(f"{r.strategy:<8} {r.file}  {obj}" + (f": {detail}" if detail else ""))
+        lines.append(f"{r.strategy:<8} {quote_name(r.file)}  {obj}"
+                     + (f": {detail}" if detail else ""))
         lines += [f"         note: {note}" for note in r.notes]
     if verbose:
-        lines += [f"skipped  {s.file}:{s.line}: {s.reason}" for s in report.skipped]
+        lines += [f"skipped  {quote_name(s.file)}:{s.line}: {s.reason}" for s in report.skipped]
     counts = summary_counts(report)
     parts = [f"{counts[s]} {s}" for s in STRATEGIES if counts[s]]
     read = files_read(report.files_scanned, report.documents_parsed, len(report.skipped))
-    changed = f"{plural(counts['files_changed'], 'file')} {action}"
+    unwritten = f" ({len(report.unwritten)} not written)" if report.unwritten else ""
+    changed = f"{plural(counts['files_changed'], 'file')} {action}{unwritten}"
     if report.inputs and all(e.path is None for e in report.inputs):  # `-`: stdout is the file
         read = f"stdin: {plural(report.documents_parsed, 'document')} parsed" + \
             (f", {len(report.skipped)} skipped" if report.skipped else "")

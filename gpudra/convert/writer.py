@@ -3,11 +3,14 @@
 from __future__ import annotations
 
 import os
+import re
 import stat
 import tempfile
 from pathlib import Path
 
 from gpudra.convert.linediff import unified
+from gpudra.kustomize.tree import inside
+from gpudra.printable import quote_name
 
 
 def write_atomic(path: Path, data: bytes) -> bool:
@@ -26,7 +29,10 @@ def write_atomic(path: Path, data: bytes) -> bool:
         mode, owner = stat.S_IMODE(info.st_mode), (info.st_uid, info.st_gid)
     except FileNotFoundError:
         mode, owner = 0o644 & ~_umask(), None
-    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".gpudra-tmp")
+    # The pid in the name lets a later run tell a temp file a killed run left (removed by
+    # remove_stale_temps) from one a running convert is writing.
+    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.{os.getpid()}.",
+                               suffix=TEMP_SUFFIX)
     try:
         with os.fdopen(fd, "wb") as handle:
             handle.write(data)
@@ -45,6 +51,64 @@ def write_atomic(path: Path, data: bytes) -> bool:
     return True
 
 
+TEMP_SUFFIX = ".gpudra-tmp"
+_TEMP_NAME = re.compile(r"^\..+\.(\d+)\.[^.]+" + re.escape(TEMP_SUFFIX) + "$")
+
+
+class WriteRefused(Exception):
+    """A planned write that must not happen; the message says why, in one line."""
+
+
+def checked_target(path: Path, planned_from: bytes | None, new: bytes,
+                   roots: tuple[str, ...]) -> Path:
+    """Where the new content of `path` may go: the file itself, or the file a symlink names
+    when that is inside `roots` (the real paths the user named). Raises WriteRefused for a
+    target outside them (a symlink out of the tree, `../` in a name), and for a file that no
+    longer has the bytes it was planned from (`planned_from`; None: it did not exist): it was
+    edited meanwhile, and the user's version wins."""
+    if not inside(str(path), roots):
+        real = os.path.realpath(path)
+        raise WriteRefused(f"leads to {real}, outside the paths given on the command line "
+                           "(a symbolic link?); not written")
+    target = Path(os.path.realpath(path)) if path.is_symlink() else path
+    try:
+        current: bytes | None = target.read_bytes()
+    except FileNotFoundError:
+        current = None
+    if current not in (planned_from, new):
+        raise WriteRefused("changed since convert read it; not written, your version is kept "
+                           "(run convert again)" if planned_from is not None else
+                           "created by something else since convert looked; not written")
+    return target
+
+
+def remove_stale_temps(directory: Path) -> None:
+    """Delete the temp files a killed convert left in `directory` (its pid is gone)."""
+    try:
+        names = os.listdir(directory)
+    except OSError:
+        return
+    for name in names:
+        match = _TEMP_NAME.match(name)
+        if match and not _alive(int(match.group(1))):
+            try:
+                os.unlink(directory / name)
+            except OSError:
+                pass
+
+
+def _alive(pid: int) -> bool:
+    if pid == os.getpid():
+        return True
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except OSError:
+        return True  # someone else's process: not ours to judge
+    return True
+
+
 def _umask() -> int:
     current = os.umask(0)
     os.umask(current)
@@ -56,7 +120,9 @@ def unified_diff(label: str, old: bytes, new: bytes, created: bool = False) -> s
     old_lines = old.decode("utf-8", "replace").splitlines(keepends=True)
     new_lines = new.decode("utf-8", "replace").splitlines(keepends=True)
     path = _diff_path(label)
-    diff = unified(old_lines, new_lines, "/dev/null" if created else f"a/{path}", f"b/{path}")
+    # git's quoting: `--- "a/x\ny.yaml"` for a name that is unsafe to print; git apply reads it.
+    diff = unified(old_lines, new_lines,
+                   "/dev/null" if created else quote_name(f"a/{path}"), quote_name(f"b/{path}"))
     out = []
     for line in diff:
         out.append(line if line.endswith("\n") else line + "\n\\ No newline at end of file\n")

@@ -20,6 +20,7 @@ from gpudra.kustomize.names import ReferenceConfigs, reference_specs
 from gpudra.kustomize.objects import file_objects
 from gpudra.kustomize.touches import Touch, touches
 from gpudra.kustomize.tree import inside, load_tree, real_roots, roots_among
+from gpudra.model import InputError
 from gpudra.objects import ManifestObject
 from gpudra.rules.base import AuditContext
 
@@ -27,8 +28,10 @@ _RULE_BY_KIND = {DeviceKind.GPU: "GPU101", DeviceKind.MIG: "GPU102", DeviceKind.
                  DeviceKind.OTHER_NVIDIA: "GPU109"}
 
 
-def check_overlays(paths: Iterable[str], files: Iterable[str], ctx: AuditContext) -> None:
-    """Findings for the kustomize trees under `paths` (nothing when there is none).
+def check_overlays(paths: Iterable[str], files: Iterable[str],
+                   ctx: AuditContext) -> list[InputError]:
+    """Findings for the kustomize trees under `paths` (nothing when there is none); returns
+    the patches gpudra refused to read (a device, a FIFO, past the size cap).
 
     `files`: the files the scan read; the kustomization files among them are the roots (a
     second walk of a large tree would cost as much as the scan's own).
@@ -36,13 +39,14 @@ def check_overlays(paths: Iterable[str], files: Iterable[str], ctx: AuditContext
     paths = [p for p in paths if p != "-"]
     roots = roots_among(files)
     if not roots:
-        return
+        return []
     tree = load_tree(paths, roots=roots)
     if not tree.kustomizations:
-        return
+        return tree.refused
     # tree.errors are not input errors of the audit: kustomization and patch files that are
     # not valid YAML are reported by the file scan, and a missing resource or patch is
-    # kustomize's to report (a file generated in CI before the build, a remote base).
+    # kustomize's to report (a file generated in CI before the build, a remote base). A file
+    # gpudra refused to read (tree.refused) is one: the overlay was not audited in full.
     build = Build(tree, file_objects)
     build.run()
     scope = real_roots(paths)
@@ -60,6 +64,7 @@ def check_overlays(paths: Iterable[str], files: Iterable[str], ctx: AuditContext
                 seen.add(key)
                 _report(app, target, touch, ctx)
     _renamed_references(build, scope, ctx)
+    return tree.refused
 
 
 def _renamed_references(build: Build, scope: tuple[str, ...], ctx: AuditContext) -> None:

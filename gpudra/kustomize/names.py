@@ -13,8 +13,10 @@ import os
 from collections.abc import Mapping
 from typing import Any
 
+from gpudra.errors import InputReadError
 from gpudra.kustomize.build import Resource
 from gpudra.kustomize.tree import Tree
+from gpudra.sources.files import read_regular
 from gpudra.workloads import WorkloadTable
 
 NAME_REFERENCES = "gpudra-name-references.yaml"
@@ -66,7 +68,6 @@ class ReferenceConfigs:
 
 def _text(path: str) -> str:
     try:
-        with open(path, encoding="utf-8") as handle:
-            return handle.read()
-    except (OSError, UnicodeDecodeError):
+        return read_regular(path).decode("utf-8")
+    except (OSError, UnicodeDecodeError, InputReadError):
         return ""

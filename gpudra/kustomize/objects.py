@@ -8,15 +8,16 @@ from typing import Any
 import yaml
 
 from gpudra.convert.nodes import load
+from gpudra.errors import InputReadError
 from gpudra.sources.documents import split_documents
+from gpudra.sources.files import read_regular
 
 
 def file_objects(path: str) -> tuple[tuple[int, tuple, Mapping[str, Any]], ...]:
     """(document index, path inside the document, object) for every object of `path`."""
     try:
-        with open(path, encoding="utf-8-sig") as handle:
-            text = handle.read()
-    except (OSError, UnicodeDecodeError):
+        text = read_regular(path).decode("utf-8-sig")
+    except (OSError, UnicodeDecodeError, InputReadError):
         return ()  # the file scanner reports it
     out = []
     for index, chunk in enumerate(split_documents(text)):

@@ -14,8 +14,10 @@ from dataclasses import dataclass
 from typing import Any
 
 from gpudra.devices import DeviceResource, classify
+from gpudra.errors import InputReadError
 from gpudra.model import InputError
 from gpudra.sources.documents import Chunk, ParseError, parse_chunk, split_documents
+from gpudra.sources.files import read_regular
 
 
 @dataclass(frozen=True)
@@ -59,8 +61,10 @@ class Patch:
 
 
 def read_patches(file: str, directory: str, data: Mapping[str, Any], lines: Mapping[tuple, int],
-                 literal_starts: Mapping[tuple, int], errors: list[InputError]) -> list[Patch]:
-    """Every patch a kustomization lists, parsed. Unreadable patches are reported in `errors`."""
+                 literal_starts: Mapping[tuple, int], errors: list[InputError],
+                 refused: list[InputError] | None = None) -> list[Patch]:
+    """Every patch a kustomization lists, parsed. Unreadable patches are reported in `errors`,
+    those gpudra would not read (not a regular file, past the size cap) in `refused`."""
     found: list[Patch] = []
     for field_name in ("patchesStrategicMerge", "patches", "patchesJson6902"):
         entries = data.get(field_name)
@@ -87,12 +91,13 @@ def read_patches(file: str, directory: str, data: Mapping[str, Any], lines: Mapp
             else:
                 patch_file = os.path.normpath(os.path.join(directory, path_or_text.strip()))
                 try:
-                    with open(patch_file, encoding="utf-8-sig") as handle:
-                        text = handle.read()
-                except (OSError, UnicodeDecodeError) as exc:
-                    errors.append(InputError(file, f"patch {path_or_text!r} cannot be read "
-                                             f"({getattr(exc, 'strerror', None) or exc})",
-                                             entry_line))
+                    text = read_regular(patch_file).decode("utf-8-sig")
+                except (OSError, UnicodeDecodeError, InputReadError) as exc:
+                    into = refused if isinstance(exc, InputReadError) and refused is not None \
+                        else errors
+                    into.append(InputError(file, f"patch {path_or_text!r} cannot be read "
+                                           f"({getattr(exc, 'strerror', None) or exc})",
+                                           entry_line))
                     continue
                 first, exact = 1, True
             try:

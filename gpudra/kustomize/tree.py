@@ -19,8 +19,10 @@ import yaml
 
 from gpudra.kustomize import KUSTOMIZATION_FILES
 from gpudra.kustomize.patches import Patch, read_patches
+from gpudra.errors import InputReadError
 from gpudra.model import InputError
 from gpudra.sources.documents import Chunk, ParseError, parse_chunk
+from gpudra.sources.files import read_regular
 
 _SKIPPED_DIRS = frozenset({".git", ".hg", ".svn", "node_modules", "vendor", "third_party",
                            ".terraform", "__pycache__", ".venv", ".tox"})
@@ -60,6 +62,9 @@ class Tree:
     kustomizations: dict[str, Kustomization] = field(default_factory=dict)
     roots: list[str] = field(default_factory=list)
     errors: list[InputError] = field(default_factory=list)
+    # Files gpudra would not read (a device or FIFO, past the size cap): input errors of any
+    # run, since they are not kustomize's to report.
+    refused: list[InputError] = field(default_factory=list)
 
     def patch_files(self) -> set[str]:
         return {p.file for k in self.kustomizations.values() for p in k.patches if not p.inline}
@@ -149,7 +154,7 @@ def load_tree(paths: Iterable[str], excludes: Iterable[str] = (),
         directory = pending.pop()
         if directory in tree.kustomizations:
             continue
-        loaded = read_kustomization(directory, tree.errors)
+        loaded = read_kustomization(directory, tree.errors, tree.refused)
         if loaded is None:
             continue
         tree.kustomizations[directory] = loaded
@@ -157,17 +162,18 @@ def load_tree(paths: Iterable[str], excludes: Iterable[str] = (),
     return tree
 
 
-def read_kustomization(directory: str, errors: list[InputError]) -> Kustomization | None:
+def read_kustomization(directory: str, errors: list[InputError],
+                       refused: list[InputError] | None = None) -> Kustomization | None:
     file = kustomization_file(directory)
     if file is None:
         errors.append(InputError(directory, "listed as a kustomize resource or component but "
                                  "holds no kustomization file"))
         return None
     try:
-        with open(file, encoding="utf-8-sig") as handle:
-            parsed = parse_chunk(Chunk(handle.read(), 1))
-    except (OSError, UnicodeDecodeError) as exc:
-        errors.append(InputError(file, f"cannot read kustomization: {exc}"))
+        parsed = parse_chunk(Chunk(read_regular(file).decode("utf-8-sig"), 1))
+    except (OSError, UnicodeDecodeError, InputReadError) as exc:
+        into = refused if isinstance(exc, InputReadError) and refused is not None else errors
+        into.append(InputError(file, f"cannot read kustomization: {exc}"))
         return None
     except ParseError as exc:
         errors.append(InputError(file, f"not valid YAML ({exc.message})", exc.line))
@@ -188,7 +194,8 @@ def read_kustomization(directory: str, errors: list[InputError]) -> Kustomizatio
                   for c in _strings(data.get("components")) if not _REMOTE.search(c)]
     remote += [c for c in _strings(data.get("components")) if _REMOTE.search(c)]
     text = parsed.chunk.text
-    patches = read_patches(file, directory, data, parsed.lines, _inline_starts(text), errors)
+    patches = read_patches(file, directory, data, parsed.lines, _inline_starts(text), errors,
+                           refused)
     return Kustomization(
         file=file, directory=directory, kind=str(data.get("kind") or "Kustomization"),
         resources=tuple(resources), components=tuple(components), patches=tuple(patches),

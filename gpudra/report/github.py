@@ -11,6 +11,8 @@ from smuggling a workflow command of its own onto a new line.
 
 from __future__ import annotations
 
+import re
+
 from pathlib import PurePath
 
 from gpudra.model import Finding, InputError, Report, Severity
@@ -30,8 +32,16 @@ def render(report: Report, options: RenderOptions) -> str:
     return "\n".join(lines) + "\n"
 
 
+# Control characters the runner would pass through to the log viewer (which renders ANSI
+# escapes); %0D and %0A are the runner's own escapes, these stay visible as written.
+# (bidirectional overrides and isolates included, as in gpudra.printable).
+_CONTROL = re.compile("[\x00-\x09\x0b\x0c\x0e-\x1f\x7f-\x9f\u2028\u2029\u202a-\u202e"
+                      "\u2066-\u2069]")
+
+
 def escape_data(text: str) -> str:
-    return text.replace("%", "%25").replace("\r", "%0D").replace("\n", "%0A")
+    text = text.replace("%", "%25").replace("\r", "%0D").replace("\n", "%0A")
+    return _CONTROL.sub(lambda m: "".join(f"%{b:02X}" for b in m.group().encode()), text)
 
 
 def escape_property(text: str) -> str:

@@ -27,6 +27,7 @@ import xml.etree.ElementTree as ET
 from collections import defaultdict
 
 from gpudra.model import FailOn, Finding, Report, RuleInfo
+from gpudra.printable import quote_name
 from gpudra.objects import plural
 from gpudra.report import RenderOptions
 from gpudra.summary import summarize
@@ -124,7 +125,8 @@ def set_counts(suite: ET.Element, cases: list[ET.Element]) -> None:
 
 
 def _finding_line(f: Finding) -> str:
-    where = f"{f.file or '-'}:{f.line}" if f.line is not None else (f.file or "-")
+    file = quote_name(f.file) if f.file else "-"
+    where = f"{file}:{f.line}" if f.line is not None else file
     obj = "/".join(x for x in (f.namespace, f.kind, f.name) if x)
     text = f"{where}: {f.message}"
     if obj:

@@ -13,6 +13,7 @@ from __future__ import annotations
 import re
 
 from gpudra.model import MOST_SEVERE_FIRST, Finding, InputError, Report, Severity
+from gpudra.printable import quote_name
 from gpudra.objects import plural
 from gpudra.report import RenderOptions
 from gpudra.summary import Summary, severity_counts, summarize
@@ -110,7 +111,7 @@ def _progress_section(s: Summary) -> str:
 
 
 def _location(f: Finding) -> str:
-    file = f.file or "-"
+    file = quote_name(f.file) if f.file else "-"
     return f"{file}:{f.line}" if f.line is not None else file
 
 

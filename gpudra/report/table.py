@@ -17,6 +17,7 @@ from rich.table import Table
 from rich.text import Text
 
 from gpudra.model import MOST_SEVERE_FIRST, Finding, Report
+from gpudra.printable import quote_name
 from gpudra.report import RenderOptions
 from gpudra.summary import severity_counts, summarize
 
@@ -78,7 +79,7 @@ def _group(f: Finding) -> str:
     """Manifest findings by file; live ones by namespace (cluster-scoped objects apart)."""
     if f.source == "cluster":
         return f"namespace {f.namespace}" if f.namespace else "cluster-scoped objects"
-    return f.file or "-"
+    return quote_name(f.file) if f.file else "-"
 
 
 def _live(f: Finding) -> str:

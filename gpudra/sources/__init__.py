@@ -7,7 +7,7 @@ could not be read; the run goes on), and counts what it read in its `stats`.
 
 from __future__ import annotations
 
-from collections.abc import Iterator
+from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, field
 from typing import Any, Protocol, Union
 
@@ -33,6 +33,6 @@ class Source(Protocol):
 
     def items(self) -> Iterator[Item]: ...
 
-    def finish(self, ctx: Any) -> None:
+    def finish(self, ctx: Any) -> Iterable[InputError] | None:
         """After every item: findings only the whole input shows (a file tree's Kustomize
-        overlays), added to the audit context."""
+        overlays), added to the audit context; returns input errors found on the way."""

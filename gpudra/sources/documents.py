@@ -84,6 +84,81 @@ def split_documents(text: str) -> list[Chunk]:
     return chunks
 
 
+# go-yaml's alias budget (decode.go; kubectl and kube-apiserver read YAML with it through
+# sigs.k8s.io/yaml): a document may owe at most this share of its nodes to alias expansion,
+# 99% up to 400,000 nodes, tapering to 10% at 4,000,000, with small documents exempt. So
+# gpudra refuses exactly the "excessive aliasing" Kubernetes refuses, and anything it accepts
+# is at most ~400,000 nodes beyond what the file spells out.
+ALIAS_FREE_NODES = 1000
+ALIAS_FREE_ALIASED = 100
+ALIAS_RATIO_LOW, ALIAS_RATIO_HIGH = 400_000, 4_000_000
+
+
+class AliasBudgetError(yaml.YAMLError):
+    """A document whose aliases expand past the budget, or that contains itself."""
+
+
+def check_alias_budget(root: yaml.Node | None) -> None:
+    """Raise AliasBudgetError when expanding `root`'s aliases would exceed go-yaml's budget.
+    Linear in the composed nodes: each node's expanded size is computed once."""
+    if root is None:
+        return
+    sizes: dict[int, int] = {}
+    open_nodes: set[int] = set()  # the path from the root to the node being sized
+    stack: list[tuple[yaml.Node, bool]] = [(root, False)]
+    while stack:
+        node, children_done = stack.pop()
+        key = id(node)
+        if children_done:
+            open_nodes.discard(key)
+            sizes[key] = 1 + sum(sizes[id(child)] for child in _children(node))
+            continue
+        if key in sizes:
+            continue
+        if key in open_nodes:
+            raise AliasBudgetError("an alias refers to a node that contains it (the document "
+                                   "would be infinite)")
+        if isinstance(node, yaml.ScalarNode):
+            sizes[key] = 1
+            continue
+        open_nodes.add(key)
+        stack.append((node, True))
+        stack += [(child, False) for child in _children(node)]
+    expanded = sizes[id(root)]
+    aliased = expanded - len(sizes)
+    if aliased > ALIAS_FREE_ALIASED and expanded > ALIAS_FREE_NODES and \
+            aliased / expanded > _allowed_alias_ratio(expanded):
+        raise AliasBudgetError(f"excessive aliasing: its aliases expand {len(sizes):,} nodes "
+                               f"to {expanded:,} (kubectl refuses it too)")
+
+
+def _children(node: yaml.Node) -> list[yaml.Node]:
+    if isinstance(node, yaml.MappingNode):
+        return [part for pair in node.value for part in pair]
+    if isinstance(node, yaml.SequenceNode):
+        return list(node.value)
+    return []
+
+
+def _allowed_alias_ratio(nodes: int) -> float:
+    if nodes <= ALIAS_RATIO_LOW:
+        return 0.99
+    if nodes >= ALIAS_RATIO_HIGH:
+        return 0.10
+    return 0.99 - 0.89 * (nodes - ALIAS_RATIO_LOW) / (ALIAS_RATIO_HIGH - ALIAS_RATIO_LOW)
+
+
+def safe_load(text: str) -> Any:
+    """yaml.safe_load of one document, within the alias budget (raises yaml.YAMLError)."""
+    loader = _Loader(text)
+    try:
+        node = loader.get_single_node()
+        check_alias_budget(node)
+        return construct_plain(loader, node) if node is not None else None
+    finally:
+        loader.dispose()
+
+
 class ParseError(Exception):
     """A chunk is not valid YAML. `line` is 1-based in the file. `not_an_object`: it is YAML,
     but with a tag no constructor knows (GitLab's `!reference`) in a document that is no
@@ -161,6 +236,8 @@ def _parse(chunk: Chunk, keep: Chunk | None = None) -> ParsedDocument:
     loader = _Loader(chunk.text)
     try:
         node = loader.get_single_node()
+        if "&" in chunk.text:  # no anchor, no alias
+            check_alias_budget(node)
         data = construct_data(loader, node) if node is not None else None
     except (yaml.YAMLError, ValueError, TypeError, RecursionError) as exc:
         raise parse_error(exc, chunk) from None

@@ -11,6 +11,7 @@ import fnmatch
 import json
 import os
 import re
+import stat
 import sys
 from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass, field
@@ -69,7 +70,17 @@ def discover(paths: Iterable[str], excludes: Iterable[str] = ()) -> Iterator[Inp
         elif root.exists():
             yield InputError(raw, "not a regular file or directory")
         else:
-            yield InputError(raw, "no such file or directory")
+            yield InputError(raw, _missing(raw))
+
+
+def _missing(path: str) -> str:
+    """Why `path` cannot be read: absent, or a symbolic link that leads nowhere."""
+    try:
+        os.stat(path)
+    except OSError as exc:
+        if os.path.islink(path):
+            return f"a symbolic link that cannot be followed ({exc.strerror or exc})"
+    return "no such file or directory"
 
 
 def _walk(root: Path, patterns: tuple[str, ...]) -> Iterator[InputFile | InputError]:
@@ -80,6 +91,7 @@ def _walk(root: Path, patterns: tuple[str, ...]) -> Iterator[InputFile | InputEr
     chart root, and its templates/ tree inherits it.
     """
     start = os.fspath(root)
+    real_start = os.path.realpath(start).rstrip(os.sep) + os.sep
     stack: list[tuple[str, str | None]] = [(start, _enclosing_chart(start))]
     while stack:
         dirpath, inherited = stack.pop()
@@ -91,6 +103,7 @@ def _walk(root: Path, patterns: tuple[str, ...]) -> Iterator[InputFile | InputEr
             continue
         filenames: list[str] = []
         subdirs: list[str] = []
+        broken: list[str] = []
         for entry in entries:
             try:
                 is_dir = entry.is_dir()
@@ -98,8 +111,13 @@ def _walk(root: Path, patterns: tuple[str, ...]) -> Iterator[InputFile | InputEr
                 is_file = not is_dir and entry.is_file()
             except OSError:
                 is_dir = is_file = False
+            if is_file and entry.is_symlink() and \
+                    os.path.realpath(entry.path).startswith(real_start):
+                continue  # a second name for a file of this tree: read (and written) once
             if is_file:
                 filenames.append(entry.name)
+            elif not is_dir and entry.name.endswith(MANIFEST_SUFFIXES) and entry.is_symlink():
+                broken.append(entry.name)  # dangling or a loop: said, not skipped silently
             elif is_dir and entry.name not in SKIPPED_DIRS and not entry.is_symlink():
                 subdirs.append(entry.name)
         chart = dirpath if "Chart.yaml" in filenames else inherited
@@ -110,6 +128,10 @@ def _walk(root: Path, patterns: tuple[str, ...]) -> Iterator[InputFile | InputEr
                 if patterns and _excluded(full, patterns):
                     continue
                 yield _classify(full, chart)
+        for name in sorted(broken):
+            full = prefix + name
+            if not (patterns and _excluded(full, patterns)):
+                yield InputError(full, _missing(full))
         subdirs.sort(reverse=True)
         for name in subdirs:
             sub = prefix + name
@@ -158,34 +180,75 @@ def read_input(entry: InputFile, stdin: Callable[[], bytes] | None = None) -> by
     try:
         if entry.path is None:
             return (stdin or _read_stdin)()
-        return _read_file(entry.path)
+        return read_regular(entry.path)
     except OSError as exc:
         raise InputReadError(exc.strerror or str(exc)) from None
 
 
-_OPEN_FLAGS = os.O_RDONLY | getattr(os, "O_BINARY", 0) | getattr(os, "O_CLOEXEC", 0)
+# O_NONBLOCK: opening a FIFO must not wait for a writer (the fstat below then refuses it).
+_OPEN_FLAGS = os.O_RDONLY | getattr(os, "O_BINARY", 0) | getattr(os, "O_CLOEXEC", 0) | \
+    getattr(os, "O_NONBLOCK", 0)
+# The largest input read. Kubernetes objects are at most ~1.5 MiB (etcd's request limit), but a
+# file can be a List of many: a `kubectl get pods -A -o json` dump of 20,000 pods is 84 MB. 256
+# MiB holds such dumps with room to spare, while /dev/zero or a runaway generator stops at a
+# bounded allocation instead of exhausting memory.
+MAX_FILE_BYTES = 256 << 20
 
 
-def _read_file(path: str) -> bytes:
-    """Whole file via os.open/os.read: a third of Path.read_bytes' cost (no io objects)."""
+def read_regular(path: str, limit: int | None = None) -> bytes:
+    """A whole regular file, at most `limit` bytes (MAX_FILE_BYTES). FIFOs, devices and
+    sockets (a kustomize patch `path: /dev/zero`) are refused, not read: they can block forever
+    or never end. Raises OSError; InputReadError past the cap."""
+    limit = MAX_FILE_BYTES if limit is None else limit
     fd = os.open(path, _OPEN_FLAGS)
     try:
-        data = os.read(fd, 65536)
-        if not data:
-            return data
-        parts = [data]
-        while True:
-            more = os.read(fd, 1 << 20)
-            if not more:
-                break
-            parts.append(more)
-        return data if len(parts) == 1 else b"".join(parts)
+        info = os.fstat(fd)
+        if not stat.S_ISREG(info.st_mode):
+            raise InputReadError("not a regular file (a device, FIFO or socket is never read)")
+        if info.st_size > limit:
+            raise InputReadError(_too_large(limit))
+        return _read_fd(fd, limit)
     finally:
         os.close(fd)
 
 
+def _read_fd(fd: int, limit: int) -> bytes:
+    """Via os.read: a third of Path.read_bytes' cost (no io objects)."""
+    data = os.read(fd, 65536)
+    if not data:
+        return data
+    parts = [data]
+    size = len(data)
+    while True:
+        more = os.read(fd, 1 << 20)
+        if not more:
+            break
+        size += len(more)
+        if size > limit:  # the file grew after fstat, or a pipe (stdin)
+            raise InputReadError(_too_large(limit))
+        parts.append(more)
+    return data if len(parts) == 1 else b"".join(parts)
+
+
+def _too_large(limit: int) -> str:
+    return f"larger than {limit >> 20} MiB, the most gpudra reads from one input"
+
+
 def _read_stdin() -> bytes:
-    return sys.stdin.buffer.read()
+    if _has_fileno():
+        return _read_fd(sys.stdin.buffer.fileno(), MAX_FILE_BYTES)
+    data = sys.stdin.buffer.read(MAX_FILE_BYTES + 1)
+    if len(data) > MAX_FILE_BYTES:
+        raise InputReadError(_too_large(MAX_FILE_BYTES))
+    return data
+
+
+def _has_fileno() -> bool:
+    try:
+        sys.stdin.buffer.fileno()
+    except (AttributeError, OSError, ValueError):
+        return False  # a test's in-memory stdin
+    return True
 
 
 def decode(data: bytes) -> str:
@@ -402,8 +465,8 @@ class FileSource:
         if self.on_file is not None:
             self.on_file(label)
 
-    def finish(self, ctx: Any) -> None:
+    def finish(self, ctx: Any) -> list[InputError]:
         # Kustomize trees: patches the file scan cannot read as objects, and rendered overlays.
         from gpudra.kustomize.audit import check_overlays
 
-        check_overlays(self.paths, self.read, ctx)
+        return check_overlays(self.paths, self.read, ctx)

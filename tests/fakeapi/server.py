@@ -5,8 +5,10 @@ from __future__ import annotations
 import shutil
 import socket
 import struct
+import sys
 import tempfile
 import threading
+import time
 import uuid
 from collections.abc import Mapping
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
@@ -25,6 +27,12 @@ POLL_INTERVAL = 0.005  # seconds
 class _Server(ThreadingHTTPServer):
     daemon_threads = True
     api: FakeApi
+
+    def handle_error(self, request: Any, client_address: Any) -> None:
+        # A client that hung up mid-answer (a test's client giving up on purpose) is no error.
+        if isinstance(sys.exc_info()[1], (BrokenPipeError, ConnectionResetError)):
+            return
+        super().handle_error(request, client_address)
 
 
 class _Handler(BaseHTTPRequestHandler):
@@ -77,7 +85,18 @@ class _Handler(BaseHTTPRequestHandler):
                 f"Audit-Id: {uuid.uuid4()}"]
         head += [f"{name}: {value}" for name, value in response.headers]
         body = b"" if self.command == "HEAD" else response.body
-        self.wfile.write("\r\n".join(head).encode("latin-1") + b"\r\n\r\n" + body)
+        stream = getattr(response, "stream", None)  # hostile.py: a body sent slowly
+        try:
+            if stream is None or not body:
+                self.wfile.write("\r\n".join(head).encode("latin-1") + b"\r\n\r\n" + body)
+                return
+            self.wfile.write("\r\n".join(head).encode("latin-1") + b"\r\n\r\n")
+            for piece, pause in stream():
+                self.wfile.write(piece)
+                self.wfile.flush()
+                time.sleep(pause)
+        except (BrokenPipeError, ConnectionResetError):  # the client stopped reading
+            self.close_connection = True
 
     def log_message(self, format: str, *args: Any) -> None:
         """Silent: FakeCluster.requests is the log."""

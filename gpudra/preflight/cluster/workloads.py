@@ -52,10 +52,10 @@ def containers(obj: Mapping[str, Any], *, init: bool = False) -> tuple[Container
     fields = ("initContainers", "containers") if init else ("containers",)
     found = []
     for field in fields:
-        for item in spec.get(field) or ():
+        for item in _list(spec.get(field)):
             if not isinstance(item, Mapping):
                 continue
-            env = {str(e.get("name")): str(e.get("value", "")) for e in item.get("env") or ()
+            env = {str(e.get("name")): str(e.get("value", "")) for e in _list(item.get("env"))
                    if isinstance(e, Mapping) and e.get("name")}
             found.append(Container(str(item.get("name") or ""), str(item.get("image") or ""),
                                    _strings(item.get("command")), _strings(item.get("args")),
@@ -161,3 +161,8 @@ def daemonset_status(obj: Mapping[str, Any]) -> DaemonSetStatus:
 
 def _int(value: Any) -> int:
     return value if isinstance(value, int) and not isinstance(value, bool) else 0
+
+
+def _list(value: Any) -> list:
+    """A list field as written; anything else (`containers: 1`) holds no items."""
+    return value if isinstance(value, list) else []

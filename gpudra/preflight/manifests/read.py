@@ -32,8 +32,8 @@ class _Keeping:
                 self.objects.append(item)
             yield item
 
-    def finish(self, ctx: Any) -> None:
-        self.inner.finish(ctx)
+    def finish(self, ctx: Any) -> Any:
+        return self.inner.finish(ctx)
 
 
 def read_manifests(request: AuditRequest,
