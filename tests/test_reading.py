@@ -146,14 +146,14 @@ def test_an_unreadable_file_is_an_error_and_not_scanned_in_both(tmp_path: Path,
     import gpudra.sources.files as files
 
     root = _tree(tmp_path, {"job.yaml": JOB.replace("IMAGE", "cuda"), "locked.yaml": JOB})
-    real = files._read_file
+    real = files.read_regular
 
-    def read(path: str) -> bytes:
+    def read(path: str, limit: int | None = None) -> bytes:
         if path.endswith("locked.yaml"):
             raise PermissionError(13, "Permission denied", path)
-        return real(path)
+        return real(path, limit)
 
-    monkeypatch.setattr(files, "_read_file", read)
+    monkeypatch.setattr(files, "read_regular", read)
     audited = run_audit(AuditRequest([str(root)]))
     converted = convert_paths([str(root)], ConvertOptions(DEFAULT))
     for report in (audited, converted):
