@@ -62,10 +62,10 @@ def group_path(group: str, kind: str, pod: PathT) -> PathT | None:
 
 
 def keep_num_gpus(data: Mapping[str, Any], group: str, kind: str, base: PathT, pod: PathT,
-                  spec: Mapping[str, Any], removed: Iterable[str], ops: list[Op],
+                  spec: Mapping[str, Any], removed: Iterable[tuple[PathT, str]], ops: list[Op],
                   notes: list[str]) -> None:
-    """Write `num-gpus` where convert's removal of `removed` (resource names, from the Ray
-    container's limits) changes what KubeRay passes to `ray start`."""
+    """Write `num-gpus` where convert's removal of `removed` ((container path, resource) pairs)
+    changes what KubeRay passes to `ray start`."""
     owner = group_path(group, kind, pod)
     if owner is None:
         return
@@ -80,7 +80,8 @@ def keep_num_gpus(data: Mapping[str, Any], group: str, kind: str, base: PathT, p
         return
     limits = as_mapping(as_mapping(as_mapping(containers[_RAY_CONTAINER]).get("resources"))
                         .get("limits"))
-    gone = set(removed)
+    ray_container = pod + ("containers", _RAY_CONTAINER)
+    gone = {name for where, name in removed if where == ray_container}
     before = ray_gpus(limits)
     if before is None or ray_gpus({k: v for k, v in limits.items() if k not in gone}) == before:
         return

@@ -13,7 +13,7 @@ from __future__ import annotations
 from collections.abc import Iterable, Mapping
 from typing import Any
 
-from gpudra.convert import kuberay
+from gpudra.convert.controllers import keep_controllers_working
 from gpudra.convert.edits import add_to_pod, prune
 from gpudra.convert.naming import ObjectNames, free_name, namespace_of, pod_suffix, workload_name
 from gpudra.convert.nodes import NodeDocument, PathT
@@ -181,6 +181,7 @@ class Planner:
         plan.ops += placement.ops
         notes += placement.notes
         needs = [_as_planned(need, placement, shared_mode) for need in needs]
+        keep_controllers_working(data, base, spec, needs, plan.ops, notes)  # raises Blocked
         exclusive = [n for n in needs if not n.shared]
         shared = [n for n in needs if n.shared]
         if shared:
@@ -224,10 +225,6 @@ class Planner:
                 piece_objects[piece.pod_claim] = piece_object
             claims += _container_claims(spec.path, claim, object_name, piece_objects, is_shared)
         self._containers(base, views, plan.ops, notes)
-        ray_container = spec.path + ("containers", 0)
-        kuberay.keep_num_gpus(data, _group(data), kind, base, spec.path, spec.data,
-                              (n.resource for n in needs if n.container.path == ray_container),
-                              plan.ops, notes)
         for need in needs:
             plan.ops += [Delete(base + path) for path in need.paths]
             if need.resource.endswith(".shared"):
@@ -392,10 +389,6 @@ def _check_editable(doc: NodeDocument, base: PathT, spec: PodSpecRef,
     for path in paths:
         if not doc.editable(base + path):
             raise Blocked("YAML anchors, aliases or merge keys on the edit path; edit by hand")
-
-
-def _group(data: Mapping[str, Any]) -> str:
-    return str(data.get("apiVersion", "")).rpartition("/")[0]
 
 
 def _mentions_nvidia(data: Any) -> bool:
