@@ -8,6 +8,7 @@ disabled rules and suppression annotations are applied here, once, before a Find
 
 from __future__ import annotations
 
+import os
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
@@ -93,6 +94,14 @@ class AuditContext:
         self.workloads[key] = WorkloadStatus(obj.file, obj.kind, obj.name, obj.namespace,
                                              device_plugin, dra, source=obj.source,
                                              bridge=bridge and device_plugin)
+
+    def note_template(self, text: TemplateText) -> None:
+        """Template text (a chart, a templated document) that asks the device plugin for
+        devices: one workload per chart, or per file outside a chart, never on DRA."""
+        where = text.chart or text.file
+        self.workloads[("template", where)] = WorkloadStatus(
+            where, "HelmChart" if text.chart else "Template", os.path.basename(where) or where,
+            None, True, False)
 
     def emit(self, rule_id: str, where: SourceObject | TemplateText, message: str, *,
              path: PathT = (), line: int | None = None, container: str | None = None,

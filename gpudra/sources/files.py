@@ -64,7 +64,8 @@ def discover(paths: Iterable[str], excludes: Iterable[str] = ()) -> Iterator[Inp
             continue
         root = Path(raw)
         if root.is_file():
-            yield _classify(raw, None)
+            # One file of a chart (as pre-commit passes them) is still a chart's file.
+            yield _classify(raw, _chart_of_file(raw))
         elif root.is_dir():
             yield from _walk(root, patterns)
         elif root.exists():
@@ -153,6 +154,15 @@ def _enclosing_chart(dirpath: str) -> str | None:
             return None
         probe = parent
     return None
+
+
+def _chart_of_file(path: str) -> str | None:
+    """The chart `path` belongs to, if any: a values file or Chart.yaml beside Chart.yaml, or
+    a file in a chart's templates/ tree."""
+    directory = os.path.dirname(path) or os.curdir
+    if os.path.isfile(os.path.join(directory, "Chart.yaml")):
+        return directory
+    return _enclosing_chart(directory)
 
 
 def _classify(path: str, chart: str | None) -> InputFile:

@@ -17,6 +17,7 @@ from gpudra.objects import ManifestObject, plural
 from gpudra.preflight.model import CheckInfo, CheckResult, Outcome, Tier, check, result
 
 DEVICE_PLUGIN_RULES = frozenset({"GPU101", "GPU102", "GPU103"})
+TEMPLATE_RULE = "GPU701"  # a chart or template that requests devices (a zero count does not)
 DRA_LINT_PREFIX = "GPU6"
 MAX_SHOWN = 3
 # A package index has kubernetes-validate; gpudra itself installs from a checkout.
@@ -83,13 +84,16 @@ nothing), or there was nothing to read.
 
 MANIFEST003 = check(
     "MANIFEST003", "No workload requests device-plugin GPUs", Tier.MANIFESTS,
-    "No container still asks for `nvidia.com/gpu`, `nvidia.com/mig-*` or shared GPUs "
-    "(audit rules GPU101-GPU103).",
+    "No container, Helm chart or template still asks for `nvidia.com/gpu`, `nvidia.com/mig-*` "
+    "or shared GPUs (audit rules GPU101-GPU103, GPU701).",
     """
 **Why it matters.** Once the device plugin is gone from a cluster, pods that still request
 `nvidia.com/gpu` stay Pending (unless a DeviceClass maps the name, see CLUSTER009). This check
-reuses the audit's findings GPU101 (whole GPUs), GPU102 (MIG) and GPU103 (shared GPUs);
-suppressions (`gpudra.io/ignore`) and `.gpudra.yaml` settings apply as in `gpudra audit`.
+reuses the audit's findings GPU101 (whole GPUs), GPU102 (MIG), GPU103 (shared GPUs) and GPU701
+(a Helm template or values file, or another templated document, that sets one of them to
+anything but 0: the chart still renders device-plugin requests); suppressions
+(`gpudra.io/ignore`) and `.gpudra.yaml` settings apply as in `gpudra audit`. A file passed on
+its own (as pre-commit does) is still recognised as part of a chart by the Chart.yaml above it.
 
 With `--require-migrated` (a CI gate for a migrated repository) a remaining request fails;
 without it, it is a warning, so a tree that is being migrated passes with `--fail-on fail`.
@@ -279,7 +283,8 @@ def check_migrated(tree: ManifestInput, require_migrated: bool = False) -> Check
     unreadable = _unreadable(MANIFEST003, tree)
     if unreadable:
         return unreadable
-    remaining = [f for f in tree.findings if f.rule in DEVICE_PLUGIN_RULES]
+    remaining = [f for f in tree.findings if f.rule in DEVICE_PLUGIN_RULES
+                 or (f.rule == TEMPLATE_RULE and f.quantity != 0)]
     if not remaining:
         return result(MANIFEST003, Outcome.PASS, "no workload requests device-plugin GPUs",
                       details=_errors_note(tree))
