@@ -20,7 +20,7 @@ from typing import Any, Generic, TypeVar
 
 from gpudra.errors import InputReadError
 from gpudra.model import InputError, Skipped
-from gpudra.objects import ManifestObject, TemplateText
+from gpudra.objects import ManifestObject, TemplateText, template_objects
 from gpudra.sources import Item, ScanStats
 from gpudra.sources.documents import (
     Chunk,
@@ -418,7 +418,8 @@ def load_items(read: ReadFile, stats: ScanStats) -> Iterator[Item]:
 
 def objects_of(parsed: ParsedDocument, label: str) -> Iterator[ManifestObject]:
     """Objects in a parsed document. The document itself always comes first (text rules read
-    it; non-object documents such as dashboards are kept); a List yields its items after it."""
+    it; non-object documents such as dashboards are kept); a List yields its items after it,
+    an OpenShift Template the objects `oc process` creates from it."""
     data = parsed.data
     chunk = parsed.chunk
     template = chunk.helm_source
@@ -428,6 +429,8 @@ def objects_of(parsed: ParsedDocument, label: str) -> Iterator[ManifestObject]:
         data, items, prefix = {"items": data}, data, ()
     elif isinstance(data, dict) and str(data.get("kind", "")).endswith("List"):
         items = data.get("items") if isinstance(data.get("items"), list) else None
+    elif template_objects(data) is not None:
+        items, prefix = template_objects(data), ("objects",)
     if not isinstance(data, dict):
         return
     yield ManifestObject(data, label, chunk.first_line, parsed.lines, chunk.text, (), template,
