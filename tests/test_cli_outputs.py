@@ -285,6 +285,23 @@ def test_a_chart_that_requests_device_plugin_gpus_is_not_migrated(tmp_path):
     assert summary.percent_migrated == 50.0
 
 
+def test_nim_services_on_the_operators_dra_path_are_migrated(tmp_path):
+    """Issue 13.6: a NIMService (or a NIMPipeline service) with draResources is on DRA."""
+    from gpudra.audit import AuditRequest, run_audit
+    from gpudra.summary import summarize
+
+    (tmp_path / "nim.yaml").write_text(
+        "apiVersion: apps.nvidia.com/v1alpha1\nkind: NIMService\nmetadata: {name: a}\n"
+        "spec: {draResources: [{resourceClaimTemplateName: gpu}]}\n---\n"
+        "apiVersion: apps.nvidia.com/v1alpha1\nkind: NIMPipeline\nmetadata: {name: b}\n"
+        "spec: {services: [{name: llm, spec: {draResources: [{claimCreationSpec: "
+        "{devices: [{name: gpu}]}}]}}]}\n---\n"
+        "apiVersion: apps.nvidia.com/v1alpha1\nkind: NIMService\nmetadata: {name: c}\n"
+        "spec: {resources: {limits: {nvidia.com/gpu: 1}}}\n")
+    summary = summarize(run_audit(AuditRequest([str(tmp_path)])))
+    assert (summary.gpu_workloads, summary.on_dra, summary.on_device_plugin) == (3, 2, 1)
+
+
 # -- user text in the table, and crashes -----------------------------------------------------
 
 

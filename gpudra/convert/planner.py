@@ -13,6 +13,7 @@ from __future__ import annotations
 from collections.abc import Iterable, Mapping
 from typing import Any
 
+from gpudra.convert import nim
 from gpudra.convert.controllers import keep_controllers_working
 from gpudra.convert.edits import add_to_pod, prune
 from gpudra.convert.naming import ObjectNames, free_name, namespace_of, pod_suffix, workload_name
@@ -39,7 +40,7 @@ from gpudra.dra import emit
 from gpudra.dra.mig_memory import usable_mib
 from gpudra.dra.sharing import NO_REPLICAS, device_plugin_sharing
 from gpudra.dra.selectors import min_memory_selector, product_prefix_selector
-from gpudra.gpu_use import ObjectUse, quota_path, read_object
+from gpudra.gpu_use import ObjectUse, quota_path, read_object, read_pod_spec
 from gpudra.objects import dig, format_path
 from gpudra.quantity import parse_quantity
 from gpudra.workloads import PodSpecRef, WorkloadTable
@@ -111,10 +112,13 @@ class Planner:
     def _workload(self, file: str, data: Mapping[str, Any], base: PathT, doc: NodeDocument,
                   group: str, kind: str) -> ObjectPlan:
         use = read_object(self.table, group, kind, data)
+        services = [nim.as_pod_spec(data, path) for path in nim.service_specs(kind, data)] \
+            if nim.is_nim(group, kind) else []
         try:
-            found = [(pod.spec, find_needs(pod)) for pod in use.pods]  # raises Blocked
+            found = [(pod.spec, find_needs(pod)) for pod in
+                     [*use.pods, *map(read_pod_spec, services)]]  # raises Blocked
             found = [(spec, needs) for spec, needs in found if needs]
-            outside = _outside(use)
+            outside = _outside(use, {s.path for s in services})
             if not found and not outside:
                 return ObjectPlan()
             if outside:
@@ -133,6 +137,10 @@ class Planner:
             created: list[str] = []
             claims: list[ContainerClaim] = []
             for spec, needs in found:
+                if spec in services:
+                    created.append(self._nim_service(data, base, spec, needs, shared_mode, plan,
+                                                     notes, claims))
+                    continue
                 created += self._pod_spec(data, kind, base, spec, needs, shared_mode, plan,
                                           notes, len(found), claims)
             if kind in CLUSTER_SCOPED_TEMPLATES:
@@ -241,6 +249,61 @@ class Planner:
         add_to_pod(spec, pod, "resourceClaims", entries, plan.ops)
         prune(data, base, plan.ops)
         return created
+
+    def _nim_service(self, data: Mapping[str, Any], base: PathT, spec: PodSpecRef,
+                     needs: list[DeviceNeed], shared_mode: bool, plan: ObjectPlan,
+                     notes: list[str], claims: list[ContainerClaim]) -> str:
+        """A NIMService spec: its GPU limits become a `draResources` entry the operator turns
+        into the model container's claim. Returns the name of the claim (template) written."""
+        label = nim.service_label(data, spec.path)
+        if self.options.target.minor < nim.MIN_MINOR:
+            raise Blocked(f"the NIM Operator takes draResources only on Kubernetes 1.{nim.MIN_MINOR}"
+                          f"+ (resource.k8s.io/v1); the target is {self.options.target}")
+        if nim.DRA_FIELD in spec.data:
+            raise Blocked(f"{label} has draResources and device-plugin GPUs at once; merge them "
+                          "into draResources by hand")
+        placement = plan_placement(spec, base + spec.path, self.options.keep_node_selectors,
+                                   whole_gpus=any(not n.mig for n in needs))
+        needs = [_as_planned(need, placement, shared_mode) for need in needs]
+        shared = any(n.shared for n in needs)
+        if shared and dig(spec.data, "multiNode") is not None:
+            raise Blocked(f"{label} runs on several nodes (multiNode), but one shared "
+                          "ResourceClaim is allocated on one node; give each pod its own claim")
+        used: set[str] = set()
+        requests = []
+        for need in needs:
+            name = free_name("mig" if need.mig else "gpu", used)
+            used.add(name)
+            requests.append(emit.device_request(name, need.device_class, need.count,
+                                                self._selectors(need, placement, notes),
+                                                self.options.target))
+            plan.ops += [Delete(base + path) for path in need.paths]
+            if need.resource.endswith(".shared"):
+                _shared_notes(need, notes)
+        stem = "-".join(x for x in (workload_name(data),
+                                    pod_suffix(data, spec.path) if spec.path != ("spec",) else "",
+                                    "gpu") if x)
+        namespace = namespace_of(data)
+        object_name = self.names.unique(stem, namespace)
+        build = emit.claim if shared else emit.claim_template
+        plan.new_objects.append((build(object_name, namespace, requests, self.options.target),
+                                 None))
+        # The operator names the pod claim and the model container itself.
+        kind = "ResourceClaim" if shared else "ResourceClaimTemplate"
+        claims += [ContainerClaim(spec.path, label, nim.DRA_FIELD, kind, object_name,
+                                  request["name"], i) for i, request in enumerate(requests)]
+        plan.ops += placement.ops
+        notes += placement.notes
+        plan.ops.append(nim.add_dra_resources(spec.data, base + spec.path,
+                                              [nim.dra_entry(object_name, shared)]))
+        prune(data, base, plan.ops)
+        if shared:
+            notes.append(f"all pods of this {label} share one ResourceClaim: they land on one "
+                         "node and see the same devices")
+        notes.append(f"{label}: the GPU limit became draResources ({object_name}), the NIM "
+                     "Operator's own DRA field (NIM Operator v3.0.0+; the operator turns it into "
+                     "the model container's claim)")
+        return object_name
 
     def _selectors(self, need: DeviceNeed, placement: Placement, notes: list[str]) -> list[str]:
         selectors = [expression for _, expression in placement.selectors]
@@ -395,10 +458,11 @@ def _mentions_nvidia(data: Any) -> bool:
     return "nvidia.com/" in repr(data)
 
 
-def _outside(use: ObjectUse) -> str | None:
-    """Where a device-plugin request sits outside every pod spec's containers, if anywhere."""
+def _outside(use: ObjectUse, covered: set[PathT]) -> str | None:
+    """Where a device-plugin request sits outside every pod spec's containers (and the
+    `covered` CRD specs convert handles), if anywhere."""
     for request in use.stray:
-        if request.nvidia:
+        if request.nvidia and request.container.path not in covered:
             return format_path(request.container.path) or "the object"
     return None
 
