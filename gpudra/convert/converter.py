@@ -328,7 +328,7 @@ def _edited_chunk(f: _File, doc: _Doc) -> tuple[str, Style] | None:
 
 
 def _blocked(result: WorkloadResult, reason: str) -> WorkloadResult:
-    if result.strategy not in ("rewrite", "quota"):
+    if result.strategy not in ("rewrite", "repair", "quota"):
         return result
     return WorkloadResult(result.file, result.kind, result.name, result.namespace, "blocked",
                           reason)

@@ -18,9 +18,10 @@ from gpudra.convert.controllers import keep_controllers_working
 from gpudra.convert.edits import add_to_pod, prune
 from gpudra.convert.naming import ObjectNames, free_name, namespace_of, pod_suffix, workload_name
 from gpudra.convert.nodes import NodeDocument, PathT
-from gpudra.convert.ops import Append, Delete, Extend, Op
+from gpudra.convert.ops import Append, Delete, Extend, Op, container_of
 from gpudra.convert.placement import MEMORY_LABEL, Placement, PlacementBlocked, plan_placement
 from gpudra.convert.quotas import plan_quota
+from gpudra.convert.repair import Repair, repair_dra_object, repair_pod_claims
 from gpudra.convert.records import (
     Blocked,
     ContainerClaim,
@@ -97,6 +98,9 @@ class Planner:
                 return ObjectPlan(result=result_for(
                     file, data, "manual", reason=f"device-plugin sharing config ({grants}): "
                     f"{NO_REPLICAS}; decide per workload"))
+        if group == "resource.k8s.io":
+            return _repaired(file, data, base, doc,
+                             repair_dra_object(data, base, self.options.target))
         return self._workload(file, data, base, doc, group, kind)
 
     def plan_quota(self, file: str, data: Mapping[str, Any], base: PathT,
@@ -114,13 +118,16 @@ class Planner:
         use = read_object(self.table, group, kind, data)
         services = [nim.as_pod_spec(data, path) for path in nim.service_specs(kind, data)] \
             if nim.is_nim(group, kind) else []
+        repair = Repair()
+        for pod in use.pods:
+            repair.merge(repair_pod_claims(pod.spec, base))
         try:
             found = [(pod.spec, find_needs(pod)) for pod in
                      [*use.pods, *map(read_pod_spec, services)]]  # raises Blocked
             found = [(spec, needs) for spec, needs in found if needs]
             outside = _outside(use, {s.path for s in services})
             if not found and not outside:
-                return ObjectPlan()
+                return _repaired(file, data, base, doc, repair)
             if outside:
                 raise Blocked(f"device request at {outside} is outside any known pod spec; "
                               "convert it by hand, or add a `workloads` entry in .gpudra.yaml "
@@ -132,8 +139,8 @@ class Planner:
                 return ObjectPlan(result=result_for(file, data, "bridge",
                                                     notes=self._bridge_notes()))
             shared_mode = self._claim_mode(data) == "shared"
-            plan = ObjectPlan()
-            notes: list[str] = []
+            plan = ObjectPlan(ops=list(repair.ops))
+            notes: list[str] = [*repair.done, *repair.left]
             created: list[str] = []
             claims: list[ContainerClaim] = []
             for spec, needs in found:
@@ -444,6 +451,22 @@ def _replicas(data: Mapping[str, Any]) -> int | None:
     else:
         return None
     return value if isinstance(value, int) else None
+
+
+def _repaired(file: str, data: Mapping[str, Any], base: PathT, doc: NodeDocument,
+              repair: Repair) -> ObjectPlan:
+    """An object that only needs repairs (a DRA object, a pod spec already on DRA)."""
+    if not repair.ops:
+        if repair.left:
+            return ObjectPlan(result=result_for(file, data, "manual",
+                                                reason="; ".join(repair.left)))
+        return ObjectPlan()
+    if not all(doc.editable(container_of(op)) for op in repair.ops):
+        return ObjectPlan(result=result_for(
+            file, data, "blocked", reason="YAML anchors, aliases or merge keys on the edit "
+            "path; repair by hand: " + "; ".join(repair.done)))
+    return ObjectPlan(ops=list(repair.ops), result=result_for(
+        file, data, "repair", notes=tuple(repair.done + repair.left)))
 
 
 def _check_editable(doc: NodeDocument, base: PathT, spec: PodSpecRef,

@@ -13,6 +13,7 @@ from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
+from gpudra.dra.versions import DEFAULT, TargetVersion
 from gpudra.gpu_use import ObjectUse, read_object
 from gpudra.model import Finding, RuleInfo, Severity, WorkloadStatus
 from gpudra.objects import PathT, SourceObject, TemplateText, format_path
@@ -63,6 +64,7 @@ class AuditContext:
     catalogue: Mapping[str, RuleInfo]
     settings: RuleSettings
     table: WorkloadTable
+    target: TargetVersion = DEFAULT  # the release DRA objects are judged against (GPU611)
     findings: list[Finding] = field(default_factory=list)
     suppressed: int = 0
     kubernetes_minor: int | None = None  # a cluster audit: the cluster's release (1.<minor>)

@@ -150,7 +150,7 @@ def _validate(tree: Path, before: dict[str, bytes], target: TargetVersion,
     parameters = _template_parameters(changed)
     converted = {(w["kind"], _processed(w["name"], parameters),
                   _processed(w["namespace"], parameters)) for w in report["workloads"]
-                 if w["strategy"] in ("rewrite", "quota")}
+                 if w["strategy"] in ("rewrite", "repair", "quota")}
     objects = [obj for p in changed for obj in _objects(p)]
     dra = [o for o in objects if str(o.get("apiVersion", "")).startswith(_RESOURCE_GROUP)]
     for obj in dra:

@@ -19,6 +19,7 @@ from gpudra.preflight.model import CheckInfo, CheckResult, Outcome, Tier, check,
 DEVICE_PLUGIN_RULES = frozenset({"GPU101", "GPU102", "GPU103"})
 TEMPLATE_RULE = "GPU701"  # a chart or template that requests devices (a zero count does not)
 DRA_LINT_PREFIX = "GPU6"
+SERVED_RULE = "GPU611"
 MAX_SHOWN = 3
 # A package index has kubernetes-validate; gpudra itself installs from a checkout.
 VALIDATE_EXTRA = ("pip install kubernetes-validate "
@@ -78,7 +79,11 @@ Objects whose version the target does not have are left to MANIFEST001.
 *unavailable*: kubernetes-validate is not installed (and the cross-field rules found
 nothing), or there was nothing to read.
 
-**Fix.** Correct the named fields; `gpudra convert` writes the target's shape.
+**Fix.** `gpudra convert --target-version <release>` repairs what it can tell unambiguously:
+it moves ResourceClaims, ResourceClaimTemplates and DeviceClasses to the target's version and
+request shape (flat v1beta1 fields under `exactly:` and back), adds a template's missing inner
+`spec:`, and rewrites `>=` on quantities and memory read as an attribute in selectors
+(docs/convert.md). Correct other fields by hand.
 """,
     (Outcome.PASS, Outcome.FAIL, Outcome.UNAVAILABLE))
 
@@ -266,8 +271,9 @@ def check_strict_validation(tree: ManifestInput, target: TargetVersion = DEFAULT
     if problems:
         return result(MANIFEST002, Outcome.FAIL,
                       f"{plural(len(problems), 'validation error')} against Kubernetes {target}: "
-                      f"{_shown(problems)}", "correct the named fields, or let gpudra convert "
-                      f"--target-version {target} write them", details=details)
+                      f"{_shown(problems)}", f"gpudra convert --target-version {target} "
+                      "repairs request shapes, a template's missing inner spec and old "
+                      "versions; correct other fields by hand", details=details)
     if schema_missing is not None:
         return result(MANIFEST002, Outcome.UNAVAILABLE,
                       f"cross-field rules pass, but strict schema validation is unavailable: "
@@ -304,7 +310,8 @@ def check_dra_lint(tree: ManifestInput) -> CheckResult:
     unreadable = _unreadable(MANIFEST004, tree)
     if unreadable:
         return unreadable
-    lint = [f for f in tree.findings if f.rule.startswith(DRA_LINT_PREFIX)]
+    lint = [f for f in tree.findings if f.rule.startswith(DRA_LINT_PREFIX)
+            and f.rule != SERVED_RULE]  # versions are MANIFEST001's
     errors = [f for f in lint if f.severity is Severity.ERROR]
     warnings = [f for f in lint if f.severity is Severity.WARNING]
     details = [_finding_line(f) for f in lint] + _errors_note(tree)
