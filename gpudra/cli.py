@@ -363,6 +363,10 @@ def convert(
     claims_file: Optional[str] = typer.Option(None, "--claims-file", metavar="NAME",
                                               help="Put new objects in NAME in each directory "
                                                    "(added to kustomization resources)."),
+    admin_access: bool = typer.Option(False, "--admin-access",
+                                      help="Give monitoring DaemonSets that see every GPU "
+                                           "(NVIDIA_VISIBLE_DEVICES=all) an admin-access claim "
+                                           "(1.34+)."),
     exclude: list[str] = typer.Option([], "--exclude", metavar="GLOB", help="Skip matching paths."),
     config: Optional[Path] = typer.Option(None, "--config", metavar="FILE",
                                           help="Config file (default: nearest .gpudra.yaml)."),
@@ -408,7 +412,8 @@ def convert(
         target_version=target_version, claim_mode=claim_mode, strategy=strategy,
         keep_node_selectors=keep_node_selectors, add_toleration=add_toleration,
         keep_device_plugin_quota=keep_quota, selectors=tuple(selector), min_memory=min_memory,
-        product=product, claims_file=claims_file, excludes=tuple(exclude), config=config,
+        product=product, claims_file=claims_file, admin_access=admin_access,
+        excludes=tuple(exclude), config=config,
         output=output.value, quiet=quiet, verbose=verbose, color=diff and _color(sys.stdout))
     code = run_convert(request, stdout=sys.stdout, stderr=sys.stderr)
     raise typer.Exit(int(code))

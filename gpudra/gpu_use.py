@@ -22,6 +22,7 @@ from gpudra.quantity import DeviceCount, parse_device_count
 from gpudra.workloads import ContainerRef, PodSpecRef, WorkloadTable, compile_path, evaluate
 
 NVIDIA_ENV = ("NVIDIA_VISIBLE_DEVICES", "NVIDIA_DRIVER_CAPABILITIES")
+HIDDEN = frozenset({"void", "none", ""})  # NVIDIA_VISIBLE_DEVICES values that expose no GPU
 # Where a resource-like key is a label, a selector, data or what a live object reports
 # (`status.containerStatuses[].allocatedResources`), never a request.
 _NOT_REQUESTS = frozenset({"metadata", "labels", "annotations", "nodeSelector", "matchLabels",
@@ -99,6 +100,14 @@ class ContainerUse:
     @property
     def uses_gpus(self) -> bool:
         return self.device_plugin or bool(self.claims)
+
+    @property
+    def sees_unrequested_gpus(self) -> bool:
+        """NVIDIA_VISIBLE_DEVICES exposes GPUs (`all`, indexes, UUIDs) to a container that asks
+        for none: a monitoring agent's way to see every GPU of its node."""
+        return not self.uses_gpus and not any(r.nvidia for r in self.requests) and any(
+            v.name == "NVIDIA_VISIBLE_DEVICES" and str(v.value or "").lower() not in HIDDEN
+            for v in self.env)
 
 
 @dataclass(frozen=True, slots=True)

@@ -13,7 +13,7 @@ from __future__ import annotations
 from collections.abc import Iterable, Mapping
 from typing import Any
 
-from gpudra.convert import nim
+from gpudra.convert import admin, nim
 from gpudra.convert.controllers import keep_controllers_working
 from gpudra.convert.edits import add_to_pod, prune
 from gpudra.convert.naming import ObjectNames, free_name, namespace_of, pod_suffix, workload_name
@@ -127,6 +127,8 @@ class Planner:
             found = [(spec, needs) for spec, needs in found if needs]
             outside = _outside(use, {s.path for s in services})
             if not found and not outside:
+                if self.options.admin_access and kind in admin.KINDS:
+                    return self._admin_access(file, data, base, doc, use, repair)
                 return _repaired(file, data, base, doc, repair)
             if outside:
                 raise Blocked(f"device request at {outside} is outside any known pod spec; "
@@ -257,6 +259,45 @@ class Planner:
         prune(data, base, plan.ops)
         return created
 
+    def _admin_access(self, file: str, data: Mapping[str, Any], base: PathT, doc: NodeDocument,
+                      use: ObjectUse, repair: Repair) -> ObjectPlan:
+        """`--admin-access`: a monitoring DaemonSet's containers that see every GPU through
+        NVIDIA_VISIBLE_DEVICES get an admin-access claim instead."""
+        plan = ObjectPlan(ops=list(repair.ops))
+        notes: list[str] = [*repair.done, *repair.left]
+        created: list[str] = []
+        for pod in use.pods:
+            containers = admin.monitors(pod)
+            if not containers:
+                continue
+            spec = pod.spec
+            if not all(doc.editable(base + c.container.path) for c in containers):
+                return ObjectPlan(result=result_for(file, data, "blocked", reason=(
+                    "YAML anchors, aliases or merge keys on the edit path; edit by hand")))
+            taken = _existing_claim_names(spec.data)
+            pod_claim = free_name(admin.POD_CLAIM, taken)
+            name = self.names.unique(f"{workload_name(data)}-gpu-admin", namespace_of(data))
+            plan.new_objects.append((emit.claim_template(
+                name, namespace_of(data), [emit.admin_request(admin.REQUEST, emit.GPU_CLASS,
+                                                              self.options.target)],
+                self.options.target), None))
+            created.append(name)
+            views = {c.container.path: (c.container, [emit.container_claim(pod_claim)])
+                     for c in containers}
+            self._containers(base, views, plan.ops, notes)
+            add_to_pod(spec, base + spec.path, "resourceClaims",
+                       [emit.pod_claim_entry(pod_claim, template=name)], plan.ops)
+        if not created:
+            return _repaired(file, data, base, doc, repair)
+        prune(data, base, plan.ops)
+        namespace = namespace_of(data) or "the namespace it runs in"
+        notes.append(f"admin access (KEP-5018): {', '.join(created)} gets every GPU of the node "
+                     "without taking them from other claims; the API server accepts it only "
+                     f"once {namespace} is labelled {admin.NAMESPACE_LABEL}")
+        plan.result = result_for(file, data, "rewrite", notes=tuple(dict.fromkeys(notes)),
+                                 created=tuple(created))
+        return plan
+
     def _nim_service(self, data: Mapping[str, Any], base: PathT, spec: PodSpecRef,
                      needs: list[DeviceNeed], shared_mode: bool, plan: ObjectPlan,
                      notes: list[str], claims: list[ContainerClaim]) -> str:
@@ -336,11 +377,16 @@ class Planner:
     def _containers(self, base: PathT, views: dict, ops: list[Op], notes: list[str]) -> None:
         for path, (container, claims) in views.items():
             resources = base + path + ("resources",)
-            existing = container.data["resources"].get("claims")
+            present = container.data.get("resources")
+            existing = present.get("claims") if isinstance(present, Mapping) else None
             if isinstance(existing, list) and existing:
                 ops.append(Extend(resources + ("claims",), tuple(claims)))
-            else:
+            elif isinstance(present, Mapping) and present:
                 ops.append(Append(resources, "claims", claims))
+            else:  # no resources yet (an admin-access monitor asks for none)
+                if "resources" in container.data:
+                    ops.append(Delete(resources))
+                ops.append(Append(base + path, "resources", {"claims": claims}))
             env = container.data.get("env")
             for i, var in enumerate(env if isinstance(env, list) else ()):
                 if isinstance(var, Mapping) and var.get("name") == _HIDE_ENV:

@@ -513,3 +513,20 @@ def test_the_preflight_remediations_for_dra_objects_are_true(tmp_path: Path) -> 
     audit = CliRunner().invoke(app, ["audit", str(tree), "-o", "json", "--target-version",
                                      "1.35"])
     assert [f["rule"] for f in json.loads(audit.stdout)["findings"]] == []
+
+
+def test_admin_access_needs_a_target_where_it_is_on(tmp_path: Path) -> None:
+    """KEP-5018 admin access is alpha and off in 1.32/1.33: the option is refused there."""
+    (tmp_path / "ds.yaml").write_text(
+        "apiVersion: apps/v1\nkind: DaemonSet\nmetadata: {name: m}\nspec:\n  template:\n"
+        "    spec:\n      containers:\n      - name: c\n"
+        "        env: [{name: NVIDIA_VISIBLE_DEVICES, value: all}]\n")
+    before = (tmp_path / "ds.yaml").read_bytes()
+    result = CliRunner().invoke(app, ["convert", str(tmp_path), "--admin-access",
+                                      "--target-version", "1.33"])
+    assert result.exit_code == 2 and "DRAAdminAccess" in result.output
+    assert (tmp_path / "ds.yaml").read_bytes() == before
+    result = CliRunner().invoke(app, ["convert", str(tmp_path), "--admin-access",
+                                      "--target-version", "1.34"])
+    assert result.exit_code == 0, result.output
+    assert b"adminAccess: true" in (tmp_path / "ds.yaml").read_bytes()
