@@ -2,7 +2,7 @@
 
 Operators build pods from the objects convert edits, and some of them derive more than the pod
 from the device-plugin limit: KubeRay the `ray start --num-gpus`, Kubeflow Trainer the process
-count. Each such controller has a module here that either writes the count where the controller
+count, KServe the image and the multi-node GPU limits. Each such controller has a module here that either writes the count where the controller
 can read it after conversion, or raises Blocked with the reason.
 """
 
@@ -11,7 +11,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
-from gpudra.convert import kubeflow, kuberay
+from gpudra.convert import kserve, kubeflow, kuberay
 from gpudra.convert.ops import Op
 from gpudra.convert.requests import DeviceNeed
 from gpudra.objects import PathT
@@ -27,5 +27,6 @@ def keep_controllers_working(data: Mapping[str, Any], base: PathT, spec: PodSpec
     removed = [(n.container.path, n.resource) for n in needs]
     kuberay.keep_num_gpus(data, group, kind, base, spec.path, spec.data, removed, ops, notes)
     kubeflow.check_mpijob_launcher(api_version, kind, spec.path, removed)
+    kserve.check(data, group, kind, spec.path, removed)
     kubeflow.keep_process_count(data, group, kind, base, spec.path, spec.data, removed, ops,
                                 notes)
