@@ -432,7 +432,8 @@ version: `no matches for kind "ResourceClaim" in version "resource.k8s.io/v1beta
 Kubernetes 1.34 only `v1` is served by default; `v1beta1` and `v1beta2` need
 `--runtime-config` on the API server, `v1alpha3` no longer has the claim kinds, and `v1alpha2`
 (classic DRA, 1.26-1.30) is gone altogether. 1.32 and 1.33 serve no version by default, so for
-those targets only versions the release does not have are reported.
+those targets only versions the release does not have are reported. Manifests are judged;
+objects read from a live cluster are stored in a version that cluster serves.
 
 The target is `--target-version` (default: the newest release gpudra knows). `gpudra convert
 --target-version <release>` rewrites ResourceClaims, ResourceClaimTemplates and DeviceClasses
@@ -553,7 +554,9 @@ class DraObjects(Checker):
 
     @staticmethod
     def _served(obj: SourceObject, ctx: AuditContext) -> None:
-        if not obj.kind or "/" not in obj.api_version:
+        # A live object is stored in whatever version its cluster serves: only manifests are
+        # judged against the target.
+        if obj.source != "file" or not obj.kind or "/" not in obj.api_version:
             return
         target = ctx.target
         found = availability(target, obj.api_version, obj.kind)
