@@ -2,8 +2,10 @@
 
 Operators build pods from the objects convert edits, and some of them derive more than the pod
 from the device-plugin limit: KubeRay the `ray start --num-gpus`, Kubeflow Trainer the process
-count, KServe the image and the multi-node GPU limits. Each such controller has a module here that either writes the count where the controller
-can read it after conversion, or raises Blocked with the reason.
+count, KServe the image and the multi-node GPU limits. Each such controller has a module here
+that either writes the count where the controller can read it after conversion, or raises
+Blocked with the reason. (The NIM Operator, which has a DRA field of its own, is planned in
+gpudra.convert.nim.)
 """
 
 from __future__ import annotations

@@ -30,7 +30,7 @@ from gpudra.dra import emit
 from gpudra.errors import InputReadError, UsageError
 from gpudra.kustomize.build import Build
 from gpudra.kustomize.convert import ObjectState, OverlayPlan, plan_overlays
-from gpudra.kustomize.objects import file_objects, objects_in
+from gpudra.kustomize.objects import file_objects
 from gpudra.kustomize.tree import (
     Tree,
     inside,

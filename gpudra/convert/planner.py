@@ -305,8 +305,9 @@ class Planner:
         into the model container's claim. Returns the name of the claim (template) written."""
         label = nim.service_label(data, spec.path)
         if self.options.target.minor < nim.MIN_MINOR:
-            raise Blocked(f"the NIM Operator takes draResources only on Kubernetes 1.{nim.MIN_MINOR}"
-                          f"+ (resource.k8s.io/v1); the target is {self.options.target}")
+            raise Blocked("the NIM Operator takes draResources only on Kubernetes "
+                          f"1.{nim.MIN_MINOR}+ (resource.k8s.io/v1); the target is "
+                          f"{self.options.target}")
         if nim.DRA_FIELD in spec.data:
             raise Blocked(f"{label} has draResources and device-plugin GPUs at once; merge them "
                           "into draResources by hand")
