@@ -100,6 +100,12 @@ BLOCKED_ROWS = [
     ("GoogleCloudPlatform__kubernetes-engine-samples",
      "ai-ml__infw-gw__examples__getting-started__inference-model-variables.yaml",
      "InferenceModel", "${MODEL_NAME:-vllm-llama3-8b-instruct}", OUTSIDE),
+    # KServe reads the GPU limit: the webhook needs it for a -gpu runtimeVersion, and without a
+    # runtimeVersion it picks the Hugging Face server's image by it.
+    ("kserve__kserve", "docs__samples__accelerators__tensorflow-gpu.yaml", "InferenceService",
+     "tensorflow-gpu", "KServe rejects a tensorflow predictor with runtimeVersion"),
+    ("kserve__kserve", "docs__samples__storage__hf__hf_isvc.yaml", "InferenceService",
+     "huggingface-llama2", "KServe picks the huggingfaceserver image by the GPU limit"),
     # HAMi vGPU resources (nvidia.com/gpumem, nvidia.com/gpucores) have no DRA equivalent.
     ("Project-HAMi__HAMi", "examples__nvidia__default_use.yaml", "Pod", "gpu-pod",
      "nvidia.com/gpumem has no DRA equivalent"),
