@@ -7,6 +7,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from gpudra.config import Config
+from gpudra.dra.versions import DEFAULT, TargetVersion
 from gpudra.model import Finding, InputError, NotRead, Report
 from gpudra.objects import SourceObject, TemplateText
 from gpudra.rules import CHECKERS, AuditContext, catalogue
@@ -20,21 +21,23 @@ class AuditRequest:
     paths: Sequence[str]
     config: Config = field(default_factory=Config)
     excludes: Sequence[str] = ()
+    target: TargetVersion = DEFAULT  # the release DRA objects must be served by (GPU611)
 
 
 def run_audit(request: AuditRequest, *, stdin: Callable[[], bytes] | None = None,
               on_file: Callable[[str], None] | None = None) -> Report:
     """Audit every input under `request.paths`. Input errors are collected, never raised."""
     excludes = (*request.config.exclude, *request.excludes)
-    return audit(FileSource(request.paths, excludes, stdin, on_file), request.config)
+    return audit(FileSource(request.paths, excludes, stdin, on_file), request.config,
+                 request.target)
 
 
-def audit(source: Source, config: Config) -> Report:
+def audit(source: Source, config: Config, target: TargetVersion = DEFAULT) -> Report:
     """Run every checker over what `source` yields: files, stdin or a cluster."""
     rules = catalogue()
     table = WorkloadTable().with_kinds(config.workloads)
     # A cluster source knows its release; file trees have none.
-    ctx = AuditContext(rules, config.settings, table,
+    ctx = AuditContext(rules, config.settings, table, target,
                        kubernetes_minor=getattr(source, "kubernetes_minor", None))
     checkers = [checker() for checker in CHECKERS]
     errors: list[InputError] = []
@@ -70,7 +73,8 @@ def audit(source: Source, config: Config) -> Report:
 
 
 def audit_cluster(options: Any, config: Config, *,
-                  on_page: Callable[[Any], None] | None = None) -> Report:
+                  on_page: Callable[[Any], None] | None = None,
+                  target: TargetVersion = DEFAULT) -> Report:
     """Audit the cluster `options` (gpudra.cluster.ClusterOptions) point at. Raises
     gpudra.cluster.ClusterError when it cannot be read at all; a resource type that cannot be
     read is an error in the report, and the rest is audited."""
@@ -80,7 +84,7 @@ def audit_cluster(options: Any, config: Config, *,
     table = WorkloadTable().with_kinds(config.workloads)
     with connect(options) as cluster:
         cluster.server_version()  # fails fast, with one clear error, when it cannot be reached
-        return audit(ClusterSource(cluster, table, on_page), config)
+        return audit(ClusterSource(cluster, table, on_page), config, target)
 
 
 def _check(obj: SourceObject, checkers: list, ctx: AuditContext) -> None:

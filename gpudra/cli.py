@@ -190,6 +190,9 @@ def audit(
     request_timeout: Optional[str] = typer.Option(None, "--request-timeout", metavar="DURATION",
                                                   help="Cluster: per-request timeout, e.g. "
                                                        "30s or 1m."),
+    target_version: str = typer.Option("1.37", "--target-version", metavar="1.32..1.37",
+                                       help="Release whose served resource.k8s.io versions DRA "
+                                            "objects must use (GPU611)."),
 ) -> None:
     """Find device-plugin GPU requests, quotas, GPU placement and DRA mistakes in manifests
     or in the live cluster.
@@ -211,11 +214,14 @@ def audit(
                          "cluster audits: give no PATH to audit the cluster")
     if namespace and all_namespaces:
         raise UsageError("choose one of -n/--namespace and -A/--all-namespaces")
+    from gpudra.dra.versions import TargetVersion
+
+    target = TargetVersion.parse(target_version)
     cfg = load_config(config_for(paths, config), catalogue())
     if paths:
-        report = _audit_files(paths, cfg, tuple(exclude), quiet)
+        report = _audit_files(paths, cfg, tuple(exclude), quiet, target)
     else:
-        report = _audit_cluster(cfg, quiet, kubeconfig=kubeconfig, context=context,
+        report = _audit_cluster(cfg, quiet, target, kubeconfig=kubeconfig, context=context,
                                 namespace=namespace, request_timeout=request_timeout)
     text = renderer_for(output)(report, RenderOptions(color=_color(sys.stdout), width=_width(),
                                                       tool_version=__version__,
@@ -230,19 +236,19 @@ def audit(
     raise typer.Exit(int(report.exit_code(level)))
 
 
-def _audit_files(paths: list[str], cfg, excludes: tuple[str, ...], quiet: bool):
+def _audit_files(paths: list[str], cfg, excludes: tuple[str, ...], quiet: bool, target):
     from gpudra.audit import AuditRequest, run_audit
 
     with _progress(quiet) as on_file:
-        return run_audit(AuditRequest(paths, cfg, excludes), on_file=on_file)
+        return run_audit(AuditRequest(paths, cfg, excludes, target), on_file=on_file)
 
 
-def _audit_cluster(cfg, quiet: bool, **flags):
+def _audit_cluster(cfg, quiet: bool, target, **flags):
     from gpudra.audit import audit_cluster
 
     options = _cluster_options(**flags)
     with _ListProgress(quiet) as on_page:
-        return audit_cluster(options, cfg, on_page=on_page)
+        return audit_cluster(options, cfg, on_page=on_page, target=target)
 
 
 class _ListProgress:
@@ -357,6 +363,10 @@ def convert(
     claims_file: Optional[str] = typer.Option(None, "--claims-file", metavar="NAME",
                                               help="Put new objects in NAME in each directory "
                                                    "(added to kustomization resources)."),
+    admin_access: bool = typer.Option(False, "--admin-access",
+                                      help="Give monitoring DaemonSets that see every GPU "
+                                           "(NVIDIA_VISIBLE_DEVICES=all) an admin-access claim "
+                                           "(1.34+)."),
     exclude: list[str] = typer.Option([], "--exclude", metavar="GLOB", help="Skip matching paths."),
     config: Optional[Path] = typer.Option(None, "--config", metavar="FILE",
                                           help="Config file (default: nearest .gpudra.yaml)."),
@@ -402,7 +412,8 @@ def convert(
         target_version=target_version, claim_mode=claim_mode, strategy=strategy,
         keep_node_selectors=keep_node_selectors, add_toleration=add_toleration,
         keep_device_plugin_quota=keep_quota, selectors=tuple(selector), min_memory=min_memory,
-        product=product, claims_file=claims_file, excludes=tuple(exclude), config=config,
+        product=product, claims_file=claims_file, admin_access=admin_access,
+        excludes=tuple(exclude), config=config,
         output=output.value, quiet=quiet, verbose=verbose, color=diff and _color(sys.stdout))
     code = run_convert(request, stdout=sys.stdout, stderr=sys.stderr)
     raise typer.Exit(int(code))

@@ -19,9 +19,10 @@ from typing import Any
 from gpudra.devices import DeviceResource, classify
 from gpudra.objects import PathT, as_mapping, dig
 from gpudra.quantity import DeviceCount, parse_device_count
-from gpudra.workloads import ContainerRef, PodSpecRef, WorkloadTable
+from gpudra.workloads import ContainerRef, PodSpecRef, WorkloadTable, compile_path, evaluate
 
 NVIDIA_ENV = ("NVIDIA_VISIBLE_DEVICES", "NVIDIA_DRIVER_CAPABILITIES")
+HIDDEN = frozenset({"void", "none", ""})  # NVIDIA_VISIBLE_DEVICES values that expose no GPU
 # Where a resource-like key is a label, a selector, data or what a live object reports
 # (`status.containerStatuses[].allocatedResources`), never a request.
 _NOT_REQUESTS = frozenset({"metadata", "labels", "annotations", "nodeSelector", "matchLabels",
@@ -30,6 +31,12 @@ _NOT_REQUESTS = frozenset({"metadata", "labels", "annotations", "nodeSelector", 
                            # group needs before it starts, not a request of its own
                            "minResources"})
 _DATA_KINDS = frozenset({"ConfigMap", "Secret"})
+# Operators with a DRA field of their own, which they turn into pod claims: the NVIDIA NIM
+# Operator's `draResources` (k8s-nim-operator api/apps/v1alpha1 nimservice_types.go).
+OPERATOR_DRA_FIELDS: dict[tuple[str, str], str] = {
+    ("apps.nvidia.com", "NIMService"): "spec.draResources",
+    ("apps.nvidia.com", "NIMPipeline"): "spec.services[*].spec.draResources",
+}
 _MISSING = object()
 
 
@@ -94,6 +101,14 @@ class ContainerUse:
     def uses_gpus(self) -> bool:
         return self.device_plugin or bool(self.claims)
 
+    @property
+    def sees_unrequested_gpus(self) -> bool:
+        """NVIDIA_VISIBLE_DEVICES exposes GPUs (`all`, indexes, UUIDs) to a container that asks
+        for none: a monitoring agent's way to see every GPU of its node."""
+        return not self.uses_gpus and not any(r.nvidia for r in self.requests) and any(
+            v.name == "NVIDIA_VISIBLE_DEVICES" and str(v.value or "").lower() not in HIDDEN
+            for v in self.env)
+
 
 @dataclass(frozen=True, slots=True)
 class PodSpecUse:
@@ -120,6 +135,7 @@ class ObjectUse:
 
     pods: tuple[PodSpecUse, ...]
     stray: tuple[DeviceRequest, ...]
+    operator_dra: bool = False  # an operator's own DRA field is set (NIM `draResources`)
 
     @property
     def device_plugin(self) -> bool:
@@ -127,7 +143,7 @@ class ObjectUse:
 
     @property
     def dra(self) -> bool:
-        return any(p.dra for p in self.pods)
+        return self.operator_dra or any(p.dra for p in self.pods)
 
 
 def read_object(table: WorkloadTable, group: str, kind: str, data: Mapping[str, Any],
@@ -135,10 +151,13 @@ def read_object(table: WorkloadTable, group: str, kind: str, data: Mapping[str, 
     """The GPU use of one object; `strays=False` skips the search outside pod specs (for
     objects whose other fields are known not to hold requests)."""
     pods = tuple(read_pod_spec(spec) for spec in table.pod_specs(group, kind, data))
+    field_path = OPERATOR_DRA_FIELDS.get((group, kind))
+    operator_dra = field_path is not None and any(
+        isinstance(v, list) and v for _, v in evaluate(compile_path(field_path), data))
     if not strays or kind in _DATA_KINDS:
-        return ObjectUse(pods, ())
+        return ObjectUse(pods, (), operator_dra)
     covered = {c.container.path for p in pods for c in p.containers}
-    return ObjectUse(pods, tuple(_strays(data, covered)))
+    return ObjectUse(pods, tuple(_strays(data, covered)), operator_dra)
 
 
 def read_pod_spec(spec: PodSpecRef) -> PodSpecUse:

@@ -163,6 +163,19 @@ def dig(value: Any, *keys: Any) -> Any:
     return value
 
 
+def template_objects(data: Any) -> list[Any] | None:
+    """The `objects:` of an OpenShift Template (`template.openshift.io/v1`, or the older `v1`):
+    what `oc process` creates; None for anything else."""
+    if not isinstance(data, Mapping) or data.get("kind") != "Template":
+        return None
+    api_version = str(data.get("apiVersion", ""))
+    objects = data.get("objects")
+    if (api_version.startswith("template.openshift.io/") or api_version == "v1") and \
+            isinstance(objects, list):
+        return objects
+    return None
+
+
 def expand_lists(objects: Any) -> Iterator[tuple[Mapping[str, Any], Any]]:
     """Plain objects from `objects` (dicts, or records with ``.data``), each with its record,
     with ``kind: List`` / ``*List`` objects replaced by their items. Items of a typed list as

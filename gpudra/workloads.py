@@ -56,6 +56,7 @@ BUILTIN_KINDS: tuple[WorkloadKind, ...] = (
     WorkloadKind("ray.io", "RayCluster", _ray("spec")),
     WorkloadKind("ray.io", "RayJob", (*_ray("spec.rayClusterSpec"), "spec.submitterPodTemplate.spec")),
     WorkloadKind("ray.io", "RayService", _ray("spec.rayClusterConfig")),
+    WorkloadKind("orchestration.aibrix.ai", "RayClusterFleet", _ray("spec.template.spec")),
     WorkloadKind("jobset.x-k8s.io", "JobSet", ("spec.replicatedJobs[*].template.spec.template.spec",)),
     WorkloadKind("leaderworkerset.x-k8s.io", "LeaderWorkerSet",
                  ("spec.leaderWorkerTemplate.leaderTemplate.spec",

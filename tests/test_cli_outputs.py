@@ -261,6 +261,47 @@ def test_no_gpu_workloads_means_nothing_left_to_migrate(tmp_path):
     assert (summary.gpu_workloads, summary.percent_migrated) == (0, 100.0)
 
 
+def test_a_chart_that_requests_device_plugin_gpus_is_not_migrated(tmp_path):
+    """Issue 13.13: a chart's values or templates asking for nvidia.com/gpu count as one GPU
+    workload still on the device plugin, so a tree is never "100% migrated" while they do."""
+    from gpudra.audit import AuditRequest, run_audit
+    from gpudra.summary import summarize
+
+    (tmp_path / "job.yaml").write_text(
+        "apiVersion: batch/v1\nkind: Job\nmetadata: {name: j}\nspec:\n  template:\n    spec:\n"
+        "      resourceClaims: [{name: gpu, resourceClaimTemplateName: g}]\n"
+        "      containers: [{name: c, image: cuda, resources: {claims: [{name: gpu}]}}]\n")
+    chart = tmp_path / "chart"
+    (chart / "templates").mkdir(parents=True)
+    (chart / "Chart.yaml").write_text("apiVersion: v2\nname: llm\nversion: 1.0.0\n")
+    (chart / "values.yaml").write_text("gpus:\n  nvidia.com/gpu: 2\n")
+    (chart / "templates" / "d.yaml").write_text(
+        "limits:\n  nvidia.com/gpu: {{ .Values.gpus }}\n  nvidia.com/mig-1g.10gb: 0\n")
+    (tmp_path / "zero").mkdir()
+    (tmp_path / "zero" / "Chart.yaml").write_text("apiVersion: v2\nname: z\nversion: 1.0.0\n")
+    (tmp_path / "zero" / "values.yaml").write_text("gpu: {nvidia.com/gpu: 0}\n")
+    summary = summarize(run_audit(AuditRequest([str(tmp_path)])))
+    assert (summary.gpu_workloads, summary.on_device_plugin, summary.on_dra) == (2, 1, 1)
+    assert summary.percent_migrated == 50.0
+
+
+def test_nim_services_on_the_operators_dra_path_are_migrated(tmp_path):
+    """Issue 13.6: a NIMService (or a NIMPipeline service) with draResources is on DRA."""
+    from gpudra.audit import AuditRequest, run_audit
+    from gpudra.summary import summarize
+
+    (tmp_path / "nim.yaml").write_text(
+        "apiVersion: apps.nvidia.com/v1alpha1\nkind: NIMService\nmetadata: {name: a}\n"
+        "spec: {draResources: [{resourceClaimTemplateName: gpu}]}\n---\n"
+        "apiVersion: apps.nvidia.com/v1alpha1\nkind: NIMPipeline\nmetadata: {name: b}\n"
+        "spec: {services: [{name: llm, spec: {draResources: [{claimCreationSpec: "
+        "{devices: [{name: gpu}]}}]}}]}\n---\n"
+        "apiVersion: apps.nvidia.com/v1alpha1\nkind: NIMService\nmetadata: {name: c}\n"
+        "spec: {resources: {limits: {nvidia.com/gpu: 1}}}\n")
+    summary = summarize(run_audit(AuditRequest([str(tmp_path)])))
+    assert (summary.gpu_workloads, summary.on_dra, summary.on_device_plugin) == (3, 2, 1)
+
+
 # -- user text in the table, and crashes -----------------------------------------------------
 
 

@@ -58,9 +58,11 @@ def test_templated_files_are_reported_as_templates(report):
 
 def test_upstream_dra_files_raise_no_errors(report):
     """The corpus's DRA manifests come from the driver and Kubernetes projects: valid for their
-    apiVersion. Only warnings (a claim defined outside the corpus) may appear on them."""
+    apiVersion. Only warnings (a claim defined outside the corpus) may appear on them, and
+    GPU611 where a file's version is one the default target (1.37) no longer serves."""
     dra_files = {str(p) for p in manifest_files() if b"resource.k8s.io" in p.read_bytes()}
     assert len(dra_files) >= 5
     errors = [(f.file, f.line, f.rule) for f in report.findings
-              if f.file in dra_files and f.rule.startswith("GPU6") and f.severity.value == "error"]
+              if f.file in dra_files and f.rule.startswith("GPU6") and f.rule != "GPU611"
+              and f.severity.value == "error"]
     assert errors == []

@@ -19,6 +19,7 @@ import yaml
 
 from gpudra.convert.nodes import NodeDocument, compose, compose_chunk
 from gpudra.convert.nodes import load as load_document
+from gpudra.convert.openshift import into_objects, objects_of
 from gpudra.convert.ops import Append, Extend, Op, apply_to_data, apply_to_text
 from gpudra.convert.planner import ConvertOptions, ObjectPlan, Planner, WorkloadResult
 from gpudra.convert.records import result_for
@@ -29,7 +30,7 @@ from gpudra.dra import emit
 from gpudra.errors import InputReadError, UsageError
 from gpudra.kustomize.build import Build
 from gpudra.kustomize.convert import ObjectState, OverlayPlan, plan_overlays
-from gpudra.kustomize.objects import file_objects, objects_in
+from gpudra.kustomize.objects import file_objects
 from gpudra.kustomize.tree import (
     Tree,
     inside,
@@ -212,7 +213,7 @@ def _malformed_metadata(data: Any) -> str | None:
     """What makes an object of the document unreadable to the planner: a `metadata` (its own,
     or its pod template's) that is not a mapping, or a name or namespace that is not a
     string."""
-    for obj, _ in objects_in(data):
+    for obj, _ in objects_of(data):
         kind = obj.get("kind") or "object"
         for where, value in (("metadata", obj.get("metadata")),
                              ("spec.template.metadata",
@@ -245,7 +246,7 @@ def _plan_and_assemble(files: list[_File], planner: Planner, claims_file: str | 
             doc.results[:] = doc.loaded
             doc.outcomes.clear()
     planner.reserve_existing(data for f in planned for doc in f.docs
-                             for data, _ in objects_in(doc.nodes.data if doc.nodes is not None
+                             for data, _ in objects_of(doc.nodes.data if doc.nodes is not None
                                                        else doc.existing))
     for f in planned:
         for index, doc in enumerate(f.docs):
@@ -287,13 +288,18 @@ def _plan_document(f: _File, doc: _Doc, plan_one: Callable[..., ObjectPlan]) -> 
     """Apply one planning pass (`Planner.plan` or a quota pass) to every object of `doc`."""
     if doc.nodes is None:
         return
-    for data, base in objects_in(doc.nodes.data):
+    new_objects: list[dict] = []
+    for data, base in objects_of(doc.nodes.data):
         plan = plan_one(f.entry.label, data, base, doc.nodes)
         if plan.result is not None:
             doc.results.append(plan.result)
             doc.outcomes[base] = plan.result
         doc.ops += plan.ops
-        doc.new_objects += [obj for obj, _ in plan.new_objects]
+        new_objects += [obj for obj, _ in plan.new_objects]
+    inside = into_objects(doc.nodes.data, new_objects)  # a Template keeps them in `objects:`
+    doc.ops += inside
+    if not inside:
+        doc.new_objects += new_objects
 
 
 def _edited_chunk(f: _File, doc: _Doc) -> tuple[str, Style] | None:
@@ -322,7 +328,7 @@ def _edited_chunk(f: _File, doc: _Doc) -> tuple[str, Style] | None:
 
 
 def _blocked(result: WorkloadResult, reason: str) -> WorkloadResult:
-    if result.strategy not in ("rewrite", "quota"):
+    if result.strategy not in ("rewrite", "repair", "quota"):
         return result
     return WorkloadResult(result.file, result.kind, result.name, result.namespace, "blocked",
                           reason)
@@ -421,7 +427,7 @@ class _TreeView:
             self._claims = {}
             for f in self._files.values():
                 for doc in f.docs:
-                    found = [obj for obj, _ in objects_in(self._after_data(doc))] \
+                    found = [obj for obj, _ in objects_of(self._after_data(doc))] \
                         if doc.nodes is not None else []
                     for obj in found + doc.new_objects:
                         self._index_claim(obj)

@@ -8,6 +8,7 @@ one without, must not both get a template called `web-gpu`.
 
 from __future__ import annotations
 
+import re
 from collections.abc import Mapping
 from typing import Any
 
@@ -16,6 +17,10 @@ from gpudra.objects import PathT, dig
 from gpudra.workloads import POD_NESTING_KEYS
 
 DEFAULT_NAMESPACE = "default"
+# A parameter filled in before the object is applied: OpenShift Templates (`oc process`) and
+# envsubst both write `${NAME}`. Names built from one keep it, so each instance gets its own.
+_PARAMETER = re.compile(r"(\$\{[A-Za-z_][A-Za-z0-9_]*\})")
+_INVALID = re.compile(r"[^a-z0-9.-]+")
 _SUFFIXES = {"headGroupSpec": "head", "leaderTemplate": "leader", "workerTemplate": "worker",
              "submitterPodTemplate": "submitter", "predictor": "predictor",
              "transformer": "transformer", "explainer": "explainer"}
@@ -26,7 +31,7 @@ class ObjectNames:
     """Unique DRA object names per namespace: `name`, then `name-2`, `name-3`, ..."""
 
     def __init__(self) -> None:
-        self._registry = emit.NameRegistry()
+        self._registry = emit.NameRegistry(_object_name)
 
     def reserve(self, namespace: str | None, name: str) -> None:
         """A name that already exists in the tree is never handed out again."""
@@ -34,6 +39,17 @@ class ObjectNames:
 
     def unique(self, text: str, namespace: str | None) -> str:
         return self._registry.unique(text, namespace or DEFAULT_NAMESPACE)
+
+
+def _object_name(text: str, max_len: int) -> str:
+    """A DNS subdomain from `text`; `${PARAM}`s are kept as they are and the text around them
+    is cleaned without trimming, since the parameter's value joins it."""
+    if not _PARAMETER.search(text):
+        return emit.dns_subdomain(text, max_len)
+    parts = _PARAMETER.split(text)
+    joined = "".join(part if i % 2 else _INVALID.sub("-", part.lower())
+                     for i, part in enumerate(parts))
+    return joined.strip("-.")
 
 
 def free_name(base: str, taken: set[str]) -> str:

@@ -54,7 +54,34 @@ class Extend:
     items: tuple[Any, ...]
 
 
-Op = Union[Delete, Append, InsertBefore, Extend]
+@dataclass(frozen=True, slots=True)
+class Replace:
+    """Give the scalar at `path` a new value (its key and position stay)."""
+
+    path: PathT
+    value: Any
+
+
+@dataclass(frozen=True, slots=True)
+class Wrap:
+    """Move the entries `keys` of the mapping at `mapping` under a new key `key`, placed where
+    the first of them was (`count: 1` -> `exactly: {count: 1}`), their text kept."""
+
+    mapping: PathT
+    keys: tuple[str, ...]
+    key: str
+
+
+@dataclass(frozen=True, slots=True)
+class Unwrap:
+    """Replace the entry `key` of the mapping at `mapping` by the entries of its value
+    (`source: {resourceClaimName: x}` -> `resourceClaimName: x`), their text kept."""
+
+    mapping: PathT
+    key: str
+
+
+Op = Union[Delete, Append, InsertBefore, Extend, Replace, Wrap, Unwrap]
 
 
 # --- data ----------------------------------------------------------------------------------
@@ -82,6 +109,24 @@ def apply_to_data(data: Any, ops: Sequence[Op]) -> Any:
             mapping.update(items)
         elif isinstance(op, Extend):
             _get(out, op.sequence).extend(_copy(list(op.items)))
+        elif isinstance(op, Replace):
+            _get(out, op.path[:-1])[op.path[-1]] = _copy(op.value)
+        elif isinstance(op, Wrap):
+            mapping = _get(out, op.mapping)
+            items = list(mapping.items())
+            first = next(i for i, (k, _) in enumerate(items) if k in op.keys)
+            inner = {k: v for k, v in items if k in op.keys}
+            kept = [*items[:first], (op.key, inner),
+                    *((k, v) for k, v in items[first:] if k not in op.keys)]
+            mapping.clear()
+            mapping.update(kept)
+        elif isinstance(op, Unwrap):
+            mapping = _get(out, op.mapping)
+            items = []
+            for k, v in mapping.items():
+                items += list(v.items()) if k == op.key else [(k, v)]
+            mapping.clear()
+            mapping.update(items)
     for path in sorted((p for p in deletions if isinstance(p[-1], int)), key=_deletion_order):
         del _get(out, path[:-1])[path[-1]]
     return out
@@ -117,20 +162,21 @@ def apply_to_text(text: str, doc: NodeDocument, ops: Sequence[Op], style: Style)
     flow_roots: dict[PathT, None] = {}
     block_ops: list[Op] = []
     for op in ops:
-        container = op.path[:-1] if isinstance(op, Delete) else _container(op)
-        root = _flow_root(doc, container)
+        root = _flow_root(doc, container_of(op))
         if root is not None:
             flow_roots[root] = None
         else:
             block_ops.append(op)
     carried = _carried_comments(editor, doc, block_ops)
-    for op in block_ops:
-        _apply_block(editor, doc, op, style, carried.get(id(op), ()))
+    # Flow collections first, then block edits in order: an edit that moves text (Wrap,
+    # Unwrap) carries the edits already made inside it along.
     for root in flow_roots:
         located = doc.at(root)
         node = located.value
         editor.replace(node.start_mark.index, node.end_mark.index,
                        _regenerate(text, doc, root, node, ops, _json_style(node)))
+    for op in block_ops:
+        _apply_block(editor, doc, op, style, carried.get(id(op), ()))
     return editor.result()
 
 
@@ -140,7 +186,8 @@ def _carried_comments(editor: TextDocument, doc: NodeDocument,
     NVLink`), by the op that adds what replaces them: the addition into the deleted entry's
     own mapping, else into its parent's (the `claims:` that replaces a `limits:` entry). A
     comment with no such addition goes with its line, as before."""
-    additions = {_container(op): op for op in ops if not isinstance(op, Delete)}
+    additions = {container_of(op): op for op in ops
+                 if isinstance(op, (Append, InsertBefore, Extend))}
     out: dict[int, list[str]] = {}
     for op in ops:
         if not isinstance(op, Delete):
@@ -179,7 +226,10 @@ def _inline_comments(editor: TextDocument, key: yaml.Node, value: yaml.Node) -> 
     return found
 
 
-def _container(op: Op) -> PathT:
+def container_of(op: Op) -> PathT:
+    """The mapping or sequence an operation changes (a deletion: the one it deletes from)."""
+    if isinstance(op, (Delete, Replace)):
+        return op.path[:-1]
     return op.sequence if isinstance(op, Extend) else op.mapping
 
 
@@ -223,6 +273,15 @@ def _apply_block(editor: TextDocument, doc: NodeDocument, op: Op, style: Style,
         inner = Style(style.indent, 0, style.newline, style.item_gap)
         lines = commented(block_sequence(list(op.items), inner))
         editor.insert(at, editor.block_text(lines, column, style, at))
+    elif isinstance(op, Replace):
+        editor.replace_scalar(_require(doc, op.path).value, scalar(op.value), op.value, style)
+    elif isinstance(op, Wrap):
+        node = _require(doc, op.mapping).value
+        pairs = [(k, v) for k, v in node.value if k.value in op.keys]
+        editor.move_under(pairs, f"{scalar(op.key)}:", style)
+    elif isinstance(op, Unwrap):
+        located = _require(doc, op.mapping + (op.key,))
+        editor.lift_out(located.key, located.value, style)
 
 
 def _require(doc: NodeDocument, path: PathT):
@@ -248,7 +307,17 @@ def _regenerate(text: str, doc: NodeDocument, path: PathT, node: yaml.Node,
     elif isinstance(node, yaml.SequenceNode):
         originals = [(item, item, path + (i,)) for i, item in enumerate(node.value)]
     else:
+        replaced = [op for op in ops if isinstance(op, Replace) and op.path == path]
+        if replaced:
+            return json.dumps(replaced[-1].value, ensure_ascii=False) if as_json else \
+                scalar(replaced[-1].value, in_flow=True)
         return text[node.start_mark.index:node.end_mark.index]
+    wraps = [op for op in ops if isinstance(op, Wrap) and op.mapping == path]
+    unwraps = {op.key for op in ops if isinstance(op, Unwrap) and op.mapping == path}
+
+    def entry(key: yaml.Node, value: yaml.Node, sub: PathT) -> str:
+        return text[key.start_mark.index:value.start_mark.index] + \
+            _regenerate(text, doc, sub, value, ops, as_json)
     leads, tail = _flow_spacing(text, node, [(first, last) for first, last, _ in originals])
     between = leads[1] if len(leads) > 1 else (leads[0] if leads and "\n" in leads[0] else " ")
     parts: list[tuple[str | None, str]] = []  # (the entry's own lead, if it keeps one; text)
@@ -260,8 +329,20 @@ def _regenerate(text: str, doc: NodeDocument, path: PathT, node: yaml.Node,
         if sub in deleted:
             continue
         if isinstance(node, yaml.MappingNode):
-            body = text[first.start_mark.index:last.start_mark.index] + \
-                _regenerate(text, doc, sub, last, ops, as_json)
+            wrap = next((op for op in wraps if first.value in op.keys), None)
+            if wrap is not None:
+                if first.value != next(k.value for k, _ in node.value if k.value in wrap.keys):
+                    continue  # moved into the wrapper written at the first of its keys
+                inner = ", ".join(entry(k, v, path + (k.value,)) for k, v in node.value
+                                  if k.value in wrap.keys)
+                parts.append((leads[index] if index else None,
+                              f"{render_key(wrap.key)}: {{{inner}}}"))
+                continue
+            if first.value in unwraps and isinstance(last, yaml.MappingNode) and last.value:
+                parts += [(leads[index] if index and j == 0 else None,
+                           entry(k, v, sub + (k.value,))) for j, (k, v) in enumerate(last.value)]
+                continue
+            body = entry(first, last, sub)
         else:
             body = _regenerate(text, doc, sub, first, ops, as_json)
         parts.append((leads[index] if index else None, body))
@@ -300,7 +381,7 @@ def _json_style(node: yaml.Node) -> bool:
 
 def _touched(path: PathT, ops: Sequence[Op]) -> bool:
     for op in ops:
-        target = op.path if isinstance(op, Delete) else _container(op)
+        target = op.path if isinstance(op, (Delete, Replace)) else container_of(op)
         if tuple(target[: len(path)]) == path:
             return True
     return False

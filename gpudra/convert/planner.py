@@ -13,12 +13,15 @@ from __future__ import annotations
 from collections.abc import Iterable, Mapping
 from typing import Any
 
+from gpudra.convert import admin, nim
+from gpudra.convert.controllers import keep_controllers_working
 from gpudra.convert.edits import add_to_pod, prune
 from gpudra.convert.naming import ObjectNames, free_name, namespace_of, pod_suffix, workload_name
 from gpudra.convert.nodes import NodeDocument, PathT
-from gpudra.convert.ops import Append, Delete, Extend, Op
+from gpudra.convert.ops import Append, Delete, Extend, Op, container_of
 from gpudra.convert.placement import MEMORY_LABEL, Placement, PlacementBlocked, plan_placement
 from gpudra.convert.quotas import plan_quota
+from gpudra.convert.repair import Repair, repair_dra_object, repair_pod_claims
 from gpudra.convert.records import (
     Blocked,
     ContainerClaim,
@@ -38,7 +41,7 @@ from gpudra.dra import emit
 from gpudra.dra.mig_memory import usable_mib
 from gpudra.dra.sharing import NO_REPLICAS, device_plugin_sharing
 from gpudra.dra.selectors import min_memory_selector, product_prefix_selector
-from gpudra.gpu_use import ObjectUse, quota_path, read_object
+from gpudra.gpu_use import ObjectUse, quota_path, read_object, read_pod_spec
 from gpudra.objects import dig, format_path
 from gpudra.quantity import parse_quantity
 from gpudra.workloads import PodSpecRef, WorkloadTable
@@ -95,6 +98,9 @@ class Planner:
                 return ObjectPlan(result=result_for(
                     file, data, "manual", reason=f"device-plugin sharing config ({grants}): "
                     f"{NO_REPLICAS}; decide per workload"))
+        if group == "resource.k8s.io":
+            return _repaired(file, data, base, doc,
+                             repair_dra_object(data, base, self.options.target))
         return self._workload(file, data, base, doc, group, kind)
 
     def plan_quota(self, file: str, data: Mapping[str, Any], base: PathT,
@@ -110,12 +116,20 @@ class Planner:
     def _workload(self, file: str, data: Mapping[str, Any], base: PathT, doc: NodeDocument,
                   group: str, kind: str) -> ObjectPlan:
         use = read_object(self.table, group, kind, data)
+        services = [nim.as_pod_spec(data, path) for path in nim.service_specs(kind, data)] \
+            if nim.is_nim(group, kind) else []
+        repair = Repair()
+        for pod in use.pods:
+            repair.merge(repair_pod_claims(pod.spec, base))
         try:
-            found = [(pod.spec, find_needs(pod)) for pod in use.pods]  # raises Blocked
+            found = [(pod.spec, find_needs(pod)) for pod in
+                     [*use.pods, *map(read_pod_spec, services)]]  # raises Blocked
             found = [(spec, needs) for spec, needs in found if needs]
-            outside = _outside(use)
+            outside = _outside(use, {s.path for s in services})
             if not found and not outside:
-                return ObjectPlan()
+                if self.options.admin_access and kind in admin.KINDS:
+                    return self._admin_access(file, data, base, doc, use, repair)
+                return _repaired(file, data, base, doc, repair)
             if outside:
                 raise Blocked(f"device request at {outside} is outside any known pod spec; "
                               "convert it by hand, or add a `workloads` entry in .gpudra.yaml "
@@ -127,11 +141,15 @@ class Planner:
                 return ObjectPlan(result=result_for(file, data, "bridge",
                                                     notes=self._bridge_notes()))
             shared_mode = self._claim_mode(data) == "shared"
-            plan = ObjectPlan()
-            notes: list[str] = []
+            plan = ObjectPlan(ops=list(repair.ops))
+            notes: list[str] = [*repair.done, *repair.left]
             created: list[str] = []
             claims: list[ContainerClaim] = []
             for spec, needs in found:
+                if spec in services:
+                    created.append(self._nim_service(data, base, spec, needs, shared_mode, plan,
+                                                     notes, claims))
+                    continue
                 created += self._pod_spec(data, kind, base, spec, needs, shared_mode, plan,
                                           notes, len(found), claims)
             if kind in CLUSTER_SCOPED_TEMPLATES:
@@ -180,6 +198,7 @@ class Planner:
         plan.ops += placement.ops
         notes += placement.notes
         needs = [_as_planned(need, placement, shared_mode) for need in needs]
+        keep_controllers_working(data, base, spec, needs, plan.ops, notes)  # raises Blocked
         exclusive = [n for n in needs if not n.shared]
         shared = [n for n in needs if n.shared]
         if shared:
@@ -240,6 +259,101 @@ class Planner:
         prune(data, base, plan.ops)
         return created
 
+    def _admin_access(self, file: str, data: Mapping[str, Any], base: PathT, doc: NodeDocument,
+                      use: ObjectUse, repair: Repair) -> ObjectPlan:
+        """`--admin-access`: a monitoring DaemonSet's containers that see every GPU through
+        NVIDIA_VISIBLE_DEVICES get an admin-access claim instead."""
+        plan = ObjectPlan(ops=list(repair.ops))
+        notes: list[str] = [*repair.done, *repair.left]
+        created: list[str] = []
+        for pod in use.pods:
+            containers = admin.monitors(pod)
+            if not containers:
+                continue
+            spec = pod.spec
+            if not all(doc.editable(base + c.container.path) for c in containers):
+                return ObjectPlan(result=result_for(file, data, "blocked", reason=(
+                    "YAML anchors, aliases or merge keys on the edit path; edit by hand")))
+            taken = _existing_claim_names(spec.data)
+            pod_claim = free_name(admin.POD_CLAIM, taken)
+            name = self.names.unique(f"{workload_name(data)}-gpu-admin", namespace_of(data))
+            plan.new_objects.append((emit.claim_template(
+                name, namespace_of(data), [emit.admin_request(admin.REQUEST, emit.GPU_CLASS,
+                                                              self.options.target)],
+                self.options.target), None))
+            created.append(name)
+            views = {c.container.path: (c.container, [emit.container_claim(pod_claim)])
+                     for c in containers}
+            self._containers(base, views, plan.ops, notes)
+            add_to_pod(spec, base + spec.path, "resourceClaims",
+                       [emit.pod_claim_entry(pod_claim, template=name)], plan.ops)
+        if not created:
+            return _repaired(file, data, base, doc, repair)
+        prune(data, base, plan.ops)
+        namespace = namespace_of(data) or "the namespace it runs in"
+        notes.append(f"admin access (KEP-5018): {', '.join(created)} gets every GPU of the node "
+                     "without taking them from other claims; the API server accepts it only "
+                     f"once {namespace} is labelled {admin.NAMESPACE_LABEL}")
+        plan.result = result_for(file, data, "rewrite", notes=tuple(dict.fromkeys(notes)),
+                                 created=tuple(created))
+        return plan
+
+    def _nim_service(self, data: Mapping[str, Any], base: PathT, spec: PodSpecRef,
+                     needs: list[DeviceNeed], shared_mode: bool, plan: ObjectPlan,
+                     notes: list[str], claims: list[ContainerClaim]) -> str:
+        """A NIMService spec: its GPU limits become a `draResources` entry the operator turns
+        into the model container's claim. Returns the name of the claim (template) written."""
+        label = nim.service_label(data, spec.path)
+        if self.options.target.minor < nim.MIN_MINOR:
+            raise Blocked("the NIM Operator takes draResources only on Kubernetes "
+                          f"1.{nim.MIN_MINOR}+ (resource.k8s.io/v1); the target is "
+                          f"{self.options.target}")
+        if nim.DRA_FIELD in spec.data:
+            raise Blocked(f"{label} has draResources and device-plugin GPUs at once; merge them "
+                          "into draResources by hand")
+        placement = plan_placement(spec, base + spec.path, self.options.keep_node_selectors,
+                                   whole_gpus=any(not n.mig for n in needs))
+        needs = [_as_planned(need, placement, shared_mode) for need in needs]
+        shared = any(n.shared for n in needs)
+        if shared and dig(spec.data, "multiNode") is not None:
+            raise Blocked(f"{label} runs on several nodes (multiNode), but one shared "
+                          "ResourceClaim is allocated on one node; give each pod its own claim")
+        used: set[str] = set()
+        requests = []
+        for need in needs:
+            name = free_name("mig" if need.mig else "gpu", used)
+            used.add(name)
+            requests.append(emit.device_request(name, need.device_class, need.count,
+                                                self._selectors(need, placement, notes),
+                                                self.options.target))
+            plan.ops += [Delete(base + path) for path in need.paths]
+            if need.resource.endswith(".shared"):
+                _shared_notes(need, notes)
+        stem = "-".join(x for x in (workload_name(data),
+                                    pod_suffix(data, spec.path) if spec.path != ("spec",) else "",
+                                    "gpu") if x)
+        namespace = namespace_of(data)
+        object_name = self.names.unique(stem, namespace)
+        build = emit.claim if shared else emit.claim_template
+        plan.new_objects.append((build(object_name, namespace, requests, self.options.target),
+                                 None))
+        # The operator names the pod claim and the model container itself.
+        kind = "ResourceClaim" if shared else "ResourceClaimTemplate"
+        claims += [ContainerClaim(spec.path, label, nim.DRA_FIELD, kind, object_name,
+                                  request["name"], i) for i, request in enumerate(requests)]
+        plan.ops += placement.ops
+        notes += placement.notes
+        plan.ops.append(nim.add_dra_resources(spec.data, base + spec.path,
+                                              [nim.dra_entry(object_name, shared)]))
+        prune(data, base, plan.ops)
+        if shared:
+            notes.append(f"all pods of this {label} share one ResourceClaim: they land on one "
+                         "node and see the same devices")
+        notes.append(f"{label}: the GPU limit became draResources ({object_name}), the NIM "
+                     "Operator's own DRA field (NIM Operator v3.0.0+; the operator turns it into "
+                     "the model container's claim)")
+        return object_name
+
     def _selectors(self, need: DeviceNeed, placement: Placement, notes: list[str]) -> list[str]:
         selectors = [expression for _, expression in placement.selectors]
         if need.mig:
@@ -264,11 +378,16 @@ class Planner:
     def _containers(self, base: PathT, views: dict, ops: list[Op], notes: list[str]) -> None:
         for path, (container, claims) in views.items():
             resources = base + path + ("resources",)
-            existing = container.data["resources"].get("claims")
+            present = container.data.get("resources")
+            existing = present.get("claims") if isinstance(present, Mapping) else None
             if isinstance(existing, list) and existing:
                 ops.append(Extend(resources + ("claims",), tuple(claims)))
-            else:
+            elif isinstance(present, Mapping) and present:
                 ops.append(Append(resources, "claims", claims))
+            else:  # no resources yet (an admin-access monitor asks for none)
+                if "resources" in container.data:
+                    ops.append(Delete(resources))
+                ops.append(Append(base + path, "resources", {"claims": claims}))
             env = container.data.get("env")
             for i, var in enumerate(env if isinstance(env, list) else ()):
                 if isinstance(var, Mapping) and var.get("name") == _HIDE_ENV:
@@ -381,6 +500,22 @@ def _replicas(data: Mapping[str, Any]) -> int | None:
     return value if isinstance(value, int) else None
 
 
+def _repaired(file: str, data: Mapping[str, Any], base: PathT, doc: NodeDocument,
+              repair: Repair) -> ObjectPlan:
+    """An object that only needs repairs (a DRA object, a pod spec already on DRA)."""
+    if not repair.ops:
+        if repair.left:
+            return ObjectPlan(result=result_for(file, data, "manual",
+                                                reason="; ".join(repair.left)))
+        return ObjectPlan()
+    if not all(doc.editable(container_of(op)) for op in repair.ops):
+        return ObjectPlan(result=result_for(
+            file, data, "blocked", reason="YAML anchors, aliases or merge keys on the edit "
+            "path; repair by hand: " + "; ".join(repair.done)))
+    return ObjectPlan(ops=list(repair.ops), result=result_for(
+        file, data, "repair", notes=tuple(repair.done + repair.left)))
+
+
 def _check_editable(doc: NodeDocument, base: PathT, spec: PodSpecRef,
                     needs: list[DeviceNeed]) -> None:
     paths = [spec.path] + [p[:-1] for n in needs for p in n.paths]
@@ -393,10 +528,11 @@ def _mentions_nvidia(data: Any) -> bool:
     return "nvidia.com/" in repr(data)
 
 
-def _outside(use: ObjectUse) -> str | None:
-    """Where a device-plugin request sits outside every pod spec's containers, if anywhere."""
+def _outside(use: ObjectUse, covered: set[PathT]) -> str | None:
+    """Where a device-plugin request sits outside every pod spec's containers (and the
+    `covered` CRD specs convert handles), if anywhere."""
     for request in use.stray:
-        if request.nvidia:
+        if request.nvidia and request.container.path not in covered:
             return format_path(request.container.path) or "the object"
     return None
 

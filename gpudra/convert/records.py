@@ -21,6 +21,7 @@ class ConvertOptions:
     selectors: tuple[str, ...] = ()   # extra CEL for every converted request (already compiled)
     min_memory: str | None = None     # whole GPUs only: a MIG device's memory is its slice
     product: str | None = None        # product-name prefix, for every request
+    admin_access: bool = False        # monitoring DaemonSets get admin-access claims (KEP-5018)
 
 
 @dataclass(frozen=True)

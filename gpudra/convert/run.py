@@ -54,6 +54,7 @@ class ConvertRequest:
     min_memory: str | None = None
     product: str | None = None
     claims_file: str | None = None
+    admin_access: bool = False
     excludes: tuple[str, ...] = ()
     config: Path | None = None
     output: str = "table"
@@ -82,6 +83,10 @@ def build_options(request: ConvertRequest) -> ConvertOptions:
             raise UsageError(f"--strategy bridge: on Kubernetes {target} the DRAExtendedResource "
                              "gate is alpha and off by default; if your cluster enables it, "
                              "pass --target-version 1.36 (the objects are the same)")
+    if request.admin_access and not target.supports("adminAccess").default_on:
+        raise UsageError(f"--admin-access: on Kubernetes {target} the DRAAdminAccess gate is "
+                         "alpha and off by default (beta and on from 1.34); if your cluster "
+                         "enables it, pass --target-version 1.34 or newer")
     if request.output_dir and (request.diff or request.check):
         # --diff and --check go together (print the diff, exit 1 on changes), as in black/ruff.
         raise UsageError("--output-dir cannot be combined with --diff or --check")
@@ -110,7 +115,7 @@ def build_options(request: ConvertRequest) -> ConvertOptions:
                           add_toleration=request.add_toleration,
                           keep_device_plugin_quota=request.keep_device_plugin_quota,
                           selectors=tuple(request.selectors), min_memory=request.min_memory,
-                          product=request.product)
+                          product=request.product, admin_access=request.admin_access)
 
 
 def _check_selectors(selectors: list[str], from_user: int) -> None:

@@ -152,6 +152,86 @@ class TextDocument:
             end = last.end_mark.index
         self.replace(start, end, "")
 
+    def _take(self, start: int, end: int) -> str:
+        """The text of [start, end) with the edits already planned inside it applied; those
+        edits are consumed (the span is about to move)."""
+        inside = sorted((e for e in self.edits if start <= e.start and e.end <= end),
+                        key=lambda e: (e.start, e.end))
+        if any(e.start < end and e.end > start and e not in inside for e in self.edits):
+            raise LayoutError("overlapping edits")
+        out = self.text[start:end]
+        for edit in reversed(inside):
+            out = out[: edit.start - start] + edit.text + out[edit.end - start:]
+            self.edits.remove(edit)
+        return out
+
+    def replace_scalar(self, node: yaml.Node, rendered: str, value: object,
+                       style: Style) -> None:
+        """Give a scalar a new value: plain or quoted text as `rendered`; a block scalar keeps
+        its header (`|`, `>-`) and gets the new value's lines at its content indentation."""
+        if not isinstance(node, yaml.ScalarNode):
+            raise LayoutError("not a scalar")
+        if node.style not in ("|", ">"):
+            self.replace(node.start_mark.index, node.end_mark.index, rendered)
+            return
+        header_end = self.line_end(node.start_mark.index)
+        header = self.text[node.start_mark.index:header_end].strip()
+        text = str(value)
+        if "+" in header or (node.style == ">" and "\n" in text.rstrip("\n")):
+            raise LayoutError("a block scalar whose new value cannot keep its layout")
+        if text.endswith("\n") != ("-" not in header):
+            raise LayoutError("the new value does not fit the block scalar's chomping")
+        first = header_end
+        while first < len(self.text) and self.text[first] in " \t":
+            first += 1
+        pad = " " * (first - header_end)
+        lines = text.rstrip("\n").split("\n")
+        body = "".join(f"{pad}{line}{style.newline}" if line else style.newline
+                       for line in lines)
+        self.replace(header_end, self.last_content_end(node), body)
+
+    def move_under(self, pairs: list[tuple[yaml.Node, yaml.Node]], header: str,
+                   style: Style) -> None:
+        """Move block-mapping entries under a new key `header` (`exactly:`), placed at the
+        first of them, each line one indentation step deeper; their text is kept."""
+        if not pairs:
+            raise LayoutError("nothing to move")
+        spans = []
+        for key, value in pairs:
+            if not self.only_indent_before(key.start_mark.index):
+                raise LayoutError("a key shares its line with a sequence dash")
+            spans.append((self.line_start(key.start_mark.index), self.last_content_end(value)))
+        moved = [self._take(start, end) for start, end in spans]
+        column = self.column(pairs[0][0].start_mark.index)
+        step = " " * style.indent
+        body = "".join(_shift(text, step) for text in moved)
+        first_start, first_end = spans[0]
+        lines = f"{' ' * column}{header}{style.newline}{body}"
+        self.replace(first_start, first_end, lines if body.endswith("\n") else lines + "\n")
+        for start, end in spans[1:]:
+            self.replace(start, end, "")
+
+    def lift_out(self, key: yaml.Node, value: yaml.Node, style: Style) -> None:
+        """Replace `key: {a: 1, b: 2}` (block or flow value) by its entries `a: 1`, `b: 2`
+        at the key's indentation; block entries keep their text."""
+        if not self.only_indent_before(key.start_mark.index):
+            raise LayoutError("a key shares its line with a sequence dash")
+        if not isinstance(value, yaml.MappingNode) or not value.value:
+            raise LayoutError("only a non-empty mapping can be lifted out")
+        start, end = self.line_start(key.start_mark.index), self.last_content_end(value)
+        column = self.column(key.start_mark.index)
+        if value.flow_style:
+            pad = " " * column
+            body = "".join(f"{pad}{self.text[k.start_mark.index:k.end_mark.index]}: "
+                           f"{self.text[v.start_mark.index:v.end_mark.index]}{style.newline}"
+                           for k, v in value.value)
+            self._take(start, end)
+            self.replace(start, end, body)
+            return
+        inner = self.column(value.value[0][0].start_mark.index)
+        text = self._take(self.line_end(key.start_mark.index), end)
+        self.replace(start, end, _shift(text, None, inner - column))
+
     def append_block(self, mapping: yaml.MappingNode, lines: Iterable[str], style: Style) -> None:
         """Append `lines` (already relative-indented) after a block mapping's last entry."""
         if mapping.flow_style or not mapping.value:
@@ -175,6 +255,22 @@ class TextDocument:
             return body
         # Inserting after a last line without a newline: keep the file without a final one.
         return style.newline + body[: -len(style.newline)]
+
+
+def _shift(text: str, add: str | None, remove: int = 0) -> str:
+    """`text` with `add` put before each non-empty line, or `remove` leading spaces taken from
+    each (LayoutError where a line has fewer)."""
+    out = []
+    for line in text.splitlines(keepends=True):
+        if not line.strip():
+            out.append(line)
+        elif add is not None:
+            out.append(add + line)
+        elif line[:remove].strip() or len(line) - len(line.lstrip(" ")) < remove:
+            raise LayoutError("a line is indented less than the entries it belongs to")
+        else:
+            out.append(line[remove:])
+    return "".join(out)
 
 
 def _last_index(node: yaml.Node) -> int:

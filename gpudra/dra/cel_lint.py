@@ -70,6 +70,9 @@ class BadComparison:
     operand: str  # the offending operand's source text
     line: int
     column: int  # of the operator
+    # Offsets of both operands, (left start, left end, right start, right end), when both are
+    # postfix chains (what a `compareTo` rewrite needs); None otherwise.
+    operands: tuple[int, int, int, int] | None = None
 
 
 @dataclass(frozen=True, slots=True)
@@ -330,10 +333,18 @@ def _bad_comparisons(tokens: Sequence[Token], matches: dict[int, int], expr: str
                 continue
             kind = _chain_type(tokens, matches, lo, hi, expr, version_attribute)
             if kind is not None:
-                text = expr[tokens[lo].offset:tokens[hi - 1].offset + len(tokens[hi - 1].text)]
-                out.append(BadComparison(tok.text, kind, text, tok.line, tok.column))
+                text = expr[tokens[lo].offset:_end(tokens[hi - 1])]
+                operands = None
+                if left is not None and right is not None and left < i < right:
+                    operands = (tokens[left].offset, _end(tokens[i - 1]),
+                                tokens[i + 1].offset, _end(tokens[right - 1]))
+                out.append(BadComparison(tok.text, kind, text, tok.line, tok.column, operands))
                 break  # one finding per operator is enough
     return out
+
+
+def _end(tok: Token) -> int:
+    return tok.offset + len(tok.text)
 
 
 def _chain_start(tokens: Sequence[Token], matches: dict[int, int], pos: int) -> int | None:

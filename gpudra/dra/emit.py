@@ -64,6 +64,15 @@ def device_request(
     return {"name": name, "exactly": body}
 
 
+def admin_request(name: str, device_class: str, target: TargetVersion = DEFAULT) -> Obj:
+    """Every device of the class on the node, for monitoring, without taking them from other
+    claims (KEP-5018 admin access; the namespace must carry the admin-access label)."""
+    body: Obj = {"deviceClassName": device_class, "allocationMode": "All", "adminAccess": True}
+    if target.flat_requests:
+        return {"name": name, **body}
+    return {"name": name, "exactly": body}
+
+
 def opaque_config(requests: Sequence[str], parameters: Mapping[str, Any],
                   driver: str = NVIDIA_DRIVER) -> Obj:
     """A `devices.config[]` entry handing driver parameters (e.g. a GpuConfig) to some requests."""

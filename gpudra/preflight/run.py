@@ -144,7 +144,8 @@ def _manifests(request: PreflightRequest, target: Any) -> PreflightResult:
 
     if not request.manifests:
         raise UsageError("--manifests needs a PATH")
-    tree = read_manifests(AuditRequest(list(request.manifests), request.config or Config()))
+    tree = read_manifests(AuditRequest(list(request.manifests), request.config or Config(),
+                                       target=target or DEFAULT))
     options = ManifestOptions(target_version=target or DEFAULT,
                               require_migrated=request.require_migrated)
     errors = tree.errors

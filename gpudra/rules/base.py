@@ -8,10 +8,12 @@ disabled rules and suppression annotations are applied here, once, before a Find
 
 from __future__ import annotations
 
+import os
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
+from gpudra.dra.versions import DEFAULT, TargetVersion
 from gpudra.gpu_use import ObjectUse, read_object
 from gpudra.model import Finding, RuleInfo, Severity, WorkloadStatus
 from gpudra.objects import PathT, SourceObject, TemplateText, format_path
@@ -62,6 +64,7 @@ class AuditContext:
     catalogue: Mapping[str, RuleInfo]
     settings: RuleSettings
     table: WorkloadTable
+    target: TargetVersion = DEFAULT  # the release DRA objects are judged against (GPU611)
     findings: list[Finding] = field(default_factory=list)
     suppressed: int = 0
     kubernetes_minor: int | None = None  # a cluster audit: the cluster's release (1.<minor>)
@@ -93,6 +96,14 @@ class AuditContext:
         self.workloads[key] = WorkloadStatus(obj.file, obj.kind, obj.name, obj.namespace,
                                              device_plugin, dra, source=obj.source,
                                              bridge=bridge and device_plugin)
+
+    def note_template(self, text: TemplateText) -> None:
+        """Template text (a chart, a templated document) that asks the device plugin for
+        devices: one workload per chart, or per file outside a chart, never on DRA."""
+        where = text.chart or text.file
+        self.workloads[("template", where)] = WorkloadStatus(
+            where, "HelmChart" if text.chart else "Template", os.path.basename(where) or where,
+            None, True, False)
 
     def emit(self, rule_id: str, where: SourceObject | TemplateText, message: str, *,
              path: PathT = (), line: int | None = None, container: str | None = None,

@@ -216,6 +216,8 @@ class DeviceRequests(Checker):
             self._request(obj, request, ctx)
             if request.allocates:
                 ctx.note_workload(obj, device_plugin=True)
+        if use.operator_dra:  # the operator turns the field into pod claims
+            ctx.note_workload(obj, dra=True)
 
     @staticmethod
     def _request(obj: SourceObject, request: DeviceRequest, ctx: AuditContext,

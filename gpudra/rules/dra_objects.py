@@ -17,6 +17,13 @@ from gpudra.dra.attributes import (
     DeviceType,
 )
 from gpudra.dra.selector_check import selector_problems
+from gpudra.dra.served import (
+    EXACT_FIELDS,
+    FLAT_VERSIONS,
+    WRAPPED_VERSIONS,
+    availability,
+    versions_with_kind,
+)
 from gpudra.model import Severity
 from gpudra.objects import PathT, SourceObject, as_mapping, format_path
 from gpudra.rules.base import AuditContext, Checker, rule
@@ -24,12 +31,6 @@ from gpudra.workloads import ContainerRef, PodSpecRef
 
 CATEGORY = "dra objects"
 RESOURCE_GROUP = "resource.k8s.io"
-# Versions whose DeviceRequest carries the class, count and selectors itself (1.31–1.33 shapes).
-FLAT_VERSIONS = frozenset({"v1alpha3", "v1beta1"})
-# Versions that wrap them in `exactly:` (1.33+ v1beta2, 1.34+ v1).
-WRAPPED_VERSIONS = frozenset({"v1beta2", "v1"})
-EXACT_FIELDS = ("deviceClassName", "selectors", "allocationMode", "count", "adminAccess",
-                "tolerations", "capacity")
 ALLOCATION_MODES = ("ExactCount", "All")
 MAX_SUBREQUESTS = 8  # FirstAvailableDeviceRequestMaxSize
 _PLACEHOLDER_MARKS = ("{{", "${", "$(")
@@ -421,6 +422,58 @@ spec:
 )
 
 
+GPU611 = rule(
+    "GPU611", "dra-api-version-not-served", Severity.ERROR, CATEGORY,
+    "A DRA object uses a resource.k8s.io version the target release does not serve by default "
+    "(or does not have).",
+    """
+`kubectl apply` of a `resource.k8s.io` object fails when the cluster does not serve its
+version: `no matches for kind "ResourceClaim" in version "resource.k8s.io/v1beta1"`. From
+Kubernetes 1.34 only `v1` is served by default; `v1beta1` and `v1beta2` need
+`--runtime-config` on the API server, `v1alpha3` no longer has the claim kinds, and `v1alpha2`
+(classic DRA, 1.26-1.30) is gone altogether. 1.32 and 1.33 serve no version by default, so for
+those targets only versions the release does not have are reported. Manifests are judged;
+objects read from a live cluster are stored in a version that cluster serves.
+
+The target is `--target-version` (default: the newest release gpudra knows). `gpudra convert
+--target-version <release>` rewrites ResourceClaims, ResourceClaimTemplates and DeviceClasses
+to the target's version, with that version's request shape (flat v1beta1 fields move under
+`exactly:`).
+
+Problematic (target 1.34 or newer):
+
+```yaml
+apiVersion: resource.k8s.io/v1beta1
+kind: ResourceClaimTemplate
+metadata: {name: one-gpu}
+spec:
+  spec:
+    devices:
+      requests:
+      - name: gpu
+        deviceClassName: gpu.nvidia.com
+```
+
+Correct:
+
+```yaml
+apiVersion: resource.k8s.io/v1
+kind: ResourceClaimTemplate
+metadata: {name: one-gpu}
+spec:
+  spec:
+    devices:
+      requests:
+      - name: gpu
+        exactly:
+          deviceClassName: gpu.nvidia.com
+```
+""",
+    "Write the target's version (gpudra convert --target-version <release> does), or enable "
+    "the version on the API server.",
+)
+
+
 @dataclass(frozen=True, slots=True)
 class _ClaimUse:
     """A pod spec's reference to a claim or template, kept until the whole tree is read."""
@@ -450,7 +503,7 @@ class _Definitions:
 
 
 class DraObjects(Checker):
-    rules = (GPU601, GPU602, GPU603, GPU604, GPU605, GPU606, GPU607, GPU608, GPU609)
+    rules = (GPU601, GPU602, GPU603, GPU604, GPU605, GPU606, GPU607, GPU608, GPU609, GPU611)
 
     def __init__(self) -> None:
         self._defined = _Definitions()
@@ -482,6 +535,7 @@ class DraObjects(Checker):
         spec = as_mapping(obj.data.get("spec"))
         if obj.kind in ("ResourceClaim", "ResourceClaimTemplate"):
             self._defined.add(obj.kind, obj.metadata.get("name"), obj.namespace)
+        self._served(obj, ctx)
         if version not in FLAT_VERSIONS | WRAPPED_VERSIONS:
             return  # v1alpha2 and older are another design altogether
         if obj.kind == "ResourceClaim":
@@ -497,6 +551,25 @@ class DraObjects(Checker):
             name = obj.name or ""
             self._selectors(obj, ctx, ("spec", "selectors"), spec.get("selectors"),
                             _Context(None, name.endswith("nvidia.com")))
+
+    @staticmethod
+    def _served(obj: SourceObject, ctx: AuditContext) -> None:
+        # A live object is stored in whatever version its cluster serves: only manifests are
+        # judged against the target.
+        if obj.source != "file" or not obj.kind or "/" not in obj.api_version:
+            return
+        target = ctx.target
+        found = availability(target, obj.api_version, obj.kind)
+        if not found.exists:
+            versions = versions_with_kind(target, obj.kind)
+            has = (f"it has {', '.join(f'{RESOURCE_GROUP}/{v}' for v in versions)}" if versions
+                   else f"no version of it has {obj.kind}")
+            ctx.emit("GPU611", obj, f"{obj.kind} {obj.api_version} is not in Kubernetes "
+                     f"{target}; {has}", path=("apiVersion",))
+        elif target.served_by_default and not found.served_by_default:
+            ctx.emit("GPU611", obj, f"{obj.kind} {obj.api_version} is not served by default in "
+                     f"Kubernetes {target}: use {target.resource_api_version}, or "
+                     f"{found.how_to_enable()}", path=("apiVersion",))
 
     def _compute_domain(self, obj: SourceObject) -> None:
         channel = as_mapping(as_mapping(obj.data.get("spec")).get("channel"))

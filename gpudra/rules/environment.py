@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from gpudra.gpu_use import ContainerUse
+from gpudra.gpu_use import HIDDEN, ContainerUse
 from gpudra.model import Severity
 from gpudra.objects import SourceObject
 from gpudra.rules.base import AuditContext, Checker, rule
@@ -34,16 +34,60 @@ the libraries it needs (for example video encode) after migration.
     "Check the workload's driver libraries under CDI; drop the variable if unneeded.",
 )
 
-_DISABLED = {"void", "none", ""}
+GPU403 = rule(
+    "GPU403", "gpu-monitor-needs-admin-access", Severity.WARNING, CATEGORY,
+    "A DaemonSet container sees every GPU through NVIDIA_VISIBLE_DEVICES without requesting "
+    "one: under DRA it needs an admin-access claim.",
+    """
+Monitoring and admin agents (dcgm-exporter, node health checkers) run on every GPU node and set
+`NVIDIA_VISIBLE_DEVICES=all` instead of requesting GPUs, so they see the devices the workloads
+use without taking them away. On DRA nodes the runtime injects only allocated devices (CDI),
+and the variable stops being the way in. The DRA way is admin access (KEP-5018, GA in
+Kubernetes 1.36, beta and on in 1.34-1.35): a claim whose request sets `adminAccess: true` and
+`allocationMode: All` is allocated *every* matching device of the node without taking them from
+other claims. The API server accepts such a claim only in a namespace labelled
+`resource.kubernetes.io/admin-access: "true"`. The NVIDIA GPU Operator's own DRA dcgm claim is
+the same: class `gpu.nvidia.com`, `allocationMode: All`, `adminAccess: true`.
+
+Correct:
+
+```yaml
+apiVersion: resource.k8s.io/v1
+kind: ResourceClaimTemplate
+metadata: {name: dcgm-exporter-gpu-admin, namespace: gpu-monitoring}
+spec:
+  spec:
+    devices:
+      requests:
+      - name: admin-gpus
+        exactly: {deviceClassName: gpu.nvidia.com, allocationMode: All, adminAccess: true}
+```
+
+`gpudra convert --admin-access` writes it, references it from the DaemonSet's containers and
+removes the variable; label the namespace yourself.
+""",
+    "Give the DaemonSet an admin-access claim (gpudra convert --admin-access) and label its "
+    "namespace resource.kubernetes.io/admin-access=true.",
+)
 
 
 class EnvironmentVars(Checker):
-    rules = (GPU401, GPU402)
+    rules = (GPU401, GPU402, GPU403)
 
     def check_object(self, obj: SourceObject, ctx: AuditContext) -> None:
         for pod in ctx.gpu_use(obj).pods:
             for container in pod.containers:
                 self._container(obj, container, ctx)
+                if obj.kind == "DaemonSet" and container.sees_unrequested_gpus:
+                    var = next(v for v in container.env if v.name == "NVIDIA_VISIBLE_DEVICES")
+                    ctx.emit("GPU403", obj,
+                             f"container {container.container.name!r} sees every GPU of its node "
+                             f"(NVIDIA_VISIBLE_DEVICES={var.value!r}) without requesting one: "
+                             "under DRA it needs a claim with adminAccess: true and "
+                             "allocationMode: All, in a namespace labelled "
+                             "resource.kubernetes.io/admin-access: \"true\" (KEP-5018)",
+                             path=container.container.path + ("env", var.index),
+                             container=container.container.name)
 
     @staticmethod
     def _container(obj: SourceObject, use: ContainerUse, ctx: AuditContext) -> None:
@@ -52,7 +96,7 @@ class EnvironmentVars(Checker):
         for var in use.env:
             shown = "" if var.value is None else str(var.value)
             path = container.path + ("env", var.index)
-            if var.name == "NVIDIA_VISIBLE_DEVICES" and (gpu or shown.lower() not in _DISABLED):
+            if var.name == "NVIDIA_VISIBLE_DEVICES" and (gpu or shown.lower() not in HIDDEN):
                 detail = ("fights CDI injection" if gpu else
                           "exposes GPUs to a container that requests none")
                 ctx.emit("GPU401", obj, f"container {container.name!r} sets NVIDIA_VISIBLE_DEVICES"

@@ -9,21 +9,35 @@ found by gpudra.kustomize.audit, which emits the same rule at the patch's line.
 from __future__ import annotations
 
 from collections.abc import Mapping
+from dataclasses import dataclass
 
 from gpudra.devices import classify
+from gpudra.gpu_use import is_device_plugin_resource
 from gpudra.model import Severity
-from gpudra.objects import ManifestObject
+from gpudra.objects import ManifestObject, PathT, as_mapping
 from gpudra.quantity import parse_device_count
 from gpudra.rules.base import AuditContext, Checker, rule
 
+RESOURCE_GROUP = "resource.k8s.io"
+# The NVIDIA DRA driver's classes that allocate GPUs (whole, MIG slices, passthrough); the
+# ComputeDomain classes hand out IMEX channels and daemons, not GPUs.
+GPU_CLASSES = frozenset({"gpu.nvidia.com", "mig.nvidia.com", "vfio.gpu.nvidia.com"})
+
 GPU110 = rule(
     "GPU110", "claims-beside-device-plugin", Severity.ERROR, "device requests",
-    "Container gets DRA claims and a device-plugin request at once.",
+    "Container gets GPUs from a DRA claim and from a device-plugin request at once.",
     """
-A container references `resources.claims` and also asks the device plugin for NVIDIA devices
-(`nvidia.com/gpu`, a MIG or shared resource). The pod then needs devices from both routes: the
-scheduler looks for a node with free device-plugin GPUs *and* allocates the claim, so the pod
-gets more GPUs than intended, or never schedules where only the DRA driver publishes GPUs.
+A container references a claim that allocates GPUs (class `gpu.nvidia.com`, `mig.nvidia.com`
+or `vfio.gpu.nvidia.com`, or a DeviceClass whose `extendedResourceName` maps a device-plugin
+resource) and also asks the device plugin for NVIDIA devices (`nvidia.com/gpu`, a MIG or shared
+resource). The pod then needs devices from both routes: the scheduler looks for a node with free
+device-plugin GPUs *and* allocates the claim, so the pod gets more GPUs than intended, or never
+schedules where only the DRA driver publishes GPUs.
+
+Claims for other devices are not a conflict. An IMEX channel from a ComputeDomain next to
+`nvidia.com/gpu` is the supported multi-node NVLink pattern while the NVIDIA DRA driver's GPU
+side is off (the driver's own `demo/specs/imex` jobs do this). A claim the scanned tree does not
+define is not judged here (GPU607 reports the missing object).
 
 It usually comes from a Kustomize overlay: the base was converted to claims, and an overlay
 patch still sets the count the old way (a strategic-merge patch with
@@ -101,8 +115,14 @@ class ClaimsBesideDevicePlugin(Checker):
     # here so that the catalogue, its docs and its suppression work like every rule's.
     rules = (GPU110, GPU610)
 
+    def __init__(self) -> None:
+        self._claims = _ClaimClasses()
+        self._pending: list[_Beside] = []
+
     def check_object(self, obj: ManifestObject, ctx: AuditContext) -> None:
+        self._claims.read(obj)
         for spec in ctx.pod_specs(obj):
+            entries = _pod_claims(spec.data)
             for container in spec.containers:
                 resources = container.data.get("resources")
                 if not isinstance(resources, Mapping):
@@ -110,14 +130,101 @@ class ClaimsBesideDevicePlugin(Checker):
                 claims = resources.get("claims")
                 found = device_plugin_request(resources) if isinstance(claims, list) and claims \
                     else None
-                if found is None:
-                    continue
-                section, name, value, count = found
-                ctx.emit("GPU110", obj,
-                         f"container {container.name!r} references DRA claims and also requests "
-                         f"{value} × {name} through the device plugin",
-                         path=container.path + ("resources", section, name),
-                         container=container.name, resource=name, quantity=count)
+                if found is not None:
+                    refs = tuple((entries[c["name"]], c.get("request")) for c in claims
+                                 if isinstance(c, Mapping) and c.get("name") in entries)
+                    self._pending.append(_Beside(obj, container.path, container.name, found,
+                                                 refs))
+
+    def finish(self, ctx: AuditContext) -> None:
+        """Once every claim of the tree is known: only claims that allocate GPUs make a
+        device-plugin request beside them a double allocation. IMEX/ComputeDomain channels next
+        to `nvidia.com/gpu` are the supported pattern while the driver's GPU side is off."""
+        for beside in self._pending:
+            gpu_claims = [ref for ref, request in beside.claims
+                          if self._claims.allocates_gpus(ref, request, beside.obj.namespace)]
+            if not gpu_claims:
+                continue
+            section, name, value, count = beside.request
+            kind, claim = gpu_claims[0]
+            ctx.emit("GPU110", beside.obj,
+                     f"container {beside.container!r} references DRA claims ({kind} "
+                     f"{claim!r} allocates GPUs) and also requests {value} × {name} through the "
+                     "device plugin",
+                     path=beside.path + ("resources", section, name),
+                     container=beside.container, resource=name, quantity=count)
+
+
+@dataclass(frozen=True, slots=True)
+class _Beside:
+    """A container with claims and a device-plugin request, judged once the tree is read."""
+
+    obj: ManifestObject
+    path: PathT
+    container: str | None
+    request: tuple[str, str, object, int | None]
+    claims: tuple[tuple[tuple[str, str], str | None], ...]  # ((kind, name), request name)
+
+
+class _ClaimClasses:
+    """The device classes each ResourceClaim(Template) of the tree requests, and which classes
+    hand out GPUs: the NVIDIA driver's gpu/mig/vfio classes and any DeviceClass whose
+    `extendedResourceName` is a device-plugin resource."""
+
+    def __init__(self) -> None:
+        # (kind, name) -> [(namespace, {request name: classes})]
+        self._requests: dict[tuple[str, str], list[tuple[str | None, dict[str, set[str]]]]] = {}
+        self._mapped: set[str] = set()
+
+    def read(self, obj: ManifestObject) -> None:
+        if obj.group != RESOURCE_GROUP or not isinstance(obj.name, str):
+            return
+        spec = as_mapping(obj.data.get("spec"))
+        if obj.kind == "DeviceClass":
+            if is_device_plugin_resource(str(spec.get("extendedResourceName", ""))):
+                self._mapped.add(obj.name)
+            return
+        if obj.kind == "ResourceClaimTemplate":
+            spec = as_mapping(spec.get("spec"))
+        elif obj.kind != "ResourceClaim":
+            return
+        requests = as_mapping(spec.get("devices")).get("requests")
+        classes: dict[str, set[str]] = {}
+        for request in requests if isinstance(requests, list) else ():
+            request = as_mapping(request)
+            alternatives = request.get("firstAvailable")
+            bodies = [request, as_mapping(request.get("exactly")),
+                      *(as_mapping(sub) for sub in
+                        (alternatives if isinstance(alternatives, list) else ()))]
+            classes[str(request.get("name"))] = {str(b["deviceClassName"]) for b in bodies
+                                                 if isinstance(b.get("deviceClassName"), str)}
+        self._requests.setdefault((obj.kind, obj.name), []).append((obj.namespace, classes))
+
+    def allocates_gpus(self, ref: tuple[str, str], request: str | None,
+                       namespace: str | None) -> bool:
+        """Whether the claim (or that request of it) takes GPUs; False when the tree does not
+        define it (GPU607 reports that)."""
+        for defined_in, requests in self._requests.get(ref, ()):
+            if None not in (namespace, defined_in) and namespace != defined_in:
+                continue
+            classes = requests.get(request, set()) if request is not None else \
+                {c for found in requests.values() for c in found}
+            if any(c in GPU_CLASSES or c in self._mapped for c in classes):
+                return True
+        return False
+
+
+def _pod_claims(spec: Mapping) -> dict[str, tuple[str, str]]:
+    """The pod's resourceClaims entries: entry name -> (kind, object name)."""
+    entries = spec.get("resourceClaims")
+    out: dict[str, tuple[str, str]] = {}
+    for entry in entries if isinstance(entries, list) else ():
+        entry = as_mapping(entry)
+        for key, kind in (("resourceClaimTemplateName", "ResourceClaimTemplate"),
+                          ("resourceClaimName", "ResourceClaim")):
+            if isinstance(entry.get(key), str) and isinstance(entry.get("name"), str):
+                out[entry["name"]] = (kind, entry[key])
+    return out
 
 
 def device_plugin_request(resources: Mapping) -> tuple[str, str, object, int | None] | None:

@@ -68,6 +68,8 @@ class Templates(Checker):
                 ctx.emit("GPU701", text, f"{where}{chart} sets {match.group('name')}{shown}; "
                          f"{fix}", line=number, resource=match.group("name"),
                          quantity=quantity, hint=hint)
+                if quantity != 0:  # a placeholder (None) still asks for devices
+                    ctx.note_template(text)
 
 
 def _advice(text: TemplateText) -> tuple[str, str | None]:

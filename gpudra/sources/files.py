@@ -20,7 +20,7 @@ from typing import Any, Generic, TypeVar
 
 from gpudra.errors import InputReadError
 from gpudra.model import InputError, Skipped
-from gpudra.objects import ManifestObject, TemplateText
+from gpudra.objects import ManifestObject, TemplateText, template_objects
 from gpudra.sources import Item, ScanStats
 from gpudra.sources.documents import (
     Chunk,
@@ -64,7 +64,8 @@ def discover(paths: Iterable[str], excludes: Iterable[str] = ()) -> Iterator[Inp
             continue
         root = Path(raw)
         if root.is_file():
-            yield _classify(raw, None)
+            # One file of a chart (as pre-commit passes them) is still a chart's file.
+            yield _classify(raw, _chart_of_file(raw))
         elif root.is_dir():
             yield from _walk(root, patterns)
         elif root.exists():
@@ -153,6 +154,15 @@ def _enclosing_chart(dirpath: str) -> str | None:
             return None
         probe = parent
     return None
+
+
+def _chart_of_file(path: str) -> str | None:
+    """The chart `path` belongs to, if any: a values file or Chart.yaml beside Chart.yaml, or
+    a file in a chart's templates/ tree."""
+    directory = os.path.dirname(path) or os.curdir
+    if os.path.isfile(os.path.join(directory, "Chart.yaml")):
+        return directory
+    return _enclosing_chart(directory)
 
 
 def _classify(path: str, chart: str | None) -> InputFile:
@@ -408,7 +418,8 @@ def load_items(read: ReadFile, stats: ScanStats) -> Iterator[Item]:
 
 def objects_of(parsed: ParsedDocument, label: str) -> Iterator[ManifestObject]:
     """Objects in a parsed document. The document itself always comes first (text rules read
-    it; non-object documents such as dashboards are kept); a List yields its items after it."""
+    it; non-object documents such as dashboards are kept); a List yields its items after it,
+    an OpenShift Template the objects `oc process` creates from it."""
     data = parsed.data
     chunk = parsed.chunk
     template = chunk.helm_source
@@ -418,6 +429,8 @@ def objects_of(parsed: ParsedDocument, label: str) -> Iterator[ManifestObject]:
         data, items, prefix = {"items": data}, data, ()
     elif isinstance(data, dict) and str(data.get("kind", "")).endswith("List"):
         items = data.get("items") if isinstance(data.get("items"), list) else None
+    elif template_objects(data) is not None:
+        items, prefix = template_objects(data), ("objects",)
     if not isinstance(data, dict):
         return
     yield ManifestObject(data, label, chunk.first_line, parsed.lines, chunk.text, (), template,

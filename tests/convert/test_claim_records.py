@@ -39,8 +39,12 @@ def test_records_point_at_written_requests(name: str, monkeypatch) -> None:
     objects = {}
     for change in report.changes:
         for doc in yaml.safe_load_all(change.new.decode("utf-8-sig")):
-            if isinstance(doc, dict) and str(doc.get("apiVersion", "")).startswith("resource."):
-                objects[(doc["kind"], doc["metadata"]["name"])] = doc
+            inner = doc.get("objects") if isinstance(doc, dict) and doc.get("kind") == "Template" \
+                else None  # an OpenShift Template keeps its claim templates in `objects:`
+            for obj in inner if isinstance(inner, list) else [doc]:
+                if isinstance(obj, dict) and \
+                        str(obj.get("apiVersion", "")).startswith("resource."):
+                    objects[(obj["kind"], obj["metadata"]["name"])] = obj
     checked = 0
     for result in report.results:
         if result.strategy != "rewrite" or not result.kind or result.kind == "ResourceQuota":

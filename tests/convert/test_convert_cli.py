@@ -479,3 +479,54 @@ def test_stdin_with_a_blocked_workload_exits_4(tree: Path) -> None:
 def test_help_documents_exit_4() -> None:
     text = " ".join(CliRunner().invoke(app, ["convert", "--help"]).stdout.split())
     assert "4 only blocked workloads are left" in text
+
+
+def test_the_preflight_remediations_for_dra_objects_are_true(tmp_path: Path) -> None:
+    """Issue 13.15: MANIFEST001/002 tell users to run convert --target-version; after it, the
+    tree passes them (and the audit's DRA rules find nothing left)."""
+    tree = tmp_path / "tree"
+    tree.mkdir()
+    (tree / "claims.yaml").write_text(
+        "apiVersion: resource.k8s.io/v1beta1\nkind: ResourceClaimTemplate\n"
+        "metadata: {name: a, namespace: ml}\nspec:\n  devices:\n    requests:\n"
+        "    - name: gpu\n      deviceClassName: gpu.nvidia.com\n      count: 2\n---\n"
+        "apiVersion: resource.k8s.io/v1\nkind: ResourceClaim\nmetadata: {name: b, namespace: ml}\n"
+        "spec:\n  devices:\n    requests:\n    - name: gpu\n      deviceClassName: gpu.nvidia.com\n"
+        "      selectors:\n      - cel:\n          expression: "
+        "device.capacity[\"gpu.nvidia.com\"].memory >= quantity(\"40Gi\")\n")
+
+    def checks() -> dict:
+        result = CliRunner().invoke(app, ["preflight", "--manifests", str(tree), "-o", "json",
+                                          "--target-version", "1.35"])
+        return {c["id"]: c for c in json.loads(result.stdout)["checks"]}
+
+    before = checks()
+    assert before["MANIFEST001"]["outcome"] == "warn"
+    assert before["MANIFEST002"]["outcome"] == "fail"
+    assert "gpudra convert --target-version 1.35" in before["MANIFEST002"]["remediation"]
+    assert before["MANIFEST004"]["outcome"] == "fail"
+    result = CliRunner().invoke(app, ["convert", str(tree), "--target-version", "1.35"])
+    assert result.exit_code == 0, result.output
+    after = checks()
+    assert {k: after[k]["outcome"] for k in ("MANIFEST001", "MANIFEST002", "MANIFEST004")} == \
+        {"MANIFEST001": "pass", "MANIFEST002": "pass", "MANIFEST004": "pass"}, after
+    audit = CliRunner().invoke(app, ["audit", str(tree), "-o", "json", "--target-version",
+                                     "1.35"])
+    assert [f["rule"] for f in json.loads(audit.stdout)["findings"]] == []
+
+
+def test_admin_access_needs_a_target_where_it_is_on(tmp_path: Path) -> None:
+    """KEP-5018 admin access is alpha and off in 1.32/1.33: the option is refused there."""
+    (tmp_path / "ds.yaml").write_text(
+        "apiVersion: apps/v1\nkind: DaemonSet\nmetadata: {name: m}\nspec:\n  template:\n"
+        "    spec:\n      containers:\n      - name: c\n"
+        "        env: [{name: NVIDIA_VISIBLE_DEVICES, value: all}]\n")
+    before = (tmp_path / "ds.yaml").read_bytes()
+    result = CliRunner().invoke(app, ["convert", str(tmp_path), "--admin-access",
+                                      "--target-version", "1.33"])
+    assert result.exit_code == 2 and "DRAAdminAccess" in result.output
+    assert (tmp_path / "ds.yaml").read_bytes() == before
+    result = CliRunner().invoke(app, ["convert", str(tmp_path), "--admin-access",
+                                      "--target-version", "1.34"])
+    assert result.exit_code == 0, result.output
+    assert b"adminAccess: true" in (tmp_path / "ds.yaml").read_bytes()

@@ -27,6 +27,7 @@ by this test.
 from __future__ import annotations
 
 import json
+import re
 import shutil
 from collections import Counter
 from collections.abc import Callable, Iterator, Mapping
@@ -49,6 +50,11 @@ pytest.importorskip("kubernetes_validate")
 GOLDEN = Path(__file__).parent / "golden"
 CASES = sorted(p.name for p in GOLDEN.iterdir() if (p / "case.yaml").is_file())
 _RESOURCE_GROUP = "resource.k8s.io/"
+_CONTAINER_FIELDS = frozenset({
+    "name", "image", "command", "args", "workingDir", "ports", "envFrom", "env", "resources",
+    "resizePolicy", "restartPolicy", "volumeMounts", "volumeDevices", "livenessProbe",
+    "readinessProbe", "startupProbe", "lifecycle", "terminationMessagePath",
+    "terminationMessagePolicy", "imagePullPolicy", "securityContext", "stdin", "stdinOnce", "tty"})
 
 
 def _case(name: str) -> dict[str, Any]:
@@ -121,18 +127,35 @@ def _objects(path: Path) -> Iterator[dict[str, Any]]:
             continue
         if str(doc.get("kind", "")).endswith("List") and isinstance(doc.get("items"), list):
             yield from (item for item in doc["items"] if isinstance(item, dict))
+        elif doc.get("kind") == "Template" and isinstance(doc.get("objects"), list):
+            # What `oc process` creates: each parameter filled in (its value, else its name).
+            values = {p["name"]: str(p.get("value") or p["name"].lower())
+                      for p in doc.get("parameters") or [] if isinstance(p, dict)}
+            yield from (_processed(obj, values) for obj in doc["objects"] if isinstance(obj, dict))
         else:
             yield doc
 
 
+def _processed(value: Any, parameters: Mapping[str, str]) -> Any:
+    if isinstance(value, str):
+        return re.sub(r"\$\{(\w+)\}", lambda m: parameters.get(m[1], m[0]), value)
+    if isinstance(value, dict):
+        return {k: _processed(v, parameters) for k, v in value.items()}
+    if isinstance(value, list):
+        return [_processed(v, parameters) for v in value]
+    return value
+
+
 def _validate(tree: Path, before: dict[str, bytes], target: TargetVersion,
               report: dict[str, Any]) -> None:
-    converted = {(w["kind"], w["name"], w["namespace"]) for w in report["workloads"]
-                 if w["strategy"] in ("rewrite", "quota")}
     validator = StrictValidator(target)
     changed = [p for p in sorted(tree.rglob("*")) if p.is_file()
                and p.suffix in (".yaml", ".yml")
                and before.get(p.relative_to(tree).as_posix()) != p.read_bytes()]
+    parameters = _template_parameters(changed)
+    converted = {(w["kind"], _processed(w["name"], parameters),
+                  _processed(w["namespace"], parameters)) for w in report["workloads"]
+                 if w["strategy"] in ("rewrite", "repair", "quota")}
     objects = [obj for p in changed for obj in _objects(p)]
     dra = [o for o in objects if str(o.get("apiVersion", "")).startswith(_RESOURCE_GROUP)]
     for obj in dra:
@@ -148,6 +171,17 @@ def _validate(tree: Path, before: dict[str, bytes], target: TargetVersion,
         else:  # a CRD: no schema; check what convert wrote into its pod specs
             assert semantic_errors(obj) == [], obj
         _check_pod_specs(obj, dra, validator)
+
+
+def _template_parameters(paths: list[Path]) -> dict[str, str]:
+    """The parameters of the OpenShift Templates among `paths`, as `_objects` fills them in."""
+    found: dict[str, str] = {}
+    for path in paths:
+        for doc in yaml.safe_load_all(path.read_text(encoding="utf-8-sig")):
+            if isinstance(doc, dict) and doc.get("kind") == "Template":
+                found.update({p["name"]: str(p.get("value") or p["name"].lower())
+                              for p in doc.get("parameters") or [] if isinstance(p, dict)})
+    return found
 
 
 def _key(obj: Mapping[str, Any]) -> tuple[str, str | None, str | None]:
@@ -177,9 +211,14 @@ def _check_pod_specs(obj: Mapping[str, Any], dra: list[dict[str, Any]],
     for spec in WorkloadTable().pod_specs(group, obj["kind"], obj):
         entries = spec.data.get("resourceClaims") or []
         pod_spec: dict[str, Any] = {"resourceClaims": entries, "containers": []}
+        crd = validator._validator(obj["apiVersion"], obj["kind"]) is None
         for ref in spec.containers:  # Argo's single `container:` has no name
             field = "initContainers" if ref.init else "containers"
-            pod_spec.setdefault(field, []).append({"name": "main", **ref.data})
+            # A CRD's container may carry fields of its own (KServe's modelFormat, storageUri):
+            # check its core Container fields.
+            data = {k: v for k, v in ref.data.items() if k in _CONTAINER_FIELDS} if crd \
+                else ref.data
+            pod_spec.setdefault(field, []).append({"name": "main", **data})
         pod = {"apiVersion": "v1", "kind": "Pod", "metadata": {"name": "check"}, "spec": pod_spec}
         assert validator.errors(pod) == [], (spec.path, pod)
         requests = {}

@@ -1,6 +1,7 @@
 """Data-driven rule tests: tests/rules/cases/<RULE>.yaml.
 
-Each case is a manifest (written to `file`, default manifest.yaml; `files` writes several), or
+Each case is a manifest (written to `file`, default manifest.yaml; `files` writes several; `target`
+is the audit's --target-version, default the newest), or
 `cluster`: live objects (multi-document YAML) audited through the cluster source, and the
 findings of that rule it must produce, compared on the fields the case names. Every rule in the
 catalogue must have a case file with at least one case that fires and one that does not.
@@ -15,6 +16,7 @@ import yaml
 
 from gpudra.audit import AuditRequest, audit, run_audit
 from gpudra.config import Config
+from gpudra.dra.versions import DEFAULT, TargetVersion
 from gpudra.rules import catalogue
 from gpudra.sources.cluster import ClusterSource
 from tests.memory_cluster import MemoryCluster
@@ -40,7 +42,8 @@ def test_rule_case(rule_id: str, case: dict, tmp_path: Path) -> None:
             target = tmp_path / name
             target.parent.mkdir(parents=True, exist_ok=True)
             target.write_text(text)
-        report = run_audit(AuditRequest([str(tmp_path)]))
+        target = TargetVersion.parse(str(case["target"])) if "target" in case else DEFAULT
+        report = run_audit(AuditRequest([str(tmp_path)], target=target))
     assert not report.errors, report.errors
     got = [f for f in report.findings if f.rule == rule_id]
     expected = case["expect"]

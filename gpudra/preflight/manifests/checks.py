@@ -17,7 +17,9 @@ from gpudra.objects import ManifestObject, plural
 from gpudra.preflight.model import CheckInfo, CheckResult, Outcome, Tier, check, result
 
 DEVICE_PLUGIN_RULES = frozenset({"GPU101", "GPU102", "GPU103"})
+TEMPLATE_RULE = "GPU701"  # a chart or template that requests devices (a zero count does not)
 DRA_LINT_PREFIX = "GPU6"
+SERVED_RULE = "GPU611"
 MAX_SHOWN = 3
 # A package index has kubernetes-validate; gpudra itself installs from a checkout.
 VALIDATE_EXTRA = ("pip install kubernetes-validate "
@@ -77,19 +79,26 @@ Objects whose version the target does not have are left to MANIFEST001.
 *unavailable*: kubernetes-validate is not installed (and the cross-field rules found
 nothing), or there was nothing to read.
 
-**Fix.** Correct the named fields; `gpudra convert` writes the target's shape.
+**Fix.** `gpudra convert --target-version <release>` repairs what it can tell unambiguously:
+it moves ResourceClaims, ResourceClaimTemplates and DeviceClasses to the target's version and
+request shape (flat v1beta1 fields under `exactly:` and back), adds a template's missing inner
+`spec:`, and rewrites `>=` on quantities and memory read as an attribute in selectors
+(docs/convert.md). Correct other fields by hand.
 """,
     (Outcome.PASS, Outcome.FAIL, Outcome.UNAVAILABLE))
 
 MANIFEST003 = check(
     "MANIFEST003", "No workload requests device-plugin GPUs", Tier.MANIFESTS,
-    "No container still asks for `nvidia.com/gpu`, `nvidia.com/mig-*` or shared GPUs "
-    "(audit rules GPU101-GPU103).",
+    "No container, Helm chart or template still asks for `nvidia.com/gpu`, `nvidia.com/mig-*` "
+    "or shared GPUs (audit rules GPU101-GPU103, GPU701).",
     """
 **Why it matters.** Once the device plugin is gone from a cluster, pods that still request
 `nvidia.com/gpu` stay Pending (unless a DeviceClass maps the name, see CLUSTER009). This check
-reuses the audit's findings GPU101 (whole GPUs), GPU102 (MIG) and GPU103 (shared GPUs);
-suppressions (`gpudra.io/ignore`) and `.gpudra.yaml` settings apply as in `gpudra audit`.
+reuses the audit's findings GPU101 (whole GPUs), GPU102 (MIG), GPU103 (shared GPUs) and GPU701
+(a Helm template or values file, or another templated document, that sets one of them to
+anything but 0: the chart still renders device-plugin requests); suppressions
+(`gpudra.io/ignore`) and `.gpudra.yaml` settings apply as in `gpudra audit`. A file passed on
+its own (as pre-commit does) is still recognised as part of a chart by the Chart.yaml above it.
 
 With `--require-migrated` (a CI gate for a migrated repository) a remaining request fails;
 without it, it is a warning, so a tree that is being migrated passes with `--fail-on fail`.
@@ -262,8 +271,9 @@ def check_strict_validation(tree: ManifestInput, target: TargetVersion = DEFAULT
     if problems:
         return result(MANIFEST002, Outcome.FAIL,
                       f"{plural(len(problems), 'validation error')} against Kubernetes {target}: "
-                      f"{_shown(problems)}", "correct the named fields, or let gpudra convert "
-                      f"--target-version {target} write them", details=details)
+                      f"{_shown(problems)}", f"gpudra convert --target-version {target} "
+                      "repairs request shapes, a template's missing inner spec and old "
+                      "versions; correct other fields by hand", details=details)
     if schema_missing is not None:
         return result(MANIFEST002, Outcome.UNAVAILABLE,
                       f"cross-field rules pass, but strict schema validation is unavailable: "
@@ -279,7 +289,8 @@ def check_migrated(tree: ManifestInput, require_migrated: bool = False) -> Check
     unreadable = _unreadable(MANIFEST003, tree)
     if unreadable:
         return unreadable
-    remaining = [f for f in tree.findings if f.rule in DEVICE_PLUGIN_RULES]
+    remaining = [f for f in tree.findings if f.rule in DEVICE_PLUGIN_RULES
+                 or (f.rule == TEMPLATE_RULE and f.quantity != 0)]
     if not remaining:
         return result(MANIFEST003, Outcome.PASS, "no workload requests device-plugin GPUs",
                       details=_errors_note(tree))
@@ -299,7 +310,8 @@ def check_dra_lint(tree: ManifestInput) -> CheckResult:
     unreadable = _unreadable(MANIFEST004, tree)
     if unreadable:
         return unreadable
-    lint = [f for f in tree.findings if f.rule.startswith(DRA_LINT_PREFIX)]
+    lint = [f for f in tree.findings if f.rule.startswith(DRA_LINT_PREFIX)
+            and f.rule != SERVED_RULE]  # versions are MANIFEST001's
     errors = [f for f in lint if f.severity is Severity.ERROR]
     warnings = [f for f in lint if f.severity is Severity.WARNING]
     details = [_finding_line(f) for f in lint] + _errors_note(tree)

@@ -41,6 +41,6 @@ def read_manifests(request: AuditRequest,
     """Objects, findings and input errors of every path in `request`; never raises for input."""
     excludes = (*request.config.exclude, *request.excludes)
     source = _Keeping(FileSource(request.paths, excludes, stdin))
-    report = audit(source, request.config)
+    report = audit(source, request.config, request.target)
     return ManifestInput(tuple(source.objects), report.findings, report.errors,
                          report.files_scanned)

@@ -1,0 +1,153 @@
+"""Repair DRA objects already in the tree: the mistakes blog posts spread, and API versions the
+target release no longer serves.
+
+Each repair is an edit like every other convert edit, planned as data and applied to the text
+with every other byte kept:
+
+- an apiVersion the target does not serve by default (or does not have) becomes the target's
+  (`resource.k8s.io/v1` for 1.34+), with the request shape of that version: flat v1beta1 fields
+  move under `exactly:` (or out of it for a 1.32 target). v1alpha2, the old design, has no
+  repair;
+- GPU601: v1beta1 fields in a v1/v1beta2 request move under `exactly:`; `exactly:` in a
+  v1beta1 request that stays v1beta1 is lifted out;
+- GPU602: a ResourceClaimTemplate's `spec.devices` moves under the inner `spec:`;
+- GPU605 (memory read as an attribute) and GPU606 (`>=` on a quantity or version): the selector
+  is rewritten where the intent is unambiguous (gpudra.dra.cel_repair);
+- GPU609: a pod's `resourceClaims[].source: {...}` entry is lifted into the entry.
+
+What cannot be repaired is left as it is and said (the audit rules keep reporting it).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from typing import Any
+
+from gpudra.convert.ops import Op, Replace, Unwrap, Wrap
+from gpudra.dra.cel_repair import repair_selector
+from gpudra.dra.served import EXACT_FIELDS, FLAT_VERSIONS, GROUP, WRAPPED_VERSIONS, availability
+from gpudra.dra.versions import TargetVersion
+from gpudra.objects import PathT, as_mapping
+from gpudra.workloads import PodSpecRef
+
+KINDS = frozenset({"ResourceClaim", "ResourceClaimTemplate", "DeviceClass"})
+
+
+@dataclass
+class Repair:
+    ops: list[Op] = field(default_factory=list)
+    done: list[str] = field(default_factory=list)      # what was repaired, for the notes
+    left: list[str] = field(default_factory=list)      # what could not be, and why
+
+    def merge(self, other: Repair) -> None:
+        self.ops += other.ops
+        self.done += other.done
+        self.left += other.left
+
+
+def repair_dra_object(data: Mapping[str, Any], base: PathT, target: TargetVersion) -> Repair:
+    """Repairs of one resource.k8s.io object (ResourceClaim, ResourceClaimTemplate,
+    DeviceClass)."""
+    out = Repair()
+    api_version, kind = str(data.get("apiVersion", "")), str(data.get("kind", ""))
+    version = api_version.rpartition("/")[2]
+    if kind not in KINDS or api_version.rpartition("/")[0] != GROUP:
+        return out
+    if version not in FLAT_VERSIONS | WRAPPED_VERSIONS:
+        out.left.append(f"{api_version} is the withdrawn classic-DRA API; rewrite it by hand")
+        return out
+    found = availability(target, api_version, kind)
+    new_version = version
+    if (target.served_by_default and not found.served_by_default) or not found.exists:
+        new_version = target.resource_api_version.rpartition("/")[2]
+    flat = new_version in FLAT_VERSIONS
+    # A shape change that comes with the new version is part of it, not a GPU601 repair.
+    rule = "GPU601: " if new_version == version else ""
+    spec = as_mapping(data.get("spec"))
+    if kind == "DeviceClass":
+        _selectors(spec.get("selectors"), base + ("spec", "selectors"), out)
+    else:
+        claim, at = spec, base + ("spec",)
+        if kind == "ResourceClaimTemplate":
+            if "devices" in spec and "spec" not in spec:
+                claim = spec  # GPU602: the claim spec sits one level too high
+            else:
+                claim, at = as_mapping(spec.get("spec")), at + ("spec",)
+        _requests(claim, at, flat, rule, out)
+        if kind == "ResourceClaimTemplate" and claim is spec and claim:
+            out.ops.append(Wrap(base + ("spec",), tuple(k for k in spec if k != "metadata"),
+                                "spec"))
+            out.done.append("GPU602: the claim spec moved under the inner spec: (spec.spec)")
+    if new_version != version:
+        out.ops.append(Replace(base + ("apiVersion",), f"{GROUP}/{new_version}"))
+        out.done.append(f"{api_version} -> {GROUP}/{new_version} ({_why(found, target)})")
+    return out
+
+
+def repair_pod_claims(spec: PodSpecRef, base: PathT) -> Repair:
+    """GPU609: `resourceClaims[].source: {resourceClaimTemplateName: x}` -> the field itself."""
+    out = Repair()
+    entries = spec.data.get("resourceClaims")
+    for i, entry in enumerate(entries if isinstance(entries, list) else ()):
+        entry = as_mapping(entry)
+        source = entry.get("source")
+        if "source" not in entry:
+            continue
+        fields = [k for k in ("resourceClaimName", "resourceClaimTemplateName")
+                  if isinstance(as_mapping(source).get(k), str)]
+        if len(fields) != 1 or len(as_mapping(source)) != 1 or any(f in entry for f in fields):
+            out.left.append(f"resourceClaims entry {entry.get('name')!r}: its source: does not "
+                            "name exactly one claim or template")
+            continue
+        out.ops.append(Unwrap(base + spec.path + ("resourceClaims", i), "source"))
+        out.done.append(f"GPU609: resourceClaims entry {entry.get('name')!r} names its "
+                        f"{fields[0]} directly (the source: form was removed in 1.31)")
+    return out
+
+
+def _why(found: Any, target: TargetVersion) -> str:
+    if not found.exists:
+        return f"Kubernetes {target} does not have it"
+    return f"Kubernetes {target} does not serve it by default"
+
+
+def _requests(claim: Mapping[str, Any], at: PathT, flat: bool, rule: str, out: Repair) -> None:
+    requests = as_mapping(claim.get("devices")).get("requests")
+    for i, request in enumerate(requests if isinstance(requests, list) else ()):
+        if not isinstance(request, Mapping):
+            continue
+        where = at + ("devices", "requests", i)
+        label = f"request {request.get('name')!r}"
+        fields = tuple(k for k in request if k in EXACT_FIELDS)
+        exactly = request.get("exactly")
+        body = where + ("exactly",) if isinstance(exactly, Mapping) else where
+        _selectors((exactly if isinstance(exactly, Mapping) else request).get("selectors"),
+                   body + ("selectors",), out)
+        for j, sub in enumerate(request.get("firstAvailable") or []
+                                if isinstance(request.get("firstAvailable"), list) else []):
+            _selectors(as_mapping(sub).get("selectors"),
+                       where + ("firstAvailable", j, "selectors"), out)
+        if fields and "exactly" in request:
+            out.left.append(f"{label} sets {', '.join(fields)} both flat and in exactly:")
+        elif fields and not flat:
+            if "firstAvailable" in request:
+                out.left.append(f"{label} sets {', '.join(fields)} beside firstAvailable")
+            else:
+                out.ops.append(Wrap(where, fields, "exactly"))
+                out.done.append(f"{rule}{label}: {', '.join(fields)} moved under exactly:")
+        elif flat and isinstance(exactly, Mapping) and exactly:
+            out.ops.append(Unwrap(where, "exactly"))
+            out.done.append(f"{rule}{label}: exactly: lifted into the request (the flat "
+                            "v1beta1 shape)")
+
+
+def _selectors(selectors: Any, at: PathT, out: Repair) -> None:
+    for k, selector in enumerate(selectors if isinstance(selectors, list) else ()):
+        expression = as_mapping(as_mapping(selector).get("cel")).get("expression")
+        if not isinstance(expression, str):
+            continue
+        repaired = repair_selector(expression)
+        if repaired is not None:
+            out.ops.append(Replace(at + (k, "cel", "expression"), repaired))
+            out.done.append(f"selector rewritten: {repaired}")
