@@ -7,11 +7,11 @@ import (
 	"k8s.io/component-base/cli"
 	"k8s.io/component-base/logs"
 	_ "k8s.io/component-base/logs/json/register"
+	kubectl "k8s.io/kubectl/pkg/cmd"
+	kubectlutil "k8s.io/kubectl/pkg/cmd/util"
 	apiserver "k8s.io/kubernetes/cmd/kube-apiserver/app"
 	controllermanager "k8s.io/kubernetes/cmd/kube-controller-manager/app"
 	scheduler "k8s.io/kubernetes/cmd/kube-scheduler/app"
-	kubectl "k8s.io/kubectl/pkg/cmd"
-	kubectlutil "k8s.io/kubectl/pkg/cmd/util"
 )
 
 func runAPIServer() int { return cli.Run(apiserver.NewAPIServerCommand()) }

@@ -21,6 +21,7 @@ var programs = map[string]func() int{
 	"kube-controller-manager": runControllerManager,
 	"kubectl":                 runKubectl,
 	"kustomize":               runKustomize,
+	"certs":                   runCerts,
 }
 
 func main() {
