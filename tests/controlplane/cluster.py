@@ -110,6 +110,7 @@ class ControlPlane:
         self._processes: list[tuple[str, subprocess.Popen[bytes]]] = []
         self.port = 0
         self.admin: Client | None = None
+        self._resources: dict[str, dict[str, tuple[str, bool]]] = {}
 
     # --- lifecycle -------------------------------------------------------------------------
 
@@ -225,6 +226,12 @@ class ControlPlane:
                               input=stdin, capture_output=True, text=True, check=False,
                               timeout=300)
 
+    def run(self, program: str, *args: str,
+            stdin: str | None = None) -> subprocess.CompletedProcess[str]:
+        """Run one of the binary's other programs (kustomize, kubectl without a kubeconfig)."""
+        return subprocess.run([str(self.binary), program, *args], input=stdin,
+                              capture_output=True, text=True, check=False, timeout=300)
+
     def logs(self, component: str) -> str:
         return (self.workdir / f"{component}.log").read_text(errors="replace")
 
@@ -240,6 +247,52 @@ class ControlPlane:
         self._wait(f"the default ServiceAccount in {name}",
                    lambda: self._exists(f"/api/v1/namespaces/{name}/serviceaccounts/default"),
                    60)
+
+    def resource(self, api_version: str, kind: str) -> tuple[str, bool] | None:
+        """(plural, namespaced) of a kind the server serves at api_version; None if it does not."""
+        if api_version not in self._resources:
+            group, _, version = api_version.rpartition("/")
+            path = f"/apis/{group}/{version}" if group else f"/api/{version}"
+            try:
+                listing = self.admin.get(path)["resources"]
+            except APIError as error:
+                if error.code != 404:
+                    raise
+                listing = []
+            self._resources[api_version] = {r["kind"]: (r["name"], r["namespaced"])
+                                            for r in listing if "/" not in r["name"]}
+        return self._resources[api_version].get(kind)
+
+    def object_path(self, obj: dict[str, Any]) -> str | None:
+        """The path of `obj` by name, or None when its kind is not served here."""
+        served = self.resource(obj.get("apiVersion", ""), obj.get("kind", ""))
+        if served is None:
+            return None
+        plural, namespaced = served
+        group, _, version = obj["apiVersion"].rpartition("/")
+        base = f"/apis/{group}/{version}" if group else f"/api/{version}"
+        metadata = obj.get("metadata") or {}
+        if namespaced:
+            base += f"/namespaces/{quote(metadata.get('namespace') or 'default')}"
+        return f"{base}/{plural}/{quote(metadata.get('name', ''))}"
+
+    def dry_run(self, obj: dict[str, Any]) -> dict[str, Any]:
+        """Create `obj` with dryRun=All and strict field validation, as
+        `kubectl apply --dry-run=server` does for a new object (unknown and duplicate fields are
+        errors). An object that exists already is dry-run replaced over the stored one."""
+        path = self.object_path(obj)
+        if path is None:
+            raise LookupError(f"{obj.get('apiVersion')} {obj.get('kind')} is not served")
+        query = {"fieldValidation": "Strict", "dryRun": "All"}
+        try:
+            return self.admin.request("POST", path.rpartition("/")[0], obj, query=query)
+        except APIError as error:
+            if error.status.get("reason") != "AlreadyExists":
+                raise
+        stored = self.admin.get(path)
+        replacement = {**obj, "metadata": {**(obj.get("metadata") or {}), "resourceVersion":
+                                           stored["metadata"]["resourceVersion"]}}
+        return self.admin.request("PUT", path, replacement, query=query)
 
     def wait(self, what: str, condition: Callable[[], Any], timeout: float = 60.0) -> Any:
         return self._wait(what, condition, timeout)
