@@ -38,33 +38,42 @@ class Rejection:
         return f"{self.where}: {self.what}: {self.message}"
 
 
-def load_tree(root: Path, plane: ControlPlane) -> Iterator[Source]:
+def load_tree(root: Path, plane: ControlPlane) -> tuple[list[Source], list[Rejection]]:
+    """The objects under `root`, and what could not be read as objects (a file YAML cannot
+    parse, a kustomization kustomize cannot build), as rejections."""
+    sources: list[Source] = []
+    unreadable: list[Rejection] = []
     kustomizations = {p.parent for p in root.rglob("kustomization.yaml")}
     charts = {p.parent for p in root.rglob("Chart.yaml")}
     for directory in sorted(kustomizations):
+        where = str(directory.relative_to(root)) + "/"
         built = plane.run("kustomize", "build", str(directory))
         if built.returncode != 0:
-            raise AssertionError(f"kustomize build {directory}: {built.stderr.strip()}")
-        for obj in yaml.safe_load_all(built.stdout):
-            if isinstance(obj, dict):
-                yield Source(str(directory.relative_to(root)) + "/", obj)
+            unreadable.append(Rejection(where, "kustomize build", built.stderr.strip()))
+            continue
+        sources += [Source(where, obj) for obj in yaml.safe_load_all(built.stdout)
+                    if isinstance(obj, dict)]
     for path in sorted(root.rglob("*")):
         if path.suffix not in SUFFIXES or not path.is_file() or path.name == "kustomization.yaml":
             continue
         if any(c in path.parents for c in charts) or any(k in path.parents for k in kustomizations):
             continue  # templates, or already in a kustomize build's output
-        for obj in yaml.safe_load_all(path.read_text(encoding="utf-8-sig")):
+        where = str(path.relative_to(root))
+        try:
+            documents = list(yaml.safe_load_all(path.read_text(encoding="utf-8-sig")))
+        except (yaml.YAMLError, UnicodeDecodeError) as error:
+            unreadable.append(Rejection(where, "parse", str(error).splitlines()[0]))
+            continue
+        for obj in documents:
             if isinstance(obj, dict) and "apiVersion" in obj and "kind" in obj:
-                yield from _items(str(path.relative_to(root)), obj)
+                sources += _items(where, obj)
+    return sources, unreadable
 
 
-def _items(where: str, obj: dict[str, Any]) -> Iterator[Source]:
+def _items(where: str, obj: dict[str, Any]) -> list[Source]:
     if obj["kind"].endswith("List") and isinstance(obj.get("items"), list):
-        for item in obj["items"]:
-            if isinstance(item, dict):
-                yield Source(where, item)
-    else:
-        yield Source(where, obj)
+        return [Source(where, item) for item in obj["items"] if isinstance(item, dict)]
+    return [Source(where, obj)]
 
 
 def pod_templates(value: Any, path: str = "") -> Iterator[tuple[str, dict[str, Any]]]:
@@ -89,14 +98,15 @@ def dry_run(plane: ControlPlane, sources: list[Source]) -> list[Rejection]:
         metadata = obj.get("metadata") or {}
         namespace = metadata.get("namespace") or "default"
         what = f"{obj.get('kind')}/{metadata.get('name')}"
-        candidates: list[tuple[str, dict[str, Any]]]
-        served = plane.resource(obj.get("apiVersion", ""), obj.get("kind", ""))
-        if served is not None:
-            candidates = [(what, obj)]
-            if served[1]:
-                plane.ensure_namespace(namespace)
-        else:
-            plane.ensure_namespace(namespace)
+        served = plane.resource(str(obj.get("apiVersion", "")), str(obj.get("kind", "")))
+        try:
+            if served is None or served[1]:
+                plane.ensure_namespace(str(namespace))
+        except APIError as error:
+            rejections.append(Rejection(source.where, what, f"namespace: {error}"))
+            continue
+        candidates: list[tuple[str, dict[str, Any]]] = [(what, obj)]
+        if served is None:
             candidates = [
                 (f"{what}{path}", {"apiVersion": "v1", "kind": "PodTemplate",
                                    "metadata": {"name": f"dry-run-{index}",
