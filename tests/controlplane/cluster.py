@@ -2,7 +2,8 @@
 kube-scheduler and kube-controller-manager, built by build.py, with a throw-away PKI and RBAC on.
 
 There is no kubelet. Nodes are API objects created with the capacity, labels and Ready condition
-a test gives them, and the node lifecycle controller is off, so nothing taints them unreachable.
+a test gives them (create_node), and the node lifecycle controller is off, so nothing taints them
+not-ready or unreachable.
 Pods are bound by the real scheduler and their claims allocated by its DRA plugin; they then stay
 Pending, which is all the scheduling tests compare.
 """
@@ -293,6 +294,16 @@ class ControlPlane:
         replacement = {**obj, "metadata": {**(obj.get("metadata") or {}), "resourceVersion":
                                            stored["metadata"]["resourceVersion"]}}
         return self.admin.request("PUT", path, replacement, query=query)
+
+    def create_node(self, node: dict[str, Any]) -> None:
+        """Create a Node as a kubelet would register it. The TaintNodesByCondition admission
+        plugin taints every new Node not-ready:NoSchedule, and only the node lifecycle
+        controller (off here, with no kubelet to heartbeat) would lift it; so the Node's own
+        taints are put back at once."""
+        self.admin.create("/api/v1/nodes", node)
+        self.admin.request("PATCH", f"/api/v1/nodes/{quote(node['metadata']['name'])}",
+                           {"spec": {"taints": node.get("spec", {}).get("taints")}},
+                           content_type="application/merge-patch+json")
 
     def wait(self, what: str, condition: Callable[[], Any], timeout: float = 60.0) -> Any:
         return self._wait(what, condition, timeout)

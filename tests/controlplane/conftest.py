@@ -14,7 +14,7 @@ import pytest
 
 from tests.controlplane import build
 from tests.controlplane.cluster import ControlPlane, path_for
-from tests.controlplane.nvidia import DEVICE_CLASSES
+from tests.controlplane.nvidia import DEVICE_CLASSES, RUNTIME_CLASS
 
 
 def _unavailable(reason: str) -> None:
@@ -36,6 +36,7 @@ def control_plane(tmp_path_factory: pytest.TempPathFactory) -> Iterator[ControlP
         plane.start()
         for device_class in DEVICE_CLASSES:
             plane.admin.create(path_for(device_class, "deviceclasses"), device_class)
+        plane.admin.create(path_for(RUNTIME_CLASS, "runtimeclasses"), RUNTIME_CLASS)
     except BaseException:
         plane.stop()
         raise

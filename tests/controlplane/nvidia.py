@@ -23,6 +23,9 @@ DEVICE_CLASSES: list[dict[str, Any]] = [
          f"device.driver == '{DRIVER}' && device.attributes['{DRIVER}'].type == '{kind}'")}}]}}
     for name, kind in (("gpu.nvidia.com", "gpu"), ("mig.nvidia.com", "mig"))
 ]
+# The GPU Operator's RuntimeClass: pods that name it are refused at admission without it.
+RUNTIME_CLASS = {"apiVersion": "node.k8s.io/v1", "kind": "RuntimeClass",
+                 "metadata": {"name": "nvidia"}, "handler": "nvidia"}
 
 
 @dataclass(frozen=True)
@@ -81,7 +84,10 @@ def _node(name: str, labels: dict[str, str], extended: dict[str, str]) -> dict[s
     resources = {"cpu": "96", "memory": "1Ti", "pods": "110", "ephemeral-storage": "1Ti",
                  **extended}
     return {"apiVersion": "v1", "kind": "Node",
-            "metadata": {"name": name, "labels": {"kubernetes.io/hostname": name, **labels}},
+            # The labels every kubelet sets on its Node, then GFD's.
+            "metadata": {"name": name, "labels": {"kubernetes.io/hostname": name,
+                                                  "kubernetes.io/arch": "amd64",
+                                                  "kubernetes.io/os": "linux", **labels}},
             "status": {"capacity": resources, "allocatable": resources,
                        "conditions": [{"type": "Ready", "status": "True", "reason": "Test",
                                        "message": "no kubelet: a test made this node"}]}}
