@@ -46,7 +46,7 @@ def reader(control_plane: ControlPlane, tmp_path_factory: pytest.TempPathFactory
                                            obj)
     rbac = gpudra("rbac", cwd=home)
     assert rbac.returncode == 0, rbac.stderr
-    control_plane.ensure_namespace("gpudra")
+    # As the README says, on a cluster that has no namespace gpudra yet.
     applied = control_plane.kubectl("apply", "-f", "-", stdin=rbac.stdout)
     assert applied.returncode == 0, applied.stderr
     token = control_plane.service_account_token("gpudra", "gpudra-reader")
@@ -110,3 +110,4 @@ def test_without_the_role_the_audit_is_refused(control_plane: ControlPlane,
     result = gpudra("audit", "--kubeconfig", str(config), "-o", "json", cwd=reader.parent)
     assert result.returncode == 3
     assert "forbidden" in result.stderr.lower() or "403" in result.stderr
+
