@@ -88,8 +88,8 @@ def test_export_converts_to_objects_the_server_accepts(control_plane: ControlPla
     sources, unreadable = load_tree(out, control_plane)
     assert [str(r) for r in unreadable] == []
     kinds = {(s.obj["kind"], s.obj["metadata"]["name"]) for s in sources}
-    assert {("Job", "train-bert"), ("Deployment", "small-infer"), ("Job", "warmup")} <= kinds
-    assert ("Pod", "pair") not in kinds  # bare pods are not exported (gpudra.convert.run)
+    assert {("Job", "train-bert"), ("Pod", "pair"), ("Deployment", "small-infer"),
+            ("Job", "warmup")} <= kinds
     assert any(kind == "ResourceClaimTemplate" for kind, _ in kinds)
     # Into namespaces of their own: the originals still exist, and a Pod or a Job cannot be
     # replaced in place; a create is what re-applying an export elsewhere does.

@@ -55,7 +55,7 @@ CASES = ["example-job", "two-gpu-containers", "init-container", "mig", "gfd-plac
 # user-selectors adds --product "NVIDIA H100", --min-memory 40Gi and a compute-capability floor.
 NARROWED = {"user-selectors": {"h100"}}
 SLOT_LABEL = "gpudra-test/slot"
-SETTLE = 5.0     # seconds with no change after which a pod still unbound is taken as unbound
+SETTLE = 8.0     # seconds with no change after which a pod still unbound is taken as unbound
 DEADLINE = 60.0
 WORKLOAD_KINDS = {"Pod", "Job", "Deployment", "ReplicaSet", "StatefulSet", "DaemonSet"}
 
@@ -118,14 +118,25 @@ def _settle(plane: ControlPlane, slots: dict[str, Machine]) -> dict[str, list[di
         pods = {slot: [p for p in plane.admin.get(f"/api/v1/namespaces/{slot}/pods")["items"]
                        if _gpu_pod(p)] for slot in slots}
         state = sorted((p["metadata"]["namespace"], p["metadata"]["name"],
-                        p["spec"].get("nodeName")) for found in pods.values() for p in found)
+                        _scheduled(p), p["spec"].get("nodeName"))
+                       for found in pods.values() for p in found)
         now = time.monotonic()
         if state != seen:
             seen, last_change = state, now
         if all(pods.values()) and all(node for *_, node in state):
             return pods
-        if (all(pods.values()) and now - last_change > SETTLE) or now - start > DEADLINE:
+        judged = all(verdict for _, _, verdict, _ in state)
+        if (all(pods.values()) and judged and now - last_change > SETTLE) \
+                or now - start > DEADLINE:
             return pods
+
+
+def _scheduled(pod: dict[str, Any]) -> str:
+    """The scheduler's last verdict on a pod ('' before its first attempt)."""
+    for condition in pod.get("status", {}).get("conditions", []):
+        if condition["type"] == "PodScheduled":
+            return f"{condition['status']} {condition.get('message', '')}"
+    return ""
 
 
 def _grant(plane: ControlPlane, pod: dict[str, Any], product: Product) -> dict[str, Any]:
