@@ -81,25 +81,33 @@ def _pinned(obj: dict[str, Any], slot: str) -> dict[str, Any]:
 
 
 def _run_world(plane: ControlPlane, case: str, world: str) -> dict[str, list[dict[str, Any]]]:
-    """The tree run once per machine, alone on it; the GPU pods' grants on each."""
+    """Each workload of the tree run alone on one machine of each kind (so workloads of a case
+    never compete for a node); the GPU pods' grants per machine kind."""
     tree = GOLDEN / case / ("before" if world == "dp" else "after")
-    slots = {f"{case}-{world}-{machine.name}": machine for machine in MACHINES}
-    for slot, machine in slots.items():
-        if world == "dp":
-            node = device_plugin_node(machine, slot)
-        else:
-            node, slice_ = dra_node(machine, slot)
-            plane.admin.create("/apis/resource.k8s.io/v1/resourceslices", slice_)
-        node["metadata"]["labels"][SLOT_LABEL] = slot
-        plane.create_node(node)
-        plane.ensure_namespace(slot)
-        for obj in _objects(tree):
-            obj = _pinned(obj, slot)
-            plane.admin.create(plane.object_path(obj).rpartition("/")[0], obj)
+    objects = _objects(tree)
+    workloads = [o for o in objects if o["kind"] in WORKLOAD_KINDS]
+    others = [o for o in objects if o["kind"] not in WORKLOAD_KINDS]
+    slots: dict[str, Machine] = {}
+    for index, workload in enumerate(workloads):
+        for machine in MACHINES:
+            slot = f"{case}-{world}-{machine.name}-{index}"
+            slots[slot] = machine
+            if world == "dp":
+                node = device_plugin_node(machine, slot)
+            else:
+                node, slice_ = dra_node(machine, slot)
+                plane.admin.create("/apis/resource.k8s.io/v1/resourceslices", slice_)
+            node["metadata"]["labels"][SLOT_LABEL] = slot
+            plane.create_node(node)
+            plane.ensure_namespace(slot)
+            for obj in [*others, workload]:
+                obj = _pinned(obj, slot)
+                plane.admin.create(plane.object_path(obj).rpartition("/")[0], obj)
     pods = _settle(plane, slots)
-    return {machine.name: sorted((_grant(plane, pod, machine.product) for pod in pods[slot]),
-                                 key=repr)
-            for slot, machine in slots.items()}
+    grants: dict[str, list[dict[str, Any]]] = {m.name: [] for m in MACHINES}
+    for slot, machine in slots.items():
+        grants[machine.name] += [_grant(plane, pod, machine.product) for pod in pods[slot]]
+    return {name: sorted(found, key=repr) for name, found in grants.items()}
 
 
 def _gpu_pod(pod: dict[str, Any]) -> bool:
