@@ -55,6 +55,7 @@ CASES = ["example-job", "two-gpu-containers", "init-container", "mig", "gfd-plac
 # user-selectors adds --product "NVIDIA H100", --min-memory 40Gi and a compute-capability floor.
 NARROWED = {"user-selectors": {"h100"}}
 SLOT_LABEL = "gpudra-test/slot"
+VERBOSE = bool(__import__("os").environ.get("GPUDRA_ORACLE_VERBOSE"))
 SETTLE = 8.0     # seconds with no change after which a pod still unbound is taken as unbound
 DEADLINE = 60.0
 WORKLOAD_KINDS = {"Pod", "Job", "Deployment", "ReplicaSet", "StatefulSet", "DaemonSet"}
@@ -77,7 +78,18 @@ def _pinned(obj: dict[str, Any], slot: str) -> dict[str, Any]:
         "spec")
     if spec is not None:
         spec["nodeSelector"] = {**(spec.get("nodeSelector") or {}), SLOT_LABEL: slot}
+        spec["tolerations"] = [*(spec.get("tolerations") or []),
+                               {"key": SLOT_LABEL, "operator": "Equal", "value": slot,
+                                "effect": "NoSchedule"}]
     return obj
+
+
+def _slot_node(node: dict[str, Any], slot: str) -> dict[str, Any]:
+    """The node of one slot: labelled for its pods, tainted against every other test's."""
+    node["metadata"]["labels"][SLOT_LABEL] = slot
+    node.setdefault("spec", {})["taints"] = [
+        {"key": SLOT_LABEL, "value": slot, "effect": "NoSchedule"}]
+    return node
 
 
 def _run_world(plane: ControlPlane, case: str, world: str) -> dict[str, list[dict[str, Any]]]:
@@ -97,8 +109,7 @@ def _run_world(plane: ControlPlane, case: str, world: str) -> dict[str, list[dic
             else:
                 node, slice_ = dra_node(machine, slot)
                 plane.admin.create("/apis/resource.k8s.io/v1/resourceslices", slice_)
-            node["metadata"]["labels"][SLOT_LABEL] = slot
-            plane.create_node(node)
+            plane.create_node(_slot_node(node, slot))
             plane.ensure_namespace(slot)
             for obj in [*others, workload]:
                 obj = _pinned(obj, slot)
@@ -152,7 +163,7 @@ def _grant(plane: ControlPlane, pod: dict[str, Any], product: Product) -> dict[s
     containers = spec.get("initContainers", []) + spec.get("containers", [])
     held: dict[str, Counter[str]] = {}
     if node is None:
-        return {"bound": False, "containers": {}}
+        return {"bound": False, "containers": {}, **({"why": _scheduled(pod)} if VERBOSE else {})}
     claims = _claims(plane, pod)
     for container in containers:
         got: Counter[str] = Counter()
@@ -212,8 +223,7 @@ def test_the_oracle_reads_what_was_allocated(control_plane: ControlPlane) -> Non
     unbound."""
     machine = Machine("ctl", A100_80GB, 1, mig=(("1g.10gb", 7),))
     node, slice_ = dra_node(machine, "control")
-    node["metadata"]["labels"][SLOT_LABEL] = "control"
-    control_plane.create_node(node)
+    control_plane.create_node(_slot_node(node, "control"))
     control_plane.admin.create("/apis/resource.k8s.io/v1/resourceslices", slice_)
     control_plane.ensure_namespace("control")
     for name, device_class in (("mig", "mig.nvidia.com"), ("whole", "gpu.nvidia.com")):
