@@ -238,13 +238,20 @@ class ControlPlane:
 
     # --- objects ---------------------------------------------------------------------------
 
-    def ensure_namespace(self, name: str) -> None:
+    def ensure_namespace(self, name: str, labels: dict[str, str] | None = None) -> None:
+        """Create namespace `name` (with `labels`) unless it exists; an existing one gets
+        `labels` added."""
         try:
             self.admin.create("/api/v1/namespaces", {"apiVersion": "v1", "kind": "Namespace",
-                                                     "metadata": {"name": name}})
+                                                     "metadata": {"name": name,
+                                                                  "labels": labels or {}}})
         except APIError as error:
             if error.code != 409:
                 raise
+            if labels:
+                self.admin.request("PATCH", f"/api/v1/namespaces/{name}",
+                                   {"metadata": {"labels": labels}},
+                                   content_type="application/merge-patch+json")
         self._wait(f"the default ServiceAccount in {name}",
                    lambda: self._exists(f"/api/v1/namespaces/{name}/serviceaccounts/default"),
                    60)

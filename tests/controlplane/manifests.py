@@ -3,12 +3,16 @@
 Kinds the API server serves are applied as they are. Custom resources (JobSet, RayCluster,
 PyTorchJob, Argo Workflow...) have no CRD here, so each pod template found inside them is
 dry-run as a core/v1 PodTemplate, which the server validates as it validates a workload's pod
-template. Helm chart templates are not manifests and are left out; kustomizations are built
-with the kustomize this binary links and their output is dry-run.
+template. An OpenShift Template's objects are dry-run as `oc process` would create them (each
+parameter filled in with its value, else its name in lower case). Helm chart templates are not
+manifests and are left out; kustomizations are built with the kustomize this binary links and
+their output is dry-run. A namespace that holds an admin-access claim gets the
+`resource.kubernetes.io/admin-access: "true"` label convert tells its user to add.
 """
 
 from __future__ import annotations
 
+import re
 import subprocess
 from collections.abc import Iterator
 from dataclasses import dataclass
@@ -70,10 +74,40 @@ def load_tree(root: Path, plane: ControlPlane) -> tuple[list[Source], list[Rejec
     return sources, unreadable
 
 
+ADMIN_ACCESS_LABEL = "resource.kubernetes.io/admin-access"
+
+
 def _items(where: str, obj: dict[str, Any]) -> list[Source]:
     if obj["kind"].endswith("List") and isinstance(obj.get("items"), list):
         return [Source(where, item) for item in obj["items"] if isinstance(item, dict)]
+    if obj["kind"] == "Template" and isinstance(obj.get("objects"), list):
+        values = {p["name"]: str(p.get("value") or p["name"].lower())
+                  for p in obj.get("parameters") or [] if isinstance(p, dict) and "name" in p}
+        return [Source(where, _processed(item, values)) for item in obj["objects"]
+                if isinstance(item, dict)]
     return [Source(where, obj)]
+
+
+def _processed(value: Any, parameters: dict[str, str]) -> Any:
+    if isinstance(value, str):
+        return re.sub(r"\$\{(\w+)\}", lambda m: parameters.get(m[1], m[0]), value)
+    if isinstance(value, dict):
+        return {k: _processed(v, parameters) for k, v in value.items()}
+    if isinstance(value, list):
+        return [_processed(v, parameters) for v in value]
+    return value
+
+
+def _asks_admin_access(obj: dict[str, Any]) -> bool:
+    if not str(obj.get("apiVersion", "")).startswith("resource.k8s.io/"):
+        return False
+    spec = obj.get("spec") or {}
+    if obj.get("kind") == "ResourceClaimTemplate":
+        spec = spec.get("spec") or {}
+    requests = (spec.get("devices") or {}).get("requests") or []
+    return any(isinstance(r, dict) and (r.get("adminAccess")
+                                        or (r.get("exactly") or {}).get("adminAccess"))
+               for r in requests)
 
 
 def pod_templates(value: Any, path: str = "") -> Iterator[tuple[str, dict[str, Any]]]:
@@ -90,9 +124,13 @@ def pod_templates(value: Any, path: str = "") -> Iterator[tuple[str, dict[str, A
             yield from pod_templates(item, f"{path}[{index}]")
 
 
-def dry_run(plane: ControlPlane, sources: list[Source]) -> list[Rejection]:
+def dry_run(plane: ControlPlane, sources: list[Source], *,
+            label_admin_namespaces: bool = True) -> list[Rejection]:
     """Server-side dry-run every object; what the API server rejected, with its message."""
     rejections: list[Rejection] = []
+    admin_namespaces = {str((s.obj.get("metadata") or {}).get("namespace") or "default")
+                        for s in sources
+                        if label_admin_namespaces and _asks_admin_access(s.obj)}
     for source in sources:
         obj = source.obj
         metadata = obj.get("metadata") or {}
@@ -101,7 +139,8 @@ def dry_run(plane: ControlPlane, sources: list[Source]) -> list[Rejection]:
         served = plane.resource(str(obj.get("apiVersion", "")), str(obj.get("kind", "")))
         try:
             if served is None or served[1]:
-                plane.ensure_namespace(str(namespace))
+                labels = ({ADMIN_ACCESS_LABEL: "true"} if namespace in admin_namespaces else {})
+                plane.ensure_namespace(str(namespace), labels)
         except APIError as error:
             rejections.append(Rejection(source.where, what, f"namespace: {error}"))
             continue

@@ -73,3 +73,19 @@ def test_strict_decoding_is_on(control_plane: ControlPlane) -> None:
                     {"name": "gpu", "deviceClassName": "gpu.nvidia.com"}]}}}}
     [rejection] = dry_run(control_plane, [Source("inline", template)])
     assert 'unknown field "spec.spec.devices.requests[0].deviceClassName"' in rejection.message
+
+
+def test_admin_access_needs_the_namespace_label(control_plane: ControlPlane) -> None:
+    """What convert --admin-access tells its user (docs/convert.md), checked at the server: the
+    same admin-access template is refused in a namespace without the label, accepted with it."""
+    template = {"apiVersion": "resource.k8s.io/v1", "kind": "ResourceClaimTemplate",
+                "metadata": {"name": "monitor", "namespace": "unlabelled-monitoring"},
+                "spec": {"spec": {"devices": {"requests": [
+                    {"name": "gpu", "exactly": {"deviceClassName": "gpu.nvidia.com",
+                                                "allocationMode": "All",
+                                                "adminAccess": True}}]}}}}
+    control_plane.ensure_namespace("unlabelled-monitoring")
+    [rejection] = dry_run(control_plane, [Source("inline", template)],
+                          label_admin_namespaces=False)
+    assert "resource.kubernetes.io/admin-access: true" in rejection.message
+    assert dry_run(control_plane, [Source("inline", template)]) == []
