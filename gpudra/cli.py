@@ -650,6 +650,89 @@ def verify(
     raise typer.Exit(int(result.exit_code()))
 
 
+@app.command(short_help="Plan the switch node pool by node pool: waves, steps, rollback.",
+             epilog=(
+    "Read-only: prints a runbook and writes nothing to the cluster. Each wave is checked by "
+    "the plan engine: the nodes left on the device plugin fit every workload not yet "
+    "migrated, the DRA nodes fit every migrated one, no node serves both.\n\n"
+    "Exit codes: 0 a safe order exists; 1 none does (not enough capacity: the numbers are "
+    "printed); 2 usage error; 3 the cluster or a --from file could not be read.\n\n"
+    "Examples:\n\n\b\n"
+    "  gpudra cutover                                   # the current context; wave table\n"
+    "  gpudra cutover --output-dir cutover/ -o markdown > runbook.md\n"
+    "  gpudra cutover --pool-label node.kubernetes.io/instance-type --max-wave-nodes 4\n"
+    "  kubectl get nodes,deploy,sts,jobs,cronjobs -A -o yaml > fleet.yaml\n"
+    "  gpudra cutover --from fleet.yaml -o json"))
+@_guarded
+def cutover(
+    output: str = typer.Option("table", "-o", "--output", metavar="table|markdown|json",
+                               help="Wave table, the Markdown runbook, or JSON."),
+    output_dir: Optional[Path] = typer.Option(None, "--output-dir", metavar="DIR",
+                                              help="Write wave-N/original/ and "
+                                                   "wave-N/converted/ manifests and "
+                                                   "runbook.md (a new or empty directory)."),
+    sources: list[str] = typer.Option([], "--from", metavar="FILE",
+                                      help="Plan on exported YAML (nodes and workloads) "
+                                           "instead of the cluster (repeatable)."),
+    pool_label: Optional[str] = typer.Option(None, "--pool-label", metavar="LABEL",
+                                             help="Node label that names pools (default: the "
+                                                  "cloud's node-pool label, else the GPU "
+                                                  "product)."),
+    max_wave_nodes: Optional[int] = typer.Option(None, "--max-wave-nodes", metavar="N",
+                                                 help="Split pools into waves of at most N "
+                                                      "nodes."),
+    target_version: str = typer.Option("1.37", "--target-version", metavar="1.32..1.37",
+                                       help="Release the converted manifests are for."),
+    config: Optional[Path] = typer.Option(None, "--config", metavar="FILE",
+                                          help="Config file (default: nearest .gpudra.yaml)."),
+    quiet: bool = typer.Option(False, "-q", "--quiet", help="No progress on stderr."),
+    kubeconfig: Optional[str] = typer.Option(None, "--kubeconfig", metavar="FILE",
+                                             help="Cluster: kubeconfig file."),
+    context: Optional[str] = typer.Option(None, "--context", metavar="NAME",
+                                          help="Cluster: kubeconfig context to use."),
+    request_timeout: Optional[str] = typer.Option(None, "--request-timeout", metavar="DURATION",
+                                                  help="Cluster: per-request timeout."),
+) -> None:
+    """Order the switch from the device plugin to DRA in waves of node pools.
+
+    Groups GPU nodes into pools, reads where each GPU workload may run (nodeSelector, required
+    node affinity, tolerations) and orders waves so that after each one both sides fit, with
+    the replicas the cluster runs today: batch workloads move first, then Deployments with
+    several replicas, StatefulSets and singletons last. Per wave: the node labels that stop the
+    device plugin and start the DRA kubelet plugin, the converted manifests to apply, the
+    `gpudra verify` gate and the rollback.
+    """
+    import json as json_module
+
+    from gpudra.config import config_for, load_config
+    from gpudra.cutover.run import CutoverRequest, run_cutover
+    from gpudra.cutover.runbook import as_json, markdown, table
+    from gpudra.rules import catalogue as rule_catalogue
+
+    if output not in ("table", "markdown", "json"):
+        raise UsageError(f"-o must be table, markdown or json, not {output!r}")
+    if sources and any((kubeconfig, context, request_timeout)):
+        raise UsageError("--from plans on files: --kubeconfig, --context and "
+                         "--request-timeout are for the cluster")
+    cfg = load_config(config_for(list(sources), config), rule_catalogue())
+    cluster = None if sources else _cluster_options(kubeconfig, context, None, request_timeout)
+    request = CutoverRequest(tuple(sources), cluster, pool_label, max_wave_nodes, output_dir,
+                             target_version, cfg)
+    with _ListProgress(quiet or bool(sources)) as on_page:
+        result = run_cutover(request, on_page=on_page)
+    where = str(output_dir) if output_dir else None
+    if output == "json":
+        text = json_module.dumps(as_json(result.plan, where, result.pools), indent=2) + "\n"
+    elif output == "markdown":
+        text = markdown(result.plan, where, result.pools)
+    else:
+        text = table(result.plan)
+    sys.stdout.write(text)
+    for error in result.errors:
+        typer.echo(f"gpudra: {error.where}: {error.message}", err=True)
+    raise typer.Exit(int(result.exit_code()))
+
+
 @app.command(short_help="List the preflight checks.")
 @_guarded
 def checks(
