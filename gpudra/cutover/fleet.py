@@ -11,8 +11,9 @@ every wave are checked by the plan engine on claims.
 from __future__ import annotations
 
 import copy
+import json
 from collections.abc import Iterable, Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 
 from gpudra.cutover.eligibility import eligible
@@ -25,6 +26,8 @@ POOL_LABELS = ("cloud.google.com/gke-nodepool", "eks.amazonaws.com/nodegroup",
                "karpenter.sh/nodepool", "kubernetes.azure.com/agentpool",
                "node.kubernetes.io/instance-type")
 PRODUCT_LABEL = "nvidia.com/gpu.product"
+ELIGIBLE_LABEL = "cutover.gpudra.io/eligible-"
+_PLACEMENT = ("nodeSelector", "affinity", "tolerations")
 _BATCH = frozenset({"Job", "CronJob", "JobSet", "PyTorchJob", "TFJob", "MPIJob", "XGBoostJob",
                     "PaddleJob", "TrainJob", "RayJob", "Workflow", "VolcanoJob"})
 RISK_NAMES = ("batch (Job, CronJob)", "several replicas", "StatefulSet or singleton")
@@ -51,7 +54,13 @@ class Workload:
     on_claims: bool                # already converted (claims) in the cluster
     eligible: frozenset[str]       # GPU nodes its pods may run on
     original: Mapping[str, Any]    # as read (for the rollback and the wave's manifests)
-    converted: tuple[Mapping[str, Any], ...]  # the workload on claims, then its templates
+    # the workload on claims (its pods pinned by `mark`, see waves.py), then its templates
+    converted: tuple[Mapping[str, Any], ...]
+    mark: str = ""                 # the node label that stands for `eligible`
+    # Workloads of one shape (one pod template, the same claims, the same mark) are placed as
+    # one by the checks: their pods are interchangeable. None: checked on its own.
+    shape: str | None = None
+    pod: Mapping[str, Any] | None = None  # its pinned pod spec, for a shape's stand-in
 
     @property
     def key(self) -> tuple[str, str, str]:
@@ -74,6 +83,7 @@ class Fleet:
     classes: tuple[Mapping[str, Any], ...]
     pool_label: str | None
     unconvertible: tuple[str, ...] = ()   # workloads convert cannot move (blocked)
+    node_marks: Mapping[str, tuple[str, ...]] = field(default_factory=dict)  # node -> marks
 
     def pools(self) -> dict[str, tuple[Node, ...]]:
         out: dict[str, list[Node]] = {}
@@ -105,6 +115,8 @@ def build_fleet(objects: Iterable[Mapping[str, Any]], table: WorkloadTable,
     converter = in_memory_converter(ConvertOptions(TargetVersion.parse(target)), table, objects)
     workloads: list[Workload] = []
     blocked: list[str] = []
+    allowed_nodes: dict[str, frozenset[str]] = {}  # placement constraints -> nodes
+    marks: dict[frozenset[str], str] = {}
     for obj in objects:
         kind = str(obj.get("kind", ""))
         group = str(obj.get("apiVersion", "")).rpartition("/")[0]
@@ -127,13 +139,47 @@ def build_fleet(objects: Iterable[Mapping[str, Any]], table: WorkloadTable,
         pods = sum(g.pods or 0 for g in groups)
         per_pod = max((sum(r.alternatives[0].count for c in g.claims if c.spec
                            for r in c.spec.requests) for g in groups), default=0)
-        specs = table.pod_specs(group, kind, obj)
-        allowed = frozenset(n.name for n in nodes
-                            if all(eligible(s.data, n.data) for s in specs))
+        specs = [s.data for s in table.pod_specs(group, kind, obj)]
+        constraints = json.dumps([[s.get(k) for k in _PLACEMENT] for s in specs],
+                                 sort_keys=True, default=str)
+        allowed = allowed_nodes.get(constraints)
+        if allowed is None:
+            allowed = allowed_nodes[constraints] = frozenset(
+                n.name for n in nodes if all(eligible(s, n.data) for s in specs))
+        mark = marks.setdefault(allowed, f"{ELIGIBLE_LABEL}{len(marks)}")
+        main, *rest = converted
+        pinned = _pinned(main, mark, table)
+        claimed = [p.data for p in table.pod_specs(group, kind, pinned)
+                   if p.data.get("resourceClaims")]
+        shape = pod = None
+        if len(groups) == 1 and len(claimed) == 1 and groups[0].pods and all(
+                c.shared is None for c in groups[0].claims):
+            pod = claimed[0]
+            shape = json.dumps([mark, [(c.name, repr(c.spec)) for c in groups[0].claims],
+                                [e.get("name") for e in pod.get("resourceClaims") or ()],
+                                [ctr.get("resources") for ctr in pod.get("containers") or ()]],
+                               sort_keys=True, default=str)
         workloads.append(Workload(kind, str(dig(obj, "metadata", "name")),
                                   str(dig(obj, "metadata", "namespace") or ""), pods, per_pod,
-                                  _risk(kind, pods), use.dra, allowed, obj, tuple(converted)))
-    return Fleet(nodes, tuple(workloads), slices, classes, pool_label, tuple(blocked))
+                                  _risk(kind, pods), use.dra, allowed, obj,
+                                  (pinned, *rest), mark, shape, pod))
+    node_marks = {n.name: tuple(m for allowed, m in marks.items() if n.name in allowed)
+                  for n in nodes}
+    return Fleet(nodes, tuple(workloads), slices, classes, pool_label, tuple(blocked),
+                 node_marks)
+
+
+def _pinned(obj: Mapping[str, Any], mark: str, table: WorkloadTable) -> Mapping[str, Any]:
+    """The object with every pod spec's node constraints replaced by the mark's nodeSelector:
+    the plan engine honours nodeSelector, so the nodes a workload may use (its nodeSelector,
+    required affinity and tolerations, judged here) carry the mark."""
+    pinned = copy.deepcopy(dict(obj))
+    group = str(pinned.get("apiVersion", "")).rpartition("/")[0]
+    for spec in table.pod_specs(group, str(pinned.get("kind", "")), pinned):
+        if isinstance(spec.data, dict):
+            spec.data["nodeSelector"] = {mark: "true"}
+            spec.data.pop("affinity", None)
+    return pinned
 
 
 def _own_templates(obj: Mapping[str, Any], templates: list[Mapping[str, Any]]

@@ -12,17 +12,19 @@ workload's node constraints (nodeSelector, required node affinity, tolerations) 
 engine as a nodeSelector on a label that marks exactly the nodes it may use.
 
 The search is greedy: at each wave the candidate units are tried smallest first (the least
-device-plugin capacity taken away), and the first one whose wave passes both checks is taken.
+device-plugin capacity taken away), then pairs of units, and the first whose wave passes both
+checks is taken.
 A unit moves the workloads that could then run nowhere else, then, lowest risk first (batch,
-then several replicas), those that fit on the DRA side as a GPU count; StatefulSets and
-singletons move only when they must (their nodes leave the device plugin), or last. When no
+then several replicas), others while the device-plugin side is fuller than the DRA side (both
+keep headroom); StatefulSets and singletons move only when they must (their nodes leave the
+device plugin, or it lacks the GPUs), or last. When no
 unit works, the cutover is blocked, with the numbers of the best attempt.
 """
 
 from __future__ import annotations
 
-import copy
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterator, Sequence
+from itertools import combinations
 from dataclasses import dataclass
 from typing import Any
 
@@ -33,7 +35,7 @@ from gpudra.plan.inventory import Inventory, parse_inventory
 from gpudra.plan.synthesis import synthesize
 from gpudra.workloads import WorkloadTable
 
-ELIGIBLE_LABEL = "cutover.gpudra.io/eligible-"
+SHAPE_PREFIX = "gpudra-cutover-shape-"
 
 
 @dataclass(frozen=True)
@@ -46,6 +48,7 @@ class Side:
     workloads: int
     demand: int                 # GPUs the workloads' pods request together
     failures: tuple[str, ...]   # `ns/Kind/name: reason` of each workload that does not fit
+    failed: tuple[tuple[str, str, str], ...] = ()  # their keys
 
     @property
     def ok(self) -> bool:
@@ -108,17 +111,20 @@ def order_waves(fleet: Fleet, table: WorkloadTable, max_wave_nodes: int | None =
     while waiting:
         waiting.sort(key=lambda u: (u.gpus, len(u.nodes), u.name))
         best: Wave | None = None
-        for unit in waiting:
-            wave = _try(fleet, table, dra, migrated, unit, len(waves) + 1, final=len(waiting) == 1)
-            if wave.plugin_side.ok and wave.dra_side.ok:
+        wave = None
+        for group in _candidates(waiting, max_wave_nodes):
+            final = sum(len(u.nodes) for u in group) == sum(len(u.nodes) for u in waiting)
+            attempt = _try(fleet, table, dra, migrated, group, len(waves) + 1, final)
+            if attempt.plugin_side.ok and attempt.dra_side.ok:
+                wave = attempt
                 break
-            best = best or wave
-        else:
+            best = best or attempt
+        if wave is None:
             return CutoverPlan(tuple(waves), _blocked_message(best), best, start)
         waves.append(wave)
         dra |= set(wave.nodes)
         migrated |= {w.key for w in wave.moved}
-        waiting.remove(unit)
+        waiting = [u for u in waiting if u.name not in wave.units]
         if on_wave is not None:
             on_wave(len(waves))
     left = [w for w in fleet.workloads if w.key not in migrated]
@@ -129,33 +135,65 @@ def order_waves(fleet: Fleet, table: WorkloadTable, max_wave_nodes: int | None =
     return CutoverPlan(tuple(waves), None, None, start)
 
 
+def _candidates(waiting: list[Unit], max_wave_nodes: int | None
+                ) -> Iterator[tuple[Unit, ...]]:
+    """Each unit alone, smallest first; then pairs, smallest first (a workload whose pods
+    span two pools can only move when both switch together), within --max-wave-nodes."""
+    yield from ((u,) for u in waiting)
+    pairs = [p for p in combinations(waiting, 2)
+             if not max_wave_nodes or sum(len(u.nodes) for u in p) <= max_wave_nodes]
+    yield from sorted(pairs, key=lambda p: (sum(u.gpus for u in p), [u.name for u in p]))
+
+
 def _try(fleet: Fleet, table: WorkloadTable, dra: set[str], migrated: set[tuple[str, str, str]],
-         unit: Unit, number: int, final: bool) -> Wave:
-    new_dra = dra | {n.name for n in unit.nodes}
+         group: tuple[Unit, ...], number: int, final: bool) -> Wave:
+    """The wave that switches `unit`: what must move, then what fits, lowest risk first; when
+    the engine disagrees, optional moves the DRA side cannot hold go back, and workloads the
+    device-plugin side cannot hold move if the DRA side has room (a few rounds)."""
+    switching = tuple(n.name for u in group for n in u.nodes)
+    new_dra = dra | set(switching)
     plugin_nodes = {n.name for n in fleet.nodes} - new_dra
     staying = [w for w in fleet.workloads if w.key not in migrated]
-    forced = sorted((w for w in staying if final or not (w.eligible & plugin_nodes)),
-                    key=lambda w: (w.risk, w.label))
-    moved = list(forced)
-    room = _gpus(fleet, new_dra) - sum(w.gpus for w in fleet.workloads if w.key in migrated) \
-        - sum(w.gpus for w in forced)
-    for workload in sorted(staying, key=lambda w: (w.risk, -w.gpus, w.label)):
-        if workload in forced or workload.risk >= 2 or not workload.eligible & new_dra:
-            continue
-        if workload.gpus <= room:
-            moved.append(workload)
-            room -= workload.gpus
-    moved.sort(key=lambda w: (w.risk, w.label))  # the runbook lists the lowest risk first
-    keys = migrated | {w.key for w in moved}
-    plugin_side, dra_side = _sides(fleet, table, new_dra, keys)
-    if not plugin_side.ok or dra_side.ok or len(moved) == len(forced):
-        return Wave(number, (unit.name,), tuple(n.name for n in unit.nodes), tuple(moved),
-                    plugin_side, dra_side)
-    # the optional moves overfilled the DRA side: try the wave with only what must move
-    keys = migrated | {w.key for w in forced}
-    plugin_side, dra_side = _sides(fleet, table, new_dra, keys)
-    return Wave(number, (unit.name,), tuple(n.name for n in unit.nodes), tuple(forced),
-                plugin_side, dra_side)
+    forced = {w.key for w in staying if final or not (w.eligible & plugin_nodes)}
+    dra_gpus, plugin_gpus = _gpus(fleet, new_dra), _gpus(fleet, plugin_nodes)
+    on_dra = sum(w.gpus for w in fleet.workloads if w.key in migrated or w.key in forced)
+    left = sum(w.gpus for w in staying if w.key not in forced)
+    optional = [w for w in sorted(staying, key=lambda w: (w.risk, -w.gpus, w.label))
+                if w.key not in forced and w.eligible & new_dra]
+    moving = set(forced)
+    for workload in optional:
+        # Move while the device-plugin side is fuller than the DRA side would be: headroom on
+        # both (the greedy placement needs some). StatefulSets and singletons only when the
+        # device-plugin side cannot hold them.
+        after = (on_dra + workload.gpus) / dra_gpus if dra_gpus else 1.0
+        wanted = left > plugin_gpus if workload.risk >= 2 else left / max(plugin_gpus, 1) > after
+        if wanted and on_dra + workload.gpus <= dra_gpus:
+            moving.add(workload.key)
+            on_dra += workload.gpus
+            left -= workload.gpus
+    by_key = {w.key: w for w in staying}
+    for _ in range(3):
+        plugin_side, dra_side = _sides(fleet, table, new_dra, migrated | moving)
+        if not dra_side.ok:
+            back = {k for k in dra_side.failed if k in moving and k not in forced}
+            changed = bool(back)
+            moving -= back
+        elif not plugin_side.ok:
+            more = [by_key[k] for k in plugin_side.failed
+                    if k in by_key and k not in moving and by_key[k].eligible & new_dra]
+            room = _gpus(fleet, new_dra) - dra_side.demand
+            changed = False
+            for workload in more:
+                if workload.gpus <= room:
+                    moving.add(workload.key)
+                    room -= workload.gpus
+                    changed = True
+        else:
+            break
+        if not changed:
+            break
+    moved = tuple(sorted((by_key[k] for k in moving), key=lambda w: (w.risk, w.label)))
+    return Wave(number, tuple(u.name for u in group), switching, moved, plugin_side, dra_side)
 
 
 def _gpus(fleet: Fleet, names: set[str]) -> int:
@@ -174,45 +212,62 @@ def _sides(fleet: Fleet, table: WorkloadTable, dra: set[str],
 
 def check_side(stack: str, workloads: Sequence[Workload], nodes: Sequence[Node], fleet: Fleet,
                table: WorkloadTable) -> Side:
-    """Do `workloads` all fit on `nodes` at once? Judged by the plan engine."""
-    names = {n.name for n in nodes}
+    """Do `workloads` all fit on `nodes` at once? Judged by the plan engine; a side whose
+    GPUs are fewer than its pods request is judged by the count (the engine could only agree)."""
     gpus = sum(n.gpus for n in nodes)
     demand = sum(w.gpus for w in workloads)
     if not workloads:
         return Side(stack, len(nodes), gpus, 0, 0, ())
-    marks: dict[frozenset[str], str] = {}
+    if demand > gpus:
+        return Side(stack, len(nodes), gpus, len(workloads), demand,
+                    (f"{demand} GPUs requested, {gpus} on the nodes",))
     objects: list[Any] = list(fleet.classes)
-    by_key: dict[tuple[str, str, str], Workload] = {}
+    shapes: dict[str, list[Workload]] = {}
     for workload in workloads:
-        allowed = frozenset(workload.eligible & names)
-        mark = marks.setdefault(allowed, f"{ELIGIBLE_LABEL}{len(marks)}")
-        main, *rest = workload.converted
-        objects += [_pinned(main, mark, table), *rest]
-        by_key[workload.key] = workload
-    report = plan(objects, _inventory(nodes, marks, fleet), PlanOptions(table=table,
-                                                                         explain=False))
-    failures = tuple(f"{w.namespace}/{w.kind}/{w.name}: {w.reason}"
-                     for w in report.workloads if not w.satisfiable)
-    return Side(stack, len(nodes), gpus, len(workloads), demand, failures)
+        if workload.shape is None:
+            objects += workload.converted
+        else:
+            shapes.setdefault(workload.shape, []).append(workload)
+    members: dict[tuple[str, str, str], list[Workload]] = {}
+    for index, same in enumerate(shapes.values()):
+        stand_in = _stand_in(index, same)
+        objects += [stand_in, *same[0].converted[1:]]
+        members[(same[0].namespace, "Deployment", stand_in["metadata"]["name"])] = same
+    inventory = _inventory(nodes, fleet)
+    options = PlanOptions(table=table, explain=False,
+                          device_taints=any(d.taints for d in inventory.devices))
+    report = plan(objects, inventory, options)
+    failed: list[tuple[str, str, str]] = []
+    failures: list[str] = []
+    for result in report.workloads:
+        if result.satisfiable:
+            continue
+        key = (result.namespace or "", result.kind, result.name)
+        same = members.get(key)
+        if same is None:
+            failed.append(key)
+            failures.append(f"{'/'.join(key)}: {result.reason}")
+        else:
+            failed += [w.key for w in same]
+            more = f" and {len(same) - 1} more of its shape" if len(same) > 1 else ""
+            failures.append(f"{same[0].label}{more}: {result.reason}")
+    return Side(stack, len(nodes), gpus, len(workloads), demand, tuple(failures),
+                tuple(failed))
 
 
-def _pinned(obj: Any, mark: str, table: WorkloadTable) -> Any:
-    """The object with every pod spec's node constraints replaced by the eligibility mark."""
-    pinned = copy.deepcopy(obj)
-    group = str(pinned.get("apiVersion", "")).rpartition("/")[0]
-    for spec in table.pod_specs(group, str(pinned.get("kind", "")), pinned):
-        data = spec.data
-        if isinstance(data, dict):
-            data["nodeSelector"] = {mark: "true"}
-            data.pop("affinity", None)
-    return pinned
+def _stand_in(index: int, same: Sequence[Workload]) -> dict[str, Any]:
+    """One Deployment running every pod of workloads of one shape (placed as they would be:
+    the pods are interchangeable), in the first one's namespace, with its claim templates."""
+    return {"apiVersion": "apps/v1", "kind": "Deployment",
+            "metadata": {"name": f"{SHAPE_PREFIX}{index}", "namespace": same[0].namespace},
+            "spec": {"replicas": sum(w.pods for w in same),
+                     "template": {"spec": same[0].pod}}}
 
 
-def _inventory(nodes: Sequence[Node], marks: dict[frozenset[str], str], fleet: Fleet
-               ) -> Inventory:
+def _inventory(nodes: Sequence[Node], fleet: Fleet) -> Inventory:
     labelled = []
     for node in nodes:
-        labels = {**node.labels, **{m: "true" for s, m in marks.items() if node.name in s}}
+        labels = {**node.labels, **{m: "true" for m in fleet.node_marks.get(node.name, ())}}
         labelled.append({"apiVersion": "v1", "kind": "Node",
                          "metadata": {"name": node.name, "labels": labels},
                          "status": {"allocatable": {"nvidia.com/gpu": str(node.gpus)}}})

@@ -10,6 +10,7 @@ import sys
 from pathlib import Path
 from typing import Any
 
+import pytest
 import yaml
 
 from tests.fakeapi import FakeCluster
@@ -97,18 +98,23 @@ def safe_fleet() -> list[dict[str, Any]]:
 
 
 def ordered_fleet() -> list[dict[str, Any]]:
-    """Switching the small pool first leaves 16 GPUs on the device plugin for 20: only the
-    big pool first works (its pinned workload moves with it)."""
-    return [f.node("s-1", 4, pool="small"), f.node("t-1", 8, pool="big"),
-            f.node("t-2", 8, pool="big"),
+    """`wide` runs a pod of 8 GPUs on each small pool and may run nowhere else: switching
+    one small pool first (the smallest-first order) strands it on either side; the big pool
+    first (its pinned workload moves with it), then both small pools together, works."""
+    spans = f.pod_spec(gpus=8)
+    spans["affinity"] = {"nodeAffinity": {"requiredDuringSchedulingIgnoredDuringExecution": {
+        "nodeSelectorTerms": [{"matchExpressions": [
+            {"key": POOL, "operator": "In", "values": ["small-1", "small-2"]}]}]}}}
+    return [f.node("s-1", 8, pool="small-1"), f.node("s-2", 8, pool="small-2"),
+            f.node("t-1", 8, pool="big"), f.node("t-2", 8, pool="big"),
             f.deployment("ml", "big-train", f.pod_spec(gpus=8, node_selector=pinned("big")),
                          replicas=2),
-            f.deployment("ml", "single", f.pod_spec(gpus=4))]
+            f.deployment("ml", "wide", spans, replicas=2)]
 
 
 def blocked_fleet() -> list[dict[str, Any]]:
     """One Deployment runs a pod of 8 GPUs on each of the two nodes: no side can hold both
-    pods until both nodes have switched, and a node cannot be on both sides."""
+    pods until both nodes switch together, which --max-wave-nodes 1 forbids."""
     return [f.node("p-1", 8, pool="p"), f.node("q-1", 8, pool="q"),
             f.deployment("ml", "wide", f.pod_spec(gpus=8), replicas=2)]
 
@@ -130,21 +136,24 @@ def test_a_specific_order_is_needed(tmp_path: Path) -> None:
     objects = ordered_fleet()
     code, report, err = cutover(tmp_path, objects)
     assert code == 0, err
-    assert [w["pools"] for w in report["waves"]] == [["big"], ["small"]]
+    assert [w["pools"] for w in report["waves"]] == [["big"], ["small-1", "small-2"]]
     recheck(objects, report)
-    # the independent check agrees that the other order leaves a workload without capacity
-    wrong = {"complete": False, "waves": [{"nodes": ["s-1"], "workloads": []}]}
-    try:
-        recheck(objects, wrong)
-    except AssertionError:
-        pass
-    else:
-        raise AssertionError("small-first should not fit")
+    # the independent check agrees that starting with a small pool alone (either) leaves a
+    # workload without capacity, whether `wide` moves or not
+    for first in (["s-1"], ["s-2"]):
+        for moving in ([], [{"namespace": "ml", "kind": "Deployment", "name": "wide"}]):
+            wrong = {"complete": False, "waves": [{"nodes": first, "workloads": moving}]}
+            with pytest.raises(AssertionError):
+                recheck(objects, wrong)
 
 
 def test_no_order_without_more_capacity(tmp_path: Path) -> None:
     objects = blocked_fleet()
     code, report, err = cutover(tmp_path, objects)
+    assert code == 0, err  # both pools in one wave
+    assert [w["pools"] for w in report["waves"]] == [["p", "q"]]
+    recheck(objects, report)
+    code, report, err = cutover(tmp_path, objects, "--max-wave-nodes", "1")
     assert code == 1, err
     assert not report["complete"] and report["waves"] == []
     assert report["blocked"].startswith("cannot cut over without more capacity")
@@ -214,4 +223,5 @@ def test_live_cluster_and_table(tmp_path: Path) -> None:
     assert lines[0].split() == ["wave", "pools", "nodes", "moves", "device", "plugin", "after",
                                 "DRA", "after"]
     assert lines[1].split()[:4] == ["1", "big", "2", "1"]
+    assert lines[2].split()[:5] == ["2", "small-1,", "small-2", "2", "1"]
     assert "2 waves" in run.stdout
