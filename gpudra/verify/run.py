@@ -118,7 +118,7 @@ def as_report(result: VerifyResult) -> OutcomeReport:
         status = "pass" if v.ok else "warn" if v.state == DEVICE_PLUGIN else "fail"
         remedy = None if v.ok else _REMEDY.get(v.state, _REMEDY[CLAIMS])
         outcomes.append(Outcome(
-            v.subject, v.workload.kind, status, v.message, remedy, v.subject, v.reasons,
+            v.workload.name or "", v.workload.kind, status, v.message, remedy, v.subject, v.reasons,
             extra={"state": v.state, "pods": v.pods, "pods_ready": v.pods_fine,
                    "claims": v.claims, "claims_allocated": v.claims_allocated,
                    "kind": v.workload.kind, "name": v.workload.name,
