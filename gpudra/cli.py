@@ -759,7 +759,7 @@ def checks(
         raise UsageError(f"-o must be table, json or markdown, not {output!r}")
 
 
-@app.command(short_help="Print the read-only RBAC that audit, plan, preflight, verify and cutover need.",
+@app.command(short_help="Print the read-only RBAC that gpudra's cluster commands need.",
              epilog=(
     "Examples:\n\n\b\n"
     "  gpudra rbac | kubectl apply -f -                 # ServiceAccount gpudra/gpudra-reader\n"
@@ -778,7 +778,8 @@ def rbac(
     user: Optional[str] = typer.Option(None, "--user", help="Bind to a user instead."),
     group: Optional[str] = typer.Option(None, "--group", help="Bind to a group instead."),
 ) -> None:
-    """Print the read-only ClusterRole and binding that audit, plan, preflight, verify and cutover need.
+    """Print the read-only ClusterRole and binding that audit, plan, preflight, verify and
+    cutover need.
 
     get and list on the resource types gpudra reads, nothing else (docs/rbac.md). Pipe it to
     `kubectl apply -f -`, or use deploy/ to run the audit as an in-cluster CronJob.

@@ -164,7 +164,7 @@ def keys_on_device_plugin(obj: Mapping[str, Any]) -> list[str]:
     return []
 
 
-def read_cluster(cluster: Any, table: WorkloadTable, namespace: str | None = None,
+def read_cluster(cluster: Any, table: WorkloadTable,
                  on_page: Callable[[Any], None] | None = None) -> ClusterState:
     """Read what verify judges. Raises gpudra.cluster.ClusterError when the cluster cannot be
     reached at all; what one resource type could not give is an input error in the state."""

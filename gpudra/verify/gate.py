@@ -21,6 +21,7 @@ from gpudra.preflight.cluster.nodes import device_plugin_resources
 from gpudra.verify.collect import ClusterState, keys_on_device_plugin
 
 SAFE = "safe to remove the device plugin"
+MAX_PODS = 10  # pods named; the rest are counted
 
 
 @dataclass(frozen=True)
@@ -40,18 +41,12 @@ class Gate:
 
 
 def decommission_gate(state: ClusterState) -> Gate:
-    blockers: list[str] = []
-    for pods in state.pods.values():
-        for pod in pods:
-            if pod.device_plugin_gpus and pod.phase in ("Running", "Pending") and pod.node:
-                if sum(1 for b in blockers if b.startswith("pod ")) < 10:
-                    blockers.append(f"pod {pod.subject} holds {pod.device_plugin_gpus} "
-                                    f"device-plugin GPUs on {pod.node}")
-    shown = sum(1 for b in blockers if b.startswith("pod "))
-    total = sum(1 for pods in state.pods.values() for p in pods
-                if p.device_plugin_gpus and p.phase in ("Running", "Pending") and p.node)
-    if total > shown:
-        blockers.append(f"... and {total - shown} more pods holding device-plugin GPUs")
+    holders = [p for pods in state.pods.values() for p in pods
+               if p.device_plugin_gpus and p.phase in ("Running", "Pending") and p.node]
+    blockers = [f"pod {p.subject} holds {p.device_plugin_gpus} device-plugin GPUs on {p.node}"
+                for p in holders[:MAX_PODS]]
+    if len(holders) > MAX_PODS:
+        blockers.append(f"... and {len(holders) - MAX_PODS} more pods holding device-plugin GPUs")
     dra_nodes = {str(dig(s, "spec", "nodeName")) for s in state.slices
                  if dig(s, "spec", "nodeName") and dig(s, "spec", "devices")}
     for node in state.nodes:

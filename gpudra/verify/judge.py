@@ -54,16 +54,19 @@ def judge_workload(workload: ClusterObject, state: ClusterState, inventory: Inve
                    "still on the device plugin (no pods now)")
         return Verdict(workload, kind, False, message, (), len(pods), running, 0, 0)
     problems: list[str] = []
-    allocated = total = 0
+    allocated = total = fine = 0
     explained = False
+    shown = 0
     for pod in pods:
         pod_problems = _pod_problems(pod, state, kind)
         allocated += sum(1 for r in pod.claims if r.claim and (c := state.claims.get(
             (pod.namespace, r.claim))) is not None and c.allocated)
         total += len(pod.claims)
         if not pod_problems:
+            fine += pod.fine
             continue
-        if len([p for p in problems if p.startswith("pod ")]) >= MAX_PODS_SHOWN:
+        shown += 1
+        if shown > MAX_PODS_SHOWN:
             continue
         problems += [f"pod {pod.subject}: {p}" for p in pod_problems]
         event = event_message(state, pod)
@@ -72,7 +75,8 @@ def judge_workload(workload: ClusterObject, state: ClusterState, inventory: Inve
         if not explained and pod.phase == "Pending" and kind == CLAIMS:
             explained = True  # the pods of one template share their reasons: explain one
             problems += explain_pod(pod, state, inventory, table)
-    fine = sum(1 for p in pods if p.fine and not _pod_problems(p, state, kind))
+    if shown > MAX_PODS_SHOWN:
+        problems.append(f"... and {shown - MAX_PODS_SHOWN} more pods with problems")
     replicas = workload.cluster.replicas if workload.cluster is not None else None
     if not pods and replicas:
         problems.append(f"no pods yet: {plural(replicas, 'replica')} wanted")
