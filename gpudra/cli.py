@@ -585,6 +585,154 @@ def plan(
     raise typer.Exit(int(result.exit_code()))
 
 
+@app.command(short_help="After applying: allocated and running? Why Pending? Safe to remove "
+                        "the plugin?",
+             epilog=(
+    "Read-only (get and list; `gpudra rbac` grants it, events included). One verdict per GPU "
+    "workload at its top owner (device plugin, bridge or claims), reasons for every Pending "
+    "pod or unallocated claim, and the decommission gate.\n\n"
+    "Exit codes: 0 every workload on claims is allocated and Running; 1 one is not (or, with "
+    "--decommission, the device plugin cannot be removed yet); 2 usage error; 3 the cluster "
+    "could not be read.\n\n"
+    "Examples:\n\n\b\n"
+    "  gpudra verify                          # every namespace of the current context\n"
+    "  gpudra verify -n ml --selector app=trainer -o json\n"
+    "  gpudra verify --decommission -o github # CI: the last step of the migration"))
+@_guarded
+def verify(
+    output: OutcomeFormat = typer.Option(OutcomeFormat.TABLE, "-o", "--output",
+                                         case_sensitive=False, help="Report format."),
+    selector: Optional[str] = typer.Option(None, "-l", "--selector", metavar="LABELS",
+                                           help="Only workloads whose labels match "
+                                                "(app=x,tier!=y,key,!key)."),
+    decommission: bool = typer.Option(False, "--decommission",
+                                      help="Exit 1 while the device plugin cannot be removed."),
+    config: Optional[Path] = typer.Option(None, "--config", metavar="FILE",
+                                          help="Config file (default: nearest .gpudra.yaml)."),
+    quiet: bool = typer.Option(False, "-q", "--quiet", help="No progress on stderr."),
+    kubeconfig: Optional[str] = typer.Option(None, "--kubeconfig", metavar="FILE",
+                                             help="Cluster: kubeconfig file."),
+    context: Optional[str] = typer.Option(None, "--context", metavar="NAME",
+                                          help="Cluster: kubeconfig context to use."),
+    namespace: Optional[str] = typer.Option(None, "-n", "--namespace", metavar="NS",
+                                            help="Only this namespace's workloads."),
+    all_namespaces: bool = typer.Option(False, "-A", "--all-namespaces",
+                                        help="Every namespace (the default)."),
+    request_timeout: Optional[str] = typer.Option(None, "--request-timeout", metavar="DURATION",
+                                                  help="Cluster: per-request timeout."),
+) -> None:
+    """Prove each step of the switch worked, on the live cluster.
+
+    For every GPU workload: on the device plugin, the bridge or claims; for claims, whether
+    every pod's claims are allocated (driver, pool, device) and reserved for it and the pods
+    Running and Ready. A Pending pod gets the scheduler's last FailedScheduling message and
+    the plan engine's view of the live devices: which selector term rejects which devices,
+    which nodes have free matching devices, which claims hold them, tainted devices, a missing
+    DeviceClass or driver. Last, the decommission gate: safe to remove the device plugin, or
+    what stands in the way.
+    """
+    from gpudra.config import config_for, load_config
+    from gpudra.report.outcomes import render
+    from gpudra.rules import catalogue as rule_catalogue
+    from gpudra.verify.run import VerifyRequest, as_report, run_verify
+
+    if namespace and all_namespaces:
+        raise UsageError("choose one of -n/--namespace and -A/--all-namespaces")
+    cfg = load_config(config_for([], config), rule_catalogue())
+    request = VerifyRequest(_cluster_options(kubeconfig, context, namespace, request_timeout),
+                            selector, decommission, cfg)
+    with _ListProgress(quiet) as on_page:
+        result = run_verify(request, on_page=on_page)
+    sys.stdout.write(render(as_report(result), output.value, color=_color(sys.stdout),
+                            width=_width()))
+    for error in result.errors:
+        typer.echo(f"gpudra: {error.where}: {error.message}", err=True)
+    raise typer.Exit(int(result.exit_code()))
+
+
+@app.command(short_help="Plan the switch node pool by node pool: waves, steps, rollback.",
+             epilog=(
+    "Read-only: prints a runbook and writes nothing to the cluster. Each wave is checked by "
+    "the plan engine: the nodes left on the device plugin fit every workload not yet "
+    "migrated, the DRA nodes fit every migrated one, no node serves both.\n\n"
+    "Exit codes: 0 a safe order exists; 1 none does (not enough capacity: the numbers are "
+    "printed); 2 usage error; 3 the cluster or a --from file could not be read.\n\n"
+    "Examples:\n\n\b\n"
+    "  gpudra cutover                                   # the current context; wave table\n"
+    "  gpudra cutover --output-dir cutover/ -o markdown > runbook.md\n"
+    "  gpudra cutover --pool-label node.kubernetes.io/instance-type --max-wave-nodes 4\n"
+    "  kubectl get nodes,deploy,sts,jobs,cronjobs -A -o yaml > fleet.yaml\n"
+    "  gpudra cutover --from fleet.yaml -o json"))
+@_guarded
+def cutover(
+    output: str = typer.Option("table", "-o", "--output", metavar="table|markdown|json",
+                               help="Wave table, the Markdown runbook, or JSON."),
+    output_dir: Optional[Path] = typer.Option(None, "--output-dir", metavar="DIR",
+                                              help="Write wave-N/original/ and "
+                                                   "wave-N/converted/ manifests and "
+                                                   "runbook.md (a new or empty directory)."),
+    sources: list[str] = typer.Option([], "--from", metavar="FILE",
+                                      help="Plan on exported YAML (nodes and workloads) "
+                                           "instead of the cluster (repeatable)."),
+    pool_label: Optional[str] = typer.Option(None, "--pool-label", metavar="LABEL",
+                                             help="Node label that names pools (default: the "
+                                                  "cloud's node-pool label, else the GPU "
+                                                  "product)."),
+    max_wave_nodes: Optional[int] = typer.Option(None, "--max-wave-nodes", metavar="N",
+                                                 help="Split pools into waves of at most N "
+                                                      "nodes."),
+    target_version: str = typer.Option("1.37", "--target-version", metavar="1.32..1.37",
+                                       help="Release the converted manifests are for."),
+    config: Optional[Path] = typer.Option(None, "--config", metavar="FILE",
+                                          help="Config file (default: nearest .gpudra.yaml)."),
+    quiet: bool = typer.Option(False, "-q", "--quiet", help="No progress on stderr."),
+    kubeconfig: Optional[str] = typer.Option(None, "--kubeconfig", metavar="FILE",
+                                             help="Cluster: kubeconfig file."),
+    context: Optional[str] = typer.Option(None, "--context", metavar="NAME",
+                                          help="Cluster: kubeconfig context to use."),
+    request_timeout: Optional[str] = typer.Option(None, "--request-timeout", metavar="DURATION",
+                                                  help="Cluster: per-request timeout."),
+) -> None:
+    """Order the switch from the device plugin to DRA in waves of node pools.
+
+    Groups GPU nodes into pools, reads where each GPU workload may run (nodeSelector, required
+    node affinity, tolerations) and orders waves so that after each one both sides fit, with
+    the replicas the cluster runs today: batch workloads move first, then Deployments with
+    several replicas, StatefulSets and singletons last. Per wave: the node labels that stop the
+    device plugin and start the DRA kubelet plugin, the converted manifests to apply, the
+    `gpudra verify` gate and the rollback.
+    """
+    import json as json_module
+
+    from gpudra.config import config_for, load_config
+    from gpudra.cutover.run import CutoverRequest, run_cutover
+    from gpudra.cutover.runbook import as_json, markdown, table
+    from gpudra.rules import catalogue as rule_catalogue
+
+    if output not in ("table", "markdown", "json"):
+        raise UsageError(f"-o must be table, markdown or json, not {output!r}")
+    if sources and any((kubeconfig, context, request_timeout)):
+        raise UsageError("--from plans on files: --kubeconfig, --context and "
+                         "--request-timeout are for the cluster")
+    cfg = load_config(config_for(list(sources), config), rule_catalogue())
+    cluster = None if sources else _cluster_options(kubeconfig, context, None, request_timeout)
+    request = CutoverRequest(tuple(sources), cluster, pool_label, max_wave_nodes, output_dir,
+                             target_version, cfg)
+    with _ListProgress(quiet or bool(sources)) as on_page:
+        result = run_cutover(request, on_page=on_page)
+    where = str(output_dir) if output_dir else None
+    if output == "json":
+        text = json_module.dumps(as_json(result.plan, where, result.pools), indent=2) + "\n"
+    elif output == "markdown":
+        text = markdown(result.plan, where, result.pools)
+    else:
+        text = table(result.plan)
+    sys.stdout.write(text)
+    for error in result.errors:
+        typer.echo(f"gpudra: {error.where}: {error.message}", err=True)
+    raise typer.Exit(int(result.exit_code()))
+
+
 @app.command(short_help="List the preflight checks.")
 @_guarded
 def checks(
@@ -611,7 +759,7 @@ def checks(
         raise UsageError(f"-o must be table, json or markdown, not {output!r}")
 
 
-@app.command(short_help="Print the read-only RBAC that audit, plan and preflight need.",
+@app.command(short_help="Print the read-only RBAC that gpudra's cluster commands need.",
              epilog=(
     "Examples:\n\n\b\n"
     "  gpudra rbac | kubectl apply -f -                 # ServiceAccount gpudra/gpudra-reader\n"
@@ -630,7 +778,8 @@ def rbac(
     user: Optional[str] = typer.Option(None, "--user", help="Bind to a user instead."),
     group: Optional[str] = typer.Option(None, "--group", help="Bind to a group instead."),
 ) -> None:
-    """Print the read-only ClusterRole and binding that audit, plan and preflight need.
+    """Print the read-only ClusterRole and binding that audit, plan, preflight, verify and
+    cutover need.
 
     get and list on the resource types gpudra reads, nothing else (docs/rbac.md). Pipe it to
     `kubectl apply -f -`, or use deploy/ to run the audit as an in-cluster CronJob.

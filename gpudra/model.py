@@ -79,6 +79,9 @@ class ClusterInfo:
     gpu_holders: tuple[str, ...] = ()  # for a node: its pods that hold device-plugin GPUs
     bridge_pods: int = 0  # its pods whose nvidia.com/gpu DRA serves (KEP-5004, pod status)
     controller_gone: str | None = None  # "ReplicaSet/x": its controller no longer exists
+    # (namespace, kind, name) of every controller whose pods are its pods (itself, its
+    # ReplicaSets, a JobSet's Jobs, ...): how verify finds a workload's pods
+    members: frozenset[tuple[str, str, str]] = frozenset()
 
     @property
     def on_bridge(self) -> bool:

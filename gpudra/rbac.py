@@ -1,4 +1,5 @@
-"""The least-privilege, read-only RBAC that `gpudra audit`, `plan` and `preflight` need.
+"""The least-privilege, read-only RBAC that `gpudra audit`, `plan`, `preflight`, `verify` and
+`cutover` need.
 
 Generated from the one table of what the cluster source reads (gpudra.sources.cluster), so the
 role can never drift from the code: get and list on those resource types, nothing else. API
@@ -93,7 +94,7 @@ def render(objects: list[dict[str, Any]]) -> str:
     from gpudra.convert.textedit import Style
 
     style = Style()
-    header = ["# Read-only access for gpudra audit, plan and preflight (gpudra rbac)."]
+    header = ["# Read-only access for gpudra audit, plan, preflight, verify and cutover (gpudra rbac)."]
     if objects[0].get("kind") == "Namespace":
         header.append("# The Namespace is for the ServiceAccount; use --namespace NS for one "
                       "that exists.")

@@ -63,7 +63,8 @@ class Read:
 
 
 _CORE_WORKLOADS = ("StatefulSet", "DaemonSet", "Deployment")
-_WORKLOADS = frozenset({"audit", "plan", "export", "preflight"})
+_WORKLOADS = frozenset({"audit", "plan", "export", "preflight", "verify", "cutover"})
+_LIVE = frozenset({"audit", "plan", "preflight", "verify", "cutover"})
 _DRA = ("v1", "v1beta2", "v1beta1")
 PODS = Read("", "pods", "owner resolution, running pods, device-plugin GPUs held per node",
             commands=_WORKLOADS)
@@ -78,33 +79,34 @@ TOP_LEVEL = (
          commands=_WORKLOADS),
     Read("batch", "cronjobs", "pod templates", commands=_WORKLOADS),
     Read("", "replicationcontrollers", "pod templates",
-         commands=frozenset({"audit", "plan", "export"})),
+         commands=frozenset({"audit", "plan", "export", "verify", "cutover"})),
 )
-NODES = Read("", "nodes", "GPU capacity, labels, kubelet and runtime versions",
+NODES = Read("", "nodes", "GPU capacity, labels, kubelet and runtime versions", commands=_LIVE,
              without="GPU801 (nodes that serve GPUs twice) and GPU803 (device-plugin GPUs "
                      "held per node)")
 RESOURCESLICES = Read("resource.k8s.io", "resourceslices", "devices the DRA driver publishes",
-                      _DRA, without="GPU801 (nodes that serve GPUs twice)")
+                      _DRA, commands=_LIVE, without="GPU801 (nodes that serve GPUs twice)")
 OTHERS = (
     NODES,
     RESOURCESLICES,
-    Read("resource.k8s.io", "deviceclasses", "DRA device classes", _DRA,
+    Read("resource.k8s.io", "deviceclasses", "DRA device classes", _DRA, commands=_LIVE,
          without="the DeviceClass lint (GPU6xx) and which class serves nvidia.com/gpu through "
                  "extendedResourceName"),
     Read("resource.k8s.io", "resourceclaims", "DRA claims; the bridge's claims (preflight)",
-         _DRA, commands=frozenset({"audit", "plan", "export", "preflight"})),
+         _DRA, commands=frozenset({"audit", "plan", "export", "preflight", "verify",
+                                   "cutover"})),
     Read("resource.k8s.io", "resourceclaimtemplates", "DRA claim templates", _DRA,
-         commands=frozenset({"audit", "plan", "export"})),
+         commands=frozenset({"audit", "plan", "export", "verify", "cutover"})),
     Read("", "resourcequotas", "quotas on nvidia.com/gpu",
-         commands=frozenset({"audit", "preflight", "export"})),
+         commands=frozenset({"audit", "preflight", "export", "verify"})),
     Read("", "limitranges", "limit ranges on nvidia.com/gpu", commands=frozenset({"audit"})),
     Read("monitoring.coreos.com", "prometheusrules", "alerts on nvidia_com_gpu metrics",
-         commands=frozenset({"audit", "preflight"})),
+         commands=frozenset({"audit", "preflight", "verify"})),
     Read("kueue.x-k8s.io", "clusterqueues", "Kueue quotas on nvidia.com/gpu",
-         commands=frozenset({"audit", "preflight"}),
+         commands=frozenset({"audit", "preflight", "verify"}),
          without="GPU204 (Kueue quota on nvidia.com/gpu)"),
     Read("karpenter.sh", "nodepools", "Karpenter limits on nvidia.com/gpu",
-         commands=frozenset({"audit", "preflight"}),
+         commands=frozenset({"audit", "preflight", "verify"}),
          without="GPU205 (Karpenter limits on nvidia.com/gpu)"),
 )
 
@@ -113,6 +115,10 @@ OTHERS = (
 DEVICE_PLUGIN_CONFIG = Read("", "configmaps", "the device plugin's sharing config (the "
                             "ConfigMaps its DaemonSet mounts, by name)",
                             commands=frozenset({"audit"}), verbs=("get",))
+
+# Read by verify only, with a field selector: why the scheduler left a pod Pending.
+EVENTS = Read("", "events", "the scheduler's FailedScheduling events for Pending pods",
+              commands=frozenset({"verify"}))
 
 # Read by preflight only (the GPU Operator's stack, Kueue's device-class mappings).
 PREFLIGHT_ONLY = (
@@ -133,7 +139,8 @@ def crd_reads(table: Iterable[Any] = BUILTIN_KINDS) -> tuple[Read, ...]:
         plural = f"{entry.kind.lower()}s"
         reads.setdefault((entry.group, plural), Read(entry.group, plural, "GPU workload CRD",
                                                      commands=frozenset({"audit", "plan",
-                                                                         "export"}),
+                                                                         "export", "verify",
+                                                                         "cutover"}),
                                                      kind=entry.kind))
     return tuple(reads.values())
 
@@ -141,7 +148,7 @@ def crd_reads(table: Iterable[Any] = BUILTIN_KINDS) -> tuple[Read, ...]:
 def all_reads() -> tuple[Read, ...]:
     """Everything audit, plan and preflight read: what `gpudra rbac` grants."""
     return (PODS, REPLICASETS, JOBS, *TOP_LEVEL, *crd_reads(), *OTHERS, DEVICE_PLUGIN_CONFIG,
-            *PREFLIGHT_ONLY)
+            EVENTS, *PREFLIGHT_ONLY)
 
 
 class ClusterReader(Protocol):
@@ -166,6 +173,8 @@ class ClusterSource:
     command: str = "audit"
     kind: str = "cluster"
     stats: ScanStats = field(default_factory=ScanStats)
+    # Sees every pod as it is read (verify keeps what it judges; the source keeps no pod)
+    on_pod: Callable[[Mapping[str, Any]], None] | None = None
 
     def items(self) -> Iterator[Item]:
         owners = _Owners(self.table)
@@ -174,6 +183,8 @@ class ClusterSource:
                       *(kind for kind, _ in crds)}
         pods = self._resource(PODS) if self.command in PODS.commands else None
         for pod in self._pages(pods, owners):
+            if self.on_pod is not None:
+                self.on_pod(pod)
             if not owners.add_pod(pod, read_kinds, pods):
                 yield ClusterObject(pod, owners.info_for_pod(pod))
         # A controller may be controlled by a pod (a LeaderWorkerSet's worker StatefulSets):
@@ -208,10 +219,10 @@ class ClusterSource:
         for problem in self.cluster.errors:
             refused = _refused_cluster_read(problem) if namespaced_run else None
             if refused is not None:
-                yield NotRead(_problem_subject(problem), _problem_message(problem), refused)
+                yield NotRead(problem_subject(problem), problem_message(problem), refused)
             else:
-                yield InputError(None, _problem_message(problem),
-                                 object=_problem_subject(problem))
+                yield InputError(None, problem_message(problem),
+                                 object=problem_subject(problem))
 
     def _device_plugin_configs(self, objects: list[dict[str, Any]]) -> Iterator[ClusterObject]:
         """The ConfigMaps the device-plugin DaemonSets mount (their time-slicing or MPS
@@ -342,11 +353,11 @@ class _Owners:
         """Count the pod; True when its controller is of a kind gpudra reads (the pod is then
         audited through its controller, not itself)."""
         namespace = str(dig(pod, "metadata", "namespace") or "")
-        owner = _controller(pod)
+        owner = controller_of(pod)
         key = (namespace, owner[0], owner[1]) if owner else ("", "Pod", _name(pod))
         if dig(pod, "status", "phase") == "Running":
             self.running[key] += 1
-        held = _device_plugin_gpus(pod)
+        held = device_plugin_gpus(pod)
         if held and dig(pod, "status", "extendedResourceClaimStatus"):
             self.bridged[key] += 1  # DRA serves its nvidia.com/gpu: no device-plugin GPU held
         else:
@@ -370,7 +381,7 @@ class _Owners:
         namespace = str(dig(obj, "metadata", "namespace") or "")
         key = (namespace, kind, _name(obj))
         self.seen.add(key)
-        owner = _controller(obj)
+        owner = controller_of(obj)
         if owner is None or owner[0] not in read_kinds or not owner[1]:
             return True
         parent = (namespace, owner[0], owner[1])
@@ -416,12 +427,12 @@ class _Owners:
                                                    & self.unreadable)
         return ClusterInfo(_replicas(obj, self.table), None if unknown else running,
                            tuple(sorted(nodes)), managed_by(as_mapping(obj.get("metadata"))),
-                           bridge_pods=bridged)
+                           bridge_pods=bridged, members=frozenset(seen))
 
     def info_for_pod(self, pod: Mapping[str, Any]) -> ClusterInfo:
         running = 1 if dig(pod, "status", "phase") == "Running" else 0
         node = dig(pod, "spec", "nodeName")
-        held = _device_plugin_gpus(pod)
+        held = device_plugin_gpus(pod)
         bridged = held > 0 and bool(dig(pod, "status", "extendedResourceClaimStatus"))
         nodes = (node,) if held and not bridged and isinstance(node, str) else ()
         return ClusterInfo(None, running, nodes, managed_by(as_mapping(pod.get("metadata"))),
@@ -445,7 +456,7 @@ def _refused_cluster_read(problem: Any) -> str | None:
     return None
 
 
-def _controller(obj: Mapping[str, Any]) -> tuple[str, str] | None:
+def controller_of(obj: Mapping[str, Any]) -> tuple[str, str] | None:
     refs = dig(obj, "metadata", "ownerReferences")
     for ref in refs if isinstance(refs, list) else ():
         if isinstance(ref, Mapping) and ref.get("controller"):
@@ -457,7 +468,7 @@ def _name(obj: Mapping[str, Any]) -> str:
     return str(dig(obj, "metadata", "name") or "")
 
 
-def _device_plugin_gpus(pod: Mapping[str, Any]) -> int:
+def device_plugin_gpus(pod: Mapping[str, Any]) -> int:
     """NVIDIA device-plugin devices a pod's containers hold (init containers: the largest)."""
     def held(containers: Any) -> list[int]:
         return [device_plugin_total(dig(c, "resources", "limits"))
@@ -484,13 +495,13 @@ def _replicas(obj: Mapping[str, Any], table: WorkloadTable) -> int | None:
     return value if isinstance(value, int) and not isinstance(value, bool) else None
 
 
-def _problem_subject(problem: Any) -> str:
+def problem_subject(problem: Any) -> str:
     subject = getattr(problem, "subject", None) or str(problem)
     scope = getattr(problem, "scope", "")
     return f"{subject} ({scope})" if scope else subject
 
 
-def _problem_message(problem: Any) -> str:
+def problem_message(problem: Any) -> str:
     verb = getattr(problem, "verb", "list")
     status = getattr(problem, "status", None)
     reason = getattr(problem, "reason", "")

@@ -21,6 +21,12 @@ POD_FIELDS = frozenset({
     "spec.nodeName", "spec.restartPolicy", "spec.schedulerName", "spec.serviceAccountName",
     "spec.hostNetwork", "status.phase", "status.podIP", "status.nominatedNodeName"})
 
+# core/v1 Event field selectors (kubernetes pkg/apis/core/v1/conversion.go)
+EVENT_FIELDS = frozenset({
+    "involvedObject.kind", "involvedObject.namespace", "involvedObject.name",
+    "involvedObject.uid", "involvedObject.apiVersion", "involvedObject.resourceVersion",
+    "involvedObject.fieldPath", "reason", "reportingComponent", "source", "type"})
+
 
 @dataclass(frozen=True)
 class ResourceType:
@@ -69,6 +75,8 @@ BUILTIN_RESOURCES: tuple[ResourceType, ...] = (
              subresources=("status",)),
     _builtin("", ("v1",), "limitranges", "LimitRange", True, short_names=("limits",)),
     _builtin("", ("v1",), "configmaps", "ConfigMap", True, short_names=("cm",)),
+    _builtin("", ("v1",), "events", "Event", True, short_names=("ev",),
+             extra_fields=EVENT_FIELDS),
     _builtin("apps", ("v1",), "daemonsets", "DaemonSet", True, short_names=("ds",),
              categories=("all",), subresources=("status",)),
     _builtin("apps", ("v1",), "deployments", "Deployment", True, short_names=("deploy",),

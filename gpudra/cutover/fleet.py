@@ -1,0 +1,214 @@
+"""The fleet a cutover plans: GPU nodes grouped into pools, and the GPU workloads with where
+they may run.
+
+Read from the live cluster (the cluster source, owner-resolved: each workload once, at its top
+owner, with the replicas it runs) or from exported YAML (`--from FILE`: `kubectl get
+nodes,deployments,statefulsets,jobs,cronjobs -A -o yaml`, ResourceSlices optional). Each workload
+is converted once, in memory, with convert's planner (as `gpudra plan` does), so both sides of
+every wave are checked by the plan engine on claims.
+"""
+
+from __future__ import annotations
+
+import copy
+import json
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass, field
+from typing import Any
+
+from gpudra.cutover.eligibility import eligible
+from gpudra.gpu_use import read_object
+from gpudra.objects import as_mapping, dig
+from gpudra.workloads import WorkloadTable
+
+# Cloud node-pool labels, first found wins; else the GFD product label.
+POOL_LABELS = ("cloud.google.com/gke-nodepool", "eks.amazonaws.com/nodegroup",
+               "karpenter.sh/nodepool", "kubernetes.azure.com/agentpool",
+               "node.kubernetes.io/instance-type")
+PRODUCT_LABEL = "nvidia.com/gpu.product"
+ELIGIBLE_LABEL = "cutover.gpudra.io/eligible-"
+_PLACEMENT = ("nodeSelector", "affinity", "tolerations")
+_BATCH = frozenset({"Job", "CronJob", "JobSet", "PyTorchJob", "TFJob", "MPIJob", "XGBoostJob",
+                    "PaddleJob", "TrainJob", "RayJob", "Workflow", "VolcanoJob"})
+RISK_NAMES = ("batch (Job, CronJob)", "several replicas", "StatefulSet or singleton")
+
+
+@dataclass(frozen=True)
+class Node:
+    name: str
+    pool: str
+    labels: Mapping[str, str]
+    gpus: int
+    on_dra: bool          # publishes ResourceSlices and advertises no device-plugin GPUs
+    data: Mapping[str, Any]
+
+
+@dataclass(frozen=True)
+class Workload:
+    kind: str
+    name: str
+    namespace: str
+    pods: int
+    gpus_per_pod: int
+    risk: int                      # 0 batch, 1 several replicas, 2 StatefulSet or singleton
+    on_claims: bool                # already converted (claims) in the cluster
+    eligible: frozenset[str]       # GPU nodes its pods may run on
+    original: Mapping[str, Any]    # as read (for the rollback and the wave's manifests)
+    # the workload on claims (its pods pinned by `mark`, see waves.py), then its templates
+    converted: tuple[Mapping[str, Any], ...]
+    mark: str = ""                 # the node label that stands for `eligible`
+    # Workloads of one shape (one pod template, the same claims, the same mark) are placed as
+    # one by the checks: their pods are interchangeable. None: checked on its own.
+    shape: str | None = None
+    pod: Mapping[str, Any] | None = None  # its pinned pod spec, for a shape's stand-in
+
+    @property
+    def key(self) -> tuple[str, str, str]:
+        return (self.namespace, self.kind, self.name)
+
+    @property
+    def label(self) -> str:
+        return f"{self.namespace}/{self.kind}/{self.name}"
+
+    @property
+    def gpus(self) -> int:
+        return self.pods * self.gpus_per_pod
+
+
+@dataclass(frozen=True)
+class Fleet:
+    nodes: tuple[Node, ...]
+    workloads: tuple[Workload, ...]
+    slices: tuple[Mapping[str, Any], ...]
+    classes: tuple[Mapping[str, Any], ...]
+    pool_label: str | None
+    unconvertible: tuple[str, ...] = ()   # workloads convert cannot move (blocked)
+    node_marks: Mapping[str, tuple[str, ...]] = field(default_factory=dict)  # node -> marks
+
+    def pools(self) -> dict[str, tuple[Node, ...]]:
+        out: dict[str, list[Node]] = {}
+        for node in self.nodes:
+            out.setdefault(node.pool, []).append(node)
+        return {name: tuple(nodes) for name, nodes in sorted(out.items())}
+
+
+def build_fleet(objects: Iterable[Mapping[str, Any]], table: WorkloadTable,
+                pool_label: str | None = None, target: str = "1.37") -> Fleet:
+    """Nodes, ResourceSlices, DeviceClasses and GPU workloads among plain objects."""
+    from gpudra.convert.memory import in_memory_converter
+    from gpudra.convert.planner import ConvertOptions
+    from gpudra.dra.versions import TargetVersion
+    from gpudra.plan.demand import extract_demand
+
+    objects = list(objects)
+    slices = tuple(o for o in objects if o.get("kind") == "ResourceSlice")
+    classes = tuple(o for o in objects if o.get("kind") == "DeviceClass")
+    templates = [o for o in objects if o.get("kind") == "ResourceClaimTemplate"]
+    publishing: dict[str, int] = {}
+    for piece in slices:
+        if dig(piece, "spec", "nodeName") and dig(piece, "spec", "devices"):
+            node_name = str(dig(piece, "spec", "nodeName"))
+            publishing[node_name] = publishing.get(node_name, 0) + len(
+                dig(piece, "spec", "devices"))
+    nodes = tuple(n for n in (_node(o, publishing, pool_label) for o in objects
+                              if o.get("kind") == "Node") if n is not None)
+    converter = in_memory_converter(ConvertOptions(TargetVersion.parse(target)), table, objects)
+    workloads: list[Workload] = []
+    blocked: list[str] = []
+    allowed_nodes: dict[str, frozenset[str]] = {}  # placement constraints -> nodes
+    marks: dict[frozenset[str], str] = {}
+    for obj in objects:
+        kind = str(obj.get("kind", ""))
+        group = str(obj.get("apiVersion", "")).rpartition("/")[0]
+        if kind in ("Node", "ResourceSlice", "DeviceClass", "ResourceClaimTemplate",
+                    "ResourceClaim") or group == "resource.k8s.io":
+            continue
+        use = read_object(table, group, kind, obj, strays=False)
+        if not (use.device_plugin or use.dra):
+            continue
+        label = f"{dig(obj, 'metadata', 'namespace') or ''}/{kind}/{dig(obj, 'metadata', 'name')}"
+        converted = [dict(obj), *_own_templates(obj, templates)] if use.dra else converter(obj)
+        if not converted:
+            blocked.append(label)
+            continue
+        demand = extract_demand(converted, table)
+        if not demand.workloads:
+            blocked.append(label)
+            continue
+        groups = demand.workloads[0].groups
+        pods = sum(g.pods or 0 for g in groups)
+        per_pod = max((sum(r.alternatives[0].count for c in g.claims if c.spec
+                           for r in c.spec.requests) for g in groups), default=0)
+        specs = [s.data for s in table.pod_specs(group, kind, obj)]
+        constraints = json.dumps([[s.get(k) for k in _PLACEMENT] for s in specs],
+                                 sort_keys=True, default=str)
+        allowed = allowed_nodes.get(constraints)
+        if allowed is None:
+            allowed = allowed_nodes[constraints] = frozenset(
+                n.name for n in nodes if all(eligible(s, n.data) for s in specs))
+        mark = marks.setdefault(allowed, f"{ELIGIBLE_LABEL}{len(marks)}")
+        main, *rest = converted
+        pinned = _pinned(main, mark, table)
+        claimed = [p.data for p in table.pod_specs(group, kind, pinned)
+                   if p.data.get("resourceClaims")]
+        shape = pod = None
+        if len(groups) == 1 and len(claimed) == 1 and groups[0].pods and all(
+                c.shared is None for c in groups[0].claims):
+            pod = claimed[0]
+            shape = json.dumps([mark, [(c.name, repr(c.spec)) for c in groups[0].claims],
+                                [e.get("name") for e in pod.get("resourceClaims") or ()],
+                                [ctr.get("resources") for ctr in pod.get("containers") or ()]],
+                               sort_keys=True, default=str)
+        workloads.append(Workload(kind, str(dig(obj, "metadata", "name")),
+                                  str(dig(obj, "metadata", "namespace") or ""), pods, per_pod,
+                                  _risk(kind, pods), use.dra, allowed, obj,
+                                  (pinned, *rest), mark, shape, pod))
+    node_marks = {n.name: tuple(m for allowed, m in marks.items() if n.name in allowed)
+                  for n in nodes}
+    return Fleet(nodes, tuple(workloads), slices, classes, pool_label, tuple(blocked),
+                 node_marks)
+
+
+def _pinned(obj: Mapping[str, Any], mark: str, table: WorkloadTable) -> Mapping[str, Any]:
+    """The object with every pod spec's node constraints replaced by the mark's nodeSelector:
+    the plan engine honours nodeSelector, so the nodes a workload may use (its nodeSelector,
+    required affinity and tolerations, judged here) carry the mark."""
+    pinned = copy.deepcopy(dict(obj))
+    group = str(pinned.get("apiVersion", "")).rpartition("/")[0]
+    for spec in table.pod_specs(group, str(pinned.get("kind", "")), pinned):
+        if isinstance(spec.data, dict):
+            spec.data["nodeSelector"] = {mark: "true"}
+            spec.data.pop("affinity", None)
+    return pinned
+
+
+def _own_templates(obj: Mapping[str, Any], templates: list[Mapping[str, Any]]
+                   ) -> list[Mapping[str, Any]]:
+    namespace = dig(obj, "metadata", "namespace")
+    return [t for t in templates if dig(t, "metadata", "namespace") == namespace]
+
+
+def _risk(kind: str, pods: int) -> int:
+    if kind in _BATCH:
+        return 0
+    if kind != "StatefulSet" and pods > 1:
+        return 1
+    return 2
+
+
+def _node(obj: Mapping[str, Any], publishing: Mapping[str, int], pool_label: str | None
+          ) -> Node | None:
+    from gpudra.gpu_use import device_plugin_total
+
+    meta = as_mapping(obj.get("metadata"))
+    name = str(meta.get("name") or "")
+    labels = {str(k): str(v) for k, v in as_mapping(meta.get("labels")).items()}
+    advertised = device_plugin_total(dig(obj, "status", "allocatable"))
+    counted = labels.get("nvidia.com/gpu.count", "")
+    gpus = advertised or publishing.get(name, 0) or (int(counted) if counted.isdigit() else 0)
+    if not gpus and name not in publishing:
+        return None  # not a GPU node
+    pool = next((labels[k] for k in ((pool_label,) if pool_label else POOL_LABELS)
+                 if k and k in labels), None) or labels.get(PRODUCT_LABEL) or "(no pool label)"
+    return Node(name, pool, labels, gpus, name in publishing and not advertised,
+                copy.deepcopy(dict(obj)))

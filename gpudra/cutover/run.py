@@ -1,0 +1,148 @@
+"""The cutover use case: read the fleet (cluster or `--from` files), order the waves, write
+each wave's manifests (`--output-dir`: wave-N/original/ as exported, wave-N/converted/ by
+convert's engine) and the runbook. Read-only towards the cluster."""
+
+from __future__ import annotations
+
+import io
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from gpudra.cutover.fleet import Fleet, build_fleet
+from gpudra.cutover.runbook import markdown
+from gpudra.cutover.waves import CutoverPlan, order_waves
+from gpudra.errors import UsageError
+from gpudra.model import ExitCode, InputError
+from gpudra.objects import SourceObject
+from gpudra.workloads import WorkloadTable
+
+
+@dataclass(frozen=True)
+class CutoverRequest:
+    sources: Sequence[str] = ()       # --from files; empty: the cluster
+    cluster: Any = None               # gpudra.cluster.ClusterOptions
+    pool_label: str | None = None
+    max_wave_nodes: int | None = None
+    output_dir: Path | None = None
+    target_version: str = "1.37"
+    config: Any = None
+
+
+@dataclass(frozen=True)
+class CutoverResult:
+    plan: CutoverPlan
+    fleet: Fleet
+    errors: tuple[InputError, ...]
+    read: int
+    output_dir: Path | None = None
+
+    @property
+    def pools(self) -> dict[str, int]:
+        return pool_sizes(self.fleet)
+
+    def exit_code(self) -> ExitCode:
+        """3 when an input could not be read (or nothing was); 1 when no safe order exists."""
+        if self.errors or self.read == 0:
+            return ExitCode.INPUT_ERROR
+        return ExitCode.OK if self.plan.complete else ExitCode.FINDINGS
+
+
+def run_cutover(request: CutoverRequest, *, on_page: Callable[[Any], None] | None = None
+                ) -> CutoverResult:
+    from gpudra.config import Config
+
+    if request.max_wave_nodes is not None and request.max_wave_nodes < 1:
+        raise UsageError("--max-wave-nodes must be 1 or more")
+    out = request.output_dir
+    if out is not None and out.exists() and (not out.is_dir() or any(out.iterdir())):
+        raise UsageError(f"--output-dir {out}: must be a new or empty directory")
+    config = request.config or Config()
+    table = WorkloadTable().with_kinds(config.workloads)
+    errors: list[InputError] = []
+    if request.sources:
+        objects, read = _read_files(request.sources, errors)
+    else:
+        objects, read = _read_cluster(request, table, errors, on_page)
+    fleet = build_fleet(objects, table, request.pool_label, request.target_version)
+    if request.pool_label and not any(request.pool_label in n.labels for n in fleet.nodes):
+        raise UsageError(f"--pool-label {request.pool_label}: no GPU node has this label")
+    result = order_waves(fleet, table, request.max_wave_nodes)
+    if out is not None:
+        errors += write_waves(result, out, table)
+        (out / "runbook.md").write_text(markdown(result, str(out), pool_sizes(fleet)),
+                                        encoding="utf-8")
+    return CutoverResult(result, fleet, tuple(errors), read, out)
+
+
+def pool_sizes(fleet: Fleet) -> dict[str, int]:
+    return {name: len(nodes) for name, nodes in fleet.pools().items()}
+
+
+def write_waves(result: CutoverPlan, out: Path, table: WorkloadTable) -> list[InputError]:
+    """wave-N/original/: the moving workloads as clean manifests (what `convert
+    --from-cluster` exports); wave-N/converted/: those files converted by `gpudra convert`."""
+    from gpudra.convert.run import ConvertRequest, run_convert, write_under
+    from gpudra.export import clean, dump, file_name
+    from gpudra.gpu_use import read_object
+
+    errors: list[InputError] = []
+    for wave in result.waves:
+        if not wave.moved:
+            continue
+        original = out / f"wave-{wave.number}" / "original"
+        for workload in wave.moved:
+            data = workload.original
+            group = str(data.get("apiVersion", "")).rpartition("/")[0]
+            paths = [p.spec.path for p in read_object(table, group, workload.kind, data).pods]
+            name = file_name(data)
+            if name is None:
+                errors.append(InputError(None, "not a valid Kubernetes name; left out",
+                                         object=workload.label))
+                continue
+            write_under(original, name, dump(clean(data, paths)).encode("utf-8"))
+        stderr = io.StringIO()
+        code = run_convert(ConvertRequest(paths=(str(original),),
+                                          output_dir=out / f"wave-{wave.number}" / "converted",
+                                          quiet=True), stdout=io.StringIO(), stderr=stderr)
+        if code not in (ExitCode.OK, 4):
+            errors.append(InputError(str(original), "convert failed: "
+                                     + (stderr.getvalue().strip() or f"exit {int(code)}")))
+    return errors
+
+
+def _read_files(sources: Sequence[str], errors: list[InputError]
+                ) -> tuple[list[dict[str, Any]], int]:
+    from gpudra.sources.files import FileSource
+
+    source = FileSource(list(sources), ())
+    objects: list[dict[str, Any]] = []
+    for item in source.items():
+        if isinstance(item, InputError):
+            errors.append(item)
+        elif isinstance(item, SourceObject) and not item.listing:
+            objects.append(dict(item.data))
+    if source.stats.files == 0 and not errors:
+        raise UsageError(f"--from {', '.join(sources)}: no YAML or JSON files found")
+    return objects, source.stats.files
+
+
+def _read_cluster(request: CutoverRequest, table: WorkloadTable, errors: list[InputError],
+                  on_page: Callable[[Any], None] | None) -> tuple[list[dict[str, Any]], int]:
+    from gpudra.cluster import ClusterOptions, connect
+    from gpudra.model import NotRead
+    from gpudra.sources.cluster import ClusterSource
+
+    objects: list[dict[str, Any]] = []
+    with connect(request.cluster or ClusterOptions(all_namespaces=True)) as cluster:
+        cluster.server_version()
+        source = ClusterSource(cluster, table, on_page, command="cutover")
+        for item in source.items():
+            if isinstance(item, InputError):
+                errors.append(item)
+            elif isinstance(item, NotRead):
+                errors.append(InputError(None, item.message, object=item.object))
+            elif isinstance(item, SourceObject):
+                objects.append(dict(item.data))
+    return objects, source.stats.objects

@@ -1,0 +1,300 @@
+"""The order of the switch: waves of node pools (or chunks of at most `max_wave_nodes` nodes),
+each moving some workloads to claims, such that after every wave
+
+(a) the nodes still on the device plugin fit every workload not yet migrated,
+(b) the DRA nodes fit every migrated workload,
+(c) no node serves both (each node is on exactly one side of each wave).
+
+(a) and (b) are proven by the plan engine (:func:`gpudra.plan.engine.plan`): the workloads
+converted in memory, with the replicas they run, placed on the devices each side offers (live
+ResourceSlices where the DRA driver already publishes them, else predicted from the node). A
+workload's node constraints (nodeSelector, required node affinity, tolerations) reach the
+engine as a nodeSelector on a label that marks exactly the nodes it may use.
+
+The search is greedy: at each wave the candidate units are tried smallest first (the least
+device-plugin capacity taken away), then pairs of units, and the first whose wave passes both
+checks is taken.
+A unit moves the workloads that could then run nowhere else, then, lowest risk first (batch,
+then several replicas), others while the device-plugin side is fuller than the DRA side (both
+keep headroom); StatefulSets and singletons move only when they must (their nodes leave the
+device plugin, or it lacks the GPUs), or last. When no
+unit works, the cutover is blocked, with the numbers of the best attempt.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterator, Sequence
+from itertools import combinations
+from dataclasses import dataclass
+from typing import Any
+
+from gpudra.cutover.fleet import Fleet, Node, Workload
+from gpudra.objects import dig
+from gpudra.plan.engine import PlanOptions, plan
+from gpudra.plan.inventory import Inventory, parse_inventory
+from gpudra.plan.synthesis import synthesize
+from gpudra.workloads import WorkloadTable
+
+SHAPE_PREFIX = "gpudra-cutover-shape-"
+
+
+@dataclass(frozen=True)
+class Side:
+    """One side of the fleet after a wave, as the plan engine judged it."""
+
+    stack: str                  # "device plugin" | "DRA"
+    nodes: int
+    gpus: int
+    workloads: int
+    demand: int                 # GPUs the workloads' pods request together
+    failures: tuple[str, ...]   # `ns/Kind/name: reason` of each workload that does not fit
+    failed: tuple[tuple[str, str, str], ...] = ()  # their keys
+
+    @property
+    def ok(self) -> bool:
+        return not self.failures
+
+
+@dataclass(frozen=True)
+class Wave:
+    number: int
+    units: tuple[str, ...]             # pool names (pool#k for chunks)
+    nodes: tuple[str, ...]
+    moved: tuple[Workload, ...]
+    plugin_side: Side
+    dra_side: Side
+
+
+@dataclass(frozen=True)
+class CutoverPlan:
+    waves: tuple[Wave, ...]
+    blocked: str | None                # why no further wave works, with the numbers
+    attempt: Wave | None = None        # the best failed attempt, for the numbers
+    start: tuple[Side, Side] | None = None  # the fleet before the first wave
+
+    @property
+    def complete(self) -> bool:
+        return self.blocked is None
+
+
+@dataclass(frozen=True)
+class Unit:
+    name: str
+    nodes: tuple[Node, ...]
+
+    @property
+    def gpus(self) -> int:
+        return sum(n.gpus for n in self.nodes)
+
+
+def units(fleet: Fleet, max_wave_nodes: int | None) -> list[Unit]:
+    """Pools still on the device plugin, split into chunks of at most `max_wave_nodes`."""
+    out: list[Unit] = []
+    for pool, nodes in fleet.pools().items():
+        waiting = tuple(n for n in nodes if not n.on_dra)
+        if not waiting:
+            continue
+        size = max_wave_nodes or len(waiting)
+        chunks = [waiting[i:i + size] for i in range(0, len(waiting), size)]
+        out += [Unit(pool if len(chunks) == 1 else f"{pool}#{i + 1}", chunk)
+                for i, chunk in enumerate(chunks)]
+    return out
+
+
+def order_waves(fleet: Fleet, table: WorkloadTable, max_wave_nodes: int | None = None,
+                on_wave: Callable[[int], None] | None = None) -> CutoverPlan:
+    dra = {n.name for n in fleet.nodes if n.on_dra}
+    migrated = {w.key for w in fleet.workloads if w.on_claims}
+    start = _sides(fleet, table, dra, migrated)
+    waiting = units(fleet, max_wave_nodes)
+    waves: list[Wave] = []
+    while waiting:
+        waiting.sort(key=lambda u: (u.gpus, len(u.nodes), u.name))
+        best: Wave | None = None
+        wave = None
+        for group in _candidates(waiting, max_wave_nodes):
+            final = sum(len(u.nodes) for u in group) == sum(len(u.nodes) for u in waiting)
+            attempt = _try(fleet, table, dra, migrated, group, len(waves) + 1, final)
+            if attempt.plugin_side.ok and attempt.dra_side.ok:
+                wave = attempt
+                break
+            best = best or attempt
+        if wave is None:
+            return CutoverPlan(tuple(waves), _blocked_message(best), best, start)
+        waves.append(wave)
+        dra |= set(wave.nodes)
+        migrated |= {w.key for w in wave.moved}
+        waiting = [u for u in waiting if u.name not in wave.units]
+        if on_wave is not None:
+            on_wave(len(waves))
+    left = [w for w in fleet.workloads if w.key not in migrated]
+    if left:  # GPU workloads that fit on no GPU node at all
+        names = ", ".join(w.label for w in left[:5])
+        return CutoverPlan(tuple(waves), f"{len(left)} workloads may run on no GPU node: {names}",
+                           None, start)
+    return CutoverPlan(tuple(waves), None, None, start)
+
+
+def _candidates(waiting: list[Unit], max_wave_nodes: int | None
+                ) -> Iterator[tuple[Unit, ...]]:
+    """Each unit alone, smallest first; then pairs, smallest first (a workload whose pods
+    span two pools can only move when both switch together), within --max-wave-nodes."""
+    yield from ((u,) for u in waiting)
+    pairs = [p for p in combinations(waiting, 2)
+             if not max_wave_nodes or sum(len(u.nodes) for u in p) <= max_wave_nodes]
+    yield from sorted(pairs, key=lambda p: (sum(u.gpus for u in p), [u.name for u in p]))
+
+
+def _try(fleet: Fleet, table: WorkloadTable, dra: set[str], migrated: set[tuple[str, str, str]],
+         group: tuple[Unit, ...], number: int, final: bool) -> Wave:
+    """The wave that switches `unit`: what must move, then what fits, lowest risk first; when
+    the engine disagrees, optional moves the DRA side cannot hold go back, and workloads the
+    device-plugin side cannot hold move if the DRA side has room (a few rounds)."""
+    switching = tuple(n.name for u in group for n in u.nodes)
+    new_dra = dra | set(switching)
+    plugin_nodes = {n.name for n in fleet.nodes} - new_dra
+    staying = [w for w in fleet.workloads if w.key not in migrated]
+    forced = {w.key for w in staying if final or not (w.eligible & plugin_nodes)}
+    dra_gpus, plugin_gpus = _gpus(fleet, new_dra), _gpus(fleet, plugin_nodes)
+    on_dra = sum(w.gpus for w in fleet.workloads if w.key in migrated or w.key in forced)
+    left = sum(w.gpus for w in staying if w.key not in forced)
+    optional = [w for w in sorted(staying, key=lambda w: (w.risk, -w.gpus, w.label))
+                if w.key not in forced and w.eligible & new_dra]
+    moving = set(forced)
+    for workload in optional:
+        # Move while the device-plugin side is fuller than the DRA side would be: headroom on
+        # both (the greedy placement needs some). StatefulSets and singletons only when the
+        # device-plugin side cannot hold them.
+        after = (on_dra + workload.gpus) / dra_gpus if dra_gpus else 1.0
+        wanted = left > plugin_gpus if workload.risk >= 2 else left / max(plugin_gpus, 1) > after
+        if wanted and on_dra + workload.gpus <= dra_gpus:
+            moving.add(workload.key)
+            on_dra += workload.gpus
+            left -= workload.gpus
+    by_key = {w.key: w for w in staying}
+    for _ in range(3):
+        plugin_side, dra_side = _sides(fleet, table, new_dra, migrated | moving)
+        if not dra_side.ok:
+            back = {k for k in dra_side.failed if k in moving and k not in forced}
+            changed = bool(back)
+            moving -= back
+        elif not plugin_side.ok:
+            more = [by_key[k] for k in plugin_side.failed
+                    if k in by_key and k not in moving and by_key[k].eligible & new_dra]
+            room = _gpus(fleet, new_dra) - dra_side.demand
+            changed = False
+            for workload in more:
+                if workload.gpus <= room:
+                    moving.add(workload.key)
+                    room -= workload.gpus
+                    changed = True
+        else:
+            break
+        if not changed:
+            break
+    moved = tuple(sorted((by_key[k] for k in moving), key=lambda w: (w.risk, w.label)))
+    return Wave(number, tuple(u.name for u in group), switching, moved, plugin_side, dra_side)
+
+
+def _gpus(fleet: Fleet, names: set[str]) -> int:
+    return sum(n.gpus for n in fleet.nodes if n.name in names)
+
+
+def _sides(fleet: Fleet, table: WorkloadTable, dra: set[str],
+           migrated: set[tuple[str, str, str]]) -> tuple[Side, Side]:
+    plugin_nodes = [n for n in fleet.nodes if n.name not in dra]
+    dra_nodes = [n for n in fleet.nodes if n.name in dra]
+    return (check_side("device plugin", [w for w in fleet.workloads if w.key not in migrated],
+                       plugin_nodes, fleet, table),
+            check_side("DRA", [w for w in fleet.workloads if w.key in migrated], dra_nodes,
+                       fleet, table))
+
+
+def check_side(stack: str, workloads: Sequence[Workload], nodes: Sequence[Node], fleet: Fleet,
+               table: WorkloadTable) -> Side:
+    """Do `workloads` all fit on `nodes` at once? Judged by the plan engine; a side whose
+    GPUs are fewer than its pods request is judged by the count (the engine could only agree)."""
+    gpus = sum(n.gpus for n in nodes)
+    demand = sum(w.gpus for w in workloads)
+    if not workloads:
+        return Side(stack, len(nodes), gpus, 0, 0, ())
+    if demand > gpus:
+        return Side(stack, len(nodes), gpus, len(workloads), demand,
+                    (f"{demand} GPUs requested, {gpus} on the nodes",))
+    objects: list[Any] = list(fleet.classes)
+    shapes: dict[str, list[Workload]] = {}
+    for workload in workloads:
+        if workload.shape is None:
+            objects += workload.converted
+        else:
+            shapes.setdefault(workload.shape, []).append(workload)
+    members: dict[tuple[str, str, str], list[Workload]] = {}
+    for index, same in enumerate(shapes.values()):
+        stand_in = _stand_in(index, same)
+        objects += [stand_in, *same[0].converted[1:]]
+        members[(same[0].namespace, "Deployment", stand_in["metadata"]["name"])] = same
+    inventory = _inventory(nodes, fleet)
+    options = PlanOptions(table=table, explain=False,
+                          device_taints=any(d.taints for d in inventory.devices))
+    report = plan(objects, inventory, options)
+    failed: list[tuple[str, str, str]] = []
+    failures: list[str] = []
+    for result in report.workloads:
+        if result.satisfiable:
+            continue
+        key = (result.namespace or "", result.kind, result.name)
+        same = members.get(key)
+        if same is None:
+            failed.append(key)
+            failures.append(f"{'/'.join(key)}: {result.reason}")
+        else:
+            failed += [w.key for w in same]
+            more = f" and {len(same) - 1} more of its shape" if len(same) > 1 else ""
+            failures.append(f"{same[0].label}{more}: {result.reason}")
+    return Side(stack, len(nodes), gpus, len(workloads), demand, tuple(failures),
+                tuple(failed))
+
+
+def _stand_in(index: int, same: Sequence[Workload]) -> dict[str, Any]:
+    """One Deployment running every pod of workloads of one shape (placed as they would be:
+    the pods are interchangeable), in the first one's namespace, with its claim templates."""
+    return {"apiVersion": "apps/v1", "kind": "Deployment",
+            "metadata": {"name": f"{SHAPE_PREFIX}{index}", "namespace": same[0].namespace},
+            "spec": {"replicas": sum(w.pods for w in same),
+                     "template": {"spec": same[0].pod}}}
+
+
+def _inventory(nodes: Sequence[Node], fleet: Fleet) -> Inventory:
+    labelled = []
+    for node in nodes:
+        labels = {**node.labels, **{m: "true" for m in fleet.node_marks.get(node.name, ())}}
+        labelled.append({"apiVersion": "v1", "kind": "Node",
+                         "metadata": {"name": node.name, "labels": labels},
+                         "status": {"allocatable": {"nvidia.com/gpu": str(node.gpus)}}})
+    live = {n.name for n in nodes if n.on_dra}
+    slices = [s for s in fleet.slices if dig(s, "spec", "nodeName") in live]
+    published = parse_inventory([*slices, *[n for n in labelled
+                                            if n["metadata"]["name"] in live]], "cluster")
+    predicted = synthesize([n for n in labelled if n["metadata"]["name"] not in live])
+    if not published.devices:
+        return predicted
+    return published.merged(predicted) if predicted.devices or predicted.node_labels \
+        else published
+
+
+def _blocked_message(wave: Wave | None) -> str:
+    if wave is None:
+        return "no node pool left to switch"
+    parts = []
+    for side in (wave.plugin_side, wave.dra_side):
+        if side.ok:
+            continue
+        short = max(side.demand - side.gpus, 0)
+        numbers = (f"{side.gpus} GPUs on {side.nodes} nodes for {side.demand} GPUs of "
+                   f"{side.workloads} workloads")
+        need = f" (short by {short} GPUs)" if short else \
+            " (enough GPUs in total, but not where the workloads may run)"
+        parts.append(f"the {side.stack} side would have {numbers}{need}; first: "
+                     f"{side.failures[0]}")
+    return (f"cannot cut over without more capacity: switching the smallest pool left "
+            f"({', '.join(wave.units)}, {len(wave.nodes)} nodes) fails: " + "; ".join(parts))

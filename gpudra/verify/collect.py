@@ -1,0 +1,255 @@
+"""What verify reads from a live cluster, kept as small records.
+
+The cluster source (gpudra.sources.cluster) does the reading and the owner resolution; verify
+adds a pod hook that keeps, per pod, only what is judged (phase, readiness, claims, device-plugin
+GPUs held), the whole pod only for pods that are not Running and Ready (their reasons need the
+spec), and the scheduler's FailedScheduling events (one field-selected list).
+"""
+
+from __future__ import annotations
+
+from collections import defaultdict
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass, field
+from typing import Any
+
+from gpudra.gpu_use import quota_keys, read_object
+from gpudra.model import InputError, NotRead
+from gpudra.objects import ClusterObject, as_mapping, dig
+from gpudra.sources.cluster import (
+    EVENTS,
+    ClusterSource,
+    controller_of,
+    device_plugin_gpus,
+    problem_message,
+    problem_subject,
+)
+from gpudra.workloads import WorkloadTable
+
+OwnerKey = tuple[str, str, str]  # (namespace, kind, name), as the cluster source keys owners
+DeviceKey = tuple[str, str, str]  # (driver, pool, device), as allocation results name one
+
+
+@dataclass(frozen=True, slots=True)
+class PodClaimRef:
+    entry: str                 # the pod's spec.resourceClaims[].name
+    claim: str | None          # the ResourceClaim's name; None: not created yet
+    template: str | None       # resourceClaimTemplateName, when made from a template
+
+
+@dataclass(frozen=True, slots=True)
+class PodState:
+    namespace: str
+    name: str
+    uid: str
+    owner: OwnerKey
+    phase: str
+    ready: bool
+    node: str | None
+    claims: tuple[PodClaimRef, ...]
+    device_plugin_gpus: int      # held through the device plugin (the bridge's excluded)
+    bridged: bool                # nvidia.com/gpu served by DRA (extendedResourceClaimStatus)
+    data: Mapping[str, Any] | None = None  # the whole pod, for pods that are not fine
+
+    @property
+    def fine(self) -> bool:
+        return self.phase == "Succeeded" or (self.phase == "Running" and self.ready)
+
+    @property
+    def subject(self) -> str:
+        return f"{self.namespace}/{self.name}"
+
+
+@dataclass(frozen=True, slots=True)
+class ClaimState:
+    namespace: str
+    name: str
+    devices: tuple[DeviceKey, ...]          # status.allocation.devices.results
+    reserved_for: frozenset[str]            # pod uids and names in status.reservedFor
+    bridge: bool                            # made by the scheduler for the KEP-5004 bridge
+    data: Mapping[str, Any] | None = None   # the whole claim, while it is not allocated
+
+    @property
+    def allocated(self) -> bool:
+        return bool(self.devices)
+
+
+@dataclass
+class ClusterState:
+    """Everything verify judges; filled by :func:`read_cluster` (or by tests)."""
+
+    workloads: list[ClusterObject] = field(default_factory=list)
+    pods: dict[OwnerKey, list[PodState]] = field(default_factory=lambda: defaultdict(list))
+    claims: dict[tuple[str, str], ClaimState] = field(default_factory=dict)
+    templates: list[Mapping[str, Any]] = field(default_factory=list)
+    classes: list[Mapping[str, Any]] = field(default_factory=list)
+    slices: list[Mapping[str, Any]] = field(default_factory=list)
+    nodes: list[Mapping[str, Any]] = field(default_factory=list)
+    plugin_daemonsets: list[Mapping[str, Any]] = field(default_factory=list)
+    daemonset_nodes: dict[tuple[str, str], set[str]] = field(
+        default_factory=lambda: defaultdict(set))
+    keyed_objects: list[Mapping[str, Any]] = field(default_factory=list)  # quotas, queues, ...
+    events: dict[tuple[str, str], str] = field(default_factory=dict)  # pod -> last message
+    errors: list[InputError] = field(default_factory=list)
+    read: int = 0
+
+    def pods_of(self, workload: ClusterObject) -> list[PodState]:
+        if workload.kind == "Pod" and workload.group == "":
+            return list(self.pods.get((workload.namespace or "", "Pod", workload.name or ""),
+                                      ()))
+        members = workload.cluster.members if workload.cluster is not None else frozenset()
+        return [p for key in sorted(members) for p in self.pods.get(key, ())]
+
+
+def pod_state(pod: Mapping[str, Any]) -> PodState:
+    meta = as_mapping(pod.get("metadata"))
+    namespace, name = str(meta.get("namespace") or ""), str(meta.get("name") or "")
+    owner = controller_of(pod)
+    key = (namespace, owner[0], owner[1]) if owner else (namespace, "Pod", name)
+    statuses = {str(s.get("name")): s.get("resourceClaimName")
+                for s in dig(pod, "status", "resourceClaimStatuses") or ()
+                if isinstance(s, Mapping)}
+    claims = []
+    for entry in dig(pod, "spec", "resourceClaims") or ():
+        if not isinstance(entry, Mapping):
+            continue
+        entry_name = str(entry.get("name") or "")
+        template = entry.get("resourceClaimTemplateName")
+        claim = entry.get("resourceClaimName") or (statuses.get(entry_name) if template else None)
+        claims.append(PodClaimRef(entry_name, str(claim) if claim else None,
+                                  str(template) if template else None))
+    phase = str(dig(pod, "status", "phase") or "Pending")
+    ready = any(isinstance(c, Mapping) and c.get("type") == "Ready" and c.get("status") == "True"
+                for c in dig(pod, "status", "conditions") or ())
+    held = device_plugin_gpus(pod)
+    bridged = bool(held and dig(pod, "status", "extendedResourceClaimStatus"))
+    node = dig(pod, "spec", "nodeName")
+    fine = phase == "Succeeded" or (phase == "Running" and ready)
+    return PodState(namespace, name, str(meta.get("uid") or ""), key, phase, ready,
+                    node if isinstance(node, str) else None, tuple(claims),
+                    0 if bridged else held, bridged, None if fine else pod)
+
+
+def claim_state(claim: Mapping[str, Any]) -> ClaimState:
+    meta = as_mapping(claim.get("metadata"))
+    results = dig(claim, "status", "allocation", "devices", "results") or ()
+    devices = tuple((str(r.get("driver")), str(r.get("pool")), str(r.get("device")))
+                    for r in results if isinstance(r, Mapping))
+    reserved = frozenset(str(v) for r in dig(claim, "status", "reservedFor") or ()
+                         if isinstance(r, Mapping) for v in (r.get("uid"), r.get("name")) if v)
+    bridge = as_mapping(meta.get("annotations")).get(
+        "resource.kubernetes.io/extended-resource-claim") == "true"
+    return ClaimState(str(meta.get("namespace") or ""), str(meta.get("name") or ""), devices,
+                      reserved, bridge, None if devices else claim)
+
+
+def keys_on_device_plugin(obj: Mapping[str, Any]) -> list[str]:
+    """What in a quota, Kueue ClusterQueue, Karpenter NodePool or PrometheusRule still keys on
+    device-plugin GPUs; empty for anything else."""
+    from gpudra.gpu_use import is_device_plugin_resource
+    from gpudra.preflight.cluster.monitoring import gpu_metric_rules
+
+    kind = obj.get("kind")
+    if kind == "ResourceQuota":
+        return [f"hard {q.key}" for q in quota_keys(obj) if q.device.is_nvidia_device_plugin]
+    if kind == "ClusterQueue":
+        return sorted({f"covers {r}" for g in dig(obj, "spec", "resourceGroups") or ()
+                       if isinstance(g, Mapping) for r in g.get("coveredResources") or ()
+                       if is_device_plugin_resource(str(r))})
+    if kind == "NodePool":
+        return [f"limit {k}" for k in as_mapping(dig(obj, "spec", "limits"))
+                if is_device_plugin_resource(str(k))]
+    if kind == "PrometheusRule":
+        return [f"rule {r} reads device-plugin GPU metrics" for r in gpu_metric_rules(obj)]
+    return []
+
+
+def read_cluster(cluster: Any, table: WorkloadTable,
+                 on_page: Callable[[Any], None] | None = None) -> ClusterState:
+    """Read what verify judges. Raises gpudra.cluster.ClusterError when the cluster cannot be
+    reached at all; what one resource type could not give is an input error in the state."""
+    from gpudra.preflight.cluster.device_plugin import device_plugin_daemonsets
+
+    state = ClusterState()
+
+    def keep_pod(pod: Mapping[str, Any]) -> None:
+        record = pod_state(pod)
+        if record.owner[1] == "DaemonSet" and record.node:
+            state.daemonset_nodes[(record.namespace, record.owner[2])].add(record.node)
+        if record.claims or record.device_plugin_gpus or record.bridged or device_plugin_gpus(pod):
+            state.pods[record.owner].append(record)
+
+    source = ClusterSource(cluster, table, on_page, command="verify", on_pod=keep_pod)
+    daemonsets = []
+    for item in source.items():
+        if isinstance(item, (InputError, NotRead)):
+            state.errors.append(item if isinstance(item, InputError) else
+                                InputError(None, item.message, object=item.object))
+            continue
+        if not isinstance(item, ClusterObject):
+            continue
+        data = item.data
+        kind = item.kind
+        if item.group == "resource.k8s.io":
+            if kind == "ResourceClaim":
+                record = claim_state(data)
+                state.claims[(record.namespace, record.name)] = record
+            elif kind == "ResourceClaimTemplate":
+                state.templates.append(data)
+            elif kind == "DeviceClass":
+                state.classes.append(data)
+            elif kind == "ResourceSlice":
+                state.slices.append(data)
+            continue
+        if kind == "Node":
+            state.nodes.append(_small_node(data))
+            continue
+        if kind == "DaemonSet":
+            daemonsets.append(data)
+        if keys_on_device_plugin(data):
+            state.keyed_objects.append(data)
+            continue
+        use = read_object(table, item.group, kind, data, strays=False)
+        if use.device_plugin or use.dra:
+            state.workloads.append(item)
+    state.plugin_daemonsets = device_plugin_daemonsets(daemonsets)
+    state.read = source.stats.objects
+    events = cluster.resource(EVENTS.group, EVENTS.resource)
+    if events is not None:
+        before = len(cluster.errors)
+        for page in cluster.list(events, field_selector="reason=FailedScheduling",
+                                 on_page=on_page):
+            for event in page:
+                _keep_event(state.events, event)
+        for problem in cluster.errors[before:]:
+            state.errors.append(InputError(None, problem_message(problem),
+                                           object=problem_subject(problem)))
+    return state
+
+
+def _keep_event(events: dict[tuple[str, str], str], event: Mapping[str, Any]) -> None:
+    involved = as_mapping(event.get("involvedObject") or event.get("regarding"))
+    if involved.get("kind") != "Pod":
+        return
+    key = (str(involved.get("namespace") or ""), str(involved.get("name") or ""))
+    when = str(event.get("lastTimestamp") or event.get("eventTime")
+               or dig(event, "series", "lastObservedTime") or "")
+    message = " ".join(str(event.get("message") or event.get("note") or "").split())
+    previous = events.get(key)
+    if previous is None or when >= previous.split("\0", 1)[0]:
+        events[key] = f"{when}\0{message}"
+
+
+def event_message(state: ClusterState, pod: PodState) -> str | None:
+    found = state.events.get((pod.namespace, pod.name))
+    return found.split("\0", 1)[1] if found else None
+
+
+def _small_node(node: Mapping[str, Any]) -> dict[str, Any]:
+    """A Node with what verify and plan read: name, labels, allocatable."""
+    meta = as_mapping(node.get("metadata"))
+    return {"apiVersion": "v1", "kind": "Node",
+            "metadata": {"name": meta.get("name"), "labels": dict(as_mapping(meta.get("labels")))},
+            "spec": {"taints": list(dig(node, "spec", "taints") or ())},
+            "status": {"allocatable": dict(as_mapping(dig(node, "status", "allocatable"))),
+                       "capacity": dict(as_mapping(dig(node, "status", "capacity")))}}

@@ -1,0 +1,115 @@
+"""One verdict per GPU workload, at its top owner: on the device plugin, on the bridge, or on
+claims; for claims, whether every pod's claims are allocated and reserved for it and the pods
+Running and Ready, and for what is not, the reason (the scheduler's last FailedScheduling
+event, then :mod:`gpudra.verify.explain`)."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from gpudra.gpu_use import read_object
+from gpudra.objects import ClusterObject, plural
+from gpudra.plan.inventory import Inventory
+from gpudra.verify.collect import ClusterState, PodState, event_message
+from gpudra.verify.explain import explain_pod
+from gpudra.workloads import WorkloadTable
+
+DEVICE_PLUGIN, BRIDGE, CLAIMS = "device plugin", "bridge", "claims"
+MAX_PODS_SHOWN = 3
+
+
+@dataclass(frozen=True)
+class Verdict:
+    workload: ClusterObject
+    state: str            # DEVICE_PLUGIN | BRIDGE | CLAIMS
+    ok: bool              # on claims (or the bridge): allocated, Running and Ready
+    message: str
+    reasons: tuple[str, ...]
+    pods: int
+    pods_fine: int
+    claims_allocated: int
+    claims: int
+
+    @property
+    def subject(self) -> str:
+        w = self.workload
+        return "/".join(x for x in (w.namespace, w.kind, w.name) if x)
+
+
+def judge_workload(workload: ClusterObject, state: ClusterState, inventory: Inventory,
+                   table: WorkloadTable) -> Verdict:
+    pods = state.pods_of(workload)
+    use = read_object(table, workload.group, workload.kind, workload.data, strays=False)
+    held = sum(p.device_plugin_gpus for p in pods)
+    if use.dra:
+        kind = CLAIMS
+    elif any(p.bridged for p in pods) and not held:
+        kind = BRIDGE
+    else:
+        kind = DEVICE_PLUGIN
+    if kind == DEVICE_PLUGIN:
+        running = sum(1 for p in pods if p.fine)
+        message = (f"still on the device plugin: {plural(len(pods), 'pod')} "
+                   f"({running} running) hold {held} nvidia.com/gpu" if pods else
+                   "still on the device plugin (no pods now)")
+        return Verdict(workload, kind, False, message, (), len(pods), running, 0, 0)
+    problems: list[str] = []
+    allocated = total = fine = 0
+    explained = False
+    shown = 0
+    for pod in pods:
+        pod_problems = _pod_problems(pod, state, kind)
+        allocated += sum(1 for r in pod.claims if r.claim and (c := state.claims.get(
+            (pod.namespace, r.claim))) is not None and c.allocated)
+        total += len(pod.claims)
+        if not pod_problems:
+            fine += pod.fine
+            continue
+        shown += 1
+        if shown > MAX_PODS_SHOWN:
+            continue
+        problems += [f"pod {pod.subject}: {p}" for p in pod_problems]
+        event = event_message(state, pod)
+        if event:
+            problems.append(f"scheduler: {event}")
+        if not explained and pod.phase == "Pending" and kind == CLAIMS:
+            explained = True  # the pods of one template share their reasons: explain one
+            problems += explain_pod(pod, state, inventory, table)
+    if shown > MAX_PODS_SHOWN:
+        problems.append(f"... and {shown - MAX_PODS_SHOWN} more pods with problems")
+    replicas = workload.cluster.replicas if workload.cluster is not None else None
+    if not pods and replicas:
+        problems.append(f"no pods yet: {plural(replicas, 'replica')} wanted")
+    ok = not problems
+    noun = "claim" if kind == CLAIMS else "bridge claim"
+    message = (f"on {kind}: {fine}/{plural(len(pods), 'pod')} Running and Ready"
+               + (f", {allocated}/{plural(total, noun)} allocated" if total else ""))
+    if not pods and not replicas:
+        message = f"on {kind}: no pods now (scaled to 0, or no Job running)"
+    return Verdict(workload, kind, ok, message, tuple(dict.fromkeys(problems)), len(pods), fine,
+                   allocated, total)
+
+
+def _pod_problems(pod: PodState, state: ClusterState, kind: str) -> list[str]:
+    out = []
+    if pod.phase == "Succeeded":
+        return out  # finished: its claims were deallocated when it ended
+    for ref in pod.claims:
+        if ref.claim is None:
+            out.append(f"claim {ref.entry} (from template {ref.template}) not created yet")
+            continue
+        claim = state.claims.get((pod.namespace, ref.claim))
+        if claim is None:
+            out.append(f"ResourceClaim {ref.claim} does not exist")
+        elif not claim.allocated:
+            out.append(f"ResourceClaim {ref.claim} is not allocated")
+        elif pod.uid not in claim.reserved_for and pod.name not in claim.reserved_for:
+            out.append(f"ResourceClaim {ref.claim} is allocated but not reserved for this pod "
+                       "(held by " + (", ".join(sorted(claim.reserved_for)) or "no pod") + ")")
+    if kind == CLAIMS and pod.device_plugin_gpus:
+        out.append(f"still holds {pod.device_plugin_gpus} device-plugin nvidia.com/gpu")
+    if pod.phase != "Running":
+        out.append(f"{pod.phase}" + (f" on {pod.node}" if pod.node else " (not scheduled)"))
+    elif not pod.ready:
+        out.append(f"Running on {pod.node} but not Ready")
+    return out

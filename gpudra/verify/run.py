@@ -1,0 +1,145 @@
+"""The verify use case: read the cluster, judge every GPU workload and the decommission gate,
+and turn the result into a report and an exit code. Streams and the terminal stay in the CLI.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass
+from typing import Any
+
+from gpudra.errors import UsageError
+from gpudra.model import ExitCode, InputError
+from gpudra.objects import as_mapping, dig
+from gpudra.report.outcomes import Outcome, OutcomeReport
+from gpudra.verify.collect import ClusterState, read_cluster
+from gpudra.verify.explain import live_inventory
+from gpudra.verify.gate import Gate, decommission_gate
+from gpudra.verify.judge import CLAIMS, DEVICE_PLUGIN, Verdict, judge_workload
+from gpudra.workloads import WorkloadTable
+
+_TERM = re.compile(r"^\s*(?P<not>!)?\s*(?P<key>[A-Za-z0-9_./-]+)\s*"
+                   r"(?:(?P<op>==|=|!=)\s*(?P<value>[A-Za-z0-9_.-]*))?\s*$")
+
+
+@dataclass(frozen=True)
+class VerifyRequest:
+    cluster: Any = None            # gpudra.cluster.ClusterOptions
+    selector: str | None = None    # a label selector on the workloads (their own labels)
+    decommission: bool = False     # the gate fails the run while it is not safe
+    config: Any = None             # gpudra.config.Config
+
+
+@dataclass(frozen=True)
+class VerifyResult:
+    verdicts: tuple[Verdict, ...]
+    gate: Gate
+    errors: tuple[InputError, ...]
+    read: int
+    decommission: bool = False
+
+    def exit_code(self) -> ExitCode:
+        """3 when something could not be read (or nothing was); 1 when a workload on claims
+        (or the bridge) is not allocated and running, or with --decommission while the gate
+        is closed; else 0."""
+        if self.errors or self.read == 0:
+            return ExitCode.INPUT_ERROR
+        if any(not v.ok and v.state != DEVICE_PLUGIN for v in self.verdicts):
+            return ExitCode.FINDINGS
+        if self.decommission and not self.gate.safe:
+            return ExitCode.FINDINGS
+        return ExitCode.OK
+
+
+def parse_selector(text: str) -> list[tuple[str, str, str | None]]:
+    """`app=x,tier!=y,gpu,!legacy` as (key, op, value); op is =, != , exists or !exists."""
+    terms = []
+    for part in text.split(","):
+        match = _TERM.match(part)
+        if not part.strip() or match is None or (match["not"] and match["op"]):
+            raise UsageError(f"--selector {text!r}: {part.strip() or 'an empty term'!r} is not "
+                             "key=value, key!=value, key or !key")
+        op = match["op"]
+        if op is None:
+            terms.append((match["key"], "!exists" if match["not"] else "exists", None))
+        else:
+            terms.append((match["key"], "!=" if op == "!=" else "=", match["value"]))
+    return terms
+
+
+def selected(terms: list[tuple[str, str, str | None]], labels: Mapping[str, Any]) -> bool:
+    for key, op, value in terms:
+        have = None if labels.get(key) is None else str(labels.get(key))
+        if not {"exists": have is not None, "!exists": have is None, "=": have == value,
+                "!=": have != value}[op]:
+            return False
+    return True
+
+
+def run_verify(request: VerifyRequest, *, on_page: Callable[[Any], None] | None = None
+               ) -> VerifyResult:
+    """Raises UsageError for a bad selector, gpudra.cluster.ClusterError when the cluster
+    cannot be reached."""
+    from gpudra.cluster import ClusterOptions, connect
+    from gpudra.config import Config
+
+    terms = parse_selector(request.selector) if request.selector else []
+    config = request.config or Config()
+    table = WorkloadTable().with_kinds(config.workloads)
+    options = request.cluster or ClusterOptions(all_namespaces=True)
+    with connect(options) as cluster:
+        cluster.server_version()
+        state = read_cluster(cluster, table, on_page=on_page)
+    return judge(state, table, terms, request.decommission)
+
+
+def judge(state: ClusterState, table: WorkloadTable,
+          terms: list[tuple[str, str, str | None]] | None = None, decommission: bool = False
+          ) -> VerifyResult:
+    inventory = live_inventory(state)
+    workloads = [w for w in state.workloads
+                 if not terms or selected(terms, as_mapping(dig(w.data, "metadata", "labels")))]
+    verdicts = tuple(judge_workload(w, state, inventory, table) for w in
+                     sorted(workloads, key=lambda w: (w.namespace or "", w.kind, w.name or "")))
+    return VerifyResult(verdicts, decommission_gate(state), tuple(state.errors), state.read,
+                        decommission)
+
+
+_REMEDY = {
+    DEVICE_PLUGIN: "gpudra convert (or gpudra cutover for the order), then apply",
+    CLAIMS: "fix what the reasons name; kubectl describe pod shows the same events",
+}
+
+
+def as_report(result: VerifyResult) -> OutcomeReport:
+    outcomes = []
+    for v in result.verdicts:
+        status = "pass" if v.ok else "warn" if v.state == DEVICE_PLUGIN else "fail"
+        remedy = None if v.ok else _REMEDY.get(v.state, _REMEDY[CLAIMS])
+        outcomes.append(Outcome(
+            v.workload.name or "", v.workload.kind, status, v.message, remedy, v.subject, v.reasons,
+            extra={"state": v.state, "pods": v.pods, "pods_ready": v.pods_fine,
+                   "claims": v.claims, "claims_allocated": v.claims_allocated,
+                   "kind": v.workload.kind, "name": v.workload.name,
+                   "namespace": v.workload.namespace}))
+    gate = result.gate
+    gate_status = "pass" if gate.safe else "fail" if result.decommission else "warn"
+    outcomes.append(Outcome("decommission", "Decommission gate", gate_status, gate.message,
+                            None if gate.safe else "clear each line, then run gpudra verify "
+                            "again", None, gate.blockers))
+    states = {s: sum(1 for v in result.verdicts if v.state == s)
+              for s in (DEVICE_PLUGIN, "bridge", CLAIMS)}
+    summary = {"workloads": len(result.verdicts),
+               "ok": sum(1 for v in result.verdicts if v.ok),
+               "not_ok": sum(1 for v in result.verdicts if not v.ok and v.state != DEVICE_PLUGIN),
+               **{f"on_{k.replace(' ', '_')}": n for k, n in states.items()},
+               "safe_to_remove_device_plugin": gate.safe, "objects_read": result.read}
+
+    def failing(o: Outcome) -> bool:
+        return o.status == "fail"
+
+    return OutcomeReport("verify", "workloads", tuple(outcomes), result.errors, summary,
+                         failing, "gpudra verify",
+                         extra={"decommission": {"safe": gate.safe,
+                                                 "blockers": list(gate.blockers)}})

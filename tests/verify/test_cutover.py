@@ -1,0 +1,227 @@
+"""gpudra cutover on fleets where a safe order exists, where only one order works, and where
+none does. Every plan's waves are re-checked here by an independent simulation (first-fit
+decreasing of each pod's GPUs on the nodes its nodeSelector allows), not the plan engine."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from pathlib import Path
+from typing import Any
+
+import pytest
+import yaml
+
+from tests.fakeapi import FakeCluster
+from tests.verify import fleet as f
+
+POOL = f.POOL_LABEL
+
+
+def cutover(tmp_path: Path, objects: list[dict[str, Any]], *args: str
+            ) -> tuple[int, Any, str]:
+    source = tmp_path / "fleet.yaml"
+    source.write_text(yaml.safe_dump_all(objects), encoding="utf-8")
+    run = subprocess.run([sys.executable, "-m", "gpudra", "cutover", "--from", str(source),
+                          "-o", "json", *args], capture_output=True, text=True, timeout=120)
+    return run.returncode, json.loads(run.stdout) if run.stdout.startswith("{") else None, \
+        run.stderr
+
+
+def pinned(pool: str) -> dict[str, str]:
+    return {POOL: pool}
+
+
+# --- the independent check -------------------------------------------------------------------
+
+def demand(objects: list[dict[str, Any]]) -> dict[str, tuple[int, int, dict[str, str]]]:
+    """`ns/Kind/name` -> (pods, GPUs per pod, nodeSelector), read from the manifests."""
+    out = {}
+    for obj in objects:
+        if obj["kind"] not in ("Deployment", "Job", "StatefulSet"):
+            continue
+        spec = obj["spec"]
+        pods = spec.get("replicas", spec.get("parallelism", 1))
+        pod_spec = spec["template"]["spec"]
+        gpus = sum(int(c.get("resources", {}).get("limits", {}).get("nvidia.com/gpu", 0))
+                   for c in pod_spec["containers"])
+        meta = obj["metadata"]
+        out[f"{meta['namespace']}/{obj['kind']}/{meta['name']}"] = (
+            pods, gpus, pod_spec.get("nodeSelector", {}))
+    return out
+
+
+def fits(workloads: list[tuple[int, int, dict[str, str]]],
+         nodes: dict[str, tuple[int, dict[str, str]]]) -> bool:
+    free = {name: gpus for name, (gpus, _) in nodes.items()}
+    pods = sorted(((size, selector) for count, size, selector in workloads
+                   for _ in range(count)), key=lambda p: -p[0])
+    for size, selector in pods:
+        choices = [n for n, (_, labels) in nodes.items()
+                   if all(labels.get(k) == v for k, v in selector.items()) and free[n] >= size]
+        if not choices:
+            return False
+        best = min(choices, key=lambda n: (free[n] - size, n))
+        free[best] -= size
+    return True
+
+
+def recheck(objects: list[dict[str, Any]], report: dict[str, Any]) -> None:
+    """After every wave both sides fit, no node is on both, each workload moves once."""
+    wanted = demand(objects)
+    nodes = {o["metadata"]["name"]: (int(o["status"]["allocatable"].get("nvidia.com/gpu", 0)),
+                                     o["metadata"]["labels"])
+             for o in objects if o["kind"] == "Node"}
+    on_dra: set[str] = set()
+    moved: list[str] = []
+    for wave in report["waves"]:
+        assert not set(wave["nodes"]) & on_dra, "a node switched twice"
+        on_dra |= set(wave["nodes"])
+        moved += [f"{w['namespace']}/{w['kind']}/{w['name']}" for w in wave["workloads"]]
+        plugin = {n: v for n, v in nodes.items() if n not in on_dra}
+        dra = {n: v for n, v in nodes.items() if n in on_dra}
+        assert fits([wanted[k] for k in wanted if k not in moved], plugin), wave
+        assert fits([wanted[k] for k in moved], dra), wave
+    assert len(moved) == len(set(moved))
+    if report["complete"]:
+        assert set(moved) == set(wanted) and on_dra == set(nodes)
+
+
+# --- fleets ----------------------------------------------------------------------------------
+
+def safe_fleet() -> list[dict[str, Any]]:
+    return [f.node("a-1", 8, pool="a"), f.node("a-2", 8, pool="a"), f.node("b-1", 8, pool="b"),
+            f.deployment("ml", "web", f.pod_spec(gpus=2), replicas=3),
+            f.deployment("ml", "batch", f.pod_spec(gpus=4), replicas=1, kind="Job"),
+            f.deployment("ml", "pinned", f.pod_spec(gpus=8, node_selector=pinned("b")))]
+
+
+def ordered_fleet() -> list[dict[str, Any]]:
+    """`wide` runs a pod of 8 GPUs on each small pool and may run nowhere else: switching
+    one small pool first (the smallest-first order) strands it on either side; the big pool
+    first (its pinned workload moves with it), then both small pools together, works."""
+    spans = f.pod_spec(gpus=8)
+    spans["affinity"] = {"nodeAffinity": {"requiredDuringSchedulingIgnoredDuringExecution": {
+        "nodeSelectorTerms": [{"matchExpressions": [
+            {"key": POOL, "operator": "In", "values": ["small-1", "small-2"]}]}]}}}
+    return [f.node("s-1", 8, pool="small-1"), f.node("s-2", 8, pool="small-2"),
+            f.node("t-1", 8, pool="big"), f.node("t-2", 8, pool="big"),
+            f.deployment("ml", "big-train", f.pod_spec(gpus=8, node_selector=pinned("big")),
+                         replicas=2),
+            f.deployment("ml", "wide", spans, replicas=2)]
+
+
+def blocked_fleet() -> list[dict[str, Any]]:
+    """One Deployment runs a pod of 8 GPUs on each of the two nodes: no side can hold both
+    pods until both nodes switch together, which --max-wave-nodes 1 forbids."""
+    return [f.node("p-1", 8, pool="p"), f.node("q-1", 8, pool="q"),
+            f.deployment("ml", "wide", f.pod_spec(gpus=8), replicas=2)]
+
+
+def test_safe_order_exists(tmp_path: Path) -> None:
+    objects = safe_fleet()
+    code, report, err = cutover(tmp_path, objects)
+    assert code == 0, err
+    assert report["complete"] and report["blocked"] is None
+    assert [w["pools"] for w in report["waves"]] == [["b"], ["a"]]
+    # batch first, then the Deployment with several replicas; the pinned singleton must move
+    # with its pool
+    assert [[m["name"] for m in w["workloads"]] for w in report["waves"]] == \
+        [["pinned"], ["batch", "web"]]
+    recheck(objects, report)
+
+
+def test_a_specific_order_is_needed(tmp_path: Path) -> None:
+    objects = ordered_fleet()
+    code, report, err = cutover(tmp_path, objects)
+    assert code == 0, err
+    assert [w["pools"] for w in report["waves"]] == [["big"], ["small-1", "small-2"]]
+    recheck(objects, report)
+    # the independent check agrees that starting with a small pool alone (either) leaves a
+    # workload without capacity, whether `wide` moves or not
+    for first in (["s-1"], ["s-2"]):
+        for moving in ([], [{"namespace": "ml", "kind": "Deployment", "name": "wide"}]):
+            wrong = {"complete": False, "waves": [{"nodes": first, "workloads": moving}]}
+            with pytest.raises(AssertionError):
+                recheck(objects, wrong)
+
+
+def test_no_order_without_more_capacity(tmp_path: Path) -> None:
+    objects = blocked_fleet()
+    code, report, err = cutover(tmp_path, objects)
+    assert code == 0, err  # both pools in one wave
+    assert [w["pools"] for w in report["waves"]] == [["p", "q"]]
+    recheck(objects, report)
+    code, report, err = cutover(tmp_path, objects, "--max-wave-nodes", "1")
+    assert code == 1, err
+    assert not report["complete"] and report["waves"] == []
+    assert report["blocked"].startswith("cannot cut over without more capacity")
+    assert "8 GPUs on 1 nodes for 16 GPUs of 1 workloads (short by 8 GPUs)" in report["blocked"]
+    side = report["attempt"]["device_plugin_side"]
+    assert (side["gpus"], side["gpus_requested"], side["fits"]) == (8, 16, False)
+
+
+def test_max_wave_nodes_splits_pools(tmp_path: Path) -> None:
+    objects = [*(f.node(f"a-{i}", 8, pool="a") for i in range(4)),
+               f.deployment("ml", "web", f.pod_spec(gpus=2), replicas=4)]
+    code, report, err = cutover(tmp_path, objects, "--max-wave-nodes", "2")
+    assert code == 0, err
+    assert [w["pools"] for w in report["waves"]] == [["a#1"], ["a#2"]]
+    assert all(len(w["nodes"]) <= 2 for w in report["waves"])
+    recheck(objects, report)
+
+
+def test_affinity_and_taints_decide_where_workloads_may_run(tmp_path: Path) -> None:
+    tainted = f.node("t-1", 8, pool="t")
+    tainted["spec"] = {"taints": [{"key": "dedicated", "value": "ml", "effect": "NoSchedule"}]}
+    spec = f.pod_spec(gpus=8)
+    spec["affinity"] = {"nodeAffinity": {"requiredDuringSchedulingIgnoredDuringExecution": {
+        "nodeSelectorTerms": [{"matchExpressions": [
+            {"key": POOL, "operator": "In", "values": ["u"]}]}]}}}
+    objects = [tainted, f.node("u-1", 8, pool="u"), f.deployment("ml", "aff", spec)]
+    code, report, err = cutover(tmp_path, objects)
+    assert code == 0, err
+    # pool t (the pod does not tolerate its taint) switches first, moving nothing; the
+    # workload moves with pool u, the only one its affinity allows
+    assert [(w["pools"], [m["name"] for m in w["workloads"]]) for w in report["waves"]] == \
+        [(["t"], []), (["u"], ["aff"])]
+
+
+def test_runbook_and_wave_manifests(tmp_path: Path) -> None:
+    out = tmp_path / "cutover"
+    code, report, err = cutover(tmp_path, safe_fleet(), "--output-dir", str(out))
+    assert code == 0, err
+    first = report["waves"][0]
+    assert "kubectl label node b-1 nvidia.com/gpu.deploy.device-plugin=false --overwrite" \
+        in first["steps"][1]
+    assert any(s.startswith("gpudra verify") for s in first["steps"])
+    assert first["rollback"][0] == f"kubectl apply -f {out}/wave-1/original/ --recursive"
+    original = (out / "wave-1" / "original" / "ml" / "deployment-pinned.yaml").read_text()
+    assert "nvidia.com/gpu" in original
+    converted = list((out / "wave-1" / "converted").rglob("*.yaml"))
+    text = "\n".join(p.read_text() for p in converted)
+    assert "resourceClaimTemplateName" in text and "kind: ResourceClaimTemplate" in text
+    assert "nvidia.com/gpu:" not in text.split("kind: ResourceClaimTemplate")[0]
+    runbook = (out / "runbook.md").read_text()
+    assert "## Wave 1: b (1 nodes)" in runbook and "Rollback:" in runbook
+
+
+def test_live_cluster_and_table(tmp_path: Path) -> None:
+    objects = ordered_fleet()
+    live = []
+    for obj in objects:
+        live.append(obj)
+        if obj["kind"] == "Deployment":
+            live.append(f.replicaset(obj))
+    with FakeCluster(f.state(*live), tls=False) as cluster:
+        run = subprocess.run([sys.executable, "-m", "gpudra", "cutover", "--kubeconfig",
+                              str(cluster.kubeconfig)], capture_output=True, text=True,
+                             timeout=120)
+    assert run.returncode == 0, run.stderr
+    lines = run.stdout.splitlines()
+    assert lines[0].split() == ["wave", "pools", "nodes", "moves", "device", "plugin", "after",
+                                "DRA", "after"]
+    assert lines[1].split()[:4] == ["1", "big", "2", "1"]
+    assert lines[2].split()[:5] == ["2", "small-1,", "small-2", "2", "1"]
+    assert "2 waves" in run.stdout

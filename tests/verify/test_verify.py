@@ -1,0 +1,249 @@
+"""gpudra verify against the fake API server: clusters before, during and after a cutover.
+
+Each scenario's verdicts and reasons are asserted from the JSON report; the CLI runs in a
+subprocess as users run it (exit codes, formats, a denied read)."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from typing import Any
+
+import pytest
+
+from tests.fakeapi import FakeCluster
+from tests.verify import fleet as f
+
+NS = "ml"
+ANY_H200 = "device.attributes['gpu.nvidia.com'].productName == 'NVIDIA H200'"
+
+
+def deployed(name: str, spec: dict[str, Any], pods: list[dict[str, Any]], replicas: int = 1,
+             **labels: str) -> list[dict[str, Any]]:
+    deploy = f.deployment(NS, name, spec, replicas, labels=labels)
+    return [deploy, f.replicaset(deploy), *pods]
+
+
+def claim_pod(name: str, template: str, claim: str, node: str, *, rs: str,
+              phase: str = "Running", ready: bool = True) -> dict[str, Any]:
+    return f.pod(NS, name, f.pod_spec(template_name=template), owner=("ReplicaSet", rs),
+                 phase=phase, ready=ready, node_name=node if phase == "Running" else None,
+                 claims={"gpu": claim})
+
+
+def after_cutover() -> dict[str, Any]:
+    """Every node on DRA, every workload on claims and running: decommission-ready."""
+    pods = [claim_pod(f"train-{i}", "gpu", f"train-{i}-gpu", "dra-1", rs="train-rs")
+            for i in range(2)]
+    claims = [f.claim(NS, f"train-{i}-gpu", devices=[("dra-1", f"gpu-{i}")],
+                      reserved=[(f"train-{i}", f"uid-train-{i}")],
+                      owner=(f"train-{i}", f"uid-train-{i}")) for i in range(2)]
+    quota = {"apiVersion": "v1", "kind": "ResourceQuota",
+             "metadata": {"name": "gpus", "namespace": NS},
+             "spec": {"hard": {"gpu.nvidia.com.deviceclass.resource.k8s.io/devices": "8"}}}
+    return f.state(f.node("dra-1", 8, dra=True), f.gpu_slice("dra-1", 8), f.device_class(),
+                   f.template(NS, "gpu"), deployed("train", f.pod_spec(template_name="gpu"),
+                                                   pods, 2), claims, quota)
+
+
+def during_cutover() -> dict[str, Any]:
+    """Half the fleet moved: one node on both stacks, and every way a claim can be stuck."""
+    objects: list[Any] = [
+        f.node("dp-1", 4), f.node("dra-1", 4, dra=True),
+        f.node("both-1", 2, dra=True, plugin=True, labels={"pool": "both"}),
+        f.gpu_slice("dra-1", 4, taints={3: {"key": "gpu.nvidia.com/xid", "value": "79",
+                                            "effect": "NoSchedule"}}),
+        f.gpu_slice("both-1", 2), f.device_class(),
+        f.plugin_daemonset(["dp-1", "both-1"]),
+        {"apiVersion": "v1", "kind": "ResourceQuota",
+         "metadata": {"name": "gpus", "namespace": NS},
+         "spec": {"hard": {"requests.nvidia.com/gpu": "8"}}},
+    ]
+    # ok: on claims, allocated on dra-1 gpu-0, running
+    objects += [f.template(NS, "gpu"),
+                deployed("serve", f.pod_spec(template_name="gpu"),
+                         [claim_pod("serve-0", "gpu", "serve-0-gpu", "dra-1", rs="serve-rs")]),
+                f.claim(NS, "serve-0-gpu", devices=[("dra-1", "gpu-0")],
+                        reserved=[("serve-0", "uid-serve-0")])]
+    # busy: gpu-1 and gpu-2 of dra-1 held by claims of other (bare) pods; both-1's GPUs too
+    for index, (node_name, device) in enumerate([("dra-1", "gpu-1"), ("dra-1", "gpu-2"),
+                                                 ("both-1", "gpu-0"), ("both-1", "gpu-1")]):
+        objects += [f.claim(NS, f"hold-{index}", devices=[(node_name, device)],
+                            reserved=[(f"holder-{index}", f"uid-holder-{index}")]),
+                    f.pod(NS, f"holder-{index}", f.pod_spec(claim_name=f"hold-{index}"),
+                          node_name=node_name)]
+    # nomatch: asks for an H200, the fleet has H100s; Pending with the scheduler's event
+    objects += [f.template(NS, "h200", selector=ANY_H200),
+                deployed("nomatch", f.pod_spec(template_name="h200"),
+                         [claim_pod("nomatch-0", "h200", "nomatch-0-gpu", "", rs="nomatch-rs",
+                                    phase="Pending")]),
+                f.claim(NS, "nomatch-0-gpu", selector=ANY_H200),
+                f.failed_scheduling(NS, "nomatch-0", "0/3 nodes are available: 3 cannot "
+                                    "allocate all claims. preemption: 0/3 nodes are available")]
+    # wants2: two GPUs on one node; free are only dra-1 gpu-3 (tainted): held and tainted
+    objects += [f.template(NS, "two", count=2),
+                deployed("wants2", f.pod_spec(template_name="two"),
+                         [claim_pod("wants2-0", "two", "wants2-0-gpu", "", rs="wants2-rs",
+                                    phase="Pending")]),
+                f.claim(NS, "wants2-0-gpu", count=2)]
+    # stolen: a shared claim reserved for another pod, this pod Pending on it
+    objects += [f.claim(NS, "shared", devices=[("dra-1", "gpu-0")],
+                        reserved=[("someone", "uid-someone")]),
+                f.pod(NS, "stolen", f.pod_spec(claim_name="shared"), phase="Pending")]
+    # noclass: a template naming a DeviceClass the cluster does not have
+    objects += [f.template(NS, "other", cls="gpu.example.com"),
+                deployed("noclass", f.pod_spec(template_name="other"),
+                         [claim_pod("noclass-0", "other", "noclass-0-gpu", "",
+                                    rs="noclass-rs", phase="Pending")]),
+                f.claim(NS, "noclass-0-gpu", cls="gpu.example.com")]
+    # legacy: still on the device plugin
+    objects += deployed("legacy", f.pod_spec(gpus=2),
+                        [f.pod(NS, "legacy-0", f.pod_spec(gpus=2),
+                               owner=("ReplicaSet", "legacy-rs"), node_name="dp-1")])
+    return f.state(*objects)
+
+
+def before_cutover() -> dict[str, Any]:
+    """Nothing moved yet: every workload on the device plugin, no DRA driver."""
+    return f.state(f.node("dp-1", 4), f.node("dp-2", 4), f.plugin_daemonset(["dp-1", "dp-2"]),
+                   deployed("legacy", f.pod_spec(gpus=4),
+                            [f.pod(NS, "legacy-0", f.pod_spec(gpus=4),
+                                   owner=("ReplicaSet", "legacy-rs"), node_name="dp-1")]))
+
+
+def verify(data: dict[str, Any], *args: str) -> tuple[int, Any, str]:
+    with FakeCluster(data, tls=False) as cluster:
+        run = subprocess.run([sys.executable, "-m", "gpudra", "verify", "--kubeconfig",
+                              str(cluster.kubeconfig), *args], capture_output=True, text=True,
+                             timeout=120)
+    out: Any = run.stdout
+    if "json" in args:
+        out = json.loads(run.stdout)
+    return run.returncode, out, run.stderr
+
+
+@pytest.fixture(scope="module")
+def during() -> tuple[int, dict[str, Any], str]:
+    return verify(during_cutover(), "-o", "json")
+
+
+def by_name(report: dict[str, Any]) -> dict[str, dict[str, Any]]:
+    return {w["name"]: w for w in report["workloads"] if w["id"] != "decommission"}
+
+
+def gate(report: dict[str, Any]) -> dict[str, Any]:
+    return next(w for w in report["workloads"] if w["id"] == "decommission")
+
+
+def test_after_cutover_every_claim_allocated_and_safe_to_decommission() -> None:
+    code, report, err = verify(after_cutover(), "-o", "json")
+    assert code == 0, err
+    train = by_name(report)["train"]
+    assert (train["outcome"], train["state"]) == ("pass", "claims")
+    assert (train["pods"], train["pods_ready"], train["claims_allocated"]) == (2, 2, 2)
+    assert gate(report)["outcome"] == "pass"
+    assert gate(report)["message"] == "safe to remove the device plugin"
+    assert report["decommission"] == {"safe": True, "blockers": []}
+
+
+def test_during_cutover_exit_1_and_running_claims_pass(during) -> None:
+    code, report, err = during
+    assert code == 1, err
+    serve = by_name(report)["serve"]
+    assert serve["outcome"] == "pass" and serve["state"] == "claims"
+    assert report["summary"]["not_ok"] == 4
+
+
+def test_pending_pod_whose_claim_matches_no_device(during) -> None:
+    nomatch = by_name(during[1])["nomatch"]
+    assert nomatch["outcome"] == "fail"
+    details = "\n".join(nomatch["details"])
+    assert "pod ml/nomatch-0: ResourceClaim nomatch-0-gpu is not allocated" in details
+    assert "scheduler: 0/3 nodes are available: 3 cannot allocate all claims" in details
+    # the plan engine names the selector term and what the devices have instead
+    assert 'productName == "NVIDIA H200": 0 of 1 devices match; values present: NVIDIA H100 ' \
+        '80GB HBM3 (1)' in details
+    assert "no free device matches" in details
+
+
+def test_claim_held_by_another_pod(during) -> None:
+    stolen = by_name(during[1])["stolen"]
+    assert stolen["outcome"] == "fail" and stolen["kind"] == "Pod"
+    assert any("ResourceClaim shared is allocated but not reserved for this pod (held by "
+               "someone, uid-someone)" in d for d in stolen["details"])
+
+
+def test_matching_devices_held_by_other_claims_and_tainted(during) -> None:
+    details = "\n".join(by_name(during[1])["wants2"]["details"])
+    assert "needs 2 matching devices on one node" in details
+    # the held devices are named by the claims that hold them
+    assert "matching devices are held by other claims: ml/hold-0, ml/hold-1, ml/hold-2, " \
+           "ml/hold-3, ml/serve-0-gpu, ml/shared" in details
+    # the one free device left on dra-1 is tainted: the request does not tolerate it
+    assert "1 of 1 matching devices are tainted and not tolerated" in details
+    assert "dra-1/gpu-3 (gpu.nvidia.com/xid=79:NoSchedule)" in details
+
+
+def test_missing_device_class(during) -> None:
+    details = "\n".join(by_name(during[1])["noclass"]["details"])
+    assert "DeviceClass gpu.example.com does not exist" in details
+
+
+def test_device_plugin_workload_is_a_warning_not_a_failure(during) -> None:
+    legacy = by_name(during[1])["legacy"]
+    assert (legacy["outcome"], legacy["state"]) == ("warn", "device plugin")
+    assert "hold 2 nvidia.com/gpu" in legacy["message"]
+
+
+def test_node_with_both_stacks_blocks_the_gate(during) -> None:
+    blockers = during[1]["decommission"]["blockers"]
+    assert not during[1]["decommission"]["safe"]
+    assert "pod ml/legacy-0 holds 2 device-plugin GPUs on dp-1" in blockers
+    assert ("node both-1 publishes ResourceSlices and still advertises nvidia.com/gpu: 2 "
+            "(the device plugin still serves it)") in blockers
+    assert ("device-plugin DaemonSet gpu-operator/nvidia-device-plugin-daemonset runs on DRA "
+            "nodes: both-1") in blockers
+    assert "ml/ResourceQuota/gpus keys on device-plugin GPUs: hard requests.nvidia.com/gpu" \
+        in blockers
+    assert len(blockers) == 4
+
+
+def test_before_cutover_nothing_on_claims_exit_0_gate_closed() -> None:
+    code, report, _ = verify(before_cutover(), "-o", "json")
+    assert code == 0
+    assert [w["state"] for w in by_name(report).values()] == ["device plugin"]
+    assert gate(report)["outcome"] == "warn"
+    code, report, _ = verify(before_cutover(), "-o", "json", "--decommission")
+    assert code == 1 and gate(report)["outcome"] == "fail"
+    assert "pod ml/legacy-0 holds 4 device-plugin GPUs on dp-1" in report["decommission"][
+        "blockers"]
+
+
+def test_selector_and_formats() -> None:
+    data = during_cutover()
+    code, report, _ = verify(data, "-o", "json", "--selector", "app=serve")
+    assert code == 0 and list(by_name(report)) == ["serve"]
+    code, text, _ = verify(data, "-o", "junit", "-l", "app in (x)")
+    assert code == 2 and text == ""
+    for fmt, marker in (("junit", "<testsuite"), ("markdown", "## gpudra verify"),
+                        ("github", "::error"), ("table", "Decommission gate")):
+        code, text, err = verify(data, "-o", fmt, "-l", "app=nomatch")
+        assert code == 1, err
+        assert marker in text and "nomatch" in text
+
+
+def test_denied_events_read_is_an_input_error() -> None:
+    data = after_cutover()
+    data["deny"] = [{"resource": "events"}]
+    code, _, err = verify(data, "-o", "json")
+    assert code == 3
+    assert "events" in err and "cannot list" in err
+
+
+def test_rbac_grants_events() -> None:
+    from gpudra.rbac import cluster_role
+
+    core = next(r for r in cluster_role()["rules"] if r["apiGroups"] == [""]
+                and "pods" in r["resources"])
+    assert "events" in core["resources"] and core["verbs"] == ["get", "list"]
