@@ -17,7 +17,7 @@ import yaml
 
 from tests.controlplane.cluster import ControlPlane, Credentials
 from tests.controlplane.manifests import Source, dry_run, load_tree
-from tests.controlplane.nvidia import A100_80GB, Machine, device_plugin_node
+from tests.controlplane.nvidia import A100_80GB, Machine, device_plugin_node, dra_node
 
 GOLDEN = Path(__file__).resolve().parents[1] / "convert" / "golden"
 # Workloads left on the device plugin in the live cluster: (golden case, namespace there).
@@ -111,3 +111,45 @@ def test_without_the_role_the_audit_is_refused(control_plane: ControlPlane,
     assert result.returncode == 3
     assert "forbidden" in result.stderr.lower() or "403" in result.stderr
 
+
+
+def test_verify_names_the_schedulers_reason(control_plane: ControlPlane, reader: Path) -> None:
+    """verify against the real scheduler: a pod whose claim asks for a GPU no node publishes
+    stays Pending; under the role `gpudra rbac` prints, verify reads the scheduler's own
+    FailedScheduling event (the `reason=` field selector the real server supports) and the plan
+    engine's account of the selector term."""
+    node, slice_ = dra_node(Machine("verify", A100_80GB, 2), "live-dra")
+    control_plane.create_node(node)
+    control_plane.admin.create("/apis/resource.k8s.io/v1/resourceslices", slice_)
+    control_plane.ensure_namespace("live-v")
+    template = {"apiVersion": "resource.k8s.io/v1", "kind": "ResourceClaimTemplate",
+                "metadata": {"name": "h200", "namespace": "live-v"},
+                "spec": {"spec": {"devices": {"requests": [{"name": "gpu", "exactly": {
+                    "deviceClassName": "gpu.nvidia.com",
+                    "selectors": [{"cel": {"expression":
+                        "device.attributes['gpu.nvidia.com'].productName == 'NVIDIA H200'"}}],
+                }}]}}}}
+    pod = {"apiVersion": "v1", "kind": "Pod", "metadata": {"name": "wants-h200",
+                                                          "namespace": "live-v"},
+           "spec": {"resourceClaims": [{"name": "gpu", "resourceClaimTemplateName": "h200"}],
+                    "containers": [{"name": "c", "image": "x",
+                                    "resources": {"claims": [{"name": "gpu"}]}}]}}
+    control_plane.admin.create("/apis/resource.k8s.io/v1/namespaces/live-v/"
+                               "resourceclaimtemplates", template)
+    control_plane.admin.create("/api/v1/namespaces/live-v/pods", pod)
+    control_plane.wait("the scheduler's FailedScheduling event", lambda: [
+        e for e in control_plane.admin.get("/api/v1/namespaces/live-v/events")["items"]
+        if e.get("reason") == "FailedScheduling"], 60)
+    result = gpudra("verify", "--kubeconfig", str(reader), "-n", "live-v", "-o", "json",
+                    cwd=reader.parent)
+    assert "forbidden" not in result.stderr.lower(), result.stderr
+    assert result.returncode == 1, result.stderr
+    report = json.loads(result.stdout)
+    workloads = [w for w in report["workloads"] if w.get("name") == "wants-h200"]
+    assert len(workloads) == 1, report
+    [workload] = workloads
+    details = "\n".join(workload["details"])
+    assert workload["outcome"] == "fail"
+    assert "is not allocated" in details
+    assert "scheduler: 0/" in details and "cannot allocate all claims" in details, details
+    assert "productName == 'NVIDIA H200'" in details or 'productName == "NVIDIA H200"' in details
