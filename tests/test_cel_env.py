@@ -64,6 +64,17 @@ def _error(expression: str, minor: int, gate: bool | None = None) -> CelError | 
      None),
     ('url("https://x").getHost() == "x" && cidr("10.0.0.0/8").containsIP("10.1.2.3")', 32,
      None, None, None),
+    ('[1, "a"].size() == 2', 37, None, "1:5: expected type 'int' but found 'string'", None),
+    ('{"a": 1, "b": "c"}.size() == 2', 32, None, "1:15: expected type 'int' but found 'string'",
+     None),
+    (f'[{NV}.productName, "a"].size() == 2', 37, None,
+     "1:51: expected type 'any' but found 'string'", None),
+    ('"%s-%d".format(["a", 1]) == "a-1"', 37, None, None, None),  # format is exempt
+    ('["a", "b"].max() == "b"', 37, None, "1:1: too complex, exceeds cost limit", None),
+    ('"a,b".split(",").join("-") == "a-b"', 32, None, "1:1: too complex", None),
+    (f'{NV}.productName.join() == ""', 37, None, None, None),  # untyped: no estimate
+    ("[1, 2, 3].slice(2, 1) == [2]", 37, None, "1:1: too complex", None),
+    ("[1, 2].max() == 2", 37, None, None, None),
     (f"{NV}.driverVersion.isGreaterThan(1)", 37, None,
      "1:64: found no matching overload for 'isGreaterThan' applied to 'any.(int)'", None),
 ])
@@ -119,6 +130,13 @@ def test_run_time_semantics_as_kubernetes(expression: str, expected: object) -> 
         with pytest.raises(CelEvaluationError) as info:
             engine.evaluate(expression, DEVICE)
         assert str(info.value) == expected
+
+
+@needs_engine
+def test_list_functions_of_durations_are_an_error_not_a_crash() -> None:
+    # Kubernetes answers true; the engine cannot take a duration back from Python
+    with pytest.raises(CelEvaluationError, match="cannot evaluate max"):
+        SelectorEngine().evaluate('[duration("1s")].max() == duration("1s")', DEVICE)
 
 
 @pytest.mark.parametrize(("expression", "rewritten"), [

@@ -38,7 +38,9 @@ values; the strings extension at version 2, as Kubernetes has it (no ``reverse()
 regex, URL, IP, CIDR, format and authorizer libraries and cel-go's sets; from 1.35 cel-go's
 lists extension. Selectors that use a two-variable comprehension, ``sortBy`` or ``string(ip)``
 cannot be checked (:class:`CannotEvaluate`); URL, IP, CIDR and format functions compile but
-cannot be evaluated. Run-time errors are worded as the allocator words them
+cannot be evaluated. What Kubernetes refuses after type-checking (mixed-type literals, cost
+overflows) is read from the checked expression (:mod:`gpudra.dra.cel_checked`).
+Run-time errors are worded as the allocator words them
 (:func:`runtime_message`; semver parse errors as blang/semver), and ``==``/``in`` between a
 version attribute and another type fail as in Kubernetes (:mod:`gpudra.dra.cel_equality`).
 What still differs is listed in tests/oracle/test_selectors_oracle.py (``KNOWN``) and
@@ -53,6 +55,7 @@ that CEL rejects (unknown functions, type errors). Evaluation raises :class:`Uns
 
 from __future__ import annotations
 
+import datetime
 import math
 import re
 from collections.abc import Iterable, Mapping
@@ -61,7 +64,7 @@ from fractions import Fraction
 from functools import lru_cache
 from typing import Any
 
-from gpudra.dra import cel_lint
+from gpudra.dra import cel_checked, cel_lint
 from gpudra.dra.cel_env import (
     LIBRARY,
     THREE_ARGUMENT_MACROS,
@@ -533,6 +536,18 @@ def _runtime_type(name: str) -> Any:
 _EXTENDING = frozenset({"indexOf", "lastIndexOf"})
 
 
+def _plain_result(name: str, impl: Any) -> Any:
+    """`impl`, refusing to return what the engine cannot take back from Python (a duration or
+    a timestamp: ``[duration("1s")].max()``) with an error instead of the engine's crash."""
+    def call(*args: Any) -> Any:
+        result = impl(*args)
+        if isinstance(result, (datetime.datetime, datetime.timedelta)):
+            raise ValueError(f"gpudra cannot evaluate {name}() of durations or timestamps")
+        return result
+
+    return call
+
+
 def _library(functions: Iterable[Function], runtime: bool) -> list[tuple[str, Any]]:
     """Kubernetes' library functions the engine lacks: every overload for the check
     environment; for the runtime one, those gpudra implements, one overload per shape."""
@@ -548,7 +563,7 @@ def _library(functions: Iterable[Function], runtime: bool) -> list[tuple[str, An
                 if key not in overloads:
                     overloads[key] = _cel.Overload(
                         f"gpudra_{o.id}", _cel.Type.DYN, params, is_member=o.member,
-                        impl=function.impl)
+                        impl=_plain_result(function.name, function.impl))
             else:
                 overloads[o.id] = _cel.Overload(o.id, _cel_type(o.result),
                                                 [_cel_type(p) for p in o.params],
@@ -795,6 +810,14 @@ def _split_types(text: str) -> list[str]:
     return parts + [last] if last or parts else parts
 
 
+def _position(expression: str, offset: int | None) -> tuple[int, int]:
+    """1-based line and column of a 0-based offset; 1:1 for a problem of the whole."""
+    if offset is None:
+        return 1, 1
+    line_start = expression.rfind("\n", 0, offset) + 1
+    return expression.count("\n", 0, offset) + 1, offset - line_start + 1
+
+
 def _eof(expression: str) -> tuple[int, int]:
     lines = expression.split("\n")
     return len(lines), len(lines[-1]) + 1
@@ -1009,6 +1032,10 @@ class SelectorEngine:
                 raise CelError(f"must evaluate to bool or the unknown type, not "
                                f"{_type_name(result.name())}", 1, 1)
         _static_checks(expression, tokens, self.environment)
+        if self._check_env is not None:
+            for problem in cel_checked.problems(checked.serialize()):
+                line, column = _position(expression, problem.offset)
+                raise CelError(problem.message, line, column)
 
     def compile(self, expression: str) -> Selector:
         """Check `expression`, then build its evaluable form; :class:`CannotEvaluate` when it

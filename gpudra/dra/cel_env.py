@@ -39,7 +39,8 @@ for the compile check, and, where gpudra evaluates it, a Python implementation; 
 (:class:`gpudra.dra.cel.CannotEvaluate`). Two-variable comprehensions and ``sortBy`` are macros
 the engine cannot be taught: a selector using them is reported as one gpudra cannot check.
 Not modelled: DRAListTypeAttributes (alpha, off, from 1.36: list-typed attributes and
-``includes()``), and Kubernetes' cost estimate beyond what the engine's limits catch.
+``includes()``), and Kubernetes' cost estimate beyond the overflows
+:mod:`gpudra.dra.cel_checked` finds.
 """
 
 from __future__ import annotations

@@ -160,39 +160,36 @@ PROBES = [
     "1.0 == 1",
     "cel.bind(x, 1, x == 1)",
     f'{_NV}.?type.orValue("") == "gpu"',
-    # homogeneous literals and the cost estimate
+    # homogeneous literals (gpudra.dra.cel_checked) and the cost estimate's overflows
     '[1, "a"].size() == 2',
     '{"a": 1, "b": "c"}.size() == 2',
+    '{"a": 1, 2: 1}.size() == 2',
     "[1, 2.0].size() == 2",
+    f'[{_NV}.productName, "a"].size() == 2',
+    f'{_NV}.productName in ["a", 1]',
     "[[1], [[2]]].flatten(2).size() == 2",
     '["a", "b"].max() == "b"',
     '["a"].min() == "a"',
     '["a", "b"].isSorted()',
     '["a", "b"].indexOf("b") == 1',
+    '["a", "b"].lastIndexOf("a") == 0',
+    '[b"a"].min() == b"a"',
+    f'{_NV}.productName.split(" ").max() == "a"',
+    f'[{_NV}.productName].max() == "a"',
     '["a", "b"].join("-") == "a-b"',
+    f'{_NV}.productName.split(" ").join("-") == "a"',
     "[1, 2, 3].slice(2, 1) == [2]",
+    "[1, 2, 3].slice(0, 1) == [1]",
     "type(1) == int",
+    f"type({_NV}.productName) != string",
+    "[1, 2].max() == 2 && [2u].min() == 2u && [true].isSorted()",
     '[1].indexOf("a") == -1',
     "device",
 ]
 _GATE_OFF = {"DRAConsumableCapacity": False}
-_COST = "Kubernetes' cost estimate exceeds the limit; gpudra estimates no cost"
-_HOMOGENEOUS = ("Kubernetes refuses list and map literals of mixed types; the engine has no "
-                "such check")
 # Known differences: expression -> why. Asserted to differ (at 1.37 only where the entry says
 # so: 1.32 refuses the function and both sides agree).
 KNOWN = {
-    '[1, "a"].size() == 2': _HOMOGENEOUS,
-    '{"a": 1, "b": "c"}.size() == 2': _HOMOGENEOUS,
-    "[1, 2.0].size() == 2": _HOMOGENEOUS,
-    "[[1], [[2]]].flatten(2).size() == 2": _HOMOGENEOUS + " (1.37 only)",
-    '["a", "b"].max() == "b"': _COST + " (min/max/isSorted/indexOf on a list of strings)",
-    '["a"].min() == "a"': _COST,
-    '["a", "b"].isSorted()': _COST,
-    '["a", "b"].indexOf("b") == 1': _COST,
-    '["a", "b"].join("-") == "a-b"': _COST,
-    "[1, 2, 3].slice(2, 1) == [2]": _COST + " (1.37 only)",
-    "type(1) == int": _COST,
     "1 < 1.5 && 2u > 1": "the engine has no ordering across int, uint and double; Kubernetes "
                          "has (CrossTypeNumericComparisons)",
     '[1].indexOf("a") == -1': "indexOf's element type is a type parameter in Kubernetes; "
