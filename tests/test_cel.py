@@ -135,8 +135,8 @@ def test_guards(expr: str, expected: bool) -> None:
 @needs_engine
 @pytest.mark.parametrize(("expr", "match"), [
     ('sign(quantity("12 parsecs")) == 1', "quantities must match"),
-    ('semver("550.54").major() == 550', "semantic version"),
-    ('semver("01.2.3").major() == 1', "semantic version"),
+    ('semver("550.54").major() == 550', "^No Major.Minor.Patch elements found$"),
+    ('semver("01.2.3").major() == 1', '^Major number must not contain leading zeroes "01"$'),
     ('quantity("1.5").asInteger() == 1', "integer"),
     (f"{NV}.productName", "CEL result of type string could not be converted to bool"),
 ])
@@ -265,7 +265,7 @@ def test_too_long() -> None:
 @needs_engine
 @pytest.mark.parametrize("expr", [
     'cel.bind(nv, device.attributes["gpu.nvidia.com"], nv.productName.lowerAscii().contains("a100"))',
-    f'{NV}.productName.upperAscii().split(" ").size() == 2 && ["a", "b"].join("-") == "a-b"',
+    f'{NV}.productName.upperAscii().split(" ").size() == 2',
     f'{NV}.productName.substring(0, 6) == "NVIDIA" && {NV}.uuid.indexOf("-") == 3',
     f'{NV}.productName.matches("^NVIDIA A100") && {NV}.productName.endsWith("80GB")',
     f'"  x ".trim() == "x" && {NV}.architecture.replace("e", "E") == "AmpErE"',

@@ -66,7 +66,7 @@ def repair_dra_object(data: Mapping[str, Any], base: PathT, target: TargetVersio
     rule = "GPU601: " if new_version == version else ""
     spec = as_mapping(data.get("spec"))
     if kind == "DeviceClass":
-        _selectors(spec.get("selectors"), base + ("spec", "selectors"), out)
+        _selectors(spec.get("selectors"), base + ("spec", "selectors"), target, out)
     else:
         claim, at = spec, base + ("spec",)
         if kind == "ResourceClaimTemplate":
@@ -74,7 +74,7 @@ def repair_dra_object(data: Mapping[str, Any], base: PathT, target: TargetVersio
                 claim = spec  # GPU602: the claim spec sits one level too high
             else:
                 claim, at = as_mapping(spec.get("spec")), at + ("spec",)
-        _requests(claim, at, flat, rule, out)
+        _requests(claim, at, flat, rule, target, out)
         if kind == "ResourceClaimTemplate" and claim is spec and claim:
             out.ops.append(Wrap(base + ("spec",), tuple(k for k in spec if k != "metadata"),
                                 "spec"))
@@ -112,7 +112,8 @@ def _why(found: Any, target: TargetVersion) -> str:
     return f"Kubernetes {target} does not serve it by default"
 
 
-def _requests(claim: Mapping[str, Any], at: PathT, flat: bool, rule: str, out: Repair) -> None:
+def _requests(claim: Mapping[str, Any], at: PathT, flat: bool, rule: str,
+              target: TargetVersion, out: Repair) -> None:
     requests = as_mapping(claim.get("devices")).get("requests")
     for i, request in enumerate(requests if isinstance(requests, list) else ()):
         if not isinstance(request, Mapping):
@@ -123,11 +124,11 @@ def _requests(claim: Mapping[str, Any], at: PathT, flat: bool, rule: str, out: R
         exactly = request.get("exactly")
         body = where + ("exactly",) if isinstance(exactly, Mapping) else where
         _selectors((exactly if isinstance(exactly, Mapping) else request).get("selectors"),
-                   body + ("selectors",), out)
+                   body + ("selectors",), target, out)
         for j, sub in enumerate(request.get("firstAvailable") or []
                                 if isinstance(request.get("firstAvailable"), list) else []):
             _selectors(as_mapping(sub).get("selectors"),
-                       where + ("firstAvailable", j, "selectors"), out)
+                       where + ("firstAvailable", j, "selectors"), target, out)
         if fields and "exactly" in request:
             out.left.append(f"{label} sets {', '.join(fields)} both flat and in exactly:")
         elif fields and not flat:
@@ -142,12 +143,12 @@ def _requests(claim: Mapping[str, Any], at: PathT, flat: bool, rule: str, out: R
                             "v1beta1 shape)")
 
 
-def _selectors(selectors: Any, at: PathT, out: Repair) -> None:
+def _selectors(selectors: Any, at: PathT, target: TargetVersion, out: Repair) -> None:
     for k, selector in enumerate(selectors if isinstance(selectors, list) else ()):
         expression = as_mapping(as_mapping(selector).get("cel")).get("expression")
         if not isinstance(expression, str):
             continue
-        repaired = repair_selector(expression)
+        repaired = repair_selector(expression, target)
         if repaired is not None:
             out.ops.append(Replace(at + (k, "cel", "expression"), repaired))
             out.done.append(f"selector rewritten: {repaired}")

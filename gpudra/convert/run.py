@@ -27,6 +27,7 @@ from gpudra.convert.writer import (
     write_atomic,
 )
 from gpudra.dra.selectors import min_memory_selector, product_prefix_selector
+from gpudra.dra.versions import TargetVersion
 from gpudra.errors import UsageError
 from gpudra.kustomize import KUSTOMIZATION_FILES
 from gpudra.kustomize.tree import inside, real_roots
@@ -66,8 +67,6 @@ class ConvertRequest:
 
 def build_options(request: ConvertRequest) -> ConvertOptions:
     """Validate every option before any file is read: bad input loses nothing."""
-    from gpudra.dra.versions import TargetVersion
-
     target = TargetVersion.parse(request.target_version)
     if request.claim_mode not in ("template", "shared"):
         raise UsageError(f"--claim-mode must be template or shared, not {request.claim_mode!r}")
@@ -109,7 +108,7 @@ def build_options(request: ConvertRequest) -> ConvertOptions:
     if request.product is not None:
         checked.append(product_prefix_selector(request.product))
     if checked:  # the CEL engine costs ~25 ms to import: only when there is CEL to check
-        _check_selectors(checked, len(request.selectors))
+        _check_selectors(checked, len(request.selectors), target)
     return ConvertOptions(target=target, claim_mode=request.claim_mode, strategy=request.strategy,
                           keep_node_selectors=request.keep_node_selectors,
                           add_toleration=request.add_toleration,
@@ -118,16 +117,17 @@ def build_options(request: ConvertRequest) -> ConvertOptions:
                           product=request.product, admin_access=request.admin_access)
 
 
-def _check_selectors(selectors: list[str], from_user: int) -> None:
-    from gpudra.dra.cel import compile_selector
+def _check_selectors(selectors: list[str], from_user: int, target: TargetVersion) -> None:
+    from gpudra.dra.cel import CelError, compile_selector
     from gpudra.dra.selector_check import selector_problems
 
     for index, expression in enumerate(selectors):
         origin = f"--selector #{index + 1}" if index < from_user else "selector"
         try:
-            compile_selector(expression)
-        except UsageError as exc:
-            raise UsageError(f"{origin}: {exc}") from None
+            compile_selector(expression, target)
+        except CelError as exc:
+            hint = f" ({exc.hint})" if exc.hint else ""
+            raise UsageError(f"{origin}: {exc}{hint}") from None
         # Valid CEL can still be wrong for the driver: never write what `audit` would flag.
         problems = selector_problems(expression, nvidia_class=True)
         if problems:

@@ -17,6 +17,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from gpudra.cutover.eligibility import eligible
+from gpudra.dra.versions import DEFAULT, TargetVersion
 from gpudra.gpu_use import read_object
 from gpudra.objects import as_mapping, dig
 from gpudra.workloads import WorkloadTable
@@ -84,6 +85,7 @@ class Fleet:
     pool_label: str | None
     unconvertible: tuple[str, ...] = ()   # workloads convert cannot move (blocked)
     node_marks: Mapping[str, tuple[str, ...]] = field(default_factory=dict)  # node -> marks
+    target: TargetVersion = DEFAULT  # the release whose DRA CEL environment judges selectors
 
     def pools(self) -> dict[str, tuple[Node, ...]]:
         out: dict[str, list[Node]] = {}
@@ -97,7 +99,6 @@ def build_fleet(objects: Iterable[Mapping[str, Any]], table: WorkloadTable,
     """Nodes, ResourceSlices, DeviceClasses and GPU workloads among plain objects."""
     from gpudra.convert.memory import in_memory_converter
     from gpudra.convert.planner import ConvertOptions
-    from gpudra.dra.versions import TargetVersion
     from gpudra.plan.demand import extract_demand
 
     objects = list(objects)
@@ -112,7 +113,8 @@ def build_fleet(objects: Iterable[Mapping[str, Any]], table: WorkloadTable,
                 dig(piece, "spec", "devices"))
     nodes = tuple(n for n in (_node(o, publishing, pool_label) for o in objects
                               if o.get("kind") == "Node") if n is not None)
-    converter = in_memory_converter(ConvertOptions(TargetVersion.parse(target)), table, objects)
+    release = TargetVersion.parse(target)
+    converter = in_memory_converter(ConvertOptions(release), table, objects)
     workloads: list[Workload] = []
     blocked: list[str] = []
     allowed_nodes: dict[str, frozenset[str]] = {}  # placement constraints -> nodes
@@ -166,7 +168,7 @@ def build_fleet(objects: Iterable[Mapping[str, Any]], table: WorkloadTable,
     node_marks = {n.name: tuple(m for allowed, m in marks.items() if n.name in allowed)
                   for n in nodes}
     return Fleet(nodes, tuple(workloads), slices, classes, pool_label, tuple(blocked),
-                 node_marks)
+                 node_marks, release)
 
 
 def _pinned(obj: Mapping[str, Any], mark: str, table: WorkloadTable) -> Mapping[str, Any]:

@@ -29,6 +29,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from gpudra.cutover.fleet import Fleet, Node, Workload
+from gpudra.dra.cel import default_engine
 from gpudra.objects import dig
 from gpudra.plan.engine import PlanOptions, plan
 from gpudra.plan.inventory import Inventory, parse_inventory
@@ -234,7 +235,7 @@ def check_side(stack: str, workloads: Sequence[Workload], nodes: Sequence[Node],
         objects += [stand_in, *same[0].converted[1:]]
         members[(same[0].namespace, "Deployment", stand_in["metadata"]["name"])] = same
     inventory = _inventory(nodes, fleet)
-    options = PlanOptions(table=table, explain=False,
+    options = PlanOptions(table=table, explain=False, engine=default_engine(fleet.target),
                           device_taints=any(d.taints for d in inventory.devices))
     report = plan(objects, inventory, options)
     failed: list[tuple[str, str, str]] = []

@@ -16,13 +16,15 @@ import re
 
 from gpudra.dra.cel import CelError, compile_selector
 from gpudra.dra.cel_lint import analyse
+from gpudra.dra.versions import TargetVersion
 
 _MEMORY_ATTRIBUTE = re.compile(r"""device\.attributes\[(["'])gpu\.nvidia\.com\1\]\.memory\b""")
 _NUMBER = re.compile(r"[-+]?\d+(?:\.\d*)?(?:[eE][-+]?\d+)?[uU]?")
 
 
-def repair_selector(expression: str) -> str | None:
-    """The repaired expression; None when there is nothing to repair or no safe repair."""
+def repair_selector(expression: str, target: TargetVersion) -> str | None:
+    """The repaired expression; None when there is nothing to repair or no safe repair (the
+    result must compile on `target`)."""
     repaired = _MEMORY_ATTRIBUTE.sub(r"device.capacity[\1gpu.nvidia.com\1].memory", expression)
     repaired = _compare_to(repaired)
     if repaired is None or repaired == expression:
@@ -30,7 +32,7 @@ def repair_selector(expression: str) -> str | None:
     if analyse(repaired).comparisons or _MEMORY_ATTRIBUTE.search(repaired):
         return None
     try:
-        compile_selector(repaired)
+        compile_selector(repaired, target)
     except CelError:
         return None  # e.g. capacity memory compared with a bare number
     return repaired

@@ -40,14 +40,13 @@ from typing import Any
 
 from gpudra.dra.attributes import CLASS_DEVICE_TYPE
 from gpudra.dra.emit import GPU_CLASS_SELECTOR
+from gpudra.dra.served import FLAT_VERSIONS, GROUP
 from gpudra.objects import as_mapping, dig, expand_lists, format_path
 from gpudra.pod_counts import pod_count
 from gpudra.quantity import parse_quantity
 from gpudra.workloads import WorkloadTable
 
-RESOURCE_GROUP = "resource.k8s.io"
 _EMPTY: Mapping[str, Any] = MappingProxyType({})
-FLAT_VERSIONS = frozenset({"v1alpha3", "v1beta1"})
 EXACT_COUNT, ALL = "ExactCount", "All"
 ConvertHook = Callable[[Mapping[str, Any]], "Sequence[Mapping[str, Any]] | None"]
 
@@ -226,7 +225,7 @@ def _entries(objects: Iterable[Any], converter: ConvertHook | None
 def _version(data: Mapping[str, Any]) -> str | None:
     """The resource.k8s.io version of a DRA object, else None (workloads: not needed)."""
     group, _, version = str(data.get("apiVersion", "")).rpartition("/")
-    return version if group == RESOURCE_GROUP else None
+    return version if group == GROUP else None
 
 
 def _name(data: Mapping[str, Any]) -> str | None:

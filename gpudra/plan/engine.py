@@ -114,7 +114,7 @@ def _blocking(workload: Workload, claims: dict[int, ResolvedClaim]) -> list[str]
             for alt in alts:
                 for failure in alt.selected.compile_errors:
                     reasons.append(f"claim {claim.name} request {alt.name}: {failure.source} "
-                                   f"does not compile: {failure.message}")
+                                   f"{failure.compile_text}")
                 for failure in alt.selected.runtime_errors:
                     reasons.append(
                         f"claim {claim.name} request {alt.name}: {failure.source} fails at run "
@@ -228,7 +228,7 @@ def _alternative_report(alt: Alternative, claim: ResolvedClaim, pod_group: str,
     selected = alt.selected
     request = alt.request
     all_mode = request.allocation_mode == ALL
-    errors = tuple(f"{f.source} does not compile: {f.message}" for f in selected.compile_errors)
+    errors = tuple(f"{f.source} {f.compile_text}" for f in selected.compile_errors)
     errors += tuple(f"{f.source}: {f.message} on {f.devices} device(s), first {f.device}"
                     for f in selected.runtime_errors)
     rejections: tuple[str, ...] = ()

@@ -27,7 +27,10 @@ are evaluated per device on an activation built once per device. Either way ever
 device) result is computed once and shared by all requests and workloads.
 
 Predicted devices (:mod:`gpudra.plan.synthesis`) carry ``unknown`` names: an expression that
-reads one of them yields :attr:`Outcome.UNKNOWN` on that device instead of a result.
+reads one of them yields :attr:`Outcome.UNKNOWN` on that device instead of a result. A
+selector gpudra's engine cannot check or evaluate (:class:`~gpudra.dra.cel.CannotEvaluate`)
+is :attr:`Outcome.UNKNOWN` on every device, and a request using it is reported as one gpudra
+cannot evaluate (not as a compile error: Kubernetes accepts it).
 """
 
 from __future__ import annotations
@@ -53,6 +56,7 @@ from gpudra.dra.attributes import (
     capacity_problem,
 )
 from gpudra.dra.cel import (
+    CannotEvaluate,
     CelError,
     CelEvaluationError,
     PreparedDevice,
@@ -84,6 +88,14 @@ class Failure:
     message: str  # "1:23: undeclared reference …" or "no such key: profile"
     device: str | None = None  # node/device of the first failing device (run time)
     devices: int = 0  # how many devices fail (run time)
+    checkable: bool = True  # False: Kubernetes accepts it, gpudra cannot check or evaluate it
+
+    @property
+    def compile_text(self) -> str:
+        """The failure of a selector as a whole (no device), in words for a report."""
+        if self.checkable:
+            return f"does not compile: {self.message}"
+        return f"cannot be evaluated by gpudra: {self.message}"
 
 
 @dataclass(frozen=True)
@@ -92,7 +104,7 @@ class Compiled:
 
     expression: str
     selector: Selector | None
-    error: CelError | None
+    error: CelError | CannotEvaluate | None
     references: tuple[tuple[str, str, str], ...] | None  # (kind, domain, name)
     reads_driver: bool = False
     reads_multiple: bool = False
@@ -176,7 +188,7 @@ class Matcher:
         try:
             selector = self.engine.compile(expression)
             error = None
-        except CelError as exc:
+        except (CelError, CannotEvaluate) as exc:
             selector, error = None, exc
         references, driver, multiple = _projection(expression) if selector else (None, False, False)
         compiled = Compiled(expression, selector, error, references, driver, multiple)
@@ -238,8 +250,10 @@ class Matcher:
         if index in cache:
             return cache[index]
         compiled = self.compile(expression)
-        if compiled.error is not None:
-            value: Any = f"does not compile: {compiled.error}"
+        if isinstance(compiled.error, CannotEvaluate):
+            value: Any = Outcome.UNKNOWN
+        elif compiled.error is not None:
+            value = f"does not compile: {compiled.error}"
         else:
             value = self._evaluate(compiled, index)
         cache[index] = value
@@ -293,7 +307,8 @@ class Matcher:
         steps = [(f"class {class_name} selector #{i}", e) for i, e in enumerate(class_selectors)]
         steps += [(f"request selector #{i}", e) for i, e in enumerate(request_selectors)]
         compile_errors = tuple(
-            Failure(source, expression, str(compiled.error))
+            Failure(source, expression, str(compiled.error),
+                    checkable=not isinstance(compiled.error, CannotEvaluate))
             for source, expression in steps
             if (compiled := self.compile(expression)).error is not None)
         if compile_errors:

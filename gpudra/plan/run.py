@@ -60,6 +60,7 @@ def run_plan(request: PlanRequest, *, on_page: Callable[[Any], None] | None = No
     from gpudra.config import Config
     from gpudra.convert.memory import in_memory_converter
     from gpudra.convert.planner import ConvertOptions
+    from gpudra.dra.cel import default_engine
     from gpudra.dra.versions import TargetVersion
     from gpudra.workloads import WorkloadTable
 
@@ -88,7 +89,7 @@ def run_plan(request: PlanRequest, *, on_page: Callable[[Any], None] | None = No
     workloads = [o for o in objects if _kind(o) not in _INVENTORY_KINDS]
     converter = in_memory_converter(ConvertOptions(target), table,
                                     [_data(o) for o in workloads])
-    options = PlanOptions(converter=converter, table=table)
+    options = PlanOptions(converter=converter, table=table, engine=default_engine(target))
     return PlanResult(plan(workloads, inventory, options), tuple(errors), read)
 
 

@@ -20,6 +20,7 @@ from gpudra.dra.selector_check import selector_problems
 from gpudra.dra.served import (
     EXACT_FIELDS,
     FLAT_VERSIONS,
+    GROUP,
     WRAPPED_VERSIONS,
     availability,
     versions_with_kind,
@@ -30,7 +31,6 @@ from gpudra.rules.base import AuditContext, Checker, rule
 from gpudra.workloads import ContainerRef, PodSpecRef
 
 CATEGORY = "dra objects"
-RESOURCE_GROUP = "resource.k8s.io"
 ALLOCATION_MODES = ("ExactCount", "All")
 MAX_SUBREQUESTS = 8  # FirstAvailableDeviceRequestMaxSize
 _PLACEHOLDER_MARKS = ("{{", "${", "$(")
@@ -300,6 +300,39 @@ selectors:
     "Write a.compareTo(b) >= 0 (or a.isGreaterThan(b)) instead of a >= b for quantities and versions.",
 )
 
+GPU612 = rule(
+    "GPU612", "cel-selector-does-not-compile", Severity.ERROR, CATEGORY,
+    "A CEL selector does not compile in the DRA CEL environment of the target release.",
+    """
+The API server compiles every new selector of a DeviceClass, ResourceClaim or
+ResourceClaimTemplate and refuses the object when it does not compile (`spec...selectors[0].
+cel.expression: Invalid value: ... compilation failed`). What compiles depends on the release:
+`device.allowMultipleAllocations` exists from 1.34, and only with the DRAConsumableCapacity
+gate (off by default in 1.34 and 1.35, on from 1.36); `semver(s, true)` and `isSemver(s, true)`
+from 1.34; list `first()`/`last()` and two-variable comprehensions from 1.33; the lists
+extension (`sort()`, `slice()`, `flatten()`, ...) from 1.35. The target is `--target-version`.
+Comparison operators on quantities and versions are GPU606.
+
+Problematic (target 1.35, DRAConsumableCapacity off):
+
+```yaml
+selectors:
+- cel:
+    expression: device.allowMultipleAllocations
+```
+
+Correct (a selector the release compiles, or a target with the gate on):
+
+```yaml
+selectors:
+- cel:
+    expression: device.attributes["gpu.nvidia.com"].type == "gpu"
+```
+""",
+    "Write the selector for the target release (the message says what is new in which "
+    "release), or target the release the cluster runs.",
+)
+
 GPU607 = rule(
     "GPU607", "undefined-resource-claim-reference", Severity.WARNING, CATEGORY,
     "A pod references a ResourceClaim or ResourceClaimTemplate that no scanned manifest defines.",
@@ -503,7 +536,8 @@ class _Definitions:
 
 
 class DraObjects(Checker):
-    rules = (GPU601, GPU602, GPU603, GPU604, GPU605, GPU606, GPU607, GPU608, GPU609, GPU611)
+    rules = (GPU601, GPU602, GPU603, GPU604, GPU605, GPU606, GPU607, GPU608, GPU609, GPU611,
+             GPU612)
 
     def __init__(self) -> None:
         self._defined = _Definitions()
@@ -512,7 +546,7 @@ class DraObjects(Checker):
     # --- hooks --------------------------------------------------------------------------
 
     def check_object(self, obj: SourceObject, ctx: AuditContext) -> None:
-        if obj.group == RESOURCE_GROUP:
+        if obj.group == GROUP:
             self._dra_object(obj, ctx)
         elif obj.kind == "ComputeDomain" and obj.group.endswith("nvidia.com"):
             self._compute_domain(obj)
@@ -562,7 +596,7 @@ class DraObjects(Checker):
         found = availability(target, obj.api_version, obj.kind)
         if not found.exists:
             versions = versions_with_kind(target, obj.kind)
-            has = (f"it has {', '.join(f'{RESOURCE_GROUP}/{v}' for v in versions)}" if versions
+            has = (f"it has {', '.join(f'{GROUP}/{v}' for v in versions)}" if versions
                    else f"no version of it has {obj.kind}")
             ctx.emit("GPU611", obj, f"{obj.kind} {obj.api_version} is not in Kubernetes "
                      f"{target}; {has}", path=("apiVersion",))
@@ -695,9 +729,20 @@ class DraObjects(Checker):
 
     def _expression(self, obj: SourceObject, ctx: AuditContext, path: PathT, expression: str,
                     context: _Context) -> None:
-        for problem in selector_problems(expression, context.device_type, context.nvidia):
+        problems = selector_problems(expression, context.device_type, context.nvidia)
+        for problem in problems:
             rule_id = "GPU605" if problem.kind == "reference" else "GPU606"
             ctx.emit(rule_id, obj, problem.message, path=path)
+        if any(p.kind == "comparison" for p in problems):
+            return  # GPU606 says why it does not compile
+        from gpudra.dra.cel import CelError, compile_selector  # the engine costs ~25 ms to load
+
+        try:
+            compile_selector(expression, ctx.target)
+        except CelError as exc:
+            hint = f" ({exc.hint})" if exc.hint else ""
+            ctx.emit("GPU612", obj, f"selector does not compile on Kubernetes {ctx.target}: "
+                     f"{exc}{hint}", path=path)
 
     # --- pod specs ----------------------------------------------------------------------
 

@@ -162,7 +162,7 @@ def _validate(tree: Path, before: dict[str, bytes], target: TargetVersion,
         assert obj["apiVersion"] == target.resource_api_version or obj["kind"] == "DeviceClass"
         assert validator.errors(obj) == [], obj
         for expression in _selectors(obj):
-            compile_selector(expression)
+            compile_selector(expression, target)
     workloads = [o for o in objects if _key(o) in converted]
     assert len(workloads) == len(converted), "a converted workload is missing from the result"
     for obj in workloads:

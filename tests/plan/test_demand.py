@@ -193,3 +193,13 @@ def test_typed_lists_from_the_api_server() -> None:
         {"metadata": {"name": "p", "namespace": "ml"}, "spec": POD}]}
     (workload_,) = extract_demand([templates, pods]).workloads
     assert workload_.kind == "Pod" and workload_.groups[0].claims[0].spec is not None
+
+
+def test_request_shapes_come_from_the_served_table() -> None:
+    """Which versions carry flat requests is one table (gpudra/dra/served.py), read by plan as
+    by audit and convert: a version added there is read the same way everywhere."""
+    from gpudra.dra import served
+    from gpudra.plan import demand
+
+    assert demand.FLAT_VERSIONS is served.FLAT_VERSIONS
+    assert demand.GROUP is served.GROUP
