@@ -19,6 +19,8 @@ from collections.abc import Mapping, Sequence
 from dataclasses import replace
 from typing import Any
 
+from gpudra.dra.cel import default_engine
+from gpudra.dra.versions import DEFAULT, TargetVersion
 from gpudra.objects import as_mapping, dig
 from gpudra.plan.engine import PlanOptions, plan
 from gpudra.plan.inventory import Inventory, parse_inventory
@@ -44,8 +46,10 @@ def held_devices(state: ClusterState, own: set[tuple[str, str]]) -> dict[DeviceK
 
 
 def explain_pod(pod: PodState, state: ClusterState, inventory: Inventory,
-                table: WorkloadTable | None = None) -> list[str]:
-    """Reasons, most telling first; empty when the pod has no claims to explain."""
+                table: WorkloadTable | None = None, target: TargetVersion = DEFAULT
+                ) -> list[str]:
+    """Reasons, most telling first; empty when the pod has no claims to explain. Selectors are
+    judged in `target`'s DRA CEL environment (the cluster's release)."""
     if pod.data is None or all(r.claim and (c := state.claims.get((pod.namespace, r.claim)))
                                is not None and c.allocated for r in pod.claims):
         return []  # nothing to allocate: what is wrong is said by the pod's own problems
@@ -55,7 +59,7 @@ def explain_pod(pod: PodState, state: ClusterState, inventory: Inventory,
     objects = _objects(pod, state)
     free = replace(inventory, devices=tuple(d for d in inventory.devices
                                             if (d.driver, d.pool, d.name) not in held))
-    options = PlanOptions(table=table)
+    options = PlanOptions(table=table, engine=default_engine(target))
     report = plan(objects, free, options).workloads
     if report:
         reasons += _free_reasons(report[0])

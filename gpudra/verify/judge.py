@@ -7,6 +7,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from gpudra.dra.versions import DEFAULT, TargetVersion
 from gpudra.gpu_use import read_object
 from gpudra.objects import ClusterObject, plural
 from gpudra.plan.inventory import Inventory
@@ -37,7 +38,7 @@ class Verdict:
 
 
 def judge_workload(workload: ClusterObject, state: ClusterState, inventory: Inventory,
-                   table: WorkloadTable) -> Verdict:
+                   table: WorkloadTable, target: TargetVersion = DEFAULT) -> Verdict:
     pods = state.pods_of(workload)
     use = read_object(table, workload.group, workload.kind, workload.data, strays=False)
     held = sum(p.device_plugin_gpus for p in pods)
@@ -74,7 +75,7 @@ def judge_workload(workload: ClusterObject, state: ClusterState, inventory: Inve
             problems.append(f"scheduler: {event}")
         if not explained and pod.phase == "Pending" and kind == CLAIMS:
             explained = True  # the pods of one template share their reasons: explain one
-            problems += explain_pod(pod, state, inventory, table)
+            problems += explain_pod(pod, state, inventory, table, target)
     if shown > MAX_PODS_SHOWN:
         problems.append(f"... and {shown - MAX_PODS_SHOWN} more pods with problems")
     replicas = workload.cluster.replicas if workload.cluster is not None else None

@@ -9,6 +9,7 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from typing import Any
 
+from gpudra.dra.versions import DEFAULT, MAX_MINOR, MIN_MINOR, TargetVersion
 from gpudra.errors import UsageError
 from gpudra.model import ExitCode, InputError
 from gpudra.objects import as_mapping, dig
@@ -89,18 +90,24 @@ def run_verify(request: VerifyRequest, *, on_page: Callable[[Any], None] | None 
     table = WorkloadTable().with_kinds(config.workloads)
     options = request.cluster or ClusterOptions(all_namespaces=True)
     with connect(options) as cluster:
-        cluster.server_version()
+        version = cluster.server_version()
         state = read_cluster(cluster, table, on_page=on_page)
-    return judge(state, table, terms, request.decommission)
+    return judge(state, table, terms, request.decommission, release_of(version.minor))
+
+
+def release_of(minor: int) -> TargetVersion:
+    """The release whose DRA CEL environment the cluster's scheduler uses, within the range
+    gpudra knows (an older or newer server is judged by the nearest one)."""
+    return TargetVersion(min(max(minor, MIN_MINOR), MAX_MINOR))
 
 
 def judge(state: ClusterState, table: WorkloadTable,
-          terms: list[tuple[str, str, str | None]] | None = None, decommission: bool = False
-          ) -> VerifyResult:
+          terms: list[tuple[str, str, str | None]] | None = None, decommission: bool = False,
+          target: TargetVersion = DEFAULT) -> VerifyResult:
     inventory = live_inventory(state)
     workloads = [w for w in state.workloads
                  if not terms or selected(terms, as_mapping(dig(w.data, "metadata", "labels")))]
-    verdicts = tuple(judge_workload(w, state, inventory, table) for w in
+    verdicts = tuple(judge_workload(w, state, inventory, table, target) for w in
                      sorted(workloads, key=lambda w: (w.namespace or "", w.kind, w.name or "")))
     return VerifyResult(verdicts, decommission_gate(state), tuple(state.errors), state.read,
                         decommission)

@@ -247,3 +247,24 @@ def test_rbac_grants_events() -> None:
     core = next(r for r in cluster_role()["rules"] if r["apiGroups"] == [""]
                 and "pods" in r["resources"])
     assert "events" in core["resources"] and core["verbs"] == ["get", "list"]
+
+
+@pytest.mark.parametrize("version,compiles", [("1.33.4", False), ("1.36.1", True)])
+def test_selectors_judged_in_the_clusters_release(version: str, compiles: bool) -> None:
+    """`semver(s, true)` came with 1.34's CEL environment: on a 1.33 cluster the scheduler
+    cannot compile the selector, on 1.36 it matches a device another claim holds."""
+    selector = ('device.attributes["gpu.nvidia.com"].driverVersion'
+                '.isGreaterThan(semver("580.95", true))')
+    objects = [f.node("dra-1", 1, dra=True), f.gpu_slice("dra-1", 1), f.device_class(),
+               f.claim(NS, "hold", devices=[("dra-1", "gpu-0")], reserved=[("h", "uid-h")]),
+               f.pod(NS, "h", f.pod_spec(claim_name="hold"), node_name="dra-1"),
+               f.template(NS, "t", selector=selector),
+               deployed("w", f.pod_spec(template_name="t"),
+                        [claim_pod("w-0", "t", "w-0-gpu", "", rs="w-rs", phase="Pending")]),
+               f.claim(NS, "w-0-gpu", selector=selector)]
+    code, report, err = verify(f.state(*objects, version=version,
+                                       api_versions={"resource.k8s.io": ("v1",)}), "-o", "json")
+    assert code == 1, err
+    details = "\n".join(by_name(report)["w"]["details"])
+    assert ("does not compile" in details) is not compiles, details
+    assert ("1 matching devices are held by other claims: ml/hold" in details) is compiles
