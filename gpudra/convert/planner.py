@@ -33,9 +33,9 @@ from gpudra.convert.records import (
 from gpudra.convert.requests import (
     ClaimRequests,
     DeviceNeed,
-    build_claim,
     container_label,
     find_needs,
+    plan_claims,
 )
 from gpudra.dra import emit
 from gpudra.dra.mig_memory import usable_mib
@@ -51,6 +51,7 @@ __all__ = ["Blocked", "ConvertOptions", "ObjectPlan", "Planner", "WorkloadResult
 CLAIM_MODE_ANNOTATION = "gpudra.io/claim-mode"
 TOLERATION = {"key": "nvidia.com/gpu", "operator": "Exists", "effect": "NoSchedule"}
 _HIDE_ENV = "NVIDIA_VISIBLE_DEVICES"
+MAX_RESERVED_FOR = 256  # resourceapi.ResourceClaimReservedForMaxSize: pods sharing one claim
 _HOSTNAME = "kubernetes.io/hostname"
 # Pod templates that are cluster-scoped: their pods run in the namespaces of the objects that
 # use them, and a ResourceClaimTemplate is namespaced.
@@ -214,33 +215,24 @@ class Planner:
             if not group:
                 continue
             pod_claim = free_name("gpu-shared" if is_shared and both else "gpu", taken)
-            taken.add(pod_claim)
-            object_name = self.names.unique(f"{stem}-shared" if is_shared and both else stem,
-                                            namespace)
-            claim = build_claim(group, pod_claim, is_shared,
-                                lambda need: self._selectors(need, placement, notes),
-                                self.options.target, notes, taken)
-            for path, (container, references) in claim.containers.items():
-                views.setdefault(path, (container, []))[1].extend(
-                    emit.container_claim(name, request) for name, request in references)
+            first_object = self.names.unique(f"{stem}-shared" if is_shared and both else stem,
+                                             namespace)
             build = emit.claim if is_shared else emit.claim_template
-            piece_objects: dict[str, str] = {}
-            plan.new_objects.append((build(object_name, namespace, claim.requests,
-                                           self.options.target), None))
-            entries.append(emit.pod_claim_entry(pod_claim, claim=object_name) if is_shared
-                           else emit.pod_claim_entry(pod_claim, template=object_name))
-            created.append(object_name)
-            for piece in claim.pieces:
-                piece_object = self.names.unique(f"{object_name}-{piece.request['name']}",
-                                                 namespace)
-                plan.new_objects.append((build(piece_object, namespace, [piece.request],
+            for claim in plan_claims(group, pod_claim, is_shared,
+                                     lambda need: self._selectors(need, placement, notes),
+                                     self.options.target, notes, taken):
+                object_name = first_object if claim.pod_claim == pod_claim else \
+                    self.names.unique(f"{first_object}-{claim.requests[0]['name']}", namespace)
+                plan.new_objects.append((build(object_name, namespace, claim.requests,
                                                self.options.target), None))
-                entries.append(emit.pod_claim_entry(piece.pod_claim, claim=piece_object)
+                entries.append(emit.pod_claim_entry(claim.pod_claim, claim=object_name)
                                if is_shared else
-                               emit.pod_claim_entry(piece.pod_claim, template=piece_object))
-                created.append(piece_object)
-                piece_objects[piece.pod_claim] = piece_object
-            claims += _container_claims(spec.path, claim, object_name, piece_objects, is_shared)
+                               emit.pod_claim_entry(claim.pod_claim, template=object_name))
+                created.append(object_name)
+                for path, (container, (name, request)) in claim.containers.items():
+                    views.setdefault(path, (container, []))[1].append(
+                        emit.container_claim(name, request))
+                claims += _container_claims(spec.path, claim, object_name, is_shared)
         self._containers(base, views, plan.ops, notes)
         for need in needs:
             plan.ops += [Delete(base + path) for path in need.paths]
@@ -416,21 +408,13 @@ def _mig_min_memory_note(profile: str | None, minimum: str) -> str:
 
 
 def _container_claims(pod: PathT, claim: ClaimRequests, object_name: str,
-                      piece_objects: dict[str, str], shared: bool) -> list[ContainerClaim]:
-    """Each container's references in `claim` (and its carved pieces) as records."""
+                      shared: bool) -> list[ContainerClaim]:
+    """What each container references in `claim`, as records."""
     kind = "ResourceClaim" if shared else "ResourceClaimTemplate"
     requests = [r["name"] for r in claim.requests]
-    out = []
-    for container, references in claim.containers.values():
-        for pod_claim, request in references:
-            if pod_claim in piece_objects:  # a piece is a claim with one request
-                out.append(ContainerClaim(pod, container_label(container), pod_claim, kind,
-                                          piece_objects[pod_claim], request, 0))
-            else:
-                out.append(ContainerClaim(pod, container_label(container), pod_claim, kind,
-                                          object_name, request,
-                                          requests.index(request) if request in requests else 0))
-    return out
+    return [ContainerClaim(pod, container_label(container), name, kind, object_name, request,
+                           requests.index(request) if request in requests else 0)
+            for container, (name, request) in claim.containers.values()]
 
 
 def _as_planned(need: DeviceNeed, placement: Placement, shared_mode: bool) -> DeviceNeed:
@@ -466,6 +450,11 @@ def _check_sharing(kind: str, data: Mapping[str, Any], spec: PodSpecRef) -> None
                       "give each pod its own claim (--claim-mode template) or migrate by hand")
     reason = _spread_across_nodes(spec.data)
     replicas = _replicas(data)
+    if replicas is not None and replicas > MAX_RESERVED_FOR:
+        raise Blocked(f"{replicas} pods at once would share one ResourceClaim, and a claim can "
+                      f"be reserved for at most {MAX_RESERVED_FOR} pods (the rest would stay "
+                      "Pending): give each pod its own claim (--claim-mode template) or migrate "
+                      "by hand")
     if reason and replicas != 1:
         raise Blocked(f"{reason} puts the pods on different nodes, but one shared ResourceClaim "
                       "is allocated on one node: every pod but the first would stay Pending; "

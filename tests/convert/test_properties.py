@@ -64,6 +64,8 @@ from gpudra.dra.validate import StrictValidator, UnavailableError, semantic_erro
 from gpudra.dra.versions import TargetVersion
 from tests.oracle.client import Oracle, documents
 
+from .entitlements import whole_pod_problems
+
 TARGET = TargetVersion.parse("1.37")
 OPTIONS = ConvertOptions(target=TARGET)
 try:
@@ -932,7 +934,8 @@ def check_case(case: Case, oracle: Oracle) -> None:
     strictly_decoded(out_text, oracle)
     assert all(d["kind"] == "ResourceClaimTemplate" for d in dra)
 
-    # 2. semantics, against the oracle
+    # 2. semantics, against the oracle, and the whole-pod oracle of entitlements.py
+    assert whole_pod_problems(docs_in, docs_out) == []
     assert len(others) == len(docs_in)
     templates = {(d["metadata"].get("namespace"), d["metadata"]["name"]): d for d in dra}
     assert len(templates) == len(dra)

@@ -5,7 +5,9 @@ Each case writes its manifests (`manifest`, or `files`), runs `gpudra convert` o
 keyed "Kind/name"), text in its reason or notes (`reasons`, `notes`), and what each container and
 each pod gets (`gets`, keyed "Kind/name@namespace", read back from the written tree by the
 oracle in entitlements.py: the device requests visible to each container, and the requests the
-pod's claims allocate). Expected request entries are compared on the keys they name.
+pod's claims allocate). Expected request entries are compared on the keys they name. Every
+case is also held to the whole-pod oracle (entitlements.whole_pod_problems): each pod of the
+result gets exactly what the device plugin gave the original.
 """
 
 from __future__ import annotations
@@ -20,7 +22,7 @@ from typer.testing import CliRunner
 
 from gpudra.cli import app
 
-from .entitlements import entitlements, objects_in
+from .entitlements import entitlements, objects_from_text, objects_in, whole_pod_problems
 
 CASES = Path(__file__).parent / "trust"
 
@@ -65,7 +67,10 @@ def test_trust(case: dict[str, Any], tmp_path: Path, monkeypatch: pytest.MonkeyP
         said = [*by_label[label]["notes"], by_label[label]["reason"] or ""]
         for text in texts:
             assert any(text in line for line in said), (label, text, said)
-    got = entitlements(objects_in(tmp_path))
+    after = objects_in(tmp_path)
+    before = [obj for text in files.values() for obj in objects_from_text(text)]
+    assert whole_pod_problems(before, after) == []
+    got = entitlements(after)
     for label, expected in (case.get("gets") or {}).items():
         assert label in got, (label, sorted(got))
         assert _subset(expected, got[label]), json.dumps({"expected": expected,
