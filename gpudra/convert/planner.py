@@ -19,7 +19,13 @@ from gpudra.convert.edits import add_to_pod, prune
 from gpudra.convert.naming import ObjectNames, free_name, namespace_of, pod_suffix, workload_name
 from gpudra.convert.nodes import NodeDocument, PathT
 from gpudra.convert.ops import Append, Delete, Extend, Op, container_of
-from gpudra.convert.placement import MEMORY_LABEL, Placement, PlacementBlocked, plan_placement
+from gpudra.convert.placement import (
+    MEMORY_LABEL,
+    Placement,
+    PlacementBlocked,
+    check_scheduled,
+    plan_placement,
+)
 from gpudra.convert.quotas import plan_quota
 from gpudra.convert.repair import Repair, repair_dra_object, repair_pod_claims
 from gpudra.convert.records import (
@@ -136,6 +142,7 @@ class Planner:
                               "convert it by hand, or add a `workloads` entry in .gpudra.yaml "
                               "if it is a pod spec")
             for spec, needs in found:
+                check_scheduled(spec)
                 _check_editable(doc, base, spec, needs)
             if self.options.strategy == "bridge" and \
                     all(n.resource == "nvidia.com/gpu" for _, needs in found for n in needs):
