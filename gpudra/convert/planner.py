@@ -27,6 +27,8 @@ from gpudra.convert.placement import (
     plan_placement,
 )
 from gpudra.convert.quotas import plan_quota
+from gpudra.convert.tolerations import GPU_TAINT, TOLERATION, tolerates_gpu_taint
+from gpudra.convert.tolerations import NOTE as TOLERATION_NOTE
 from gpudra.convert.repair import Repair, repair_dra_object, repair_pod_claims
 from gpudra.convert.records import (
     Blocked,
@@ -55,7 +57,6 @@ from gpudra.workloads import PodSpecRef, WorkloadTable
 __all__ = ["Blocked", "ConvertOptions", "ObjectPlan", "Planner", "WorkloadResult"]
 
 CLAIM_MODE_ANNOTATION = "gpudra.io/claim-mode"
-TOLERATION = {"key": "nvidia.com/gpu", "operator": "Exists", "effect": "NoSchedule"}
 _HIDE_ENV = "NVIDIA_VISIBLE_DEVICES"
 MAX_RESERVED_FOR = 256  # resourceapi.ResourceClaimReservedForMaxSize: pods sharing one claim
 _HOSTNAME = "kubernetes.io/hostname"
@@ -252,8 +253,10 @@ class Planner:
         elif shared:
             notes.append("all pods of this workload share one ResourceClaim: they land on one "
                          "node and see the same devices")
-        if self.options.add_toleration and not _has_gpu_toleration(spec.data):
+        if self.options.add_toleration and any(n.resource == GPU_TAINT for n in needs) and \
+                not tolerates_gpu_taint(spec.data):
             add_to_pod(spec, pod, "tolerations", [dict(TOLERATION)], plan.ops)
+            notes.append(TOLERATION_NOTE)
         add_to_pod(spec, pod, "resourceClaims", entries, plan.ops)
         prune(data, base, plan.ops)
         return created
@@ -531,13 +534,6 @@ def _outside(use: ObjectUse, covered: set[PathT]) -> str | None:
         if request.nvidia and request.container.path not in covered:
             return format_path(request.container.path) or "the object"
     return None
-
-
-def _has_gpu_toleration(spec: Mapping[str, Any]) -> bool:
-    tolerations = spec.get("tolerations")
-    return any(isinstance(t, Mapping) and t.get("key") in ("nvidia.com/gpu", None)
-               and t.get("operator") == "Exists"
-               for t in (tolerations if isinstance(tolerations, list) else ()))
 
 
 def _existing_claim_names(spec: Mapping[str, Any]) -> set[str]:

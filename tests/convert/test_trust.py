@@ -2,7 +2,8 @@
 
 Each case writes its manifests (`manifest`, or `files`), runs `gpudra convert` on the copy (with
 `args`), and compares the result on what matters: the strategy of every workload (`workloads`,
-keyed "Kind/name"), text in its reason or notes (`reasons`, `notes`), and what each container and
+keyed "Kind/name"), text in its reason or notes (`reasons`, `notes`; `no_notes`: text none of its
+notes may contain), and what each container and
 each pod gets (`gets`, keyed "Kind/name@namespace", read back from the written tree by the
 oracle in entitlements.py: the device requests visible to each container, and the requests the
 pod's claims allocate). Expected request entries are compared on the keys they name. Every
@@ -67,6 +68,9 @@ def test_trust(case: dict[str, Any], tmp_path: Path, monkeypatch: pytest.MonkeyP
         said = [*by_label[label]["notes"], by_label[label]["reason"] or ""]
         for text in texts:
             assert any(text in line for line in said), (label, text, said)
+    for label, texts in (case.get("no_notes") or {}).items():
+        said = [*by_label[label]["notes"], by_label[label]["reason"] or ""]
+        assert not [t for t in texts if any(t in line for line in said)], (label, said)
     after = objects_in(tmp_path)
     before = [obj for text in files.values() for obj in objects_from_text(text)]
     assert whole_pod_problems(before, after) == []
