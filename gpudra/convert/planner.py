@@ -81,6 +81,9 @@ class Planner:
         self.options = options
         self.table = table
         self.names = ObjectNames()
+        # Namespaces whose converted workloads get MIG claims: how their quotas must cap them
+        # ("single": nvidia.com/gpu requests that are MIG slices; "mixed": nvidia.com/mig-*).
+        self.mig_claims: dict[str | None, set[str]] = {}
 
     def reserve_existing(self, objects: Iterable[Mapping[str, Any]]) -> None:
         """The names of the DRA objects among `objects` (which already exist in the tree) are
@@ -116,8 +119,12 @@ class Planner:
         """Plan a quota once every workload is planned. `staying` holds the namespaces of
         workloads that keep device-plugin requests (blocked or bridged); None: unknown."""
         asked = self.options.keep_device_plugin_quota
-        keep = asked or namespace_of(data) in staying or None in staying
-        return plan_quota(file, data, base, keep=keep, asked=asked)
+        namespace = namespace_of(data)
+        keep = asked or namespace in staying or None in staying
+        mig = set(self.mig_claims.get(namespace, ())) | self.mig_claims.get(None, set())
+        if namespace in (None, "default"):  # an unset namespace and default are one
+            mig |= self.mig_claims.get("default", set()) | self.mig_claims.get(None, set())
+        return plan_quota(file, data, base, keep=keep, asked=asked, mig=frozenset(mig))
 
     # --- workloads -------------------------------------------------------------------------
 
@@ -208,6 +215,9 @@ class Planner:
         notes += placement.notes
         needs = [_as_planned(need, placement, shared_mode) for need in needs]
         keep_controllers_working(data, base, spec, needs, plan.ops, notes)  # raises Blocked
+        for need in (n for n in needs if n.mig):
+            self.mig_claims.setdefault(namespace_of(data), set()).add(
+                "mixed" if need.resource.startswith("nvidia.com/mig-") else "single")
         exclusive = [n for n in needs if not n.shared]
         shared = [n for n in needs if n.shared]
         if shared:
