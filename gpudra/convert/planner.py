@@ -14,6 +14,8 @@ from collections.abc import Iterable, Mapping
 from typing import Any
 
 from gpudra.convert import admin, nim
+from gpudra.convert.bridge import MIG_NOTE as BRIDGE_MIG_NOTE
+from gpudra.convert.bridge import bridge_notes
 from gpudra.convert.controllers import keep_controllers_working
 from gpudra.convert.edits import add_to_pod, prune
 from gpudra.convert.naming import ObjectNames, free_name, namespace_of, pod_suffix, workload_name
@@ -152,13 +154,16 @@ class Planner:
             for spec, needs in found:
                 check_scheduled(spec)
                 _check_editable(doc, base, spec, needs)
+            notes: list[str] = []
             if self.options.strategy == "bridge" and \
                     all(n.resource == "nvidia.com/gpu" for _, needs in found for n in needs):
-                return ObjectPlan(result=result_for(file, data, "bridge",
-                                                    notes=self._bridge_notes()))
+                bridged = bridge_notes(found, base, self.options.target)  # raises Blocked
+                if bridged is not None:
+                    return ObjectPlan(result=result_for(file, data, "bridge", notes=bridged))
+                notes.append(BRIDGE_MIG_NOTE)
             shared_mode = self._claim_mode(data) == "shared"
             plan = ObjectPlan(ops=list(repair.ops))
-            notes: list[str] = [*repair.done, *repair.left]
+            notes += [*repair.done, *repair.left]
             created: list[str] = []
             claims: list[ContainerClaim] = []
             for spec, needs in found:
@@ -186,14 +191,6 @@ class Planner:
         plan.result = result_for(file, data, "rewrite", notes=tuple(dict.fromkeys(notes)),
                                  created=tuple(created), claims=tuple(claims))
         return plan
-
-    def _bridge_notes(self) -> tuple[str, ...]:
-        notes = [("left unchanged: the DeviceClass with extendedResourceName nvidia.com/gpu "
-                  "serves it from DRA (KEP-5004)")]
-        support = self.options.target.supports("extendedResourceName")
-        if not support.default_on:  # 1.34/1.35: the field exists but its gate is off
-            notes.append(f"Kubernetes {self.options.target}: {support.note}")
-        return tuple(notes)
 
     def _claim_mode(self, data: Mapping[str, Any]) -> str:
         annotations = (data.get("metadata") or {}).get("annotations") or {}
