@@ -18,6 +18,7 @@ from gpudra.convert.bridge import MIG_NOTE as BRIDGE_MIG_NOTE
 from gpudra.convert.bridge import bridge_notes
 from gpudra.convert.controllers import keep_controllers_working
 from gpudra.convert.edits import add_to_pod, prune
+from gpudra.convert.ignore import GUIDANCE_RULES, WORKLOAD_RULES, skip_reason
 from gpudra.convert.naming import ObjectNames, free_name, namespace_of, pod_suffix, workload_name
 from gpudra.convert.nodes import NodeDocument, PathT
 from gpudra.convert.ops import Append, Delete, Extend, Op, container_of
@@ -103,7 +104,9 @@ class Planner:
         if quota_path(data) is not None:
             return ObjectPlan()
         if kind in _GUIDANCE and _mentions_nvidia(data):
-            return ObjectPlan(result=result_for(file, data, "manual", reason=_GUIDANCE[kind]))
+            skip = skip_reason(data, (GUIDANCE_RULES[kind],))
+            return ObjectPlan(result=result_for(file, data, "ignored" if skip else "manual",
+                                                reason=skip or _GUIDANCE[kind]))
         if kind == "ConfigMap" and group == "":
             shared = device_plugin_sharing(data)
             if shared:
@@ -119,7 +122,8 @@ class Planner:
     def plan_quota(self, file: str, data: Mapping[str, Any], base: PathT,
                    staying: frozenset[str | None]) -> ObjectPlan:
         """Plan a quota once every workload is planned. `staying` holds the namespaces of
-        workloads that keep device-plugin requests (blocked or bridged); None: unknown."""
+        workloads that keep device-plugin requests (blocked, bridged or ignored); None:
+        unknown."""
         asked = self.options.keep_device_plugin_quota
         namespace = namespace_of(data)
         keep = asked or namespace in staying or None in staying
@@ -147,6 +151,9 @@ class Planner:
                 if self.options.admin_access and kind in admin.KINDS:
                     return self._admin_access(file, data, base, doc, use, repair)
                 return _repaired(file, data, base, doc, repair)
+            skip = skip_reason(data, WORKLOAD_RULES)
+            if skip:
+                return ObjectPlan(result=result_for(file, data, "ignored", reason=skip))
             if outside:
                 raise Blocked(f"device request at {outside} is outside any known pod spec; "
                               "convert it by hand, or add a `workloads` entry in .gpudra.yaml "

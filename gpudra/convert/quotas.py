@@ -10,6 +10,7 @@ from collections.abc import Mapping
 from typing import Any
 
 from gpudra.convert.edits import prune
+from gpudra.convert.ignore import QUOTA_RULES, skip_reason
 from gpudra.convert.ops import Append, Delete
 from gpudra.convert.records import ObjectPlan, result_for
 from gpudra.dra import emit
@@ -47,6 +48,9 @@ def plan_quota(file: str, data: Mapping[str, Any], base: PathT, *, keep: bool,
         sums[cls] = sums.get(cls, 0) + count.value
     if not old:
         return ObjectPlan()
+    skip = skip_reason(data, QUOTA_RULES)
+    if skip:
+        return ObjectPlan(result=result_for(file, data, "ignored", reason=skip))
     # Kubernetes only ever enforced requests.<extended resource>; a limits./bare key is the
     # user's stated cap all the same, so it becomes the DRA cap where no requests. key is.
     unenforced = [cls for cls in stated if cls not in enforced]

@@ -44,7 +44,7 @@ class WorkloadResult:
     kind: str
     name: str | None
     namespace: str | None
-    strategy: str                     # rewrite | bridge | blocked | quota | manual
+    strategy: str  # rewrite | repair | bridge | quota | manual | ignored | blocked
     reason: str | None = None
     notes: tuple[str, ...] = ()
     created: tuple[str, ...] = ()
