@@ -155,9 +155,9 @@ class Planner:
             if skip:
                 return ObjectPlan(result=result_for(file, data, "ignored", reason=skip))
             if outside:
-                raise Blocked(f"device request at {outside} is outside any known pod spec; "
-                              "convert it by hand, or add a `workloads` entry in .gpudra.yaml "
-                              "if it is a pod spec")
+                raise Blocked(f"{kind or 'this file'} asks for {outside}, which is outside any "
+                              "known pod spec: convert it by hand, or add a `workloads` entry "
+                              "in .gpudra.yaml if it is a pod spec")
             for spec, needs in found:
                 check_scheduled(spec)
                 _check_editable(doc, base, spec, needs)
@@ -534,7 +534,9 @@ def _check_editable(doc: NodeDocument, base: PathT, spec: PodSpecRef,
     paths = [spec.path] + [p[:-1] for n in needs for p in n.paths]
     for path in paths:
         if not doc.editable(base + path):
-            raise Blocked("YAML anchors, aliases or merge keys on the edit path; edit by hand")
+            raise Blocked("the lines convert would edit use YAML anchors, aliases or merge keys, "
+                          "and an edit there would change every place that shares them: edit "
+                          "by hand")
 
 
 def _mentions_nvidia(data: Any) -> bool:
@@ -542,11 +544,11 @@ def _mentions_nvidia(data: Any) -> bool:
 
 
 def _outside(use: ObjectUse, covered: set[PathT]) -> str | None:
-    """Where a device-plugin request sits outside every pod spec's containers (and the
-    `covered` CRD specs convert handles), if anywhere."""
+    """A device-plugin request outside every pod spec's containers (and the `covered` CRD
+    specs convert handles), as ``resource in `path` ``, if there is one."""
     for request in use.stray:
         if request.nvidia and request.container.path not in covered:
-            return format_path(request.container.path) or "the object"
+            return f"{request.resource} in `{format_path(request.paths[0][:-1])}`"
     return None
 
 

@@ -69,33 +69,45 @@ def find_needs(pod: PodSpecUse) -> list[DeviceNeed]:
     found: list[DeviceNeed] = []
     for use in pod.containers:
         container = use.container
+        zeros: list[PathT] = []  # `nvidia.com/gpu: 0` and the like: they ask for nothing
+        first = len(found)
         for request in use.requests:
             device, name = request.device, request.resource
             if device.kind is DeviceKind.OTHER_VENDOR:
                 continue
-            label = container_label(container)
+            asks = f"container {container_label(container)!r} asks for {name}"
             if device.kind is DeviceKind.OTHER_NVIDIA:
-                raise Blocked(f"{label}: {name} has no DRA equivalent in the NVIDIA driver")
+                raise Blocked(f"{asks}, and {name} has no DRA equivalent in the NVIDIA driver "
+                              "(HAMi and other schedulers define such resources)")
             if not request.in_limits:
-                raise Blocked(f"{label}: {name} is in requests without a limit")
+                raise Blocked(f"{asks} in requests without a limit: the count to claim would "
+                              "be a guess; set the limit")
             count = parse_device_count(request.limit)
             if count.templated:
-                raise Blocked(f"{label}: {name} count {request.limit!r} is a placeholder")
+                raise Blocked(f"{asks} {request.limit!r}, a placeholder another tool fills in: "
+                              "convert the rendered manifest, or write the count")
             if count.value is None:
-                raise Blocked(f"{label}: {name} count {request.limit!r} is {count.invalid}")
+                raise Blocked(f"{asks} {request.limit!r}, which is {count.invalid}")
             if request.in_requests and \
                     parse_device_count(request.request).value != count.value:
-                raise Blocked(f"{label}: {name} requests and limits differ")
+                raise Blocked(f"{asks} with requests and limits that differ; the API server "
+                              "rejects that for devices: make them equal")
             if count.value == 0:
-                continue  # asks for nothing; leaving it changes nothing
+                zeros += request.paths
+                continue
             if container.ephemeral:
-                raise Blocked(f"ephemeral container {label!r} requests {name}: the API server "
-                              "rejects resources on ephemeral containers; remove the request")
+                raise Blocked(f"ephemeral container {container_label(container)!r} requests "
+                              f"{name}: the API server rejects resources on ephemeral "
+                              "containers; remove the request")
             shared = device.kind is DeviceKind.SHARED
             # DRA has no replica count: a time-slicing/MPS replica becomes one shared device.
             found.append(DeviceNeed(container, name, 1 if shared else count.value,
                                     request.paths, shared, device.mig_profile is not None,
                                     device.mig_profile, count.value))
+        if zeros and len(found) > first:
+            # A zero beside what the container is converted for goes with it; alone it stays
+            # (converting it would change nothing).
+            found[first] = replace(found[first], paths=found[first].paths + tuple(zeros))
     return found
 
 

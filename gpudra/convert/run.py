@@ -164,7 +164,8 @@ def run_convert(request: ConvertRequest, *, stdout: IO[str], stderr: IO[str],
             _interrupted_run(request)
     report = convert_paths(request.paths, options, table=table,
                            excludes=(*config.exclude, *request.excludes),
-                           claims_file=request.claims_file, stdin=stdin)
+                           claims_file=request.claims_file, stdin=stdin,
+                           leave_out=_copy_inside(request))
     if exported or skipped or resumed:
         report = replace(report, errors=exported + tuple(resumed) + report.errors,
                          results=skipped + report.results)
@@ -291,6 +292,19 @@ def _shown(data: Any) -> str:
     meta = data.get("metadata") if isinstance(data.get("metadata"), dict) else {}
     text = repr(f"{data.get('kind')}/{meta.get('namespace')}/{meta.get('name')}")
     return text if len(text) <= 120 else text[:117] + "..."
+
+
+def _copy_inside(request: ConvertRequest) -> Path | None:
+    """--output-dir when it lies inside a scanned directory: the copy an earlier run wrote
+    there is output, never input (a second run would convert the copy and copy it again)."""
+    if request.output_dir is None:
+        return None
+    out = Path(os.path.realpath(request.output_dir))
+    for raw in request.paths:
+        root = Path(os.path.realpath(raw)) if raw != "-" else None
+        if root is not None and root.is_dir() and out != root and out.is_relative_to(root):
+            return out
+    return None
 
 
 def _write_in_place(report: ConvertReport, request: ConvertRequest, stderr: IO[str]
