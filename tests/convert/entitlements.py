@@ -75,10 +75,15 @@ def objects_from_text(text: str) -> list[dict[str, Any]]:
 
 
 def _items(doc: Any) -> Iterator[dict[str, Any]]:
+    """A List's items; an OpenShift Template's objects, which `oc process` creates (their
+    parameters left as written, the same on both sides)."""
     if not isinstance(doc, dict):
         return
     if str(doc.get("kind", "")).endswith("List") and isinstance(doc.get("items"), list):
         yield from (i for i in doc["items"] if isinstance(i, dict))
+    elif str(doc.get("apiVersion", "")).startswith("template.openshift.io/") \
+            and doc.get("kind") == "Template" and isinstance(doc.get("objects"), list):
+        yield from (i for i in doc["objects"] if isinstance(i, dict))
     else:
         yield doc
 
@@ -218,9 +223,11 @@ def whole_pod_problems(before: list[dict[str, Any]], after: list[dict[str, Any]]
 
 
 def pod_entitlements(objects: list[dict[str, Any]]) -> dict[tuple, PodEntitlement]:
-    """Per (workload label, pod spec path): what its containers see and what the pod takes."""
-    templates = _index(objects, "ResourceClaimTemplate",
-                       lambda o: (o.get("spec") or {}).get("spec") or {}, strict=False)
+    """Per (workload label, pod spec path): what its containers see and what the pod takes.
+    DRA written in the shapes blog posts get wrong (a template's devices without the inner
+    spec, a pod's claim under `source:`) is read as its author meant it, so a repair is held
+    to keeping what was asked for."""
+    templates = _index(objects, "ResourceClaimTemplate", _template_spec, strict=False)
     claims = _index(objects, "ResourceClaim", lambda o: o.get("spec") or {}, strict=False)
     table = WorkloadTable()
     out: dict[tuple, PodEntitlement] = {}
@@ -242,8 +249,10 @@ def _pod(spec: Any, namespace: str | None, templates: dict, claims: dict) -> Pod
     for entry in spec.data.get("resourceClaims") or []:
         if not isinstance(entry, Mapping):
             continue
-        shared = "resourceClaimName" in entry
-        target = entry.get("resourceClaimName") or entry.get("resourceClaimTemplateName")
+        source = entry.get("source")
+        names = source if isinstance(source, Mapping) else entry
+        shared = "resourceClaimName" in names
+        target = names.get("resourceClaimName") or names.get("resourceClaimTemplateName")
         found = (claims if shared else templates).get((namespace, target))
         if found is None:  # not in the tree: the same unknown on both sides
             units[entry.get("name")] = [("", ("unresolved", target), 1)]
@@ -293,6 +302,11 @@ def _pod(spec: Any, namespace: str | None, templates: dict, claims: dict) -> Pod
             faults.append(f"claim {name!r} would allocate {devices} devices; a claim "
                           "allocates at most 32")
     return PodEntitlement(sees, pod, tuple(faults))
+
+
+def _template_spec(template: Mapping[str, Any]) -> Mapping[str, Any]:
+    spec = template.get("spec") or {}
+    return spec.get("spec") or ({"devices": spec["devices"]} if "devices" in spec else {})
 
 
 def _device_plugin_rule(containers: list[tuple[str, Counter]]) -> Counter:
