@@ -201,7 +201,8 @@ class PodEntitlement:
 def whole_pod_problems(before: list[dict[str, Any]], after: list[dict[str, Any]]) -> list[str]:
     """Every difference between what the pods of `before` and of `after` get (an empty list:
     the conversion is faithful). Pod specs are matched by workload and path; a pod spec that
-    only one side has is a problem."""
+    only one side has is a problem. A fault the original already has (DRA containers sharing
+    a claim on purpose) is not the conversion's."""
     old, new = pod_entitlements(before), pod_entitlements(after)
     problems = [f"{key[0]} at {'.'.join(map(str, key[1]))}: only in the original"
                 for key in old if key not in new]
@@ -210,7 +211,7 @@ def whole_pod_problems(before: list[dict[str, Any]], after: list[dict[str, Any]]
         if now is None:
             continue
         where = f"{key[0]} at {'.'.join(map(str, key[1]))}"
-        problems += [f"{where}: {text}" for text in now.faults]
+        problems += [f"{where}: {text}" for text in now.faults if text not in was.faults]
         if +now.pod != +was.pod:
             problems.append(f"{where}: the pod allocates {_show(now.pod)}, the device plugin "
                             f"gave it {_show(was.pod)}")

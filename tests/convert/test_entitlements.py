@@ -4,6 +4,7 @@ deliberately wrong ones, each for the reason it is wrong."""
 from __future__ import annotations
 
 import pytest
+import yaml
 
 from .entitlements import objects_from_text, pod_entitlements, whole_pod_problems
 
@@ -124,12 +125,23 @@ containers:
              "{name: b, exactly: {deviceClassName: gpu.nvidia.com, count: 20}}]")
 
 
+def _in_template(text: str) -> str:
+    """The objects of `text` as an OpenShift Template's, which `oc process` creates."""
+    return yaml.safe_dump({"apiVersion": "template.openshift.io/v1", "kind": "Template",
+                           "metadata": {"name": "t", "namespace": "openshift"},
+                           "objects": list(yaml.safe_load_all(text))})
+
+
 def _problems(before: str, after: str) -> list[str]:
     return whole_pod_problems(objects_from_text(before), objects_from_text(after))
 
 
+# A DRA pod whose containers share a device on purpose (the NVIDIA DRA driver's gpu-test2),
+# left alone by convert: not the conversion's doing.
 @pytest.mark.parametrize("before, after", [(PREP, PREP_RIGHT), (TWO_KINDS, TWO_KINDS_RIGHT),
-                                           (SIDECAR, SIDECAR_RIGHT), (PREP, PREP)])
+                                           (SIDECAR, SIDECAR_RIGHT), (PREP, PREP),
+                                           (TWO_APPS_SHARING, TWO_APPS_SHARING),
+                                           (_in_template(PREP), _in_template(PREP_RIGHT))])
 def test_faithful_conversions_pass(before: str, after: str) -> None:
     assert _problems(before, after) == []
 
@@ -143,6 +155,7 @@ def test_faithful_conversions_pass(before: str, after: str) -> None:
     (SIDECAR, SIDECAR_REUSED, "containers 'proxy' and 'prep' run at the same time"),
     (BIG, BIG_ONE_CLAIM, "claim 'gpu' would allocate 40 devices"),
     (PREP, "", "only in the original"),
+    (_in_template(PREP), _in_template(PREP_FIVE), "the pod allocates 5 x gpu.nvidia.com"),
 ])
 def test_wrong_conversions_fail(before: str, after: str, said: str) -> None:
     problems = _problems(before, after)
