@@ -107,7 +107,7 @@ def convert_paths(paths: Iterable[str], options: ConvertOptions, *,
                   table: WorkloadTable | None = None, excludes: Iterable[str] = (),
                   claims_file: str | None = None,
                   stdin: Callable[[], bytes] | None = None,
-                  leave_out: Path | None = None) -> ConvertReport:
+                  leave_out: str | None = None) -> ConvertReport:
     """`leave_out`: a directory whose files are not inputs (the --output-dir of an earlier
     run inside the tree)."""
     paths = list(paths)
@@ -116,8 +116,7 @@ def convert_paths(paths: Iterable[str], options: ConvertOptions, *,
     files: list[_File] = []
     inputs: list[InputFile] = []
     stats = ScanStats()
-    for read in read_files(paths, excludes, stats=stats, stdin=stdin,
-                           leave_out=str(leave_out) if leave_out is not None else None):
+    for read in read_files(paths, excludes, stats=stats, stdin=stdin, leave_out=leave_out):
         if isinstance(read, InputError):
             errors.append(read)
             continue

@@ -14,6 +14,7 @@ from collections.abc import Iterable, Mapping
 from typing import Any
 
 from gpudra.convert import admin, nim
+from gpudra.convert.bridge import HIDE_ENV
 from gpudra.convert.bridge import MIG_NOTE as BRIDGE_MIG_NOTE
 from gpudra.convert.bridge import bridge_notes
 from gpudra.convert.controllers import keep_controllers_working
@@ -60,7 +61,6 @@ from gpudra.workloads import PodSpecRef, WorkloadTable
 __all__ = ["Blocked", "ConvertOptions", "ObjectPlan", "Planner", "WorkloadResult"]
 
 CLAIM_MODE_ANNOTATION = "gpudra.io/claim-mode"
-_HIDE_ENV = "NVIDIA_VISIBLE_DEVICES"
 MAX_RESERVED_FOR = 256  # resourceapi.ResourceClaimReservedForMaxSize: pods sharing one claim
 _HOSTNAME = "kubernetes.io/hostname"
 # Pod templates that are cluster-scoped: their pods run in the namespaces of the objects that
@@ -127,9 +127,10 @@ class Planner:
         asked = self.options.keep_device_plugin_quota
         namespace = namespace_of(data)
         keep = asked or namespace in staying or None in staying
-        mig = set(self.mig_claims.get(namespace, ())) | self.mig_claims.get(None, set())
-        if namespace in (None, "default"):  # an unset namespace and default are one
-            mig |= self.mig_claims.get("default", set()) | self.mig_claims.get(None, set())
+        # Workloads without a namespace land in whichever one they are applied to.
+        mig = self.mig_claims.get(namespace, set()) | self.mig_claims.get(None, set())
+        if namespace is None:
+            mig |= self.mig_claims.get("default", set())
         return plan_quota(file, data, base, keep=keep, asked=asked, mig=frozenset(mig))
 
     # --- workloads -------------------------------------------------------------------------
@@ -406,9 +407,9 @@ class Planner:
                 ops.append(Append(base + path, "resources", {"claims": claims}))
             env = container.data.get("env")
             for i, var in enumerate(env if isinstance(env, list) else ()):
-                if isinstance(var, Mapping) and var.get("name") == _HIDE_ENV:
+                if isinstance(var, Mapping) and var.get("name") == HIDE_ENV:
                     ops.append(Delete(base + path + ("env", i)))
-                    notes.append(f"removed {_HIDE_ENV} from {container.name!r}: CDI decides which "
+                    notes.append(f"removed {HIDE_ENV} from {container.name!r}: CDI decides which "
                                  "devices the container sees")
                 if isinstance(var, Mapping) and var.get("name") == "NVIDIA_DRIVER_CAPABILITIES":
                     notes.append(f"kept NVIDIA_DRIVER_CAPABILITIES on {container.name!r}: check "

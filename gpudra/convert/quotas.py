@@ -95,8 +95,6 @@ def plan_quota(file: str, data: Mapping[str, Any], base: PathT, *, keep: bool,
     return plan
 
 
-
-
 def _mig_note(mig: frozenset[str], count: int) -> str:
     cap = f"{emit.MIG_CLASS}{emit.QUOTA_CLASS_SUFFIX}: {count}"
     if mig == {"mixed"}:

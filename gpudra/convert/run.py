@@ -294,7 +294,7 @@ def _shown(data: Any) -> str:
     return text if len(text) <= 120 else text[:117] + "..."
 
 
-def _copy_inside(request: ConvertRequest) -> Path | None:
+def _copy_inside(request: ConvertRequest) -> str | None:
     """--output-dir when it lies inside a scanned directory: the copy an earlier run wrote
     there is output, never input (a second run would convert the copy and copy it again)."""
     if request.output_dir is None:
@@ -303,7 +303,7 @@ def _copy_inside(request: ConvertRequest) -> Path | None:
     for raw in request.paths:
         root = Path(os.path.realpath(raw)) if raw != "-" else None
         if root is not None and root.is_dir() and out != root and out.is_relative_to(root):
-            return out
+            return str(out)
     return None
 
 

@@ -21,13 +21,12 @@ same time (app containers, sidecars, an init container and the sidecars before i
 
 from __future__ import annotations
 
+import re
+from collections import Counter
 from collections.abc import Iterator, Mapping
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
-
-import re
-from collections import Counter
 
 import yaml
 
@@ -125,55 +124,60 @@ def entitlements(objects: list[dict[str, Any]]) -> dict[str, Any]:
     templates = _index(objects, "ResourceClaimTemplate",
                        lambda o: (o.get("spec") or {}).get("spec") or {})
     claims = _index(objects, "ResourceClaim", lambda o: o.get("spec") or {})
-    table = WorkloadTable()
     out: dict[str, Any] = {}
+    for obj, kind, (namespace, name), spec in _pod_specs(objects):
+        by_claim: dict[str, list[Request]] = {}
+        for entry in spec.data.get("resourceClaims") or []:
+            shared = "resourceClaimName" in entry
+            target = entry.get("resourceClaimName") or entry.get("resourceClaimTemplateName")
+            source = claims if shared else templates
+            found = source.get((namespace, target))
+            if found is None:
+                raise AssertionError(f"{kind}/{name}: {target!r} is not in the tree")
+            by_claim[entry["name"]] = [
+                Request(entry["name"], shared, r["name"], r["class"], r["count"],
+                        r["selectors"]) for r in found]
+        pod = [r.as_dict() for rs in by_claim.values() for r in rs]
+        containers: dict[str, list[dict[str, Any]]] = {}
+        for ref in spec.containers:
+            view: list[dict[str, Any]] = []
+            resources = ref.data.get("resources") or {}
+            for resource, count in (resources.get("limits") or {}).items():
+                device = classify(resource)
+                if device is not None and device.is_nvidia_device_plugin:
+                    view.append({"device-plugin": resource, "count": int(count)})
+            names = [c.get("name") for c in resources.get("claims") or []]
+            # resources.claims is a list keyed by name for server-side apply.
+            if len(names) != len(set(names)):
+                raise AssertionError(f"{kind}/{name}: duplicate claim names {names}")
+            for claim in resources.get("claims") or []:
+                requests = by_claim.get(claim["name"])
+                if requests is None:
+                    raise AssertionError(f"{kind}/{name}: claim {claim['name']!r} undefined")
+                wanted = [r for r in requests
+                          if "request" not in claim or r.name == claim["request"]]
+                if not wanted:
+                    raise AssertionError(f"{kind}/{name}: no request {claim.get('request')!r}")
+                view += [r.as_dict() for r in wanted]
+            containers[ref.name or "main"] = view
+        explicit = (obj.get("metadata") or {}).get("namespace")
+        label = f"{kind}/{name}" + (f"@{explicit}" if explicit else "")
+        entry = out.setdefault(label, {"pod": [], "containers": {}})
+        entry["pod"] += pod
+        entry["containers"].update(containers)
+    return out
+
+
+def _pod_specs(objects: list[dict[str, Any]]) -> Iterator[tuple[dict[str, Any], str, tuple, Any]]:
+    """(object, kind, (namespace, name), pod spec) for every pod spec of every workload."""
+    table = WorkloadTable()
     for obj in objects:
         kind = str(obj.get("kind", ""))
         if kind in ("ResourceClaimTemplate", "ResourceClaim", "DeviceClass"):
             continue
         group = str(obj.get("apiVersion", "")).rpartition("/")[0]
-        namespace, name = _key(obj)
         for spec in table.pod_specs(group, kind, obj):
-            by_claim: dict[str, list[Request]] = {}
-            for entry in spec.data.get("resourceClaims") or []:
-                shared = "resourceClaimName" in entry
-                target = entry.get("resourceClaimName") or entry.get("resourceClaimTemplateName")
-                source = claims if shared else templates
-                found = source.get((namespace, target))
-                if found is None:
-                    raise AssertionError(f"{kind}/{name}: {target!r} is not in the tree")
-                by_claim[entry["name"]] = [
-                    Request(entry["name"], shared, r["name"], r["class"], r["count"],
-                            r["selectors"]) for r in found]
-            pod = [r.as_dict() for rs in by_claim.values() for r in rs]
-            containers: dict[str, list[dict[str, Any]]] = {}
-            for ref in spec.containers:
-                view: list[dict[str, Any]] = []
-                resources = ref.data.get("resources") or {}
-                for resource, count in (resources.get("limits") or {}).items():
-                    device = classify(resource)
-                    if device is not None and device.is_nvidia_device_plugin:
-                        view.append({"device-plugin": resource, "count": int(count)})
-                names = [c.get("name") for c in resources.get("claims") or []]
-                # resources.claims is a list keyed by name for server-side apply.
-                if len(names) != len(set(names)):
-                    raise AssertionError(f"{kind}/{name}: duplicate claim names {names}")
-                for claim in resources.get("claims") or []:
-                    requests = by_claim.get(claim["name"])
-                    if requests is None:
-                        raise AssertionError(f"{kind}/{name}: claim {claim['name']!r} undefined")
-                    wanted = [r for r in requests
-                              if "request" not in claim or r.name == claim["request"]]
-                    if not wanted:
-                        raise AssertionError(f"{kind}/{name}: no request {claim.get('request')!r}")
-                    view += [r.as_dict() for r in wanted]
-                containers[ref.name or "main"] = view
-            explicit = (obj.get("metadata") or {}).get("namespace")
-            label = f"{kind}/{name}" + (f"@{explicit}" if explicit else "")
-            entry = out.setdefault(label, {"pod": [], "containers": {}})
-            entry["pod"] += pod
-            entry["containers"].update(containers)
-    return out
+            yield obj, kind, _key(obj), spec
 
 
 # --- whole pods ------------------------------------------------------------------------------
@@ -230,18 +234,8 @@ def pod_entitlements(objects: list[dict[str, Any]]) -> dict[tuple, PodEntitlemen
     to keeping what was asked for."""
     templates = _index(objects, "ResourceClaimTemplate", _template_spec, strict=False)
     claims = _index(objects, "ResourceClaim", lambda o: o.get("spec") or {}, strict=False)
-    table = WorkloadTable()
-    out: dict[tuple, PodEntitlement] = {}
-    for obj in objects:
-        kind = str(obj.get("kind", ""))
-        if kind in ("ResourceClaimTemplate", "ResourceClaim", "DeviceClass"):
-            continue
-        group = str(obj.get("apiVersion", "")).rpartition("/")[0]
-        namespace, name = _key(obj)
-        for spec in table.pod_specs(group, kind, obj):
-            out[(f"{kind}/{name}@{namespace}", spec.path)] = _pod(spec, namespace, templates,
-                                                                   claims)
-    return out
+    return {(f"{kind}/{name}@{namespace}", spec.path): _pod(spec, namespace, templates, claims)
+            for _, kind, (namespace, name), spec in _pod_specs(objects)}
 
 
 def _pod(spec: Any, namespace: str | None, templates: dict, claims: dict) -> PodEntitlement:

@@ -61,21 +61,19 @@ containers:
 TWO_KINDS = _job("""\
 containers:
 - {name: a, image: x, resources: {limits: {nvidia.com/gpu: 1, nvidia.com/mig-1g.5gb: 1}}}""")
+TWO_KINDS_CLAIM = _template(
+    "j-gpu", "[{name: a, exactly: {deviceClassName: gpu.nvidia.com}}, {name: a-2, exactly: "
+             "{deviceClassName: mig.nvidia.com, selectors: [{cel: {expression: "
+             "'device.attributes[\"gpu.nvidia.com\"].profile == \"1g.5gb\"'}}]}}]")
 # Both requests are allocated, but the container names only the MIG one.
 TWO_KINDS_LAST_ONLY = _job("""\
 resourceClaims: [{name: gpu, resourceClaimTemplateName: j-gpu}]
 containers:
-- {name: a, image: x, resources: {claims: [{name: gpu, request: a-2}]}}""") + _template(
-    "j-gpu", "[{name: a, exactly: {deviceClassName: gpu.nvidia.com}}, {name: a-2, exactly: "
-             "{deviceClassName: mig.nvidia.com, selectors: [{cel: {expression: "
-             "'device.attributes[\"gpu.nvidia.com\"].profile == \"1g.5gb\"'}}]}}]")
+- {name: a, image: x, resources: {claims: [{name: gpu, request: a-2}]}}""") + TWO_KINDS_CLAIM
 TWO_KINDS_RIGHT = _job("""\
 resourceClaims: [{name: gpu, resourceClaimTemplateName: j-gpu}]
 containers:
-- {name: a, image: x, resources: {claims: [{name: gpu}]}}""") + _template(
-    "j-gpu", "[{name: a, exactly: {deviceClassName: gpu.nvidia.com}}, {name: a-2, exactly: "
-             "{deviceClassName: mig.nvidia.com, selectors: [{cel: {expression: "
-             "'device.attributes[\"gpu.nvidia.com\"].profile == \"1g.5gb\"'}}]}}]")
+- {name: a, image: x, resources: {claims: [{name: gpu}]}}""") + TWO_KINDS_CLAIM
 
 TWO_APPS = _job("""\
 containers:
