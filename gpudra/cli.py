@@ -328,7 +328,7 @@ class _progress:
     "  gpudra convert . --check    # CI: fail while anything is left to convert\n"
     "  gpudra convert --from-cluster -n ml --output-dir exported/\n"
     "  gpudra convert . --check || [ $? -eq 4 ]    # ...but accept blocked workloads\n"
-    "  gpudra convert k8s/ --min-memory 40Gi --add-toleration\n"
+    "  gpudra convert k8s/ --min-memory 40Gi --no-add-toleration\n"
     "  cat job.yaml | gpudra convert - > job-dra.yaml"))
 @_guarded
 def convert(
@@ -350,8 +350,10 @@ def convert(
                                       "write a DeviceClass with extendedResourceName (KEP-5004)."),
     keep_node_selectors: bool = typer.Option(False, "--keep-node-selectors",
                                              help="Keep GPU node labels besides the CEL selectors."),
-    add_toleration: bool = typer.Option(False, "--add-toleration",
-                                        help="Add a nvidia.com/gpu NoSchedule toleration where missing."),
+    add_toleration: Optional[bool] = typer.Option(
+        None, "--add-toleration/--no-add-toleration",
+        help="Add the nvidia.com/gpu NoSchedule toleration to pods that requested nvidia.com/gpu "
+             "and lack one (default; --from-cluster: when GPU nodes carry the taint)."),
     keep_quota: bool = typer.Option(False, "--keep-device-plugin-quota",
                                     help="Keep requests.nvidia.com/gpu quota keys (migration window)."),
     selector: list[str] = typer.Option([], "--selector", metavar="CEL",

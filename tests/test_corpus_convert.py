@@ -16,6 +16,8 @@ The corpus is copied to a temporary directory and converted in place with the co
   its original did not have, and every claim reference in a converted pod spec resolves;
 * every object of every changed file decodes with Kubernetes 1.37's own strict decoder (the Go
   oracle, tests/oracle) without an error its original did not have;
+* every pod of a changed file gets what the device plugin gave it (the whole-pod oracle of
+  tests/convert/entitlements.py);
 * a second run changes nothing (fixed point);
 * `gpudra audit` of the converted tree has no GPU101/GPU102/GPU103 finding outside files that
   were blocked or are templates.
@@ -37,6 +39,8 @@ from typing import Any
 import pytest
 import yaml
 from corpus_oracle import DEVICE, TEMPLATE, expected_lines
+
+from tests.convert.entitlements import pod_entitlements, whole_pod_problems
 
 from gpudra.audit import AuditRequest, run_audit
 from gpudra.convert.run import ConvertRequest, run_convert
@@ -460,12 +464,28 @@ def _claim_links(spec, templates: dict, namespace: str | None) -> list[str]:
         requests_of[entry["name"]] = {r["name"] for r in requests}
     for container in spec.containers:
         for ref in (container.data.get("resources") or {}).get("claims") or []:
-            if ref["name"] in requests_of and ref.get("request") not in requests_of[ref["name"]]:
+            if ref["name"] in requests_of and "request" in ref and \
+                    ref["request"] not in requests_of[ref["name"]]:
                 errors.append(f"container {container.name}: request {ref.get('request')!r} is not "
                               f"in the template of claim {ref['name']!r}")
     if not requests_of:
         errors.append("no resourceClaims entry points at a template convert created")
     return errors
+
+
+def test_every_converted_pod_gets_what_the_device_plugin_gave_it(run):
+    """The whole-pod oracle (tests/convert/entitlements.py), file by file: each container sees
+    the devices it had, each pod allocates max(largest init container, sum of app containers)
+    per device kind, and no two containers running at once share a device."""
+    problems: list[str] = []
+    pods = 0
+    for name in sorted(run.changed):
+        before = [o for c in _chunks(run.before[name]) for o in _objects(_load(c))]
+        after = [o for c in _chunks(run.after[name]) for o in _objects(_load(c))]
+        pods += len(pod_entitlements(after))
+        problems += [f"{name}: {p}" for p in whole_pod_problems(before, after)]
+    assert pods
+    assert not problems, "\n".join(problems)
 
 
 def test_second_run_changes_nothing(run):

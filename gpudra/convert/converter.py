@@ -106,14 +106,17 @@ class _File:
 def convert_paths(paths: Iterable[str], options: ConvertOptions, *,
                   table: WorkloadTable | None = None, excludes: Iterable[str] = (),
                   claims_file: str | None = None,
-                  stdin: Callable[[], bytes] | None = None) -> ConvertReport:
+                  stdin: Callable[[], bytes] | None = None,
+                  leave_out: str | None = None) -> ConvertReport:
+    """`leave_out`: a directory whose files are not inputs (the --output-dir of an earlier
+    run inside the tree)."""
     paths = list(paths)
     errors: list[InputError] = []
     results: list[WorkloadResult] = []
     files: list[_File] = []
     inputs: list[InputFile] = []
     stats = ScanStats()
-    for read in read_files(paths, excludes, stats=stats, stdin=stdin):
+    for read in read_files(paths, excludes, stats=stats, stdin=stdin, leave_out=leave_out):
         if isinstance(read, InputError):
             errors.append(read)
             continue
@@ -253,7 +256,7 @@ def _plan_and_assemble(files: list[_File], planner: Planner, claims_file: str | 
             _plan_document(f, doc, _vetoed(planner.plan, f, index, vetoes))
     # Quotas last: whether their device-plugin keys can go depends on every workload.
     staying = frozenset(r.namespace for f in planned for doc in f.docs for r in doc.results
-                        if r.kind and r.strategy in ("blocked", "bridge"))
+                        if r.kind and r.strategy in ("blocked", "bridge", "ignored"))
     for f in planned:
         for index, doc in enumerate(f.docs):
             _plan_document(f, doc, _vetoed(

@@ -26,18 +26,23 @@ class _Anything(NodeDocument):
 
 
 def in_memory_converter(options: ConvertOptions, table: WorkloadTable | None = None,
-                        existing: Iterable[Mapping[str, Any]] = ()):
+                        existing: Iterable[Mapping[str, Any]] = (), *, live: bool = False):
     """A plan ConvertHook: an object still on the device plugin -> the objects convert would
     write for it (the rewritten workload first, then its claims and templates); None for
     objects convert would not rewrite (already on DRA, blocked, not a workload). `existing`
     are the other objects: their ResourceClaim and template names are not handed out again,
-    as convert does on a tree."""
+    as convert does on a tree. `live`: the objects were read from a cluster, where a Pod's
+    spec.nodeName is the node the scheduler bound it to, which `convert --from-cluster`
+    drops too (gpudra.export): the converted pod is created anew and scheduled again."""
     planner = Planner(options, table or WorkloadTable())
     planner.reserve_existing(existing)
 
     def convert(data: Mapping[str, Any]) -> Sequence[Mapping[str, Any]] | None:
         if str(data.get("apiVersion", "")).startswith("resource.k8s.io/"):
             return None
+        if live and data.get("kind") == "Pod" and isinstance(data.get("spec"), Mapping) \
+                and "nodeName" in data["spec"]:
+            data = {**data, "spec": {k: v for k, v in data["spec"].items() if k != "nodeName"}}
         plan = planner.plan("<memory>", data, (), _Anything())
         if plan.result is None or plan.result.strategy != "rewrite":
             return None

@@ -53,6 +53,18 @@ class Placement:
     ops: list[Op] = field(default_factory=list)
 
 
+def check_scheduled(spec: PodSpecRef) -> None:
+    """Raises PlacementBlocked for a pod that skips the scheduler: only the scheduler allocates
+    claims (and the extended-resource claims of the bridge), so it would never start."""
+    node = spec.data.get("nodeName")
+    if node:
+        raise PlacementBlocked(
+            f"spec.nodeName is set ({node}): the pod skips the scheduler, and only the scheduler "
+            "allocates its claims, so it would never start (kubernetes/kubernetes#114005). Pin "
+            "the node with a nodeSelector on kubernetes.io/hostname (usually the node's name) "
+            "instead, then convert")
+
+
 def plan_placement(spec: PodSpecRef, pod: PathT, keep_labels: bool,
                    whole_gpus: bool = True) -> Placement:
     """Selectors for the pod's requests, and the label deletions. Raises PlacementBlocked.

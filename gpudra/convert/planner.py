@@ -14,13 +14,25 @@ from collections.abc import Iterable, Mapping
 from typing import Any
 
 from gpudra.convert import admin, nim
+from gpudra.convert.bridge import HIDE_ENV
+from gpudra.convert.bridge import MIG_NOTE as BRIDGE_MIG_NOTE
+from gpudra.convert.bridge import bridge_notes
 from gpudra.convert.controllers import keep_controllers_working
 from gpudra.convert.edits import add_to_pod, prune
+from gpudra.convert.ignore import GUIDANCE_RULES, WORKLOAD_RULES, skip_reason
 from gpudra.convert.naming import ObjectNames, free_name, namespace_of, pod_suffix, workload_name
 from gpudra.convert.nodes import NodeDocument, PathT
 from gpudra.convert.ops import Append, Delete, Extend, Op, container_of
-from gpudra.convert.placement import MEMORY_LABEL, Placement, PlacementBlocked, plan_placement
+from gpudra.convert.placement import (
+    MEMORY_LABEL,
+    Placement,
+    PlacementBlocked,
+    check_scheduled,
+    plan_placement,
+)
 from gpudra.convert.quotas import plan_quota
+from gpudra.convert.tolerations import GPU_TAINT, TOLERATION, tolerates_gpu_taint
+from gpudra.convert.tolerations import NOTE as TOLERATION_NOTE
 from gpudra.convert.repair import Repair, repair_dra_object, repair_pod_claims
 from gpudra.convert.records import (
     Blocked,
@@ -33,9 +45,9 @@ from gpudra.convert.records import (
 from gpudra.convert.requests import (
     ClaimRequests,
     DeviceNeed,
-    build_claim,
     container_label,
     find_needs,
+    plan_claims,
 )
 from gpudra.dra import emit
 from gpudra.dra.mig_memory import usable_mib
@@ -49,8 +61,7 @@ from gpudra.workloads import PodSpecRef, WorkloadTable
 __all__ = ["Blocked", "ConvertOptions", "ObjectPlan", "Planner", "WorkloadResult"]
 
 CLAIM_MODE_ANNOTATION = "gpudra.io/claim-mode"
-TOLERATION = {"key": "nvidia.com/gpu", "operator": "Exists", "effect": "NoSchedule"}
-_HIDE_ENV = "NVIDIA_VISIBLE_DEVICES"
+MAX_RESERVED_FOR = 256  # resourceapi.ResourceClaimReservedForMaxSize: pods sharing one claim
 _HOSTNAME = "kubernetes.io/hostname"
 # Pod templates that are cluster-scoped: their pods run in the namespaces of the objects that
 # use them, and a ResourceClaimTemplate is namespaced.
@@ -73,6 +84,9 @@ class Planner:
         self.options = options
         self.table = table
         self.names = ObjectNames()
+        # Namespaces whose converted workloads get MIG claims: how their quotas must cap them
+        # ("single": nvidia.com/gpu requests that are MIG slices; "mixed": nvidia.com/mig-*).
+        self.mig_claims: dict[str | None, set[str]] = {}
 
     def reserve_existing(self, objects: Iterable[Mapping[str, Any]]) -> None:
         """The names of the DRA objects among `objects` (which already exist in the tree) are
@@ -90,7 +104,9 @@ class Planner:
         if quota_path(data) is not None:
             return ObjectPlan()
         if kind in _GUIDANCE and _mentions_nvidia(data):
-            return ObjectPlan(result=result_for(file, data, "manual", reason=_GUIDANCE[kind]))
+            skip = skip_reason(data, (GUIDANCE_RULES[kind],))
+            return ObjectPlan(result=result_for(file, data, "ignored" if skip else "manual",
+                                                reason=skip or _GUIDANCE[kind]))
         if kind == "ConfigMap" and group == "":
             shared = device_plugin_sharing(data)
             if shared:
@@ -106,10 +122,16 @@ class Planner:
     def plan_quota(self, file: str, data: Mapping[str, Any], base: PathT,
                    staying: frozenset[str | None]) -> ObjectPlan:
         """Plan a quota once every workload is planned. `staying` holds the namespaces of
-        workloads that keep device-plugin requests (blocked or bridged); None: unknown."""
+        workloads that keep device-plugin requests (blocked, bridged or ignored); None:
+        unknown."""
         asked = self.options.keep_device_plugin_quota
-        keep = asked or namespace_of(data) in staying or None in staying
-        return plan_quota(file, data, base, keep=keep, asked=asked)
+        namespace = namespace_of(data)
+        keep = asked or namespace in staying or None in staying
+        # Workloads without a namespace land in whichever one they are applied to.
+        mig = self.mig_claims.get(namespace, set()) | self.mig_claims.get(None, set())
+        if namespace is None:
+            mig |= self.mig_claims.get("default", set())
+        return plan_quota(file, data, base, keep=keep, asked=asked, mig=frozenset(mig))
 
     # --- workloads -------------------------------------------------------------------------
 
@@ -130,19 +152,26 @@ class Planner:
                 if self.options.admin_access and kind in admin.KINDS:
                     return self._admin_access(file, data, base, doc, use, repair)
                 return _repaired(file, data, base, doc, repair)
+            skip = skip_reason(data, WORKLOAD_RULES)
+            if skip:
+                return ObjectPlan(result=result_for(file, data, "ignored", reason=skip))
             if outside:
-                raise Blocked(f"device request at {outside} is outside any known pod spec; "
-                              "convert it by hand, or add a `workloads` entry in .gpudra.yaml "
-                              "if it is a pod spec")
+                raise Blocked(f"{kind or 'this file'} asks for {outside}, which is outside any "
+                              "known pod spec: convert it by hand, or add a `workloads` entry "
+                              "in .gpudra.yaml if it is a pod spec")
             for spec, needs in found:
+                check_scheduled(spec)
                 _check_editable(doc, base, spec, needs)
+            notes: list[str] = []
             if self.options.strategy == "bridge" and \
                     all(n.resource == "nvidia.com/gpu" for _, needs in found for n in needs):
-                return ObjectPlan(result=result_for(file, data, "bridge",
-                                                    notes=self._bridge_notes()))
+                bridged = bridge_notes(found, base, self.options.target)  # raises Blocked
+                if bridged is not None:
+                    return ObjectPlan(result=result_for(file, data, "bridge", notes=bridged))
+                notes.append(BRIDGE_MIG_NOTE)
             shared_mode = self._claim_mode(data) == "shared"
             plan = ObjectPlan(ops=list(repair.ops))
-            notes: list[str] = [*repair.done, *repair.left]
+            notes += [*repair.done, *repair.left]
             created: list[str] = []
             claims: list[ContainerClaim] = []
             for spec, needs in found:
@@ -171,14 +200,6 @@ class Planner:
                                  created=tuple(created), claims=tuple(claims))
         return plan
 
-    def _bridge_notes(self) -> tuple[str, ...]:
-        notes = [("left unchanged: the DeviceClass with extendedResourceName nvidia.com/gpu "
-                  "serves it from DRA (KEP-5004)")]
-        support = self.options.target.supports("extendedResourceName")
-        if not support.default_on:  # 1.34/1.35: the field exists but its gate is off
-            notes.append(f"Kubernetes {self.options.target}: {support.note}")
-        return tuple(notes)
-
     def _claim_mode(self, data: Mapping[str, Any]) -> str:
         annotations = (data.get("metadata") or {}).get("annotations") or {}
         mode = annotations.get(CLAIM_MODE_ANNOTATION) if isinstance(annotations, Mapping) else None
@@ -199,6 +220,9 @@ class Planner:
         notes += placement.notes
         needs = [_as_planned(need, placement, shared_mode) for need in needs]
         keep_controllers_working(data, base, spec, needs, plan.ops, notes)  # raises Blocked
+        for need in (n for n in needs if n.mig):
+            self.mig_claims.setdefault(namespace_of(data), set()).add(
+                "mixed" if need.resource.startswith("nvidia.com/mig-") else "single")
         exclusive = [n for n in needs if not n.shared]
         shared = [n for n in needs if n.shared]
         if shared:
@@ -214,33 +238,24 @@ class Planner:
             if not group:
                 continue
             pod_claim = free_name("gpu-shared" if is_shared and both else "gpu", taken)
-            taken.add(pod_claim)
-            object_name = self.names.unique(f"{stem}-shared" if is_shared and both else stem,
-                                            namespace)
-            claim = build_claim(group, pod_claim, is_shared,
-                                lambda need: self._selectors(need, placement, notes),
-                                self.options.target, notes, taken)
-            for path, (container, references) in claim.containers.items():
-                views.setdefault(path, (container, []))[1].extend(
-                    emit.container_claim(name, request) for name, request in references)
+            first_object = self.names.unique(f"{stem}-shared" if is_shared and both else stem,
+                                             namespace)
             build = emit.claim if is_shared else emit.claim_template
-            piece_objects: dict[str, str] = {}
-            plan.new_objects.append((build(object_name, namespace, claim.requests,
-                                           self.options.target), None))
-            entries.append(emit.pod_claim_entry(pod_claim, claim=object_name) if is_shared
-                           else emit.pod_claim_entry(pod_claim, template=object_name))
-            created.append(object_name)
-            for piece in claim.pieces:
-                piece_object = self.names.unique(f"{object_name}-{piece.request['name']}",
-                                                 namespace)
-                plan.new_objects.append((build(piece_object, namespace, [piece.request],
+            for claim in plan_claims(group, pod_claim, is_shared,
+                                     lambda need: self._selectors(need, placement, notes),
+                                     self.options.target, notes, taken):
+                object_name = first_object if claim.pod_claim == pod_claim else \
+                    self.names.unique(f"{first_object}-{claim.requests[0]['name']}", namespace)
+                plan.new_objects.append((build(object_name, namespace, claim.requests,
                                                self.options.target), None))
-                entries.append(emit.pod_claim_entry(piece.pod_claim, claim=piece_object)
+                entries.append(emit.pod_claim_entry(claim.pod_claim, claim=object_name)
                                if is_shared else
-                               emit.pod_claim_entry(piece.pod_claim, template=piece_object))
-                created.append(piece_object)
-                piece_objects[piece.pod_claim] = piece_object
-            claims += _container_claims(spec.path, claim, object_name, piece_objects, is_shared)
+                               emit.pod_claim_entry(claim.pod_claim, template=object_name))
+                created.append(object_name)
+                for path, (container, (name, request)) in claim.containers.items():
+                    views.setdefault(path, (container, []))[1].append(
+                        emit.container_claim(name, request))
+                claims += _container_claims(spec.path, claim, object_name, is_shared)
         self._containers(base, views, plan.ops, notes)
         for need in needs:
             plan.ops += [Delete(base + path) for path in need.paths]
@@ -253,8 +268,10 @@ class Planner:
         elif shared:
             notes.append("all pods of this workload share one ResourceClaim: they land on one "
                          "node and see the same devices")
-        if self.options.add_toleration and not _has_gpu_toleration(spec.data):
+        if self.options.add_toleration and any(n.resource == GPU_TAINT for n in needs) and \
+                not tolerates_gpu_taint(spec.data):
             add_to_pod(spec, pod, "tolerations", [dict(TOLERATION)], plan.ops)
+            notes.append(TOLERATION_NOTE)
         add_to_pod(spec, pod, "resourceClaims", entries, plan.ops)
         prune(data, base, plan.ops)
         return created
@@ -390,9 +407,9 @@ class Planner:
                 ops.append(Append(base + path, "resources", {"claims": claims}))
             env = container.data.get("env")
             for i, var in enumerate(env if isinstance(env, list) else ()):
-                if isinstance(var, Mapping) and var.get("name") == _HIDE_ENV:
+                if isinstance(var, Mapping) and var.get("name") == HIDE_ENV:
                     ops.append(Delete(base + path + ("env", i)))
-                    notes.append(f"removed {_HIDE_ENV} from {container.name!r}: CDI decides which "
+                    notes.append(f"removed {HIDE_ENV} from {container.name!r}: CDI decides which "
                                  "devices the container sees")
                 if isinstance(var, Mapping) and var.get("name") == "NVIDIA_DRIVER_CAPABILITIES":
                     notes.append(f"kept NVIDIA_DRIVER_CAPABILITIES on {container.name!r}: check "
@@ -416,21 +433,13 @@ def _mig_min_memory_note(profile: str | None, minimum: str) -> str:
 
 
 def _container_claims(pod: PathT, claim: ClaimRequests, object_name: str,
-                      piece_objects: dict[str, str], shared: bool) -> list[ContainerClaim]:
-    """Each container's references in `claim` (and its carved pieces) as records."""
+                      shared: bool) -> list[ContainerClaim]:
+    """What each container references in `claim`, as records."""
     kind = "ResourceClaim" if shared else "ResourceClaimTemplate"
     requests = [r["name"] for r in claim.requests]
-    out = []
-    for container, references in claim.containers.values():
-        for pod_claim, request in references:
-            if pod_claim in piece_objects:  # a piece is a claim with one request
-                out.append(ContainerClaim(pod, container_label(container), pod_claim, kind,
-                                          piece_objects[pod_claim], request, 0))
-            else:
-                out.append(ContainerClaim(pod, container_label(container), pod_claim, kind,
-                                          object_name, request,
-                                          requests.index(request) if request in requests else 0))
-    return out
+    return [ContainerClaim(pod, container_label(container), name, kind, object_name, request,
+                           requests.index(request) if request in requests else 0)
+            for container, (name, request) in claim.containers.values()]
 
 
 def _as_planned(need: DeviceNeed, placement: Placement, shared_mode: bool) -> DeviceNeed:
@@ -466,6 +475,11 @@ def _check_sharing(kind: str, data: Mapping[str, Any], spec: PodSpecRef) -> None
                       "give each pod its own claim (--claim-mode template) or migrate by hand")
     reason = _spread_across_nodes(spec.data)
     replicas = _replicas(data)
+    if replicas is not None and replicas > MAX_RESERVED_FOR:
+        raise Blocked(f"{replicas} pods at once would share one ResourceClaim, and a claim can "
+                      f"be reserved for at most {MAX_RESERVED_FOR} pods (the rest would stay "
+                      "Pending): give each pod its own claim (--claim-mode template) or migrate "
+                      "by hand")
     if reason and replicas != 1:
         raise Blocked(f"{reason} puts the pods on different nodes, but one shared ResourceClaim "
                       "is allocated on one node: every pod but the first would stay Pending; "
@@ -521,7 +535,9 @@ def _check_editable(doc: NodeDocument, base: PathT, spec: PodSpecRef,
     paths = [spec.path] + [p[:-1] for n in needs for p in n.paths]
     for path in paths:
         if not doc.editable(base + path):
-            raise Blocked("YAML anchors, aliases or merge keys on the edit path; edit by hand")
+            raise Blocked("the lines convert would edit use YAML anchors, aliases or merge keys, "
+                          "and an edit there would change every place that shares them: edit "
+                          "by hand")
 
 
 def _mentions_nvidia(data: Any) -> bool:
@@ -529,19 +545,12 @@ def _mentions_nvidia(data: Any) -> bool:
 
 
 def _outside(use: ObjectUse, covered: set[PathT]) -> str | None:
-    """Where a device-plugin request sits outside every pod spec's containers (and the
-    `covered` CRD specs convert handles), if anywhere."""
+    """A device-plugin request outside every pod spec's containers (and the `covered` CRD
+    specs convert handles), as ``resource in `path` ``, if there is one."""
     for request in use.stray:
         if request.nvidia and request.container.path not in covered:
-            return format_path(request.container.path) or "the object"
+            return f"{request.resource} in `{format_path(request.paths[0][:-1])}`"
     return None
-
-
-def _has_gpu_toleration(spec: Mapping[str, Any]) -> bool:
-    tolerations = spec.get("tolerations")
-    return any(isinstance(t, Mapping) and t.get("key") in ("nvidia.com/gpu", None)
-               and t.get("operator") == "Exists"
-               for t in (tolerations if isinstance(tolerations, list) else ()))
 
 
 def _existing_claim_names(spec: Mapping[str, Any]) -> set[str]:

@@ -10,6 +10,7 @@ from collections.abc import Mapping
 from typing import Any
 
 from gpudra.convert.edits import prune
+from gpudra.convert.ignore import QUOTA_RULES, skip_reason
 from gpudra.convert.ops import Append, Delete
 from gpudra.convert.records import ObjectPlan, result_for
 from gpudra.dra import emit
@@ -18,8 +19,10 @@ from gpudra.objects import PathT, dig
 
 
 def plan_quota(file: str, data: Mapping[str, Any], base: PathT, *, keep: bool,
-               asked: bool) -> ObjectPlan:
-    """`keep`: the device-plugin keys stay (asked for, or device-plugin pods may remain)."""
+               asked: bool, mig: frozenset[str] = frozenset()) -> ObjectPlan:
+    """`keep`: the device-plugin keys stay (asked for, or device-plugin pods may remain).
+    `mig`: how workloads of the quota's namespace now ask for MIG devices ("single": their
+    nvidia.com/gpu requests are MIG slices; "mixed": nvidia.com/mig-* requests)."""
     hard_path = quota_path(data)
     if hard_path is None:
         return ObjectPlan()
@@ -45,6 +48,9 @@ def plan_quota(file: str, data: Mapping[str, Any], base: PathT, *, keep: bool,
         sums[cls] = sums.get(cls, 0) + count.value
     if not old:
         return ObjectPlan()
+    skip = skip_reason(data, QUOTA_RULES)
+    if skip:
+        return ObjectPlan(result=result_for(file, data, "ignored", reason=skip))
     # Kubernetes only ever enforced requests.<extended resource>; a limits./bare key is the
     # user's stated cap all the same, so it becomes the DRA cap where no requests. key is.
     unenforced = [cls for cls in stated if cls not in enforced]
@@ -58,6 +64,12 @@ def plan_quota(file: str, data: Mapping[str, Any], base: PathT, *, keep: bool,
                 additions[key] = str(int(additions.get(key, "0")) + count)
             else:
                 additions[key] = value
+    notes: list[str] = []
+    mig_cap = f"{emit.MIG_CLASS}{emit.QUOTA_CLASS_SUFFIX}"
+    if mig and emit.GPU_CLASS in totals and emit.MIG_CLASS not in totals and mig_cap not in hard:
+        # Claims are charged per DeviceClass: without this key the MIG claims escape the cap.
+        additions[mig_cap] = str(totals[emit.GPU_CLASS])
+        notes.append(_mig_note(mig, totals[emit.GPU_CLASS]))
     for key, value in additions.items():
         if key not in hard:
             plan.ops.append(Append(path, key, value))
@@ -65,7 +77,6 @@ def plan_quota(file: str, data: Mapping[str, Any], base: PathT, *, keep: bool,
         plan.ops += [Delete(path + (key,)) for key in old]
     if not plan.ops:
         return ObjectPlan()
-    notes: list[str] = []
     if asked:
         notes.append("kept the device-plugin keys (--keep-device-plugin-quota): they still "
                      "count device-plugin pods")
@@ -84,3 +95,14 @@ def plan_quota(file: str, data: Mapping[str, Any], base: PathT, *, keep: bool,
     return plan
 
 
+def _mig_note(mig: frozenset[str], count: int) -> str:
+    cap = f"{emit.MIG_CLASS}{emit.QUOTA_CLASS_SUFFIX}: {count}"
+    if mig == {"mixed"}:
+        return (f"added {cap}: workloads of this namespace now claim mig.nvidia.com devices, "
+                "which no key of this quota would cap; the device plugin did not count "
+                "nvidia.com/mig-* requests against requests.nvidia.com/gpu either, so set it to "
+                "the MIG slices you mean to allow")
+    return (f"added {cap}: workloads of this namespace request nvidia.com/gpu on MIG single-"
+            "strategy nodes, which the DRA driver serves as mig.nvidia.com devices; quota "
+            "counts devices per DeviceClass, so whole GPUs and MIG slices are now capped "
+            "separately, each at the old count")

@@ -16,7 +16,7 @@ class ConvertOptions:
     claim_mode: str = "template"      # template | shared
     strategy: str = "rewrite"         # rewrite | bridge
     keep_node_selectors: bool = False
-    add_toleration: bool = False
+    add_toleration: bool = True       # where the original requested nvidia.com/gpu
     keep_device_plugin_quota: bool = False
     selectors: tuple[str, ...] = ()   # extra CEL for every converted request (already compiled)
     min_memory: str | None = None     # whole GPUs only: a MIG device's memory is its slice
@@ -44,7 +44,7 @@ class WorkloadResult:
     kind: str
     name: str | None
     namespace: str | None
-    strategy: str                     # rewrite | bridge | blocked | quota | manual
+    strategy: str  # rewrite | repair | bridge | quota | manual | ignored | blocked
     reason: str | None = None
     notes: tuple[str, ...] = ()
     created: tuple[str, ...] = ()

@@ -1,24 +1,32 @@
-"""Device-plugin requests of one pod spec -> DRA requests, container by container.
+"""Device-plugin requests of one pod spec -> DRA claims and requests, container by container.
 
-Each GPU app container gets a request of its own, named after it. A plain init container runs
-before the app containers start, and under the device plugin it got devices the app containers
-then got again; a request of its own would make the pod need more devices than before. So it
-takes its devices from an app container's request and sees *exactly* its own count: for an
-init container of 1 GPU before an app container of 4, the 1 device becomes a claim of its own
-(`gpu-warmup`, one request `warmup`), the app container's request shrinks to 3 (`train-rest`),
-the init container references `gpu-warmup` and the app container both. Init containers are
-carved in order of their counts, each taking the devices the smaller ones took plus a piece of
-its own.
+Under the device plugin each container sees exactly its own count, app containers (and
+sidecars, init containers with `restartPolicy: Always`) never share a device, and a plain init
+container runs before them, so the kubelet hands its devices on to the containers that follow
+(kubernetes#56818; a sidecar's it does not, kubernetes#120461). A pod therefore takes, per
+resource, the larger of what its app containers and sidecars take together and what its largest
+init container takes next to the sidecars started before it. Convert keeps exactly that.
 
-Why a claim per piece rather than pieces as requests of one claim: a container would then need
-two `resources.claims` entries with the same claim name, and that list is keyed by `name` for
-server-side apply (Flux, Argo CD, `kubectl apply --server-side`), which refuses duplicates.
+Per device-plugin resource the pod's devices are laid out in a row: app containers
+from the start, each after the other; sidecars from the end; spare devices, which only init
+containers use, in between; each plain init container uses the first devices of the row, as many
+as it asks for. Every boundary between two of these ranges cuts the row into pieces, and each
+piece is one request. Consecutive pieces are grouped into claims such that each container uses
+either one piece of a claim or all of it: a container's `resources.claims` can name a claim only
+once (the list is keyed by `name` for server-side apply; docs/facts.md), naming either one of its
+requests or the whole claim. A claim also holds at most 32 requests and allocates at most 32
+devices (DeviceRequestsMaxSize, AllocationResultsMaxSize): past that, the next piece starts a
+claim of its own, and a piece of more than 32 devices is cut in pieces of 32.
+
+For an init container `warmup` of 1 GPU before an app container `train` of 4, the row is
+`warmup` (1) and `train-rest` (3): one claim with both requests, `warmup` references its request
+and `train` the whole claim, so the pod takes 4 devices, as before.
 """
 
 from __future__ import annotations
 
 from collections.abc import Callable
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 
 from gpudra.convert.naming import free_name
 from gpudra.convert.records import Blocked
@@ -32,7 +40,8 @@ from gpudra.workloads import ContainerRef
 
 GPU_CLASS = emit.GPU_CLASS
 MIG_CLASS = emit.MIG_CLASS
-MAX_REQUESTS = 32  # resourceapi.DeviceRequestsMaxSize
+MAX_REQUESTS = 32  # resourceapi.DeviceRequestsMaxSize: requests in one claim
+MAX_DEVICES = 32   # resourceapi.AllocationResultsMaxSize: devices one claim allocates
 _NAME_ROOM = 56    # a request name is a DNS label (63); room for "-rest" and "-NN"
 
 
@@ -60,33 +69,45 @@ def find_needs(pod: PodSpecUse) -> list[DeviceNeed]:
     found: list[DeviceNeed] = []
     for use in pod.containers:
         container = use.container
+        zeros: list[PathT] = []  # `nvidia.com/gpu: 0` and the like: they ask for nothing
+        first = len(found)
         for request in use.requests:
             device, name = request.device, request.resource
             if device.kind is DeviceKind.OTHER_VENDOR:
                 continue
-            label = container_label(container)
+            asks = f"container {container_label(container)!r} asks for {name}"
             if device.kind is DeviceKind.OTHER_NVIDIA:
-                raise Blocked(f"{label}: {name} has no DRA equivalent in the NVIDIA driver")
+                raise Blocked(f"{asks}, and {name} has no DRA equivalent in the NVIDIA driver "
+                              "(HAMi and other schedulers define such resources)")
             if not request.in_limits:
-                raise Blocked(f"{label}: {name} is in requests without a limit")
+                raise Blocked(f"{asks} in requests without a limit: the count to claim would "
+                              "be a guess; set the limit")
             count = parse_device_count(request.limit)
             if count.templated:
-                raise Blocked(f"{label}: {name} count {request.limit!r} is a placeholder")
+                raise Blocked(f"{asks} {request.limit!r}, a placeholder another tool fills in: "
+                              "convert the rendered manifest, or write the count")
             if count.value is None:
-                raise Blocked(f"{label}: {name} count {request.limit!r} is {count.invalid}")
+                raise Blocked(f"{asks} {request.limit!r}, which is {count.invalid}")
             if request.in_requests and \
                     parse_device_count(request.request).value != count.value:
-                raise Blocked(f"{label}: {name} requests and limits differ")
+                raise Blocked(f"{asks} with requests and limits that differ; the API server "
+                              "rejects that for devices: make them equal")
             if count.value == 0:
-                continue  # asks for nothing; leaving it changes nothing
+                zeros += request.paths
+                continue
             if container.ephemeral:
-                raise Blocked(f"ephemeral container {label!r} requests {name}: the API server "
-                              "rejects resources on ephemeral containers; remove the request")
+                raise Blocked(f"ephemeral container {container_label(container)!r} requests "
+                              f"{name}: the API server rejects resources on ephemeral "
+                              "containers; remove the request")
             shared = device.kind is DeviceKind.SHARED
             # DRA has no replica count: a time-slicing/MPS replica becomes one shared device.
             found.append(DeviceNeed(container, name, 1 if shared else count.value,
                                     request.paths, shared, device.mig_profile is not None,
                                     device.mig_profile, count.value))
+        if zeros and len(found) > first:
+            # A zero beside what the container is converted for goes with it; alone it stays
+            # (converting it would change nothing).
+            found[first] = replace(found[first], paths=found[first].paths + tuple(zeros))
     return found
 
 
@@ -94,106 +115,147 @@ Reference = tuple[str, "str | None"]  # (pod claim name, request name; None: the
 
 
 @dataclass
-class Piece:
-    """Devices carved out of an app container's request for init containers: a claim of its own."""
-
-    pod_claim: str
-    request: dict
-
-
-@dataclass
 class ClaimRequests:
-    """The requests of one claim (plus carved pieces), and what each container references."""
+    """One claim of a pod: its requests, and what each container references in it."""
 
     pod_claim: str                 # the pod's resourceClaims[].name
     shared: bool
     requests: list[dict] = field(default_factory=list)
-    pieces: list[Piece] = field(default_factory=list)
-    containers: dict[PathT, tuple[ContainerRef, list[Reference]]] = field(default_factory=dict)
+    containers: dict[PathT, tuple[ContainerRef, Reference]] = field(default_factory=dict)
 
 
 @dataclass
-class _Request:
-    need: DeviceNeed
-    name: str
-    count: int                                  # what is left after carving
-    # Piece claims, smallest first, each with the number of devices carved up to and with it.
-    carved: list[tuple[Reference, int]] = field(default_factory=list)
+class _Piece:
+    """Consecutive devices of one kind that the same containers see: one request."""
 
-    @property
-    def carved_count(self) -> int:
-        return self.carved[-1][1] if self.carved else 0
+    need: DeviceNeed         # a need of the kind: class, profile and selectors come from it
+    count: int
+    users: frozenset[PathT]  # the containers that see these devices
+    label: str               # what the request is named after
+    name: str = ""
 
 
-def build_claim(needs: list[DeviceNeed], pod_claim: str, shared: bool,
+def plan_claims(needs: list[DeviceNeed], pod_claim: str, shared: bool,
                 selectors: Callable[[DeviceNeed], list[str]], target: TargetVersion,
-                notes: list[str], taken: set[str]) -> ClaimRequests:
-    """Requests for `needs` (all in one claim). `taken` holds the pod's claim names (piece
-    claims are added to it). Raises Blocked past the API's request limit."""
-    claim = ClaimRequests(pod_claim, shared)
+                notes: list[str], taken: set[str]) -> list[ClaimRequests]:
+    """The claims for `needs` (all shared, or all not): the first is named `pod_claim`, the
+    others `<pod_claim>-<their first request>`. `taken` holds the pod's claim names; the
+    names given out are added to it."""
+    containers = {n.container.path: n.container for n in needs}
+    pieces = [piece for kind in _by_kind(needs) for piece in _lay_out(kind, containers, notes)]
     used: set[str] = set()
-    granted: list[_Request] = []
-    views: dict[PathT, tuple[ContainerRef, _Request | list[Reference]]] = {}
+    for piece in pieces:
+        name = _base(piece.label)
+        if name in used:  # a container's second device kind: say which
+            name = _base(f"{piece.label}-{_kind_tag(piece.need)}")
+        piece.name = _new_name(name, used)
+    claims: list[ClaimRequests] = []
+    for group in _group(pieces):
+        name = free_name(pod_claim if not claims else f"{pod_claim}-{group[0].name}", taken)
+        taken.add(name)
+        claim = ClaimRequests(name, shared, [emit.device_request(
+            p.name, p.need.device_class, p.count, selectors(p.need), target) for p in group])
+        for path, container in containers.items():
+            seen = [p for p in group if path in p.users]
+            if seen:
+                whole = len(seen) == len(group) and len(group) > 1
+                claim.containers[path] = (container, (name, None if whole else seen[0].name))
+        claims.append(claim)
+    return claims
+
+
+def _by_kind(needs: list[DeviceNeed]) -> list[list[DeviceNeed]]:
+    """Needs per device-plugin resource, in order: the kubelet hands devices on from init
+    containers per resource name, so each resource is laid out on its own."""
+    kinds: dict[str, list[DeviceNeed]] = {}
     for need in needs:
-        if not runs_before_app(need.container):
-            request = _Request(need, _new_name(container_label(need.container), used), need.count)
-            granted.append(request)
-            views[need.container.path] = (need.container, request)
-    own: list[_Request] = []
-    for need in sorted((n for n in needs if runs_before_app(n.container)), key=lambda n: n.count):
-        host = _host(need, granted)
-        label = container_label(need.container)
-        if host is None:
-            notes.append(f"init container {label!r} gets devices of its own: no app container "
-                         "asks for as many, so the pod now needs them in addition")
-            request = _Request(need, _new_name(label, used), need.count)
-            own.append(request)
-            views[need.container.path] = (need.container, request)
-            continue
-        app = container_label(host.need.container)
-        if need.count > host.carved_count and need.count < host.need.count:
-            piece = need.count - host.carved_count
-            piece_claim = free_name(f"{pod_claim}-{_base(label)}", taken)
-            taken.add(piece_claim)
-            request_name = _base(label)
-            claim.pieces.append(Piece(piece_claim, emit.device_request(
-                request_name, need.device_class, piece, selectors(need), target)))
-            host.carved.append(((piece_claim, None), need.count))
-            host.count = host.need.count - need.count
-            if not host.name.endswith("-rest"):
-                used.discard(host.name)
-                host.name = _new_name(f"{_base(app)}-rest", used)
-        view = [ref for ref, upto in host.carved if upto <= need.count]
-        if need.count == host.need.count:
-            view.append((pod_claim, host.name))
-            notes.append(f"init container {label!r} uses {app!r}'s devices: init containers "
-                         "run before app containers, so they share devices as with the device "
-                         "plugin")
+        kinds.setdefault(need.resource, []).append(need)
+    return list(kinds.values())
+
+
+def _lay_out(needs: list[DeviceNeed], containers: dict[PathT, ContainerRef],
+             notes: list[str]) -> list[_Piece]:
+    """The row of one device kind (see the module docstring), cut into pieces."""
+    apps = [n for n in needs if not n.container.init]
+    inits: list[tuple[DeviceNeed, int]] = []  # with the sidecars' devices running beside it
+    sidecars: list[DeviceNeed] = []
+    for need in (n for n in needs if n.container.init):
+        if runs_before_app(need.container):
+            inits.append((need, sum(s.count for s in sidecars)))
         else:
-            notes.append(f"init container {label!r} sees {need.count} of {app!r}'s "
-                         f"{host.need.count} devices: they are a claim of their own that "
-                         f"{app!r} references too, so the pod still gets the same devices")
-        views[need.container.path] = (need.container, view)
-    for request in [*granted, *own]:
-        claim.requests.append(emit.device_request(
-            request.name, request.need.device_class, request.count, selectors(request.need),
-            target))
-    if len(claim.requests) > MAX_REQUESTS:
-        raise Blocked(f"the pod would need {len(claim.requests)} requests in one claim; the API "
-                      f"allows at most {MAX_REQUESTS}: split the containers' GPUs by hand")
-    for path, (container, view) in views.items():
-        if isinstance(view, _Request):
-            view = [*(ref for ref, _ in view.carved), (pod_claim, view.name)]
-        claim.containers[path] = (container, view)
-    return claim
+            sidecars.append(need)
+    along = [*apps, *sidecars]
+    total = max([sum(n.count for n in along), *(n.count + beside for n, beside in inits)])
+    ranges: dict[PathT, tuple[int, int]] = {}
+    start = 0
+    for need in apps:
+        ranges[need.container.path] = (start, start + need.count)
+        start += need.count
+    end = total
+    for need in sidecars:
+        ranges[need.container.path] = (end - need.count, end)
+        end -= need.count
+    init_ends: dict[int, str] = {}
+    for need, _ in inits:
+        ranges[need.container.path] = (0, need.count)
+        init_ends.setdefault(need.count, container_label(need.container))
+    alongside = {n.container.path for n in along}
+    cuts = sorted({0, total, start, end, *(x for r in ranges.values() for x in r)})
+    pieces = []
+    for low, high in zip(cuts, cuts[1:]):
+        users = frozenset(p for p, (a, b) in ranges.items() if a <= low and high <= b)
+        owner = next((p for p in users if p in alongside), None)
+        if owner is not None and ranges[owner] == (low, high):
+            label = container_label(containers[owner])
+        elif owner is not None and ranges[owner][1] == high:
+            label = f"{container_label(containers[owner])}-rest"
+        else:  # cut by an init container, or spare devices only init containers use
+            label = init_ends.get(high) or next(container_label(n.container)
+                                                for n, _ in inits if n.container.path in users)
+        pieces += _cut(_Piece(needs[0], high - low, users, label))
+    if inits:
+        kind = needs[0].profile or needs[0].device_class
+        what = "the app containers and sidecars together" if sidecars else "the app containers"
+        notes.append(f"init containers run before the app containers and take {kind} devices "
+                     "the app containers use afterwards, as with the device plugin: the pod "
+                     f"takes {total} (its largest init container or {what}, whichever needs "
+                     "more) and each container sees exactly its own count")
+    return pieces
 
 
-def _host(need: DeviceNeed, granted: list[_Request]) -> _Request | None:
-    """The app request a plain init container can take its devices from: the same kind of
-    device, at least as many; the smallest such (the first among equals)."""
-    fits = [r for r in granted if r.need.device_class == need.device_class
-            and r.need.profile == need.profile and r.need.count >= need.count]
-    return min(fits, key=lambda r: r.need.count) if fits else None
+def _cut(piece: _Piece) -> list[_Piece]:
+    """A piece of more devices than a claim can allocate, in pieces that fit."""
+    if piece.count <= MAX_DEVICES:
+        return [piece]
+    counts = [MAX_DEVICES] * (piece.count // MAX_DEVICES)
+    counts += [piece.count % MAX_DEVICES] if piece.count % MAX_DEVICES else []
+    return [replace(piece, count=c, label=piece.label if k == 0 else f"{piece.label}-{k + 1}")
+            for k, c in enumerate(counts)]
+
+
+def _group(pieces: list[_Piece]) -> list[list[_Piece]]:
+    """Consecutive pieces as claims: each container sees one piece of a claim or all of it
+    (it can name the claim once), and a claim stays within the API's limits."""
+    groups: list[list[_Piece]] = []
+    for piece in pieces:
+        if groups and _fits(groups[-1] + [piece]):
+            groups[-1].append(piece)
+        else:
+            groups.append([piece])
+    return groups
+
+
+def _fits(group: list[_Piece]) -> bool:
+    if len(group) > MAX_REQUESTS or sum(p.count for p in group) > MAX_DEVICES:
+        return False
+    users = {path for p in group for path in p.users}
+    return all(sum(path in p.users for p in group) in (1, len(group)) for path in users)
+
+
+def _kind_tag(need: DeviceNeed) -> str:
+    if not need.mig:
+        return "gpu"
+    return f"mig-{need.profile}" if need.profile else "mig"
 
 
 def _new_name(text: str, used: set[str]) -> str:

@@ -49,7 +49,7 @@ class ConvertRequest:
     claim_mode: str = "template"
     strategy: str = "rewrite"
     keep_node_selectors: bool = False
-    add_toleration: bool = False
+    add_toleration: bool | None = None  # None: files yes; --from-cluster: if GPU nodes are tainted
     keep_device_plugin_quota: bool = False
     selectors: tuple[str, ...] = ()
     min_memory: str | None = None
@@ -111,7 +111,7 @@ def build_options(request: ConvertRequest) -> ConvertOptions:
         _check_selectors(checked, len(request.selectors), target)
     return ConvertOptions(target=target, claim_mode=request.claim_mode, strategy=request.strategy,
                           keep_node_selectors=request.keep_node_selectors,
-                          add_toleration=request.add_toleration,
+                          add_toleration=request.add_toleration is not False,
                           keep_device_plugin_quota=request.keep_device_plugin_quota,
                           selectors=tuple(request.selectors), min_memory=request.min_memory,
                           product=request.product, admin_access=request.admin_access)
@@ -142,7 +142,9 @@ def run_convert(request: ConvertRequest, *, stdout: IO[str], stderr: IO[str],
     exported: tuple[InputError, ...] = ()
     skipped: tuple[WorkloadResult, ...] = ()
     if request.cluster is not None:
-        exported, skipped, count = _export(request, table)
+        exported, skipped, count, tainted = _export(request, table)
+        if request.add_toleration is None:  # the cluster says whether pods need it
+            options = replace(options, add_toleration=tainted)
         if count == 0:
             for error in exported:
                 stderr.write(f"gpudra: {error.where}: {error.message}\n")
@@ -162,7 +164,8 @@ def run_convert(request: ConvertRequest, *, stdout: IO[str], stderr: IO[str],
             _interrupted_run(request)
     report = convert_paths(request.paths, options, table=table,
                            excludes=(*config.exclude, *request.excludes),
-                           claims_file=request.claims_file, stdin=stdin)
+                           claims_file=request.claims_file, stdin=stdin,
+                           leave_out=_copy_inside(request))
     if exported or skipped or resumed:
         report = replace(report, errors=exported + tuple(resumed) + report.errors,
                          results=skipped + report.results)
@@ -198,12 +201,14 @@ def run_convert(request: ConvertRequest, *, stdout: IO[str], stderr: IO[str],
 
 
 def _export(request: ConvertRequest, table: WorkloadTable
-            ) -> tuple[tuple[InputError, ...], tuple[WorkloadResult, ...], int]:
+            ) -> tuple[tuple[InputError, ...], tuple[WorkloadResult, ...], int, bool]:
     """Write the cluster's GPU workloads (bare pods included), the claims and templates they
     use, and GPU quotas, as clean manifests under --output-dir. Returns what could not be read,
-    the GPU pods left out (with why), and how many files were written. Raises a ClusterError
-    when the cluster cannot be read at all."""
+    the GPU pods left out (with why), how many files were written, and whether a node carries
+    the `nvidia.com/gpu` NoSchedule taint. Raises a ClusterError when the cluster cannot be
+    read at all."""
     from gpudra.cluster import connect
+    from gpudra.convert.tolerations import has_gpu_taint
     from gpudra.export import clean, dump, file_name
     from gpudra.gpu_use import quota_keys, read_object
     from gpudra.objects import ClusterObject
@@ -219,6 +224,7 @@ def _export(request: ConvertRequest, table: WorkloadTable
     errors: list[InputError] = []
     written: set[str] = set()
     skipped: list[WorkloadResult] = []
+    tainted = False
     with connect(request.cluster) as cluster:
         cluster.server_version()
         for item in ClusterSource(cluster, table, command="export").items():
@@ -226,6 +232,9 @@ def _export(request: ConvertRequest, table: WorkloadTable
                 errors.append(item)
                 continue
             if not isinstance(item, ClusterObject):
+                continue
+            if item.kind == "Node" and item.group == "":
+                tainted = tainted or has_gpu_taint(item.data)
                 continue
             if item.kind == "Pod" and item.group == "":
                 reason = _not_exported(item)
@@ -259,7 +268,7 @@ def _export(request: ConvertRequest, table: WorkloadTable
                 continue
             written.add(name)
             write_under(out, name, dump(clean(item.data, paths)).encode("utf-8"))
-    return tuple(errors), tuple(skipped), len(written)
+    return tuple(errors), tuple(skipped), len(written), tainted
 
 
 def _not_exported(pod: Any) -> str | None:
@@ -283,6 +292,19 @@ def _shown(data: Any) -> str:
     meta = data.get("metadata") if isinstance(data.get("metadata"), dict) else {}
     text = repr(f"{data.get('kind')}/{meta.get('namespace')}/{meta.get('name')}")
     return text if len(text) <= 120 else text[:117] + "..."
+
+
+def _copy_inside(request: ConvertRequest) -> str | None:
+    """--output-dir when it lies inside a scanned directory: the copy an earlier run wrote
+    there is output, never input (a second run would convert the copy and copy it again)."""
+    if request.output_dir is None:
+        return None
+    out = Path(os.path.realpath(request.output_dir))
+    for raw in request.paths:
+        root = Path(os.path.realpath(raw)) if raw != "-" else None
+        if root is not None and root.is_dir() and out != root and out.is_relative_to(root):
+            return str(out)
+    return None
 
 
 def _write_in_place(report: ConvertReport, request: ConvertRequest, stderr: IO[str]

@@ -2,7 +2,7 @@
 of the node's NoSchedule/NoExecute taints (core/v1 semantics; preferred terms do not bind).
 GPU taints the device plugin's pods tolerate through the ExtendedResourceToleration admission
 plugin (`nvidia.com/gpu`) count as tolerated: they stay tolerated after convert, which adds the
-toleration where the plugin did (`--add-toleration`)."""
+toleration where the plugin did (by default; `--no-add-toleration` opts out)."""
 
 from __future__ import annotations
 

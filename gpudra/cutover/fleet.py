@@ -114,7 +114,9 @@ def build_fleet(objects: Iterable[Mapping[str, Any]], table: WorkloadTable,
     nodes = tuple(n for n in (_node(o, publishing, pool_label) for o in objects
                               if o.get("kind") == "Node") if n is not None)
     release = TargetVersion.parse(target)
-    converter = in_memory_converter(ConvertOptions(release), table, objects)
+    # Cluster state (read live or exported): a bare pod's nodeName is where the scheduler put
+    # it, and the converted pod is created anew, as convert --from-cluster writes it.
+    converter = in_memory_converter(ConvertOptions(release), table, objects, live=True)
     workloads: list[Workload] = []
     blocked: list[str] = []
     allowed_nodes: dict[str, frozenset[str]] = {}  # placement constraints -> nodes

@@ -88,7 +88,7 @@ def run_plan(request: PlanRequest, *, on_page: Callable[[Any], None] | None = No
             inventory = _inventory_from(objects, "cluster", request.consumable_shares)
     workloads = [o for o in objects if _kind(o) not in _INVENTORY_KINDS]
     converter = in_memory_converter(ConvertOptions(target), table,
-                                    [_data(o) for o in workloads])
+                                    [_data(o) for o in workloads], live=not request.paths)
     options = PlanOptions(converter=converter, table=table, engine=default_engine(target))
     return PlanResult(plan(workloads, inventory, options), tuple(errors), read)
 

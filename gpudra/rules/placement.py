@@ -66,7 +66,7 @@ GPU304 = rule(
 The `ExtendedResourceToleration` admission plugin adds a toleration for `nvidia.com/gpu` only to
 pods that *request* that extended resource. After the move to claims it no longer does, so a pod
 that relied on it would stop scheduling onto tainted GPU nodes. Explicit tolerations must stay;
-`gpudra convert --add-toleration` adds one where it was implicit.
+`gpudra convert` adds one where it was implicit (`--no-add-toleration` opts out).
 """,
     "Keep the toleration after conversion.",
 )

@@ -28,7 +28,9 @@ metadata:
 
 Entries are separated by `;` (or new lines); each is `RULE[,RULE...]: reason`, and `all` matches
 every rule. An entry without a reason suppresses nothing, so that every exception stays
-reviewable.
+reviewable. `gpudra convert` honours the annotation too: an object that suppresses what convert
+would change (GPU101-GPU103, GPU201, GPU203, GPU202/204/205, or `all`) is left byte for byte
+and listed as `ignored` with the reason.
 """,
     "Write the annotation as `RULE[,RULE]: reason`.",
 )

@@ -81,7 +81,8 @@ TOP_LEVEL = (
     Read("", "replicationcontrollers", "pod templates",
          commands=frozenset({"audit", "plan", "export", "verify", "cutover"})),
 )
-NODES = Read("", "nodes", "GPU capacity, labels, kubelet and runtime versions", commands=_LIVE,
+NODES = Read("", "nodes", "GPU capacity, labels, taints, kubelet and runtime versions",
+             commands=_LIVE | {"export"},
              without="GPU801 (nodes that serve GPUs twice) and GPU803 (device-plugin GPUs "
                      "held per node)")
 RESOURCESLICES = Read("resource.k8s.io", "resourceslices", "devices the DRA driver publishes",

@@ -55,8 +55,11 @@ class InputFile:
     role: str = "manifest"  # manifest | helm-template | helm-values
 
 
-def discover(paths: Iterable[str], excludes: Iterable[str] = ()) -> Iterator[InputFile | InputError]:
-    """Expand paths into input files, in a stable order. Missing paths become errors."""
+def discover(paths: Iterable[str], excludes: Iterable[str] = (), *,
+             leave_out: str | None = None) -> Iterator[InputFile | InputError]:
+    """Expand paths into input files, in a stable order. Missing paths become errors.
+    `leave_out`: a directory (its real path) that is never walked, such as convert's
+    `--output-dir` inside the tree."""
     patterns = tuple(excludes)
     for raw in paths:
         if raw == STDIN:
@@ -67,7 +70,7 @@ def discover(paths: Iterable[str], excludes: Iterable[str] = ()) -> Iterator[Inp
             # One file of a chart (as pre-commit passes them) is still a chart's file.
             yield _classify(raw, _chart_of_file(raw))
         elif root.is_dir():
-            yield from _walk(root, patterns)
+            yield from _walk(root, patterns, leave_out)
         elif root.exists():
             yield InputError(raw, "not a regular file or directory")
         else:
@@ -84,7 +87,8 @@ def _missing(path: str) -> str:
     return "no such file or directory"
 
 
-def _walk(root: Path, patterns: tuple[str, ...]) -> Iterator[InputFile | InputError]:
+def _walk(root: Path, patterns: tuple[str, ...],
+          leave_out: str | None = None) -> Iterator[InputFile | InputError]:
     """Depth-first, names sorted, a directory's files before its subdirectories (os.walk's
     top-down order). os.scandir with str paths: no Path objects per file, no stat calls.
 
@@ -137,6 +141,8 @@ def _walk(root: Path, patterns: tuple[str, ...]) -> Iterator[InputFile | InputEr
         for name in subdirs:
             sub = prefix + name
             if patterns and _excluded(sub, patterns):
+                continue
+            if leave_out is not None and os.path.realpath(sub) == leave_out:
                 continue
             # Only a chart's templates/ tree is template text; subcharts have their own Chart.yaml.
             below = chart if chart and (chart != dirpath or name == "templates") else None
@@ -283,12 +289,13 @@ class ReadFile:
 
 def read_files(paths: Iterable[str], excludes: Iterable[str] = (), *, stats: ScanStats,
                stdin: Callable[[], bytes] | None = None,
-               on_file: Callable[[str], None] | None = None) -> Iterator[ReadFile | InputError]:
+               on_file: Callable[[str], None] | None = None,
+               leave_out: str | None = None) -> Iterator[ReadFile | InputError]:
     """Every input under `paths`, read once: the one reading every command shares, so audit
     and convert agree on what was scanned and on what could not be read. A file counts as
     scanned once its bytes are read, whatever comes next; it is decoded only when it holds a
     needle (docs/exit-codes.md)."""
-    for entry in discover(paths, excludes):
+    for entry in discover(paths, excludes, leave_out=leave_out):
         if isinstance(entry, InputError):
             yield entry
             continue

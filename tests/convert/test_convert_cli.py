@@ -16,6 +16,7 @@ from typer.testing import CliRunner, Result
 
 from gpudra.cli import app
 from gpudra.convert import writer
+from gpudra.convert.tolerations import NOTE as TOLERATION_NOTE
 
 GPU_JOB = """\
 apiVersion: batch/v1
@@ -67,7 +68,7 @@ def test_in_place_rewrites_and_second_run_changes_nothing(tree: Path) -> None:
     assert result.exit_code == 0, result.output
     text = (tree / "job.yaml").read_text()
     assert "resourceClaimTemplateName: train-gpu" in text
-    assert "nvidia.com/gpu" not in text
+    assert "nvidia.com/gpu: 2" not in text  # the request (the toleration names the taint)
     assert "name: train  # keep me" in text
     assert "1 file changed" in result.stdout
     converted = snapshot(tree)
@@ -336,8 +337,8 @@ def test_json_summary_structure(tree: Path) -> None:
     by_name = {w["name"]: w for w in report["workloads"]}
     train = by_name["train"]
     assert train == {"file": f"{tree}/job.yaml", "kind": "Job", "name": "train",
-                     "namespace": "ml", "strategy": "rewrite", "reason": None, "notes": [],
-                     "created": ["train-gpu"]}
+                     "namespace": "ml", "strategy": "rewrite", "reason": None,
+                     "notes": [TOLERATION_NOTE], "created": ["train-gpu"]}
     odd = by_name["odd"]
     assert odd["strategy"] == "blocked" and "placeholder" in odd["reason"]
     assert odd["created"] == []

@@ -14,7 +14,8 @@ The tree is converted in a temporary copy, through the CLI, as users run it. A s
 change nothing. Every resource.k8s.io object in a changed or new file, and every converted
 workload, is validated strictly against the case's target release (kubernetes-validate schemas
 plus semantic_errors); its pod specs are checked to reference claims that exist and requests
-that those claims have, and every CEL selector must compile.
+that those claims have, and every CEL selector must compile. Outside Kustomize trees, every pod
+of the result is held to the whole-pod oracle (entitlements.whole_pod_problems).
 
 Separately, every object of every before/ and after/ tree is strict-decoded by the Go oracle
 (tests/oracle: Kubernetes' own decoder at the case's target release, 1.32 or 1.37), as the API
@@ -44,6 +45,8 @@ from gpudra.dra.validate import StrictValidator, semantic_errors
 from gpudra.dra.versions import DEFAULT, TargetVersion
 from gpudra.workloads import WorkloadTable
 from tests.oracle.client import Decoded, Oracle, documents
+
+from .entitlements import objects_in, whole_pod_problems
 
 pytest.importorskip("kubernetes_validate")
 
@@ -117,6 +120,11 @@ def test_golden(name: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
     assert _files(tree) == _files(after)
 
     _validate(tree, _files(before), _target(case), report)
+    # Each pod gets what the device plugin gave it (kustomize patches are partial objects:
+    # tests/kustomize holds built overlays to the same oracle).
+    if not any(tree.rglob("kustomization.y*ml")):
+        assert whole_pod_problems(objects_in(before, readable_only=True),
+                                  objects_in(tree, readable_only=True)) == []
 
 
 # --- validation of the result ------------------------------------------------------------------

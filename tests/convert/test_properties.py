@@ -14,7 +14,9 @@ For every generated file the converter (default options, target 1.37) must:
 2. mean what an independent oracle (below, written from the input data alone, not from gpudra's
    planner) says: each GPU/MIG container lost its device requests and NVIDIA_VISIBLE_DEVICES and
    gained a claim on a pod resourceClaims entry whose template has a request of the right class
-   and count; every other key of every object is unchanged;
+   and count; a pod that requested `nvidia.com/gpu` without tolerating its taint gained the
+   toleration; every other key of every object is unchanged; and every pod gets what the device
+   plugin gave it (the whole-pod oracle of entitlements.py);
 3. be faithful to the text: unrelated documents byte-identical, every *stable* input line present
    unchanged and in order, CRLF kept, BOM kept iff present;
 4. be a fixed point: converting its output changes nothing;
@@ -64,6 +66,8 @@ from gpudra.dra.validate import StrictValidator, UnavailableError, semantic_erro
 from gpudra.dra.versions import TargetVersion
 from tests.oracle.client import Oracle, documents
 
+from .entitlements import whole_pod_problems
+
 TARGET = TargetVersion.parse("1.37")
 OPTIONS = ConvertOptions(target=TARGET)
 try:
@@ -87,6 +91,7 @@ GPU = "nvidia.com/gpu"
 MIG_RESOURCES = {"nvidia.com/mig-1g.10gb": "1g.10gb", "nvidia.com/mig-1g.10gb.me": "1g.10gb+me"}
 GPU_CLASS, MIG_CLASS = "gpu.nvidia.com", "mig.nvidia.com"
 HIDE_ENV = "NVIDIA_VISIBLE_DEVICES"
+TOLERATION = {"key": GPU, "operator": "Exists", "effect": "NoSchedule"}
 _DEVICE = re.compile(r"^nvidia\.com/(?:gpu|mig-.+)$")
 
 # GFD nodeSelector values and whether the converter should move them into the claim. This is
@@ -751,6 +756,10 @@ def expected_workload(obj: dict) -> dict:
                 c["env"] = [e for e in c["env"] if e.get("name") != HIDE_ENV]
                 if not c["env"]:
                     del c["env"]
+        # The toleration the ExtendedResourceToleration admission plugin gave pods that
+        # request nvidia.com/gpu: a converted pod requests none, so convert writes it.
+        if whole and not any(t.get("key") == GPU for t in spec.get("tolerations") or []):
+            spec["tolerations"] = [*(spec.get("tolerations") or []), dict(TOLERATION)]
         selector = spec.get("nodeSelector")
         if selector:
             for key in [k for k, v in selector.items() if gfd_moves(k, v, whole)]:
@@ -932,7 +941,8 @@ def check_case(case: Case, oracle: Oracle) -> None:
     strictly_decoded(out_text, oracle)
     assert all(d["kind"] == "ResourceClaimTemplate" for d in dra)
 
-    # 2. semantics, against the oracle
+    # 2. semantics, against the oracle, and the whole-pod oracle of entitlements.py
+    assert whole_pod_problems(docs_in, docs_out) == []
     assert len(others) == len(docs_in)
     templates = {(d["metadata"].get("namespace"), d["metadata"]["name"]): d for d in dra}
     assert len(templates) == len(dra)

@@ -2,10 +2,14 @@
 
 Each case writes its manifests (`manifest`, or `files`), runs `gpudra convert` on the copy (with
 `args`), and compares the result on what matters: the strategy of every workload (`workloads`,
-keyed "Kind/name"), text in its reason or notes (`reasons`, `notes`), and what each container and
+keyed "Kind/name"), text in its reason or notes (`reasons`, `notes`; `no_notes`: text none of its
+notes may contain), a container's whole `resources` block after conversion (`resources`, keyed
+"Kind/name", then container), and what each container and
 each pod gets (`gets`, keyed "Kind/name@namespace", read back from the written tree by the
 oracle in entitlements.py: the device requests visible to each container, and the requests the
-pod's claims allocate). Expected request entries are compared on the keys they name.
+pod's claims allocate). Expected request entries are compared on the keys they name. Every
+case is also held to the whole-pod oracle (entitlements.whole_pod_problems): each pod of the
+result gets exactly what the device plugin gave the original.
 """
 
 from __future__ import annotations
@@ -19,8 +23,9 @@ import yaml
 from typer.testing import CliRunner
 
 from gpudra.cli import app
+from gpudra.workloads import WorkloadTable
 
-from .entitlements import entitlements, objects_in
+from .entitlements import entitlements, objects_from_text, objects_in, whole_pod_problems
 
 CASES = Path(__file__).parent / "trust"
 
@@ -65,7 +70,19 @@ def test_trust(case: dict[str, Any], tmp_path: Path, monkeypatch: pytest.MonkeyP
         said = [*by_label[label]["notes"], by_label[label]["reason"] or ""]
         for text in texts:
             assert any(text in line for line in said), (label, text, said)
-    got = entitlements(objects_in(tmp_path))
+    for label, texts in (case.get("no_notes") or {}).items():
+        said = [*by_label[label]["notes"], by_label[label]["reason"] or ""]
+        assert not [t for t in texts if any(t in line for line in said)], (label, said)
+    after = objects_in(tmp_path)
+    for label, containers in (case.get("resources") or {}).items():
+        kind, name = label.split("/")
+        obj = next(o for o in after if o.get("kind") == kind and o["metadata"]["name"] == name)
+        got = {ref.name: ref.data.get("resources") for spec in WorkloadTable().pod_specs(
+            str(obj["apiVersion"]).rpartition("/")[0], kind, obj) for ref in spec.containers}
+        assert {c: got.get(c) for c in containers} == containers, got
+    before = [obj for text in files.values() for obj in objects_from_text(text)]
+    assert whole_pod_problems(before, after) == []
+    got = entitlements(after)
     for label, expected in (case.get("gets") or {}).items():
         assert label in got, (label, sorted(got))
         assert _subset(expected, got[label]), json.dumps({"expected": expected,

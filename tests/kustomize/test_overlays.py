@@ -10,6 +10,8 @@ Each directory under trees/ is a base + overlays tree with a case.yaml:
 * ``counts``: per overlay, workload and container, the number of devices it must get from
   claims after convert (and none from the device plugin), where the oracle does not apply;
 * ``exit``: convert's exit code; ``blocked``: text that must appear in a blocked reason;
+* every overlay without ``counts``, before and after: each pod gets what the device plugin
+  gave it (tests/convert/entitlements.py, whole_pod_problems);
 * ``audit``: ``[rule, file, line]`` findings audit must report on the tree before convert.
 
 Every overlay must build before and after, and a second convert must change nothing.
@@ -29,7 +31,7 @@ from typer.testing import CliRunner
 
 from gpudra.audit import AuditRequest, run_audit
 from gpudra.cli import app
-from tests.convert.entitlements import entitlements, objects_from_text
+from tests.convert.entitlements import entitlements, objects_from_text, whole_pod_problems
 
 TREES = Path(__file__).parent / "trees"
 CASES = sorted(p.name for p in TREES.iterdir() if (p / "case.yaml").is_file())
@@ -98,6 +100,11 @@ def test_overlay_oracle(name: str, tmp_path: Path) -> None:
 
     for overlay in case.get("unchanged", []):
         assert after[overlay] == before[overlay], overlay
+    # Each built pod gets what the device plugin gave it; `counts` cases repair a tree whose
+    # pods asked for devices twice (GPU110), so what they got before is not the measure.
+    for overlay in (o for o in overlays if o not in case.get("counts", {})):
+        assert whole_pod_problems(objects_from_text(before[overlay]),
+                                  objects_from_text(after[overlay])) == [], overlay
     for overlay in case.get("converted", []):
         rendered = tmp_path / "rendered" / overlay / "all.yaml"
         rendered.parent.mkdir(parents=True)

@@ -161,3 +161,36 @@ def test_names_of_existing_templates_are_not_reused(tmp_path: Path) -> None:
                          str(FIXTURES / "inventory-a100-h100.yaml"), "-o", "json")
     verdicts = {w["name"]: w["satisfiable"] for w in json.loads(out)["workloads"]}
     assert verdicts == {"train": True, "other": False}  # 64 GPUs nowhere; train's own 1 fits
+
+
+BOUND_POD = """\
+apiVersion: v1
+kind: Pod
+metadata: {name: bound, namespace: ml}
+spec:
+  nodeName: node-h100
+  containers:
+  - name: main
+    image: cuda
+    resources: {limits: {nvidia.com/gpu: 1}}
+"""
+
+
+def test_a_pod_the_scheduler_bound_is_planned_as_created_anew(tmp_path: Path) -> None:
+    # Read from a cluster, spec.nodeName is where the scheduler put the pod: convert
+    # --from-cluster drops it, and so does plan. Written in a file, it bypasses the scheduler
+    # and convert blocks it (nothing would allocate its claims), so plan cannot prove it.
+    state = _cluster_state()
+    state["objects"] = [o for o in state["objects"] if o["kind"] in ("ResourceSlice", "Node")]
+    state["objects"].append(yaml.safe_load(BOUND_POD))
+    with FakeCluster(state, tls=False) as cluster:
+        code, out, err = _plan("--kubeconfig", str(cluster.kubeconfig), "-o", "json")
+    report = json.loads(out)
+    assert [(w["name"], w["converted"], w["satisfiable"]) for w in report["workloads"]] \
+        == [("bound", True, True)], err
+    assert not report["unconverted"] and code == 0
+    (tmp_path / "pod.yaml").write_text(BOUND_POD)
+    code, out, _ = _plan(str(tmp_path), "--inventory",
+                         str(FIXTURES / "inventory-a100-h100.yaml"), "-o", "json")
+    report = json.loads(out)
+    assert not report["workloads"] and report["unconverted"] and code == 1

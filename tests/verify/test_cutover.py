@@ -188,6 +188,17 @@ def test_affinity_and_taints_decide_where_workloads_may_run(tmp_path: Path) -> N
         [(["t"], []), (["u"], ["aff"])]
 
 
+def test_a_bare_pod_the_scheduler_bound_moves_with_its_pool(tmp_path: Path) -> None:
+    # Its nodeName is cluster state, not a pin convert must refuse (issue 13 item 8).
+    objects = [f.node("a-1", 8, pool="a"), f.node("b-1", 8, pool="b"),
+               f.pod("ml", "bound", f.pod_spec(gpus=2, node_selector=pinned("b")),
+                     node_name="b-1")]
+    code, report, err = cutover(tmp_path, objects)
+    assert code == 0, err
+    assert [(w["pools"], [m["name"] for m in w["workloads"]]) for w in report["waves"]] == \
+        [(["a"], []), (["b"], ["bound"])]
+
+
 def test_runbook_and_wave_manifests(tmp_path: Path) -> None:
     out = tmp_path / "cutover"
     code, report, err = cutover(tmp_path, safe_fleet(), "--output-dir", str(out))
