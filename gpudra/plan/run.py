@@ -19,7 +19,7 @@ from gpudra.model import ExitCode, InputError, NotRead
 from gpudra.objects import SourceObject, as_mapping
 from gpudra.plan.engine import PlanOptions, plan
 from gpudra.plan.inventory import Inventory, parse_inventory
-from gpudra.plan.report import PlanReport
+from gpudra.plan.report import NODE_SAMPLE, PlanReport
 from gpudra.plan.synthesis import Shares, synthesize
 from gpudra.report.outcomes import Outcome, OutcomeReport
 from gpudra.sources.files import FileSource
@@ -36,6 +36,7 @@ class PlanRequest:
     target_version: str = "1.37"      # for workloads converted in memory
     consumable_shares: str | None = None
     config: Any = None                # gpudra.config.Config
+    full_matches: bool = False        # every matching node per request, not a sample
 
 
 @dataclass(frozen=True)
@@ -89,7 +90,8 @@ def run_plan(request: PlanRequest, *, on_page: Callable[[Any], None] | None = No
     workloads = [o for o in objects if _kind(o) not in _INVENTORY_KINDS]
     converter = in_memory_converter(ConvertOptions(target), table,
                                     [_data(o) for o in workloads])
-    options = PlanOptions(converter=converter, table=table, engine=default_engine(target))
+    options = PlanOptions(converter=converter, table=table, engine=default_engine(target),
+                          node_sample=None if request.full_matches else NODE_SAMPLE)
     return PlanResult(plan(workloads, inventory, options), tuple(errors), read)
 
 

@@ -161,3 +161,36 @@ def test_names_of_existing_templates_are_not_reused(tmp_path: Path) -> None:
                          str(FIXTURES / "inventory-a100-h100.yaml"), "-o", "json")
     verdicts = {w["name"]: w["satisfiable"] for w in json.loads(out)["workloads"]}
     assert verdicts == {"train": True, "other": False}  # 64 GPUs nowhere; train's own 1 fits
+
+
+def test_nodes_per_request_are_a_sample_unless_full_matches(tmp_path: Path) -> None:
+    """The report grows with the workloads, not with workloads x nodes: each request names
+    the first 20 matching nodes and counts them all; --full-matches names every one (and
+    a firstAvailable request's union the same way)."""
+    slices = [{"apiVersion": "resource.k8s.io/v1", "kind": "ResourceSlice",
+               "metadata": {"name": f"n{n:02d}"},
+               "spec": {"driver": "gpu.nvidia.com", "nodeName": f"n{n:02d}",
+                        "pool": {"name": f"n{n:02d}", "generation": 1, "resourceSliceCount": 1},
+                        "devices": [{"name": "gpu-0", "attributes": {"type": {"string": "gpu"}}}]}}
+              for n in range(30)]
+    (tmp_path / "slices.yaml").write_text(yaml.safe_dump_all(slices))
+    either = [{"name": "a", "deviceClassName": "gpu.nvidia.com", "count": 2},
+              {"name": "b", "deviceClassName": "gpu.nvidia.com"}]
+    workloads = [
+        {"apiVersion": "resource.k8s.io/v1", "kind": "ResourceClaimTemplate",
+         "metadata": {"name": "one", "namespace": "ml"},
+         "spec": {"spec": {"devices": {"requests": [{"name": "gpu", "firstAvailable": either}]}}}},
+        {"apiVersion": "apps/v1", "kind": "Deployment",
+         "metadata": {"name": "app", "namespace": "ml"}, "spec": {"replicas": 1, "template": {"spec": {
+             "resourceClaims": [{"name": "gpu", "resourceClaimTemplateName": "one"}],
+             "containers": [{"name": "c"}]}}}}]
+    (tmp_path / "tree").mkdir()
+    (tmp_path / "tree" / "app.yaml").write_text(yaml.safe_dump_all(workloads))
+    names = [f"n{n:02d}" for n in range(30)]
+    for extra, listed in (((), names[:20]), (("--full-matches",), names)):
+        code, out, _ = _plan(str(tmp_path / "tree"), "--inventory", str(tmp_path / "slices.yaml"),
+                             "-o", "json", *extra)
+        [request] = json.loads(out)["workloads"][0]["requests"]
+        assert code == 0 and request["matching_devices"] == 30
+        for shown in (request, *request["subrequests"]):
+            assert shown["nodes"] == listed and shown["matching_nodes"] == 30
