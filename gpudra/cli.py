@@ -535,7 +535,7 @@ def plan(
     full_matches: bool = typer.Option(
         False, "--full-matches",
         help="JSON: name every node with a matching device per request (default: the first "
-             "20, and matching_nodes counts them)."),
+             "20 when there are several workloads; matching_nodes counts them)."),
     output: OutcomeFormat = typer.Option(OutcomeFormat.TABLE, "-o", "--output",
                                          case_sensitive=False, help="Report format."),
     config: Optional[Path] = typer.Option(None, "--config", metavar="FILE",

@@ -699,9 +699,7 @@ class Simulation:
     def _explain_no_node(self, claims: Sequence[ResolvedClaim], nodes: tuple[str, ...]) -> str:
         for claim in claims:
             for request in claim.requests:
-                def reach(alt: Alternative) -> int:
-                    if len(nodes) == len(self.nodes) and ANY_NODE not in nodes:
-                        return alt.widest  # every node: known per selection
+                def reach(alt: Alternative) -> int:  # len(candidates) without building them
                     return max((len(alt.by_node.get(n, ())) for n in nodes), default=0) + len(
                         alt.network)
 

@@ -18,7 +18,7 @@ import gc
 import time
 from collections import Counter, defaultdict
 from collections.abc import Iterable
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any
 
 from gpudra.dra.cel import SelectorEngine
@@ -60,7 +60,8 @@ class PlanOptions:
     search_budget: int = SEARCH_BUDGET
     explain: bool = True  # per-term rejection counts for requests that fall short
     # Node names listed per request (`nodes`, in name order; `matching_nodes` counts them
-    # all): a bounded sample keeps the report proportional to the workloads. None: every one.
+    # all): a bounded sample keeps the report proportional to the workloads. None: every one,
+    # as for a plan of a single workload.
     node_sample: int | None = NODE_SAMPLE
     reuse: bool = True  # pods of one shape share what earlier ones found (SimulationOptions)
 
@@ -82,6 +83,8 @@ def plan(objects: Iterable[Any], inventory: Inventory,
 def _plan(objects: Iterable[Any], inventory: Inventory, options: PlanOptions) -> PlanReport:
     started = time.perf_counter()
     demand = extract_demand(objects, options.table, options.converter)
+    if len(demand.workloads) == 1:  # one workload (a pod verify explains): every node named
+        options = replace(options, node_sample=None)
     matcher = Matcher(inventory.devices, options.engine, options.memoise)
     matcher.precompile(_expressions(demand))
     claims = resolve(demand, matcher, options.consumable_capacity)

@@ -18,7 +18,8 @@ JSON (``-o json``), stable keys first, extras after::
      "unconverted": [...], "problems": [...], "notes": [...]}
 
 ``nodes`` names at most :data:`NODE_SAMPLE` of the nodes with a matching device, in name
-order (every one with ``PlanOptions(node_sample=None)``, ``gpudra plan --full-matches``);
+order (every one with ``PlanOptions(node_sample=None)``, ``gpudra plan --full-matches``, and
+in a plan of a single workload);
 ``matching_nodes`` counts them all, so the report grows with the workloads, not with workloads
 x nodes. ``reason`` is null for a satisfiable workload. ``count`` is null for
 ``allocationMode: All``; for a ``firstAvailable`` request it is the first alternative's and

@@ -30,8 +30,8 @@ class Alternative:
     selected: SetResult
     by_node: Mapping[str, tuple[int, ...]]
     network: tuple[int, ...]
-    nodes: tuple[str, ...] = ()  # the keys of by_node in name order
-    widest: int = 0  # matching devices one node can reach: its own plus the network's
+    nodes: tuple[str, ...]  # the keys of by_node in name order
+    widest: int  # the most matching devices one node reaches: its own plus the network's
 
     @property
     def name(self) -> str:

@@ -165,8 +165,8 @@ def test_names_of_existing_templates_are_not_reused(tmp_path: Path) -> None:
 
 def test_nodes_per_request_are_a_sample_unless_full_matches(tmp_path: Path) -> None:
     """The report grows with the workloads, not with workloads x nodes: each request names
-    the first 20 matching nodes and counts them all; --full-matches names every one (and
-    a firstAvailable request's union the same way)."""
+    the first 20 matching nodes and counts them all; --full-matches names every one, as a
+    plan of a single workload does (a firstAvailable request's union the same way)."""
     slices = [{"apiVersion": "resource.k8s.io/v1", "kind": "ResourceSlice",
                "metadata": {"name": f"n{n:02d}"},
                "spec": {"driver": "gpu.nvidia.com", "nodeName": f"n{n:02d}",
@@ -184,13 +184,18 @@ def test_nodes_per_request_are_a_sample_unless_full_matches(tmp_path: Path) -> N
          "metadata": {"name": "app", "namespace": "ml"}, "spec": {"replicas": 1, "template": {"spec": {
              "resourceClaims": [{"name": "gpu", "resourceClaimTemplateName": "one"}],
              "containers": [{"name": "c"}]}}}}]
-    (tmp_path / "tree").mkdir()
-    (tmp_path / "tree" / "app.yaml").write_text(yaml.safe_dump_all(workloads))
+    (tmp_path / "one").mkdir()
+    (tmp_path / "one" / "app.yaml").write_text(yaml.safe_dump_all(workloads))
+    other = json.loads(json.dumps(workloads[1]))
+    other["metadata"]["name"] = "other"
+    (tmp_path / "two").mkdir()
+    (tmp_path / "two" / "apps.yaml").write_text(yaml.safe_dump_all([*workloads, other]))
     names = [f"n{n:02d}" for n in range(30)]
-    for extra, listed in (((), names[:20]), (("--full-matches",), names)):
-        code, out, _ = _plan(str(tmp_path / "tree"), "--inventory", str(tmp_path / "slices.yaml"),
+    for tree, extra, listed in (("two", (), names[:20]), ("two", ("--full-matches",), names),
+                                ("one", (), names)):
+        code, out, _ = _plan(str(tmp_path / tree), "--inventory", str(tmp_path / "slices.yaml"),
                              "-o", "json", *extra)
-        [request] = json.loads(out)["workloads"][0]["requests"]
+        request = json.loads(out)["workloads"][0]["requests"][0]
         assert code == 0 and request["matching_devices"] == 30
         for shown in (request, *request["subrequests"]):
             assert shown["nodes"] == listed and shown["matching_nodes"] == 30
