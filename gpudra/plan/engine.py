@@ -287,8 +287,7 @@ def _request_report(request: Any, claim: ResolvedClaim, pod_group: str, chosen: 
 
 
 def _sample(nodes: tuple[str, ...], options: PlanOptions) -> tuple[str, ...]:
-    limit = options.node_sample
-    return nodes if limit is None or len(nodes) <= limit else nodes[:limit]
+    return nodes if options.node_sample is None else nodes[:options.node_sample]
 
 
 def _alternative_report(alt: Alternative, claim: ResolvedClaim, pod_group: str,
