@@ -534,6 +534,10 @@ def plan(
     consumable_shares: Optional[str] = typer.Option(
         None, "--consumable-shares", metavar="memory|unlimited|N",
         help="Predicted devices: the DRA driver's --consumable-shares setting."),
+    full_matches: bool = typer.Option(
+        False, "--full-matches",
+        help="JSON: name every node with a matching device per request (default: the first "
+             "20 when there are several workloads; matching_nodes counts them)."),
     output: OutcomeFormat = typer.Option(OutcomeFormat.TABLE, "-o", "--output",
                                          case_sensitive=False, help="Report format."),
     config: Optional[Path] = typer.Option(None, "--config", metavar="FILE",
@@ -571,7 +575,8 @@ def plan(
                if any((kubeconfig, context, namespace, request_timeout)) else None)
     request = PlanRequest(paths=tuple(paths), inventory=tuple(inventory), cluster=cluster,
                           target_version=target_version,
-                          consumable_shares=consumable_shares, config=cfg)
+                          consumable_shares=consumable_shares, config=cfg,
+                          full_matches=full_matches)
     with _ListProgress(quiet) as on_page:
         result = run_plan(request, on_page=on_page)
     if output is OutcomeFormat.JSON:

@@ -139,6 +139,11 @@ class SimulationOptions:
     device_taints: bool = True  # DRADeviceTaints (beta, on from 1.36)
     order: str = "scarcest"  # or "input"
     search_budget: int = SEARCH_BUDGET
+    # Pods of one shape (the same claims' content and eligible nodes) reuse what earlier pods
+    # of that shape found: feasible nodes, nodes that could not hold one (placements only take
+    # devices, so such a node stays unable), the empty-cluster answers. False: every pod
+    # searches from scratch; the same results, much slower (the reference for the tests).
+    reuse: bool = True
 
 
 class Simulation:
@@ -165,6 +170,9 @@ class Simulation:
         self._fits_empty: dict[tuple, bool] = {}
         self._missing_counters: set[tuple[str, str, str]] = set()
         self._eligible: dict[tuple, tuple[str, ...]] = {}
+        self._claim_keys: dict[int, tuple] = {}
+        self._alone: dict[tuple, int] = {}
+        self._no_nodes: dict[tuple, str] = {}
 
     def _fresh(self) -> Simulation:
         """The same inventory and static lookups, nothing allocated and no free-device
@@ -175,6 +183,7 @@ class Simulation:
         other.shared, other.allocated, other._steps = {}, set(), 0
         other._free, other._device_keys = {}, defaultdict(list)
         other._cursor, other._fits_empty, other._missing_counters = {}, {}, set()
+        other._alone, other._no_nodes = {}, {}
         return other
 
     # --- bookkeeping ------------------------------------------------------------------------
@@ -185,10 +194,12 @@ class Simulation:
         if key in self._free:
             return
         counts: dict[str | None, int] = defaultdict(int)
+        counts.update((node, len(devices)) for node, devices in alternative.by_node.items())
+        if alternative.network:
+            counts[None] = len(alternative.network)
+        device_keys = self._device_keys
         for index in alternative.selected.matching:
-            node = self.devices[index].node
-            counts[node] += 1
-            self._device_keys[index].append(key)
+            device_keys[index].append(key)
         self._free[key] = counts
 
     def _take(self, index: int) -> None:
@@ -205,7 +216,7 @@ class Simulation:
 
     def candidates(self, alternative: Alternative, node: str) -> tuple[int, ...]:
         """Matching devices reachable from `node`, in the allocator's search order."""
-        key = (id(alternative), node)
+        key = (id(alternative.selected), node)  # by_node and network follow from it
         found = self._candidates.get(key)
         if found is None:
             local = alternative.by_node.get(node, ()) if node != ANY_NODE else ()
@@ -317,7 +328,7 @@ class Simulation:
         if len(pinned) > 1:
             return _Failure(f"the pod's shared claims are allocated on different nodes "
                             f"({', '.join(sorted(pinned))})", "shared")
-        shape = (tuple(id(c) for c in to_allocate), id(eligible))  # eligible: cached tuples
+        shape = (self._shape(to_allocate), id(eligible))  # eligible: cached per nodeSelector
         if pinned:
             nodes = tuple(n for n in pinned if n in eligible)
             if not nodes:
@@ -330,27 +341,36 @@ class Simulation:
                 return _Failure(self._no_node(to_allocate, only or eligible), "no-node")
         if not to_allocate:
             return nodes[0], []
-        cacheable = not pinned and only is None and not any(c.shared for c in to_allocate)
+        cacheable = (self.options.reuse and not pinned and only is None
+                     and not any(c.shared for c in to_allocate))
         start = self._cursor.get(shape, 0) if cacheable else 0
+        # The first node a later pod of this shape must try again: every node before it was
+        # searched to the end without a fit and without a warning, and will be again.
+        reopen: int | None = None
         budget_hit = False
         for position in range(start, len(nodes)):
             node = nodes[position]
             if not self._may_fit(to_allocate, node):
                 continue
+            noted: set[str] = set()
             try:
-                picks = self._allocate_on(node, to_allocate, warnings)
+                picks = self._allocate_on(node, to_allocate, noted)
             except _Budget:
                 budget_hit = True
-                continue
+                picks = None
             except _MustFail as failure:
+                warnings |= noted
                 return _Failure(failure.message or str(failure), "error")
+            warnings |= noted
+            if reopen is None and (picks is not None or budget_hit or noted):
+                reopen = position
             if picks is not None:
                 if cacheable:
-                    self._cursor[shape] = position
+                    self._cursor[shape] = reopen
                 self._commit(to_allocate, node, picks)
                 return node, picks
         if cacheable:
-            self._cursor[shape] = len(nodes)
+            self._cursor[shape] = len(nodes) if reopen is None else reopen
         if budget_hit:
             return _Failure("the search ran out of budget on some node (too many combinations "
                             "of candidate devices and constraints)", "budget")
@@ -360,19 +380,40 @@ class Simulation:
                             "order)", "competition")
         return _Failure(_no_fit(to_allocate, self.devices), "no-fit")
 
+    def _claim_key(self, claim: ResolvedClaim) -> tuple:
+        """What placing a claim depends on: its constraints and its requests' names and
+        content, not the workload it came from (every workload has claims of its own)."""
+        key = self._claim_keys.get(id(claim))
+        if key is None:
+            key = (claim.constraints, tuple(
+                (r.name, tuple((a.sub, a.key, _request_key(a.request)) for a in r.alternatives))
+                for r in claim.requests))
+            self._claim_keys[id(claim)] = key
+        return key
+
+    def _shape(self, claims: Sequence[ResolvedClaim]) -> tuple:
+        return tuple(self._claim_key(c) for c in claims)
+
     def _fit_alone(self, claims: tuple[ResolvedClaim, ...], eligible: tuple[str, ...],
                    pods: int) -> int:
         """How many of the group's pods fit on an empty cluster (no other workload)."""
-        alone = self._fresh()
-        for placed in range(pods):
-            if isinstance(alone._place_pod(claims, eligible, None, set()), _Failure):
-                return placed
-        return pods
+        key = (tuple((self._claim_key(c), c.shared) for c in claims), id(eligible), pods)
+        found = self._alone.get(key) if self.options.reuse else None
+        if found is None:
+            alone = self._fresh()
+            found = pods
+            for placed in range(pods):
+                if isinstance(alone._place_pod(claims, eligible, None, set()), _Failure):
+                    found = placed
+                    break
+            if self.options.reuse:
+                self._alone[key] = found
+        return found
 
     def _feasible_nodes(self, shape: tuple, claims: Sequence[ResolvedClaim],
                         eligible: tuple[str, ...]) -> tuple[str, ...]:
         """Nodes where every request could be met if nothing were in use (by device counts)."""
-        found = self._feasible.get(shape)
+        found = self._feasible.get(shape) if self.options.reuse else None
         if found is not None:
             return found
         nodes = set(eligible)
@@ -388,7 +429,8 @@ class Simulation:
                            if len(devs) + len(alt.network) >= need}
                 nodes &= ok
         found = tuple(n for n in eligible if n in nodes)
-        self._feasible[shape] = found
+        if self.options.reuse:
+            self._feasible[shape] = found
         return found
 
     def _may_fit(self, claims: Sequence[ResolvedClaim], node: str) -> bool:
@@ -418,7 +460,8 @@ class Simulation:
 
     def _fits_when_empty(self, shape: tuple, claims: Sequence[ResolvedClaim],
                          nodes: tuple[str, ...]) -> bool:
-        found = self._fits_empty.get(shape)
+        key = (shape, nodes)  # nodes: the feasible ones, a DaemonSet pod's or a shared claim's
+        found = self._fits_empty.get(key) if self.options.reuse else None
         if found is None:
             empty = self._fresh()
             found = False
@@ -429,7 +472,8 @@ class Simulation:
                         break
                 except (_Budget, _MustFail):
                     continue
-            self._fits_empty[shape] = found
+            if self.options.reuse:
+                self._fits_empty[key] = found
         return found
 
     # --- one node ---------------------------------------------------------------------------
@@ -644,10 +688,20 @@ class Simulation:
 
     def _no_node(self, claims: Sequence[ResolvedClaim], nodes: tuple[str, ...]) -> str:
         """Why no node in `nodes` (the eligible ones, or a DaemonSet pod's own) can do."""
+        key = (tuple((c.name, self._claim_key(c)) for c in claims), nodes)
+        found = self._no_nodes.get(key) if self.options.reuse else None
+        if found is None:
+            found = self._explain_no_node(claims, nodes)
+            if self.options.reuse:
+                self._no_nodes[key] = found
+        return found
+
+    def _explain_no_node(self, claims: Sequence[ResolvedClaim], nodes: tuple[str, ...]) -> str:
         for claim in claims:
             for request in claim.requests:
-                def reach(alt: Alternative) -> int:
-                    return max((len(self.candidates(alt, n)) for n in nodes), default=0)
+                def reach(alt: Alternative) -> int:  # len(candidates) without building them
+                    return max((len(alt.by_node.get(n, ())) for n in nodes), default=0) + len(
+                        alt.network)
 
                 best = max(request.alternatives, key=reach)
                 need = best.request.needed
@@ -683,6 +737,13 @@ def _no_fit(claims: Sequence[ResolvedClaim], devices: Sequence[Device]) -> str:
         parts.append("device taints")
     why = ", ".join(parts) or "capacity"
     return f"no node can hold the pod even with every device free ({why})"
+
+
+def _request_key(request: Request) -> tuple:
+    """A request's content, hashable (capacity and tolerations are mappings)."""
+    return (request.name, request.device_class, request.selectors, request.allocation_mode,
+            request.count, tuple(sorted(request.capacity.items())), request.admin_access,
+            repr(request.tolerations))
 
 
 def _rollback(applied: list[tuple[_ConstraintState, Any, str]]) -> None:

@@ -14,10 +14,11 @@ both merged (what ``gpudra plan`` does: :mod:`gpudra.plan.run`).
 
 from __future__ import annotations
 
+import gc
 import time
 from collections import Counter, defaultdict
 from collections.abc import Iterable
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any
 
 from gpudra.dra.cel import SelectorEngine
@@ -34,6 +35,7 @@ from gpudra.plan.inventory import Device, Inventory
 from gpudra.plan.matching import Matcher, format_quantity
 from gpudra.plan.report import (
     NETWORK,
+    NODE_SAMPLE,
     DeviceSummary,
     NodeDevices,
     PlanReport,
@@ -57,23 +59,44 @@ class PlanOptions:
     device_taints: bool = True
     search_budget: int = SEARCH_BUDGET
     explain: bool = True  # per-term rejection counts for requests that fall short
+    # Node names listed per request (`nodes`, in name order; `matching_nodes` counts them
+    # all): a bounded sample keeps the report proportional to the workloads. None: every one,
+    # as for a plan of a single workload.
+    node_sample: int | None = NODE_SAMPLE
+    reuse: bool = True  # pods of one shape share what earlier ones found (SimulationOptions)
 
 
 def plan(objects: Iterable[Any], inventory: Inventory,
          options: PlanOptions = PlanOptions()) -> PlanReport:
+    # The plan allocates millions of small, acyclic records next to a large live inventory;
+    # the cyclic collector would rescan that inventory again and again (a third of the run at
+    # 100,000 devices). Paused for the plan, as gpudra.cluster.jsonparse does per page.
+    collecting = gc.isenabled()
+    gc.disable()
+    try:
+        return _plan(objects, inventory, options)
+    finally:
+        if collecting:
+            gc.enable()
+
+
+def _plan(objects: Iterable[Any], inventory: Inventory, options: PlanOptions) -> PlanReport:
     started = time.perf_counter()
     demand = extract_demand(objects, options.table, options.converter)
+    if len(demand.workloads) == 1:  # one workload (a pod verify explains): every node named
+        options = replace(options, node_sample=None)
     matcher = Matcher(inventory.devices, options.engine, options.memoise)
     matcher.precompile(_expressions(demand))
     claims = resolve(demand, matcher, options.consumable_capacity)
     simulation = Simulation(inventory, SimulationOptions(
         options.consumable_capacity, options.partitionable_devices, options.device_taints,
-        options.order, options.search_budget))
+        options.order, options.search_budget, options.reuse))
     blocking = {id(w): _blocking(w, claims) for w in demand.workloads}
     outcomes = simulation.run(demand.workloads, claims, lambda w: bool(blocking[id(w)]))
-    workloads = tuple(_workload_report(o, claims, blocking[id(o.workload)], matcher, options)
+    memo = _SelectionFacts(matcher)
+    workloads = tuple(_workload_report(o, claims, blocking[id(o.workload)], memo, options)
                       for o in outcomes)
-    devices = _device_summary(inventory, claims, simulation, matcher)
+    devices = _device_summary(inventory, claims, simulation)
     notes = list(inventory.notes)
     if simulation._missing_counters:
         notes.append("counter sets referenced by devices but not in the inventory (not "
@@ -132,8 +155,53 @@ def _blocking(workload: Workload, claims: dict[int, ResolvedClaim]) -> list[str]
     return list(dict.fromkeys(reasons))
 
 
+class _SelectionFacts:
+    """What the report says about a selection (and a request's tolerations or capacity),
+    worked out once: 10,000 workloads over 50 selector sets share 50 selections, and each
+    walk of one is a walk of up to every device."""
+
+    def __init__(self, matcher: Matcher) -> None:
+        self.matcher = matcher
+        self._refused: dict[tuple, tuple[Device, ...]] = {}
+        self._capacity: dict[tuple, tuple[str, ...]] = {}
+        self._unions: dict[tuple, tuple[int, tuple[str, ...], int]] = {}
+
+    def refused(self, alt: Alternative) -> tuple[Device, ...]:
+        """Matching devices with a NoSchedule/NoExecute taint the request does not tolerate."""
+        key = (id(alt.selected), repr(alt.request.tolerations))
+        found = self._refused.get(key)
+        if found is None:
+            devices = self.matcher.devices
+            found = tuple(devices[i] for i in alt.selected.matching
+                          if not tolerated(devices[i], alt.request))
+            self._refused[key] = found
+        return found
+
+    def capacity_rejection(self, alt: Alternative) -> tuple[str, ...]:
+        key = (id(alt.selected), tuple(sorted(alt.request.capacity.items())))
+        found = self._capacity.get(key)
+        if found is None:
+            found = self._capacity[key] = _capacity_rejection(alt, self.matcher)
+        return found
+
+    def union(self, alternatives: tuple[Alternative, ...]) -> tuple[int, tuple[str, ...], int]:
+        """A firstAvailable request: devices any alternative matches, their nodes in name
+        order, and how many are network-attached."""
+        key = tuple(id(a.selected) for a in alternatives)
+        found = self._unions.get(key)
+        if found is None:
+            devices = self.matcher.devices
+            union: set[int] = set()
+            for alt in alternatives:
+                union.update(alt.selected.matching)
+            nodes = tuple(sorted({devices[i].node for i in union if devices[i].node}))
+            found = (len(union), nodes, sum(1 for i in union if devices[i].node is None))
+            self._unions[key] = found
+        return found
+
+
 def _workload_report(outcome: WorkloadOutcome, claims: dict[int, ResolvedClaim],
-                     blocking: list[str], matcher: Matcher, options: PlanOptions
+                     blocking: list[str], memo: _SelectionFacts, options: PlanOptions
                      ) -> WorkloadReport:
     workload = outcome.workload
     failed_groups = [g for g in outcome.groups if g.failure]
@@ -161,7 +229,7 @@ def _workload_report(outcome: WorkloadOutcome, claims: dict[int, ResolvedClaim],
             if claim is None:
                 continue
             for request in claim.requests:
-                requests.append(_request_report(request, claim, group.path, chosen, matcher,
+                requests.append(_request_report(request, claim, group.path, chosen, memo,
                                                 options, short=not satisfiable))
     if reason is not None and kind == "blocked" and "no device matches" in blocking[0]:
         zero = next((r for q in requests for a in (q.subrequests or (q,))
@@ -170,7 +238,7 @@ def _workload_report(outcome: WorkloadOutcome, claims: dict[int, ResolvedClaim],
             reason = reason.replace("no device matches", f"no device matches ({zero})", 1)
     warnings = tuple(dict.fromkeys(w for g in outcome.groups for w in g.warnings))
     if options.device_taints:
-        warnings += _taint_warnings(workload, claims, matcher)
+        warnings += _taint_warnings(workload, claims, memo)
     if satisfiable and outcome.pods == 0:
         warnings += ("no pods: replicas is 0, or no node is eligible for the DaemonSet",)
     return WorkloadReport(workload.kind, workload.name, workload.namespace, satisfiable, reason,
@@ -179,7 +247,7 @@ def _workload_report(outcome: WorkloadOutcome, claims: dict[int, ResolvedClaim],
 
 
 def _taint_warnings(workload: Workload, claims: dict[int, ResolvedClaim],
-                    matcher: Matcher) -> tuple[str, ...]:
+                    memo: _SelectionFacts) -> tuple[str, ...]:
     """Per request: matching devices a NoSchedule/NoExecute taint keeps from it (the NVIDIA
     driver's health checks taint gpu.nvidia.com/xid and gpu.nvidia.com/gpu-lost NoSchedule)
     because it has no matching toleration; the simulation never allocates them."""
@@ -187,8 +255,7 @@ def _taint_warnings(workload: Workload, claims: dict[int, ResolvedClaim],
     for claim in _claims_of(workload, claims):
         for request in claim.requests:
             for alt in request.alternatives:
-                refused = [matcher.devices[i] for i in alt.selected.matching
-                           if not tolerated(matcher.devices[i], alt.request)]
+                refused = memo.refused(alt)
                 if not refused:
                     continue
                 shown = ", ".join(
@@ -204,27 +271,29 @@ def _taint_warnings(workload: Workload, claims: dict[int, ResolvedClaim],
 
 
 def _request_report(request: Any, claim: ResolvedClaim, pod_group: str, chosen: Counter,
-                    matcher: Matcher, options: PlanOptions, short: bool) -> RequestReport:
-    alternatives = [_alternative_report(a, claim, pod_group, chosen, matcher, options, short)
+                    memo: _SelectionFacts, options: PlanOptions, short: bool) -> RequestReport:
+    alternatives = [_alternative_report(a, claim, pod_group, chosen, memo, options, short)
                     for a in request.alternatives]
     if not request.first_available:
         return alternatives[0]
     first = alternatives[0]
-    union: set[int] = set()
-    for alt in request.alternatives:
-        union.update(alt.selected.matching)
-    nodes = sorted({matcher.devices[i].node for i in union if matcher.devices[i].node})
+    devices, nodes, network = memo.union(request.alternatives)
     return RequestReport(
-        request.name, first.count, len(union), tuple(nodes), claim.name, pod_group,
-        first.allocation_mode, None,
-        sum(1 for i in union if matcher.devices[i].node is None),
+        request.name, first.count, devices, _sample(nodes, options), claim.name, pod_group,
+        first.allocation_mode, None, network,
         sum(a.unknown_devices for a in alternatives), sum(a.allocated for a in alternatives),
-        tuple(alternatives), tuple(e for a in alternatives for e in a.errors))
+        tuple(alternatives), tuple(e for a in alternatives for e in a.errors),
+        matching_nodes=len(nodes))
+
+
+def _sample(nodes: tuple[str, ...], options: PlanOptions) -> tuple[str, ...]:
+    return nodes if options.node_sample is None else nodes[:options.node_sample]
 
 
 def _alternative_report(alt: Alternative, claim: ResolvedClaim, pod_group: str,
-                        chosen: Counter, matcher: Matcher, options: PlanOptions,
+                        chosen: Counter, memo: _SelectionFacts, options: PlanOptions,
                         short: bool) -> RequestReport:
+    matcher = memo.matcher
     selected = alt.selected
     request = alt.request
     all_mode = request.allocation_mode == ALL
@@ -240,15 +309,14 @@ def _alternative_report(alt: Alternative, claim: ResolvedClaim, pod_group: str,
         if options.explain and (falls_short or selected.runtime_errors):
             stats = matcher.explain(cls.name, cls.selectors, request.selectors)
             rejections = tuple(s.message() for s in stats)
-        rejections += _capacity_rejection(alt, matcher)
+        rejections += memo.capacity_rejection(alt)
         hints = tuple(h for e in request.selectors
                       for h in matcher.hints(e, cls.name, cls.selectors))
-    nodes = tuple(sorted(alt.by_node))
     return RequestReport(
         alt.sub or alt.parent, None if all_mode else request.count, len(selected.matching),
-        nodes, claim.name, pod_group, request.allocation_mode, request.device_class,
-        len(alt.network), len(selected.unknown), chosen.get(alt.name, 0), (), errors,
-        rejections, hints)
+        _sample(alt.nodes, options), claim.name, pod_group, request.allocation_mode,
+        request.device_class, len(alt.network), len(selected.unknown), chosen.get(alt.name, 0),
+        (), errors, rejections, hints, matching_nodes=len(alt.nodes))
 
 
 def _capacity_rejection(alt: Alternative, matcher: Matcher) -> tuple[str, ...]:
@@ -271,14 +339,14 @@ def _capacity_rejection(alt: Alternative, matcher: Matcher) -> tuple[str, ...]:
 
 
 def _device_summary(inventory: Inventory, claims: dict[int, ResolvedClaim],
-                    simulation: Simulation, matcher: Matcher) -> DeviceSummary:
+                    simulation: Simulation) -> DeviceSummary:
     matched: set[int] = set()
     unknown: set[int] = set()
-    for claim in claims.values():
-        for request in claim.requests:
-            for alt in request.alternatives:
-                matched.update(alt.selected.matching)
-                unknown.update(alt.selected.unknown)
+    selections = {id(a.selected): a.selected for c in claims.values() for r in c.requests
+                  for a in r.alternatives}  # shared by many claims: each walked once
+    for selected in selections.values():
+        matched.update(selected.matching)
+        unknown.update(selected.unknown)
     unknown -= matched
     per_node: dict[str, Counter] = defaultdict(Counter)
     stranded_kinds: Counter[str] = Counter()

@@ -6,7 +6,8 @@ JSON (``-o json``), stable keys first, extras after::
                     "requests": [{"name", "count", "matching_devices", "nodes",
                                   "claim", "pod_group", "allocation_mode", "device_class",
                                   "network_devices", "unknown_devices", "allocated",
-                                  "subrequests", "errors", "rejections", "hints"}],
+                                  "subrequests", "errors", "rejections", "hints",
+                                  "matching_nodes"}],
                     "pods", "pods_placed", "placement", "failure_kind", "warnings",
                     "converted", "file"}],
      "devices": {"total", "real", "predicted", "matched", "stranded", "unknown", "allocated",
@@ -16,8 +17,13 @@ JSON (``-o json``), stable keys first, extras after::
      "summary": {"workloads", "satisfiable", "unsatisfiable", "inventory", ...},
      "unconverted": [...], "problems": [...], "notes": [...]}
 
-``reason`` is null for a satisfiable workload. ``count`` is null for ``allocationMode: All``;
-for a ``firstAvailable`` request it is the first alternative's and ``subrequests`` has each.
+``nodes`` names at most :data:`NODE_SAMPLE` of the nodes with a matching device, in name
+order (every one with ``PlanOptions(node_sample=None)``, ``gpudra plan --full-matches``, and
+in a plan of a single workload);
+``matching_nodes`` counts them all, so the report grows with the workloads, not with workloads
+x nodes. ``reason`` is null for a satisfiable workload. ``count`` is null for
+``allocationMode: All``; for a ``firstAvailable`` request it is the first alternative's and
+``subrequests`` has each.
 Network-attached devices have no node: they are counted under ``"(network)"`` in ``by_node``.
 """
 
@@ -28,6 +34,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 NETWORK = "(network)"
+NODE_SAMPLE = 20  # node names listed per request by default
 
 
 @dataclass(frozen=True)
@@ -47,6 +54,7 @@ class RequestReport:
     errors: tuple[str, ...] = ()
     rejections: tuple[str, ...] = ()
     hints: tuple[str, ...] = ()
+    matching_nodes: int = 0  # all of them; `nodes` may name only the first few
 
     def to_json(self) -> dict[str, Any]:
         out: dict[str, Any] = {
@@ -57,7 +65,7 @@ class RequestReport:
             "allocated": self.allocated,
             "subrequests": [s.to_json() for s in self.subrequests],
             "errors": list(self.errors), "rejections": list(self.rejections),
-            "hints": list(self.hints)}
+            "hints": list(self.hints), "matching_nodes": self.matching_nodes}
         return out
 
 

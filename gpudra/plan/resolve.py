@@ -30,6 +30,8 @@ class Alternative:
     selected: SetResult
     by_node: Mapping[str, tuple[int, ...]]
     network: tuple[int, ...]
+    nodes: tuple[str, ...]  # the keys of by_node in name order
+    widest: int  # the most matching devices one node reaches: its own plus the network's
 
     @property
     def name(self) -> str:
@@ -41,7 +43,7 @@ class Alternative:
         return (self.request.device_class, cls.selectors if cls else (), self.request.selectors)
 
     def max_on_one_node(self) -> int:
-        return max((len(v) for v in self.by_node.values()), default=0) + len(self.network)
+        return self.widest
 
 
 @dataclass(frozen=True, eq=False)
@@ -110,9 +112,9 @@ def resolve_claim(claim: PodClaim, demand: Demand, matcher: Matcher,
             if alt.capacity and not consumable_capacity:
                 errors.append(f"{label}: has capacity requests, but the DRAConsumableCapacity "
                               "feature is disabled")
-            by_node, network = _split(selected, matcher, {} if splits is None else splits)
+            split = _split(selected, matcher, {} if splits is None else splits)
             alternatives.append(Alternative(request.name, sub, alt, device_class, selected,
-                                            by_node, network))
+                                            *split))
         requests.append(ResolvedRequest(request.name, tuple(alternatives),
                                         bool(request.subrequests)))
     return ResolvedClaim(claim.name, claim.source, tuple(requests), claim.spec.constraints,
@@ -120,8 +122,10 @@ def resolve_claim(claim: PodClaim, demand: Demand, matcher: Matcher,
 
 
 def _split(selected: SetResult, matcher: Matcher, cache: dict[int, tuple]
-           ) -> tuple[Mapping[str, tuple[int, ...]], tuple[int, ...]]:
-    """Matching devices per node, and the network-attached ones (cached per selection)."""
+           ) -> tuple[Mapping[str, tuple[int, ...]], tuple[int, ...], tuple[str, ...], int]:
+    """Matching devices per node, the network-attached ones, the nodes in name order and the
+    most one node reaches: computed once per selection and shared by every request using it
+    (10,000 workloads over 50 selector sets must not cost 10,000 walks of 100,000 devices)."""
     found = cache.get(id(selected))
     if found is None:
         by_node: dict[str, list[int]] = defaultdict(list)
@@ -129,6 +133,8 @@ def _split(selected: SetResult, matcher: Matcher, cache: dict[int, tuple]
         for index in selected.matching:
             node = matcher.devices[index].node
             (network if node is None else by_node[node]).append(index)
-        found = ({k: tuple(v) for k, v in by_node.items()}, tuple(network))
+        widest = max((len(v) for v in by_node.values()), default=0) + len(network)
+        found = ({k: tuple(v) for k, v in by_node.items()}, tuple(network),
+                 tuple(sorted(by_node)), widest)
         cache[id(selected)] = found
     return found

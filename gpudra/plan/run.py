@@ -19,7 +19,7 @@ from gpudra.model import ExitCode, InputError, NotRead
 from gpudra.objects import SourceObject, as_mapping
 from gpudra.plan.engine import PlanOptions, plan
 from gpudra.plan.inventory import Inventory, parse_inventory
-from gpudra.plan.report import PlanReport
+from gpudra.plan.report import NODE_SAMPLE, PlanReport
 from gpudra.plan.synthesis import Shares, synthesize
 from gpudra.report.outcomes import Outcome, OutcomeReport
 from gpudra.sources.files import FileSource
@@ -36,6 +36,7 @@ class PlanRequest:
     target_version: str = "1.37"      # for workloads converted in memory
     consumable_shares: str | None = None
     config: Any = None                # gpudra.config.Config
+    full_matches: bool = False        # every matching node per request, not a sample
 
 
 @dataclass(frozen=True)
@@ -89,21 +90,22 @@ def run_plan(request: PlanRequest, *, on_page: Callable[[Any], None] | None = No
     workloads = [o for o in objects if _kind(o) not in _INVENTORY_KINDS]
     converter = in_memory_converter(ConvertOptions(target), table,
                                     [_data(o) for o in workloads], live=not request.paths)
-    options = PlanOptions(converter=converter, table=table, engine=default_engine(target))
+    options = PlanOptions(converter=converter, table=table, engine=default_engine(target),
+                          node_sample=None if request.full_matches else NODE_SAMPLE)
     return PlanResult(plan(workloads, inventory, options), tuple(errors), read)
 
 
-def _read_tree(paths: Sequence[str], excludes: Sequence[str], errors: list[InputError]
-               ) -> tuple[list[SourceObject], int]:
-    """The objects in the files under `paths` (a List's items, not the List itself), and the
-    number of files read."""
+def _read_tree(paths: Sequence[str], excludes: Sequence[str], errors: list[InputError],
+               keep: Callable[[SourceObject], Any] = lambda o: o) -> tuple[list[Any], int]:
+    """The objects in the files under `paths` (a List's items, not the List itself), each as
+    `keep` makes it, and the number of files read."""
     source = FileSource(list(paths), excludes)
-    objects: list[SourceObject] = []
+    objects: list[Any] = []
     for item in source.items():
         if isinstance(item, InputError):
             errors.append(item)
         elif isinstance(item, SourceObject) and not item.listing:
-            objects.append(item)
+            objects.append(keep(item))
     return objects, source.stats.files
 
 
@@ -111,7 +113,9 @@ def _inventory_files(files: Sequence[str], errors: list[InputError],
                      shares: str | None) -> Inventory | None:
     if not files:
         return None
-    objects, read = _read_tree(files, (), errors)
+    # Only the data: the line index and text of 100,000 devices' documents would double the
+    # peak memory and the collector's work, and no report points into an inventory file.
+    objects, read = _read_tree(files, (), errors, keep=_data)
     if read == 0 and not errors:
         raise UsageError(f"--inventory {', '.join(files)}: no YAML or JSON files found")
     return _inventory_from(objects, "file", shares)

@@ -194,3 +194,41 @@ def test_a_pod_the_scheduler_bound_is_planned_as_created_anew(tmp_path: Path) ->
                          str(FIXTURES / "inventory-a100-h100.yaml"), "-o", "json")
     report = json.loads(out)
     assert not report["workloads"] and report["unconverted"] and code == 1
+
+
+def test_nodes_per_request_are_a_sample_unless_full_matches(tmp_path: Path) -> None:
+    """The report grows with the workloads, not with workloads x nodes: each request names
+    the first 20 matching nodes and counts them all; --full-matches names every one, as a
+    plan of a single workload does (a firstAvailable request's union the same way)."""
+    slices = [{"apiVersion": "resource.k8s.io/v1", "kind": "ResourceSlice",
+               "metadata": {"name": f"n{n:02d}"},
+               "spec": {"driver": "gpu.nvidia.com", "nodeName": f"n{n:02d}",
+                        "pool": {"name": f"n{n:02d}", "generation": 1, "resourceSliceCount": 1},
+                        "devices": [{"name": "gpu-0", "attributes": {"type": {"string": "gpu"}}}]}}
+              for n in range(30)]
+    (tmp_path / "slices.yaml").write_text(yaml.safe_dump_all(slices))
+    either = [{"name": "a", "deviceClassName": "gpu.nvidia.com", "count": 2},
+              {"name": "b", "deviceClassName": "gpu.nvidia.com"}]
+    workloads = [
+        {"apiVersion": "resource.k8s.io/v1", "kind": "ResourceClaimTemplate",
+         "metadata": {"name": "one", "namespace": "ml"},
+         "spec": {"spec": {"devices": {"requests": [{"name": "gpu", "firstAvailable": either}]}}}},
+        {"apiVersion": "apps/v1", "kind": "Deployment",
+         "metadata": {"name": "app", "namespace": "ml"}, "spec": {"replicas": 1, "template": {"spec": {
+             "resourceClaims": [{"name": "gpu", "resourceClaimTemplateName": "one"}],
+             "containers": [{"name": "c"}]}}}}]
+    (tmp_path / "one").mkdir()
+    (tmp_path / "one" / "app.yaml").write_text(yaml.safe_dump_all(workloads))
+    other = json.loads(json.dumps(workloads[1]))
+    other["metadata"]["name"] = "other"
+    (tmp_path / "two").mkdir()
+    (tmp_path / "two" / "apps.yaml").write_text(yaml.safe_dump_all([*workloads, other]))
+    names = [f"n{n:02d}" for n in range(30)]
+    for tree, extra, listed in (("two", (), names[:20]), ("two", ("--full-matches",), names),
+                                ("one", (), names)):
+        code, out, _ = _plan(str(tmp_path / tree), "--inventory", str(tmp_path / "slices.yaml"),
+                             "-o", "json", *extra)
+        request = json.loads(out)["workloads"][0]["requests"][0]
+        assert code == 0 and request["matching_devices"] == 30
+        for shown in (request, *request["subrequests"]):
+            assert shown["nodes"] == listed and shown["matching_nodes"] == 30

@@ -1,0 +1,206 @@
+"""The placement's reuse between pods of one shape (feasible nodes, nodes known to be full,
+empty-cluster answers, all keyed by the claims' content rather than by which workload they
+belong to) must not change a single result: the whole report with reuse equals the report of
+the plain path, where every pod searches every node from scratch.
+
+Randomised inventories of a few nodes (exclusive GPUs, shareable GPUs with consumable memory,
+partitioned GPUs with shared counters, tainted GPUs, a network-attached pool, Node labels) and
+workloads drawn from a small pool of claim specs, so that many workloads share a shape:
+counts, selectors, allocationMode All, firstAvailable, capacity requests, tolerations,
+matchAttribute/distinctAttribute, shared ResourceClaims, nodeSelectors and DaemonSets.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+from gpudra.dra.cel import engine_available
+from gpudra.plan import PlanOptions, parse_inventory, plan
+from gpudra.plan.allocate import Simulation
+
+pytestmark = pytest.mark.skipif(not engine_available(), reason="cel-expr-python not installed")
+
+API = "resource.k8s.io/v1"
+DRIVER = "gpu.nvidia.com"
+NUMA = "resource.kubernetes.io/numaNode"
+PRODUCTS = ("NVIDIA A100-SXM4-80GB", "NVIDIA H100 80GB HBM3", "NVIDIA L4")
+SELECTORS = (
+    f'device.attributes["{DRIVER}"].productName == "{PRODUCTS[1]}"',
+    f'device.attributes["{DRIVER}"].productName.startsWith("NVIDIA A")',
+    f'device.capacity["{DRIVER}"].memory.compareTo(quantity("40Gi")) >= 0',
+)
+SETTINGS = settings(max_examples=60, derandomize=True, database=None, deadline=None,
+                    suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large])
+
+
+@st.composite
+def inventories(draw) -> list[dict[str, Any]]:
+    objects: list[dict[str, Any]] = []
+    for n in range(draw(st.integers(1, 5))):
+        node = f"node-{n}"
+        devices: list[dict[str, Any]] = []
+        counters: list[dict[str, Any]] = []
+        for g in range(draw(st.integers(0, 4))):
+            device: dict[str, Any] = {"name": f"gpu-{g}", "attributes": {
+                "type": {"string": "gpu"},
+                "productName": {"string": draw(st.sampled_from(PRODUCTS))},
+                NUMA: {"int": draw(st.integers(0, 1))}},
+                "capacity": {"memory": {"value": draw(st.sampled_from(["24Gi", "80Gi"]))}}}
+            kind = draw(st.sampled_from(["plain", "plain", "shared", "partitioned", "tainted"]))
+            if kind == "shared":
+                device["allowMultipleAllocations"] = True
+                device["capacity"]["memory"]["requestPolicy"] = {
+                    "default": "10Gi", "validRange": {"min": "1Gi", "step": "1Gi"}}
+            elif kind == "partitioned":
+                counters.append({"name": f"set-{g}", "counters": {"slices": {"value": "4"}}})
+                device["consumesCounters"] = [{"counterSet": f"set-{g}", "counters": {
+                    "slices": {"value": str(draw(st.sampled_from([2, 4])))}}}]
+                devices.append({**device, "name": f"gpu-{g}-half", "consumesCounters": [
+                    {"counterSet": f"set-{g}", "counters": {"slices": {"value": "2"}}}]})
+            elif kind == "tainted":
+                device["taints"] = [{"key": "maintenance", "effect": "NoSchedule"}]
+            devices.append(device)
+        spec: dict[str, Any] = {"driver": DRIVER, "nodeName": node, "devices": devices,
+                                "pool": {"name": node, "generation": 1,
+                                         "resourceSliceCount": 1}}
+        if counters:
+            spec["sharedCounters"] = counters
+        objects.append({"apiVersion": API, "kind": "ResourceSlice",
+                        "metadata": {"name": f"{node}-slice"}, "spec": spec})
+        if draw(st.booleans()):
+            objects.append({"apiVersion": "v1", "kind": "Node", "metadata": {
+                "name": node, "labels": {"zone": draw(st.sampled_from(["a", "b"]))}}})
+    if draw(st.booleans()):
+        objects.append({"apiVersion": API, "kind": "ResourceSlice", "metadata": {"name": "net"},
+                        "spec": {"driver": DRIVER, "allNodes": True,
+                                 "pool": {"name": "net", "generation": 1,
+                                          "resourceSliceCount": 1},
+                                 "devices": [{"name": f"net-{i}", "attributes": {
+                                     "type": {"string": "gpu"},
+                                     "productName": {"string": PRODUCTS[2]}}}
+                                     for i in range(draw(st.integers(1, 2)))]}})
+    return objects
+
+
+@st.composite
+def exactly(draw) -> dict[str, Any]:
+    request: dict[str, Any] = {"deviceClassName": DRIVER}
+    if draw(st.integers(0, 5)) == 0:
+        request["allocationMode"] = "All"
+    else:
+        request["count"] = draw(st.integers(1, 3))
+    chosen = draw(st.lists(st.sampled_from(SELECTORS), max_size=2, unique=True))
+    if chosen:
+        request["selectors"] = [{"cel": {"expression": e}} for e in chosen]
+    if draw(st.integers(0, 3)) == 0:
+        request["capacity"] = {"requests": {"memory": draw(st.sampled_from(["8Gi", "30Gi"]))}}
+    if draw(st.integers(0, 2)) == 0:
+        request["tolerations"] = [{"key": "maintenance", "operator": "Exists"}]
+    return request
+
+
+@st.composite
+def claim_specs(draw) -> dict[str, Any]:
+    requests = []
+    for r in range(draw(st.integers(1, 2))):
+        if draw(st.integers(0, 3)) == 0:
+            requests.append({"name": f"r{r}", "firstAvailable": [
+                {"name": f"s{i}", **draw(exactly())} for i in range(2)]})
+        else:
+            requests.append({"name": f"r{r}", "exactly": draw(exactly())})
+    devices: dict[str, Any] = {"requests": requests}
+    constraint = draw(st.sampled_from([None, "matchAttribute", "distinctAttribute"]))
+    if constraint:
+        devices["constraints"] = [{constraint: NUMA}]
+    return {"devices": devices}
+
+
+@st.composite
+def demands(draw) -> list[dict[str, Any]]:
+    specs = draw(st.lists(claim_specs(), min_size=1, max_size=3))
+    objects: list[dict[str, Any]] = []
+    for i, spec in enumerate(specs):
+        objects.append({"apiVersion": API, "kind": "ResourceClaimTemplate",
+                        "metadata": {"name": f"t{i}", "namespace": "ml"}, "spec": {"spec": spec}})
+        objects.append({"apiVersion": API, "kind": "ResourceClaim",
+                        "metadata": {"name": f"c{i}", "namespace": "ml"}, "spec": spec})
+    for w in range(draw(st.integers(1, 8))):
+        spec_index = draw(st.integers(0, len(specs) - 1))
+        source = ({"resourceClaimName": f"c{spec_index}"} if draw(st.integers(0, 5)) == 0
+                  else {"resourceClaimTemplateName": f"t{spec_index}"})
+        pod: dict[str, Any] = {"resourceClaims": [{"name": "gpu", **source}],
+                               "containers": [{"name": "c"}]}
+        if draw(st.integers(0, 3)) == 0:
+            pod["nodeSelector"] = {"zone": draw(st.sampled_from(["a", "b"]))}
+        daemon = draw(st.integers(0, 6)) == 0
+        spec: dict[str, Any] = {"template": {"spec": pod}}
+        if not daemon:
+            spec["replicas"] = draw(st.integers(0, 4))
+        objects.append({"apiVersion": "apps/v1", "kind": "DaemonSet" if daemon else "Deployment",
+                        "metadata": {"name": f"w{w}", "namespace": "ml"}, "spec": spec})
+    return objects
+
+
+@SETTINGS
+@given(inventory=inventories(), demand=demands(), order=st.sampled_from(["scarcest", "input"]))
+def test_reuse_changes_no_result(inventory: list, demand: list, order: str) -> None:
+    devices = parse_inventory(inventory)
+    reused = plan(demand, devices, PlanOptions(order=order)).to_json()
+    plain = plan(demand, devices, PlanOptions(order=order, reuse=False)).to_json()
+    for report in (reused, plain):
+        del report["summary"]["seconds"]
+    assert reused == plain
+
+
+def test_pods_of_one_shape_in_different_workloads_share_the_search(monkeypatch) -> None:
+    """Three workloads whose claims have equal content (each its own template): two GPUs on
+    distinct NUMA nodes per pod, which only node n5 has (n0-n4 have free GPUs, all on NUMA
+    node 0, so only a search rules them out). With reuse the second and third workloads go
+    straight to n5; placements are the plain path's."""
+    def node(n: int) -> dict[str, Any]:
+        return {"apiVersion": API, "kind": "ResourceSlice", "metadata": {"name": f"n{n}"},
+                "spec": {"driver": DRIVER, "nodeName": f"n{n}",
+                         "pool": {"name": f"n{n}", "generation": 1, "resourceSliceCount": 1},
+                         "devices": [{"name": f"gpu-{g}", "attributes": {
+                             "type": {"string": "gpu"},
+                             NUMA: {"int": g % 2 if n == 5 else 0}}} for g in range(4)]}}
+
+    objects: list[dict[str, Any]] = []
+    for w in range(3):
+        objects.append({"apiVersion": API, "kind": "ResourceClaimTemplate",
+                        "metadata": {"name": f"t{w}", "namespace": "ml"},
+                        "spec": {"spec": {"devices": {
+                            "requests": [{"name": "gpu", "exactly": {"deviceClassName": DRIVER,
+                                                                     "count": 2}}],
+                            "constraints": [{"distinctAttribute": NUMA}]}}}})
+        objects.append({"apiVersion": "apps/v1", "kind": "Deployment",
+                        "metadata": {"name": f"w{w}", "namespace": "ml"},
+                        "spec": {"replicas": 1, "template": {"spec": {
+                            "resourceClaims": [{"name": "gpu",
+                                                "resourceClaimTemplateName": f"t{w}"}],
+                            "containers": [{"name": "c"}]}}}})
+    inventory = parse_inventory([node(n) for n in range(6)])
+    searched: list[str] = []
+    original = Simulation._allocate_on
+
+    def counting(self: Simulation, node_name: str, *args: Any) -> Any:
+        searched.append(node_name)
+        return original(self, node_name, *args)
+
+    monkeypatch.setattr(Simulation, "_allocate_on", counting)
+    reused = plan(objects, inventory)
+    reused_searches, searched[:] = list(searched), []
+    plain = plan(objects, inventory, PlanOptions(reuse=False))
+    assert [w.placement for w in reused.workloads] == [{"n5": 1}, {"n5": 1}, {}]
+    assert reused.workloads[2].failure_kind == "competition"
+    assert [w.to_json() for w in plain.workloads] == [w.to_json() for w in reused.workloads]
+    # reuse: n0-n5 for the first pod, n5 for the second, none for the third (n5 is full by
+    # the free-device count; n0-n4 are known not to fit); then n0-n5 twice on an empty
+    # cluster ("would it fit" and "how many fit alone"). Plain: n0-n5, n0-n5, n0-n4, the same.
+    assert reused_searches == [f"n{n}" for n in range(6)] + ["n5"] + [
+        f"n{n}" for n in range(6)] * 2
+    assert len(searched) == 6 + 6 + 5 + 6 + 6
