@@ -54,7 +54,9 @@ def runs(work: Path) -> list[tuple[list[str], Path | None]]:
             # the cluster of the current context: the fake API server
             (["audit"], None), (["audit", "-o", "json"], None), (["preflight"], None),
             (["plan"], None), (["plan", conv], None),
-            (["convert", "--from-cluster", "--output-dir", out], None)]
+            (["convert", "--from-cluster", "--output-dir", out], None),
+            (["verify"], None), (["verify", "-o", "json"], None),
+            (["cutover"], None), (["cutover", "-o", "json", "--output-dir", "waves"], None)]
 
 
 def subcommands() -> set[str]:
