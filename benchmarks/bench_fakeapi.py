@@ -35,7 +35,7 @@ import subprocess
 import sys
 import tempfile
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -148,12 +148,13 @@ def count_kubectl_json(path: Path) -> int:
     return count
 
 
-def generated_state(workdir: Path, seed: int = 1) -> tuple[Path, dict]:
-    """A cluster from gen_cluster.py and its meta (counts by kind). Generated in a child: a
-    child's peak RSS can't be reported below the parent's."""
+def generated_state(workdir: Path, seed: int = 1, options: Sequence[str] = ()
+                    ) -> tuple[Path, dict]:
+    """A cluster from gen_cluster.py (`options`: more of its arguments) and its meta (counts by
+    kind). Generated in a child: a child's peak RSS can't be reported below the parent's."""
     state = workdir / "cluster.json"
-    subprocess.run([sys.executable, str(HERE / "gen_cluster.py"), str(state), "--seed", str(seed)],
-                   check=True, stdout=subprocess.DEVNULL)
+    subprocess.run([sys.executable, str(HERE / "gen_cluster.py"), str(state), "--seed", str(seed),
+                    *options], check=True, stdout=subprocess.DEVNULL)
     return state, state_meta(state)
 
 

@@ -3,7 +3,7 @@
 
     python benchmarks/gen_cluster.py OUT.json [--seed 1] [--deployments 2000] [--replicas 10]
                                      [--nodes 500] [--gpu-nodes 100] [--dra-nodes 20]
-                                     [--gpu-percent 5] [--version 1.34.2]
+                                     [--gpu-percent 5] [--claim-percent 0] [--version 1.34.2]
 
 or in Python: ``build_state(seed=1)`` returns the state dict for ``FakeCluster(state)``.
 
@@ -19,6 +19,17 @@ Also: DaemonSets (nvidia-device-plugin-daemonset, gpu-feature-discovery, kube-pr
 node-exporter), StatefulSets, Jobs and CronJobs (some with GPUs, no pods), a ResourceQuota per
 namespace (GPU teams: `requests.nvidia.com/gpu`), DeviceClasses gpu.nvidia.com and
 mig.nvidia.com, the clusterpolicies.nvidia.com CRD with one ClusterPolicy.
+
+`--claim-percent P` (default 0: none) makes the cluster one in mid-migration: P% of the GPU
+Deployments are already converted. Their pod template names a ResourceClaimTemplate
+(`<app>-gpu`, one ExactCount request of 1, 2 or 4 `gpu.nvidia.com` devices) instead of
+`nvidia.com/gpu`, and every pod has its generated ResourceClaim (owned by the pod, named in
+its status.resourceClaimStatuses). While devices are free on the DRA nodes a pod runs there,
+Ready, and its claim is allocated (status.allocation.devices.results from that node's
+ResourceSlice, reservedFor the pod); the rest stay Pending with an unallocated claim. With the
+option, every Pending GPU pod (device plugin or claims) also has the scheduler's
+FailedScheduling Event (core/v1, involvedObject the pod). With P = 0 the output is exactly
+what it was before the option existed (no random draw depends on it).
 
 The generator writes JSON (the fake loads 60 MB of JSON in about a second; YAML would take
 half a minute). Only the standard library is used; equal arguments give byte-identical output.
@@ -226,37 +237,105 @@ class Generator:
 
     # --- workloads -------------------------------------------------------------------------
 
-    def container(self, team: str, app: str, gpus: int) -> dict[str, Any]:
+    def container(self, team: str, app: str, gpus: int, on_claims: bool = False
+                  ) -> dict[str, Any]:
         image = (self.rng.choice(GPU_IMAGES) if gpus else self.rng.choice(IMAGES).format(
             team=team, app=app, minor=self.rng.randint(0, 40), patch=self.rng.randint(0, 9)))
         limits: dict[str, Any] = {"memory": f"{self.rng.choice([1, 2, 4, 8])}Gi"}
-        if gpus:
+        if gpus and not on_claims:
             limits["nvidia.com/gpu"] = str(gpus)
+        log_level = self.rng.choice(["info", "warn", "debug"])  # drawn before the requests
+        resources: dict[str, Any] = {
+            "limits": limits, "requests": {"cpu": f"{self.rng.choice([100, 250, 500, 1000])}m",
+                                           "memory": limits["memory"]}}
+        if on_claims:
+            resources["claims"] = [{"name": "gpu"}]
         return {
             "name": app, "image": image, "imagePullPolicy": "IfNotPresent",
             "ports": [{"containerPort": 8080, "name": "http", "protocol": "TCP"}],
             "env": [{"name": "APP_ENV", "value": "production"},
-                    {"name": "LOG_LEVEL", "value": self.rng.choice(["info", "warn", "debug"])}],
-            "resources": {"limits": limits,
-                          "requests": {"cpu": f"{self.rng.choice([100, 250, 500, 1000])}m",
-                                       "memory": limits["memory"]}},
+                    {"name": "LOG_LEVEL", "value": log_level}],
+            "resources": resources,
             "readinessProbe": {"httpGet": {"path": "/healthz", "port": "http",
                                            "scheme": "HTTP"}, "periodSeconds": 10},
             "terminationMessagePath": "/dev/termination-log",
             "terminationMessagePolicy": "File",
         }
 
-    def pod_template(self, team: str, app: str, gpus: int) -> dict[str, Any]:
+    def pod_template(self, team: str, app: str, gpus: int, template_name: str | None = None
+                     ) -> dict[str, Any]:
+        """With `template_name`, the GPUs come from that ResourceClaimTemplate (entry `gpu`)."""
         labels = {"app.kubernetes.io/name": app, "app.kubernetes.io/part-of": team}
         spec: dict[str, Any] = {
-            "containers": [self.container(team, app, gpus)],
+            "containers": [self.container(team, app, gpus, template_name is not None)],
             "dnsPolicy": "ClusterFirst", "restartPolicy": "Always",
             "schedulerName": "default-scheduler", "securityContext": {},
             "terminationGracePeriodSeconds": 30}
         if gpus:
             spec["tolerations"] = [GPU_TOLERATION]
             spec["nodeSelector"] = {"nvidia.com/gpu.present": "true"}
+        if template_name:
+            spec["resourceClaims"] = [{"name": "gpu", "resourceClaimTemplateName": template_name}]
         return {"metadata": {"labels": labels}, "spec": spec}
+
+    # --- DRA claims and scheduler events -------------------------------------------------
+
+    def claim_template(self, namespace: str, name: str, gpus: int) -> dict[str, Any]:
+        return {"apiVersion": "resource.k8s.io/v1", "kind": "ResourceClaimTemplate",
+                "metadata": {"name": name, "namespace": namespace, "uid": self.uid(),
+                             "resourceVersion": self.next_rv(),
+                             "creationTimestamp": self.time(1, 9)},
+                "spec": {"spec": {"devices": {"requests": [{"name": "gpu", "exactly": {
+                    "deviceClassName": "gpu.nvidia.com", "allocationMode": "ExactCount",
+                    "count": gpus}}]}}}}
+
+    def resource_claim(self, pod: dict[str, Any], template: dict[str, Any],
+                       node: str | None, devices: list[str]) -> dict[str, Any]:
+        """The claim the resourceclaim controller made for `pod` from `template`; allocated
+        (`devices` on `node`'s pool) and reserved for the pod when the pod was scheduled."""
+        meta = pod["metadata"]
+        status: dict[str, Any] = {}
+        if node is not None:
+            status["allocation"] = {
+                "devices": {"results": [{"request": "gpu", "driver": "gpu.nvidia.com",
+                                         "pool": node, "device": device}
+                                        for device in devices]},
+                "nodeSelector": {"nodeSelectorTerms": [{"matchFields": [{
+                    "key": "metadata.name", "operator": "In", "values": [node]}]}]}}
+            status["reservedFor"] = [{"resource": "pods", "name": meta["name"],
+                                      "uid": meta["uid"]}]
+        return {"apiVersion": "resource.k8s.io/v1", "kind": "ResourceClaim",
+                "metadata": {"name": pod["status"]["resourceClaimStatuses"][0]
+                             ["resourceClaimName"],
+                             "generateName": f"{meta['name']}-gpu-",
+                             "namespace": meta["namespace"], "uid": self.uid(),
+                             "resourceVersion": self.next_rv(),
+                             "creationTimestamp": meta["creationTimestamp"],
+                             "annotations": {"resource.kubernetes.io/pod-claim-name": "gpu"},
+                             "ownerReferences": [{"apiVersion": "v1", "kind": "Pod",
+                                                  "name": meta["name"], "uid": meta["uid"],
+                                                  "controller": True,
+                                                  "blockOwnerDeletion": True}]},
+                "spec": template["spec"]["spec"], "status": status}
+
+    def failed_scheduling(self, pod: dict[str, Any]) -> dict[str, Any]:
+        """The scheduler's Event for a Pending pod, with its PodScheduled condition's message."""
+        meta = pod["metadata"]
+        message = next(c["message"] for c in pod["status"]["conditions"]
+                       if c["type"] == "PodScheduled")
+        first = meta["creationTimestamp"]
+        return {"apiVersion": "v1", "kind": "Event",
+                "metadata": {"name": f"{meta['name']}.{self.hexstr(16)}",
+                             "namespace": meta["namespace"], "uid": self.uid(),
+                             "resourceVersion": self.next_rv(), "creationTimestamp": first},
+                "involvedObject": {"apiVersion": "v1", "kind": "Pod", "name": meta["name"],
+                                   "namespace": meta["namespace"], "uid": meta["uid"],
+                                   "resourceVersion": meta["resourceVersion"]},
+                "reason": "FailedScheduling", "type": "Warning", "message": message,
+                "source": {"component": "default-scheduler"},
+                "reportingComponent": "default-scheduler", "reportingInstance": "",
+                "firstTimestamp": first, "lastTimestamp": "2026-11-30T11:58:00Z",
+                "count": self.rng.randint(20, 400), "eventTime": None}
 
     def managed_fields(self, manager: str, time: str, fields: dict[str, Any],
                        subresource: str = "", api_version: str = "v1") -> dict[str, Any]:
@@ -267,11 +346,16 @@ class Generator:
         return entry
 
     def pod(self, namespace: str, rs: dict[str, Any], template: dict[str, Any], gpus: int,
-            node: str | None, pod_hash: str) -> dict[str, Any]:
+            node: str | None, pod_hash: str, unschedulable: str | None = None
+            ) -> dict[str, Any]:
+        """`gpus` through the device plugin, or through the template's resourceClaims (then
+        the pod's generated claim is named in its status). `unschedulable`: the PodScheduled
+        message of a Pending pod."""
         rs_name = rs["metadata"]["name"]
         created = self.time(10, 28)
         container = dict(template["spec"]["containers"][0])
-        if gpus:  # the API server defaults requests to limits for extended resources
+        on_claims = bool(template["spec"].get("resourceClaims"))
+        if gpus and not on_claims:  # the API server defaults requests to limits (extended)
             container["resources"] = {
                 "limits": container["resources"]["limits"],
                 "requests": dict(container["resources"]["requests"], **{
@@ -297,8 +381,9 @@ class Generator:
         if node is None:
             status = {"phase": "Pending", "qosClass": "Burstable", "conditions": [{
                 "lastProbeTime": None, "lastTransitionTime": created,
-                "message": "0/500 nodes are available: 80 Insufficient nvidia.com/gpu, 420 "
-                           "node(s) didn't match Pod's node affinity/selector.",
+                "message": unschedulable or (
+                    "0/500 nodes are available: 80 Insufficient nvidia.com/gpu, 420 "
+                    "node(s) didn't match Pod's node affinity/selector."),
                 "reason": "Unschedulable", "status": "False", "type": "PodScheduled"}]}
         else:
             spec["nodeName"] = node
@@ -333,6 +418,9 @@ class Generator:
                 "f:phase": {}, "f:podIP": {}, "f:podIPs": {}, "f:startTime": {}}},
                 subresource="status"),
         ]
+        if on_claims:  # the resourceclaim controller names the claim it made for the entry
+            status["resourceClaimStatuses"] = [{
+                "name": "gpu", "resourceClaimName": f"{metadata['name']}-gpu-{self.suffix(5)}"}]
         return {"apiVersion": "v1", "kind": "Pod", "metadata": metadata, "spec": spec,
                 "status": status}
 
@@ -409,7 +497,8 @@ def build_state(**options: Any) -> dict[str, Any]:
 
 def generate(seed: int = 1, deployments: int = 2000, replicas: int = 10, nodes: int = 500,
              gpu_nodes: int = 100, dra_nodes: int = 20, gpu_percent: float = 5.0,
-             version: str = "1.34.2") -> tuple[dict[str, Any], dict[str, Any]]:
+             version: str = "1.34.2", claim_percent: float = 0.0
+             ) -> tuple[dict[str, Any], dict[str, Any]]:
     """(state, meta): the state dict and a summary of what it holds, for correctness checks."""
     gen = Generator(seed, version)
     rng = gen.rng
@@ -428,20 +517,40 @@ def generate(seed: int = 1, deployments: int = 2000, replicas: int = 10, nodes: 
     plugin_nodes = [n["metadata"]["name"] for n in node_objects[:gpu_nodes - dra_nodes]]
     cpu_nodes = [n["metadata"]["name"] for n in node_objects[gpu_nodes:]] or plugin_nodes
     free_gpus = {name: GPUS_PER_NODE for name in plugin_nodes}
+    dra_node_names = [n["metadata"]["name"] for n in node_objects[gpu_nodes - dra_nodes:gpu_nodes]]
+    free_devices = {name: list(range(GPUS_PER_NODE)) for name in dra_node_names}
+    claim_unschedulable = (
+        f"0/{nodes} nodes are available: {gpu_nodes} cannot allocate all claims, "
+        f"{nodes - gpu_nodes} node(s) didn't match Pod's node affinity/selector. preemption: "
+        f"0/{nodes} nodes are available: {nodes} Preemption is not helpful for scheduling.")
 
     gpu_deployments = set(rng.sample(range(deployments), round(deployments * gpu_percent / 100)))
-    counts = {"gpu_pods": 0, "gpu_pods_pending": 0, "gpu_requested": 0}
+    on_claims = round(len(gpu_deployments) * claim_percent / 100)
+    claim_deployments = set(rng.sample(sorted(gpu_deployments), on_claims)) if on_claims else set()
+    counts = {"gpu_pods": 0, "gpu_pods_pending": 0, "gpu_requested": 0,
+              "claim_deployments": len(claim_deployments), "claim_deployments_pending": 0,
+              "claim_pods": 0, "claim_pods_pending": 0, "claims_allocated": 0,
+              "failed_scheduling_events": 0}
     for index in range(deployments):
         namespace = namespaces[index % len(namespaces)]
         team = namespace
         gpus = rng.choice([1, 1, 1, 2, 4]) if index in gpu_deployments else 0
         base = rng.choice(GPU_APPS if gpus else APPS)
         app = f"{base}-{index:04d}"
-        template = gen.pod_template(team, app, gpus)
+        claim_template = None
+        if index in claim_deployments:
+            claim_template = gen.claim_template(namespace, f"{app}-gpu", gpus)
+            objects.append(claim_template)
+        template = gen.pod_template(team, app, gpus, f"{app}-gpu" if claim_template else None)
         deployment = gen.deployment(namespace, team, app, replicas, template)
         pod_hash = gen.suffix(10)
         replica_set = gen.replica_set(deployment, pod_hash)
         objects.extend((deployment, replica_set))
+        if claim_template is not None:
+            objects += _pods_on_claims(gen, replica_set, template, claim_template, gpus,
+                                       replicas, pod_hash, free_devices, claim_unschedulable,
+                                       counts)
+            continue
         for _ in range(replicas):
             node = None
             if gpus:
@@ -454,15 +563,50 @@ def generate(seed: int = 1, deployments: int = 2000, replicas: int = 10, nodes: 
                 counts["gpu_pods_pending"] += node is None
             else:
                 node = rng.choice(cpu_nodes)
-            objects.append(gen.pod(namespace, replica_set, template, gpus, node, pod_hash))
+            pod = gen.pod(namespace, replica_set, template, gpus, node, pod_hash)
+            objects.append(pod)
+            if node is None and claim_percent > 0:  # a mid-migration cluster has its events
+                objects.append(gen.failed_scheduling(pod))
+                counts["failed_scheduling_events"] += 1
 
     objects.extend(_extras(gen, namespaces, node_objects, gpu_node_models, gpu_nodes, dra_nodes))
     kinds: dict[str, int] = {}
     for obj in objects:
         kinds[obj["kind"]] = kinds.get(obj["kind"], 0) + 1
+    if not claim_percent:  # the meta of a cluster without the option stays as it was
+        counts = {k: counts[k] for k in ("gpu_pods", "gpu_pods_pending", "gpu_requested")}
     meta = {"seed": seed, "kinds": kinds, "gpu_deployments": len(gpu_deployments), **counts}
     state = {"version": version, "crds": ["clusterpolicies.nvidia.com"], "objects": objects}
     return state, meta
+
+
+def _pods_on_claims(gen: Generator, replica_set: dict[str, Any], template: dict[str, Any],
+                    claim_template: dict[str, Any], gpus: int, replicas: int, pod_hash: str,
+                    free_devices: dict[str, list[int]], unschedulable: str,
+                    counts: dict[str, int]) -> list[dict[str, Any]]:
+    """A converted Deployment's pods with their claims: each takes `gpus` free devices of one
+    DRA node while there are any (`free_devices` is updated), else stays Pending with an
+    unallocated claim and the scheduler's event."""
+    namespace = replica_set["metadata"]["namespace"]
+    objects: list[dict[str, Any]] = []
+    pending = 0
+    for _ in range(replicas):
+        fitting = [name for name, free in free_devices.items() if len(free) >= gpus]
+        node = gen.rng.choice(fitting) if fitting else None
+        devices = [f"gpu-{i}" for i in free_devices[node][:gpus]] if node else []
+        if node:
+            del free_devices[node][:gpus]
+        pod = gen.pod(namespace, replica_set, template, gpus, node, pod_hash, unschedulable)
+        objects += (pod, gen.resource_claim(pod, claim_template, node, devices))
+        if node is None:
+            objects.append(gen.failed_scheduling(pod))
+            pending += 1
+    counts["claim_pods"] += replicas
+    counts["claims_allocated"] += replicas - pending
+    counts["claim_pods_pending"] += pending
+    counts["claim_deployments_pending"] += pending > 0
+    counts["failed_scheduling_events"] += pending
+    return objects
 
 
 def _extras(gen: Generator, namespaces: list[str], node_objects: list[dict[str, Any]],
@@ -554,12 +698,18 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--gpu-nodes", type=int, default=100)
     parser.add_argument("--dra-nodes", type=int, default=20)
     parser.add_argument("--gpu-percent", type=float, default=5.0)
+    parser.add_argument("--claim-percent", type=float, default=0.0,
+                        help="percent of the GPU Deployments already on ResourceClaimTemplates, "
+                             "with their claims and FailedScheduling events (default 0)")
     parser.add_argument("--version", default="1.34.2")
     args = parser.parse_args(argv)
     if not 0 <= args.dra_nodes <= args.gpu_nodes <= args.nodes:
         parser.error("need 0 <= --dra-nodes <= --gpu-nodes <= --nodes")
+    if not 0 <= args.claim_percent <= 100:
+        parser.error("--claim-percent is a percentage: 0 to 100")
     state, meta = generate(args.seed, args.deployments, args.replicas, args.nodes,
-                           args.gpu_nodes, args.dra_nodes, args.gpu_percent, args.version)
+                           args.gpu_nodes, args.dra_nodes, args.gpu_percent, args.version,
+                           args.claim_percent)
     with open(args.out, "w", encoding="utf-8") as out:
         out.write(json.dumps(state, separators=(",", ":")))  # dumps: the C encoder; dump is not
     with open(args.out + ".meta", "w", encoding="utf-8") as out:

@@ -470,14 +470,18 @@ def test_kubectl_retries_429(cluster: FakeCluster, kubectl_home: Path) -> None:
 
 # --- the benchmark generator ----------------------------------------------------------------
 
-def test_generated_benchmark_cluster_is_served_whole() -> None:
+@pytest.mark.parametrize("claim_percent", [0, 50])
+def test_generated_benchmark_cluster_is_served_whole(claim_percent: int) -> None:
     from benchmarks import gen_cluster
 
     options = {"deployments": 40, "replicas": 3, "nodes": 30, "gpu_nodes": 10, "dra_nodes": 2,
-               "gpu_percent": 10}
+               "gpu_percent": 10, "claim_percent": claim_percent}
     state, meta = gen_cluster.generate(**options)
     assert gen_cluster.generate(**options) == (state, meta)  # seeded: deterministic
-    assert meta["gpu_deployments"] == 4 and meta["gpu_pods"] == 12
+    assert meta["gpu_deployments"] == 4
+    assert meta["gpu_pods"] + meta.get("claim_pods", 0) == 12
+    if claim_percent:
+        assert {"ResourceClaimTemplate", "ResourceClaim"} <= set(meta["kinds"])
     api_versions = {obj["kind"]: obj["apiVersion"] for obj in state["objects"]}
     with FakeCluster(state, tls=False) as small:
         for kind, count in meta["kinds"].items():

@@ -268,3 +268,65 @@ def test_selectors_judged_in_the_clusters_release(version: str, compiles: bool) 
     details = "\n".join(by_name(report)["w"]["details"])
     assert ("does not compile" in details) is not compiles, details
     assert ("1 matching devices are held by other claims: ml/hold" in details) is compiles
+
+
+# --- the benchmark's mid-migration cluster (benchmarks/gen_cluster.py --claim-percent) -------
+
+MIGRATING = {"deployments": 40, "replicas": 3, "nodes": 30, "gpu_nodes": 10, "dra_nodes": 2,
+             "gpu_percent": 20, "claim_percent": 50}
+
+
+@pytest.fixture(scope="module")
+def migrating() -> tuple[dict[str, Any], dict[str, Any]]:
+    from benchmarks import gen_cluster
+
+    return gen_cluster.generate(**MIGRATING)
+
+
+def test_benchmark_claims_are_allocated_from_the_slices(migrating) -> None:
+    state, meta = migrating
+    objects = state["objects"]
+    devices = {(o["spec"]["pool"]["name"], d["name"]) for o in objects
+               if o["kind"] == "ResourceSlice" for d in o["spec"]["devices"]}
+    pods = {o["metadata"]["uid"]: o for o in objects
+            if o["kind"] == "Pod" and o["spec"].get("resourceClaims")}
+    events = {o["involvedObject"]["uid"] for o in objects
+              if o["kind"] == "Event" and o["reason"] == "FailedScheduling"}
+    taken: list[tuple[str, str]] = []
+    for claim in (o for o in objects if o["kind"] == "ResourceClaim"):
+        pod = pods[claim["metadata"]["ownerReferences"][0]["uid"]]
+        assert pod["status"]["resourceClaimStatuses"] == [
+            {"name": "gpu", "resourceClaimName": claim["metadata"]["name"]}]
+        results = claim["status"].get("allocation", {}).get("devices", {}).get("results", [])
+        if pod["status"]["phase"] == "Running":
+            node = pod["spec"]["nodeName"]
+            assert [r["pool"] for r in results] == [node] * claim["spec"]["devices"][
+                "requests"][0]["exactly"]["count"]
+            assert claim["status"]["reservedFor"] == [
+                {"resource": "pods", "name": pod["metadata"]["name"],
+                 "uid": pod["metadata"]["uid"]}]
+            taken += [(r["pool"], r["device"]) for r in results]
+        else:
+            assert claim["status"] == {} and pod["metadata"]["uid"] in events
+    assert set(taken) <= devices and len(taken) == len(set(taken))  # no device twice
+    assert len(pods) == meta["claim_pods"] == 12 and meta["claim_pods_pending"] == 8
+
+
+def test_verify_judges_the_benchmark_cluster(migrating) -> None:
+    state, meta = migrating
+    code, report, err = verify(state, "-o", "json")
+    assert code == 1, err
+    claims = {n: w for n, w in by_name(report).items() if w["state"] == "claims"}
+    assert len(claims) == report["summary"]["on_claims"] == meta["claim_deployments"] == 4
+    legacy = [w for w in by_name(report).values()
+              if w["kind"] == "Deployment" and w["state"] == "device plugin"]
+    assert len(legacy) == meta["gpu_deployments"] - len(claims)
+    passed = {n for n, w in claims.items() if w["outcome"] == "pass"}
+    assert passed == {"triton-0001"}
+    for name, workload in claims.items():
+        if name in passed:
+            continue
+        reasons = "\n".join(workload["details"])
+        assert "is not allocated" in reasons
+        assert "scheduler: 0/30 nodes are available: 10 cannot allocate all claims" in reasons
+        assert "16 matching devices are held by other claims" in reasons  # the plan engine
