@@ -36,14 +36,19 @@ app = typer.Typer(
 
 def _version(value: bool) -> None:
     if value:
-        typer.echo(f"gpudra {__version__}")
+        from gpudra.dra.versions import checked_against
+
+        typer.echo(f"gpudra {__version__}\nchecked against:")
+        typer.echo("".join(f"  {line}\n" for line in checked_against().splitlines()), nl=False)
         raise typer.Exit(0)
 
 
 @app.callback()
 def _root(
     version: bool = typer.Option(False, "--version", callback=_version, is_eager=True,
-                                 help="Print the version and exit."),
+                                 help="Print the version, the Kubernetes releases and "
+                                      "the NVIDIA DRA driver it was checked against, and "
+                                      "exit."),
 ) -> None:
     """Root options."""
 
