@@ -64,8 +64,9 @@ def audit(source: Source, config: Config, target: TargetVersion = DEFAULT,
     waivers = config.waiver_set(today or datetime.date.today())
     findings, waived = waivers.split(_unique(ctx.findings))
     if EXPIRED_RULE not in config.settings.disabled:
-        findings += waivers.expired(config.settings.severities.get(
-            EXPIRED_RULE, rules[EXPIRED_RULE].severity))
+        info = rules[EXPIRED_RULE]
+        findings += waivers.expired(config.settings.severities.get(EXPIRED_RULE, info.severity),
+                                    info.hint)
     stats = source.stats
     return Report(
         findings=tuple(sorted(findings, key=Finding.sort_key)),

@@ -247,7 +247,6 @@ def audit(
     if namespace and all_namespaces:
         raise UsageError("choose one of -n/--namespace and -A/--all-namespaces")
     from gpudra.dra.versions import TargetVersion
-
     from gpudra.report.targets import write_targets
 
     target = TargetVersion.parse(target_version)

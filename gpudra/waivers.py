@@ -88,7 +88,7 @@ class WaiverSet:
                                      waiver.expires.isoformat() if waiver.expires else None))
         return kept, waived
 
-    def expired(self, severity: Severity) -> list[Finding]:
+    def expired(self, severity: Severity, hint: str) -> list[Finding]:
         """One GPU902 finding per expired waiver, at its place in the config file."""
         out = []
         for waiver in self.waivers:
@@ -99,8 +99,7 @@ class WaiverSet:
                 rule=EXPIRED_RULE, severity=severity, file=self.config_file, line=waiver.line,
                 message=f"waiver of {waiver.describe()} expired on {waiver.expires} "
                         f"({owner}; reason: {waiver.reason}); it no longer suppresses",
-                hint="Fix what it waived, or renew it with a new `expires` date and a reason "
-                     "that still holds."))
+                hint=hint))
         return out
 
 
