@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import datetime
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import Any
@@ -13,6 +14,7 @@ from gpudra.objects import SourceObject, TemplateText
 from gpudra.rules import CHECKERS, AuditContext, catalogue
 from gpudra.sources import Source
 from gpudra.sources.files import FileSource
+from gpudra.waivers import EXPIRED_RULE
 from gpudra.workloads import WorkloadTable
 
 
@@ -22,6 +24,7 @@ class AuditRequest:
     config: Config = field(default_factory=Config)
     excludes: Sequence[str] = ()
     target: TargetVersion = DEFAULT  # the release DRA objects must be served by (GPU611)
+    today: datetime.date | None = None  # the day waivers are judged on; None: the clock's
 
 
 def run_audit(request: AuditRequest, *, stdin: Callable[[], bytes] | None = None,
@@ -29,16 +32,19 @@ def run_audit(request: AuditRequest, *, stdin: Callable[[], bytes] | None = None
     """Audit every input under `request.paths`. Input errors are collected, never raised."""
     excludes = (*request.config.exclude, *request.excludes)
     return audit(FileSource(request.paths, excludes, stdin, on_file), request.config,
-                 request.target)
+                 request.target, request.today)
 
 
-def audit(source: Source, config: Config, target: TargetVersion = DEFAULT) -> Report:
-    """Run every checker over what `source` yields: files, stdin or a cluster."""
+def audit(source: Source, config: Config, target: TargetVersion = DEFAULT,
+          today: datetime.date | None = None) -> Report:
+    """Run every checker over what `source` yields: files, stdin or a cluster. Waivers are
+    judged on `today` (default: the clock's date)."""
     rules = catalogue()
     table = WorkloadTable().with_kinds(config.workloads)
     # A cluster source knows its release; file trees have none.
     ctx = AuditContext(rules, config.settings, table, target,
-                       kubernetes_minor=getattr(source, "kubernetes_minor", None))
+                       kubernetes_minor=getattr(source, "kubernetes_minor", None),
+                       inline_suppressions=not config.strict)
     checkers = [checker() for checker in CHECKERS]
     errors: list[InputError] = []
     not_read: list[NotRead] = []
@@ -55,9 +61,15 @@ def audit(source: Source, config: Config, target: TargetVersion = DEFAULT) -> Re
     errors += source.finish(ctx) or ()
     for checker in checkers:
         checker.finish(ctx)
+    waivers = config.waiver_set(today or datetime.date.today())
+    findings, waived = waivers.split(_unique(ctx.findings))
+    if EXPIRED_RULE not in config.settings.disabled:
+        info = rules[EXPIRED_RULE]
+        findings += waivers.expired(config.settings.severities.get(EXPIRED_RULE, info.severity),
+                                    info.hint)
     stats = source.stats
     return Report(
-        findings=tuple(sorted(_unique(ctx.findings), key=Finding.sort_key)),
+        findings=tuple(sorted(findings, key=Finding.sort_key)),
         errors=tuple(errors),
         workloads=tuple(ctx.workloads.values()),
         files_scanned=stats.files,
@@ -69,6 +81,7 @@ def audit(source: Source, config: Config, target: TargetVersion = DEFAULT) -> Re
         objects_read=stats.objects,
         not_read=tuple(not_read),
         skipped=tuple(stats.skipped),
+        waived=tuple(waived),
     )
 
 

@@ -36,14 +36,19 @@ app = typer.Typer(
 
 def _version(value: bool) -> None:
     if value:
-        typer.echo(f"gpudra {__version__}")
+        from gpudra.dra.versions import checked_against
+
+        typer.echo(f"gpudra {__version__}\nchecked against:")
+        typer.echo("".join(f"  {line}\n" for line in checked_against().splitlines()), nl=False)
         raise typer.Exit(0)
 
 
 @app.callback()
 def _root(
     version: bool = typer.Option(False, "--version", callback=_version, is_eager=True,
-                                 help="Print the version and exit."),
+                                 help="Print the version, the Kubernetes releases and "
+                                      "the NVIDIA DRA driver it was checked against, and "
+                                      "exit."),
 ) -> None:
     """Root options."""
 
@@ -124,6 +129,21 @@ def _guarded(command: _Command) -> _Command:
     return run  # type: ignore[return-value]
 
 
+AUDIT_FORMATS = tuple(f.value for f in OutputFormat)
+OUTCOME_FORMATS = ("table", "json", "junit", "markdown", "github")  # gpudra.report.outcomes
+
+
+def _targets(values: list[str] | None, formats: tuple[str, ...]) -> Any:
+    """-o FORMAT[=PATH], repeatable, as gpudra.report.targets.OutputTarget records; a bad one
+    is click's usage error, like any bad option value."""
+    from gpudra.report.targets import parse_targets
+
+    try:
+        return parse_targets(values or [], formats)
+    except UsageError as exc:
+        raise typer.BadParameter(str(exc)) from None
+
+
 class _SeverityWord(str, enum.Enum):
     """audit's --fail-on: the severities, and preflight's words for two of them."""
 
@@ -164,8 +184,11 @@ def audit(
     paths: Optional[list[str]] = typer.Argument(
         None, metavar="[PATH]...",
         help="Files or directories to scan; '-' reads stdin. None: the live cluster."),
-    output: OutputFormat = typer.Option(OutputFormat.TABLE, "-o", "--output",
-                                        help="Report format.", case_sensitive=False),
+    output: list[str] = typer.Option([], "-o", "--output", metavar="FORMAT[=PATH]",
+                                     callback=lambda v: _targets(v, AUDIT_FORMATS),
+                                     help="Report format: table, json, yaml, sarif, junit, "
+                                          "markdown or github; FORMAT=PATH writes a file "
+                                          "(repeatable: one scan, many reports)."),
     fail_on: _SeverityWord = typer.Option(_SeverityWord.WARNING, "--fail-on",
                                           case_sensitive=False,
                                           help="Lowest severity that makes the exit code 1 "
@@ -193,6 +216,15 @@ def audit(
     target_version: str = typer.Option("1.37", "--target-version", metavar="1.32..1.37",
                                        help="Release whose served resource.k8s.io versions DRA "
                                             "objects must use (GPU611)."),
+    strict: bool = typer.Option(False, "--strict",
+                                help="Inline gpudra.io/ignore annotations suppress nothing "
+                                     "(.gpudra.yaml waivers still apply)."),
+    baseline: Optional[Path] = typer.Option(None, "--baseline", metavar="FILE",
+                                            help="Report only findings FILE does not hold, and "
+                                                 "how many of its entries are fixed."),
+    write_baseline: Optional[Path] = typer.Option(None, "--write-baseline", metavar="FILE",
+                                                  help="Record today's findings in FILE (by "
+                                                       "rule and object, never line); exit 0."),
 ) -> None:
     """Find device-plugin GPU requests, quotas, GPU placement and DRA mistakes in manifests
     or in the live cluster.
@@ -215,25 +247,58 @@ def audit(
     if namespace and all_namespaces:
         raise UsageError("choose one of -n/--namespace and -A/--all-namespaces")
     from gpudra.dra.versions import TargetVersion
+    from gpudra.report.targets import write_targets
 
     target = TargetVersion.parse(target_version)
-    cfg = load_config(config_for(paths, config), catalogue())
+    cfg = _strict(load_config(config_for(paths, config), catalogue()), strict)
+    known = _load_baseline(baseline)
     if paths:
         report = _audit_files(paths, cfg, tuple(exclude), quiet, target)
     else:
         report = _audit_cluster(cfg, quiet, target, kubeconfig=kubeconfig, context=context,
                                 namespace=namespace, request_timeout=request_timeout)
-    text = renderer_for(output)(report, RenderOptions(color=_color(sys.stdout), width=_width(),
-                                                      tool_version=__version__,
-                                                      fail_on=level, verbose=verbose,
-                                                      inputs=tuple(paths)))
-    sys.stdout.write(text)
-    sys.stdout.flush()
+    if write_baseline is not None:  # every finding, before --baseline holds any back
+        _write_baseline(write_baseline, report.findings, quiet)
+        level = FailOn.NEVER  # recording findings is the point: only unreadable input fails
+    if known is not None:
+        from gpudra.baseline import apply_baseline
+
+        report = apply_baseline(report, known)
+
+    def render(fmt: str, to_stdout: bool) -> str:
+        return renderer_for(OutputFormat(fmt))(report, RenderOptions(
+            color=to_stdout and _color(sys.stdout), width=_width() if to_stdout else None,
+            tool_version=__version__, fail_on=level, verbose=verbose, inputs=tuple(paths)))
+
+    write_targets(output, render, sys.stdout)
     for error in report.errors:
         typer.echo(f"gpudra: {error.where}: {error.message}", err=True)
     if report.nothing_read and not report.errors:
         typer.echo(f"gpudra: error: {report.nothing_read_message}", err=True)
     raise typer.Exit(int(report.exit_code(level)))
+
+
+def _strict(cfg, strict: bool):
+    """--strict on top of the config's own `strict:`."""
+    from dataclasses import replace
+
+    return replace(cfg, strict=True) if strict else cfg
+
+
+def _load_baseline(path: Path | None):
+    if path is None:
+        return None
+    from gpudra.baseline import load_baseline
+
+    return load_baseline(path)
+
+
+def _write_baseline(path: Path, findings, quiet: bool) -> None:
+    from gpudra.baseline import write_baseline
+
+    write_baseline(path, findings)
+    if not quiet:
+        typer.echo(f"gpudra: recorded {len(findings)} findings in {path}", err=True)
 
 
 def _audit_files(paths: list[str], cfg, excludes: tuple[str, ...], quiet: bool, target):
@@ -421,14 +486,21 @@ def convert(
     raise typer.Exit(int(code))
 
 
-class OutcomeFormat(str, enum.Enum):
-    """Formats of preflight and plan (gpudra.report.outcomes)."""
 
-    TABLE = "table"
-    JSON = "json"
-    JUNIT = "junit"
-    MARKDOWN = "markdown"
-    GITHUB = "github"
+
+def _write_outcomes(targets, report, own: dict[str, Callable[[], str]] | None = None) -> None:
+    """Every -o target of preflight, plan or verify; `own` renders a format a command shapes
+    itself (plan's JSON)."""
+    from gpudra.report.outcomes import render
+    from gpudra.report.targets import write_targets
+
+    def text(fmt: str, to_stdout: bool) -> str:
+        if own and fmt in own:
+            return own[fmt]()
+        return render(report, fmt, color=to_stdout and _color(sys.stdout),
+                      width=_width() if to_stdout else None)
+
+    write_targets(targets, text, sys.stdout)
 
 
 @app.command(short_help="Is the cluster, a node or a manifest tree ready for DRA?",
@@ -464,10 +536,18 @@ def preflight(
                                          help="Lowest outcome that makes the exit code 1 "
                                               "(error and warning, as audit says: fail and "
                                               "warn)."),
-    output: OutcomeFormat = typer.Option(OutcomeFormat.TABLE, "-o", "--output",
-                                         case_sensitive=False, help="Report format."),
+    output: list[str] = typer.Option([], "-o", "--output", metavar="FORMAT[=PATH]",
+                                     callback=lambda v: _targets(v, OUTCOME_FORMATS),
+                                     help="table, json, junit, markdown or github; "
+                                          "FORMAT=PATH writes a file (repeatable)."),
     config: Optional[Path] = typer.Option(None, "--config", metavar="FILE",
                                           help="Config file (default: nearest .gpudra.yaml)."),
+    strict: bool = typer.Option(False, "--strict",
+                                help="--manifests: inline gpudra.io/ignore annotations "
+                                     "suppress nothing (waivers still apply)."),
+    baseline: Optional[Path] = typer.Option(None, "--baseline", metavar="FILE",
+                                            help="--manifests: findings FILE holds (`gpudra "
+                                                 "audit --write-baseline`) do not count."),
     quiet: bool = typer.Option(False, "-q", "--quiet", help="No progress on stderr."),
     kubeconfig: Optional[str] = typer.Option(None, "--kubeconfig", metavar="FILE",
                                              help="Cluster: kubeconfig file."),
@@ -483,7 +563,6 @@ def preflight(
     """
     from gpudra.config import config_for, load_config
     from gpudra.preflight.run import PreflightRequest, as_report, fail_on_level, run_preflight
-    from gpudra.report.outcomes import render
     from gpudra.rules import catalogue as rule_catalogue
 
     if node and manifests:
@@ -491,21 +570,21 @@ def preflight(
     if (node or manifests) and any((kubeconfig, context, request_timeout)):
         raise UsageError("--kubeconfig, --context and --request-timeout are for the "
                          "cluster tier")
+    if (strict or baseline) and not manifests:
+        raise UsageError("--strict and --baseline go with --manifests")
     tier = "node" if node else "manifests" if manifests else "cluster"
     fail_on = fail_on_level(fail_on.value)
-    cfg = load_config(config_for(list(manifests), config), rule_catalogue())
+    cfg = _strict(load_config(config_for(list(manifests), config), rule_catalogue()), strict)
     cluster = None
     if tier == "cluster":
         cluster = _cluster_options(kubeconfig, context, None, request_timeout)
     request = PreflightRequest(tier=tier, skip=tuple(skip), fail_on=fail_on,
                                target_version=target_version, manifests=tuple(manifests),
                                require_migrated=require_migrated, host_root=host_root,
-                               cluster=cluster, config=cfg)
+                               cluster=cluster, config=cfg, baseline=_load_baseline(baseline))
     with _ListProgress(quiet or tier != "cluster") as on_page:
         result = run_preflight(request, on_page=on_page)
-    text = render(as_report(result, fail_on), output.value, color=_color(sys.stdout),
-                  width=_width())
-    sys.stdout.write(text)
+    _write_outcomes(output, as_report(result, fail_on))
     for error in result.errors:
         typer.echo(f"gpudra: {error.where}: {error.message}", err=True)
     raise typer.Exit(int(result.exit_code(fail_on)))
@@ -538,8 +617,10 @@ def plan(
         False, "--full-matches",
         help="JSON: name every node with a matching device per request (default: the first "
              "20 when there are several workloads; matching_nodes counts them)."),
-    output: OutcomeFormat = typer.Option(OutcomeFormat.TABLE, "-o", "--output",
-                                         case_sensitive=False, help="Report format."),
+    output: list[str] = typer.Option([], "-o", "--output", metavar="FORMAT[=PATH]",
+                                     callback=lambda v: _targets(v, OUTCOME_FORMATS),
+                                     help="table, json, junit, markdown or github; "
+                                          "FORMAT=PATH writes a file (repeatable)."),
     config: Optional[Path] = typer.Option(None, "--config", metavar="FILE",
                                           help="Config file (default: nearest .gpudra.yaml)."),
     quiet: bool = typer.Option(False, "-q", "--quiet", help="No progress on stderr."),
@@ -564,7 +645,6 @@ def plan(
     from gpudra.config import config_for, load_config
     from gpudra.plan.run import PlanRequest, as_report, run_plan
     from gpudra.report.json_report import error_data
-    from gpudra.report.outcomes import render
     from gpudra.rules import catalogue as rule_catalogue
 
     paths = list(paths or [])
@@ -579,14 +659,13 @@ def plan(
                           full_matches=full_matches)
     with _ListProgress(quiet) as on_page:
         result = run_plan(request, on_page=on_page)
-    if output is OutcomeFormat.JSON:
+
+    def plan_json() -> str:  # the plan's own contract (docs/plan.md), not the outcome shape
         data = result.report.to_json()
         data["errors"] = [error_data(e) for e in result.errors]
-        text = json_module.dumps(data, indent=2, ensure_ascii=False) + "\n"
-    else:
-        text = render(as_report(result), output.value, color=_color(sys.stdout),
-                      width=_width())
-    sys.stdout.write(text)
+        return json_module.dumps(data, indent=2, ensure_ascii=False) + "\n"
+
+    _write_outcomes(output, as_report(result), {"json": plan_json})
     for error in result.errors:
         typer.echo(f"gpudra: {error.where}: {error.message}", err=True)
     raise typer.Exit(int(result.exit_code()))
@@ -607,8 +686,10 @@ def plan(
     "  gpudra verify --decommission -o github # CI: the last step of the migration"))
 @_guarded
 def verify(
-    output: OutcomeFormat = typer.Option(OutcomeFormat.TABLE, "-o", "--output",
-                                         case_sensitive=False, help="Report format."),
+    output: list[str] = typer.Option([], "-o", "--output", metavar="FORMAT[=PATH]",
+                                     callback=lambda v: _targets(v, OUTCOME_FORMATS),
+                                     help="table, json, junit, markdown or github; "
+                                          "FORMAT=PATH writes a file (repeatable)."),
     selector: Optional[str] = typer.Option(None, "-l", "--selector", metavar="LABELS",
                                            help="Only workloads whose labels match "
                                                 "(app=x,tier!=y,key,!key)."),
@@ -639,7 +720,6 @@ def verify(
     what stands in the way.
     """
     from gpudra.config import config_for, load_config
-    from gpudra.report.outcomes import render
     from gpudra.rules import catalogue as rule_catalogue
     from gpudra.verify.run import VerifyRequest, as_report, run_verify
 
@@ -650,8 +730,7 @@ def verify(
                             selector, decommission, cfg)
     with _ListProgress(quiet) as on_page:
         result = run_verify(request, on_page=on_page)
-    sys.stdout.write(render(as_report(result), output.value, color=_color(sys.stdout),
-                            width=_width()))
+    _write_outcomes(output, as_report(result))
     for error in result.errors:
         typer.echo(f"gpudra: {error.where}: {error.message}", err=True)
     raise typer.Exit(int(result.exit_code()))

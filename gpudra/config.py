@@ -6,6 +6,7 @@ errors, so a typo never silently changes nothing.
 
 from __future__ import annotations
 
+import datetime
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -17,10 +18,11 @@ from gpudra.errors import ConfigError
 from gpudra.model import Severity
 from gpudra.objects import noun_for
 from gpudra.rules.base import RuleSettings
+from gpudra.waivers import Waiver, WaiverSet, parse_waivers
 from gpudra.workloads import WorkloadKind, compile_path
 
 CONFIG_NAMES = (".gpudra.yaml", ".gpudra.yml")
-_TOP_KEYS = {"rules", "exclude", "workloads", "preflight"}
+_TOP_KEYS = {"rules", "exclude", "workloads", "preflight", "waivers", "strict"}
 _WORKLOAD_KEYS = {"apiVersion", "group", "kind", "podSpecs", "containers"}
 
 
@@ -31,6 +33,13 @@ class Config:
     exclude: tuple[str, ...] = ()
     workloads: tuple[WorkloadKind, ...] = ()
     preflight_skip: tuple[str, ...] = ()  # check ids `gpudra preflight` always skips
+    waivers: tuple[Waiver, ...] = ()
+    strict: bool = False  # inline gpudra.io/ignore annotations suppress nothing (--strict)
+
+    def waiver_set(self, today: datetime.date) -> WaiverSet:
+        """The waivers as judged on `today` (the caller's clock: tests fix it)."""
+        return WaiverSet(self.waivers, today, self.path.parent if self.path else None,
+                         str(self.path) if self.path else None, self.strict)
 
 
 def find_config(start: Path) -> Path | None:
@@ -62,7 +71,8 @@ def load_config(path: Path | None, known_rules: Mapping[str, Any]) -> Config:
     if path is None:
         return Config()
     try:
-        raw = yaml.safe_load(path.read_text(encoding="utf-8-sig"))
+        text = path.read_text(encoding="utf-8-sig")
+        raw = yaml.safe_load(text)
     except OSError as exc:
         raise ConfigError(f"{path}: {exc.strerror or exc}") from None
     except yaml.YAMLError as exc:
@@ -84,7 +94,25 @@ def load_config(path: Path | None, known_rules: Mapping[str, Any]) -> Config:
         exclude=_strings(path, "exclude", raw.get("exclude") or []),
         workloads=tuple(_workload(path, i, w) for i, w in enumerate(raw.get("workloads") or [])),
         preflight_skip=_preflight(path, raw.get("preflight") or {}),
+        waivers=parse_waivers(str(path), raw.get("waivers") or [], known_rules,
+                              _waiver_lines(text)) if raw.get("waivers") else (),
+        strict=_flag(path, "strict", raw.get("strict", False)),
     )
+
+
+def _flag(path: Path, key: str, raw: Any) -> bool:
+    if not isinstance(raw, bool):
+        raise ConfigError(f"{path}: '{key}' must be true or false")
+    return raw
+
+
+def _waiver_lines(text: str) -> list[int | None]:
+    """The 1-based line of each `waivers:` entry, for GPU902 to point at."""
+    root = yaml.compose(text)
+    for key, value in root.value if isinstance(root, yaml.MappingNode) else ():
+        if key.value == "waivers" and isinstance(value, yaml.SequenceNode):
+            return [item.start_mark.line + 1 for item in value.value]
+    return []
 
 
 def _rules(path: Path, raw: Any, known: Mapping[str, Any]) -> RuleSettings:

@@ -120,6 +120,25 @@ class Finding:
 
 
 @dataclass(frozen=True, slots=True)
+class Waived:
+    """A finding a `.gpudra.yaml` waiver covers: not counted, but listed with the reason."""
+
+    finding: Finding
+    reason: str
+    owner: str | None = None
+    expires: str | None = None  # ISO date
+
+
+@dataclass(frozen=True, slots=True)
+class BaselineCounts:
+    """`--baseline FILE`: findings it already holds (not reported) and entries now fixed."""
+
+    file: str
+    known: int
+    fixed: int
+
+
+@dataclass(frozen=True, slots=True)
 class InputError:
     """An input that could not be read or parsed. The rest of the run goes on."""
 
@@ -202,6 +221,8 @@ class Report:
     objects_read: int = 0     # live objects read (cluster source)
     not_read: tuple[NotRead, ...] = ()  # refused cluster-scoped reads of a namespaced role
     skipped: tuple[Skipped, ...] = ()  # documents that are no Kubernetes objects
+    waived: tuple[Waived, ...] = ()  # findings .gpudra.yaml waivers cover
+    baseline: BaselineCounts | None = None  # --baseline: what it held back
 
     @property
     def nothing_read(self) -> bool:

@@ -140,3 +140,18 @@ def summarize(report: Report) -> Summary:
         on_bridge=on_bridge,
         incomplete=bool(report.errors) or report.nothing_read,
     )
+
+
+def held_back(report: Report) -> list[str]:
+    """What the run counted but does not report: waived findings, and what --baseline held
+    back and found fixed (so the baseline can shrink)."""
+    out = []
+    if report.waived:
+        out.append(f"{len(report.waived)} waived")
+    if report.baseline is not None:
+        out.append(f"{report.baseline.known} known in the baseline")
+        if report.baseline.fixed:
+            entries = "entry" if report.baseline.fixed == 1 else "entries"
+            out.append(f"{report.baseline.fixed} baseline {entries} fixed (shrink it with "
+                       "--write-baseline)")
+    return out

@@ -239,16 +239,24 @@ def test_process_stdin_and_usage_error(tmp_path: Path) -> None:
     assert bad.returncode == 2 and bad.stdout == "" and "Invalid value" in bad.stderr
 
 
-def test_version_prints_the_package_version():
+def test_version_prints_the_package_version_and_what_it_was_checked_against():
     import subprocess
     import sys
 
     from gpudra import __version__
+    from gpudra.dra.versions import DRA_DRIVER_CHECKED, MAX_MINOR, MIN_MINOR
 
     done = subprocess.run([sys.executable, "-m", "gpudra", "--version"], capture_output=True,
                           text=True, check=False)
     assert done.returncode == 0
-    assert done.stdout.strip() == f"gpudra {__version__}"
+    first, *rest = done.stdout.splitlines()
+    assert first == f"gpudra {__version__}"
+    assert f"Kubernetes 1.{MIN_MINOR} to 1.{MAX_MINOR}" in done.stdout
+    facts = (Path(__file__).resolve().parents[1] / "docs" / "facts.md").read_text()
+    for release in DRA_DRIVER_CHECKED:
+        assert release in done.stdout
+        # the numbers live in versions.py; facts.md says where each was read
+        assert release.split()[0] in facts and release.split()[-1].strip("()") in facts
 
 
 def test_no_gpu_workloads_means_nothing_left_to_migrate(tmp_path):

@@ -256,7 +256,7 @@ def _plan_and_assemble(files: list[_File], planner: Planner, claims_file: str | 
             _plan_document(f, doc, _vetoed(planner.plan, f, index, vetoes))
     # Quotas last: whether their device-plugin keys can go depends on every workload.
     staying = frozenset(r.namespace for f in planned for doc in f.docs for r in doc.results
-                        if r.kind and r.strategy in ("blocked", "bridge", "ignored"))
+                        if r.kind and r.strategy in ("blocked", "bridge", "ignored", "waived"))
     for f in planned:
         for index, doc in enumerate(f.docs):
             _plan_document(f, doc, _vetoed(

@@ -104,9 +104,9 @@ class Planner:
         if quota_path(data) is not None:
             return ObjectPlan()
         if kind in _GUIDANCE and _mentions_nvidia(data):
-            skip = skip_reason(data, (GUIDANCE_RULES[kind],))
-            return ObjectPlan(result=result_for(file, data, "ignored" if skip else "manual",
-                                                reason=skip or _GUIDANCE[kind]))
+            skip = skip_reason(data, (GUIDANCE_RULES[kind],), file, self.options.waivers)
+            strategy, reason = skip or ("manual", _GUIDANCE[kind])
+            return ObjectPlan(result=result_for(file, data, strategy, reason=reason))
         if kind == "ConfigMap" and group == "":
             shared = device_plugin_sharing(data)
             if shared:
@@ -131,7 +131,8 @@ class Planner:
         mig = self.mig_claims.get(namespace, set()) | self.mig_claims.get(None, set())
         if namespace is None:
             mig |= self.mig_claims.get("default", set())
-        return plan_quota(file, data, base, keep=keep, asked=asked, mig=frozenset(mig))
+        return plan_quota(file, data, base, keep=keep, asked=asked, mig=frozenset(mig),
+                          waivers=self.options.waivers)
 
     # --- workloads -------------------------------------------------------------------------
 
@@ -152,9 +153,9 @@ class Planner:
                 if self.options.admin_access and kind in admin.KINDS:
                     return self._admin_access(file, data, base, doc, use, repair)
                 return _repaired(file, data, base, doc, repair)
-            skip = skip_reason(data, WORKLOAD_RULES)
+            skip = skip_reason(data, WORKLOAD_RULES, file, self.options.waivers)
             if skip:
-                return ObjectPlan(result=result_for(file, data, "ignored", reason=skip))
+                return ObjectPlan(result=result_for(file, data, skip[0], reason=skip[1]))
             if outside:
                 raise Blocked(f"{kind or 'this file'} asks for {outside}, which is outside any "
                               "known pod spec: convert it by hand, or add a `workloads` entry "

@@ -11,6 +11,7 @@ from typing import Any
 
 from gpudra.convert.edits import prune
 from gpudra.convert.ignore import QUOTA_RULES, skip_reason
+from gpudra.waivers import WaiverSet
 from gpudra.convert.ops import Append, Delete
 from gpudra.convert.records import ObjectPlan, result_for
 from gpudra.dra import emit
@@ -19,7 +20,8 @@ from gpudra.objects import PathT, dig
 
 
 def plan_quota(file: str, data: Mapping[str, Any], base: PathT, *, keep: bool,
-               asked: bool, mig: frozenset[str] = frozenset()) -> ObjectPlan:
+               asked: bool, mig: frozenset[str] = frozenset(),
+               waivers: WaiverSet | None = None) -> ObjectPlan:
     """`keep`: the device-plugin keys stay (asked for, or device-plugin pods may remain).
     `mig`: how workloads of the quota's namespace now ask for MIG devices ("single": their
     nvidia.com/gpu requests are MIG slices; "mixed": nvidia.com/mig-* requests)."""
@@ -48,9 +50,9 @@ def plan_quota(file: str, data: Mapping[str, Any], base: PathT, *, keep: bool,
         sums[cls] = sums.get(cls, 0) + count.value
     if not old:
         return ObjectPlan()
-    skip = skip_reason(data, QUOTA_RULES)
+    skip = skip_reason(data, QUOTA_RULES, file, waivers)
     if skip:
-        return ObjectPlan(result=result_for(file, data, "ignored", reason=skip))
+        return ObjectPlan(result=result_for(file, data, skip[0], reason=skip[1]))
     # Kubernetes only ever enforced requests.<extended resource>; a limits./bare key is the
     # user's stated cap all the same, so it becomes the DRA cap where no requests. key is.
     unenforced = [cls for cls in stated if cls not in enforced]

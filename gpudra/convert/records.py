@@ -8,6 +8,7 @@ from typing import Any
 
 from gpudra.convert.ops import Op
 from gpudra.dra.versions import TargetVersion
+from gpudra.waivers import WaiverSet
 
 
 @dataclass(frozen=True)
@@ -22,6 +23,7 @@ class ConvertOptions:
     min_memory: str | None = None     # whole GPUs only: a MIG device's memory is its slice
     product: str | None = None        # product-name prefix, for every request
     admin_access: bool = False        # monitoring DaemonSets get admin-access claims (KEP-5018)
+    waivers: WaiverSet | None = None  # .gpudra.yaml waivers: what they cover is left alone
 
 
 @dataclass(frozen=True)

@@ -5,6 +5,7 @@ Streams are passed in, so this module stays free of any terminal library and is 
 
 from __future__ import annotations
 
+import datetime
 import json
 import os
 from collections.abc import Mapping
@@ -62,6 +63,7 @@ class ConvertRequest:
     quiet: bool = False  # no summary; input and write errors still go to stderr
     verbose: bool = False  # the summary lists skipped documents
     color: bool = False  # colour the --diff output (the CLI decides: a TTY, NO_COLOR, FORCE_COLOR)
+    today: datetime.date | None = None  # the day waivers are judged on; None: the clock's
     cluster: Any = None  # --from-cluster: gpudra.cluster.ClusterOptions of the cluster to export
 
 
@@ -136,8 +138,9 @@ def _check_selectors(selectors: list[str], from_user: int, target: TargetVersion
 
 def run_convert(request: ConvertRequest, *, stdout: IO[str], stderr: IO[str],
                 stdin=None) -> ExitCode:
-    options = build_options(request)
     config = load_config(config_for(request.paths, request.config), catalogue())
+    options = replace(build_options(request),
+                      waivers=config.waiver_set(request.today or datetime.date.today()))
     table = WorkloadTable().with_kinds(config.workloads)
     exported: tuple[InputError, ...] = ()
     skipped: tuple[WorkloadResult, ...] = ()

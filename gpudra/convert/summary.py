@@ -12,7 +12,8 @@ from gpudra.report.json_report import skipped_data
 from gpudra.summary import files_read
 from gpudra.printable import quote_name
 
-STRATEGIES = ("rewrite", "repair", "quota", "bridge", "manual", "ignored", "blocked")
+STRATEGIES = ("rewrite", "repair", "quota", "bridge", "manual", "ignored", "waived",
+              "blocked")
 
 
 def as_data(report: ConvertReport, *, with_diffs: bool, written: bool) -> dict[str, Any]:

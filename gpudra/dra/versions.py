@@ -21,6 +21,16 @@ MIN_MINOR = 32
 """1.32 is the first release with structured parameters (`resource.k8s.io/v1beta1`)."""
 MAX_MINOR = 37
 """The newest release whose API and feature gates gpudra has been checked against."""
+DRA_DRIVER = "kubernetes-sigs/dra-driver-nvidia-gpu"
+DRA_DRIVER_CHECKED = ("v0.4.1", "v0.5.0 (main 9593204)")
+"""The NVIDIA DRA driver releases whose attributes gpudra's selectors and rules were read
+from (docs/facts.md records each with its source)."""
+
+
+def checked_against() -> str:
+    """What `gpudra --version` says gpudra was checked against."""
+    return (f"Kubernetes 1.{MIN_MINOR} to 1.{MAX_MINOR} (resource.k8s.io v1beta1, v1beta2, v1)\n"
+            f"NVIDIA DRA driver {DRA_DRIVER}: {' and '.join(DRA_DRIVER_CHECKED)}\n")
 
 _VERSION_RE = re.compile(
     r"^v?(?P<major>\d+)\.(?P<minor>\d+)(?:\.(?P<patch>\d+))?"

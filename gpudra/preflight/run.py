@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import os
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import TYPE_CHECKING, Any
 
 from gpudra.errors import InputReadError, UsageError
@@ -48,6 +48,7 @@ class PreflightRequest:
     node_name: str | None = None
     cluster: Any = None              # gpudra.cluster.ClusterOptions (cluster tier)
     config: Any = None               # gpudra.config.Config (excludes, workloads, skips)
+    baseline: Any = None             # gpudra.baseline.Baseline: known findings do not count
 
 
 @dataclass(frozen=True)
@@ -148,11 +149,15 @@ def _manifests(request: PreflightRequest, target: Any) -> PreflightResult:
                                        target=target or DEFAULT))
     options = ManifestOptions(target_version=target or DEFAULT,
                               require_migrated=request.require_migrated)
+    facts: dict[str, Any] = {"files_scanned": tree.files_scanned}
+    if request.baseline is not None:  # the checks judge only findings the baseline lacks
+        new, known, fixed = request.baseline.split(tree.findings)
+        tree = replace(tree, findings=tuple(new))
+        facts["baseline"] = {"file": request.baseline.file, "known": known, "fixed": fixed}
     errors = tree.errors
     if tree.files_scanned == 0 and not errors:
         errors = (InputError(None, "no manifests found (looked for *.yaml, *.yml, *.json)"),)
-    return PreflightResult("manifests", run_manifest_checks(tree, options), errors, None,
-                           {"files_scanned": tree.files_scanned})
+    return PreflightResult("manifests", run_manifest_checks(tree, options), errors, None, facts)
 
 
 def as_report(result: PreflightResult, fail_on: str) -> OutcomeReport:
@@ -165,5 +170,9 @@ def as_report(result: PreflightResult, fail_on: str) -> OutcomeReport:
                "target_version": result.target, **result.facts,
                "fail_on": fail_on, "passed": result.exit_code(fail_on) is ExitCode.OK}
     headline = f"gpudra preflight ({result.tier})"
+    known = result.facts.get("baseline")
+    if known:
+        headline = (f"gpudra preflight ({result.tier}; baseline: {known['known']} known "
+                    f"findings not counted, {known['fixed']} entries fixed)")
     return OutcomeReport("preflight", "checks", verdicts, result.errors, summary,
                          lambda v: result.failing(by_id[v.id], fail_on), headline)

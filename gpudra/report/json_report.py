@@ -17,7 +17,12 @@ def as_data(report: Report) -> dict[str, Any]:
         "errors": [error_data(e) for e in report.errors],
         "skipped": [skipped_data(s) for s in report.skipped],
         "summary": summarize(report).as_dict(),
+        "waived": [{"finding": finding_data(w.finding), "reason": w.reason, "owner": w.owner,
+                    "expires": w.expires} for w in report.waived],
     }
+    if report.baseline is not None:
+        data["baseline"] = {"file": report.baseline.file, "known": report.baseline.known,
+                            "fixed": report.baseline.fixed}
     if report.source == "cluster":
         data["not_read"] = [{"object": r.object, "message": r.message, "without": r.adds}
                             for r in report.not_read]

@@ -16,7 +16,7 @@ from gpudra.model import MOST_SEVERE_FIRST, Finding, InputError, Report, Severit
 from gpudra.printable import quote_name
 from gpudra.objects import plural
 from gpudra.report import RenderOptions
-from gpudra.summary import Summary, severity_counts, summarize
+from gpudra.summary import Summary, held_back, severity_counts, summarize
 
 COLLAPSE_OVER = 50
 _CODE_SPAN = re.compile(r"(`[^`\n]*`)")
@@ -71,6 +71,7 @@ def _headline(s: Summary, report: Report) -> str:
     facts = s.read.split(", ")
     if s.suppressed:
         facts.append(f"{s.suppressed} suppressed")
+    facts += held_back(report)
     if s.gpu_workloads:
         bridge = f", {s.on_bridge} through the bridge" if s.on_bridge else ""
         facts.append(f"**{s.percent_migrated:.0f}% migrated** to DRA ({s.on_dra}{bridge} of "

@@ -19,7 +19,7 @@ from rich.text import Text
 from gpudra.model import MOST_SEVERE_FIRST, Finding, Report
 from gpudra.printable import quote_name
 from gpudra.report import RenderOptions
-from gpudra.summary import severity_counts, summarize
+from gpudra.summary import held_back, severity_counts, summarize
 
 _STYLE = {"error": "bold red", "warning": "yellow", "info": "cyan"}
 # Without a width (stdout is no terminal and COLUMNS is unset) nothing wraps: a line is as long
@@ -109,7 +109,8 @@ def _summary(console: Console, report: Report, inputs: tuple[str, ...] = ()) -> 
     console.print(Text("Summary", style="bold"))
     console.print(f"  {s.read}: "
                   f"{counts}" + (f", {s.suppressed} suppressed" if s.suppressed else "")
-                  + (f", {s.errors} unreadable" if s.errors else ""))
+                  + (f", {s.errors} unreadable" if s.errors else "")
+                  + "".join(f", {fact}" for fact in held_back(report)))
     for refused in report.not_read:
         console.print(f"  not read (a namespaced role may not): {refused.object}; without it: "
                       f"{refused.adds}")

@@ -68,6 +68,7 @@ class AuditContext:
     findings: list[Finding] = field(default_factory=list)
     suppressed: int = 0
     kubernetes_minor: int | None = None  # a cluster audit: the cluster's release (1.<minor>)
+    inline_suppressions: bool = True  # False under --strict: annotations suppress nothing
     workloads: dict[tuple, WorkloadStatus] = field(default_factory=dict)
     # One-slot caches: checkers visit one object in a row. Keyed by identity of the data they
     # hold on to, so a recycled id() can never return another object's results.
@@ -134,6 +135,8 @@ class AuditContext:
         self.findings.append(finding)
 
     def _is_suppressed(self, obj: SourceObject, rule_id: str) -> bool:
+        if not self.inline_suppressions:
+            return False
         if self._suppressions is None or self._suppressions[0] is not obj.data:
             self._suppressions = (obj.data,
                                   parse_suppressions(obj.annotations.get(SUPPRESS_ANNOTATION)))

@@ -1,4 +1,4 @@
-"""GPU9xx: the suppression annotation itself must be well formed and accountable."""
+"""GPU9xx: suppressions themselves (annotations, waivers) must be well formed and accountable."""
 
 from __future__ import annotations
 
@@ -35,11 +35,37 @@ and listed as `ignored` with the reason.
     "Write the annotation as `RULE[,RULE]: reason`.",
 )
 
+GPU902 = rule(
+    "GPU902", "expired-waiver", Severity.WARNING, "meta",
+    "A .gpudra.yaml waiver is past its expires date: it suppresses nothing any more.",
+    """
+A waiver in `.gpudra.yaml` excuses findings on the objects it selects, for a reason, until a
+date:
+
+```yaml
+waivers:
+  - rules: [GPU101]
+    kind: Deployment
+    namespace: inference
+    name: llm-server
+    reason: stays on the device plugin until the Q3 node-pool upgrade
+    owner: ml-platform@example.com
+    expires: 2027-03-31
+```
+
+From the day after `expires`, the waiver suppresses nothing: its findings come back, and this
+finding names the waiver, its owner and its reason, at its line in the config file. An
+exception that nobody renews ends by itself instead of living on unseen.
+""",
+    "Fix what the waiver covered, or renew it with a new `expires` date and a reason that "
+    "still holds.",
+)
+
 _ID = re.compile(r"^(?:GPU\d{3}|all)$", re.IGNORECASE)
 
 
 class Suppressions(Checker):
-    rules = (GPU901,)
+    rules = (GPU901, GPU902)
 
     def check_object(self, obj: SourceObject, ctx: AuditContext) -> None:
         value = obj.annotations.get(SUPPRESS_ANNOTATION)

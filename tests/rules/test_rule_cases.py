@@ -1,7 +1,8 @@
 """Data-driven rule tests: tests/rules/cases/<RULE>.yaml.
 
 Each case is a manifest (written to `file`, default manifest.yaml; `files` writes several; `target`
-is the audit's --target-version, default the newest), or
+is the audit's --target-version, default the newest; `config` is a .gpudra.yaml beside it and
+`today` the date its waivers are judged on), or
 `cluster`: live objects (multi-document YAML) audited through the cluster source, and the
 findings of that rule it must produce, compared on the fields the case names. Every rule in the
 catalogue must have a case file with at least one case that fires and one that does not.
@@ -15,7 +16,7 @@ import pytest
 import yaml
 
 from gpudra.audit import AuditRequest, audit, run_audit
-from gpudra.config import Config
+from gpudra.config import Config, load_config
 from gpudra.dra.versions import DEFAULT, TargetVersion
 from gpudra.rules import catalogue
 from gpudra.sources.cluster import ClusterSource
@@ -43,7 +44,12 @@ def test_rule_case(rule_id: str, case: dict, tmp_path: Path) -> None:
             target.parent.mkdir(parents=True, exist_ok=True)
             target.write_text(text)
         target = TargetVersion.parse(str(case["target"])) if "target" in case else DEFAULT
-        report = run_audit(AuditRequest([str(tmp_path)], target=target))
+        config = Config()
+        if "config" in case:
+            (tmp_path / ".gpudra.yaml").write_text(case["config"])
+            config = load_config(tmp_path / ".gpudra.yaml", catalogue())
+        report = run_audit(AuditRequest([str(tmp_path)], config, target=target,
+                                        today=case.get("today")))
     assert not report.errors, report.errors
     got = [f for f in report.findings if f.rule == rule_id]
     expected = case["expect"]
