@@ -211,8 +211,8 @@ def _export(request: ConvertRequest, table: WorkloadTable
     the `nvidia.com/gpu` NoSchedule taint. Raises a ClusterError when the cluster cannot be
     read at all."""
     from gpudra.cluster import connect
+    from gpudra.convert.export import clean, dump, file_name
     from gpudra.convert.tolerations import has_gpu_taint
-    from gpudra.export import clean, dump, file_name
     from gpudra.gpu_use import quota_keys, read_object
     from gpudra.objects import ClusterObject
     from gpudra.sources.cluster import ClusterSource

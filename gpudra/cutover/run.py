@@ -83,8 +83,8 @@ def pool_sizes(fleet: Fleet) -> dict[str, int]:
 def write_waves(result: CutoverPlan, out: Path, table: WorkloadTable) -> list[InputError]:
     """wave-N/original/: the moving workloads as clean manifests (what `convert
     --from-cluster` exports); wave-N/converted/: those files converted by `gpudra convert`."""
+    from gpudra.convert.export import clean, dump, file_name
     from gpudra.convert.run import ConvertRequest, run_convert, write_under
-    from gpudra.export import clean, dump, file_name
     from gpudra.gpu_use import read_object
 
     errors: list[InputError] = []
