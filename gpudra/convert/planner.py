@@ -342,7 +342,7 @@ class Planner:
             used.add(name)
             requests.append(emit.device_request(name, need.device_class, need.count,
                                                 self._selectors(need, placement, notes),
-                                                self.options.target))
+                                                target=self.options.target))
             plan.ops += [Delete(base + path) for path in need.paths]
             if need.resource.endswith(".shared"):
                 _shared_notes(need, notes)

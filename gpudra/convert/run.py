@@ -28,7 +28,7 @@ from gpudra.convert.writer import (
     write_atomic,
 )
 from gpudra.dra.selectors import min_memory_selector, product_prefix_selector
-from gpudra.dra.versions import TargetVersion
+from gpudra.dra.versions import DEFAULT, TargetVersion
 from gpudra.errors import UsageError
 from gpudra.kustomize import KUSTOMIZATION_FILES
 from gpudra.kustomize.tree import inside, real_roots
@@ -46,7 +46,7 @@ class ConvertRequest:
     diff: bool = False
     check: bool = False
     output_dir: Path | None = None
-    target_version: str = "1.37"
+    target_version: str = str(DEFAULT)
     claim_mode: str = "template"
     strategy: str = "rewrite"
     keep_node_selectors: bool = False
