@@ -190,9 +190,11 @@ equivalent of memory or core slicing by count; choose MIG, MPS or whole GPUs del
 _NOT_WORKLOADS = frozenset({"ResourceQuota", "LimitRange", "ClusterQueue", "NodePool", "Profile",
                             "ResourceFlavor", "LocalQueue", "Node"})
 
+# The rule each kind of device-plugin request raises; the Kustomize overlay audit and preflight's
+# MANIFEST001 read the same map.
 RULE_BY_KIND = {DeviceKind.GPU: "GPU101", DeviceKind.MIG: "GPU102",
-                        DeviceKind.SHARED: "GPU103", DeviceKind.OTHER_NVIDIA: "GPU109",
-                        DeviceKind.OTHER_VENDOR: "GPU108"}
+                DeviceKind.SHARED: "GPU103", DeviceKind.OTHER_NVIDIA: "GPU109",
+                DeviceKind.OTHER_VENDOR: "GPU108"}
 
 
 class DeviceRequests(Checker):

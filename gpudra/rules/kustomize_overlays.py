@@ -16,17 +16,16 @@ still asks the device plugin for GPUs.
 from __future__ import annotations
 
 from collections.abc import Iterable, Mapping
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from gpudra.kustomize.build import Application, Build, Resource
-from gpudra.kustomize.names import ReferenceConfigs, reference_specs
-from gpudra.kustomize.objects import file_objects
-from gpudra.kustomize.touches import Touch, touches
-from gpudra.kustomize.tree import inside, load_tree, real_roots, roots_among
 from gpudra.model import InputError
 from gpudra.objects import ManifestObject
 from gpudra.rules.base import AuditContext, Checker
 from gpudra.rules.device_requests import RULE_BY_KIND
+
+if TYPE_CHECKING:
+    from gpudra.kustomize.build import Application, Build, Resource
+    from gpudra.kustomize.touches import Touch
 
 
 class KustomizeOverlays(Checker):
@@ -45,6 +44,13 @@ def check_overlays(paths: Iterable[str], files: Iterable[str],
     `files`: the files the scan read; the kustomization files among them are the roots (a
     second walk of a large tree would cost as much as the scan's own).
     """
+    # The kustomize model loads only for file audits (cluster audits and `gpudra rules` skip
+    # its ~40 ms of imports), as it did when the file source ran this step.
+    from gpudra.kustomize.build import Build
+    from gpudra.kustomize.objects import file_objects
+    from gpudra.kustomize.touches import touches
+    from gpudra.kustomize.tree import inside, load_tree, real_roots, roots_among
+
     paths = [p for p in paths if p != "-"]
     roots = roots_among(files)
     if not roots:
@@ -78,6 +84,9 @@ def check_overlays(paths: Iterable[str], files: Iterable[str],
 
 def _renamed_references(build: Build, scope: tuple[str, ...], ctx: AuditContext) -> None:
     """GPU610: a namePrefix/nameSuffix that renames claims but not the references to them."""
+    from gpudra.kustomize.names import ReferenceConfigs, reference_specs
+    from gpudra.kustomize.tree import inside
+
     configs = ReferenceConfigs(build.tree)
     for directory, k in build.tree.kustomizations.items():
         if k.is_component or not (k.name_prefix or k.name_suffix) or \
