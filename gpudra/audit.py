@@ -58,9 +58,10 @@ def audit(source: Source, config: Config, target: TargetVersion = DEFAULT,
                 checker.check_template(item, ctx)
         else:
             _check(item, checkers, ctx)
-    errors += source.finish(ctx) or ()
+    ctx.tree = getattr(source, "tree", None)  # file sources only
     for checker in checkers:
         checker.finish(ctx)
+    errors += ctx.input_errors
     waivers = config.waiver_set(today or datetime.date.today())
     findings, waived = waivers.split(_unique(ctx.findings))
     if EXPIRED_RULE not in config.settings.disabled:

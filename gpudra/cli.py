@@ -15,6 +15,7 @@ from typing import Any, Optional, TypeVar
 import typer
 
 from gpudra import __version__
+from gpudra.dra.versions import DEFAULT, SUPPORTED_RANGE, TargetVersion, checked_against
 from gpudra.errors import GpudraError, UsageError
 from gpudra.model import ExitCode, FailOn
 from gpudra.report import OutputFormat, RenderOptions, SummaryFormat
@@ -36,8 +37,6 @@ app = typer.Typer(
 
 def _version(value: bool) -> None:
     if value:
-        from gpudra.dra.versions import checked_against
-
         typer.echo(f"gpudra {__version__}\nchecked against:")
         typer.echo("".join(f"  {line}\n" for line in checked_against().splitlines()), nl=False)
         raise typer.Exit(0)
@@ -165,6 +164,28 @@ class _OutcomeWord(str, enum.Enum):
     WARNING = "warning"
 
 
+# Connection options, declared once for audit, convert --from-cluster, preflight, verify, plan
+# and cutover; only how each command's help words them differs.
+def _kubeconfig_option(help: str = "Cluster: kubeconfig file.") -> Any:
+    return typer.Option(None, "--kubeconfig", metavar="FILE", help=help)
+
+
+def _context_option(help: str = "Cluster: kubeconfig context to use.") -> Any:
+    return typer.Option(None, "--context", metavar="NAME", help=help)
+
+
+def _namespace_option(help: str = "Cluster: only this namespace's workloads.") -> Any:
+    return typer.Option(None, "-n", "--namespace", metavar="NS", help=help)
+
+
+def _all_namespaces_option(help: str = "Cluster: every namespace (the default).") -> Any:
+    return typer.Option(False, "-A", "--all-namespaces", help=help)
+
+
+def _request_timeout_option(help: str = "Cluster: per-request timeout.") -> Any:
+    return typer.Option(None, "--request-timeout", metavar="DURATION", help=help)
+
+
 @app.command(short_help="What still uses the device plugin, in manifests or the cluster.",
              epilog=(
     "Without a PATH, audits the cluster of the current kube context (read-only: get and list "
@@ -201,19 +222,14 @@ def audit(
     quiet: bool = typer.Option(False, "-q", "--quiet", help="No progress on stderr."),
     verbose: bool = typer.Option(False, "-v", "--verbose",
                                  help="List skipped documents (not Kubernetes objects)."),
-    kubeconfig: Optional[str] = typer.Option(None, "--kubeconfig", metavar="FILE",
-                                             help="Cluster: kubeconfig file (default: "
-                                                  "$KUBECONFIG, ~/.kube/config, in-cluster)."),
-    context: Optional[str] = typer.Option(None, "--context", metavar="NAME",
-                                          help="Cluster: kubeconfig context to use."),
-    namespace: Optional[str] = typer.Option(None, "-n", "--namespace", metavar="NS",
-                                            help="Cluster: only this namespace's workloads."),
-    all_namespaces: bool = typer.Option(False, "-A", "--all-namespaces",
-                                        help="Cluster: every namespace (the default)."),
-    request_timeout: Optional[str] = typer.Option(None, "--request-timeout", metavar="DURATION",
-                                                  help="Cluster: per-request timeout, e.g. "
-                                                       "30s or 1m."),
-    target_version: str = typer.Option("1.37", "--target-version", metavar="1.32..1.37",
+    kubeconfig: Optional[str] = _kubeconfig_option(
+        "Cluster: kubeconfig file (default: $KUBECONFIG, ~/.kube/config, in-cluster)."),
+    context: Optional[str] = _context_option(),
+    namespace: Optional[str] = _namespace_option(),
+    all_namespaces: bool = _all_namespaces_option(),
+    request_timeout: Optional[str] = _request_timeout_option(
+        "Cluster: per-request timeout, e.g. 30s or 1m."),
+    target_version: str = typer.Option(str(DEFAULT), "--target-version", metavar=SUPPORTED_RANGE,
                                        help="Release whose served resource.k8s.io versions DRA "
                                             "objects must use (GPU611)."),
     strict: bool = typer.Option(False, "--strict",
@@ -246,7 +262,6 @@ def audit(
                          "cluster audits: give no PATH to audit the cluster")
     if namespace and all_namespaces:
         raise UsageError("choose one of -n/--namespace and -A/--all-namespaces")
-    from gpudra.dra.versions import TargetVersion
     from gpudra.report.targets import write_targets
 
     target = TargetVersion.parse(target_version)
@@ -405,7 +420,7 @@ def convert(
                                     "(with --diff: and print the diff)."),
     output_dir: Optional[Path] = typer.Option(None, "--output-dir", metavar="DIR",
                                               help="Write a converted copy of the tree to DIR."),
-    target_version: str = typer.Option("1.37", "--target-version", metavar="1.32..1.37",
+    target_version: str = typer.Option(str(DEFAULT), "--target-version", metavar=SUPPORTED_RANGE,
                                        help="Kubernetes version to write for: v1 for 1.34+, "
                                             "v1beta2 for 1.33, v1beta1 for 1.32."),
     claim_mode: str = typer.Option("template", "--claim-mode", metavar="template|shared",
@@ -446,15 +461,11 @@ def convert(
     from_cluster: bool = typer.Option(False, "--from-cluster",
                                       help="Export the live cluster's GPU workloads as clean "
                                            "manifests into --output-dir, then convert them."),
-    kubeconfig: Optional[str] = typer.Option(None, "--kubeconfig", metavar="FILE",
-                                             help="--from-cluster: kubeconfig file."),
-    context: Optional[str] = typer.Option(None, "--context", metavar="NAME",
-                                          help="--from-cluster: kubeconfig context."),
-    namespace: Optional[str] = typer.Option(None, "-n", "--namespace", metavar="NS",
-                                            help="--from-cluster: only this namespace."),
-    request_timeout: Optional[str] = typer.Option(None, "--request-timeout",
-                                                  metavar="DURATION",
-                                                  help="--from-cluster: per-request timeout."),
+    kubeconfig: Optional[str] = _kubeconfig_option("--from-cluster: kubeconfig file."),
+    context: Optional[str] = _context_option("--from-cluster: kubeconfig context."),
+    namespace: Optional[str] = _namespace_option("--from-cluster: only this namespace."),
+    request_timeout: Optional[str] = _request_timeout_option(
+        "--from-cluster: per-request timeout."),
 ) -> None:
     """Rewrite workloads and quotas from device-plugin requests to DRA claims, in place.
 
@@ -523,7 +534,7 @@ def preflight(
                                   help="--node: where the host's filesystem is mounted."),
     manifests: list[str] = typer.Option([], "--manifests", metavar="PATH",
                                         help="Check a manifest tree (repeatable); no cluster."),
-    target_version: Optional[str] = typer.Option(None, "--target-version", metavar="1.32..1.37",
+    target_version: Optional[str] = typer.Option(None, "--target-version", metavar=SUPPORTED_RANGE,
                                                  help="Judge against this Kubernetes release "
                                                       "(plan an upgrade)."),
     require_migrated: bool = typer.Option(False, "--require-migrated",
@@ -549,12 +560,9 @@ def preflight(
                                             help="--manifests: findings FILE holds (`gpudra "
                                                  "audit --write-baseline`) do not count."),
     quiet: bool = typer.Option(False, "-q", "--quiet", help="No progress on stderr."),
-    kubeconfig: Optional[str] = typer.Option(None, "--kubeconfig", metavar="FILE",
-                                             help="Cluster: kubeconfig file."),
-    context: Optional[str] = typer.Option(None, "--context", metavar="NAME",
-                                          help="Cluster: kubeconfig context to use."),
-    request_timeout: Optional[str] = typer.Option(None, "--request-timeout", metavar="DURATION",
-                                                  help="Cluster: per-request timeout."),
+    kubeconfig: Optional[str] = _kubeconfig_option(),
+    context: Optional[str] = _context_option(),
+    request_timeout: Optional[str] = _request_timeout_option(),
 ) -> None:
     """Is the cluster (or this node, or a manifest tree) ready for DRA?
 
@@ -608,7 +616,7 @@ def plan(
         None, metavar="[PATH]...", help="Manifests (converted or not); none: the cluster."),
     inventory: list[str] = typer.Option([], "--inventory", metavar="FILE",
                                         help="ResourceSlice or Node YAML (repeatable)."),
-    target_version: str = typer.Option("1.37", "--target-version", metavar="1.32..1.37",
+    target_version: str = typer.Option(str(DEFAULT), "--target-version", metavar=SUPPORTED_RANGE,
                                        help="Release unconverted workloads are converted for."),
     consumable_shares: Optional[str] = typer.Option(
         None, "--consumable-shares", metavar="memory|unlimited|N",
@@ -624,14 +632,10 @@ def plan(
     config: Optional[Path] = typer.Option(None, "--config", metavar="FILE",
                                           help="Config file (default: nearest .gpudra.yaml)."),
     quiet: bool = typer.Option(False, "-q", "--quiet", help="No progress on stderr."),
-    kubeconfig: Optional[str] = typer.Option(None, "--kubeconfig", metavar="FILE",
-                                             help="Cluster: kubeconfig file."),
-    context: Optional[str] = typer.Option(None, "--context", metavar="NAME",
-                                          help="Cluster: kubeconfig context to use."),
-    namespace: Optional[str] = typer.Option(None, "-n", "--namespace", metavar="NS",
-                                            help="Cluster: only this namespace's workloads."),
-    request_timeout: Optional[str] = typer.Option(None, "--request-timeout", metavar="DURATION",
-                                                  help="Cluster: per-request timeout."),
+    kubeconfig: Optional[str] = _kubeconfig_option(),
+    context: Optional[str] = _context_option(),
+    namespace: Optional[str] = _namespace_option(),
+    request_timeout: Optional[str] = _request_timeout_option(),
 ) -> None:
     """Prove each claim matches real devices before the switch.
 
@@ -698,16 +702,11 @@ def verify(
     config: Optional[Path] = typer.Option(None, "--config", metavar="FILE",
                                           help="Config file (default: nearest .gpudra.yaml)."),
     quiet: bool = typer.Option(False, "-q", "--quiet", help="No progress on stderr."),
-    kubeconfig: Optional[str] = typer.Option(None, "--kubeconfig", metavar="FILE",
-                                             help="Cluster: kubeconfig file."),
-    context: Optional[str] = typer.Option(None, "--context", metavar="NAME",
-                                          help="Cluster: kubeconfig context to use."),
-    namespace: Optional[str] = typer.Option(None, "-n", "--namespace", metavar="NS",
-                                            help="Only this namespace's workloads."),
-    all_namespaces: bool = typer.Option(False, "-A", "--all-namespaces",
-                                        help="Every namespace (the default)."),
-    request_timeout: Optional[str] = typer.Option(None, "--request-timeout", metavar="DURATION",
-                                                  help="Cluster: per-request timeout."),
+    kubeconfig: Optional[str] = _kubeconfig_option(),
+    context: Optional[str] = _context_option(),
+    namespace: Optional[str] = _namespace_option("Only this namespace's workloads."),
+    all_namespaces: bool = _all_namespaces_option("Every namespace (the default)."),
+    request_timeout: Optional[str] = _request_timeout_option(),
 ) -> None:
     """Prove each step of the switch worked, on the live cluster.
 
@@ -767,17 +766,14 @@ def cutover(
     max_wave_nodes: Optional[int] = typer.Option(None, "--max-wave-nodes", metavar="N",
                                                  help="Split pools into waves of at most N "
                                                       "nodes."),
-    target_version: str = typer.Option("1.37", "--target-version", metavar="1.32..1.37",
+    target_version: str = typer.Option(str(DEFAULT), "--target-version", metavar=SUPPORTED_RANGE,
                                        help="Release the converted manifests are for."),
     config: Optional[Path] = typer.Option(None, "--config", metavar="FILE",
                                           help="Config file (default: nearest .gpudra.yaml)."),
     quiet: bool = typer.Option(False, "-q", "--quiet", help="No progress on stderr."),
-    kubeconfig: Optional[str] = typer.Option(None, "--kubeconfig", metavar="FILE",
-                                             help="Cluster: kubeconfig file."),
-    context: Optional[str] = typer.Option(None, "--context", metavar="NAME",
-                                          help="Cluster: kubeconfig context to use."),
-    request_timeout: Optional[str] = typer.Option(None, "--request-timeout", metavar="DURATION",
-                                                  help="Cluster: per-request timeout."),
+    kubeconfig: Optional[str] = _kubeconfig_option(),
+    context: Optional[str] = _context_option(),
+    request_timeout: Optional[str] = _request_timeout_option(),
 ) -> None:
     """Order the switch from the device plugin to DRA in waves of node pools.
 

@@ -90,8 +90,8 @@ def manifests(name: str = DEFAULT_NAME, namespace: str | None = None,
 
 def render(objects: list[dict[str, Any]]) -> str:
     """The objects as one multi-document YAML stream, kubectl-compatible quoting."""
-    from gpudra.convert.render import document
-    from gpudra.convert.textedit import Style
+    from gpudra.yamledit.render import document
+    from gpudra.yamledit.textedit import Style
 
     style = Style()
     header = ["# Read-only access for gpudra audit, plan, preflight, verify and cutover (gpudra rbac)."]

@@ -17,7 +17,7 @@ from hypothesis import strategies as st
 from gpudra.dra import emit
 from gpudra.dra.emit import NameRegistry, dns_label, dns_subdomain
 from gpudra.dra.validate import StrictValidator, UnavailableError, semantic_errors
-from gpudra.dra.versions import TargetVersion
+from gpudra.dra.versions import DEFAULT, TargetVersion
 from gpudra.errors import UsageError
 
 pytest.importorskip("kubernetes_validate")
@@ -45,18 +45,18 @@ def validators() -> dict[TargetVersion, StrictValidator]:
 def _requests(target: TargetVersion) -> dict[str, list[dict[str, Any]]]:
     """The request mixes each target is exercised with."""
     return {
-        "one": [emit.device_request("gpu", emit.GPU_CLASS, 1, [], target)],
-        "four": [emit.device_request("gpus", emit.GPU_CLASS, 4, [], target)],
-        "one-selected": [emit.device_request("gpu", emit.GPU_CLASS, 1, [H100], target)],
-        "four-selected": [emit.device_request("gpus", emit.GPU_CLASS, 4, [H100, MEMORY], target)],
-        "mig": [emit.device_request("mig", emit.MIG_CLASS, 1, [MIG_1G], target)],
-        "two-containers": [emit.device_request("trainer", emit.GPU_CLASS, 4, [H100], target),
-                           emit.device_request("evaluator", emit.GPU_CLASS, 1, [H100], target)],
+        "one": [emit.device_request("gpu", emit.GPU_CLASS, 1, [], target=target)],
+        "four": [emit.device_request("gpus", emit.GPU_CLASS, 4, [], target=target)],
+        "one-selected": [emit.device_request("gpu", emit.GPU_CLASS, 1, [H100], target=target)],
+        "four-selected": [emit.device_request("gpus", emit.GPU_CLASS, 4, [H100, MEMORY], target=target)],
+        "mig": [emit.device_request("mig", emit.MIG_CLASS, 1, [MIG_1G], target=target)],
+        "two-containers": [emit.device_request("trainer", emit.GPU_CLASS, 4, [H100], target=target),
+                           emit.device_request("evaluator", emit.GPU_CLASS, 1, [H100], target=target)],
     }
 
 
 def _one_gpu(target: TargetVersion) -> dict[str, Any]:
-    return emit.device_request("gpu", emit.GPU_CLASS, 1, [], target)
+    return emit.device_request("gpu", emit.GPU_CLASS, 1, [], target=target)
 
 
 def _pod(template: str) -> dict[str, Any]:
@@ -124,14 +124,14 @@ def test_bridge_refused_before_1_34(minor: int) -> None:
 
 
 def test_cluster_scoped_metadata_has_no_namespace() -> None:
-    obj = emit.claim("c", None, [emit.device_request("gpu", emit.GPU_CLASS)])
+    obj = emit.claim("c", None, [emit.device_request("gpu", emit.GPU_CLASS, target=DEFAULT)], DEFAULT)
     assert obj["metadata"] == {"name": "c"}
 
 
 # --- shapes ---------------------------------------------------------------------------------------
 
 def test_v1beta1_request_is_flat() -> None:
-    request = emit.device_request("gpus", emit.GPU_CLASS, 4, [H100], TargetVersion(32))
+    request = emit.device_request("gpus", emit.GPU_CLASS, 4, [H100], target=TargetVersion(32))
     assert request == {"name": "gpus", "deviceClassName": "gpu.nvidia.com", "count": 4,
                        "selectors": [{"cel": {"expression": H100}}]}
     assert list(request) == ["name", "deviceClassName", "count", "selectors"]
@@ -139,20 +139,21 @@ def test_v1beta1_request_is_flat() -> None:
 
 @pytest.mark.parametrize("target", WRAPPED, ids=str)
 def test_v1beta2_and_v1_requests_use_exactly(target: TargetVersion) -> None:
-    request = emit.device_request("gpus", emit.GPU_CLASS, 4, [H100], target)
+    request = emit.device_request("gpus", emit.GPU_CLASS, 4, [H100], target=target)
     assert list(request) == ["name", "exactly"]
     assert list(request["exactly"]) == ["deviceClassName", "count", "selectors"]
 
 
 def test_count_one_and_no_selectors_are_left_out() -> None:
-    assert emit.device_request("gpu", emit.GPU_CLASS) == {
+    assert emit.device_request("gpu", emit.GPU_CLASS, target=DEFAULT) == {
         "name": "gpu", "exactly": {"deviceClassName": "gpu.nvidia.com"}}
     with pytest.raises(ValueError, match="at least 1"):
-        emit.device_request("gpu", emit.GPU_CLASS, 0)
+        emit.device_request("gpu", emit.GPU_CLASS, 0, target=DEFAULT)
 
 
 def test_template_has_inner_spec_and_key_order() -> None:
-    obj = emit.claim_template("t", "ml", [emit.device_request("gpu", emit.GPU_CLASS)])
+    obj = emit.claim_template("t", "ml", [emit.device_request("gpu", emit.GPU_CLASS, target=DEFAULT)],
+                              DEFAULT)
     assert list(obj) == ["apiVersion", "kind", "metadata", "spec"]
     assert list(obj["spec"]) == ["spec"]
     assert obj["spec"]["spec"]["devices"]["requests"][0]["name"] == "gpu"
@@ -239,7 +240,7 @@ def test_request_needs_exactly_or_first_available(
         validators: Validators) -> None:
     """The schema only requires `name`; the one-of rule is ours (apiserver validation)."""
     target = TargetVersion(37)
-    obj = emit.claim("c", "ml", [emit.device_request("gpu", emit.GPU_CLASS)], target)
+    obj = emit.claim("c", "ml", [emit.device_request("gpu", emit.GPU_CLASS, target=DEFAULT)], target)
     obj["spec"]["devices"]["requests"] = [{"name": "gpu"}]
     assert validators[target].errors(obj) == [
         "spec.devices.requests[0]: exactly one of exactly or firstAvailable is required"]
@@ -251,7 +252,7 @@ def test_request_needs_exactly_or_first_available(
 
 
 def test_v1_does_not_exist_in_1_33(validators: Validators) -> None:
-    obj = emit.claim("c", "ml", [emit.device_request("gpu", emit.GPU_CLASS)], TargetVersion(37))
+    obj = emit.claim("c", "ml", [emit.device_request("gpu", emit.GPU_CLASS, target=DEFAULT)], TargetVersion(37))
     assert validators[TargetVersion(33)].errors(obj) == [
         "(root): ResourceClaim resource.k8s.io/v1 does not exist in Kubernetes 1.33"]
 
@@ -277,9 +278,10 @@ def test_pod_semantics() -> None:
 
 
 def test_duplicate_and_invalid_request_names() -> None:
-    obj = emit.claim("c", "ml", [emit.device_request("gpu", emit.GPU_CLASS),
-                                 emit.device_request("gpu", emit.GPU_CLASS),
-                                 emit.device_request("Bad_Name", emit.GPU_CLASS)])
+    obj = emit.claim("c", "ml", [emit.device_request("gpu", emit.GPU_CLASS, target=DEFAULT),
+                                 emit.device_request("gpu", emit.GPU_CLASS, target=DEFAULT),
+                                 emit.device_request("Bad_Name", emit.GPU_CLASS, target=DEFAULT)],
+                     DEFAULT)
     assert semantic_errors(obj) == [
         "spec.devices.requests[1].name: duplicate request name 'gpu'",
         "spec.devices.requests[2].name: 'Bad_Name' is not a DNS label",

@@ -1,4 +1,4 @@
-"""Live objects exported as manifests (gpudra.export): server state and defaults go, nothing a
+"""Live objects exported as manifests (gpudra.convert.export): server state and defaults go, nothing a
 user wrote does, and the result is a valid object that reads back as itself."""
 
 from __future__ import annotations
@@ -9,7 +9,7 @@ import pytest
 import yaml
 
 from benchmarks.gen_cluster import build_state
-from gpudra.export import clean, dump, file_name
+from gpudra.convert.export import clean, dump, file_name
 from gpudra.workloads import WorkloadTable
 
 STATE = build_state(deployments=40, replicas=2, nodes=20, gpu_nodes=5, dra_nodes=1,

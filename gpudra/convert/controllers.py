@@ -14,10 +14,10 @@ from collections.abc import Mapping
 from typing import Any
 
 from gpudra.convert import kserve, kubeflow, kuberay
-from gpudra.convert.ops import Op
 from gpudra.convert.requests import DeviceNeed
 from gpudra.objects import PathT
 from gpudra.workloads import PodSpecRef
+from gpudra.yamledit.ops import Op
 
 
 def keep_controllers_working(data: Mapping[str, Any], base: PathT, spec: PodSpecRef,

@@ -17,19 +17,14 @@ from typing import Any
 
 import yaml
 
-from gpudra.convert.nodes import NodeDocument, compose, compose_chunk
-from gpudra.convert.nodes import load as load_document
 from gpudra.convert.openshift import into_objects, objects_of
-from gpudra.convert.ops import Append, Extend, Op, apply_to_data, apply_to_text
+from gpudra.convert.overlays import ObjectState, OverlayPlan, plan_overlays
 from gpudra.convert.planner import ConvertOptions, ObjectPlan, Planner, WorkloadResult
 from gpudra.convert.records import result_for
-from gpudra.convert.render import document
-from gpudra.convert.textedit import LayoutError, Style, detect_style
 from gpudra.devices import DEVICE_NAME_PATTERN
 from gpudra.dra import emit
 from gpudra.errors import InputReadError, UsageError
 from gpudra.kustomize.build import Build
-from gpudra.kustomize.convert import ObjectState, OverlayPlan, plan_overlays
 from gpudra.kustomize.objects import file_objects
 from gpudra.kustomize.tree import (
     Tree,
@@ -45,6 +40,11 @@ from gpudra.sources.documents import Chunk
 from gpudra.sources.files import STDIN, InputFile, ReadFile, documents, read_files
 from gpudra.sources.prescan import CONVERT_NEEDLES
 from gpudra.workloads import WorkloadTable
+from gpudra.yamledit.nodes import NodeDocument, compose, compose_chunk
+from gpudra.yamledit.nodes import load as load_document
+from gpudra.yamledit.ops import Append, Extend, Op, apply_to_data, apply_to_text
+from gpudra.yamledit.render import document
+from gpudra.yamledit.textedit import LayoutError, Style, detect_style
 
 _DEVICE = re.compile(DEVICE_NAME_PATTERN)
 

@@ -5,9 +5,9 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
-from gpudra.convert.ops import Append, Delete, Extend, InsertBefore, Op
 from gpudra.objects import PathT, dig
 from gpudra.workloads import PodSpecRef
+from gpudra.yamledit.ops import Append, Delete, Extend, InsertBefore, Op
 
 
 def prune(data: Mapping[str, Any], base: PathT, ops: list[Op]) -> None:

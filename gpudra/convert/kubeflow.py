@@ -29,10 +29,10 @@ from __future__ import annotations
 from collections.abc import Iterable, Mapping
 from typing import Any
 
-from gpudra.convert.ops import Append, Delete, Op
 from gpudra.convert.records import Blocked
 from gpudra.objects import PathT, as_mapping, dig
 from gpudra.quantity import parse_device_count
+from gpudra.yamledit.ops import Append, Delete, Op
 
 GROUP = "trainer.kubeflow.org"
 RUNTIMES = frozenset({"TrainingRuntime", "ClusterTrainingRuntime"})

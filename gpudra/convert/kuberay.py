@@ -16,9 +16,9 @@ import re
 from collections.abc import Iterable, Mapping
 from typing import Any
 
-from gpudra.convert.ops import Append, Delete, InsertBefore, Op
 from gpudra.objects import PathT, as_mapping, dig
 from gpudra.quantity import parse_device_count
+from gpudra.yamledit.ops import Append, Delete, InsertBefore, Op
 
 NUM_GPUS = "num-gpus"
 # Kinds whose spec (at the given path) is a RayClusterSpec.

@@ -11,10 +11,10 @@ from __future__ import annotations
 from collections.abc import Iterable, Mapping, Sequence
 from typing import Any
 
-from gpudra.convert.nodes import NodeDocument
-from gpudra.convert.ops import apply_to_data
 from gpudra.convert.planner import ConvertOptions, Planner
 from gpudra.workloads import WorkloadTable
+from gpudra.yamledit.nodes import NodeDocument
+from gpudra.yamledit.ops import apply_to_data
 
 
 class _Anything(NodeDocument):
@@ -33,7 +33,7 @@ def in_memory_converter(options: ConvertOptions, table: WorkloadTable | None = N
     are the other objects: their ResourceClaim and template names are not handed out again,
     as convert does on a tree. `live`: the objects were read from a cluster, where a Pod's
     spec.nodeName is the node the scheduler bound it to, which `convert --from-cluster`
-    drops too (gpudra.export): the converted pod is created anew and scheduled again."""
+    drops too (gpudra.convert.export): the converted pod is created anew and scheduled again."""
     planner = Planner(options, table or WorkloadTable())
     planner.reserve_existing(existing)
 

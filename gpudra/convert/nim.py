@@ -19,9 +19,9 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
-from gpudra.convert.ops import Append, InsertBefore, Op
 from gpudra.objects import PathT, dig
 from gpudra.workloads import ContainerRef, PodSpecRef
+from gpudra.yamledit.ops import Append, InsertBefore, Op
 
 GROUP = "apps.nvidia.com"
 KINDS = frozenset({"NIMService", "NIMPipeline"})

@@ -13,9 +13,9 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
-from gpudra.convert.ops import Extend, Op
 from gpudra.kustomize.objects import objects_in
 from gpudra.objects import template_objects
+from gpudra.yamledit.ops import Extend, Op
 
 OBJECTS = "objects"
 

@@ -17,11 +17,11 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
-from gpudra.convert.ops import Delete, Op
 from gpudra.dra.gfd import is_gfd_label
 from gpudra.dra.selectors import ATTR, label_selector
 from gpudra.objects import PathT, dig
 from gpudra.workloads import PodSpecRef
+from gpudra.yamledit.ops import Delete, Op
 
 PRODUCT_LABEL = "nvidia.com/gpu.product"
 STRATEGY_LABEL = "nvidia.com/mig.strategy"

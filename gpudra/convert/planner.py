@@ -14,15 +14,12 @@ from collections.abc import Iterable, Mapping
 from typing import Any
 
 from gpudra.convert import admin, nim
-from gpudra.convert.bridge import HIDE_ENV
+from gpudra.convert.bridge import HIDE_ENV, bridge_notes
 from gpudra.convert.bridge import MIG_NOTE as BRIDGE_MIG_NOTE
-from gpudra.convert.bridge import bridge_notes
 from gpudra.convert.controllers import keep_controllers_working
 from gpudra.convert.edits import add_to_pod, prune
 from gpudra.convert.ignore import GUIDANCE_RULES, WORKLOAD_RULES, skip_reason
 from gpudra.convert.naming import ObjectNames, free_name, namespace_of, pod_suffix, workload_name
-from gpudra.convert.nodes import NodeDocument, PathT
-from gpudra.convert.ops import Append, Delete, Extend, Op, container_of
 from gpudra.convert.placement import (
     MEMORY_LABEL,
     Placement,
@@ -31,9 +28,6 @@ from gpudra.convert.placement import (
     plan_placement,
 )
 from gpudra.convert.quotas import plan_quota
-from gpudra.convert.tolerations import GPU_TAINT, TOLERATION, tolerates_gpu_taint
-from gpudra.convert.tolerations import NOTE as TOLERATION_NOTE
-from gpudra.convert.repair import Repair, repair_dra_object, repair_pod_claims
 from gpudra.convert.records import (
     Blocked,
     ContainerClaim,
@@ -42,6 +36,7 @@ from gpudra.convert.records import (
     WorkloadResult,
     result_for,
 )
+from gpudra.convert.repair import Repair, repair_dra_object, repair_pod_claims
 from gpudra.convert.requests import (
     ClaimRequests,
     DeviceNeed,
@@ -49,14 +44,18 @@ from gpudra.convert.requests import (
     find_needs,
     plan_claims,
 )
+from gpudra.convert.tolerations import GPU_TAINT, TOLERATION, tolerates_gpu_taint
+from gpudra.convert.tolerations import NOTE as TOLERATION_NOTE
 from gpudra.dra import emit
 from gpudra.dra.mig_memory import usable_mib
-from gpudra.dra.sharing import NO_REPLICAS, device_plugin_sharing
 from gpudra.dra.selectors import min_memory_selector, product_prefix_selector
+from gpudra.dra.sharing import NO_REPLICAS, device_plugin_sharing
 from gpudra.gpu_use import ObjectUse, quota_path, read_object, read_pod_spec
 from gpudra.objects import dig, format_path
 from gpudra.quantity import parse_quantity
 from gpudra.workloads import PodSpecRef, WorkloadTable
+from gpudra.yamledit.nodes import NodeDocument, PathT
+from gpudra.yamledit.ops import Append, Delete, Extend, Op, container_of
 
 __all__ = ["Blocked", "ConvertOptions", "ObjectPlan", "Planner", "WorkloadResult"]
 
@@ -343,7 +342,7 @@ class Planner:
             used.add(name)
             requests.append(emit.device_request(name, need.device_class, need.count,
                                                 self._selectors(need, placement, notes),
-                                                self.options.target))
+                                                target=self.options.target))
             plan.ops += [Delete(base + path) for path in need.paths]
             if need.resource.endswith(".shared"):
                 _shared_notes(need, notes)

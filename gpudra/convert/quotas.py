@@ -11,12 +11,12 @@ from typing import Any
 
 from gpudra.convert.edits import prune
 from gpudra.convert.ignore import QUOTA_RULES, skip_reason
-from gpudra.waivers import WaiverSet
-from gpudra.convert.ops import Append, Delete
 from gpudra.convert.records import ObjectPlan, result_for
 from gpudra.dra import emit
 from gpudra.gpu_use import quota_keys, quota_path
 from gpudra.objects import PathT, dig
+from gpudra.waivers import WaiverSet
+from gpudra.yamledit.ops import Append, Delete
 
 
 def plan_quota(file: str, data: Mapping[str, Any], base: PathT, *, keep: bool,

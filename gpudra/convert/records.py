@@ -6,9 +6,9 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
-from gpudra.convert.ops import Op
 from gpudra.dra.versions import TargetVersion
 from gpudra.waivers import WaiverSet
+from gpudra.yamledit.ops import Op
 
 
 @dataclass(frozen=True)

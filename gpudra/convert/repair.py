@@ -24,12 +24,13 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
-from gpudra.convert.ops import Op, Replace, Unwrap, Wrap
 from gpudra.dra.cel_repair import repair_selector
-from gpudra.dra.served import EXACT_FIELDS, FLAT_VERSIONS, GROUP, WRAPPED_VERSIONS, availability
+from gpudra.dra.request_shapes import EXACT_FIELDS, FLAT_VERSIONS, WRAPPED_VERSIONS
+from gpudra.dra.served import GROUP, availability
 from gpudra.dra.versions import TargetVersion
 from gpudra.objects import PathT, as_mapping
 from gpudra.workloads import PodSpecRef
+from gpudra.yamledit.ops import Op, Replace, Unwrap, Wrap
 
 KINDS = frozenset({"ResourceClaim", "ResourceClaimTemplate", "DeviceClass"})
 

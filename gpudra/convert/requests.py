@@ -154,7 +154,7 @@ def plan_claims(needs: list[DeviceNeed], pod_claim: str, shared: bool,
         name = free_name(pod_claim if not claims else f"{pod_claim}-{group[0].name}", taken)
         taken.add(name)
         claim = ClaimRequests(name, shared, [emit.device_request(
-            p.name, p.need.device_class, p.count, selectors(p.need), target) for p in group])
+            p.name, p.need.device_class, p.count, selectors(p.need), target=target) for p in group])
         for path, container in containers.items():
             seen = [p for p in group if path in p.users]
             if seen:

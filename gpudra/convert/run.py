@@ -28,7 +28,7 @@ from gpudra.convert.writer import (
     write_atomic,
 )
 from gpudra.dra.selectors import min_memory_selector, product_prefix_selector
-from gpudra.dra.versions import TargetVersion
+from gpudra.dra.versions import DEFAULT, TargetVersion
 from gpudra.errors import UsageError
 from gpudra.kustomize import KUSTOMIZATION_FILES
 from gpudra.kustomize.tree import inside, real_roots
@@ -46,7 +46,7 @@ class ConvertRequest:
     diff: bool = False
     check: bool = False
     output_dir: Path | None = None
-    target_version: str = "1.37"
+    target_version: str = str(DEFAULT)
     claim_mode: str = "template"
     strategy: str = "rewrite"
     keep_node_selectors: bool = False
@@ -211,8 +211,8 @@ def _export(request: ConvertRequest, table: WorkloadTable
     the `nvidia.com/gpu` NoSchedule taint. Raises a ClusterError when the cluster cannot be
     read at all."""
     from gpudra.cluster import connect
+    from gpudra.convert.export import clean, dump, file_name
     from gpudra.convert.tolerations import has_gpu_taint
-    from gpudra.export import clean, dump, file_name
     from gpudra.gpu_use import quota_keys, read_object
     from gpudra.objects import ClusterObject
     from gpudra.sources.cluster import ClusterSource

@@ -95,7 +95,7 @@ class Fleet:
 
 
 def build_fleet(objects: Iterable[Mapping[str, Any]], table: WorkloadTable,
-                pool_label: str | None = None, target: str = "1.37") -> Fleet:
+                pool_label: str | None = None, target: str = str(DEFAULT)) -> Fleet:
     """Nodes, ResourceSlices, DeviceClasses and GPU workloads among plain objects."""
     from gpudra.convert.memory import in_memory_converter
     from gpudra.convert.planner import ConvertOptions

@@ -13,6 +13,7 @@ from typing import Any
 from gpudra.cutover.fleet import Fleet, build_fleet
 from gpudra.cutover.runbook import markdown
 from gpudra.cutover.waves import CutoverPlan, order_waves
+from gpudra.dra.versions import DEFAULT
 from gpudra.errors import UsageError
 from gpudra.model import ExitCode, InputError
 from gpudra.objects import SourceObject
@@ -26,7 +27,7 @@ class CutoverRequest:
     pool_label: str | None = None
     max_wave_nodes: int | None = None
     output_dir: Path | None = None
-    target_version: str = "1.37"
+    target_version: str = str(DEFAULT)
     config: Any = None
 
 
@@ -83,8 +84,8 @@ def pool_sizes(fleet: Fleet) -> dict[str, int]:
 def write_waves(result: CutoverPlan, out: Path, table: WorkloadTable) -> list[InputError]:
     """wave-N/original/: the moving workloads as clean manifests (what `convert
     --from-cluster` exports); wave-N/converted/: those files converted by `gpudra convert`."""
+    from gpudra.convert.export import clean, dump, file_name
     from gpudra.convert.run import ConvertRequest, run_convert, write_under
-    from gpudra.export import clean, dump, file_name
     from gpudra.gpu_use import read_object
 
     errors: list[InputError] = []

@@ -16,7 +16,7 @@ import re
 from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
-from gpudra.dra.versions import DEFAULT, TargetVersion
+from gpudra.dra.versions import TargetVersion
 from gpudra.errors import UsageError
 
 Obj = dict[str, Any]
@@ -45,7 +45,8 @@ def device_request(
     device_class: str,
     count: int = 1,
     selectors: Sequence[str] = (),
-    target: TargetVersion = DEFAULT,
+    *,
+    target: TargetVersion,
 ) -> Obj:
     """One ExactCount request; v1beta1 flat, v1beta2/v1 wrapped in `exactly:`.
 
@@ -64,7 +65,7 @@ def device_request(
     return {"name": name, "exactly": body}
 
 
-def admin_request(name: str, device_class: str, target: TargetVersion = DEFAULT) -> Obj:
+def admin_request(name: str, device_class: str, target: TargetVersion) -> Obj:
     """Every device of the class on the node, for monitoring, without taking them from other
     claims (KEP-5018 admin access; the namespace must carry the admin-access label)."""
     body: Obj = {"deviceClassName": device_class, "allocationMode": "All", "adminAccess": True}
@@ -91,7 +92,7 @@ def claim_spec(requests: Sequence[Mapping[str, Any]], target: TargetVersion,
 
 
 def claim_template(name: str, namespace: str | None, requests: Sequence[Mapping[str, Any]],
-                   target: TargetVersion = DEFAULT,
+                   target: TargetVersion,
                    config: Sequence[Mapping[str, Any]] | None = None) -> Obj:
     """A ResourceClaimTemplate: note the mandatory inner `spec.spec` (a ResourceClaimSpec)."""
     return {
@@ -103,7 +104,7 @@ def claim_template(name: str, namespace: str | None, requests: Sequence[Mapping[
 
 
 def claim(name: str, namespace: str | None, requests: Sequence[Mapping[str, Any]],
-          target: TargetVersion = DEFAULT,
+          target: TargetVersion,
           config: Sequence[Mapping[str, Any]] | None = None) -> Obj:
     """A ResourceClaim, the object to share one set of devices between pods (no inner spec)."""
     return {
@@ -114,7 +115,7 @@ def claim(name: str, namespace: str | None, requests: Sequence[Mapping[str, Any]
     }
 
 
-def device_class_bridge(target: TargetVersion = DEFAULT) -> Obj:
+def device_class_bridge(target: TargetVersion) -> Obj:
     """The chart's `gpu.nvidia.com` DeviceClass with `extendedResourceName: nvidia.com/gpu`.
 
     It lets pods that still ask for `nvidia.com/gpu` be served from DRA (KEP-5004). The field

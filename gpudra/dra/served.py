@@ -26,12 +26,6 @@ CORE_KINDS = frozenset({"DeviceClass", "ResourceClaim", "ResourceClaimTemplate",
 DRA_GATE = "DynamicResourceAllocation"
 DRA_COMPONENTS = "kube-apiserver, kube-controller-manager, kube-scheduler and every kubelet"
 
-# Versions whose DeviceRequest carries the class, count and selectors itself (1.31-1.33 shapes),
-# and those that wrap them in `exactly:` (1.33+ v1beta2, 1.34+ v1); the fields that move.
-FLAT_VERSIONS = frozenset({"v1alpha3", "v1beta1"})
-WRAPPED_VERSIONS = frozenset({"v1beta2", "v1"})
-EXACT_FIELDS = ("deviceClassName", "selectors", "allocationMode", "count", "adminAccess",
-                "tolerations", "capacity")
 
 _TAINT = frozenset({"DeviceTaintRule"})
 _POOL_STATUS = frozenset({"ResourcePoolStatusRequest"})

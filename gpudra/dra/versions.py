@@ -15,6 +15,7 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
+from gpudra.dra.request_shapes import FLAT_VERSIONS
 from gpudra.errors import UsageError
 
 MIN_MINOR = 32
@@ -153,7 +154,7 @@ class TargetVersion:
     @property
     def flat_requests(self) -> bool:
         """v1beta1 puts deviceClassName/count/selectors directly on each request (no `exactly:`)."""
-        return self.resource_api_version.endswith("/v1beta1")
+        return self.resource_api_version.rpartition("/")[2] in FLAT_VERSIONS
 
     @property
     def served_by_default(self) -> bool:
@@ -182,7 +183,9 @@ class TargetVersion:
         )
 
 
-DEFAULT = TargetVersion(MAX_MINOR)
+OLDEST = TargetVersion(MIN_MINOR)
+DEFAULT = TargetVersion(MAX_MINOR)  # the newest release checked: every command's default target
+SUPPORTED_RANGE = f"{OLDEST}..{DEFAULT}"  # as --target-version shows it
 
 
 def _out_of_range(text: str) -> str:

@@ -16,8 +16,8 @@ from typing import Any
 
 import yaml
 
-from gpudra.convert.nodes import compose, load
-from gpudra.convert.textedit import LayoutError, detect_style
+from gpudra.yamledit.nodes import compose, load
+from gpudra.yamledit.textedit import LayoutError, detect_style
 
 Entry = tuple[str, int]  # (field, index) of a patch entry
 

@@ -7,10 +7,10 @@ from typing import Any
 
 import yaml
 
-from gpudra.convert.nodes import load
 from gpudra.errors import InputReadError
 from gpudra.sources.documents import split_documents
 from gpudra.sources.files import read_regular
+from gpudra.yamledit.nodes import load
 
 
 def file_objects(path: str) -> tuple[tuple[int, tuple, Mapping[str, Any]], ...]:

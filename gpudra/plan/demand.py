@@ -40,7 +40,8 @@ from typing import Any
 
 from gpudra.dra.attributes import CLASS_DEVICE_TYPE
 from gpudra.dra.emit import GPU_CLASS_SELECTOR
-from gpudra.dra.served import FLAT_VERSIONS, GROUP
+from gpudra.dra.request_shapes import FLAT_VERSIONS
+from gpudra.dra.served import GROUP
 from gpudra.objects import as_mapping, dig, expand_lists, format_path
 from gpudra.pod_counts import pod_count
 from gpudra.quantity import parse_quantity

@@ -14,6 +14,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Any
 
+from gpudra.dra.versions import DEFAULT, TargetVersion
 from gpudra.errors import UsageError
 from gpudra.model import ExitCode, InputError, NotRead
 from gpudra.objects import SourceObject, as_mapping
@@ -33,7 +34,7 @@ class PlanRequest:
     paths: Sequence[str] = ()         # a tree; empty: workloads from the cluster
     inventory: Sequence[str] = ()     # ResourceSlice and/or Node YAML files
     cluster: Any = None               # gpudra.cluster.ClusterOptions
-    target_version: str = "1.37"      # for workloads converted in memory
+    target_version: str = str(DEFAULT)  # for workloads converted in memory
     consumable_shares: str | None = None
     config: Any = None                # gpudra.config.Config
     full_matches: bool = False        # every matching node per request, not a sample
@@ -62,7 +63,6 @@ def run_plan(request: PlanRequest, *, on_page: Callable[[Any], None] | None = No
     from gpudra.convert.memory import in_memory_converter
     from gpudra.convert.planner import ConvertOptions
     from gpudra.dra.cel import default_engine
-    from gpudra.dra.versions import TargetVersion
     from gpudra.workloads import WorkloadTable
 
     config = request.config or Config()

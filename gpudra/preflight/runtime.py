@@ -37,6 +37,7 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
+from gpudra.object_fields import image_tag
 from gpudra.preflight.model import Outcome
 
 _VERSION_RE = re.compile(
@@ -226,3 +227,9 @@ def judge_kubelet_skew(kubelet_version: str, apiserver_version: str) -> Judgemen
             f"upgrade the kubelet to 1.{apiserver.minor - allowed} or newer")
     return Judgement(Outcome.PASS,
                      f"kubelet {kubelet} within the supported skew of kube-apiserver {apiserver}")
+
+
+def image_version(image: str) -> Version | None:
+    """The version in an image tag (`v1.32.1`, `1.14.1`, `v26.7.0-ubi9`), or None."""
+    tag = image_tag(image)
+    return parse_version(tag, anywhere=True) if tag else None

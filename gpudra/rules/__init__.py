@@ -8,6 +8,7 @@ from gpudra.rules.cluster import ClusterState
 from gpudra.rules.device_requests import DeviceRequests
 from gpudra.rules.dra_objects import DraObjects
 from gpudra.rules.environment import EnvironmentVars
+from gpudra.rules.kustomize_overlays import KustomizeOverlays
 from gpudra.rules.monitoring import Monitoring
 from gpudra.rules.overlays import ClaimsBesideDevicePlugin
 from gpudra.rules.placement import Placement
@@ -16,7 +17,10 @@ from gpudra.rules.sharing import Sharing
 from gpudra.rules.suppressions import Suppressions
 from gpudra.rules.templates import Templates
 
+# KustomizeOverlays first: its findings and workloads come before the other checkers' finish,
+# as they did when the file source ran it after the scan.
 CHECKERS: tuple[type[Checker], ...] = (
+    KustomizeOverlays,
     DeviceRequests,
     Sharing,
     ClaimsBesideDevicePlugin,

@@ -15,8 +15,9 @@ from typing import Any
 
 from gpudra.dra.versions import DEFAULT, TargetVersion
 from gpudra.gpu_use import ObjectUse, read_object
-from gpudra.model import Finding, RuleInfo, Severity, WorkloadStatus
+from gpudra.model import Finding, InputError, RuleInfo, Severity, WorkloadStatus
 from gpudra.objects import PathT, SourceObject, TemplateText, format_path
+from gpudra.sources import FileTree
 from gpudra.workloads import PodSpecRef, WorkloadTable
 
 SUPPRESS_ANNOTATION = "gpudra.io/ignore"
@@ -70,6 +71,8 @@ class AuditContext:
     kubernetes_minor: int | None = None  # a cluster audit: the cluster's release (1.<minor>)
     inline_suppressions: bool = True  # False under --strict: annotations suppress nothing
     workloads: dict[tuple, WorkloadStatus] = field(default_factory=dict)
+    tree: FileTree | None = None  # a file source's inputs, set once every item is read
+    input_errors: list[InputError] = field(default_factory=list)  # found by finish() hooks
     # One-slot caches: checkers visit one object in a row. Keyed by identity of the data they
     # hold on to, so a recycled id() can never return another object's results.
     _gpu_use: tuple[Any, ObjectUse] | None = None

@@ -13,6 +13,7 @@ from gpudra.dra.emit import NVIDIA_DRIVER
 from gpudra.gpu_use import device_plugin_total
 from gpudra.model import Severity
 from gpudra.objects import SourceObject, dig, plural
+from gpudra.plugin_daemonsets import device_plugin_daemonsets
 from gpudra.rules.base import AuditContext, Checker, rule
 
 CATEGORY = "cluster"
@@ -123,6 +124,4 @@ def _advertised(node: Mapping[str, Any]) -> int:
 def is_device_plugin(daemonset: Mapping[str, Any]) -> bool:
     """The NVIDIA device plugin (standalone chart, GPU Operator or a static manifest), as
     preflight recognises it: by name, labels, command or image (GFD and MPS excluded)."""
-    from gpudra.preflight.cluster.device_plugin import device_plugin_daemonsets
-
     return bool(device_plugin_daemonsets([daemonset]))

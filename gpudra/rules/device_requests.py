@@ -190,9 +190,11 @@ equivalent of memory or core slicing by count; choose MIG, MPS or whole GPUs del
 _NOT_WORKLOADS = frozenset({"ResourceQuota", "LimitRange", "ClusterQueue", "NodePool", "Profile",
                             "ResourceFlavor", "LocalQueue", "Node"})
 
-_CLASSIFICATION_RULE = {DeviceKind.GPU: "GPU101", DeviceKind.MIG: "GPU102",
-                        DeviceKind.SHARED: "GPU103", DeviceKind.OTHER_NVIDIA: "GPU109",
-                        DeviceKind.OTHER_VENDOR: "GPU108"}
+# The rule each kind of device-plugin request raises; the Kustomize overlay audit and preflight's
+# MANIFEST001 read the same map.
+RULE_BY_KIND = {DeviceKind.GPU: "GPU101", DeviceKind.MIG: "GPU102",
+                DeviceKind.SHARED: "GPU103", DeviceKind.OTHER_NVIDIA: "GPU109",
+                DeviceKind.OTHER_VENDOR: "GPU108"}
 
 
 class DeviceRequests(Checker):
@@ -238,7 +240,7 @@ class DeviceRequests(Checker):
             message += (f"; DRA serves it to {bridged} of its pods through a DeviceClass's "
                         "extendedResourceName (KEP-5004 bridge): on DRA, but only while a "
                         "class maps this name")
-        ctx.emit(_CLASSIFICATION_RULE[request.device.kind], obj, message, **where,
+        ctx.emit(RULE_BY_KIND[request.device.kind], obj, message, **where,
                  quantity=count.value)
         if count.templated:
             ctx.emit("GPU106", obj, f"{label}: {name} quantity {request.raw!r} is a placeholder",

@@ -16,15 +16,9 @@ from gpudra.dra.attributes import (
     CLASS_DEVICE_TYPE,
     DeviceType,
 )
+from gpudra.dra.request_shapes import EXACT_FIELDS, FLAT_VERSIONS, WRAPPED_VERSIONS
 from gpudra.dra.selector_check import selector_problems
-from gpudra.dra.served import (
-    EXACT_FIELDS,
-    FLAT_VERSIONS,
-    GROUP,
-    WRAPPED_VERSIONS,
-    availability,
-    versions_with_kind,
-)
+from gpudra.dra.served import GROUP, availability, versions_with_kind
 from gpudra.model import Severity
 from gpudra.objects import PathT, SourceObject, as_mapping, format_path
 from gpudra.rules.base import AuditContext, Checker, rule

@@ -3,7 +3,7 @@ device-plugin devices at once. GPU610: a rename that leaves claim references beh
 
 The plain-manifest half lives here (it also covers `kustomize build overlay | gpudra audit -`);
 the overlay half, where a converted base meets a patch that puts `nvidia.com/gpu` back, is
-found by gpudra.kustomize.audit, which emits the same rule at the patch's line.
+found by gpudra.rules.kustomize_overlays, which emits the same rule at the patch's line.
 """
 
 from __future__ import annotations
@@ -111,7 +111,7 @@ nameReference:
 
 
 class ClaimsBesideDevicePlugin(Checker):
-    # GPU610 is found by gpudra.kustomize.audit (it needs the kustomize tree); it is listed
+    # GPU610 is found by gpudra.rules.kustomize_overlays (it needs the kustomize tree); it is listed
     # here so that the catalogue, its docs and its suppression work like every rule's.
     rules = (GPU110, GPU610)
 

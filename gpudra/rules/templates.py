@@ -55,7 +55,7 @@ class Templates(Checker):
 
     def check_template(self, text: TemplateText, ctx: AuditContext) -> None:
         if os.path.basename(text.file) in KUSTOMIZATION_FILES:
-            return  # inline kustomize patches: gpudra.kustomize.audit reports them as such
+            return  # inline kustomize patches: gpudra.rules.kustomize_overlays reports them as such
         where = _WHAT.get(text.reason, "template")
         chart = f" of chart {text.chart}" if text.chart else ""
         fix, hint = _advice(text)

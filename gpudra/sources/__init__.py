@@ -7,9 +7,9 @@ could not be read; the run goes on), and counts what it read in its `stats`.
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Iterator
+from collections.abc import Iterator
 from dataclasses import dataclass, field
-from typing import Any, Protocol, Union
+from typing import Protocol, Union
 
 from gpudra.model import InputError, NotRead, Skipped
 from gpudra.objects import SourceObject, TemplateText
@@ -33,6 +33,11 @@ class Source(Protocol):
 
     def items(self) -> Iterator[Item]: ...
 
-    def finish(self, ctx: Any) -> Iterable[InputError] | None:
-        """After every item: findings only the whole input shows (a file tree's Kustomize
-        overlays), added to the audit context; returns input errors found on the way."""
+
+@dataclass(frozen=True)
+class FileTree:
+    """What a file source was given (`paths`) and every file it read (`files`), for checks
+    that need the whole tree (Kustomize overlays); known once its items are all read."""
+
+    paths: tuple[str, ...]
+    files: tuple[str, ...]

@@ -40,6 +40,7 @@ from gpudra.gpu_use import device_plugin_total, read_object
 from gpudra.managed import managed_by
 from gpudra.model import ClusterInfo, InputError, NotRead
 from gpudra.objects import ClusterObject, as_mapping, dig
+from gpudra.plugin_daemonsets import device_plugin_daemonsets
 from gpudra.pod_counts import pods_at_once
 from gpudra.sources import Item, ScanStats
 from gpudra.workloads import BUILTIN_KINDS, WorkloadTable
@@ -228,8 +229,6 @@ class ClusterSource:
     def _device_plugin_configs(self, objects: list[dict[str, Any]]) -> Iterator[ClusterObject]:
         """The ConfigMaps the device-plugin DaemonSets mount (their time-slicing or MPS
         sharing), each got by name; a cluster's ConfigMaps are never listed."""
-        from gpudra.preflight.cluster.device_plugin import device_plugin_daemonsets
-
         get = getattr(self.cluster, "get", None)
         if self.command not in DEVICE_PLUGIN_CONFIG.commands or get is None:
             return
@@ -267,9 +266,6 @@ class ClusterSource:
         """The cluster's release (1.<minor>), for rules whose truth depends on it."""
         version = getattr(self.cluster, "server_version", None)  # cached by discovery
         return None if version is None else int(version().minor)
-
-    def finish(self, ctx: Any) -> None:
-        """Nothing beyond the objects: every cluster finding comes from a rule."""
 
     def _reads(self, reads: Iterable[Read]) -> list[Read]:
         return [r for r in reads if self.command in r.commands]

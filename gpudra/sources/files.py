@@ -21,7 +21,7 @@ from typing import Any, Generic, TypeVar
 from gpudra.errors import InputReadError
 from gpudra.model import InputError, Skipped
 from gpudra.objects import ManifestObject, TemplateText, template_objects
-from gpudra.sources import Item, ScanStats
+from gpudra.sources import FileTree, Item, ScanStats
 from gpudra.sources.documents import (
     Chunk,
     ParsedDocument,
@@ -474,7 +474,7 @@ class FileSource:
     read: list[str] = field(default_factory=list)  # the labels of every file read
 
     def __post_init__(self) -> None:
-        self.paths = list(self.paths)  # read by the scan and again by finish()
+        self.paths = list(self.paths)  # read by the scan and again for `tree`
 
     def items(self) -> Iterator[Item]:
         return scan(self.paths, self.excludes, stats=self.stats, stdin=self.stdin,
@@ -485,8 +485,6 @@ class FileSource:
         if self.on_file is not None:
             self.on_file(label)
 
-    def finish(self, ctx: Any) -> list[InputError]:
-        # Kustomize trees: patches the file scan cannot read as objects, and rendered overlays.
-        from gpudra.kustomize.audit import check_overlays
-
-        return check_overlays(self.paths, self.read, ctx)
+    @property
+    def tree(self) -> FileTree:
+        return FileTree(tuple(self.paths), tuple(self.read))

@@ -168,7 +168,7 @@ def read_cluster(cluster: Any, table: WorkloadTable,
                  on_page: Callable[[Any], None] | None = None) -> ClusterState:
     """Read what verify judges. Raises gpudra.cluster.ClusterError when the cluster cannot be
     reached at all; what one resource type could not give is an input error in the state."""
-    from gpudra.preflight.cluster.device_plugin import device_plugin_daemonsets
+    from gpudra.plugin_daemonsets import device_plugin_daemonsets
 
     state = ClusterState()
 

@@ -7,8 +7,8 @@ import difflib
 import pytest
 import yaml
 
-from gpudra.convert.textedit import LayoutError
 from gpudra.kustomize.kfile import KustomizationEdit, edit_kustomization
+from gpudra.yamledit.textedit import LayoutError
 
 COUNT = {"target": {"group": "resource.k8s.io", "kind": "ResourceClaimTemplate", "name": "t"},
          "patch": "- op: add\n  path: /spec/spec/devices/requests/0/exactly/count\n  value: 4"}

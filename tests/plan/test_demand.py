@@ -195,11 +195,19 @@ def test_typed_lists_from_the_api_server() -> None:
     assert workload_.kind == "Pod" and workload_.groups[0].claims[0].spec is not None
 
 
-def test_request_shapes_come_from_the_served_table() -> None:
-    """Which versions carry flat requests is one table (gpudra/dra/served.py), read by plan as
-    by audit and convert: a version added there is read the same way everywhere."""
-    from gpudra.dra import served
+def test_request_shapes_come_from_the_one_table() -> None:
+    """Which versions carry flat requests is one table (gpudra/dra/request_shapes.py), read by
+    plan as by audit, convert and TargetVersion: a version added there is read the same way
+    everywhere."""
+    from gpudra.convert import repair
+    from gpudra.dra import request_shapes, served
+    from gpudra.dra.versions import TargetVersion
     from gpudra.plan import demand
+    from gpudra.rules import dra_objects
 
-    assert demand.FLAT_VERSIONS is served.FLAT_VERSIONS
+    for module in (demand, repair, dra_objects):
+        assert module.FLAT_VERSIONS is request_shapes.FLAT_VERSIONS
     assert demand.GROUP is served.GROUP
+    for target in TargetVersion.all():
+        version = target.resource_api_version.rpartition("/")[2]
+        assert target.flat_requests == (version in request_shapes.FLAT_VERSIONS)

@@ -26,13 +26,12 @@ def test_catalogue_has_every_tier() -> None:
 
 
 
-def test_one_preflight_module_does_not_load_the_catalogue() -> None:
-    # The audit's cluster rules import the device-plugin matcher; that must not load the node
-    # and manifest checks (about 100 ms at start-up), only catalogue() does.
+def test_the_device_plugin_matcher_loads_no_preflight_module() -> None:
+    # The audit's cluster rules and the cluster source use the device-plugin matcher; it sits
+    # below preflight, so an audit never loads the preflight checks (about 100 ms at start-up).
     code = ("import sys\n"
-            "from gpudra.preflight.cluster.device_plugin import device_plugin_daemonsets\n"
-            "print(sorted(m for m in sys.modules if m.startswith(('gpudra.preflight.node', "
-            "'gpudra.preflight.manifests'))))")
+            "from gpudra.plugin_daemonsets import device_plugin_daemonsets\n"
+            "print(sorted(m for m in sys.modules if m.startswith('gpudra.preflight')))")
     done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
                           check=True)
     assert done.stdout.strip() == "[]"

@@ -4,6 +4,13 @@ from __future__ import annotations
 
 import pytest
 
+from gpudra.object_fields import (
+    Container,
+    feature_gates,
+    flag_value,
+    image_repository,
+    image_tag,
+)
 from gpudra.preflight.cluster.nodes import gpu_evidence, named
 from gpudra.preflight.cluster.read import KUEUE_CONFIGMAP
 from gpudra.preflight.cluster.snapshot import (
@@ -15,14 +22,7 @@ from gpudra.preflight.cluster.snapshot import (
     VERSION,
     ClusterSnapshot,
 )
-from gpudra.preflight.cluster.workloads import (
-    Container,
-    feature_gates,
-    flag_value,
-    image_repository,
-    image_tag,
-    image_version,
-)
+from gpudra.preflight.runtime import image_version
 from gpudra.sources.cluster import all_reads
 
 

@@ -20,20 +20,19 @@ from collections.abc import Iterable, Mapping
 from typing import Any
 
 from gpudra.gpu_use import is_device_plugin_resource
-from gpudra.objects import as_list, dig
-from gpudra.preflight.cluster.nodes import named
-from gpudra.preflight.cluster.options import NO_OPTIONS, ClusterOptions, judged_release
-from gpudra.preflight.cluster.snapshot import DEPLOYMENTS, NODEPOOLS, ClusterSnapshot, unreadable
-from gpudra.preflight.cluster.workloads import (
+from gpudra.object_fields import (
     Container,
     containers,
     flag_value,
     image_repository,
-    image_version,
     workload_name,
 )
+from gpudra.objects import as_list, dig
+from gpudra.preflight.cluster.nodes import named
+from gpudra.preflight.cluster.options import NO_OPTIONS, ClusterOptions, judged_release
+from gpudra.preflight.cluster.snapshot import DEPLOYMENTS, NODEPOOLS, ClusterSnapshot, unreadable
 from gpudra.preflight.model import CheckResult, Outcome, Tier, check, result
-from gpudra.preflight.runtime import Version
+from gpudra.preflight.runtime import Version, image_version
 
 CA_FLAG = "--enable-dynamic-resource-allocation"
 KARPENTER_FLAG = "--ignore-dra-requests"

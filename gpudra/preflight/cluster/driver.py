@@ -24,6 +24,16 @@ from typing import Any
 
 from gpudra.devices import DeviceKind, classify
 from gpudra.dra.emit import GPU_CLASS, MIG_CLASS, NVIDIA_DRIVER
+from gpudra.object_fields import (
+    containers,
+    daemonset_status,
+    image_repository,
+    labels_of,
+    owned_pods,
+    pod_node,
+    pod_ready,
+    workload_name,
+)
 from gpudra.objects import dig
 from gpudra.preflight.cluster.nodes import (
     gpu_nodes,
@@ -40,16 +50,6 @@ from gpudra.preflight.cluster.snapshot import (
     ClusterSnapshot,
     Listing,
     unreadable,
-)
-from gpudra.preflight.cluster.workloads import (
-    containers,
-    daemonset_status,
-    image_repository,
-    labels_of,
-    owned_pods,
-    pod_node,
-    pod_ready,
-    workload_name,
 )
 from gpudra.preflight.model import CheckResult, Outcome, Tier, check, result
 

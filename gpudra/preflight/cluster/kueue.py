@@ -22,6 +22,12 @@ import yaml
 
 from gpudra.dra.emit import GPU_CLASS
 from gpudra.gpu_use import is_device_plugin_resource
+from gpudra.object_fields import (
+    containers,
+    feature_gates,
+    image_repository,
+    workload_name,
+)
 from gpudra.objects import as_list, as_mapping, dig
 from gpudra.preflight.cluster.nodes import named
 from gpudra.preflight.cluster.options import NO_OPTIONS, ClusterOptions
@@ -32,15 +38,8 @@ from gpudra.preflight.cluster.snapshot import (
     ClusterSnapshot,
     unreadable,
 )
-from gpudra.preflight.cluster.workloads import (
-    containers,
-    feature_gates,
-    image_repository,
-    image_version,
-    workload_name,
-)
 from gpudra.preflight.model import CheckResult, Outcome, Tier, check, result
-from gpudra.preflight.runtime import Version
+from gpudra.preflight.runtime import Version, image_version
 
 CONFIG_GROUP = "config.kueue.x-k8s.io/"
 OLD_GATE, NEW_GATE = "DynamicResourceAllocation", "KueueDRAIntegration"

@@ -10,11 +10,11 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
+from gpudra.object_fields import workload_name
 from gpudra.objects import as_list, dig
 from gpudra.preflight.cluster.nodes import named
 from gpudra.preflight.cluster.options import NO_OPTIONS, ClusterOptions
 from gpudra.preflight.cluster.snapshot import PROMETHEUSRULES, ClusterSnapshot, unreadable
-from gpudra.preflight.cluster.workloads import workload_name
 from gpudra.preflight.model import CheckResult, Outcome, Tier, check, result
 
 CLUSTER015 = check(

@@ -26,8 +26,8 @@ from typing import Any
 
 from gpudra.dra.emit import NVIDIA_DRIVER
 from gpudra.gpu_use import is_device_plugin_resource
+from gpudra.object_fields import labels_of
 from gpudra.objects import as_mapping, dig
-from gpudra.preflight.cluster.workloads import labels_of
 from gpudra.preflight.model import CheckInfo, CheckResult, Outcome, result
 from gpudra.preflight.runtime import Judgement
 from gpudra.quantity import parse_device_count

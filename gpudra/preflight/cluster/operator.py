@@ -22,6 +22,12 @@ from __future__ import annotations
 from collections.abc import Iterable, Mapping
 from typing import Any
 
+from gpudra.object_fields import (
+    containers,
+    image_repository,
+    labels_of,
+    workload_name,
+)
 from gpudra.objects import dig
 from gpudra.preflight.cluster.options import NO_OPTIONS, ClusterOptions, judged_release
 from gpudra.preflight.cluster.snapshot import (
@@ -31,15 +37,8 @@ from gpudra.preflight.cluster.snapshot import (
     ClusterSnapshot,
     Listing,
 )
-from gpudra.preflight.cluster.workloads import (
-    containers,
-    image_repository,
-    image_version,
-    labels_of,
-    workload_name,
-)
 from gpudra.preflight.model import CheckResult, Outcome, Tier, check, result
-from gpudra.preflight.runtime import Version
+from gpudra.preflight.runtime import Version, image_version
 
 GPUCLUSTER_SINCE = (26, 7, 0)
 SWITCH = ("helm upgrade gpu-operator nvidia/gpu-operator -n <namespace> --reuse-values "

@@ -23,6 +23,7 @@ from typing import Any
 from gpudra.dra.bridge_quota import ClaimCounting, claims_counted
 from gpudra.dra.emit import QUOTA_CLASS_SUFFIX
 from gpudra.gpu_use import QuotaKey, quota_keys
+from gpudra.object_fields import workload_name
 from gpudra.objects import as_mapping, dig, plural
 from gpudra.preflight.cluster.bridge import bridge_claims
 from gpudra.preflight.cluster.extended_resource import mapped_classes
@@ -35,7 +36,6 @@ from gpudra.preflight.cluster.snapshot import (
     ClusterSnapshot,
     unreadable,
 )
-from gpudra.preflight.cluster.workloads import workload_name
 from gpudra.preflight.model import CheckResult, Outcome, Tier, check, result
 
 CLUSTER011 = check(

@@ -13,7 +13,7 @@ from typing import Any
 
 from gpudra.cluster.errors import ClusterRequestError
 from gpudra.cluster.records import ResourceType
-from gpudra.preflight.cluster.device_plugin import device_plugin_daemonsets
+from gpudra.plugin_daemonsets import device_plugin_daemonsets
 from gpudra.preflight.cluster.driver import driver_daemonsets
 from gpudra.preflight.cluster.snapshot import (
     ALWAYS_SERVED_GROUPS,

@@ -15,11 +15,11 @@ from __future__ import annotations
 from collections.abc import Mapping
 
 from gpudra.dra.sharing import EXCLUSIVE_GATES, NO_REPLICAS, REQUIRED_GATES
+from gpudra.object_fields import Container, containers, flag_value
 from gpudra.preflight.cluster.driver import driver_daemonsets
 from gpudra.preflight.cluster.nodes import named
 from gpudra.preflight.cluster.options import NO_OPTIONS, ClusterOptions
 from gpudra.preflight.cluster.snapshot import DAEMONSETS, ClusterSnapshot, unreadable
-from gpudra.preflight.cluster.workloads import Container, containers, flag_value
 from gpudra.preflight.model import CheckResult, Outcome, Tier, check, result
 
 SHARING_GATES = ("TimeSlicingSettings", "MPSSupport", "ConsumableShares")

@@ -5,12 +5,11 @@ from __future__ import annotations
 
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
-from typing import Any
 
 from gpudra.audit import AuditRequest, audit
 from gpudra.objects import ManifestObject
 from gpudra.preflight.manifests.checks import ManifestInput
-from gpudra.sources import Item, ScanStats
+from gpudra.sources import FileTree, Item, ScanStats
 from gpudra.sources.files import FileSource
 
 
@@ -32,8 +31,9 @@ class _Keeping:
                 self.objects.append(item)
             yield item
 
-    def finish(self, ctx: Any) -> Any:
-        return self.inner.finish(ctx)
+    @property
+    def tree(self) -> FileTree:
+        return self.inner.tree
 
 
 def read_manifests(request: AuditRequest,

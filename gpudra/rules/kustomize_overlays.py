@@ -1,5 +1,9 @@
 """Audit of kustomize trees: device requests hidden in patches, and overlays that give a
-container claims and device-plugin devices at once (GPU110).
+container claims and device-plugin devices at once (GPU110), and renamed claims (GPU610).
+
+A checker that runs once the whole input is read: it works from the file tree the source read
+(AuditContext.tree), never on objects one by one, and raises rules its siblings declare
+(GPU101-GPU109 by DeviceRequests, GPU110 and GPU610 by ClaimsBesideDevicePlugin).
 
 Strategic-merge patch *files* are partial objects, which the file scanner already audits like
 any manifest. What it cannot see is reported here, at the patch's file and line: JSON6902
@@ -12,20 +16,24 @@ still asks the device plugin for GPUs.
 from __future__ import annotations
 
 from collections.abc import Iterable, Mapping
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from gpudra.devices import DeviceKind
-from gpudra.kustomize.build import Application, Build, Resource
-from gpudra.kustomize.names import ReferenceConfigs, reference_specs
-from gpudra.kustomize.objects import file_objects
-from gpudra.kustomize.touches import Touch, touches
-from gpudra.kustomize.tree import inside, load_tree, real_roots, roots_among
 from gpudra.model import InputError
 from gpudra.objects import ManifestObject
-from gpudra.rules.base import AuditContext
+from gpudra.rules.base import AuditContext, Checker
+from gpudra.rules.device_requests import RULE_BY_KIND
 
-_RULE_BY_KIND = {DeviceKind.GPU: "GPU101", DeviceKind.MIG: "GPU102", DeviceKind.SHARED: "GPU103",
-                 DeviceKind.OTHER_NVIDIA: "GPU109"}
+if TYPE_CHECKING:
+    from gpudra.kustomize.build import Application, Build, Resource
+    from gpudra.kustomize.touches import Touch
+
+
+class KustomizeOverlays(Checker):
+    """Patches and overlays of the kustomize trees among the inputs (file sources only)."""
+
+    def finish(self, ctx: AuditContext) -> None:
+        if ctx.tree is not None:
+            ctx.input_errors += check_overlays(ctx.tree.paths, ctx.tree.files, ctx)
 
 
 def check_overlays(paths: Iterable[str], files: Iterable[str],
@@ -36,6 +44,13 @@ def check_overlays(paths: Iterable[str], files: Iterable[str],
     `files`: the files the scan read; the kustomization files among them are the roots (a
     second walk of a large tree would cost as much as the scan's own).
     """
+    # The kustomize model loads only for file audits (cluster audits and `gpudra rules` skip
+    # its ~40 ms of imports), as it did when the file source ran this step.
+    from gpudra.kustomize.build import Build
+    from gpudra.kustomize.objects import file_objects
+    from gpudra.kustomize.touches import touches
+    from gpudra.kustomize.tree import inside, load_tree, real_roots, roots_among
+
     paths = [p for p in paths if p != "-"]
     roots = roots_among(files)
     if not roots:
@@ -69,6 +84,9 @@ def check_overlays(paths: Iterable[str], files: Iterable[str],
 
 def _renamed_references(build: Build, scope: tuple[str, ...], ctx: AuditContext) -> None:
     """GPU610: a namePrefix/nameSuffix that renames claims but not the references to them."""
+    from gpudra.kustomize.names import ReferenceConfigs, reference_specs
+    from gpudra.kustomize.tree import inside
+
     configs = ReferenceConfigs(build.tree)
     for directory, k in build.tree.kustomizations.items():
         if k.is_component or not (k.name_prefix or k.name_suffix) or \
@@ -103,7 +121,7 @@ def _report(app: Application, target: Resource | None, touch: Touch, ctx: AuditC
     what = "JSON6902 patch" if patch.json6902 else "inline patch" if patch.inline else "patch"
     who = f"container {touch.container_name!r}" if touch.container_name else "its target"
     if visible and touch.raw is not None and count != 0:
-        ctx.emit(_RULE_BY_KIND[touch.resource.kind], obj,
+        ctx.emit(RULE_BY_KIND[touch.resource.kind], obj,
                  f"{what} sets {touch.raw} × {touch.resource.name} on {who} of "
                  f"{obj.kind}/{obj.name} (device plugin)",
                  line=touch.line, container=touch.container_name, resource=touch.resource.name,

@@ -1,6 +1,6 @@
 """Reading DaemonSets, Deployments and their pods as the API returns them: containers, image
 tags, command-line flags, environment, readiness. Finding *which* workload is what (device
-plugin, DRA driver, autoscaler) is left to the checks; this module only reads fields."""
+plugin, DRA driver, autoscaler) is left to its callers; this module only reads fields."""
 
 from __future__ import annotations
 
@@ -10,7 +10,6 @@ from dataclasses import dataclass
 from typing import Any
 
 from gpudra.objects import as_mapping, dig
-from gpudra.preflight.runtime import Version, parse_version
 
 _TAG_RE = re.compile(r"[\w][\w.-]{0,127}")  # the tag grammar of the distribution spec
 
@@ -79,12 +78,6 @@ def image_tag(image: str) -> str | None:
     without_digest = image.split("@", 1)[0]
     _, sep, tail = without_digest.rpartition(":")
     return tail if sep and "/" not in tail and _TAG_RE.fullmatch(tail) else None
-
-
-def image_version(image: str) -> Version | None:
-    """The version in an image tag (`v1.32.1`, `1.14.1`, `v26.7.0-ubi9`), or None."""
-    tag = image_tag(image)
-    return parse_version(tag, anywhere=True) if tag else None
 
 
 def flag_value(container: Container, flag: str) -> str | None:

@@ -16,7 +16,7 @@ from typing import Any
 
 import yaml
 
-from gpudra.convert.textedit import Style
+from gpudra.yamledit.textedit import Style
 
 _LOADER = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
 _INDICATORS = set("-?:,[]{}#&*!|>'\"%@`")

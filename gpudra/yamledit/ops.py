@@ -15,9 +15,9 @@ from typing import Any, Union
 
 import yaml
 
-from gpudra.convert.nodes import NodeDocument, PathT
-from gpudra.convert.render import block_entry, block_sequence, flow, scalar
-from gpudra.convert.textedit import LayoutError, Style, TextDocument
+from gpudra.yamledit.nodes import NodeDocument, PathT
+from gpudra.yamledit.render import block_entry, block_sequence, flow, scalar
+from gpudra.yamledit.textedit import LayoutError, Style, TextDocument
 
 
 @dataclass(frozen=True, slots=True)

@@ -243,7 +243,7 @@ def dump(obj: Mapping[str, Any]) -> str:
     from ruamel.yaml import YAML
     from ruamel.yaml.representer import SafeRepresenter
 
-    from gpudra.convert.render import scalar
+    from gpudra.yamledit.render import scalar
 
     class _Representer(SafeRepresenter):
         def represent_str(self, data: str) -> Any:

@@ -27,10 +27,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field, replace
 from typing import Any, Protocol
 
-from gpudra.convert.nodes import compose, load
-from gpudra.convert.ops import Delete, apply_to_data, apply_to_text
 from gpudra.convert.records import ContainerClaim, WorkloadResult
-from gpudra.convert.textedit import LayoutError, detect_style
 from gpudra.devices import DeviceKind, classify
 from gpudra.dra.emit import GPU_CLASS, MIG_CLASS
 from gpudra.gpu_use import device_keys
@@ -43,6 +40,9 @@ from gpudra.kustomize.tree import Kustomization
 from gpudra.objects import dig
 from gpudra.sources.documents import split_documents
 from gpudra.workloads import WorkloadTable
+from gpudra.yamledit.nodes import compose, load
+from gpudra.yamledit.ops import Delete, apply_to_data, apply_to_text
+from gpudra.yamledit.textedit import LayoutError, detect_style
 
 Origin = tuple[str, int, tuple]
 _DRA = "resource.k8s.io"

@@ -12,8 +12,13 @@ from typing import Any
 
 import yaml
 
-from gpudra.sources.documents import (Chunk, check_alias_budget, construct_data, construct_plain,
-                                      parse_error)
+from gpudra.sources.documents import (
+    Chunk,
+    check_alias_budget,
+    construct_data,
+    construct_plain,
+    parse_error,
+)
 from gpudra.sources.documents import FastLoader as _Loader
 
 PathT = tuple
