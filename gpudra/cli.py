@@ -129,7 +129,7 @@ def _guarded(command: _Command) -> _Command:
 
 
 AUDIT_FORMATS = tuple(f.value for f in OutputFormat)
-OUTCOME_FORMATS = ("table", "json", "junit", "markdown", "github")  # gpudra.report.outcomes
+OUTCOME_FORMATS = ("table", "json", "junit", "markdown", "github", "html")  # report.outcomes
 
 
 def _targets(values: list[str] | None, formats: tuple[str, ...]) -> Any:
@@ -208,8 +208,8 @@ def audit(
     output: list[str] = typer.Option([], "-o", "--output", metavar="FORMAT[=PATH]",
                                      callback=lambda v: _targets(v, AUDIT_FORMATS),
                                      help="Report format: table, json, yaml, sarif, junit, "
-                                          "markdown or github; FORMAT=PATH writes a file "
-                                          "(repeatable: one scan, many reports)."),
+                                          "markdown, github or html; FORMAT=PATH writes a "
+                                          "file (repeatable: one scan, many reports)."),
     fail_on: _SeverityWord = typer.Option(_SeverityWord.WARNING, "--fail-on",
                                           case_sensitive=False,
                                           help="Lowest severity that makes the exit code 1 "
@@ -549,7 +549,7 @@ def preflight(
                                               "warn)."),
     output: list[str] = typer.Option([], "-o", "--output", metavar="FORMAT[=PATH]",
                                      callback=lambda v: _targets(v, OUTCOME_FORMATS),
-                                     help="table, json, junit, markdown or github; "
+                                     help="table, json, junit, markdown, github or html; "
                                           "FORMAT=PATH writes a file (repeatable)."),
     config: Optional[Path] = typer.Option(None, "--config", metavar="FILE",
                                           help="Config file (default: nearest .gpudra.yaml)."),
@@ -627,7 +627,7 @@ def plan(
              "20 when there are several workloads; matching_nodes counts them)."),
     output: list[str] = typer.Option([], "-o", "--output", metavar="FORMAT[=PATH]",
                                      callback=lambda v: _targets(v, OUTCOME_FORMATS),
-                                     help="table, json, junit, markdown or github; "
+                                     help="table, json, junit, markdown, github or html; "
                                           "FORMAT=PATH writes a file (repeatable)."),
     config: Optional[Path] = typer.Option(None, "--config", metavar="FILE",
                                           help="Config file (default: nearest .gpudra.yaml)."),
@@ -692,7 +692,7 @@ def plan(
 def verify(
     output: list[str] = typer.Option([], "-o", "--output", metavar="FORMAT[=PATH]",
                                      callback=lambda v: _targets(v, OUTCOME_FORMATS),
-                                     help="table, json, junit, markdown or github; "
+                                     help="table, json, junit, markdown, github or html; "
                                           "FORMAT=PATH writes a file (repeatable)."),
     selector: Optional[str] = typer.Option(None, "-l", "--selector", metavar="LABELS",
                                            help="Only workloads whose labels match "

@@ -112,14 +112,14 @@ def summarize(report: Report) -> Summary:
     per_ns: dict[str, list[int]] = {}
     on_dp = on_dra = on_bridge = 0
     for w in report.workloads:
-        claims = w.dra and not w.device_plugin
-        on_dp += w.device_plugin and not w.bridge
-        on_dra += claims
-        on_bridge += w.bridge
+        state = w.state
+        on_dp += state == "device_plugin"
+        on_dra += state == "claims"
+        on_bridge += state == "bridge"
         bucket = per_ns.setdefault(w.namespace or NO_NAMESPACE, [0, 0, 0])
         bucket[0] += 1
-        bucket[1] += claims
-        bucket[2] += w.bridge
+        bucket[1] += state == "claims"
+        bucket[2] += state == "bridge"
     namespaces = tuple(
         NamespaceProgress(ns, total, dra, bridge)
         for ns, (total, dra, bridge) in sorted(per_ns.items())
