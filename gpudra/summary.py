@@ -18,7 +18,7 @@ class NamespaceProgress:
 
     @property
     def percent_migrated(self) -> float:
-        return _percent(self.on_dra + self.on_bridge, self.gpu_workloads)
+        return percent_of(self.on_dra + self.on_bridge, self.gpu_workloads)
 
 
 @dataclass(frozen=True, slots=True)
@@ -44,7 +44,7 @@ class Summary:
         and an input could not be read (100% would be a guess)."""
         if self.incomplete and not self.gpu_workloads:
             return None
-        return _percent(self.on_dra + self.on_bridge, self.gpu_workloads)
+        return percent_of(self.on_dra + self.on_bridge, self.gpu_workloads)
 
     @property
     def read(self) -> str:
@@ -81,7 +81,7 @@ class Summary:
         }
 
 
-def _percent(part: int, whole: int) -> float:
+def percent_of(part: int, whole: int) -> float:
     # An estate with no GPU workloads has nothing left to migrate.
     return 100.0 if whole == 0 else round(100.0 * part / whole, 1)
 

@@ -7,6 +7,9 @@ import re
 from html.parser import HTMLParser
 
 VOID = frozenset({"meta", "br", "link", "img", "input", "hr", "source", "rect", "path"})
+# Elements whose text is a unit of its own: their text is joined to the next with a space.
+BLOCKS = frozenset({"td", "th", "tr", "li", "p", "div", "dt", "dd", "caption", "summary",
+                    "h1", "h2", "figcaption", "section", "table", "thead", "tbody"})
 
 
 class Page(HTMLParser):
@@ -38,7 +41,7 @@ class Page(HTMLParser):
             if id_:
                 self.text_by_id[id_] = " ".join(text.split())
             if self._open:
-                self._open[-1][2].append(text)
+                self._open[-1][2].append(f" {text} " if name in BLOCKS else text)
             if name == tag:
                 break
 
