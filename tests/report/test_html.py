@@ -85,11 +85,29 @@ spec:
       - name: a
         image: x
         resources: {limits: {nvidia.com/gpu: "${GPUS}"}}
+---
+apiVersion: v1
+kind: Pod
+metadata: {name: odd, namespace: lab}
+spec:
+  containers:
+  - name: a
+    image: x
+    resources: {limits: {nvidia.com/gpu: 2}, requests: {nvidia.com/gpu: 1}}
+  - name: b
+    image: x
+    resources: {limits: {nvidia.com/gpu: "0.5"}}
 """)
     data, text = audit(tmp_path, str(tmp_path))
     by_name = {w["name"]: w for w in data["workloads"]}
     assert by_name["train"]["gpus"] == 3 and by_name["train"]["state"] == "device_plugin"
-    assert by_name["serve"]["gpus"] is None
+    assert by_name["serve"]["gpus"] is None and by_name["serve"]["blocked_by"] == []
+    assert by_name["odd"]["blocked_by"] == ["GPU104", "GPU105"]
+    assert by_name["odd"]["gpus"] is None  # 0.5 is no device count
+    page = Page(text)
+    assert "GPU104, GPU105" in page.text_by_id["workload-list"]
+    assert page.text_by_id["workload-list"].index("odd") < \
+        page.text_by_id["workload-list"].index("train")  # blocked workloads first
     assert all(w["cluster"] is None for w in data["workloads"])
     check_counts(data, Page(text))
 
