@@ -36,15 +36,21 @@ def runs(work: Path) -> list[tuple[list[str], Path | None]]:
     job = work / "examples" / "apps" / "training-job.yaml"
     rendered = work / "examples" / "apps" / "inference.yaml"
     audit = [["audit", ex, "-o", fmt] for fmt in
-             ("table", "json", "yaml", "sarif", "junit", "markdown", "github")]
+             ("table", "json", "yaml", "sarif", "junit", "markdown", "github", "html")]
     return [(["--version"], None), (["--help"], None), *((a, None) for a in audit),
             (["audit", "-"], rendered),
             (["convert", ex, "--diff"], None), (["convert", ex, "--check"], None),
             (["convert", ex, "--diff", "-o", "json"], None), (["convert", "-"], job),
             (["convert", conv], None), (["convert", conv, "--check"], None),
             (["audit", conv], None),
+            # two reports merged: jsonschema comes with the plain install
+            (["audit", ex, "-o", "json=examples.json"], None),
+            (["audit", conv, "-o", "json=converted.json"], None),
+            (["report", "merge", "examples.json", "converted.json", "-o", "html=fleet.html",
+              "-o", "markdown"], None),
             (["preflight", "--manifests", ex], None), (["preflight", "--manifests", conv], None),
             (["preflight", "--manifests", conv, "--require-migrated", "-o", "json"], None),
+            (["preflight", "--manifests", ex, "-o", "html"], None),
             (["preflight", "--node", "--host-root", host], None),
             (["plan", ex, "--inventory", inventory], None),
             (["plan", conv, "--inventory", inventory, "-o", "json"], None),
@@ -66,7 +72,8 @@ def subcommands() -> set[str]:
 
     if Path(gpudra.__file__).resolve().is_relative_to(CHECKOUT / "gpudra"):
         raise SystemExit("smoke: gpudra is imported from the checkout, not from the install")
-    return {c.name or c.callback.__name__ for c in app.registered_commands}
+    return ({c.name or c.callback.__name__ for c in app.registered_commands}
+            | {g.name or g.typer_instance.info.name for g in app.registered_groups})
 
 
 def prepare(work: Path) -> None:

@@ -129,16 +129,16 @@ def _guarded(command: _Command) -> _Command:
 
 
 AUDIT_FORMATS = tuple(f.value for f in OutputFormat)
-OUTCOME_FORMATS = ("table", "json", "junit", "markdown", "github")  # gpudra.report.outcomes
+OUTCOME_FORMATS = ("table", "json", "junit", "markdown", "github", "html")  # report.outcomes
 
 
-def _targets(values: list[str] | None, formats: tuple[str, ...]) -> Any:
+def _targets(values: list[str] | None, formats: tuple[str, ...], default: str = "table") -> Any:
     """-o FORMAT[=PATH], repeatable, as gpudra.report.targets.OutputTarget records; a bad one
     is click's usage error, like any bad option value."""
     from gpudra.report.targets import parse_targets
 
     try:
-        return parse_targets(values or [], formats)
+        return parse_targets(values or [], formats, default)
     except UsageError as exc:
         raise typer.BadParameter(str(exc)) from None
 
@@ -208,8 +208,8 @@ def audit(
     output: list[str] = typer.Option([], "-o", "--output", metavar="FORMAT[=PATH]",
                                      callback=lambda v: _targets(v, AUDIT_FORMATS),
                                      help="Report format: table, json, yaml, sarif, junit, "
-                                          "markdown or github; FORMAT=PATH writes a file "
-                                          "(repeatable: one scan, many reports)."),
+                                          "markdown, github or html; FORMAT=PATH writes a "
+                                          "file (repeatable: one scan, many reports)."),
     fail_on: _SeverityWord = typer.Option(_SeverityWord.WARNING, "--fail-on",
                                           case_sensitive=False,
                                           help="Lowest severity that makes the exit code 1 "
@@ -549,7 +549,7 @@ def preflight(
                                               "warn)."),
     output: list[str] = typer.Option([], "-o", "--output", metavar="FORMAT[=PATH]",
                                      callback=lambda v: _targets(v, OUTCOME_FORMATS),
-                                     help="table, json, junit, markdown or github; "
+                                     help="table, json, junit, markdown, github or html; "
                                           "FORMAT=PATH writes a file (repeatable)."),
     config: Optional[Path] = typer.Option(None, "--config", metavar="FILE",
                                           help="Config file (default: nearest .gpudra.yaml)."),
@@ -627,7 +627,7 @@ def plan(
              "20 when there are several workloads; matching_nodes counts them)."),
     output: list[str] = typer.Option([], "-o", "--output", metavar="FORMAT[=PATH]",
                                      callback=lambda v: _targets(v, OUTCOME_FORMATS),
-                                     help="table, json, junit, markdown or github; "
+                                     help="table, json, junit, markdown, github or html; "
                                           "FORMAT=PATH writes a file (repeatable)."),
     config: Optional[Path] = typer.Option(None, "--config", metavar="FILE",
                                           help="Config file (default: nearest .gpudra.yaml)."),
@@ -692,7 +692,7 @@ def plan(
 def verify(
     output: list[str] = typer.Option([], "-o", "--output", metavar="FORMAT[=PATH]",
                                      callback=lambda v: _targets(v, OUTCOME_FORMATS),
-                                     help="table, json, junit, markdown or github; "
+                                     help="table, json, junit, markdown, github or html; "
                                           "FORMAT=PATH writes a file (repeatable)."),
     selector: Optional[str] = typer.Option(None, "-l", "--selector", metavar="LABELS",
                                            help="Only workloads whose labels match "
@@ -902,6 +902,68 @@ def explain(rule: str = typer.Argument(..., metavar="ID",
 
     # Rendered for a person; NO_COLOR keeps the layout (and bold) but drops the colours.
     Console(force_terminal=True, no_color=not _color(sys.stdout)).print(Markdown(text))
+
+
+report_app = typer.Typer(name="report", no_args_is_help=True,
+                         help="Work with JSON reports: merge the reports of many clusters.")
+app.add_typer(report_app)
+MERGE_FORMATS = ("json", "markdown", "html")
+
+
+@report_app.command("merge", short_help="Merge JSON reports of many clusters into one.",
+                    epilog=(
+    "Each REPORT is a `gpudra audit -o json` report (of a cluster, a tree or a fleet), "
+    "validated against the report schema first; a report of another schema_version is "
+    "refused. A single-cluster report is named by --name, else by the cluster its workloads "
+    "name, else by its file name without .json; two clusters of one name are refused.\n\n"
+    "Exit codes: 0 nothing at or above --fail-on; 1 findings at or above it; 2 usage error "
+    "(two clusters of one name); 3 a report cannot be read or is invalid, or a cluster in it "
+    "could not be audited (the worst input's code).\n\n"
+    "Examples:\n\n\b\n"
+    "  gpudra report merge prod.json staging.json -o html=fleet.html\n"
+    "  gpudra report merge reports/*.json -o markdown -o json=fleet.json\n"
+    "  gpudra report merge a/report.json b/report.json --name a/report.json=eu-west"))
+@_guarded
+def report_merge(
+    reports: list[str] = typer.Argument(..., metavar="REPORT.json...",
+                                        help="JSON reports to merge."),
+    output: list[str] = typer.Option([], "-o", "--output", metavar="FORMAT[=PATH]",
+                                     callback=lambda v: _targets(v, MERGE_FORMATS, "markdown"),
+                                     help="json, markdown (the default) or html; "
+                                          "FORMAT=PATH writes a file (repeatable)."),
+    names: list[str] = typer.Option([], "--name", metavar="FILE=NAME",
+                                    help="Name the cluster of a single-cluster report "
+                                         "(repeatable)."),
+    fail_on: _SeverityWord = typer.Option(_SeverityWord.WARNING, "--fail-on",
+                                          case_sensitive=False,
+                                          help="Lowest severity that makes the exit code 1."),
+) -> None:
+    """Merge the JSON reports of many clusters: one summary (their sum), one row per cluster,
+    every finding and workload named by its cluster."""
+    import json as json_module
+
+    from gpudra.report.merge import exit_code, load_report, merge_reports, parse_names
+    from gpudra.report.targets import write_targets
+
+    named = parse_names(names)
+    unknown = sorted(set(named) - set(reports))
+    if unknown:
+        raise UsageError(f"--name {unknown[0]}=...: no such REPORT among the arguments")
+    merged = merge_reports([load_report(path, named.get(path)) for path in reports])
+
+    def render(fmt: str, to_stdout: bool) -> str:
+        if fmt == "json":
+            return json_module.dumps(merged, indent=2, ensure_ascii=False) + "\n"
+        if fmt == "html":
+            from gpudra.report.html import render_data
+
+            return render_data(merged, tool_version=__version__)
+        from gpudra.report.fleet_markdown import render as markdown
+
+        return markdown(merged)
+
+    write_targets(output, render, sys.stdout)
+    raise typer.Exit(int(exit_code(merged, FailOn.parse(fail_on.value))))
 
 
 KUBECTL_PLUGIN = "kubectl-gpudra"

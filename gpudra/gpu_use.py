@@ -145,6 +145,16 @@ class ObjectUse:
     def dra(self) -> bool:
         return self.operator_dra or any(p.dra for p in self.pods)
 
+    @property
+    def device_plugin_gpus(self) -> int | None:
+        """NVIDIA devices it asks the device plugin for (per replica, every container and pod
+        template as written); None when a count is templated or invalid."""
+        requests = [r for p in self.pods for c in p.containers for r in c.requests
+                    if r.allocates] + [r for r in self.stray if r.allocates]
+        if any(r.count.value is None for r in requests):
+            return None
+        return sum(r.count.value for r in requests)
+
 
 def read_object(table: WorkloadTable, group: str, kind: str, data: Mapping[str, Any],
                 *, strays: bool = True) -> ObjectUse:

@@ -180,6 +180,16 @@ class WorkloadStatus:
     dra: bool
     source: str = "file"
     bridge: bool = False  # asks the device plugin's name, which DRA serves (live pods show it)
+    # NVIDIA devices it asks the device plugin for, per replica, as written (the counts its
+    # GPU101-GPU103 findings carry); None when a count is not a whole number or it has none
+    gpus: int | None = None
+
+    @property
+    def state(self) -> str:
+        """device_plugin, bridge or claims: how the migration summary counts it."""
+        if self.bridge:
+            return "bridge"
+        return "claims" if self.dra and not self.device_plugin else "device_plugin"
 
 
 @dataclass(frozen=True, slots=True)

@@ -18,7 +18,7 @@ class NamespaceProgress:
 
     @property
     def percent_migrated(self) -> float:
-        return _percent(self.on_dra + self.on_bridge, self.gpu_workloads)
+        return percent_of(self.on_dra + self.on_bridge, self.gpu_workloads)
 
 
 @dataclass(frozen=True, slots=True)
@@ -44,7 +44,7 @@ class Summary:
         and an input could not be read (100% would be a guess)."""
         if self.incomplete and not self.gpu_workloads:
             return None
-        return _percent(self.on_dra + self.on_bridge, self.gpu_workloads)
+        return percent_of(self.on_dra + self.on_bridge, self.gpu_workloads)
 
     @property
     def read(self) -> str:
@@ -81,7 +81,7 @@ class Summary:
         }
 
 
-def _percent(part: int, whole: int) -> float:
+def percent_of(part: int, whole: int) -> float:
     # An estate with no GPU workloads has nothing left to migrate.
     return 100.0 if whole == 0 else round(100.0 * part / whole, 1)
 
@@ -112,14 +112,14 @@ def summarize(report: Report) -> Summary:
     per_ns: dict[str, list[int]] = {}
     on_dp = on_dra = on_bridge = 0
     for w in report.workloads:
-        claims = w.dra and not w.device_plugin
-        on_dp += w.device_plugin and not w.bridge
-        on_dra += claims
-        on_bridge += w.bridge
+        state = w.state
+        on_dp += state == "device_plugin"
+        on_dra += state == "claims"
+        on_bridge += state == "bridge"
         bucket = per_ns.setdefault(w.namespace or NO_NAMESPACE, [0, 0, 0])
         bucket[0] += 1
-        bucket[1] += claims
-        bucket[2] += w.bridge
+        bucket[1] += state == "claims"
+        bucket[2] += state == "bridge"
     namespaces = tuple(
         NamespaceProgress(ns, total, dra, bridge)
         for ns, (total, dra, bridge) in sorted(per_ns.items())

@@ -52,7 +52,7 @@ def _alone(*args: str) -> str:
 
 
 def test_audit_writes_each_file_once_from_one_scan(tmp_path: Path, counted) -> None:
-    files = {fmt: tmp_path / f"report.{fmt}" for fmt in ("json", "sarif", "junit")}
+    files = {fmt: tmp_path / f"report.{fmt}" for fmt in ("json", "sarif", "junit", "html")}
     result = CliRunner().invoke(app, ["audit", EXAMPLES, "-o", "table",
                                       *[a for fmt, path in files.items()
                                         for a in ("-o", f"{fmt}={path}")]])
@@ -76,7 +76,7 @@ def test_only_files_leaves_stdout_empty(tmp_path: Path) -> None:
     (("-o", "table", "-o", "json"), "only one -o may write to stdout"),
     (("-o", "json=same.json", "-o", "sarif=same.json"), "more than once"),
     (("-o", "json="), "name a file after '='"),
-    (("-o", "html=r.html"), "unknown format 'html'"),
+    (("-o", "pdf=r.pdf"), "unknown format 'pdf'"),
 ])
 def test_bad_targets_are_usage_errors(args: tuple[str, ...], message: str) -> None:
     result = CliRunner().invoke(app, ["audit", EXAMPLES, *args])

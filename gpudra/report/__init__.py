@@ -21,6 +21,7 @@ class OutputFormat(str, enum.Enum):
     JUNIT = "junit"
     MARKDOWN = "markdown"
     GITHUB = "github"
+    HTML = "html"
 
 
 class SummaryFormat(str, enum.Enum):
@@ -52,6 +53,7 @@ _MODULES: dict[OutputFormat, str] = {
     OutputFormat.JUNIT: "gpudra.report.junit",
     OutputFormat.MARKDOWN: "gpudra.report.markdown",
     OutputFormat.GITHUB: "gpudra.report.github",
+    OutputFormat.HTML: "gpudra.report.html",
 }
 
 

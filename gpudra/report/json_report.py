@@ -1,24 +1,33 @@
-"""`-o json`: the documented machine contract (docs/report-schema.json)."""
+"""`-o json`: the documented machine contract (docs/report-schema.json).
+
+`SCHEMA_VERSION` changes only when a field changes meaning or goes away (`gpudra report merge`
+refuses other versions); adding fields keeps it."""
 
 from __future__ import annotations
 
 import json
 from typing import Any
 
-from gpudra.model import ClusterInfo, Finding, InputError, Report, Skipped
+from gpudra.model import ClusterInfo, Finding, InputError, Report, Severity, Skipped, \
+    WorkloadStatus
 from gpudra.report import RenderOptions
 from gpudra.summary import summarize
+
+SCHEMA_VERSION = 1
 
 
 def as_data(report: Report) -> dict[str, Any]:
     """The report as plain data; also the source of the YAML format."""
     data = {
+        "schema_version": SCHEMA_VERSION,
         "findings": [finding_data(f) for f in report.findings],
         "errors": [error_data(e) for e in report.errors],
         "skipped": [skipped_data(s) for s in report.skipped],
         "summary": summarize(report).as_dict(),
         "waived": [{"finding": finding_data(w.finding), "reason": w.reason, "owner": w.owner,
                     "expires": w.expires} for w in report.waived],
+        "workloads": workloads_data(report),
+        "rules": rules_data(report),
     }
     if report.baseline is not None:
         data["baseline"] = {"file": report.baseline.file, "known": report.baseline.known,
@@ -27,6 +36,38 @@ def as_data(report: Report) -> dict[str, Any]:
         data["not_read"] = [{"object": r.object, "message": r.message, "without": r.adds}
                             for r in report.not_read]
     return data
+
+
+def workloads_data(report: Report) -> list[dict[str, Any]]:
+    """Each GPU workload with its migration state and the rules of the error findings on it."""
+    blocking: dict[tuple, list[str]] = {}
+    for f in report.findings:
+        if f.severity is Severity.ERROR:
+            rules = blocking.setdefault(_finding_object(f), [])
+            if f.rule not in rules:
+                rules.append(f.rule)
+    return [{"cluster": None, "kind": w.kind, "namespace": w.namespace, "name": w.name,
+             "file": w.file, "state": w.state, "gpus": w.gpus,
+             "blocked_by": blocking.get(_workload_object(w), [])} for w in report.workloads]
+
+
+def _finding_object(f: Finding) -> tuple:
+    if f.kind is None:  # template text: its chart, or its file outside a chart
+        return ("template", f.template or f.file)
+    return (f.source, f.file if f.source == "file" else None, f.kind, f.namespace, f.name)
+
+
+def _workload_object(w: WorkloadStatus) -> tuple:
+    if w.kind in ("HelmChart", "Template") and w.namespace is None:
+        return ("template", w.file)
+    return (w.source, w.file if w.source == "file" else None, w.kind, w.namespace, w.name)
+
+
+def rules_data(report: Report) -> dict[str, dict[str, str]]:
+    """Name and category of each rule the findings and waivers name (for grouping)."""
+    named = {f.rule for f in report.findings} | {w.finding.rule for w in report.waived}
+    return {r.id: {"name": r.name, "category": r.category}
+            for r in report.rules if r.id in named}
 
 
 def skipped_data(s: Skipped) -> dict[str, Any]:

@@ -3,7 +3,7 @@
 Each verdict is an `Outcome` (pass, warn, fail, unavailable), with what was found, what to do
 and where. An `OutcomeReport` holds them, the inputs that could not be read, and a summary;
 every format here renders any OutcomeReport, so preflight and plan share table, JSON, JUnit,
-Markdown and GitHub output. Which outcomes fail the run is the command's decision
+Markdown, GitHub and HTML output. Which outcomes fail the run is the command's decision
 (`failing`), so the exit code and the report never disagree.
 """
 
@@ -64,7 +64,7 @@ _GITHUB = {"fail": "error", "warn": "warning", "unavailable": "notice"}
 def render(report: OutcomeReport, fmt: str, *, color: bool = False,
            width: int | None = None) -> str:
     renderers = {"table": _table, "json": _json, "junit": _junit, "markdown": _markdown,
-                 "github": _github}
+                 "github": _github, "html": _html}
     if fmt not in renderers:
         from gpudra.errors import UsageError
 
@@ -96,7 +96,7 @@ def _table(report: OutcomeReport, color: bool, width: int | None) -> str:
         status = o.status + (" (skipped)" if o.skipped else "")
         text = Text(_headline(o))
         for line in o.details:
-            if _repeats(line, o.message):
+            if repeats(line, o.message):
                 continue  # said in the message already (the JSON keeps every detail)
             text.append(f"\n  {line}", style="dim")
         if o.remediation and o.status != "pass":
@@ -122,7 +122,7 @@ def _headline(o: Outcome) -> str:
     return f"{o.title}{subject}: {o.message}"
 
 
-def _repeats(detail: str, message: str) -> bool:
+def repeats(detail: str, message: str) -> bool:
     """A detail whose values (`label: a, b`) all appear in the message adds nothing."""
     values = detail.split(": ", 1)[-1].split(", ")
     return all(v and v in message for v in values)
@@ -139,12 +139,23 @@ def outcome_data(o: Outcome, key: str = "id") -> dict[str, Any]:
     return data
 
 
-def _json(report: OutcomeReport) -> str:
-    data = {report.item_key: [outcome_data(o) for o in report.outcomes],
+def as_data(report: OutcomeReport) -> dict[str, Any]:
+    return {report.item_key: [outcome_data(o) for o in report.outcomes],
             **report.extra,
             "errors": [error_data(e) for e in report.errors],
             "summary": dict(report.summary)}
-    return json.dumps(data, indent=2, ensure_ascii=False) + "\n"
+
+
+def _json(report: OutcomeReport) -> str:
+    return json.dumps(as_data(report), indent=2, ensure_ascii=False) + "\n"
+
+
+def _html(report: OutcomeReport) -> str:
+    from gpudra import __version__
+    from gpudra.report.html import render_outcomes
+
+    return render_outcomes(as_data(report), report.tool, report.item_key,
+                           tool_version=__version__)
 
 
 def _junit(report: OutcomeReport) -> str:

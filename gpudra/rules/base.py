@@ -99,7 +99,8 @@ class AuditContext:
         bridge = obj.cluster is not None and obj.cluster.on_bridge
         self.workloads[key] = WorkloadStatus(obj.file, obj.kind, obj.name, obj.namespace,
                                              device_plugin, dra, source=obj.source,
-                                             bridge=bridge and device_plugin)
+                                             bridge=bridge and device_plugin,
+                                             gpus=self.gpu_use(obj).device_plugin_gpus)
 
     def note_template(self, text: TemplateText) -> None:
         """Template text (a chart, a templated document) that asks the device plugin for
