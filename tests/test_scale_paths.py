@@ -1,8 +1,10 @@
 """The fast paths of issue 18 give what the plain paths give: the file source on worker
-processes (large trees) and objects read without a line index (inventories)."""
+processes (large trees, the documents of a big file) and objects read without a line index
+(inventories)."""
 
 from __future__ import annotations
 
+import functools
 import json
 import sys
 from pathlib import Path
@@ -13,7 +15,9 @@ import pytest
 from gpudra.model import InputError
 from gpudra.objects import ManifestObject, TemplateText
 from gpudra.sources.documents import parse_chunk, parse_data, split_documents
-from gpudra.sources.files import FileSource
+from gpudra.sources import ScanStats
+from gpudra.sources.files import FileSource, InputFile, ReadFile, documents
+from gpudra.sources.files_pool import parse_ahead
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "benchmarks"))
 import gen_tree  # noqa: E402
@@ -115,3 +119,28 @@ def test_an_inventory_source_reads_the_same_objects_without_lines(tmp_path: Path
     # Without an index a List's items are placed on the List's first line.
     assert all(a.first_line == b.first_line for a, b in objects if not a.in_list)
     assert all(not b.lines for a, b in objects if isinstance(a.lines, dict))
+
+
+def test_documents_parsed_ahead_by_workers_are_the_documents_parsed_here() -> None:
+    # A big file's documents (here a small one's, handed to the pool directly): objects,
+    # broken YAML, a Go template, a document without a needle, a non-object, tabs.
+    parts = [ODD_FILES["odd/list.yaml"], ODD_FILES["odd/broken.yaml"],
+             ODD_FILES["odd/template.yaml"], "kind: ConfigMap\napiVersion: v1\n",
+             "gpu: [1, 2]\n", "apiVersion: v1\nkind: Pod\nmetadata: {name: t, labels: "
+             "{gpu: a}}\t\n"] * 150
+    text = "---\n".join(parts)
+    read = ReadFile(InputFile("big.yaml", None), text.encode(), text)
+
+    def seen(ahead: Any) -> tuple:
+        stats = ScanStats()
+        docs = [(d.chunk, d.relevant, d.template, _view_parsed(d.parsed), d.skipped,
+                 d.error) for d in documents(read, parse_chunk, stats, ahead=ahead)]
+        return docs, stats.documents, stats.skipped
+
+    plain = seen(None)
+    assert sum(1 for d in plain[0] if d[5] is not None) == 150  # the broken ones, as errors
+    assert seen(functools.partial(parse_ahead, lines=True, workers=2)) == plain
+
+
+def _view_parsed(parsed: Any) -> Any:
+    return None if parsed is None else (parsed.data, parsed.lines, parsed.chunk)

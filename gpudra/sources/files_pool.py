@@ -18,12 +18,24 @@ from collections.abc import Callable, Iterable, Iterator
 
 from gpudra.model import InputError
 from gpudra.sources import Item, ScanStats
+from gpudra.sources.documents import Chunk, ParsedDocument, ParseError, parse_chunk
 from gpudra.sources.files import STDIN, InputFile, load_items, read_entries, scan_entries
 
 Entry = InputFile | InputError
 # Entries per message: large enough that a message costs little beside the work (a few ms of
 # reading), small enough that both workers start at once and the last batch ends soon.
 BATCH = 500
+CHUNK_BATCH = 100  # documents of one big file per message
+
+
+def pool_allowed() -> bool:
+    """False in a worker of a pool (its processes cannot have children)."""
+    return not multiprocessing.current_process().daemon
+
+
+def _context():  # noqa: ANN202 - a multiprocessing context
+    return multiprocessing.get_context(
+        "fork" if "fork" in multiprocessing.get_all_start_methods() else None)
 
 
 def scan_pooled(entries: Iterable[Entry], *, stats: ScanStats,
@@ -32,8 +44,7 @@ def scan_pooled(entries: Iterable[Entry], *, stats: ScanStats,
                 workers: int = 2) -> Iterator[Item]:
     """gpudra.sources.files.scan_entries with `workers` processes. stdin (`-`) is read here,
     in its place: it belongs to this process."""
-    context = multiprocessing.get_context(
-        "fork" if "fork" in multiprocessing.get_all_start_methods() else None)
+    context = _context()
     sent: collections.deque[list[Entry]] = collections.deque()  # the pool's feeder appends
 
     def tasks() -> Iterator[tuple[list, bool]]:
@@ -89,3 +100,45 @@ def _merge(into: ScanStats, part: ScanStats) -> None:
     into.documents += part.documents
     into.objects += part.objects
     into.skipped += part.skipped
+
+
+def parse_ahead(chunks: list[Chunk], *, lines: bool = True,
+                workers: int = 2) -> Callable[[Chunk], ParsedDocument]:
+    """A parse_chunk for `chunks` (in their order) that workers run ahead of the caller; it
+    raises the ParseError parse_chunk raised. The pool ends with the last chunk taken."""
+    if not chunks:
+        return parse_chunk
+    batches = [chunks[i:i + CHUNK_BATCH] for i in range(0, len(chunks), CHUNK_BATCH)]
+    results = _parsed_in_order(batches, lines, workers)
+    done: dict[int, ParsedDocument | tuple] = {}
+
+    def parse(chunk: Chunk) -> ParsedDocument:
+        while chunk.first_line not in done:
+            first_line, result = next(results)
+            done[first_line] = result
+        result = done.pop(chunk.first_line)
+        if isinstance(result, tuple):
+            raise ParseError(*result)
+        return result
+
+    return parse
+
+
+def _parsed_in_order(batches: list[list[Chunk]], lines: bool,
+                     workers: int) -> Iterator[tuple[int, ParsedDocument | tuple]]:
+    with _context().Pool(min(workers, len(batches))) as pool:
+        for parsed in pool.imap(_parse_batch, ((batch, lines) for batch in batches)):
+            yield from parsed
+
+
+def _parse_batch(task: tuple[list[Chunk], bool]) -> list[tuple[int, ParsedDocument | tuple]]:
+    """In a worker: each chunk's ParsedDocument, or its ParseError as (message, line,
+    not_an_object) (the exception itself does not survive pickling)."""
+    batch, lines = task
+    out: list[tuple[int, ParsedDocument | tuple]] = []
+    for chunk in batch:
+        try:
+            out.append((chunk.first_line, parse_chunk(chunk, lines=lines)))
+        except ParseError as exc:
+            out.append((chunk.first_line, (exc.message, exc.line, exc.not_an_object)))
+    return out
