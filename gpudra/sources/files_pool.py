@@ -7,6 +7,10 @@ files give none: the pre-scan found no needle) and the batch's stats, merged in 
 so that counts, skipped documents and every item are the same as gpudra.sources.files.scan's
 in one process. Objects that share data (the items of a List) are pickled together and so
 still share it.
+
+One big YAML file (an inventory of 100,000 devices) is one entry, so its documents are
+handed out instead (parse_ahead): workers parse them in batches while the caller takes them
+in order; nothing else about the file's reading changes.
 """
 
 from __future__ import annotations
@@ -110,35 +114,39 @@ def parse_ahead(chunks: list[Chunk], *, lines: bool = True,
         return parse_chunk
     batches = [chunks[i:i + CHUNK_BATCH] for i in range(0, len(chunks), CHUNK_BATCH)]
     results = _parsed_in_order(batches, lines, workers)
-    done: dict[int, ParsedDocument | tuple] = {}
+    done: dict[int, tuple] = {}
 
     def parse(chunk: Chunk) -> ParsedDocument:
         while chunk.first_line not in done:
             first_line, result = next(results)
             done[first_line] = result
-        result = done.pop(chunk.first_line)
-        if isinstance(result, tuple):
+        ok, *result = done.pop(chunk.first_line)
+        if not ok:
             raise ParseError(*result)
-        return result
+        data, lines_of = result
+        return ParsedDocument(data, lines_of, chunk)
 
     return parse
 
 
 def _parsed_in_order(batches: list[list[Chunk]], lines: bool,
-                     workers: int) -> Iterator[tuple[int, ParsedDocument | tuple]]:
+                     workers: int) -> Iterator[tuple[int, tuple]]:
     with _context().Pool(min(workers, len(batches))) as pool:
         for parsed in pool.imap(_parse_batch, ((batch, lines) for batch in batches)):
             yield from parsed
 
 
-def _parse_batch(task: tuple[list[Chunk], bool]) -> list[tuple[int, ParsedDocument | tuple]]:
-    """In a worker: each chunk's ParsedDocument, or its ParseError as (message, line,
-    not_an_object) (the exception itself does not survive pickling)."""
+def _parse_batch(task: tuple[list[Chunk], bool]) -> list[tuple[int, tuple]]:
+    """In a worker: each chunk's (True, data, lines), without the chunk's text, which the
+    parent has; or its ParseError as (False, message, line, not_an_object) (the exception
+    itself does not survive pickling)."""
     batch, lines = task
-    out: list[tuple[int, ParsedDocument | tuple]] = []
+    out: list[tuple[int, tuple]] = []
     for chunk in batch:
         try:
-            out.append((chunk.first_line, parse_chunk(chunk, lines=lines)))
+            parsed = parse_chunk(chunk, lines=lines)
         except ParseError as exc:
-            out.append((chunk.first_line, (exc.message, exc.line, exc.not_an_object)))
+            out.append((chunk.first_line, (False, exc.message, exc.line, exc.not_an_object)))
+        else:
+            out.append((chunk.first_line, (True, parsed.data, parsed.lines)))
     return out
