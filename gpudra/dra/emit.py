@@ -11,7 +11,6 @@ fields), 4 (quota) and 5 (extendedResourceName).
 
 from __future__ import annotations
 
-import hashlib
 import re
 from collections.abc import Callable, Mapping, Sequence
 from typing import Any
@@ -212,6 +211,8 @@ def _fit(name: str, original: str, max_len: int, trailing: str) -> str:
 
 
 def _short_hash(text: str) -> str:
+    import hashlib  # only for names past the length limit: not on every audit's start-up
+
     return hashlib.sha256(text.encode("utf-8", "surrogatepass")).hexdigest()[:_HASH_LEN]
 
 

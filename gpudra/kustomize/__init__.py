@@ -5,5 +5,20 @@ requests in them, `build` follows resources through the tree the way kustomize a
 them, far enough to know which object each patch targets and what it is called there.
 """
 
-# Here, not in `tree`, so that the rules (which only compare file names) do not import yaml.
+import os
+from collections.abc import Iterable
+
+# Here, not in `tree`, so that the rules (which only compare file names) do not import yaml,
+# and an audit of a tree without a kustomization loads none of the kustomize model.
 KUSTOMIZATION_FILES = ("kustomization.yaml", "kustomization.yml", "Kustomization")
+
+
+def roots_among(files: Iterable[str]) -> list[str]:
+    """Directories with a kustomization file, from the files a scan listed (no second walk).
+
+    A bare `Kustomization` file (no suffix) is not something the scan lists; it is followed
+    when another kustomization refers to its directory. Looking for one in every directory
+    would cost a stat each: ~0.1 s on a 7,000-directory tree.
+    """
+    return list(dict.fromkeys(os.path.normpath(os.path.dirname(f) or ".") for f in files
+                              if os.path.basename(f) in KUSTOMIZATION_FILES))

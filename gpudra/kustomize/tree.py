@@ -17,7 +17,7 @@ from typing import Any
 
 import yaml
 
-from gpudra.kustomize import KUSTOMIZATION_FILES
+from gpudra.kustomize import KUSTOMIZATION_FILES, roots_among  # noqa: F401 (also from here)
 from gpudra.kustomize.patches import Patch, read_patches
 from gpudra.errors import InputReadError
 from gpudra.model import InputError
@@ -119,17 +119,6 @@ def find_roots(paths: Iterable[str], excludes: Iterable[str] = ()) -> list[str]:
                            for p in patterns):
                     stack.append(sub)
     return list(dict.fromkeys(found))
-
-
-def roots_among(files: Iterable[str]) -> list[str]:
-    """Directories with a kustomization file, from the files a scan listed (no second walk).
-
-    A bare `Kustomization` file (no suffix) is not something the scan lists; it is followed
-    when another kustomization refers to its directory. Looking for one in every directory
-    would cost a stat each: ~0.1 s on a 7,000-directory tree.
-    """
-    return list(dict.fromkeys(os.path.normpath(os.path.dirname(f) or ".") for f in files
-                              if os.path.basename(f) in KUSTOMIZATION_FILES))
 
 
 def _is_dir(entry: os.DirEntry) -> bool:

@@ -96,10 +96,11 @@ def run_plan(request: PlanRequest, *, on_page: Callable[[Any], None] | None = No
 
 
 def _read_tree(paths: Sequence[str], excludes: Sequence[str], errors: list[InputError],
-               keep: Callable[[SourceObject], Any] = lambda o: o) -> tuple[list[Any], int]:
+               keep: Callable[[SourceObject], Any] = lambda o: o, *, lines: bool = True
+               ) -> tuple[list[Any], int]:
     """The objects in the files under `paths` (a List's items, not the List itself), each as
     `keep` makes it, and the number of files read."""
-    source = FileSource(list(paths), excludes)
+    source = FileSource(list(paths), excludes, lines=lines)
     objects: list[Any] = []
     for item in source.items():
         if isinstance(item, InputError):
@@ -115,7 +116,7 @@ def _inventory_files(files: Sequence[str], errors: list[InputError],
         return None
     # Only the data: the line index and text of 100,000 devices' documents would double the
     # peak memory and the collector's work, and no report points into an inventory file.
-    objects, read = _read_tree(files, (), errors, keep=_data)
+    objects, read = _read_tree(files, (), errors, keep=_data, lines=False)
     if read == 0 and not errors:
         raise UsageError(f"--inventory {', '.join(files)}: no YAML or JSON files found")
     return _inventory_from(objects, "file", shares)

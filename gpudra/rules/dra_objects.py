@@ -17,7 +17,6 @@ from gpudra.dra.attributes import (
     DeviceType,
 )
 from gpudra.dra.request_shapes import EXACT_FIELDS, FLAT_VERSIONS, WRAPPED_VERSIONS
-from gpudra.dra.selector_check import selector_problems
 from gpudra.dra.served import GROUP, availability, versions_with_kind
 from gpudra.model import Severity
 from gpudra.objects import PathT, SourceObject, as_mapping, format_path
@@ -723,6 +722,9 @@ class DraObjects(Checker):
 
     def _expression(self, obj: SourceObject, ctx: AuditContext, path: PathT, expression: str,
                     context: _Context) -> None:
+        # The CEL checker loads with the first selector, not with every audit.
+        from gpudra.dra.selector_check import selector_problems
+
         problems = selector_problems(expression, context.device_type, context.nvidia)
         for problem in problems:
             rule_id = "GPU605" if problem.kind == "reference" else "GPU606"

@@ -18,6 +18,7 @@ from __future__ import annotations
 from collections.abc import Iterable, Mapping
 from typing import TYPE_CHECKING, Any
 
+from gpudra.kustomize import roots_among
 from gpudra.model import InputError
 from gpudra.objects import ManifestObject
 from gpudra.rules.base import AuditContext, Checker
@@ -44,17 +45,17 @@ def check_overlays(paths: Iterable[str], files: Iterable[str],
     `files`: the files the scan read; the kustomization files among them are the roots (a
     second walk of a large tree would cost as much as the scan's own).
     """
-    # The kustomize model loads only for file audits (cluster audits and `gpudra rules` skip
-    # its ~40 ms of imports), as it did when the file source ran this step.
-    from gpudra.kustomize.build import Build
-    from gpudra.kustomize.objects import file_objects
-    from gpudra.kustomize.touches import touches
-    from gpudra.kustomize.tree import inside, load_tree, real_roots, roots_among
-
-    paths = [p for p in paths if p != "-"]
     roots = roots_among(files)
     if not roots:
         return []
+    # The kustomize model (~40 ms of imports) loads only for a tree with a kustomization:
+    # not for cluster audits, `gpudra rules`, or a plain tree.
+    from gpudra.kustomize.build import Build
+    from gpudra.kustomize.objects import file_objects
+    from gpudra.kustomize.touches import touches
+    from gpudra.kustomize.tree import inside, load_tree, real_roots
+
+    paths = [p for p in paths if p != "-"]
     tree = load_tree(paths, roots=roots)
     if not tree.kustomizations:
         return tree.refused

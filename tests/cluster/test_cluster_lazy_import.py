@@ -1,5 +1,7 @@
 """The official client is imported only to talk to a cluster: `gpudra --version` and file
-audits never pay for it (about 0.5 s and 35 MB)."""
+audits never pay for it (about 0.5 s and 35 MB). Nor does a one-file audit of a plain Pod pay
+for the machinery only some trees need: the kustomize model (a tree with a kustomization),
+the CEL checker (a DRA object with a selector), convert (issue 18: start-up)."""
 
 from __future__ import annotations
 
@@ -33,7 +35,8 @@ except SystemExit as exit:
 else:
     code = 0
 heavy = sorted(m for m in sys.modules if m.split(".")[0] in ("kubernetes", "urllib3"))
-print(json.dumps({"code": code, "heavy": heavy}), file=sys.stderr)
+print(json.dumps({"code": code, "heavy": heavy, "modules": sorted(sys.modules)}),
+      file=sys.stderr)
 """
 
 
@@ -51,6 +54,23 @@ def test_no_kubernetes_import(tmp_path: Path, args: tuple[str, ...]) -> None:
     outcome = run_cli(*(arg.format(manifest=manifest) for arg in args))
     assert outcome["heavy"] == []
     assert outcome["code"] == (1 if "audit" in args else 0)  # the audit did find the GPU
+
+
+# Loaded only when the tree or the command needs them.
+ON_DEMAND = ("gpudra.kustomize.build", "gpudra.kustomize.tree", "gpudra.kustomize.patches",
+             "gpudra.dra.selector_check", "gpudra.dra.cel_lint", "gpudra.dra.cel",
+             "gpudra.convert", "gpudra.plan", "gpudra.preflight", "gpudra.yamledit", "rich",
+             "hashlib")
+
+
+def test_a_one_file_audit_loads_only_what_it_needs(tmp_path: Path) -> None:
+    manifest = tmp_path / "pod.yaml"
+    manifest.write_text(MANIFEST)
+    outcome = run_cli("audit", str(manifest), "-o", "json")
+    assert outcome["code"] == 1
+    loaded = [m for m in outcome["modules"]
+              if any(m == name or m.startswith(name + ".") for name in ON_DEMAND)]
+    assert loaded == []
 
 
 def test_importing_the_cluster_package_is_cheap() -> None:

@@ -1,0 +1,152 @@
+"""The file source on every core: large trees are read, pre-scanned and parsed by worker
+processes, and their items come back in the order one process would yield them.
+
+The walk stays in this process (it is cheap and fixes the order). Its entries go out in
+batches; each batch comes back as one message holding, per entry, the items it gave (most
+files give none: the pre-scan found no needle) and the batch's stats, merged in batch order,
+so that counts, skipped documents and every item are the same as gpudra.sources.files.scan's
+in one process. Objects that share data (the items of a List) are pickled together and so
+still share it.
+
+One big YAML file (an inventory of 100,000 devices) is one entry, so its documents are
+handed out instead (parse_ahead): workers parse them in batches while the caller takes them
+in order; nothing else about the file's reading changes.
+"""
+
+from __future__ import annotations
+
+import collections
+import itertools
+import multiprocessing
+from collections.abc import Callable, Iterable, Iterator
+
+from gpudra.model import InputError
+from gpudra.sources import Item, ScanStats
+from gpudra.sources.documents import Chunk, ParsedDocument, ParseError, parse_chunk
+from gpudra.sources.files import STDIN, InputFile, load_items, read_entries, scan_entries
+
+Entry = InputFile | InputError
+# Entries per message: large enough that a message costs little beside the work (a few ms of
+# reading), small enough that both workers start at once and the last batch ends soon.
+BATCH = 500
+CHUNK_BATCH = 100  # documents of one big file per message
+
+
+def pool_allowed() -> bool:
+    """False in a worker of a pool (its processes cannot have children)."""
+    return not multiprocessing.current_process().daemon
+
+
+def _context():  # noqa: ANN202 - a multiprocessing context
+    return multiprocessing.get_context(
+        "fork" if "fork" in multiprocessing.get_all_start_methods() else None)
+
+
+def scan_pooled(entries: Iterable[Entry], *, stats: ScanStats,
+                stdin: Callable[[], bytes] | None = None,
+                on_file: Callable[[str], None] | None = None, lines: bool = True,
+                workers: int = 2) -> Iterator[Item]:
+    """gpudra.sources.files.scan_entries with `workers` processes. stdin (`-`) is read here,
+    in its place: it belongs to this process."""
+    context = _context()
+    sent: collections.deque[list[Entry]] = collections.deque()  # the pool's feeder appends
+
+    def tasks() -> Iterator[tuple[list, bool]]:
+        for batch in _batches(entries):
+            sent.append(batch)
+            # Plain tuples: a third of the pickling of the dataclasses.
+            yield [(e.label, e.path, e.chart, e.role) if isinstance(e, InputFile) else e
+                   for e in batch], lines
+
+    with context.Pool(workers) as pool:
+        for batch_stats, found in pool.imap(_scan_batch, tasks()):
+            batch = sent.popleft()
+            for index, entry in enumerate(batch):
+                if isinstance(entry, InputFile) and entry.label == STDIN:
+                    yield from scan_entries([entry], stats=stats, stdin=stdin,
+                                            on_file=on_file, lines=lines)
+                    continue
+                if on_file is not None and isinstance(entry, InputFile):
+                    on_file(entry.label)
+                yield from found.get(index, ())
+            _merge(stats, batch_stats)
+
+
+def _batches(entries: Iterable[Entry]) -> Iterator[list[Entry]]:
+    it = iter(entries)
+    while batch := list(itertools.islice(it, BATCH)):
+        yield batch
+
+
+def _scan_batch(task: tuple[list, bool]) -> tuple[ScanStats, dict[int, list[Item]]]:
+    """In a worker: the items scan_entries gives for each entry of a batch, by the entry's
+    index (most files give none; stdin is the parent's to read)."""
+    batch, lines = task
+    stats = ScanStats()
+    found: dict[int, list[Item]] = {}
+    for index, raw in enumerate(batch):
+        entry = raw if isinstance(raw, InputError) else InputFile(*raw)
+        if isinstance(entry, InputFile) and entry.label == STDIN:
+            continue
+        items: list[Item] = []
+        for read in read_entries([entry], stats=stats):
+            if isinstance(read, InputError):
+                items.append(read)
+            else:
+                items += load_items(read, stats, lines=lines)
+        if items:
+            found[index] = items
+    return stats, found
+
+
+def _merge(into: ScanStats, part: ScanStats) -> None:
+    into.files += part.files
+    into.documents += part.documents
+    into.objects += part.objects
+    into.skipped += part.skipped
+
+
+def parse_ahead(chunks: list[Chunk], *, lines: bool = True,
+                workers: int = 2) -> Callable[[Chunk], ParsedDocument]:
+    """A parse_chunk for `chunks` (in their order) that workers run ahead of the caller; it
+    raises the ParseError parse_chunk raised. The pool ends with the last chunk taken."""
+    if not chunks:
+        return parse_chunk
+    batches = [chunks[i:i + CHUNK_BATCH] for i in range(0, len(chunks), CHUNK_BATCH)]
+    results = _parsed_in_order(batches, lines, workers)
+    done: dict[int, tuple] = {}
+
+    def parse(chunk: Chunk) -> ParsedDocument:
+        while chunk.first_line not in done:
+            first_line, result = next(results)
+            done[first_line] = result
+        ok, *result = done.pop(chunk.first_line)
+        if not ok:
+            raise ParseError(*result)
+        data, lines_of = result
+        return ParsedDocument(data, lines_of, chunk)
+
+    return parse
+
+
+def _parsed_in_order(batches: list[list[Chunk]], lines: bool,
+                     workers: int) -> Iterator[tuple[int, tuple]]:
+    with _context().Pool(min(workers, len(batches))) as pool:
+        for parsed in pool.imap(_parse_batch, ((batch, lines) for batch in batches)):
+            yield from parsed
+
+
+def _parse_batch(task: tuple[list[Chunk], bool]) -> list[tuple[int, tuple]]:
+    """In a worker: each chunk's (True, data, lines), without the chunk's text, which the
+    parent has; or its ParseError as (False, message, line, not_an_object) (the exception
+    itself does not survive pickling)."""
+    batch, lines = task
+    out: list[tuple[int, tuple]] = []
+    for chunk in batch:
+        try:
+            parsed = parse_chunk(chunk, lines=lines)
+        except ParseError as exc:
+            out.append((chunk.first_line, (False, exc.message, exc.line, exc.not_an_object)))
+        else:
+            out.append((chunk.first_line, (True, parsed.data, parsed.lines)))
+    return out

@@ -1,0 +1,146 @@
+"""The fast paths of issue 18 give what the plain paths give: the file source on worker
+processes (large trees, the documents of a big file) and objects read without a line index
+(inventories)."""
+
+from __future__ import annotations
+
+import functools
+import json
+import sys
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from gpudra.model import InputError
+from gpudra.objects import ManifestObject, TemplateText
+from gpudra.sources.documents import parse_chunk, parse_data, split_documents
+from gpudra.sources import ScanStats
+from gpudra.sources.files import FileSource, InputFile, ReadFile, documents
+from gpudra.sources.files_pool import parse_ahead
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "benchmarks"))
+import gen_tree  # noqa: E402
+
+ODD_FILES = {
+    # A List (its items share the document's data and lines), a JSON List, a document that is
+    # no object (skipped), broken YAML, a Go template, text that is not UTF-8, a kustomization.
+    "odd/list.yaml": "apiVersion: v1\nkind: List\nitems:\n- apiVersion: v1\n  kind: Pod\n"
+                     "  metadata: {name: a}\n  spec:\n    containers:\n    - name: c\n"
+                     "      resources: {limits: {nvidia.com/gpu: 2}}\n",
+    "odd/pods.json": json.dumps({"apiVersion": "v1", "kind": "List", "items": [
+        {"apiVersion": "v1", "kind": "Pod", "metadata": {"name": "j"}, "spec": {"containers": [
+            {"name": "c", "resources": {"limits": {"nvidia.com/gpu": 1}}}]}}]}, indent=2),
+    "odd/values.yaml": "gpu: true\nreplicas: 2\n---\nnvidia: {enabled: yes}\n",
+    "odd/broken.yaml": "kind: Pod\napiVersion: v1\nmetadata: {name: [nvidia\n",
+    "odd/template.yaml": "apiVersion: v1\nkind: Pod\nmetadata:\n  name: {{ .Values.name }}\n"
+                         "  labels: {gpu: x}\n",
+    "odd/kustomization.yaml": "resources: [list.yaml]\n",
+}
+
+
+def _tree(root: Path, files: int) -> Path:
+    gen_tree.generate(str(root), files=files, seed=7, gpu_percent=10, decoy_percent=5,
+                      avg_size=600)
+    for name, text in ODD_FILES.items():
+        (root / name).parent.mkdir(parents=True, exist_ok=True)
+        (root / name).write_text(text)
+    (root / "odd" / "latin1.yaml").write_bytes(b"kind: Pod # nvidia \xe9\n")
+    return root
+
+
+def _view(item: Any) -> tuple:
+    """What a consumer can see of an item (a JSON file's line index is compared by lookup)."""
+    if isinstance(item, ManifestObject):
+        lines = item.lines if isinstance(item.lines, dict) else \
+            [item.line_of(path) for path in (("metadata",), ("spec", "containers", 0))]
+        return ("object", item.file, item.first_line, item.data, lines, item.text, item.base,
+                item.template, item.listing, item.in_list)
+    if isinstance(item, TemplateText):
+        return ("text", item.file, item.text, item.first_line, item.reason, item.chart)
+    assert isinstance(item, InputError), item
+    return ("error", item.file, item.message, item.line)
+
+
+def _scan(root: Path, pool_from: int, seen: list[str], paths: list[str] | None = None
+          ) -> tuple[list[tuple], tuple]:
+    source = FileSource(paths or [str(root)], pool_from=pool_from, on_file=seen.append)
+    items = [_view(item) for item in source.items()]
+    stats = source.stats
+    return items, (stats.files, stats.documents, stats.skipped, tuple(source.read))
+
+
+def test_the_pool_gives_the_single_process_result_in_its_order(tmp_path: Path) -> None:
+    root = _tree(tmp_path / "tree", 1200)
+    seen_one: list[str] = []
+    seen_pool: list[str] = []
+    one = _scan(root, 10**9, seen_one)
+    pooled = _scan(root, 100, seen_pool)  # 1,200+ files: the pool with several batches
+    assert len(one[0]) > 150 and one[1][0] > 1200  # the tree is what the test needs
+    assert any(v[0] == "error" for v in one[0]) and one[1][2]  # errors and skipped documents
+    assert pooled == one
+    assert seen_pool == seen_one == list(one[1][3])
+
+
+def test_the_pool_reads_stdin_in_its_place(tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+                                           ) -> None:
+    root = _tree(tmp_path / "tree", 150)
+    pod = ODD_FILES["odd/list.yaml"].encode()
+    paths = [str(root / "teams"), "-", str(root / "odd")]
+    results = []
+    for pool_from in (10**9, 20):
+        source = FileSource(paths, stdin=lambda: pod, pool_from=pool_from)
+        results.append(([_view(i) for i in source.items()], source.stats.files))
+    assert results[0] == results[1]
+    assert any(v[0] == "object" and v[1] == "-" for v in results[0][0])
+
+
+@pytest.mark.parametrize("name", sorted(n for n in ODD_FILES if n.endswith(".yaml")))
+def test_data_without_a_line_index_is_the_same_data(name: str) -> None:
+    for chunk in split_documents(ODD_FILES[name]):
+        try:
+            full = parse_chunk(chunk)
+        except Exception as exc:  # noqa: BLE001 - the same error either way
+            with pytest.raises(type(exc)):
+                parse_data(chunk)
+            continue
+        bare = parse_data(chunk)
+        assert bare.data == full.data and bare.chunk == full.chunk
+        assert bare.lines == {} and (full.lines or full.data is None)
+
+
+def test_an_inventory_source_reads_the_same_objects_without_lines(tmp_path: Path) -> None:
+    root = _tree(tmp_path / "tree", 60)
+    with_lines = [i for i in FileSource([str(root)]).items()]
+    without = [i for i in FileSource([str(root)], lines=False).items()]
+    assert [type(i) for i in with_lines] == [type(i) for i in without]
+    objects = [(a, b) for a, b in zip(with_lines, without) if isinstance(a, ManifestObject)]
+    assert objects and all(a.data == b.data for a, b in objects)
+    # Without an index a List's items are placed on the List's first line.
+    assert all(a.first_line == b.first_line for a, b in objects if not a.in_list)
+    assert all(not b.lines for a, b in objects if isinstance(a.lines, dict))
+
+
+def test_documents_parsed_ahead_by_workers_are_the_documents_parsed_here() -> None:
+    # A big file's documents (here a small one's, handed to the pool directly): objects,
+    # broken YAML, a Go template, a document without a needle, a non-object, tabs.
+    parts = [ODD_FILES["odd/list.yaml"], ODD_FILES["odd/broken.yaml"],
+             ODD_FILES["odd/template.yaml"], "kind: ConfigMap\napiVersion: v1\n",
+             "gpu: [1, 2]\n", "apiVersion: v1\nkind: Pod\nmetadata: {name: t, labels: "
+             "{gpu: a}}\t\n"] * 150
+    text = "---\n".join(parts)
+    read = ReadFile(InputFile("big.yaml", None), text.encode(), text)
+
+    def seen(ahead: Any) -> tuple:
+        stats = ScanStats()
+        docs = [(d.chunk, d.relevant, d.template, _view_parsed(d.parsed), d.skipped,
+                 d.error) for d in documents(read, parse_chunk, stats, ahead=ahead)]
+        return docs, stats.documents, stats.skipped
+
+    plain = seen(None)
+    assert sum(1 for d in plain[0] if d[5] is not None) == 150  # the broken ones, as errors
+    assert seen(functools.partial(parse_ahead, lines=True, workers=2)) == plain
+
+
+def _view_parsed(parsed: Any) -> Any:
+    return None if parsed is None else (parsed.data, parsed.lines, parsed.chunk)
