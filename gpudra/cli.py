@@ -208,7 +208,8 @@ def audit(
         None, metavar="[PATH]...",
         help="Files or directories to scan; '-' reads stdin. None: the live cluster."),
     output: list[str] = typer.Option([], "-o", "--output", metavar="FORMAT[=PATH]",
-                                     callback=lambda v: _targets(v, AUDIT_FORMATS, True),
+                                     callback=lambda v: _targets(v, AUDIT_FORMATS,
+                                                                 configmaps=True),
                                      help="Report format: table, json, yaml, sarif, junit, "
                                           "markdown, github or html; FORMAT=PATH writes a "
                                           "file (repeatable: one scan, many reports); "

@@ -100,6 +100,20 @@ def test_every_cluster_is_read_and_a_failed_one_is_an_entry(fleet: dict[str, Any
     assert err.count("connection refused") == 1
 
 
+def test_report_merge_reads_it_and_keeps_every_cluster(fleet: dict[str, Any],
+                                                       tmp_path: Path) -> None:
+    """The multi-cluster report is the shape `gpudra report merge` writes and reads."""
+    _, out, _ = _audit(fleet, "-q", "-o", "json", "--context", "west", "--context", "down")
+    (tmp_path / "fleet.json").write_text(out)
+    result = CliRunner().invoke(app, ["report", "merge", str(tmp_path / "fleet.json"),
+                                      "-o", "json"])
+    merged = json.loads(result.stdout)
+    assert result.exit_code == 3, result.stderr  # down could not be read
+    assert [(c["name"], c["error"] is None) for c in merged["clusters"]] == \
+        [("west", True), ("down", False)]
+    assert merged["summary"]["gpu_workloads"] == json.loads(out)["summary"]["gpu_workloads"]
+
+
 def test_the_top_summary_is_the_sum_of_the_clusters(fleet: dict[str, Any]) -> None:
     _, out, _ = _audit(fleet, "-o", "json", "--context", "east", "--context", "west")
     report = json.loads(out)
