@@ -17,6 +17,7 @@ import typer
 from gpudra import __version__
 from gpudra.dra.versions import DEFAULT, SUPPORTED_RANGE, TargetVersion, checked_against
 from gpudra.errors import GpudraError, UsageError
+from gpudra.fleet import DEFAULT_MAX_PARALLEL
 from gpudra.model import ExitCode, FailOn
 from gpudra.report import OutputFormat, RenderOptions, SummaryFormat
 
@@ -132,13 +133,14 @@ AUDIT_FORMATS = tuple(f.value for f in OutputFormat)
 OUTCOME_FORMATS = ("table", "json", "junit", "markdown", "github", "html")  # report.outcomes
 
 
-def _targets(values: list[str] | None, formats: tuple[str, ...], default: str = "table") -> Any:
+def _targets(values: list[str] | None, formats: tuple[str, ...], default: str = "table",
+             configmaps: bool = False) -> Any:
     """-o FORMAT[=PATH], repeatable, as gpudra.report.targets.OutputTarget records; a bad one
     is click's usage error, like any bad option value."""
     from gpudra.report.targets import parse_targets
 
     try:
-        return parse_targets(values or [], formats, default)
+        return parse_targets(values or [], formats, default, configmaps=configmaps)
     except UsageError as exc:
         raise typer.BadParameter(str(exc)) from None
 
@@ -206,10 +208,13 @@ def audit(
         None, metavar="[PATH]...",
         help="Files or directories to scan; '-' reads stdin. None: the live cluster."),
     output: list[str] = typer.Option([], "-o", "--output", metavar="FORMAT[=PATH]",
-                                     callback=lambda v: _targets(v, AUDIT_FORMATS),
+                                     callback=lambda v: _targets(v, AUDIT_FORMATS,
+                                                                 configmaps=True),
                                      help="Report format: table, json, yaml, sarif, junit, "
                                           "markdown, github or html; FORMAT=PATH writes a "
-                                          "file (repeatable: one scan, many reports)."),
+                                          "file (repeatable: one scan, many reports); "
+                                          "json=configmap:[NS/]NAME creates or replaces a "
+                                          "ConfigMap in the cluster audited."),
     fail_on: _SeverityWord = typer.Option(_SeverityWord.WARNING, "--fail-on",
                                           case_sensitive=False,
                                           help="Lowest severity that makes the exit code 1 "
@@ -224,7 +229,14 @@ def audit(
                                  help="List skipped documents (not Kubernetes objects)."),
     kubeconfig: Optional[str] = _kubeconfig_option(
         "Cluster: kubeconfig file (default: $KUBECONFIG, ~/.kube/config, in-cluster)."),
-    context: Optional[str] = _context_option(),
+    context: list[str] = typer.Option(
+        [], "--context", metavar="NAME",
+        help="Cluster: kubeconfig context to use; repeat it to audit several clusters at "
+             "once (grouped by cluster)."),
+    all_contexts: bool = typer.Option(False, "--all-contexts",
+                                      help="Cluster: audit every context of the kubeconfig."),
+    max_parallel: int = typer.Option(DEFAULT_MAX_PARALLEL, "--max-parallel", metavar="N",
+                                     help="Several clusters: read at most N at once."),
     namespace: Optional[str] = _namespace_option(),
     all_namespaces: bool = _all_namespaces_option(),
     request_timeout: Optional[str] = _request_timeout_option(
@@ -256,22 +268,43 @@ def audit(
 
     paths = list(paths or [])
     level = FailOn.parse(fail_on.value)
-    cluster_flags = any((kubeconfig, context, namespace, all_namespaces, request_timeout))
+    cluster_flags = any((kubeconfig, context, all_contexts, namespace, all_namespaces,
+                         request_timeout))
     if paths and cluster_flags:
-        raise UsageError("--kubeconfig, --context, -n, -A and --request-timeout are for "
-                         "cluster audits: give no PATH to audit the cluster")
+        raise UsageError("--kubeconfig, --context, --all-contexts, -n, -A and "
+                         "--request-timeout are for cluster audits: give no PATH to audit "
+                         "the cluster")
     if namespace and all_namespaces:
         raise UsageError("choose one of -n/--namespace and -A/--all-namespaces")
+    if context and all_contexts:
+        raise UsageError("choose one of --context and --all-contexts")
+    many = all_contexts or len(set(context)) > 1
+    if many and (baseline or write_baseline):
+        raise UsageError("--baseline and --write-baseline take one cluster at a time "
+                         "(a baseline's entries do not name their cluster)")
+    configmaps = [t for t in output if t.configmap is not None]
+    if configmaps and (paths or many):
+        raise UsageError(f"-o {configmaps[0].format}={configmaps[0].path}: a report "
+                         "ConfigMap is written to the one cluster audited (no PATH, one "
+                         "context)")
+    if configmaps:
+        from gpudra.cluster.publish import parse_target
+
+        for target in configmaps:  # a bad name is a usage error before the audit, not after
+            parse_target(target.configmap)
     from gpudra.report.targets import write_targets
 
     target = TargetVersion.parse(target_version)
     cfg = _strict(load_config(config_for(paths, config), catalogue()), strict)
     known = _load_baseline(baseline)
+    flags = dict(kubeconfig=kubeconfig, namespace=namespace, request_timeout=request_timeout)
     if paths:
         report = _audit_files(paths, cfg, tuple(exclude), quiet, target)
+    elif many:
+        report = _audit_clusters(context, cfg, quiet, target, max_parallel, **flags)
     else:
-        report = _audit_cluster(cfg, quiet, target, kubeconfig=kubeconfig, context=context,
-                                namespace=namespace, request_timeout=request_timeout)
+        report = _audit_cluster(cfg, quiet, target, context=context[0] if context else None,
+                                **flags)
     if write_baseline is not None:  # every finding, before --baseline holds any back
         _write_baseline(write_baseline, report.findings, quiet)
         level = FailOn.NEVER  # recording findings is the point: only unreadable input fails
@@ -285,12 +318,31 @@ def audit(
             color=to_stdout and _color(sys.stdout), width=_width() if to_stdout else None,
             tool_version=__version__, fail_on=level, verbose=verbose, inputs=tuple(paths)))
 
-    write_targets(output, render, sys.stdout)
+    publish = None if paths or many else _publisher(
+        quiet, context=context[0] if context else None, **flags)
+    write_targets(output, render, sys.stdout, publish)
     for error in report.errors:
         typer.echo(f"gpudra: {error.where}: {error.message}", err=True)
     if report.nothing_read and not report.errors:
         typer.echo(f"gpudra: error: {report.nothing_read_message}", err=True)
     raise typer.Exit(int(report.exit_code(level)))
+
+
+def _publisher(quiet: bool, **flags) -> Callable[[Any, str], None]:
+    """Writes `-o json=configmap:[NS/]NAME` to the cluster audited (gpudra.cluster.publish)."""
+
+    def publish(target, text: str) -> None:
+        from gpudra.cluster.publish import parse_target, write_report
+
+        written = write_report(_cluster_options(**flags), parse_target(target.configmap), text)
+        if not quiet:
+            how = "gzipped in binaryData report.json.gz" if written.encoding == "gzip" \
+                else "in data report.json"
+            typer.echo(f"gpudra: {'created' if written.created else 'replaced'} ConfigMap "
+                       f"{written.namespace}/{written.name} ({written.stored_bytes:,} bytes "
+                       f"{how})", err=True)
+
+    return publish
 
 
 def _strict(cfg, strict: bool):
@@ -329,6 +381,33 @@ def _audit_cluster(cfg, quiet: bool, target, **flags):
     options = _cluster_options(**flags)
     with _ListProgress(quiet) as on_page:
         return audit_cluster(options, cfg, on_page=on_page, target=target)
+
+
+def _audit_clusters(contexts: list[str], cfg, quiet: bool, target, max_parallel: int,
+                    **flags):
+    """Several clusters (all of the kubeconfig's when `contexts` is empty), a line on stderr
+    as each one finishes."""
+    from gpudra.cluster.kubeconfig import context_names
+    from gpudra.fleet import audit_contexts
+
+    options = _cluster_options(context=None, **flags)
+    names = contexts or context_names(flags["kubeconfig"], os.environ)
+
+    def done(finished) -> None:
+        audit = finished.audit
+        if audit.error:
+            what = "not read"
+        else:
+            from gpudra.summary import summarize
+
+            s = summarize(audit.report)
+            what = f"{s.read}, {sum(s.findings.values())} findings" + \
+                (f", {s.errors} unreadable" if s.errors else "")
+        typer.echo(f"gpudra: cluster {audit.name}: {what} ({finished.seconds:.1f} s)",
+                   err=True)
+
+    return audit_contexts(names, options, cfg, target=target, max_parallel=max_parallel,
+                          on_done=None if quiet else done)
 
 
 class _ListProgress:
@@ -859,6 +938,10 @@ def rbac(
                                                        "(default: --name)."),
     user: Optional[str] = typer.Option(None, "--user", help="Bind to a user instead."),
     group: Optional[str] = typer.Option(None, "--group", help="Bind to a group instead."),
+    report_configmap: Optional[str] = typer.Option(
+        None, "--report-configmap", metavar="NAME",
+        help="Also let it create and update the ConfigMap NAME in its namespace, for audit "
+             "-o json=configmap:NAME (deploy/'s CronJob)."),
 ) -> None:
     """Print the read-only ClusterRole and binding that audit, plan, preflight, verify and
     cutover need.
@@ -870,7 +953,14 @@ def rbac(
 
     if sum(map(bool, (user, group, service_account))) > 1:
         raise UsageError("choose one of --user, --group and --service-account")
-    sys.stdout.write(render(manifests(name, namespace, service_account, user, group)))
+    if report_configmap:
+        from gpudra.cluster.publish import parse_target
+
+        parse_target(report_configmap)  # a name the API server accepts
+        if "/" in report_configmap:
+            raise UsageError("--report-configmap takes a NAME; -n/--namespace says where")
+    sys.stdout.write(render(manifests(name, namespace, service_account, user, group,
+                                      report_configmap)))
 
 
 @app.command(short_help="List the audit rules.")

@@ -114,6 +114,7 @@ class Finding:
     template: str | None = None
     source: str = "file"          # file | cluster
     cluster: ClusterInfo | None = None  # replicas, pods, nodes, manager of a live object
+    context: str | None = None  # the kube context it was read from, in a multi-cluster audit
 
     def sort_key(self) -> tuple:
         return (self.file or "", self.line or 0, self.rule, self.container or "")
@@ -146,16 +147,22 @@ class InputError:
     message: str
     line: int | None = None
     object: str | None = None
+    context: str | None = None  # the kube context, in a multi-cluster audit
 
     @property
     def where(self) -> str:
         """`file:line`, else the file, else the object: how every format names the input
-        (a file name that is unsafe to print is quoted, gpudra.printable)."""
+        (a file name that is unsafe to print is quoted, gpudra.printable); in a multi-cluster
+        audit after the context it belongs to."""
         from gpudra.printable import quote_name
 
         if self.file and self.line:
-            return f"{quote_name(self.file)}:{self.line}"
-        return quote_name(self.file) if self.file else self.object or "-"
+            where = f"{quote_name(self.file)}:{self.line}"
+        else:
+            where = quote_name(self.file) if self.file else self.object or ""
+        if self.context is not None:
+            return f"{self.context}: {where}" if where else self.context
+        return where or "-"
 
 
 @dataclass(frozen=True, slots=True)
@@ -183,6 +190,7 @@ class WorkloadStatus:
     # NVIDIA devices it asks the device plugin for, per replica, as written (the counts its
     # GPU101-GPU103 findings carry); None when a count is not a whole number or it has none
     gpus: int | None = None
+    context: str | None = None  # the kube context, in a multi-cluster audit
 
     @property
     def state(self) -> str:
@@ -216,6 +224,16 @@ class RuleInfo:
 
 
 @dataclass(frozen=True)
+class ClusterAudit:
+    """One cluster of a multi-cluster audit: its report, or (`error`) why it could not be read
+    at all; such a cluster's report is empty but for that error."""
+
+    name: str  # the kube context
+    report: Report
+    error: str | None = None
+
+
+@dataclass(frozen=True)
 class Report:
     """Everything one audit produced. Renderers read only this."""
 
@@ -233,6 +251,9 @@ class Report:
     skipped: tuple[Skipped, ...] = ()  # documents that are no Kubernetes objects
     waived: tuple[Waived, ...] = ()  # findings .gpudra.yaml waivers cover
     baseline: BaselineCounts | None = None  # --baseline: what it held back
+    # A multi-cluster audit: each cluster's own report, in the order asked for; the fields
+    # above then hold all of them together, each finding and error with its context.
+    clusters: tuple[ClusterAudit, ...] = ()
 
     @property
     def nothing_read(self) -> bool:

@@ -65,16 +65,38 @@ def cluster_role_binding(role: str, account: str, namespace: str) -> dict[str, A
     }
 
 
+def report_writer(role: str, namespace: str, configmap: str,
+                  subject: dict[str, Any]) -> list[dict[str, Any]]:
+    """A Role and RoleBinding for the one write: `update` on the report ConfigMap by name and
+    `create` in its namespace (create cannot be limited by resourceNames: the object's name
+    is not known when the request is authorized, docs/facts.md)."""
+    labels = {"app.kubernetes.io/name": "gpudra"}
+    name = f"{role}-report"
+    return [
+        {"apiVersion": "rbac.authorization.k8s.io/v1", "kind": "Role",
+         "metadata": {"name": name, "namespace": namespace, "labels": labels},
+         "rules": [{"apiGroups": [""], "resources": ["configmaps"],
+                    "resourceNames": [configmap], "verbs": ["update"]},
+                   {"apiGroups": [""], "resources": ["configmaps"], "verbs": ["create"]}]},
+        {"apiVersion": "rbac.authorization.k8s.io/v1", "kind": "RoleBinding",
+         "metadata": {"name": name, "namespace": namespace, "labels": labels},
+         "roleRef": {"apiGroup": "rbac.authorization.k8s.io", "kind": "Role", "name": name},
+         "subjects": [subject]},
+    ]
+
+
 DEFAULT_NAMESPACE = "gpudra"
 
 
 def manifests(name: str = DEFAULT_NAME, namespace: str | None = None,
               account: str | None = None, user: str | None = None,
-              group: str | None = None) -> list[dict[str, Any]]:
+              group: str | None = None,
+              report_configmap: str | None = None) -> list[dict[str, Any]]:
     """The role and its binding: to `user` or `group` when given, else to a ServiceAccount
     (created too) for in-cluster runs. Without `namespace` the ServiceAccount goes to a
     Namespace `gpudra`, printed too, so that `kubectl apply` of the output works on a cluster
-    that has none; a given namespace is one that exists."""
+    that has none; a given namespace is one that exists. `report_configmap` adds the write of
+    that ConfigMap in the namespace (`audit -o json=configmap:NAME`)."""
     create_namespace = namespace is None
     namespace = namespace or DEFAULT_NAMESPACE
     role = cluster_role(name)
@@ -82,10 +104,16 @@ def manifests(name: str = DEFAULT_NAME, namespace: str | None = None,
         binding = cluster_role_binding(name, "", namespace)
         binding["subjects"] = [{"apiGroup": "rbac.authorization.k8s.io",
                                 "kind": "User" if user else "Group", "name": user or group}]
-        return [role, binding]
-    account = account or name
-    return ([namespace_object(namespace)] if create_namespace else []) + [
-        service_account(account, namespace), role, cluster_role_binding(name, account, namespace)]
+        objects = [role, binding]
+    else:
+        account = account or name
+        objects = ([namespace_object(namespace)] if create_namespace else []) + [
+            service_account(account, namespace), role,
+            cluster_role_binding(name, account, namespace)]
+    if report_configmap:
+        subject = objects[-1]["subjects"][0]
+        objects += report_writer(name, namespace, report_configmap, subject)
+    return objects
 
 
 def render(objects: list[dict[str, Any]]) -> str:
@@ -95,6 +123,12 @@ def render(objects: list[dict[str, Any]]) -> str:
 
     style = Style()
     header = ["# Read-only access for gpudra audit, plan, preflight, verify and cutover (gpudra rbac)."]
+    writes = [o for o in objects if o.get("kind") == "Role"]
+    if writes:
+        configmap = writes[0]["rules"][0]["resourceNames"][0]
+        header.append(f"# Plus one write: the report ConfigMap {configmap} in "
+                      f"{writes[0]['metadata']['namespace']} (audit -o "
+                      f"json=configmap:{configmap}).")
     if objects[0].get("kind") == "Namespace":
         header.append("# The Namespace is for the ServiceAccount; use --namespace NS for one "
                       "that exists.")

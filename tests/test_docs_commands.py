@@ -217,12 +217,14 @@ sys.exit(f"helm stand-in: renders only `helm template NAME CHART` of the example
 
 @pytest.fixture(scope="module")
 def cluster(tmp_path_factory: pytest.TempPathFactory):
-    """The fake API server, started once, with a `prod` context that is the fake one too."""
+    """The fake API server, started once, with contexts `prod`, `prod-eu` and `prod-us` that
+    are the fake one too (docs/fleet.md audits several at once)."""
     kubeconfig = tmp_path_factory.mktemp("kube") / "config"
     with FakeCluster(STATE, kubeconfig=kubeconfig) as fake:
         config = yaml.safe_load(kubeconfig.read_text())
         current = next(c for c in config["contexts"] if c["name"] == CONTEXT)
-        config["contexts"].append({**current, "name": "prod"})
+        config["contexts"] += [{**current, "name": name} for name in ("prod", "prod-eu",
+                                                                      "prod-us")]
         kubeconfig.write_text(yaml.safe_dump(config))
         yield fake
 

@@ -318,6 +318,33 @@ def test_writes_are_405_and_logged(cluster: FakeCluster, api: Any) -> None:
     assert [(r.method, r.status) for r in cluster.requests] == [("POST", 405)]
 
 
+def test_configmap_writes_follow_the_real_servers_rules() -> None:
+    """POST creates (409 when it exists), PUT replaces (404 when it does not), both then seen
+    by GET and lists; over 1 MiB of data is 422, as ValidateConfigMap answers."""
+    with small_cluster() as small:
+        core = k8s.CoreV1Api(api_client(small))
+        body = {"metadata": {"name": "r"}, "data": {"report.json": "{}"}}
+        with pytest.raises(k8s.ApiException) as missing:
+            core.replace_namespaced_config_map("r", "a", body)
+        created = core.create_namespaced_config_map("a", body)
+        with pytest.raises(k8s.ApiException) as twice:
+            core.create_namespaced_config_map("a", body)
+        replaced = core.replace_namespaced_config_map(
+            "r", "a", {**body, "data": {"report.json": "[1]"}})
+        assert (missing.value.status, twice.value.status) == (404, 409)
+        assert int(replaced.metadata.resource_version) > int(created.metadata.resource_version)
+        assert replaced.metadata.uid == created.metadata.uid
+        assert core.read_namespaced_config_map("r", "a").data == {"report.json": "[1]"}
+        assert [c.metadata.name for c in core.list_namespaced_config_map("a").items] == ["r"]
+        too_big = {"metadata": {"name": "big"}, "data": {"a": "x" * (1 << 20), "b": "y"}}
+        with pytest.raises(k8s.ApiException) as invalid:
+            core.create_namespaced_config_map("a", too_big)
+        assert invalid.value.status == 422
+        assert "may not be more than 1048576 bytes" in status_of(invalid.value)["message"]
+        assert [(r.method, r.status) for r in small.requests if r.method != "GET"] == [
+            ("PUT", 404), ("POST", 201), ("POST", 409), ("PUT", 200), ("POST", 422)]
+
+
 def test_429_with_retry_after_is_retried_by_the_client() -> None:
     # urllib3 (under the official client) retries 429/503 that carry Retry-After, 3 times.
     faults = {"errors": [{"path": "/api/v1/namespaces", "status": 429, "count": 1,

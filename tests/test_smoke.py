@@ -16,8 +16,9 @@ def test_deploy_rbac_is_what_gpudra_rbac_prints() -> None:
     from gpudra.rbac import manifests, render
 
     root = Path(__file__).resolve().parents[1]
-    assert (root / "deploy" / "rbac.yaml").read_text() == render(manifests()), \
-        "regenerate with: gpudra rbac > deploy/rbac.yaml"
+    expected = render(manifests(report_configmap="gpudra-report"))
+    assert (root / "deploy" / "rbac.yaml").read_text() == expected, \
+        "regenerate with: gpudra rbac --report-configmap gpudra-report > deploy/rbac.yaml"
 
 
 def test_deploy_manifests_validate_strictly() -> None:

@@ -95,6 +95,18 @@ def find_kubeconfig(explicit: str | None, environ: Mapping[str, str]) -> Kubecon
     return KubeconfigFiles(tuple(files), origin, _merge(documents))
 
 
+def context_names(explicit: str | None, environ: Mapping[str, str]) -> tuple[str, ...]:
+    """Every context of the kubeconfig kubectl would read, in its order (the first file's
+    first): `kubectl config get-contexts -o name`, for `audit --all-contexts`."""
+    config = find_kubeconfig(explicit, environ)
+    if config is None:
+        raise KubeconfigError("no contexts to audit: no kubeconfig was found (pass "
+                              "--kubeconfig, or set KUBECONFIG)")
+    if not config.merged["contexts"]:
+        raise KubeconfigError(f"no contexts to audit: {config.origin} defines none")
+    return tuple(config.merged["contexts"])
+
+
 def in_cluster_possible(environ: Mapping[str, str]) -> bool:
     """Running in a pod: the kubelet sets these for every container."""
     return bool(environ.get("KUBERNETES_SERVICE_HOST") and environ.get("KUBERNETES_SERVICE_PORT"))

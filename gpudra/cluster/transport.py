@@ -9,7 +9,8 @@ control. urllib3's retries are turned off per request (`retries=False`): left on
 Retry would try 429/503 answers that carry Retry-After and connection errors up to 3 more
 times inside each of gpudra's tries.
 
-Only GET is ever sent.
+Reads are GETs. The one write is `send()`: a PUT or POST of the report ConfigMap
+(gpudra.cluster.publish), sent once, never retried.
 """
 
 from __future__ import annotations
@@ -119,13 +120,37 @@ class Transport:
             raise self._status_error(path, status, body, attempt)
         raise AssertionError("unreachable: the loop returns or raises")  # pragma: no cover
 
-    def _send(self, url: str, headers: Mapping[str, str]) -> Any:
+    def send(self, method: str, path: str, body: bytes) -> bytes:
+        """The body of a 2xx answer to `method` (PUT, POST) `path` with a JSON `body`. Sent
+        once: the caller decides what a failure means."""
+        url = self.target.server + path
+        headers = {**self._headers, **self._auth_headers(), "Content-Type": "application/json"}
+        deadline = time.monotonic() + self._answer_timeout
+        try:
+            response = self._send(url, headers, method, body)
+            status = response.status
+            answer = self._body(response, path, deadline)
+        except u3.ProtocolError as error:
+            raise self._unreachable(_reset_problem(error)) from None
+        except u3.ReadTimeoutError:
+            raise ClusterTimeoutError(
+                f"the cluster at {self.target.shown_server} did not answer {method} {path} "
+                f"within {self._read_timeout:g} s ({_who(self.target)})",
+                server=self.target.shown_server, problem="timeout") from None
+        except u3.HTTPError as error:
+            raise self._unreachable(_connection_problem(error, self._connect_timeout)) from None
+        if 200 <= status < 300:
+            return answer
+        raise self._status_error(path, status, answer, 1, method)
+
+    def _send(self, url: str, headers: Mapping[str, str], method: str = "GET",
+              body: bytes | None = None) -> Any:
         if not self._quiet:
-            return self._pool.request("GET", url, headers=headers, retries=False,
+            return self._pool.request(method, url, headers=headers, body=body, retries=False,
                                       timeout=self._timeout, preload_content=False)
         with warnings.catch_warnings():
             warnings.simplefilter("ignore", u3.InsecureRequestWarning)
-            return self._pool.request("GET", url, headers=headers, retries=False,
+            return self._pool.request(method, url, headers=headers, body=body, retries=False,
                                       timeout=self._timeout, preload_content=False)
 
     def _body(self, response: Any, path: str, deadline: float) -> bytes:
@@ -160,13 +185,14 @@ class Transport:
         response.release_conn()
         return b"".join(parts)
 
-    def _status_error(self, path: str, status: int, body: bytes, attempts: int) -> Exception:
+    def _status_error(self, path: str, status: int, body: bytes, attempts: int,
+                      method: str = "GET") -> Exception:
         reason, message = _status_text(status, body)
         if status == 401:
             return CredentialsRejectedError(_rejected_message(self.target, reason, message))
         tries = f" after {attempts} attempts" if attempts > 1 else ""
         return ClusterRequestError(
-            f"the cluster at {self.target.shown_server} answered GET {path} with {status} "
+            f"the cluster at {self.target.shown_server} answered {method} {path} with {status} "
             f"{reason}{tries}: {message}", path=path, status=status, reason=reason,
             server_message=message, attempts=attempts)
 

@@ -57,7 +57,7 @@ def command(name: str, properties: dict[str, str | int | None], message: str) ->
 
 def _finding_command(f: Finding, rule_name: str | None) -> str:
     title = f"{f.rule} {rule_name}" if rule_name else f.rule
-    obj = "/".join(x for x in (f.namespace, f.kind, f.name) if x)
+    obj = "/".join(x for x in (f.context, f.namespace, f.kind, f.name) if x)
     message = f"{obj}: {f.message}" if obj else f.message
     if f.template:
         message += f" (template {f.template})"
@@ -65,7 +65,7 @@ def _finding_command(f: Finding, rule_name: str | None) -> str:
 
 
 def _error_command(e: InputError) -> str:
-    message = e.message if e.file else f"{e.object or '-'}: {e.message}"
+    message = e.message if e.file else f"{e.where}: {e.message}"
     return command("error", _position(e.file, e.line, "gpudra input error"), message)
 
 

@@ -35,6 +35,9 @@ def as_data(report: Report) -> dict[str, Any]:
     if report.source == "cluster":
         data["not_read"] = [{"object": r.object, "message": r.message, "without": r.adds}
                             for r in report.not_read]
+    if report.clusters:
+        data["clusters"] = [{"name": c.name, "summary": summarize(c.report).as_dict(),
+                             "error": c.error} for c in report.clusters]
     return data
 
 
@@ -46,7 +49,7 @@ def workloads_data(report: Report) -> list[dict[str, Any]]:
             rules = blocking.setdefault(_finding_object(f), [])
             if f.rule not in rules:
                 rules.append(f.rule)
-    return [{"cluster": None, "kind": w.kind, "namespace": w.namespace, "name": w.name,
+    return [{"cluster": w.context, "kind": w.kind, "namespace": w.namespace, "name": w.name,
              "file": w.file, "state": w.state, "gpus": w.gpus,
              "blocked_by": blocking.get(_workload_object(w), [])} for w in report.workloads]
 
@@ -92,6 +95,8 @@ def finding_data(f: Finding) -> dict[str, Any]:
         "template": f.template,
         "hint": f.hint,
         "cluster": cluster_data(f.cluster),
+        # the agreed name (gpudra report merge, html): `cluster` already holds the live facts
+        **({"cluster_name": f.context} if f.context is not None else {}),
     }
 
 
@@ -108,6 +113,8 @@ def error_data(e: InputError) -> dict[str, Any]:
     data: dict[str, Any] = {"file": e.file, "line": e.line, "message": e.message}
     if e.object is not None:
         data["object"] = e.object
+    if e.context is not None:
+        data["cluster_name"] = e.context
     return data
 
 

@@ -127,7 +127,7 @@ def set_counts(suite: ET.Element, cases: list[ET.Element]) -> None:
 def _finding_line(f: Finding) -> str:
     file = quote_name(f.file) if f.file else "-"
     where = f"{file}:{f.line}" if f.line is not None else file
-    obj = "/".join(x for x in (f.namespace, f.kind, f.name) if x)
+    obj = "/".join(x for x in (f.context, f.namespace, f.kind, f.name) if x)
     text = f"{where}: {f.message}"
     if obj:
         text += f" [{obj}]"

@@ -24,6 +24,8 @@ _TITLE = {Severity.ERROR: "Errors", Severity.WARNING: "Warnings", Severity.INFO:
 
 
 def render(report: Report, options: RenderOptions) -> str:
+    if report.clusters:
+        return _render_clusters(report, options)
     s = summarize(report)
     collapse = len(report.findings) > COLLAPSE_OVER
     blocks = [_headline(s, report)]
@@ -35,6 +37,37 @@ def render(report: Report, options: RenderOptions) -> str:
         blocks.append(_errors_section(report.errors))
     blocks.append(_progress_section(s))
     return "\n\n".join(blocks) + "\n"
+
+
+def _render_clusters(report: Report, options: RenderOptions) -> str:
+    """A multi-cluster audit: the totals and one row per cluster, then each cluster's own
+    report one heading level down."""
+    s = summarize(report)
+    unread = [c for c in report.clusters if c.error]
+    headline = _headline(s, report).replace(
+        "## gpudra: ", f"## gpudra: {plural(len(report.clusters), 'cluster')}, ", 1)
+    rows = []
+    for audit in report.clusters:
+        one = summarize(audit.report)
+        migrated = "-" if one.percent_migrated is None else f"{one.percent_migrated:.0f}%"
+        read = f"not read: {audit.error}" if audit.error else \
+            f"partly ({plural(one.errors, 'unreadable input')})" if one.errors else "yes"
+        rows.append((audit.name, str(sum(one.findings.values())), str(one.gpu_workloads),
+                     migrated, read))
+    blocks = [headline + (f" · **{len(unread)} not read**" if unread else ""),
+              "### Clusters\n\n" + _table(("Context", "Findings", "GPU workloads", "Migrated",
+                                             "Read"), rows)]
+    for audit in report.clusters:
+        body = render(audit.report, options).rstrip("\n")
+        # One level down, its headline named after the cluster: `### Cluster `a`: 3 findings`
+        body = body.replace("## gpudra: ", f"## Cluster `{_code(audit.name)}`: ", 1)
+        blocks.append("\n".join("#" + line if line.startswith("#") else line
+                                 for line in body.splitlines()))
+    return "\n\n".join(blocks) + "\n"
+
+
+def _code(text: str) -> str:
+    return text.replace("`", "'")
 
 
 def escape_cell(text: str) -> str:

@@ -120,6 +120,8 @@ def fingerprint(f: Finding) -> str:
     """A hash of what identifies a finding when unrelated lines move: never the line itself."""
     parts = (f.rule, _posix(f.file) if f.file else "", f.kind or "", f.namespace or "",
              f.name or "", f.container or "", f.resource or "", f.template or "")
+    if f.context is not None:  # the same object in two clusters is two results
+        parts += (f.context,)
     digest = hashlib.sha256("\x00".join(parts).encode("utf-8"))
     return digest.hexdigest()[:32]
 
@@ -154,6 +156,8 @@ def _logical_location(f: Finding) -> dict[str, Any] | None:
         return None
     # kubectl's spelling: namespace/Kind/name, leaving out the parts the manifest lacks.
     qualified = "/".join(x for x in (f.namespace, f.kind, f.name) if x)
+    if f.context is not None:
+        qualified = f"{f.context}:{qualified}"
     logical: dict[str, Any] = {"fullyQualifiedName": qualified, "kind": "object"}
     if f.name:
         logical["name"] = f.name
@@ -163,7 +167,7 @@ def _logical_location(f: Finding) -> dict[str, Any] | None:
 def _properties(f: Finding) -> dict[str, Any]:
     values = {"kind": f.kind, "name": f.name, "namespace": f.namespace,
               "container": f.container, "resource": f.resource, "quantity": f.quantity,
-              "template": f.template, "path": f.path}
+              "template": f.template, "path": f.path, "cluster_name": f.context}
     return {k: v for k, v in values.items() if v is not None}
 
 

@@ -37,6 +37,8 @@ def console_for(buffer: io.StringIO, color: bool, width: int | None) -> Console:
 
 
 def render(report: Report, options: RenderOptions) -> str:
+    if report.clusters:
+        return _render_clusters(report, options)
     buffer = io.StringIO()
     console = console_for(buffer, options.color, options.width)
     findings = sorted(report.findings, key=_group) if report.source == "cluster" \
@@ -72,6 +74,41 @@ def render(report: Report, options: RenderOptions) -> str:
         console.print()
     _summary(console, report, options.inputs)
     # Rich pads cells to the full width; trailing blanks only get in the way of copy and diff.
+    return "".join(line.rstrip() + "\n" for line in buffer.getvalue().splitlines())
+
+
+def _render_clusters(report: Report, options: RenderOptions) -> str:
+    """A multi-cluster audit: each cluster's report under its name, then one line per cluster
+    and the totals."""
+    buffer = io.StringIO()
+    console = console_for(buffer, options.color, options.width)
+    for audit in report.clusters:
+        console.print(Text(f"Cluster {audit.name}", style="bold reverse"))
+        buffer.write(render(audit.report, options))  # already styled: not through rich again
+        console.print()
+    console.print(Text(f"Clusters ({len(report.clusters)})", style="bold"))
+    table = Table(box=None, padding=(0, 2), pad_edge=False)
+    for column in ("  context", "findings", "GPU workloads", "migrated", "read"):
+        table.add_column(column, justify="left" if column in ("  context", "read") else "right")
+    for audit in report.clusters:
+        s = summarize(audit.report)
+        migrated = "-" if s.percent_migrated is None else f"{s.percent_migrated:.0f}%"
+        read = Text("not read", style="bold red") if audit.error else \
+            Text(f"partly ({s.errors} unreadable)", style="yellow") if s.errors else Text("yes")
+        table.add_row(Text(f"  {audit.name}"), str(sum(s.findings.values())),
+                      str(s.gpu_workloads), migrated, read)
+    console.print(table)
+    console.print()
+    totals = summarize(report)
+    counts = severity_counts(totals.findings) or "no findings"
+    migrated = "" if totals.percent_migrated is None else \
+        f"; migrated: {totals.percent_migrated:.0f}%"
+    unread = sum(1 for audit in report.clusters if audit.error)
+    console.print(Text("Total", style="bold"))
+    console.print(Text(f"  {len(report.clusters) - unread} of {len(report.clusters)} clusters "
+                       f"read, {totals.read}: {counts}; GPU workloads: {totals.gpu_workloads}; "
+                       f"on DRA: {totals.on_dra}; through the bridge: {totals.on_bridge}; still "
+                       f"on the device plugin: {totals.on_device_plugin}{migrated}"))
     return "".join(line.rstrip() + "\n" for line in buffer.getvalue().splitlines())
 
 

@@ -9,7 +9,11 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import IO
 
-from gpudra.errors import InputReadError, UsageError
+from gpudra.errors import GpudraError, InputReadError, UsageError
+
+
+CONFIGMAP = "configmap:"  # -o json=configmap:NS/NAME: a ConfigMap in the cluster audited
+CONFIGMAP_FORMATS = ("json",)
 
 
 @dataclass(frozen=True, slots=True)
@@ -21,11 +25,20 @@ class OutputTarget:
     def to_stdout(self) -> bool:
         return self.path is None
 
+    @property
+    def configmap(self) -> str | None:
+        """`NS/NAME` (or `NAME`) of a `configmap:` target; None for stdout and files."""
+        if self.path is None or not self.path.startswith(CONFIGMAP):
+            return None
+        return self.path[len(CONFIGMAP):]
+
 
 def parse_targets(values: Sequence[str], formats: Sequence[str],
-                  default: str = "table") -> tuple[OutputTarget, ...]:
+                  default: str = "table", *, configmaps: bool = False
+                  ) -> tuple[OutputTarget, ...]:
     """`["table", "sarif=gpudra.sarif"]` -> targets. At most one goes to stdout (`FORMAT` or
-    `FORMAT=-`), a file is named once, and an unknown format is a usage error."""
+    `FORMAT=-`), a file is named once, and an unknown format is a usage error; so is
+    `configmap:` unless the command writes ConfigMaps (`configmaps`)."""
     if not values:
         return (OutputTarget(default),)
     targets: list[OutputTarget] = []
@@ -38,10 +51,16 @@ def parse_targets(values: Sequence[str], formats: Sequence[str],
         if sep and not path:
             raise UsageError(f"-o {value!r}: name a file after '=' (or '-' for stdout)")
         targets.append(OutputTarget(fmt, None if not sep or path == "-" else path))
+        if targets[-1].configmap is not None and not configmaps:
+            raise UsageError(f"-o {value!r}: only gpudra audit writes ConfigMaps")
+        if targets[-1].configmap is not None and fmt not in CONFIGMAP_FORMATS:
+            raise UsageError(f"-o {value!r}: a ConfigMap holds the JSON report only "
+                             f"(-o json={path})")
     if sum(t.to_stdout for t in targets) > 1:
         raise UsageError("only one -o may write to stdout: give the others a file "
                          "(-o FORMAT=PATH)")
-    paths = [str(Path(t.path).absolute()) for t in targets if t.path]
+    paths = [t.path if t.configmap is not None else str(Path(t.path).absolute())
+             for t in targets if t.path]
     twice = sorted({p for p in paths if paths.count(p) > 1})
     if twice:
         raise UsageError(f"-o names {twice[0]} more than once")
@@ -49,9 +68,15 @@ def parse_targets(values: Sequence[str], formats: Sequence[str],
 
 
 def write_targets(targets: Sequence[OutputTarget], render: Callable[[str, bool], str],
-                  stdout: IO[str]) -> None:
-    """Render each (format, for the terminal or not) once and write every target. A file
-    that cannot be written is an input error (exit 3), after the others are written."""
+                  stdout: IO[str],
+                  publish: Callable[[OutputTarget, str], None] | None = None) -> None:
+    """Render each (format, for the terminal or not) once and write every target; `publish`
+    writes `configmap:` targets (a usage error where a command has none). A file or
+    ConfigMap that cannot be written is an input error (exit 3), after the others are
+    written."""
+    if publish is None and any(t.configmap is not None for t in targets):
+        raise UsageError("-o FORMAT=configmap:NAME is for cluster audits (gpudra audit "
+                         "with no PATH, one cluster)")
     texts: dict[tuple[str, bool], str] = {}
     failed: list[str] = []
     for target in targets:
@@ -61,6 +86,12 @@ def write_targets(targets: Sequence[OutputTarget], render: Callable[[str, bool],
         if target.path is None:
             stdout.write(texts[key])
             stdout.flush()
+            continue
+        if target.configmap is not None and publish is not None:
+            try:
+                publish(target, texts[key])
+            except GpudraError as exc:
+                failed.append(str(exc))
             continue
         try:
             Path(target.path).write_text(texts[key], encoding="utf-8")

@@ -2,13 +2,18 @@
 
 Order of the checks follows kube-apiserver's filter chain: authentication (401), the injected
 faults (where priority-and-fairness would throttle), authorization (403), then the handler
-(404/405/410/400). Only GET is served; everything else is 405 and logged.
+(404/405/410/400). GET is served everywhere; POST and PUT of ConfigMaps (WRITABLE) are
+accepted as a real server validates them (their 1 MiB data limit); everything else is 405 and
+logged.
 """
 
 from __future__ import annotations
 
+import base64
+import binascii
 import gzip
 import hashlib
+import json
 import threading
 import time
 from collections.abc import Mapping
@@ -33,6 +38,12 @@ from .status import (
 from .store import ObjectStore, check_limit
 
 JSON = "application/json"
+# Resources the fake accepts POST (create) and PUT (update) for: what gpudra writes (its
+# report ConfigMap, audit -o json=configmap:NS/NAME).
+WRITABLE = frozenset({("", "configmaps")})
+# kube-apiserver's ConfigMap limit: the values of data (UTF-8 bytes) and binaryData (decoded
+# bytes) together, keys not counted (pkg/apis/core/validation ValidateConfigMap, MaxSecretSize).
+CONFIGMAP_MAX_BYTES = 1024 * 1024
 PUBLIC_PATHS = frozenset({"/version", "/healthz", "/livez", "/readyz"})
 ANONYMOUS = "system:anonymous"
 METHOD_VERBS = {"POST": "create", "PUT": "update", "PATCH": "patch", "DELETE": "delete"}
@@ -125,13 +136,14 @@ class FakeApi:
 
     # --- dispatch ------------------------------------------------------------------------
 
-    def respond(self, method: str, target: str, headers: Mapping[str, str]) -> Response:
+    def respond(self, method: str, target: str, headers: Mapping[str, str],
+                body: bytes = b"") -> Response:
         split = urlsplit(target)
         path = split.path.rstrip("/") or "/"
         query = {key: values[-1] for key, values in
                  parse_qs(split.query, keep_blank_values=True).items()}
         try:
-            response = self._respond(method, path, query, headers)
+            response = self._respond(method, path, query, headers, body)
         except ApiError as error:
             response = Response(error.code, error.body(), JSON, error.headers)
         except _ResetConnection:
@@ -147,7 +159,7 @@ class FakeApi:
         return response
 
     def _respond(self, method: str, path: str, query: Mapping[str, str],
-                 headers: Mapping[str, str]) -> Response:
+                 headers: Mapping[str, str], body: bytes = b"") -> Response:
         user = self._authenticate(headers.get("authorization", ""))
         self._inject_fault(path)
         if user == ANONYMOUS and path not in PUBLIC_PATHS:
@@ -156,7 +168,7 @@ class FakeApi:
                            f'forbidden: User "{ANONYMOUS}" cannot {verb} path "{path}"', {})
         route = self._route(path)
         if isinstance(route, Route):
-            return self._resource_request(method, route, query, headers, user)
+            return self._resource_request(method, route, query, headers, user, body)
         if method != "GET":
             raise ApiError(405, "MethodNotAllowed",
                            "the server does not allow this method on the requested resource", {})
@@ -186,6 +198,8 @@ class FakeApi:
 
     def _inject_fault(self, path: str) -> None:
         faults = self.state.faults
+        if faults.latency:
+            time.sleep(faults.latency)
         for index, delay in enumerate(faults.delays):
             if delay.path == path and self._take(self._delays_left, index):
                 time.sleep(delay.seconds)
@@ -265,7 +279,7 @@ class FakeApi:
     # --- resources -----------------------------------------------------------------------
 
     def _resource_request(self, method: str, route: Route, query: Mapping[str, str],
-                          headers: Mapping[str, str], user: str) -> Response:
+                          headers: Mapping[str, str], user: str, body: bytes = b"") -> Response:
         resource = route.resource
         watch = query.get("watch", "").lower() in ("1", "true")
         if method != "GET":
@@ -280,6 +294,10 @@ class FakeApi:
         if roles is not None and roles.denies(resource.namespaced, route.namespace):
             raise forbidden(user, verb, resource.group, resource.plural, route.namespace,
                             route.name, route.subresource)
+        if method in ("POST", "PUT") and (resource.group, resource.plural) in WRITABLE \
+                and route.namespace and not route.subresource \
+                and bool(route.name) == (method == "PUT"):
+            return self._write(route, body, create=method == "POST")
         if method != "GET":
             raise method_not_supported(verb, resource.group, resource.plural)
         if not _acceptable(headers.get("accept", "")):
@@ -290,6 +308,29 @@ class FakeApi:
         if route.name:
             return self._get(route)
         return self._list(route, query)
+
+    def _write(self, route: Route, body: bytes, *, create: bool) -> Response:
+        try:
+            obj = json.loads(body)
+        except ValueError:
+            raise bad_request("the body is not JSON") from None
+        # Like the real decoder, a body without kind takes the endpoint's (defaultGVK).
+        if not isinstance(obj, dict) or obj.get("kind", route.resource.kind) != \
+                route.resource.kind:
+            raise bad_request(f"expected a {route.resource.kind} object")
+        name = route.name or str((obj.get("metadata") or {}).get("name") or "")
+        size = sum(len(str(v).encode()) for v in (obj.get("data") or {}).values())
+        try:
+            size += sum(len(base64.b64decode(str(v), validate=True))
+                        for v in (obj.get("binaryData") or {}).values())
+        except binascii.Error:
+            raise bad_request("binaryData values must be base64") from None
+        if size > CONFIGMAP_MAX_BYTES:
+            raise ApiError(422, "Invalid", f'{route.resource.kind} "{name}" is invalid: []: '
+                           f"Too long: may not be more than {CONFIGMAP_MAX_BYTES} bytes",
+                           {"name": name, "kind": route.resource.plural})
+        written = self.store.write(route.resource, route.namespace, name, obj, create=create)
+        return Response(201 if create else 200, dumps(written))
 
     def _get(self, route: Route) -> Response:
         resource = route.resource

@@ -42,11 +42,12 @@ class HostileApi(FakeApi):
         super().__init__(state)
         self.behaviours = dict(behaviours)
 
-    def respond(self, method: str, target: str, headers: Mapping[str, str]) -> Response:
+    def respond(self, method: str, target: str, headers: Mapping[str, str],
+                body: bytes = b"") -> Response:
         split = urlsplit(target)
         behaviour = self.behaviours.get(split.path.rstrip("/") or "/")
         if behaviour is None:
-            return super().respond(method, target, headers)
+            return super().respond(method, target, headers, body)
         query = {k: v[-1] for k, v in parse_qs(split.query, keep_blank_values=True).items()}
         response = behaviour(query, headers)
         with self._lock:  # logged as the fake logs its own answers

@@ -51,20 +51,19 @@ class _Handler(BaseHTTPRequestHandler):
         super().setup()
 
     def _serve(self) -> None:
-        self._drain_body()
+        body = self._read_body()
         headers = {name.lower(): value for name, value in self.headers.items()}
-        response = self.server.api.respond(self.command, self.path, headers)
+        response = self.server.api.respond(self.command, self.path, headers, body)
         self._write(response)
 
     do_GET = do_POST = do_PUT = do_PATCH = do_DELETE = do_HEAD = do_OPTIONS = _serve
 
-    def _drain_body(self) -> None:
+    def _read_body(self) -> bytes:
         if "chunked" in self.headers.get("Transfer-Encoding", "").lower():
-            self.close_connection = True  # not worth decoding: only GET is served
-            return
+            self.close_connection = True  # not worth decoding: clients send a length
+            return b""
         length = int(self.headers.get("Content-Length") or 0)
-        if length:
-            self.rfile.read(length)
+        return self.rfile.read(length) if length else b""
 
     def _write(self, response: Response) -> None:
         if response.status == RESET:

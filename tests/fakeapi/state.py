@@ -114,6 +114,7 @@ class Faults:
     errors: tuple[InjectedError, ...] = ()
     delays: tuple[InjectedDelay, ...] = ()
     resets: tuple[InjectedReset, ...] = ()
+    latency: float = 0.0  # seconds every request waits: a cluster across a network
 
 
 @dataclass(frozen=True)
@@ -254,7 +255,7 @@ def _deny(rule: Mapping[str, Any]) -> DenyRule:
 
 
 def _faults(data: Mapping[str, Any]) -> Faults:
-    unknown = set(data) - {"expire_continue_after", "errors", "delays", "resets"}
+    unknown = set(data) - {"expire_continue_after", "errors", "delays", "resets", "latency"}
     if unknown:
         raise StateError(f"faults: unknown keys {', '.join(sorted(unknown))}")
     errors = []
@@ -281,4 +282,4 @@ def _faults(data: Mapping[str, Any]) -> Faults:
         resets.append(InjectedReset(str(entry["path"]), int(entry.get("count", 1))))
     expire = data.get("expire_continue_after")
     return Faults(None if expire is None else int(expire), tuple(errors), tuple(delays),
-                  tuple(resets))
+                  tuple(resets), float(data.get("latency") or 0.0))

@@ -59,6 +59,16 @@ class Collection:
     def get(self, namespace: str, name: str) -> Entry | None:
         return self._by_key.get(f"{namespace}/{name}" if namespace else name)
 
+    def put(self, entry: Entry) -> None:
+        """Add or replace `entry`, keeping the key order (callers hold the store's lock)."""
+        if entry.key not in self._by_key:
+            index = bisect.bisect_left(self.keys, entry.key)
+            self.keys.insert(index, entry.key)
+            self.entries.insert(index, entry)
+        else:
+            self.entries[self.keys.index(entry.key)] = entry
+        self._by_key[entry.key] = entry
+
     def span(self, namespace: str) -> tuple[int, int]:
         if not namespace:
             return 0, len(self.keys)
@@ -96,6 +106,7 @@ class ObjectStore:
         self._compacted = 0
         self._expire_after = expire_continue_after
         self._continues_served = 0
+        self.writes = 0
 
     # --- loading -------------------------------------------------------------------------
 
@@ -161,6 +172,39 @@ class ObjectStore:
             item = dumps(body)  # built-in list items carry no kind/apiVersion (k8s issue 3030)
         labels = {str(k): str(v) for k, v in (metadata.get("labels") or {}).items()}
         return Entry(key, namespace, name, labels, body, item)
+
+    # --- writing (WRITABLE resources only) -----------------------------------------------
+
+    def write(self, resource: ResourceType, namespace: str, name: str,
+              obj: Mapping[str, Any], *, create: bool) -> dict[str, Any]:
+        """POST (`create`) or PUT one object, as the real server answers: 409 when a create
+        finds it, 404 when an update does not; a new resourceVersion each time."""
+        metadata = dict(obj.get("metadata") or {})
+        if metadata.get("name", name) != name or not metadata.get("name", name):
+            raise ApiError(400, "BadRequest", "the name of the object does not match the "
+                           "name on the URL", {})
+        metadata.update(name=name, namespace=namespace)
+        with self._lock:
+            collection = self.collection(resource)
+            old = collection.get(namespace, name)
+            if create and old is not None:
+                raise ApiError(409, "AlreadyExists", f'{resource.plural} "{name}" already '
+                               "exists", {"name": name, "kind": resource.plural})
+            if not create and old is None:
+                raise ApiError(404, "NotFound", f'{resource.plural} "{name}" not found',
+                               {"name": name, "kind": resource.plural})
+            self._resource_version += 1
+            metadata["resourceVersion"] = str(self._resource_version)
+            if old is not None:
+                metadata["uid"] = old.body["metadata"]["uid"]
+                metadata["creationTimestamp"] = old.body["metadata"]["creationTimestamp"]
+            else:
+                metadata.pop("uid", None)
+            entry = self._entry(resource, {**obj, "metadata": metadata},
+                                self._resource_version)
+            collection.put(entry)
+            self.writes += 1
+        return self.full_object(resource, entry.body, resource.versions[0])
 
     # --- reading -------------------------------------------------------------------------
 
