@@ -190,11 +190,14 @@ equivalent of memory or core slicing by count; choose MIG, MPS or whole GPUs del
 _NOT_WORKLOADS = frozenset({"ResourceQuota", "LimitRange", "ClusterQueue", "NodePool", "Profile",
                             "ResourceFlavor", "LocalQueue", "Node"})
 
-# The rule each kind of device-plugin request raises; the Kustomize overlay audit and preflight's
-# MANIFEST001 read the same map.
+# The rule each kind of device-plugin request raises; the Kustomize overlay audit, preflight's
+# MANIFEST003 and convert's waivers read the same map.
 RULE_BY_KIND = {DeviceKind.GPU: "GPU101", DeviceKind.MIG: "GPU102",
                 DeviceKind.SHARED: "GPU103", DeviceKind.OTHER_NVIDIA: "GPU109",
                 DeviceKind.OTHER_VENDOR: "GPU108"}
+# The kinds convert moves to DRA (whole GPUs, MIG, shared GPUs) and the rules they raise.
+CONVERTIBLE_KINDS = (DeviceKind.GPU, DeviceKind.MIG, DeviceKind.SHARED)
+CONVERTIBLE_RULES = tuple(RULE_BY_KIND[kind] for kind in CONVERTIBLE_KINDS)
 
 
 class DeviceRequests(Checker):

@@ -5,7 +5,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
-from gpudra.dra.gfd import is_gfd_label, mapping_for
+from gpudra.dra.selectors import is_gfd_label, mapping_for
 from gpudra.model import Severity
 from gpudra.objects import SourceObject, dig
 from gpudra.rules.base import AuditContext, Checker, rule

@@ -15,8 +15,9 @@ from gpudra.dra.versions import DEFAULT, TargetVersion
 from gpudra.model import Finding, InputError, Severity
 from gpudra.objects import ManifestObject, plural
 from gpudra.preflight.model import CheckInfo, CheckResult, Outcome, Tier, check, result
+from gpudra.rules.device_requests import CONVERTIBLE_RULES
 
-DEVICE_PLUGIN_RULES = frozenset({"GPU101", "GPU102", "GPU103"})
+DEVICE_PLUGIN_RULES = frozenset(CONVERTIBLE_RULES)
 TEMPLATE_RULE = "GPU701"  # a chart or template that requests devices (a zero count does not)
 DRA_LINT_PREFIX = "GPU6"
 SERVED_RULE = "GPU611"
