@@ -90,8 +90,9 @@ def run_plan(request: PlanRequest, *, on_page: Callable[[Any], None] | None = No
     workloads = [o for o in objects if _kind(o) not in _INVENTORY_KINDS]
     converter = in_memory_converter(ConvertOptions(target), table,
                                     [_data(o) for o in workloads], live=not request.paths)
-    options = PlanOptions(converter=converter, table=table, engine=default_engine(target),
-                          node_sample=None if request.full_matches else NODE_SAMPLE)
+    options = PlanOptions.for_target(target, converter=converter, table=table,
+                                     engine=default_engine(target),
+                                     node_sample=None if request.full_matches else NODE_SAMPLE)
     return PlanResult(plan(workloads, inventory, options), tuple(errors), read)
 
 
