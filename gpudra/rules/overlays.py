@@ -11,11 +11,9 @@ from __future__ import annotations
 from collections.abc import Mapping
 from dataclasses import dataclass
 
-from gpudra.devices import classify
-from gpudra.gpu_use import is_device_plugin_resource
+from gpudra.gpu_use import DeviceRequest, is_device_plugin_resource
 from gpudra.model import Severity
 from gpudra.objects import ManifestObject, PathT, as_mapping
-from gpudra.quantity import parse_device_count
 from gpudra.rules.base import AuditContext, Checker, rule
 
 RESOURCE_GROUP = "resource.k8s.io"
@@ -121,20 +119,16 @@ class ClaimsBesideDevicePlugin(Checker):
 
     def check_object(self, obj: ManifestObject, ctx: AuditContext) -> None:
         self._claims.read(obj)
-        for spec in ctx.pod_specs(obj):
-            entries = _pod_claims(spec.data)
-            for container in spec.containers:
-                resources = container.data.get("resources")
-                if not isinstance(resources, Mapping):
-                    continue
-                claims = resources.get("claims")
-                found = device_plugin_request(resources) if isinstance(claims, list) and claims \
-                    else None
+        for pod in ctx.gpu_use(obj).pods:
+            entries = _pod_claims(pod.spec.data)
+            for use in pod.containers:
+                found = next((r for r in use.requests if r.allocates), None) \
+                    if use.claims else None
                 if found is not None:
-                    refs = tuple((entries[c["name"]], c.get("request")) for c in claims
-                                 if isinstance(c, Mapping) and c.get("name") in entries)
-                    self._pending.append(_Beside(obj, container.path, container.name, found,
-                                                 refs))
+                    refs = tuple((entries[c["name"]], c.get("request")) for c in use.claims
+                                 if c.get("name") in entries)
+                    self._pending.append(_Beside(obj, use.container.path, use.container.name,
+                                                 found, refs))
 
     def finish(self, ctx: AuditContext) -> None:
         """Once every claim of the tree is known: only claims that allocate GPUs make a
@@ -145,13 +139,14 @@ class ClaimsBesideDevicePlugin(Checker):
                           if self._claims.allocates_gpus(ref, request, beside.obj.namespace)]
             if not gpu_claims:
                 continue
-            section, name, value, count = beside.request
+            request = beside.request
+            name, value, count = request.resource, request.raw, request.count.value
             kind, claim = gpu_claims[0]
             ctx.emit("GPU110", beside.obj,
                      f"container {beside.container!r} references DRA claims ({kind} "
                      f"{claim!r} allocates GPUs) and also requests {value} × {name} through the "
                      "device plugin",
-                     path=beside.path + ("resources", section, name),
+                     path=request.path,
                      container=beside.container, resource=name, quantity=count)
 
 
@@ -162,7 +157,7 @@ class _Beside:
     obj: ManifestObject
     path: PathT
     container: str | None
-    request: tuple[str, str, object, int | None]
+    request: DeviceRequest  # the container's first request that allocates devices
     claims: tuple[tuple[tuple[str, str], str | None], ...]  # ((kind, name), request name)
 
 
@@ -225,16 +220,3 @@ def _pod_claims(spec: Mapping) -> dict[str, tuple[str, str]]:
             if isinstance(entry.get(key), str) and isinstance(entry.get("name"), str):
                 out[entry["name"]] = (kind, entry[key])
     return out
-
-
-def device_plugin_request(resources: Mapping) -> tuple[str, str, object, int | None] | None:
-    """The first NVIDIA device-plugin request of a `resources` block that asks for devices:
-    (section, resource, raw value, count)."""
-    for section in ("limits", "requests"):
-        values = resources.get(section)
-        for name, value in values.items() if isinstance(values, Mapping) else ():
-            device = classify(name)
-            count = parse_device_count(value).value
-            if device is not None and device.is_nvidia_device_plugin and count != 0:
-                return section, name, value, count
-    return None
