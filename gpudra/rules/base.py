@@ -110,12 +110,14 @@ class AuditContext:
             where, "HelmChart" if text.chart else "Template", os.path.basename(where) or where,
             None, True, False)
 
-    def emit(self, rule_id: str, where: SourceObject | TemplateText, message: str, *,
+    def emit(self, rule: RuleInfo, where: SourceObject | TemplateText, message: str, *,
              path: PathT = (), line: int | None = None, container: str | None = None,
              resource: str | None = None, quantity: int | None = None,
              hint: str | None = None) -> None:
-        """Record a hit unless the rule is disabled or the object suppresses it. `hint`
-        replaces the rule's own where the fix depends on the place."""
+        """Record a hit of `rule` (the declared constant, never its id) unless the rule is
+        disabled or the object suppresses it. `hint` replaces the rule's own where the fix
+        depends on the place."""
+        rule_id = rule.id
         if rule_id in self.settings.disabled:
             return
         info = self.catalogue[rule_id]

@@ -77,13 +77,13 @@ class ClusterState(Checker):
         elif obj.kind == "DaemonSet" and obj.group == "apps" and is_device_plugin(obj.data):
             desired = dig(obj.data, "status", "desiredNumberScheduled")
             ready = dig(obj.data, "status", "numberReady")
-            ctx.emit("GPU802", obj, _plugin_message(obj, desired, ready),
+            ctx.emit(GPU802, obj, _plugin_message(obj, desired, ready),
                      path=("spec", "template", "spec"))
 
     def finish(self, ctx: AuditContext) -> None:
         for name, (node, gpus) in sorted(self._advertising.items()):
             if name in self._publishing:
-                ctx.emit("GPU801", node, f"node {name} advertises {gpus} × nvidia.com/gpu and "
+                ctx.emit(GPU801, node, f"node {name} advertises {gpus} × nvidia.com/gpu and "
                          f"publishes {NVIDIA_DRIVER} ResourceSlices: a device-plugin pod and a "
                          "claim can get the same GPU", path=("status", "allocatable"),
                          resource="nvidia.com/gpu", quantity=gpus)
@@ -97,7 +97,7 @@ class ClusterState(Checker):
             shown = ", ".join(holders[:5]) + (f" and {len(holders) - 5} more"
                                               if len(holders) > 5 else "")
             verb = "holds" if len(holders) == 1 else "hold"
-            ctx.emit("GPU803", obj, f"node {obj.name}: {plural(len(holders), 'pod')} {verb} "
+            ctx.emit(GPU803, obj, f"node {obj.name}: {plural(len(holders), 'pod')} {verb} "
                      f"device-plugin GPUs: {shown}")
 
 

@@ -192,12 +192,11 @@ _NOT_WORKLOADS = frozenset({"ResourceQuota", "LimitRange", "ClusterQueue", "Node
 
 # The rule each kind of device-plugin request raises; the Kustomize overlay audit, preflight's
 # MANIFEST003 and convert's waivers read the same map.
-RULE_BY_KIND = {DeviceKind.GPU: "GPU101", DeviceKind.MIG: "GPU102",
-                DeviceKind.SHARED: "GPU103", DeviceKind.OTHER_NVIDIA: "GPU109",
-                DeviceKind.OTHER_VENDOR: "GPU108"}
+RULE_BY_KIND = {DeviceKind.GPU: GPU101, DeviceKind.MIG: GPU102, DeviceKind.SHARED: GPU103,
+                DeviceKind.OTHER_NVIDIA: GPU109, DeviceKind.OTHER_VENDOR: GPU108}
 # The kinds convert moves to DRA (whole GPUs, MIG, shared GPUs) and the rules they raise.
 CONVERTIBLE_KINDS = (DeviceKind.GPU, DeviceKind.MIG, DeviceKind.SHARED)
-CONVERTIBLE_RULES = tuple(RULE_BY_KIND[kind] for kind in CONVERTIBLE_KINDS)
+CONVERTIBLE_RULES = tuple(RULE_BY_KIND[kind].id for kind in CONVERTIBLE_KINDS)
 
 
 class DeviceRequests(Checker):
@@ -235,7 +234,7 @@ class DeviceRequests(Checker):
         if container.ephemeral:
             label += " (the API server rejects resources on ephemeral containers)"
         if count.value == 0:
-            ctx.emit("GPU107", obj, f"{label} asks for 0 × {name}", **where, quantity=0)
+            ctx.emit(GPU107, obj, f"{label} asks for 0 × {name}", **where, quantity=0)
             return
         message = _classification_message(label, request.device, count.value)
         bridged = obj.cluster.bridge_pods if obj.cluster is not None else 0
@@ -246,17 +245,17 @@ class DeviceRequests(Checker):
         ctx.emit(RULE_BY_KIND[request.device.kind], obj, message, **where,
                  quantity=count.value)
         if count.templated:
-            ctx.emit("GPU106", obj, f"{label}: {name} quantity {request.raw!r} is a placeholder",
+            ctx.emit(GPU106, obj, f"{label}: {name} quantity {request.raw!r} is a placeholder",
                      **where)
         elif count.invalid:
-            ctx.emit("GPU105", obj, f"{label}: {name} quantity {request.raw!r} is "
+            ctx.emit(GPU105, obj, f"{label}: {name} quantity {request.raw!r} is "
                      f"{count.invalid}", **where)
         if request.in_requests and not request.in_limits:
-            ctx.emit("GPU104", obj,
+            ctx.emit(GPU104, obj,
                      f"{label}: {name} is in requests but not in limits (the API server "
                      "requires a limit for device resources)", **where, quantity=count.value)
         elif request.in_requests and not _same_count(request.request, request.limit):
-            ctx.emit("GPU104", obj,
+            ctx.emit(GPU104, obj,
                      f"{label}: {name} requests {request.request!r} but limits "
                      f"{request.limit!r} (they must be equal)", **where, quantity=count.value)
 

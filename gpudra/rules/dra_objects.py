@@ -551,7 +551,7 @@ class DraObjects(Checker):
             if self._defined.defines(use.kind, use.name, use.obj.namespace):
                 continue
             where = f" in namespace {use.obj.namespace!r}" if use.obj.namespace else ""
-            ctx.emit("GPU607", use.obj,
+            ctx.emit(GPU607, use.obj,
                      f"resourceClaims entry {use.entry!r} references {use.kind} {use.name!r}, "
                      f"which no scanned manifest defines{where}", path=use.path)
 
@@ -569,7 +569,7 @@ class DraObjects(Checker):
             self._claim_spec(obj, ctx, ("spec",), spec, version)
         elif obj.kind == "ResourceClaimTemplate":
             if "devices" in spec:
-                ctx.emit("GPU602", obj,
+                ctx.emit(GPU602, obj,
                          "ResourceClaimTemplate has spec.devices; the claim spec belongs in "
                          "spec.spec (spec.spec.devices)", path=("spec", "devices"))
                 self._claim_spec(obj, ctx, ("spec",), spec, version)
@@ -591,10 +591,10 @@ class DraObjects(Checker):
             versions = versions_with_kind(target, obj.kind)
             has = (f"it has {', '.join(f'{GROUP}/{v}' for v in versions)}" if versions
                    else f"no version of it has {obj.kind}")
-            ctx.emit("GPU611", obj, f"{obj.kind} {obj.api_version} is not in Kubernetes "
+            ctx.emit(GPU611, obj, f"{obj.kind} {obj.api_version} is not in Kubernetes "
                      f"{target}; {has}", path=("apiVersion",))
         elif target.served_by_default and not found.served_by_default:
-            ctx.emit("GPU611", obj, f"{obj.kind} {obj.api_version} is not served by default in "
+            ctx.emit(GPU611, obj, f"{obj.kind} {obj.api_version} is not served by default in "
                      f"Kubernetes {target}: use {target.resource_api_version}, or "
                      f"{found.how_to_enable()}", path=("apiVersion",))
 
@@ -621,15 +621,15 @@ class DraObjects(Checker):
         label = _request_label(request, path)
         flat = [f for f in request if f in EXACT_FIELDS]  # document order: the first one is reported
         if flat:
-            ctx.emit("GPU601", obj,
+            ctx.emit(GPU601, obj,
                      f"{label} sets {', '.join(flat)} directly in requests[] (the v1beta1 shape); "
                      f"{api_version} needs them wrapped in `exactly:`", path=path + (flat[0],))
         has_exactly, has_first = "exactly" in request, "firstAvailable" in request
         if has_exactly and has_first:
-            ctx.emit("GPU604", obj, f"{label} sets both exactly and firstAvailable (exactly one "
+            ctx.emit(GPU604, obj, f"{label} sets both exactly and firstAvailable (exactly one "
                      "is allowed)", path=path + ("firstAvailable",))
         elif not has_exactly and not has_first and not flat:
-            ctx.emit("GPU604", obj, f"{label} sets neither exactly nor firstAvailable",
+            ctx.emit(GPU604, obj, f"{label} sets neither exactly nor firstAvailable",
                      path=path)
         exactly = request.get("exactly")
         if isinstance(exactly, Mapping):
@@ -643,7 +643,7 @@ class DraObjects(Checker):
                       request: Mapping[str, Any], api_version: str) -> None:
         label = _request_label(request, path)
         if "exactly" in request:
-            ctx.emit("GPU601", obj,
+            ctx.emit(GPU601, obj,
                      f"{label} uses `exactly:`, which {api_version} does not have: put its "
                      "fields directly in the request, or use apiVersion resource.k8s.io/v1",
                      path=path + ("exactly",))
@@ -652,10 +652,10 @@ class DraObjects(Checker):
                 self._device_body(obj, ctx, path + ("exactly",), exactly, label)
         has_class, has_first = "deviceClassName" in request, "firstAvailable" in request
         if has_class and has_first:
-            ctx.emit("GPU604", obj, f"{label} sets both deviceClassName and firstAvailable "
+            ctx.emit(GPU604, obj, f"{label} sets both deviceClassName and firstAvailable "
                      "(exactly one is allowed)", path=path + ("firstAvailable",))
         elif not has_class and not has_first and "exactly" not in request:
-            ctx.emit("GPU604", obj, f"{label} sets neither deviceClassName nor firstAvailable",
+            ctx.emit(GPU604, obj, f"{label} sets neither deviceClassName nor firstAvailable",
                      path=path)
         self._device_body(obj, ctx, path, request, label)
         self._first_available(obj, ctx, path, request, label)
@@ -666,7 +666,7 @@ class DraObjects(Checker):
         if not isinstance(entries, list):
             return
         if len(entries) > MAX_SUBREQUESTS:
-            ctx.emit("GPU604", obj, f"{label} lists {len(entries)} firstAvailable entries (at "
+            ctx.emit(GPU604, obj, f"{label} lists {len(entries)} firstAvailable entries (at "
                      f"most {MAX_SUBREQUESTS})", path=path + ("firstAvailable",))
         for j, sub in enumerate(entries):
             if not isinstance(sub, Mapping):
@@ -676,7 +676,7 @@ class DraObjects(Checker):
             if isinstance(sub.get("name"), str):
                 sub_label = f"subrequest {_request_name(request, path)}/{sub['name']}"
             if "exactly" in sub:
-                ctx.emit("GPU601", obj, f"{sub_label} uses `exactly:`; firstAvailable entries "
+                ctx.emit(GPU601, obj, f"{sub_label} uses `exactly:`; firstAvailable entries "
                          "carry deviceClassName/count/selectors directly",
                          path=where + ("exactly",))
             self._device_body(obj, ctx, where, sub, sub_label)
@@ -696,17 +696,17 @@ class DraObjects(Checker):
                     body: Mapping[str, Any], label: str) -> None:
         mode = body.get("allocationMode")
         if "allocationMode" in body and mode not in ALLOCATION_MODES and not _placeholder(mode):
-            ctx.emit("GPU603", obj, f"{label}: allocationMode {mode!r} is not valid (use "
+            ctx.emit(GPU603, obj, f"{label}: allocationMode {mode!r} is not valid (use "
                      "ExactCount or All)", path=path + ("allocationMode",))
         if "count" not in body:
             return
         count = body["count"]
         if mode == "All":
-            ctx.emit("GPU603", obj, f"{label}: count {count!r} is set with allocationMode All "
+            ctx.emit(GPU603, obj, f"{label}: count {count!r} is set with allocationMode All "
                      "(count is only allowed with ExactCount)", path=path + ("count",))
         elif not _placeholder(count) and (
                 isinstance(count, bool) or not isinstance(count, int) or count < 1):
-            ctx.emit("GPU603", obj, f"{label}: count {count!r} must be a whole number >= 1",
+            ctx.emit(GPU603, obj, f"{label}: count {count!r} must be a whole number >= 1",
                      path=path + ("count",))
 
     # --- selectors ----------------------------------------------------------------------
@@ -727,8 +727,8 @@ class DraObjects(Checker):
 
         problems = selector_problems(expression, context.device_type, context.nvidia)
         for problem in problems:
-            rule_id = "GPU605" if problem.kind == "reference" else "GPU606"
-            ctx.emit(rule_id, obj, problem.message, path=path)
+            ctx.emit(GPU605 if problem.kind == "reference" else GPU606, obj, problem.message,
+                     path=path)
         if any(p.kind == "comparison" for p in problems):
             return  # GPU606 says why it does not compile
         from gpudra.dra.cel import CelError, compile_selector  # the engine costs ~25 ms to load
@@ -737,7 +737,7 @@ class DraObjects(Checker):
             compile_selector(expression, ctx.target)
         except CelError as exc:
             hint = f" ({exc.hint})" if exc.hint else ""
-            ctx.emit("GPU612", obj, f"selector does not compile on Kubernetes {ctx.target}: "
+            ctx.emit(GPU612, obj, f"selector does not compile on Kubernetes {ctx.target}: "
                      f"{exc}{hint}", path=path)
 
     # --- pod specs ----------------------------------------------------------------------
@@ -758,7 +758,7 @@ class DraObjects(Checker):
                      entry: Mapping[str, Any]) -> None:
         label = f"resourceClaims entry {entry.get('name')!r}"
         if "source" in entry:
-            ctx.emit("GPU609", obj, f"{label} uses `source:`, the alpha form removed in "
+            ctx.emit(GPU609, obj, f"{label} uses `source:`, the alpha form removed in "
                      "Kubernetes 1.31: move its resourceClaimName/resourceClaimTemplateName "
                      "into the entry", path=path + ("source",))
             return
@@ -766,7 +766,7 @@ class DraObjects(Checker):
                       if entry.get(k) not in (None, "")]
         if len(set_fields) != 1:
             which = "both" if set_fields else "neither"
-            ctx.emit("GPU609", obj, f"{label} sets {which} of resourceClaimName and "
+            ctx.emit(GPU609, obj, f"{label} sets {which} of resourceClaimName and "
                      "resourceClaimTemplateName (exactly one is required)", path=path)
             return
         key, name = set_fields[0]
@@ -786,7 +786,7 @@ class DraObjects(Checker):
             if not isinstance(name, str) or name in names or _placeholder(name):
                 continue
             known = ", ".join(repr(n) for n in names) or "none"
-            ctx.emit("GPU608", obj,
+            ctx.emit(GPU608, obj,
                      f"{kind} {container.name!r} resources.claims[{k}] names {name!r}, which is "
                      f"not in the pod's spec.resourceClaims ({known})",
                      path=container.path + ("resources", "claims", k, "name"),

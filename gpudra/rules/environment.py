@@ -80,7 +80,7 @@ class EnvironmentVars(Checker):
                 self._container(obj, container, ctx)
                 if obj.kind == "DaemonSet" and container.sees_unrequested_gpus:
                     var = next(v for v in container.env if v.name == "NVIDIA_VISIBLE_DEVICES")
-                    ctx.emit("GPU403", obj,
+                    ctx.emit(GPU403, obj,
                              f"container {container.container.name!r} sees every GPU of its node "
                              f"(NVIDIA_VISIBLE_DEVICES={var.value!r}) without requesting one: "
                              "under DRA it needs a claim with adminAccess: true and "
@@ -99,9 +99,9 @@ class EnvironmentVars(Checker):
             if var.name == "NVIDIA_VISIBLE_DEVICES" and (gpu or shown.lower() not in HIDDEN):
                 detail = ("fights CDI injection" if gpu else
                           "exposes GPUs to a container that requests none")
-                ctx.emit("GPU401", obj, f"container {container.name!r} sets NVIDIA_VISIBLE_DEVICES"
+                ctx.emit(GPU401, obj, f"container {container.name!r} sets NVIDIA_VISIBLE_DEVICES"
                          f"={shown!r}: {detail}", path=path, container=container.name)
             elif var.name == "NVIDIA_DRIVER_CAPABILITIES" and gpu:
-                ctx.emit("GPU402", obj, f"container {container.name!r} sets "
+                ctx.emit(GPU402, obj, f"container {container.name!r} sets "
                          f"NVIDIA_DRIVER_CAPABILITIES={shown!r}: check it under CDI",
                          path=path, container=container.name)

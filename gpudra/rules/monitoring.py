@@ -46,7 +46,7 @@ class Monitoring(Checker):
             if reads_gpu_metric(line):
                 number = obj.first_line + offset
                 item = next((rule for start, rule in reversed(starts) if start <= number), None)
-                ctx.emit("GPU501", obj, _message(obj, item), line=number,
+                ctx.emit(GPU501, obj, _message(obj, item), line=number,
                          resource="nvidia.com/gpu")
 
     def check_object(self, obj: SourceObject, ctx: AuditContext) -> None:
@@ -59,7 +59,7 @@ class Monitoring(Checker):
             for r, item in enumerate(rules if isinstance(rules, list) else ()):
                 expr = dig(item, "expr")
                 if isinstance(expr, str) and any(reads_gpu_metric(x) for x in expr.splitlines()):
-                    ctx.emit("GPU501", obj, _message(obj, item),
+                    ctx.emit(GPU501, obj, _message(obj, item),
                              path=("spec", "groups", g, "rules", r, "expr"),
                              resource="nvidia.com/gpu")
 
@@ -67,7 +67,7 @@ class Monitoring(Checker):
         what = _TEMPLATE_WHAT.get(text.reason, "template")
         for number, line in text.numbered_lines():
             if reads_gpu_metric(line):
-                ctx.emit("GPU501", text, f"{what} reads the nvidia_com_gpu resource metric, "
+                ctx.emit(GPU501, text, f"{what} reads the nvidia_com_gpu resource metric, "
                          "which DRA pods no longer produce", line=number, resource="nvidia.com/gpu")
 
 

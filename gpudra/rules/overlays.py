@@ -142,7 +142,7 @@ class ClaimsBesideDevicePlugin(Checker):
             request = beside.request
             name, value, count = request.resource, request.raw, request.count.value
             kind, claim = gpu_claims[0]
-            ctx.emit("GPU110", beside.obj,
+            ctx.emit(GPU110, beside.obj,
                      f"container {beside.container!r} references DRA claims ({kind} "
                      f"{claim!r} allocates GPUs) and also requests {value} × {name} through the "
                      "device plugin",

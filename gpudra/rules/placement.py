@@ -89,29 +89,29 @@ class Placement(Checker):
                 if is_gfd_label(key):
                     m = mapping_for(key)
                     target = f"becomes a selector on {m.dra}" if m.dra else "has no DRA equivalent"
-                    ctx.emit("GPU301", obj, f"nodeSelector {key}={value} {target} ({m.note})",
+                    ctx.emit(GPU301, obj, f"nodeSelector {key}={value} {target} ({m.note})",
                              path=base + ("nodeSelector", key))
         for where, key, preferred in _affinity_keys(data):
             if not is_gfd_label(key):
                 continue
             if preferred:
                 # A claim matches or not: a preference cannot become a CEL selector.
-                ctx.emit("GPU302", obj, f"preferred node affinity on {key} has no DRA "
+                ctx.emit(GPU302, obj, f"preferred node affinity on {key} has no DRA "
                          "equivalent (a claim either matches or not); keep it as node affinity "
                          "or list alternatives with firstAvailable", path=base + where)
                 continue
             m = mapping_for(key)
             target = f"becomes a selector on {m.dra}" if m.dra else "has no DRA equivalent"
-            ctx.emit("GPU302", obj, f"node affinity on {key} {target} ({m.note})",
+            ctx.emit(GPU302, obj, f"node affinity on {key} {target} ({m.note})",
                      path=base + where)
         runtime = data.get("runtimeClassName")
         if isinstance(runtime, str) and "nvidia" in runtime.lower():
-            ctx.emit("GPU303", obj, f"runtimeClassName {runtime!r}: CDI exposes DRA devices; keep "
+            ctx.emit(GPU303, obj, f"runtimeClassName {runtime!r}: CDI exposes DRA devices; keep "
                      "it while the device plugin is still in use", path=base + ("runtimeClassName",))
         tolerations = data.get("tolerations")
         for i, toleration in enumerate(tolerations if isinstance(tolerations, list) else ()):
             if isinstance(toleration, Mapping) and toleration.get("key") == "nvidia.com/gpu":
-                ctx.emit("GPU304", obj, "toleration for nvidia.com/gpu: keep it (nothing adds it "
+                ctx.emit(GPU304, obj, "toleration for nvidia.com/gpu: keep it (nothing adds it "
                          "automatically once the pod uses claims)", path=base + ("tolerations", i))
 
 

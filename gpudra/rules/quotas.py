@@ -8,7 +8,7 @@ from typing import Any
 from gpudra.devices import classify
 from gpudra.dra.bridge_quota import BRIDGE_CLAIM_ANNOTATION, claims_counted
 from gpudra.gpu_use import is_nvidia, quota_keys
-from gpudra.model import Severity
+from gpudra.model import RuleInfo, Severity
 from gpudra.objects import SourceObject, dig
 from gpudra.quantity import parse_device_count
 from gpudra.rules.base import AuditContext, Checker, rule
@@ -105,14 +105,14 @@ class Quotas(Checker):
     def __init__(self) -> None:
         # Judged at the end: whether a quota still counts claims depends on the DeviceClasses
         # that map its resource (extendedResourceName) and on whether the bridge is in use.
-        self._quotas: list[tuple[SourceObject, str]] = []
+        self._quotas: list[tuple[SourceObject, RuleInfo]] = []
         self._mapped: dict[str, list[str]] = {}  # extended resource -> classes that map it
         self._bridge_in_use = False
 
     def check_object(self, obj: SourceObject, ctx: AuditContext) -> None:
         kind, group, data = obj.kind, obj.group, obj.data
         if (kind, group) in (("ResourceQuota", ""), ("Profile", "kubeflow.org")):
-            self._quotas.append((obj, "GPU201" if kind == "ResourceQuota" else "GPU203"))
+            self._quotas.append((obj, GPU201 if kind == "ResourceQuota" else GPU203))
         elif kind == "DeviceClass" and group == "resource.k8s.io":
             name = dig(data, "spec", "extendedResourceName")
             if isinstance(name, str) and name:
@@ -126,7 +126,7 @@ class Quotas(Checker):
                 for section in ("default", "defaultRequest", "min", "max", "maxLimitRequestRatio"):
                     for name, value in _items(dig(item, section)):
                         if _is_nvidia(name):
-                            ctx.emit("GPU202", obj, f"LimitRange {section} sets {name}: {value!r}; "
+                            ctx.emit(GPU202, obj, f"LimitRange {section} sets {name}: {value!r}; "
                                      "it does not apply to claims",
                                      path=("spec", "limits", i, section, name), resource=name,
                                      quantity=parse_device_count(value).value)
@@ -135,15 +135,15 @@ class Quotas(Checker):
         elif kind == "NodePool" and group == "karpenter.sh":
             for name, value in _items(dig(data, "spec", "limits")):
                 if _is_nvidia(name):
-                    ctx.emit("GPU205", obj, f"NodePool limits {name}: {value!r}; DRA nodes "
+                    ctx.emit(GPU205, obj, f"NodePool limits {name}: {value!r}; DRA nodes "
                              "advertise no such capacity", path=("spec", "limits", name),
                              resource=name, quantity=parse_device_count(value).value)
 
     def finish(self, ctx: AuditContext) -> None:
-        for obj, rule_id in self._quotas:
-            self._hard(obj, ctx, rule_id)
+        for obj, quota_rule in self._quotas:
+            self._hard(obj, ctx, quota_rule)
 
-    def _hard(self, obj: SourceObject, ctx: AuditContext, rule_id: str) -> None:
+    def _hard(self, obj: SourceObject, ctx: AuditContext, quota_rule: RuleInfo) -> None:
         for quota in quota_keys(obj.data):
             if not is_nvidia(quota.device):
                 continue
@@ -164,7 +164,7 @@ class Quotas(Checker):
                           if counting.counted is None else
                           f"counts device-plugin requests only ({mapped}, but {counting.why})")
                 add = f"to be sure, {add}"
-            ctx.emit(rule_id, obj, f"quota {quota.key}: {quota.value!r} {detail}; {add}",
+            ctx.emit(quota_rule, obj, f"quota {quota.key}: {quota.value!r} {detail}; {add}",
                      path=quota.path, resource=quota.resource, quantity=quota.count.value)
 
     @staticmethod
@@ -174,7 +174,7 @@ class Quotas(Checker):
             covered = dig(group, "coveredResources")
             for c, name in enumerate(covered if isinstance(covered, list) else ()):
                 if _is_nvidia(name):
-                    ctx.emit("GPU204", obj, f"ClusterQueue covers {name}; pods with claims are not "
+                    ctx.emit(GPU204, obj, f"ClusterQueue covers {name}; pods with claims are not "
                              f"charged unless a deviceClassMapping maps {_dra_class(name)} to it",
                              path=("spec", "resourceGroups", g, "coveredResources", c),
                              resource=name)

@@ -45,7 +45,7 @@ class Sharing(Checker):
         if obj.kind != "ConfigMap" or obj.group != "":
             return
         for shared in device_plugin_sharing(obj.data):
-            ctx.emit("GPU111", obj,
+            ctx.emit(GPU111, obj,
                      f"device-plugin config {shared.config_key!r} advertises each GPU "
                      f"{shared.replicas} times as {shared.resource} ({shared.strategy}): "
                      f"{NO_REPLICAS}", path=("data", shared.config_key),

@@ -73,16 +73,16 @@ class Suppressions(Checker):
             return
         path = ("metadata", "annotations", SUPPRESS_ANNOTATION)
         if not isinstance(value, str):
-            ctx.emit("GPU901", obj, f"{SUPPRESS_ANNOTATION} must be a string", path=path)
+            ctx.emit(GPU901, obj, f"{SUPPRESS_ANNOTATION} must be a string", path=path)
             return
         for entry in split_suppression_entries(value):
             ids, sep, reason = entry.partition(":")
             if not sep or not reason.strip():
-                ctx.emit("GPU901", obj, f"suppression {entry!r} has no reason; it suppresses "
+                ctx.emit(GPU901, obj, f"suppression {entry!r} has no reason; it suppresses "
                          "nothing", path=path)
                 continue
             for rule_id in (i.strip() for i in ids.split(",") if i.strip()):
                 if not _ID.match(rule_id) or (rule_id.lower() != "all"
                                               and rule_id.upper() not in ctx.catalogue):
-                    ctx.emit("GPU901", obj, f"suppression names unknown rule {rule_id!r}",
+                    ctx.emit(GPU901, obj, f"suppression names unknown rule {rule_id!r}",
                              path=path)

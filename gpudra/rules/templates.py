@@ -65,7 +65,7 @@ class Templates(Checker):
                 count = parse_device_count(value) if value else None
                 quantity = count.value if count is not None else None
                 shown = f": {value}" if value else ""
-                ctx.emit("GPU701", text, f"{where}{chart} sets {match.group('name')}{shown}; "
+                ctx.emit(GPU701, text, f"{where}{chart} sets {match.group('name')}{shown}; "
                          f"{fix}", line=number, resource=match.group("name"),
                          quantity=quantity, hint=hint)
                 if quantity != 0:  # a placeholder (None) still asks for devices
