@@ -9,6 +9,7 @@ disabled rules and suppression annotations are applied here, once, before a Find
 from __future__ import annotations
 
 import os
+from importlib import resources
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
@@ -22,11 +23,16 @@ from gpudra.workloads import PodSpecRef, WorkloadTable
 
 SUPPRESS_ANNOTATION = "gpudra.io/ignore"
 META_RULE = "GPU901"
+_EXPLANATIONS = resources.files(__package__) / "explanations"
 
 
-def rule(id: str, name: str, severity: Severity, category: str, summary: str,
-         explanation: str, hint: str) -> RuleInfo:
-    """Declare a catalogue entry; `explanation` is Markdown shown by `gpudra explain`."""
+def rule(id: str, name: str, severity: Severity, category: str, summary: str, hint: str, *,
+         explanation: str | None = None) -> RuleInfo:
+    """Declare a catalogue entry. Its explanation (Markdown, shown by `gpudra explain`) is the
+    file `explanations/<id>.md` beside this module, or `explanation` for a text composed of
+    parts that several rules share."""
+    if explanation is None:
+        explanation = (_EXPLANATIONS / f"{id}.md").read_text(encoding="utf-8")
     return RuleInfo(id, name, severity, summary, explanation.strip(), hint, category)
 
 

@@ -23,14 +23,6 @@ def reads_gpu_metric(line: str) -> bool:
 GPU501 = rule(
     "GPU501", "ksm-gpu-resource-metric", Severity.WARNING, CATEGORY,
     "Alert or dashboard reads kube-state-metrics' nvidia_com_gpu resource.",
-    """
-kube-state-metrics exports container resource requests and limits with the resource name
-sanitised into a label value, so `nvidia.com/gpu` appears as `resource="nvidia_com_gpu"`
-(for example in `kube_pod_container_resource_limits`). Pods that get GPUs from claims request no
-such resource, so these series disappear as workloads migrate: alerts stop firing and dashboards
-show zero GPU use. Count DRA use from ResourceClaims instead (for example
-`kube_resourceclaim_*` where available, or the DCGM exporter's per-pod GPU metrics).
-""",
     "Rebase the query on DCGM exporter or ResourceClaim metrics.",
 )
 

@@ -24,42 +24,6 @@ GPU_CLASSES = frozenset({"gpu.nvidia.com", "mig.nvidia.com", "vfio.gpu.nvidia.co
 GPU110 = rule(
     "GPU110", "claims-beside-device-plugin", Severity.ERROR, "device requests",
     "Container gets GPUs from a DRA claim and from a device-plugin request at once.",
-    """
-A container references a claim that allocates GPUs (class `gpu.nvidia.com`, `mig.nvidia.com`
-or `vfio.gpu.nvidia.com`, or a DeviceClass whose `extendedResourceName` maps a device-plugin
-resource) and also asks the device plugin for NVIDIA devices (`nvidia.com/gpu`, a MIG or shared
-resource). The pod then needs devices from both routes: the scheduler looks for a node with free
-device-plugin GPUs *and* allocates the claim, so the pod gets more GPUs than intended, or never
-schedules where only the DRA driver publishes GPUs.
-
-Claims for other devices are not a conflict. An IMEX channel from a ComputeDomain next to
-`nvidia.com/gpu` is the supported multi-node NVLink pattern while the NVIDIA DRA driver's GPU
-side is off (the driver's own `demo/specs/imex` jobs do this). A claim the scanned tree does not
-define is not judged here (GPU607 reports the missing object).
-
-It usually comes from a Kustomize overlay: the base was converted to claims, and an overlay
-patch still sets the count the old way (a strategic-merge patch with
-`resources.limits.nvidia.com/gpu`, or a JSON6902 operation on
-`/spec/template/spec/containers/0/resources/limits/nvidia.com~1gpu`). Kustomize builds the
-overlay without complaint; the rendered Deployment has both. `gpudra audit` reports it at the
-patch's file and line, and counts that workload as not migrated.
-
-Problematic (rendered):
-
-```yaml
-containers:
-- name: train
-  resources:
-    claims:
-    - {name: gpu, request: train}
-    limits:
-      nvidia.com/gpu: 4
-```
-
-Correct: the count lives in the claim. In an overlay, patch the ResourceClaimTemplate instead
-(JSON6902, `/spec/spec/devices/requests/0/exactly/count`); `gpudra convert` rewrites such
-patches (docs/kustomize.md).
-""",
     "Remove the device-plugin request and set the count on the claim (gpudra convert does it "
     "for overlay patches).",
 )
@@ -68,41 +32,6 @@ patches (docs/kustomize.md).
 GPU610 = rule(
     "GPU610", "kustomize-claim-reference-not-renamed", Severity.ERROR, "dra objects",
     "A kustomization renames a ResourceClaimTemplate that pods reference by its old name.",
-    """
-`namePrefix` and `nameSuffix` rename every object of a kustomization, ResourceClaimTemplates
-and ResourceClaims included, and kustomize then fixes the references to renamed objects that
-its name-reference table knows. That table (kustomize v5.5.0, kubectl 1.32) has no entry for
-`resourceClaimTemplateName` or `resourceClaimName`: the rendered pods go on asking for
-`trainer-gpu` while the template is now `staging-trainer-gpu`, and they never start.
-
-Problematic (`kubectl kustomize overlays/staging`):
-
-```yaml
-kind: Deployment
-metadata: {name: staging-trainer}
-spec:
-  template:
-    spec:
-      resourceClaims:
-      - {name: gpu, resourceClaimTemplateName: trainer-gpu}   # not renamed
----
-kind: ResourceClaimTemplate
-metadata: {name: staging-trainer-gpu}
-```
-
-Correct: a `configurations:` file in the base (or the renaming overlay) that tells kustomize
-about the reference; `gpudra convert` writes `gpudra-name-references.yaml` for the workloads it
-converts (docs/kustomize.md):
-
-```yaml
-nameReference:
-- kind: ResourceClaimTemplate
-  group: resource.k8s.io
-  fieldSpecs:
-  - {path: spec/template/spec/resourceClaims/resourceClaimTemplateName, group: apps,
-     kind: Deployment}
-```
-""",
     "Add a nameReference configuration for resourceClaimTemplateName (gpudra convert writes "
     "one).",
 )

@@ -16,58 +16,24 @@ CATEGORY = "placement"
 GPU301 = rule(
     "GPU301", "gfd-node-selector", Severity.INFO, CATEGORY,
     "GPU pod selects nodes by a GPU Feature Discovery label; under DRA it becomes a CEL selector.",
-    """
-`nodeSelector` on GFD labels (`nvidia.com/gpu.product`, `nvidia.com/gpu.memory`,
-`nvidia.com/gpu.family`, `nvidia.com/gpu.compute.*`, `nvidia.com/cuda.driver-version.*`) picks a
-*node*; a DRA claim picks a *device*, with a CEL selector on the attributes the NVIDIA driver
-publishes. `gpudra convert` moves these terms into the claim:
-
-| label | DRA |
-|---|---|
-| `gpu.product=NVIDIA-A100-SXM4-80GB` | `productName.replace(" ", "-") == "NVIDIA-A100-SXM4-80GB"` |
-| `gpu.memory=81920` (MiB) | `device.capacity["gpu.nvidia.com"].memory.compareTo(quantity("81920Mi")) >= 0` |
-| `gpu.family=ampere` | `architecture == "Ampere"` |
-| `gpu.compute.major/minor` | `cudaComputeCapability` (a version) |
-| `cuda.driver-version.*` | `driverVersion` (a version) |
-
-Labels without a DRA attribute (`gpu.count`, `gpu.present`, `gpu.replicas`) are reported so you
-can drop or keep them.
-""",
     "Let `gpudra convert` move the GPU label into the claim's CEL selector.",
 )
 
 GPU302 = rule(
     "GPU302", "gfd-node-affinity", Severity.INFO, CATEGORY,
     "GPU pod uses node affinity on a GPU Feature Discovery label.",
-    """
-The same as GPU301 for `affinity.nodeAffinity` terms. Required terms (`In`, `NotIn`, `Gt`, `Lt`,
-`Exists`) can become CEL selectors; preferred terms have no DRA equivalent (a claim either
-matches or not), so they stay as node affinity or become a `firstAvailable` list.
-""",
     "Move required GPU terms into the claim's CEL selector; review preferred terms by hand.",
 )
 
 GPU303 = rule(
     "GPU303", "nvidia-runtime-class", Severity.INFO, CATEGORY,
     "GPU pod sets an NVIDIA runtimeClassName.",
-    """
-With DRA the container runtime injects the allocated devices through CDI, so the `nvidia`
-runtime class is no longer what exposes the GPUs. It is harmless to keep while the device plugin
-and DRA coexist; `gpudra convert` keeps it. Drop it once every node runs a CDI-enabled runtime
-(containerd >= 1.7.2 with `enable_cdi`, containerd 2.x, or CRI-O >= 1.28).
-""",
     "Keep it during the migration; drop it once nodes use CDI.",
 )
 
 GPU304 = rule(
     "GPU304", "gpu-toleration", Severity.INFO, CATEGORY,
     "GPU pod tolerates the nvidia.com/gpu taint: keep the toleration.",
-    """
-The `ExtendedResourceToleration` admission plugin adds a toleration for `nvidia.com/gpu` only to
-pods that *request* that extended resource. After the move to claims it no longer does, so a pod
-that relied on it would stop scheduling onto tainted GPU nodes. Explicit tolerations must stay;
-`gpudra convert` adds one where it was implicit (`--no-add-toleration` opts out).
-""",
     "Keep the toleration after conversion.",
 )
 

@@ -26,7 +26,8 @@ pods in the namespace: they go on counting those.
 GPU201 = rule(
     "GPU201", "resourcequota-device-plugin", Severity.WARNING, CATEGORY,
     "ResourceQuota limits device-plugin GPUs; pods that use claims are not counted by it.",
-    """
+    "Add gpu.nvidia.com.deviceclass.resource.k8s.io/devices (convert does it).",
+    explanation="""
 A ResourceQuota with `requests.nvidia.com/gpu` (or `limits.nvidia.com/gpu`) counts the extended
 resource in pod specs. A pod that gets its GPU from a ResourceClaim requests no `nvidia.com/gpu`,
 so the quota silently stops limiting GPU use as workloads migrate.
@@ -49,52 +50,39 @@ spec:
     count/resourceclaims.resource.k8s.io: "20"
 ```
 """,
-    "Add gpu.nvidia.com.deviceclass.resource.k8s.io/devices (convert does it).",
 )
 
 GPU202 = rule(
     "GPU202", "limitrange-device-plugin", Severity.WARNING, CATEGORY,
     "LimitRange sets defaults or bounds for a device-plugin GPU resource.",
-    """
+    "Replace with per-class ResourceQuota keys; remove GPU defaults.",
+    explanation="""
 A LimitRange `default`, `defaultRequest`, `min` or `max` for `nvidia.com/gpu` applies to
 containers only. Claims are not containers' resources, so these bounds have no effect on DRA
 pods, and a `default` would even add a device-plugin request to every new container. Bound DRA
 use with the ResourceQuota keys instead.
 """ + _DRA_QUOTA_DOC,
-    "Replace with per-class ResourceQuota keys; remove GPU defaults.",
 )
 
 GPU203 = rule(
     "GPU203", "kubeflow-profile-gpu-quota", Severity.WARNING, CATEGORY,
     "Kubeflow Profile resourceQuotaSpec limits device-plugin GPUs.",
-    """
+    "Add the per-class DRA key to resourceQuotaSpec.hard.",
+    explanation="""
 A Kubeflow Profile's `spec.resourceQuotaSpec` becomes a ResourceQuota in the profile's namespace,
 with the same blind spot as GPU201.
 """ + _DRA_QUOTA_DOC,
-    "Add the per-class DRA key to resourceQuotaSpec.hard.",
 )
 
 GPU204 = rule(
     "GPU204", "kueue-device-plugin-resource", Severity.WARNING, CATEGORY,
     "Kueue ClusterQueue covers a device-plugin GPU resource.",
-    """
-Kueue counts `nvidia.com/gpu` from pod specs. Pods with claims request no such resource, so
-without a mapping Kueue admits them without charging GPU quota. Kueue maps DRA device classes to
-a quota resource name through `deviceClassMappings` in its Configuration (resources section), for
-example mapping class `gpu.nvidia.com` to the covered resource `nvidia.com/gpu`.
-""",
     "Map the DRA device class to this resource with Kueue deviceClassMappings.",
 )
 
 GPU205 = rule(
     "GPU205", "karpenter-device-plugin-limit", Severity.WARNING, CATEGORY,
     "Karpenter NodePool limits nodes by nvidia.com/gpu capacity.",
-    """
-Karpenter's `spec.limits` caps the node capacity a NodePool may provision, counting the
-`nvidia.com/gpu` capacity the device plugin advertises on nodes. Nodes whose GPUs are published
-through DRA ResourceSlices advertise no such capacity, so the limit stops applying. Cap such
-pools by CPU, memory or node count as well.
-""",
     "Add a CPU/memory limit that also bounds GPU nodes; review after migration.",
 )
 
