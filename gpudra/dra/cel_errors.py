@@ -1,6 +1,7 @@
 """The errors of compiling and evaluating DRA selectors (re-exported by :mod:`gpudra.dra.cel`)."""
 
 from __future__ import annotations
+
 from gpudra.errors import GpudraError, UsageError
 
 

@@ -142,7 +142,7 @@ def _cluster_inventory(request: PlanRequest, on_page: Callable[[Any], None] | No
                        ) -> tuple[Inventory, list[InputError]]:
     """Devices of the current cluster for a tree: its ResourceSlices and Nodes."""
     from gpudra.cluster import ClusterOptions, connect
-    from gpudra.sources.cluster import NODES, RESOURCESLICES
+    from gpudra.sources.cluster_reads import NODES, RESOURCESLICES
 
     errors: list[InputError] = []
     objects: list[dict[str, Any]] = []

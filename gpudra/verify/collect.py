@@ -17,13 +17,13 @@ from gpudra.gpu_use import quota_keys, read_object
 from gpudra.model import InputError, NotRead
 from gpudra.objects import ClusterObject, as_mapping, dig
 from gpudra.sources.cluster import (
-    EVENTS,
     ClusterSource,
     controller_of,
     device_plugin_gpus,
     problem_message,
     problem_subject,
 )
+from gpudra.sources.cluster_reads import EVENTS
 from gpudra.workloads import WorkloadTable
 
 OwnerKey = tuple[str, str, str]  # (namespace, kind, name), as the cluster source keys owners
