@@ -12,7 +12,6 @@ from gpudra.convert.records import ContainerClaim, WorkloadResult
 from gpudra.kustomize.build import Resource
 from gpudra.kustomize.patches import Patch
 
-
 Origin = tuple[str, int, tuple]
 DRA_GROUP = "resource.k8s.io"
 

@@ -24,8 +24,8 @@ unit works, the cutover is blocked, with the numbers of the best attempt.
 from __future__ import annotations
 
 from collections.abc import Callable, Iterator, Sequence
-from itertools import combinations
 from dataclasses import dataclass, replace
+from itertools import combinations
 from typing import Any
 
 from gpudra.cutover.fleet import Fleet, Node, Workload

@@ -85,7 +85,6 @@ from gpudra.dra.cel_static import (
 from gpudra.dra.cel_values import Version, quantity_value, tag_of, version_value
 from gpudra.dra.versions import DEFAULT, TargetVersion
 
-
 MAX_EXPRESSION_LENGTH = 10 * 1024  # resourceapi.CELSelectorExpressionMaxLength
 
 _LOCATION = re.compile(r"<input>:(\d+):(\d+): ([^\n]*)")

@@ -9,9 +9,9 @@ disabled rules and suppression annotations are applied here, once, before a Find
 from __future__ import annotations
 
 import os
-from importlib import resources
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
+from importlib import resources
 from typing import Any
 
 from gpudra.dra.versions import DEFAULT, TargetVersion

@@ -44,13 +44,13 @@ from gpudra.plugin_daemonsets import device_plugin_daemonsets
 from gpudra.pod_counts import pods_at_once
 from gpudra.sources import Item, ScanStats
 from gpudra.sources.cluster_reads import (
+    CORE_WORKLOADS,
     DEVICE_PLUGIN_CONFIG,
     JOBS,
     OTHERS,
     PODS,
     REPLICASETS,
     TOP_LEVEL,
-    CORE_WORKLOADS,
     Read,
     all_reads,
     crd_reads,
