@@ -157,29 +157,7 @@ def _plan_target(app: Application, target: Resource, state: ObjectState | None,
         raise Blocked(f"kustomize merges a {target.kind} with JSON merge-patch semantics "
                      "(a list in the patch replaces the base's): move the count by hand")
     for t in found:
-        if t.shape is not None:
-            raise Blocked(f"{t.resource.name}: {t.shape}")
-        if t.resource.kind is DeviceKind.OTHER_NVIDIA:
-            raise Blocked(f"{t.resource.name} has no DRA equivalent")
-        if t.op not in (None, "add", "replace"):
-            raise Blocked(f"a JSON6902 {t.op!r} operation on {t.resource.name}")
-        if t.container is None:
-            raise Blocked(f"it adds {t.resource.name} to container "
-                         f"{t.container_name or '?'}, which {target.kind}/{target.name} does "
-                         "not have in the base")
-        base = _device_plugin(t.container.data)
-        if not base and not _claims(t.container.data):
-            raise Blocked(f"it adds {t.resource.name} to container {t.container_name!r}, which "
-                         "has no GPU in the base: give it a claim by hand")
-        if base and t.resource.name not in base:
-            raise Blocked(f"it changes container {t.container_name!r}'s resource from "
-                         f"{', '.join(base)} to {t.resource.name}")
-        if t.resource.kind is DeviceKind.SHARED:
-            raise Blocked(f"{t.resource.name}: time-slicing replicas in an overlay")
-        count = t.count
-        if count is None or count <= 0:
-            raise Blocked(f"{t.resource.name}: {t.raw!r} is not a device count gpudra can move "
-                         "(a placeholder, zero or invalid)")
+        _check_touch(t, target)
     if not converted:
         if state.reason:
             raise Blocked(f"its target {target.kind}/{target.current_name} is not converted "
@@ -207,6 +185,33 @@ def _plan_target(app: Application, target: Resource, state: ObjectState | None,
     else:
         deletes = [t.patch_path for t in found]
     return deletes, bindings
+
+
+def _check_touch(t: Touch, target: Resource) -> None:
+    """Blocked unless the patch only sets a device count convert can move onto a claim."""
+    if t.shape is not None:
+        raise Blocked(f"{t.resource.name}: {t.shape}")
+    if t.resource.kind is DeviceKind.OTHER_NVIDIA:
+        raise Blocked(f"{t.resource.name} has no DRA equivalent")
+    if t.op not in (None, "add", "replace"):
+        raise Blocked(f"a JSON6902 {t.op!r} operation on {t.resource.name}")
+    if t.container is None:
+        raise Blocked(f"it adds {t.resource.name} to container "
+                     f"{t.container_name or '?'}, which {target.kind}/{target.name} does "
+                     "not have in the base")
+    base = _device_plugin(t.container.data)
+    if not base and not _claims(t.container.data):
+        raise Blocked(f"it adds {t.resource.name} to container {t.container_name!r}, which "
+                     "has no GPU in the base: give it a claim by hand")
+    if base and t.resource.name not in base:
+        raise Blocked(f"it changes container {t.container_name!r}'s resource from "
+                     f"{', '.join(base)} to {t.resource.name}")
+    if t.resource.kind is DeviceKind.SHARED:
+        raise Blocked(f"{t.resource.name}: time-slicing replicas in an overlay")
+    count = t.count
+    if count is None or count <= 0:
+        raise Blocked(f"{t.resource.name}: {t.raw!r} is not a device count gpudra can move "
+                     "(a placeholder, zero or invalid)")
 
 
 def _binding(after: Mapping[str, Any], t: Touch, path: tuple, view: ConvertedTree,

@@ -136,6 +136,36 @@ def _check_selectors(selectors: list[str], from_user: int, target: TargetVersion
             raise UsageError(f"{origin}: {problems[0].message}")
 
 
+def _nothing_exported(exported: tuple[InputError, ...], skipped: tuple[WorkloadResult, ...],
+                      quiet: bool, stderr: IO[str]) -> ExitCode:
+    """A --from-cluster run that wrote no file: say why, and convert nothing."""
+    for error in exported:
+        stderr.write(f"gpudra: {error.where}: {error.message}\n")
+    for pod in skipped:
+        stderr.write(f"gpudra: not exported: {pod.namespace}/Pod/{pod.name}: {pod.reason}\n")
+    if not quiet:
+        stderr.write("gpudra: the cluster has no GPU workloads or GPU quotas to export\n")
+    return ExitCode.INPUT_ERROR if exported else ExitCode.OK
+
+
+def _deliver(report: ConvertReport, request: ConvertRequest, stdout: IO[str], stderr: IO[str]
+             ) -> tuple[list[InputError], set[str]]:
+    """Put the converted text where the request says (stdout for `-`, a diff, a copy, the
+    files themselves, nowhere for --check); returns the write errors and unwritten files."""
+    if request.paths == ("-",):
+        _write_stdin_result(report, stdout)
+    elif request.diff:
+        if request.output != "json":
+            for change in report.changes:
+                diff = unified_diff(change.label, change.old, change.new, change.created)
+                stdout.write(color_diff(diff) if request.color else diff)
+    elif request.output_dir is not None:
+        return _write_copy(report, request, request.output_dir)
+    elif not request.check:
+        return _write_in_place(report, request, stderr)
+    return [], set()
+
+
 def run_convert(request: ConvertRequest, *, stdout: IO[str], stderr: IO[str],
                 stdin=None) -> ExitCode:
     config = load_config(config_for(request.paths, request.config), catalogue())
@@ -149,15 +179,7 @@ def run_convert(request: ConvertRequest, *, stdout: IO[str], stderr: IO[str],
         if request.add_toleration is None:  # the cluster says whether pods need it
             options = replace(options, add_toleration=tainted)
         if count == 0:
-            for error in exported:
-                stderr.write(f"gpudra: {error.where}: {error.message}\n")
-            for pod in skipped:
-                stderr.write(f"gpudra: not exported: {pod.namespace}/Pod/{pod.name}: "
-                             f"{pod.reason}\n")
-            if not request.quiet:
-                stderr.write("gpudra: the cluster has no GPU workloads or GPU quotas to "
-                             "export\n")
-            return ExitCode.INPUT_ERROR if exported else ExitCode.OK
+            return _nothing_exported(exported, skipped, request.quiet, stderr)
         # The exported tree is converted in place, as any tree in --output-dir would be.
         request = replace(request, paths=(str(request.output_dir),), output_dir=None)
     resumed: list[InputError] = []
@@ -172,22 +194,8 @@ def run_convert(request: ConvertRequest, *, stdout: IO[str], stderr: IO[str],
     if exported or skipped or resumed:
         report = replace(report, errors=exported + tuple(resumed) + report.errors,
                          results=skipped + report.results)
-    summary_stream = stdout
-    write_errors: list[InputError] = []
-    unwritten: set[str] = set()
-    if request.paths == ("-",):
-        summary_stream = stderr
-        _write_stdin_result(report, stdout)
-    elif request.diff:
-        summary_stream = stderr
-        if request.output != "json":
-            for change in report.changes:
-                diff = unified_diff(change.label, change.old, change.new, change.created)
-                stdout.write(color_diff(diff) if request.color else diff)
-    elif request.output_dir is not None:
-        write_errors, unwritten = _write_copy(report, request, request.output_dir)
-    elif not request.check:
-        write_errors, unwritten = _write_in_place(report, request, stderr)
+    summary_stream = stderr if request.paths == ("-",) or request.diff else stdout
+    write_errors, unwritten = _deliver(report, request, stdout, stderr)
     if write_errors:
         report = replace(report, errors=report.errors + tuple(write_errors),
                          unwritten=frozenset(unwritten))
@@ -203,6 +211,33 @@ def run_convert(request: ConvertRequest, *, stdout: IO[str], stderr: IO[str],
     return _exit_code(report, request)
 
 
+def _export_dir(request: ConvertRequest) -> Path:
+    """--output-dir of a --from-cluster run, which must be new or empty."""
+    out = request.output_dir
+    if request.paths or out is None or request.diff or request.check or request.claims_file:
+        raise UsageError("--from-cluster needs --output-dir DIR and no PATH, --diff, --check "
+                         "or --claims-file")
+    if out.exists() and (not out.is_dir() or any(out.iterdir())):
+        raise UsageError(f"--output-dir {out}: must be a new or empty directory for "
+                         "--from-cluster")
+    return out
+
+
+def _exported_pod_specs(item: Any, table: WorkloadTable) -> list | None:
+    """The pod spec paths of a live object to export (its GPU use, cleaned), or None when it
+    is not exported: no GPU use or GPU quota, or a claim its pod's template generated."""
+    from gpudra.gpu_use import quota_keys, read_object
+
+    if item.group == "resource.k8s.io":
+        # Claims the pods' templates generated belong to their pods, not to Git.
+        return None if dig(item.data, "metadata", "ownerReferences") else []
+    use = read_object(table, item.group, item.kind, item.data)
+    if not (use.device_plugin or use.dra or any(
+            q.device.is_nvidia_device_plugin for q in quota_keys(item.data))):
+        return None
+    return [p.spec.path for p in use.pods]
+
+
 def _export(request: ConvertRequest, table: WorkloadTable
             ) -> tuple[tuple[InputError, ...], tuple[WorkloadResult, ...], int, bool]:
     """Write the cluster's GPU workloads (bare pods included), the claims and templates they
@@ -213,17 +248,11 @@ def _export(request: ConvertRequest, table: WorkloadTable
     from gpudra.cluster import connect
     from gpudra.convert.export import clean, dump, file_name
     from gpudra.convert.tolerations import has_gpu_taint
-    from gpudra.gpu_use import quota_keys, read_object
+    from gpudra.gpu_use import read_object
     from gpudra.objects import ClusterObject
     from gpudra.sources.cluster import ClusterSource
 
-    out = request.output_dir
-    if request.paths or out is None or request.diff or request.check or request.claims_file:
-        raise UsageError("--from-cluster needs --output-dir DIR and no PATH, --diff, --check "
-                         "or --claims-file")
-    if out.exists() and (not out.is_dir() or any(out.iterdir())):
-        raise UsageError(f"--output-dir {out}: must be a new or empty directory for "
-                         "--from-cluster")
+    out = _export_dir(request)
     errors: list[InputError] = []
     written: set[str] = set()
     skipped: list[WorkloadResult] = []
@@ -248,17 +277,9 @@ def _export(request: ConvertRequest, table: WorkloadTable
                             "(not exported)", "Pod", item.name, item.namespace, "manual",
                             reason))
                     continue
-            if item.group == "resource.k8s.io":
-                # Claims the pods' templates generated belong to their pods, not to Git.
-                if dig(item.data, "metadata", "ownerReferences"):
-                    continue
-                paths: list = []
-            else:
-                use = read_object(table, item.group, item.kind, item.data)
-                if not (use.device_plugin or use.dra or any(
-                        q.device.is_nvidia_device_plugin for q in quota_keys(item.data))):
-                    continue
-                paths = [p.spec.path for p in use.pods]
+            paths = _exported_pod_specs(item, table)
+            if paths is None:
+                continue
             name = file_name(item.data)
             if name is None:
                 errors.append(InputError(None, "the cluster sent an object whose namespace, "

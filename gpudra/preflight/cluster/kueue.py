@@ -114,6 +114,32 @@ def _kueue_deployment(deployments: Iterable[Mapping[str, Any]]
     return None
 
 
+def _gpu_class_mappings(config: Mapping[str, Any] | None) -> set[str]:
+    """The quota resources Kueue's deviceClassMappings charge gpu.nvidia.com claims to."""
+    mappings = [m for m in as_list(dig(config, "resources", "deviceClassMappings"))
+                if isinstance(m, Mapping)]
+    return {str(m.get("name")) for m in mappings
+            if GPU_CLASS in [str(c) for c in as_list(m.get("deviceClassNames"))]}
+
+
+def _without_configuration(config_listing: Any, gpu_queues: list[str]) -> CheckResult:
+    """GPU quota, and no Kueue Configuration: there is none (Kueue's defaults map no
+    DeviceClass), or it could not be read."""
+    if config_listing.items == ():
+        # Read, and there is none (404): Kueue runs on its defaults, which map no DeviceClass.
+        return result(CLUSTER014, Outcome.WARN,
+                      f"ClusterQueues {named(gpu_queues)} have GPU quota, but no ConfigMap "
+                      "kueue-system/kueue-manager-config holds a Kueue Configuration: Kueue "
+                      f"runs on its defaults, which map no quota resource to {GPU_CLASS}, so "
+                      "workloads with GPU claims are not counted", ADD_MAPPING)
+    why = config_listing.reason or "no ConfigMap holds a Kueue Configuration"
+    return result(CLUSTER014, Outcome.UNAVAILABLE,
+                  f"ClusterQueues with GPU quota ({named(gpu_queues)}), but Kueue's "
+                  f"Configuration could not be read: {why}",
+                  "check resources.deviceClassMappings in kueue-system/kueue-manager-config "
+                  "by hand")
+
+
 def check_kueue(snapshot: ClusterSnapshot,
                 options: ClusterOptions = NO_OPTIONS) -> CheckResult:
     queues = snapshot.listing(CLUSTERQUEUES)
@@ -123,30 +149,15 @@ def check_kueue(snapshot: ClusterSnapshot,
         return unreadable(CLUSTER014, "ClusterQueues", queues, "clusterqueues.kueue.x-k8s.io")
     config_listing = snapshot.listing(KUEUE_CONFIG)
     config = kueue_configuration(config_listing.items or ())
-    mappings = [m for m in as_list(dig(config, "resources", "deviceClassMappings"))
-                if isinstance(m, Mapping)]
-    mapped_names = {str(m.get("name")) for m in mappings
-                    if GPU_CLASS in [str(c) for c in as_list(m.get("deviceClassNames"))]}
+    mapped_names = _gpu_class_mappings(config)
     gpu_queues = sorted(str(dig(q, "metadata", "name")) for q in queues.items
                         if any(is_device_plugin_resource(r) for r in _covered(q))
                         or _covered(q) & mapped_names)
     if not gpu_queues and not mapped_names:
         return result(CLUSTER014, Outcome.PASS,
                       "Kueue is installed, but no ClusterQueue has GPU quota")
-    if config is None and config_listing.items == ():
-        # Read, and there is none (404): Kueue runs on its defaults, which map no DeviceClass.
-        return result(CLUSTER014, Outcome.WARN,
-                      f"ClusterQueues {named(gpu_queues)} have GPU quota, but no ConfigMap "
-                      "kueue-system/kueue-manager-config holds a Kueue Configuration: Kueue "
-                      f"runs on its defaults, which map no quota resource to {GPU_CLASS}, so "
-                      "workloads with GPU claims are not counted", ADD_MAPPING)
     if config is None:
-        why = config_listing.reason or "no ConfigMap holds a Kueue Configuration"
-        return result(CLUSTER014, Outcome.UNAVAILABLE,
-                      f"ClusterQueues with GPU quota ({named(gpu_queues)}), but Kueue's "
-                      f"Configuration could not be read: {why}",
-                      "check resources.deviceClassMappings in kueue-system/kueue-manager-config "
-                      "by hand")
+        return _without_configuration(config_listing, gpu_queues)
     deployment = _kueue_deployment(snapshot.listing(DEPLOYMENTS).items or ())
     details = [f"GPU ClusterQueues: {', '.join(gpu_queues) or 'none'}",
                f"mappings of {GPU_CLASS}: {', '.join(sorted(mapped_names)) or 'none'}"]
