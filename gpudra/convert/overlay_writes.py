@@ -30,9 +30,9 @@ from gpudra.kustomize.tree import Kustomization
 from gpudra.objects import dig
 from gpudra.sources.documents import split_documents
 from gpudra.workloads import WorkloadTable
-from gpudra.yamledit.nodes import compose, load
 from gpudra.yamledit.ops import Delete, apply_to_data, apply_to_text
 from gpudra.yamledit.textedit import LayoutError, detect_style
+from gpudra.yamledit.yaml_nodes import compose, load
 
 
 def write_plan(plan: OverlayPlan, view: ConvertedTree, work: dict[tuple, PatchWork],

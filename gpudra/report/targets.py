@@ -9,7 +9,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import IO
 
-from gpudra.errors import InputReadError, UsageError
+from gpudra.errors import UnreadableInputError, UsageError
 
 
 @dataclass(frozen=True, slots=True)
@@ -67,4 +67,4 @@ def write_targets(targets: Sequence[OutputTarget], render: Callable[[str, bool],
         except OSError as exc:
             failed.append(f"{target.path}: cannot write: {exc.strerror or exc}")
     if failed:
-        raise InputReadError("; ".join(failed))
+        raise UnreadableInputError("; ".join(failed))

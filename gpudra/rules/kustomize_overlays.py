@@ -52,7 +52,7 @@ def check_overlays(paths: Iterable[str], files: Iterable[str],
     # The kustomize model (~40 ms of imports) loads only for a tree with a kustomization:
     # not for cluster audits, `gpudra rules`, or a plain tree.
     from gpudra.kustomize.build import Build
-    from gpudra.kustomize.objects import file_objects
+    from gpudra.kustomize.resource_files import file_objects
     from gpudra.kustomize.touches import touches
     from gpudra.kustomize.tree import inside, load_tree, real_roots
 

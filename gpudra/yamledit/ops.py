@@ -15,9 +15,9 @@ from typing import Any, Union
 
 import yaml
 
-from gpudra.yamledit.nodes import NodeDocument, PathT
 from gpudra.yamledit.render import block_entry, block_sequence, flow, scalar
 from gpudra.yamledit.textedit import LayoutError, Style, TextDocument
+from gpudra.yamledit.yaml_nodes import NodeDocument, PathT
 
 
 @dataclass(frozen=True, slots=True)
