@@ -6,17 +6,14 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
-from gpudra.convert.records import WorkloadResult
+from gpudra.convert.records import ConvertRequest, WorkloadResult
 from gpudra.convert.writer import write_under
 from gpudra.errors import UsageError
 from gpudra.model import InputError
 from gpudra.objects import dig
 from gpudra.workloads import WorkloadTable
-
-if TYPE_CHECKING:
-    from gpudra.convert.run import ConvertRequest
 
 
 def _export_dir(request: ConvertRequest) -> Path:

@@ -8,16 +8,16 @@ from __future__ import annotations
 import datetime
 import json
 import os
-from dataclasses import dataclass, replace
+from dataclasses import replace
 from pathlib import Path
-from typing import IO, Any
+from typing import IO
 
 from gpudra.config import config_for, load_config
 from gpudra.convert import journal
 from gpudra.convert.converter import ConvertReport, FileChange, convert_paths
 from gpudra.convert.from_cluster import export_cluster
 from gpudra.convert.planner import ConvertOptions
-from gpudra.convert.records import WorkloadResult
+from gpudra.convert.records import ConvertRequest, WorkloadResult
 from gpudra.convert.summary import as_data, as_text
 from gpudra.convert.writer import (
     WriteRefused,
@@ -29,7 +29,7 @@ from gpudra.convert.writer import (
     write_under,
 )
 from gpudra.dra.selectors import min_memory_selector, product_prefix_selector
-from gpudra.dra.versions import DEFAULT, TargetVersion
+from gpudra.dra.versions import TargetVersion
 from gpudra.errors import UsageError
 from gpudra.kustomize import KUSTOMIZATION_FILES
 from gpudra.kustomize.tree import real_roots
@@ -38,33 +38,6 @@ from gpudra.printable import quote_name
 from gpudra.quantity import parse_quantity
 from gpudra.rules import catalogue
 from gpudra.workloads import WorkloadTable
-
-
-@dataclass(frozen=True)
-class ConvertRequest:
-    paths: tuple[str, ...]
-    diff: bool = False
-    check: bool = False
-    output_dir: Path | None = None
-    target_version: str = str(DEFAULT)
-    claim_mode: str = "template"
-    strategy: str = "rewrite"
-    keep_node_selectors: bool = False
-    add_toleration: bool | None = None  # None: files yes; --from-cluster: if GPU nodes are tainted
-    keep_device_plugin_quota: bool = False
-    selectors: tuple[str, ...] = ()
-    min_memory: str | None = None
-    product: str | None = None
-    claims_file: str | None = None
-    admin_access: bool = False
-    excludes: tuple[str, ...] = ()
-    config: Path | None = None
-    output: str = "table"
-    quiet: bool = False  # no summary; input and write errors still go to stderr
-    verbose: bool = False  # the summary lists skipped documents
-    color: bool = False  # colour the --diff output (the CLI decides: a TTY, NO_COLOR, FORCE_COLOR)
-    today: datetime.date | None = None  # the day waivers are judged on; None: the clock's
-    cluster: Any = None  # --from-cluster: gpudra.cluster.ClusterOptions of the cluster to export
 
 
 def build_options(request: ConvertRequest) -> ConvertOptions:
