@@ -15,7 +15,7 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, replace
 from pathlib import Path
 
-from gpudra.errors import ConfigError, InputReadError
+from gpudra.errors import ConfigError, UnreadableInputError
 from gpudra.model import BaselineCounts, Finding, Report
 
 FORMAT_VERSION = 1
@@ -57,7 +57,7 @@ def write_baseline(path: Path, findings: Iterable[Finding]) -> None:
     try:
         path.write_text(as_text(findings), encoding="utf-8")
     except OSError as exc:
-        raise InputReadError(f"{path}: cannot write the baseline: {exc.strerror or exc}") \
+        raise UnreadableInputError(f"{path}: cannot write the baseline: {exc.strerror or exc}") \
             from None
 
 
@@ -65,7 +65,7 @@ def load_baseline(path: Path) -> Baseline:
     try:
         data = json.loads(path.read_text(encoding="utf-8"))
     except OSError as exc:
-        raise InputReadError(f"{path}: {exc.strerror or exc}") from None
+        raise UnreadableInputError(f"{path}: {exc.strerror or exc}") from None
     except ValueError as exc:
         raise ConfigError(f"{path}: not a gpudra baseline (not JSON: {exc})") from None
     if not isinstance(data, dict) or data.get("version") != FORMAT_VERSION \

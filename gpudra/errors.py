@@ -15,5 +15,5 @@ class ConfigError(UsageError):
     """A .gpudra.yaml file is unreadable or invalid."""
 
 
-class InputReadError(GpudraError):
+class UnreadableInputError(GpudraError):
     """An input could not be read at all (missing path, permission denied)."""

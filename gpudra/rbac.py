@@ -12,7 +12,7 @@ from __future__ import annotations
 from collections import defaultdict
 from typing import Any
 
-from gpudra.sources.cluster import Read, all_reads
+from gpudra.sources.cluster_reads import Read, all_reads
 
 DEFAULT_NAME = "gpudra-reader"
 

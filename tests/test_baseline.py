@@ -11,24 +11,10 @@ import pytest
 from typer.testing import CliRunner
 
 from gpudra.cli import app
+from tests.support.manifests import gpu_job
+from tests.support.run import invoke
 
-JOB = """\
-apiVersion: batch/v1
-kind: Job
-metadata:
-  name: {name}
-  namespace: ml
-spec:
-  template:
-    spec:
-      restartPolicy: Never
-      containers:
-      - name: main
-        image: cuda
-        resources:
-          limits:
-            nvidia.com/gpu: 2
-"""
+JOB = gpu_job(namespace="ml", gpus=2, container="main", image="cuda", restart_never=True)
 # The same Job, reformatted: flow style, other key order, comments, moved down the file.
 JOB_REFORMATTED = """\
 # moved below another object and rewritten in flow style
@@ -48,7 +34,7 @@ spec:
 
 
 def _run(*args: str) -> tuple[int, dict, str]:
-    result = CliRunner().invoke(app, [*args, "-o", "json"])
+    result = invoke(*args, "-o", "json", plain=False)
     return result.exit_code, json.loads(result.stdout), result.stderr
 
 

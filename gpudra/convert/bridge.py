@@ -23,7 +23,7 @@ from typing import Any
 from gpudra.convert.placement import plan_placement
 from gpudra.convert.records import Blocked
 from gpudra.convert.requests import DeviceNeed, container_label
-from gpudra.dra.gfd import is_gfd_label
+from gpudra.dra.selectors import is_gfd_label
 from gpudra.dra.versions import TargetVersion
 from gpudra.objects import PathT, dig
 from gpudra.workloads import PodSpecRef

@@ -23,9 +23,9 @@ from gpudra.convert.planner import ConvertOptions, ObjectPlan, Planner, Workload
 from gpudra.convert.records import result_for
 from gpudra.devices import DEVICE_NAME_PATTERN
 from gpudra.dra import emit
-from gpudra.errors import InputReadError, UsageError
+from gpudra.errors import UnreadableInputError, UsageError
 from gpudra.kustomize.build import Build
-from gpudra.kustomize.objects import file_objects
+from gpudra.kustomize.resource_files import file_objects
 from gpudra.kustomize.tree import (
     Tree,
     inside,
@@ -40,11 +40,11 @@ from gpudra.sources.documents import Chunk
 from gpudra.sources.files import STDIN, InputFile, ReadFile, documents, read_files
 from gpudra.sources.prescan import CONVERT_NEEDLES
 from gpudra.workloads import WorkloadTable
-from gpudra.yamledit.nodes import NodeDocument, compose, compose_chunk
-from gpudra.yamledit.nodes import load as load_document
 from gpudra.yamledit.ops import Append, Extend, Op, apply_to_data, apply_to_text
 from gpudra.yamledit.render import document
 from gpudra.yamledit.textedit import LayoutError, Style, detect_style
+from gpudra.yamledit.yaml_nodes import NodeDocument, compose, compose_chunk
+from gpudra.yamledit.yaml_nodes import load as load_document
 
 _DEVICE = re.compile(DEVICE_NAME_PATTERN)
 
@@ -148,7 +148,7 @@ def convert_paths(paths: Iterable[str], options: ConvertOptions, *,
         if not overlay.vetoes:
             break
         if set(overlay.vetoes) <= set(vetoes):  # a vetoed object is never converted again
-            raise InputReadError("kustomize overlays: planning did not settle; nothing was "
+            raise UnreadableInputError("kustomize overlays: planning did not settle; nothing was "
                                  "written")
         vetoes.update(overlay.vetoes)
     if overlay is not None:
@@ -513,7 +513,7 @@ def _claims_files(files: list[_File], claims_file: str | None,
         return _claims_file_changes(files, claims_file, converted, tree)
     except (UnicodeDecodeError, yaml.YAMLError, LayoutError) as exc:
         reason = exc.reason if isinstance(exc, UnicodeDecodeError) else str(exc).splitlines()[0]
-        raise InputReadError(f"--claims-file {claims_file}: cannot update it or its "
+        raise UnreadableInputError(f"--claims-file {claims_file}: cannot update it or its "
                              f"kustomization ({reason}); nothing was written") from None
 
 

@@ -8,9 +8,10 @@ from collections.abc import Iterable, Mapping
 from typing import Any
 
 from gpudra.rules.base import SUPPRESS_ANNOTATION, parse_suppressions
+from gpudra.rules.device_requests import CONVERTIBLE_RULES
 from gpudra.waivers import WaiverSet
 
-WORKLOAD_RULES = ("GPU101", "GPU102", "GPU103")  # device-plugin GPU, MIG and shared requests
+WORKLOAD_RULES = CONVERTIBLE_RULES  # device-plugin GPU, MIG and shared requests
 QUOTA_RULES = ("GPU201", "GPU203")               # ResourceQuota, Kubeflow Profile quota
 GUIDANCE_RULES = {"LimitRange": "GPU202", "ClusterQueue": "GPU204", "NodePool": "GPU205"}
 

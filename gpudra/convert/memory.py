@@ -13,8 +13,8 @@ from typing import Any
 
 from gpudra.convert.planner import ConvertOptions, Planner
 from gpudra.workloads import WorkloadTable
-from gpudra.yamledit.nodes import NodeDocument
 from gpudra.yamledit.ops import apply_to_data
+from gpudra.yamledit.yaml_nodes import NodeDocument
 
 
 class _Anything(NodeDocument):

@@ -13,7 +13,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
-from gpudra.kustomize.objects import objects_in
+from gpudra.kustomize.resource_files import objects_in
 from gpudra.objects import template_objects
 from gpudra.yamledit.ops import Extend, Op
 

@@ -17,8 +17,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
-from gpudra.dra.gfd import is_gfd_label
-from gpudra.dra.selectors import ATTR, label_selector
+from gpudra.dra.selectors import ATTR, is_gfd_label, label_selector
 from gpudra.objects import PathT, dig
 from gpudra.workloads import PodSpecRef
 from gpudra.yamledit.ops import Delete, Op

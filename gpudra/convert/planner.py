@@ -54,8 +54,8 @@ from gpudra.gpu_use import ObjectUse, quota_path, read_object, read_pod_spec
 from gpudra.objects import dig, format_path
 from gpudra.quantity import parse_quantity
 from gpudra.workloads import PodSpecRef, WorkloadTable
-from gpudra.yamledit.nodes import NodeDocument, PathT
 from gpudra.yamledit.ops import Append, Delete, Extend, Op, container_of
+from gpudra.yamledit.yaml_nodes import NodeDocument, PathT
 
 __all__ = ["Blocked", "ConvertOptions", "ObjectPlan", "Planner", "WorkloadResult"]
 

@@ -59,13 +59,7 @@ def plan_quota(file: str, data: Mapping[str, Any], base: PathT, *, keep: bool,
     totals = {**enforced, **{cls: stated[cls] for cls in unenforced}}
     plan = ObjectPlan()
     path = base + hard_path
-    additions: dict[str, str] = {}
-    for cls, count in totals.items():
-        for key, value in emit.quota_keys(cls, count).items():
-            if key.startswith("count/"):
-                additions[key] = str(int(additions.get(key, "0")) + count)
-            else:
-                additions[key] = value
+    additions = _dra_keys(totals)
     notes: list[str] = []
     mig_cap = f"{emit.MIG_CLASS}{emit.QUOTA_CLASS_SUFFIX}"
     if mig and emit.GPU_CLASS in totals and emit.MIG_CLASS not in totals and mig_cap not in hard:
@@ -79,6 +73,27 @@ def plan_quota(file: str, data: Mapping[str, Any], base: PathT, *, keep: bool,
         plan.ops += [Delete(path + (key,)) for key in old]
     if not plan.ops:
         return ObjectPlan()
+    notes += _notes(asked, keep, profiles, bool(unenforced))
+    plan.result = result_for(file, data, "quota", notes=tuple(notes))
+    prune(data, base, plan.ops)
+    return plan
+
+
+def _dra_keys(totals: Mapping[str, int]) -> dict[str, str]:
+    """The DRA quota keys that cap `totals` (devices per class); the claim count is shared."""
+    additions: dict[str, str] = {}
+    for cls, count in totals.items():
+        for key, value in emit.quota_keys(cls, count).items():
+            if key.startswith("count/"):
+                additions[key] = str(int(additions.get(key, "0")) + count)
+            else:
+                additions[key] = value
+    return additions
+
+
+def _notes(asked: bool, keep: bool, profiles: set[str], unenforced: bool) -> list[str]:
+    """What the user should know about a converted quota beyond its new keys."""
+    notes = []
     if asked:
         notes.append("kept the device-plugin keys (--keep-device-plugin-quota): they still "
                      "count device-plugin pods")
@@ -92,9 +107,7 @@ def plan_quota(file: str, data: Mapping[str, Any], base: PathT, *, keep: bool,
     if unenforced:
         notes.append("Kubernetes never enforced the limits./bare device-plugin keys of this "
                      "quota (only requests.<resource>); their value is now the DRA cap")
-    plan.result = result_for(file, data, "quota", notes=tuple(notes))
-    prune(data, base, plan.ops)
-    return plan
+    return notes
 
 
 def _mig_note(mig: frozenset[str], count: int) -> str:

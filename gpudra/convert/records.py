@@ -2,11 +2,13 @@
 
 from __future__ import annotations
 
+import datetime
 from collections.abc import Mapping
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import Any
 
-from gpudra.dra.versions import TargetVersion
+from gpudra.dra.versions import DEFAULT, TargetVersion
 from gpudra.waivers import WaiverSet
 from gpudra.yamledit.ops import Op
 
@@ -73,3 +75,33 @@ def result_for(file: str, data: Mapping[str, Any], strategy: str, *, reason: str
     return WorkloadResult(file, str(data.get("kind", "")), str(name) if name else None,
                           str(namespace) if namespace else None, strategy, reason, notes, created,
                           claims)
+
+
+@dataclass(frozen=True)
+class ConvertRequest:
+    """What `gpudra convert` was asked to do, as the CLI parsed it."""
+
+
+    paths: tuple[str, ...]
+    diff: bool = False
+    check: bool = False
+    output_dir: Path | None = None
+    target_version: str = str(DEFAULT)
+    claim_mode: str = "template"
+    strategy: str = "rewrite"
+    keep_node_selectors: bool = False
+    add_toleration: bool | None = None  # None: files yes; --from-cluster: if GPU nodes are tainted
+    keep_device_plugin_quota: bool = False
+    selectors: tuple[str, ...] = ()
+    min_memory: str | None = None
+    product: str | None = None
+    claims_file: str | None = None
+    admin_access: bool = False
+    excludes: tuple[str, ...] = ()
+    config: Path | None = None
+    output: str = "table"
+    quiet: bool = False  # no summary; input and write errors still go to stderr
+    verbose: bool = False  # the summary lists skipped documents
+    color: bool = False  # colour the --diff output (the CLI decides: a TTY, NO_COLOR, FORCE_COLOR)
+    today: datetime.date | None = None  # the day waivers are judged on; None: the clock's
+    cluster: Any = None  # --from-cluster: gpudra.cluster.ClusterOptions of the cluster to export

@@ -8,16 +8,16 @@ from __future__ import annotations
 import datetime
 import json
 import os
-from collections.abc import Mapping
-from dataclasses import dataclass, replace
+from dataclasses import replace
 from pathlib import Path
-from typing import IO, Any
+from typing import IO
 
 from gpudra.config import config_for, load_config
 from gpudra.convert import journal
 from gpudra.convert.converter import ConvertReport, FileChange, convert_paths
+from gpudra.convert.from_cluster import export_cluster
 from gpudra.convert.planner import ConvertOptions
-from gpudra.convert.records import WorkloadResult
+from gpudra.convert.records import ConvertRequest, WorkloadResult
 from gpudra.convert.summary import as_data, as_text
 from gpudra.convert.writer import (
     WriteRefused,
@@ -26,45 +26,18 @@ from gpudra.convert.writer import (
     remove_stale_temps,
     unified_diff,
     write_atomic,
+    write_under,
 )
 from gpudra.dra.selectors import min_memory_selector, product_prefix_selector
-from gpudra.dra.versions import DEFAULT, TargetVersion
+from gpudra.dra.versions import TargetVersion
 from gpudra.errors import UsageError
 from gpudra.kustomize import KUSTOMIZATION_FILES
-from gpudra.kustomize.tree import inside, real_roots
+from gpudra.kustomize.tree import real_roots
 from gpudra.model import ExitCode, InputError
-from gpudra.objects import dig
 from gpudra.printable import quote_name
 from gpudra.quantity import parse_quantity
 from gpudra.rules import catalogue
 from gpudra.workloads import WorkloadTable
-
-
-@dataclass(frozen=True)
-class ConvertRequest:
-    paths: tuple[str, ...]
-    diff: bool = False
-    check: bool = False
-    output_dir: Path | None = None
-    target_version: str = str(DEFAULT)
-    claim_mode: str = "template"
-    strategy: str = "rewrite"
-    keep_node_selectors: bool = False
-    add_toleration: bool | None = None  # None: files yes; --from-cluster: if GPU nodes are tainted
-    keep_device_plugin_quota: bool = False
-    selectors: tuple[str, ...] = ()
-    min_memory: str | None = None
-    product: str | None = None
-    claims_file: str | None = None
-    admin_access: bool = False
-    excludes: tuple[str, ...] = ()
-    config: Path | None = None
-    output: str = "table"
-    quiet: bool = False  # no summary; input and write errors still go to stderr
-    verbose: bool = False  # the summary lists skipped documents
-    color: bool = False  # colour the --diff output (the CLI decides: a TTY, NO_COLOR, FORCE_COLOR)
-    today: datetime.date | None = None  # the day waivers are judged on; None: the clock's
-    cluster: Any = None  # --from-cluster: gpudra.cluster.ClusterOptions of the cluster to export
 
 
 def build_options(request: ConvertRequest) -> ConvertOptions:
@@ -136,6 +109,36 @@ def _check_selectors(selectors: list[str], from_user: int, target: TargetVersion
             raise UsageError(f"{origin}: {problems[0].message}")
 
 
+def _nothing_exported(exported: tuple[InputError, ...], skipped: tuple[WorkloadResult, ...],
+                      quiet: bool, stderr: IO[str]) -> ExitCode:
+    """A --from-cluster run that wrote no file: say why, and convert nothing."""
+    for error in exported:
+        stderr.write(f"gpudra: {error.where}: {error.message}\n")
+    for pod in skipped:
+        stderr.write(f"gpudra: not exported: {pod.namespace}/Pod/{pod.name}: {pod.reason}\n")
+    if not quiet:
+        stderr.write("gpudra: the cluster has no GPU workloads or GPU quotas to export\n")
+    return ExitCode.INPUT_ERROR if exported else ExitCode.OK
+
+
+def _deliver(report: ConvertReport, request: ConvertRequest, stdout: IO[str], stderr: IO[str]
+             ) -> tuple[list[InputError], set[str]]:
+    """Put the converted text where the request says (stdout for `-`, a diff, a copy, the
+    files themselves, nowhere for --check); returns the write errors and unwritten files."""
+    if request.paths == ("-",):
+        _write_stdin_result(report, stdout)
+    elif request.diff:
+        if request.output != "json":
+            for change in report.changes:
+                diff = unified_diff(change.label, change.old, change.new, change.created)
+                stdout.write(color_diff(diff) if request.color else diff)
+    elif request.output_dir is not None:
+        return _write_copy(report, request, request.output_dir)
+    elif not request.check:
+        return _write_in_place(report, request, stderr)
+    return [], set()
+
+
 def run_convert(request: ConvertRequest, *, stdout: IO[str], stderr: IO[str],
                 stdin=None) -> ExitCode:
     config = load_config(config_for(request.paths, request.config), catalogue())
@@ -145,19 +148,11 @@ def run_convert(request: ConvertRequest, *, stdout: IO[str], stderr: IO[str],
     exported: tuple[InputError, ...] = ()
     skipped: tuple[WorkloadResult, ...] = ()
     if request.cluster is not None:
-        exported, skipped, count, tainted = _export(request, table)
+        exported, skipped, count, tainted = export_cluster(request, table)
         if request.add_toleration is None:  # the cluster says whether pods need it
             options = replace(options, add_toleration=tainted)
         if count == 0:
-            for error in exported:
-                stderr.write(f"gpudra: {error.where}: {error.message}\n")
-            for pod in skipped:
-                stderr.write(f"gpudra: not exported: {pod.namespace}/Pod/{pod.name}: "
-                             f"{pod.reason}\n")
-            if not request.quiet:
-                stderr.write("gpudra: the cluster has no GPU workloads or GPU quotas to "
-                             "export\n")
-            return ExitCode.INPUT_ERROR if exported else ExitCode.OK
+            return _nothing_exported(exported, skipped, request.quiet, stderr)
         # The exported tree is converted in place, as any tree in --output-dir would be.
         request = replace(request, paths=(str(request.output_dir),), output_dir=None)
     resumed: list[InputError] = []
@@ -172,22 +167,8 @@ def run_convert(request: ConvertRequest, *, stdout: IO[str], stderr: IO[str],
     if exported or skipped or resumed:
         report = replace(report, errors=exported + tuple(resumed) + report.errors,
                          results=skipped + report.results)
-    summary_stream = stdout
-    write_errors: list[InputError] = []
-    unwritten: set[str] = set()
-    if request.paths == ("-",):
-        summary_stream = stderr
-        _write_stdin_result(report, stdout)
-    elif request.diff:
-        summary_stream = stderr
-        if request.output != "json":
-            for change in report.changes:
-                diff = unified_diff(change.label, change.old, change.new, change.created)
-                stdout.write(color_diff(diff) if request.color else diff)
-    elif request.output_dir is not None:
-        write_errors, unwritten = _write_copy(report, request, request.output_dir)
-    elif not request.check:
-        write_errors, unwritten = _write_in_place(report, request, stderr)
+    summary_stream = stderr if request.paths == ("-",) or request.diff else stdout
+    write_errors, unwritten = _deliver(report, request, stdout, stderr)
     if write_errors:
         report = replace(report, errors=report.errors + tuple(write_errors),
                          unwritten=frozenset(unwritten))
@@ -201,100 +182,6 @@ def run_convert(request: ConvertRequest, *, stdout: IO[str], stderr: IO[str],
     for error in report.errors:  # on stderr, as every command's input errors
         stderr.write(f"gpudra: {error.where}: {error.message}\n")
     return _exit_code(report, request)
-
-
-def _export(request: ConvertRequest, table: WorkloadTable
-            ) -> tuple[tuple[InputError, ...], tuple[WorkloadResult, ...], int, bool]:
-    """Write the cluster's GPU workloads (bare pods included), the claims and templates they
-    use, and GPU quotas, as clean manifests under --output-dir. Returns what could not be read,
-    the GPU pods left out (with why), how many files were written, and whether a node carries
-    the `nvidia.com/gpu` NoSchedule taint. Raises a ClusterError when the cluster cannot be
-    read at all."""
-    from gpudra.cluster import connect
-    from gpudra.convert.export import clean, dump, file_name
-    from gpudra.convert.tolerations import has_gpu_taint
-    from gpudra.gpu_use import quota_keys, read_object
-    from gpudra.objects import ClusterObject
-    from gpudra.sources.cluster import ClusterSource
-
-    out = request.output_dir
-    if request.paths or out is None or request.diff or request.check or request.claims_file:
-        raise UsageError("--from-cluster needs --output-dir DIR and no PATH, --diff, --check "
-                         "or --claims-file")
-    if out.exists() and (not out.is_dir() or any(out.iterdir())):
-        raise UsageError(f"--output-dir {out}: must be a new or empty directory for "
-                         "--from-cluster")
-    errors: list[InputError] = []
-    written: set[str] = set()
-    skipped: list[WorkloadResult] = []
-    tainted = False
-    with connect(request.cluster) as cluster:
-        cluster.server_version()
-        for item in ClusterSource(cluster, table, command="export").items():
-            if isinstance(item, InputError):
-                errors.append(item)
-                continue
-            if not isinstance(item, ClusterObject):
-                continue
-            if item.kind == "Node" and item.group == "":
-                tainted = tainted or has_gpu_taint(item.data)
-                continue
-            if item.kind == "Pod" and item.group == "":
-                reason = _not_exported(item)
-                if reason is not None:
-                    pod = read_object(table, "", "Pod", item.data)
-                    if pod.device_plugin or pod.dra:
-                        skipped.append(WorkloadResult(
-                            "(not exported)", "Pod", item.name, item.namespace, "manual",
-                            reason))
-                    continue
-            if item.group == "resource.k8s.io":
-                # Claims the pods' templates generated belong to their pods, not to Git.
-                if dig(item.data, "metadata", "ownerReferences"):
-                    continue
-                paths: list = []
-            else:
-                use = read_object(table, item.group, item.kind, item.data)
-                if not (use.device_plugin or use.dra or any(
-                        q.device.is_nvidia_device_plugin for q in quota_keys(item.data))):
-                    continue
-                paths = [p.spec.path for p in use.pods]
-            name = file_name(item.data)
-            if name is None:
-                errors.append(InputError(None, "the cluster sent an object whose namespace, "
-                                         "name or kind is not a valid Kubernetes name; it was "
-                                         "left out", object=_shown(item.data)))
-                continue
-            if name in written:
-                errors.append(InputError(None, f"two objects would be written to {name}; "
-                                         "the second was left out", object=name))
-                continue
-            written.add(name)
-            write_under(out, name, dump(clean(item.data, paths)).encode("utf-8"))
-    return tuple(errors), tuple(skipped), len(written), tainted
-
-
-def _not_exported(pod: Any) -> str | None:
-    """Why a GPU pod the cluster source reports at itself is not written as a manifest; None
-    for a bare pod, or one whose controller no longer exists (it is bare now)."""
-    if pod.cluster is not None and pod.cluster.controller_gone:
-        return None
-    for ref in dig(pod.data, "metadata", "ownerReferences") or ():
-        if isinstance(ref, Mapping) and ref.get("controller"):
-            kind, name = ref.get("kind"), ref.get("name")
-            if kind == "Node":
-                return (f"a static pod: the kubelet of node {name} runs it from a manifest file "
-                        "on that node; convert that file")
-            return (f"controlled by {kind} {name}, which gpudra does not read: export or convert "
-                    f"that object (or add its kind under workloads: in .gpudra.yaml)")
-    return None
-
-
-def _shown(data: Any) -> str:
-    """An object's kind, namespace and name as the server sent them, escaped and cut short."""
-    meta = data.get("metadata") if isinstance(data.get("metadata"), dict) else {}
-    text = repr(f"{data.get('kind')}/{meta.get('namespace')}/{meta.get('name')}")
-    return text if len(text) <= 120 else text[:117] + "..."
 
 
 def _copy_inside(request: ConvertRequest) -> str | None:
@@ -474,14 +361,3 @@ def _relative(path: Path, base: Path) -> Path:
         return path.resolve().relative_to(base)
     except ValueError:
         return Path(path.name)
-
-
-def write_under(out: Path, relative: Path | str, data: bytes) -> None:
-    """Write `data` at `out/relative`, never outside `out`: not through `..` or an absolute
-    name, nor through a symlink inside `out` (raises WriteRefused)."""
-    target = out / relative
-    if not inside(str(target), (os.path.realpath(out),)):
-        raise WriteRefused(f"{target} would be outside --output-dir {out}; not written")
-    target.parent.mkdir(parents=True, exist_ok=True)
-    remove_stale_temps(target.parent)
-    write_atomic(target, data)

@@ -164,3 +164,14 @@ def color_diff(diff: str) -> str:
             continue
         out.append(f"{style}{body}{_RESET}{line[len(body):]}")
     return "".join(out)
+
+
+def write_under(out: Path, relative: Path | str, data: bytes) -> None:
+    """Write `data` at `out/relative`, never outside `out`: not through `..` or an absolute
+    name, nor through a symlink inside `out` (raises WriteRefused)."""
+    target = out / relative
+    if not inside(str(target), (os.path.realpath(out),)):
+        raise WriteRefused(f"{target} would be outside --output-dir {out}; not written")
+    target.parent.mkdir(parents=True, exist_ok=True)
+    remove_stale_temps(target.parent)
+    write_atomic(target, data)

@@ -105,12 +105,7 @@ def build_fleet(objects: Iterable[Mapping[str, Any]], table: WorkloadTable,
     slices = tuple(o for o in objects if o.get("kind") == "ResourceSlice")
     classes = tuple(o for o in objects if o.get("kind") == "DeviceClass")
     templates = [o for o in objects if o.get("kind") == "ResourceClaimTemplate"]
-    publishing: dict[str, int] = {}
-    for piece in slices:
-        if dig(piece, "spec", "nodeName") and dig(piece, "spec", "devices"):
-            node_name = str(dig(piece, "spec", "nodeName"))
-            publishing[node_name] = publishing.get(node_name, 0) + len(
-                dig(piece, "spec", "devices"))
+    publishing = _devices_per_node(slices)
     nodes = tuple(n for n in (_node(o, publishing, pool_label) for o in objects
                               if o.get("kind") == "Node") if n is not None)
     release = TargetVersion.parse(target)
@@ -144,25 +139,13 @@ def build_fleet(objects: Iterable[Mapping[str, Any]], table: WorkloadTable,
         per_pod = max((sum(r.alternatives[0].count for c in g.claims if c.spec
                            for r in c.spec.requests) for g in groups), default=0)
         specs = [s.data for s in table.pod_specs(group, kind, obj)]
-        constraints = json.dumps([[s.get(k) for k in _PLACEMENT] for s in specs],
-                                 sort_keys=True, default=str)
-        allowed = allowed_nodes.get(constraints)
-        if allowed is None:
-            allowed = allowed_nodes[constraints] = frozenset(
-                n.name for n in nodes if all(eligible(s, n.data) for s in specs))
+        allowed = _allowed_nodes(specs, nodes, allowed_nodes)
         mark = marks.setdefault(allowed, f"{ELIGIBLE_LABEL}{len(marks)}")
         main, *rest = converted
         pinned = _pinned(main, mark, table)
         claimed = [p.data for p in table.pod_specs(group, kind, pinned)
                    if p.data.get("resourceClaims")]
-        shape = pod = None
-        if len(groups) == 1 and len(claimed) == 1 and groups[0].pods and all(
-                c.shared is None for c in groups[0].claims):
-            pod = claimed[0]
-            shape = json.dumps([mark, [(c.name, repr(c.spec)) for c in groups[0].claims],
-                                [e.get("name") for e in pod.get("resourceClaims") or ()],
-                                [ctr.get("resources") for ctr in pod.get("containers") or ()]],
-                               sort_keys=True, default=str)
+        shape, pod = _pod_shape(groups, claimed, mark)
         workloads.append(Workload(kind, str(dig(obj, "metadata", "name")),
                                   str(dig(obj, "metadata", "namespace") or ""), pods, per_pod,
                                   _risk(kind, pods), use.dra, allowed, obj,
@@ -171,6 +154,45 @@ def build_fleet(objects: Iterable[Mapping[str, Any]], table: WorkloadTable,
                   for n in nodes}
     return Fleet(nodes, tuple(workloads), slices, classes, pool_label, tuple(blocked),
                  node_marks, release)
+
+
+
+def _devices_per_node(slices: Iterable[Mapping[str, Any]]) -> dict[str, int]:
+    """How many devices the ResourceSlices publish on each node."""
+    publishing: dict[str, int] = {}
+    for piece in slices:
+        if dig(piece, "spec", "nodeName") and dig(piece, "spec", "devices"):
+            node_name = str(dig(piece, "spec", "nodeName"))
+            publishing[node_name] = publishing.get(node_name, 0) + len(
+                dig(piece, "spec", "devices"))
+    return publishing
+
+
+def _allowed_nodes(specs: list[Mapping[str, Any]], nodes: tuple[Node, ...],
+                   cache: dict[str, frozenset[str]]) -> frozenset[str]:
+    """The nodes every pod spec may run on, computed once per set of placement constraints."""
+    constraints = json.dumps([[s.get(k) for k in _PLACEMENT] for s in specs],
+                             sort_keys=True, default=str)
+    allowed = cache.get(constraints)
+    if allowed is None:
+        allowed = cache[constraints] = frozenset(
+            n.name for n in nodes if all(eligible(s, n.data) for s in specs))
+    return allowed
+
+
+def _pod_shape(groups: Any, claimed: list[Mapping[str, Any]], mark: str
+               ) -> tuple[str | None, Mapping[str, Any] | None]:
+    """(shape, pod) of a workload whose pods are all alike and claim nothing shared: pods of
+    one shape are placed alike; (None, None) for any other."""
+    if len(groups) == 1 and len(claimed) == 1 and groups[0].pods and all(
+            c.shared is None for c in groups[0].claims):
+        pod = claimed[0]
+        shape = json.dumps([mark, [(c.name, repr(c.spec)) for c in groups[0].claims],
+                            [e.get("name") for e in pod.get("resourceClaims") or ()],
+                            [ctr.get("resources") for ctr in pod.get("containers") or ()]],
+                           sort_keys=True, default=str)
+        return shape, pod
+    return None, None
 
 
 def _pinned(obj: Mapping[str, Any], mark: str, table: WorkloadTable) -> Mapping[str, Any]:

@@ -85,7 +85,8 @@ def write_waves(result: CutoverPlan, out: Path, table: WorkloadTable) -> list[In
     """wave-N/original/: the moving workloads as clean manifests (what `convert
     --from-cluster` exports); wave-N/converted/: those files converted by `gpudra convert`."""
     from gpudra.convert.export import clean, dump, file_name
-    from gpudra.convert.run import ConvertRequest, run_convert, write_under
+    from gpudra.convert.run import ConvertRequest, run_convert
+    from gpudra.convert.writer import write_under
     from gpudra.gpu_use import read_object
 
     errors: list[InputError] = []

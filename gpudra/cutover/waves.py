@@ -24,8 +24,8 @@ unit works, the cutover is blocked, with the numbers of the best attempt.
 from __future__ import annotations
 
 from collections.abc import Callable, Iterator, Sequence
+from dataclasses import dataclass, replace
 from itertools import combinations
-from dataclasses import dataclass
 from typing import Any
 
 from gpudra.cutover.fleet import Fleet, Node, Workload
@@ -235,8 +235,11 @@ def check_side(stack: str, workloads: Sequence[Workload], nodes: Sequence[Node],
         objects += [stand_in, *same[0].converted[1:]]
         members[(same[0].namespace, "Deployment", stand_in["metadata"]["name"])] = same
     inventory = _inventory(nodes, fleet)
-    options = PlanOptions(table=table, explain=False, engine=default_engine(fleet.target),
-                          device_taints=any(d.taints for d in inventory.devices))
+    options = PlanOptions.for_target(fleet.target, table=table, explain=False,
+                                     engine=default_engine(fleet.target))
+    # with no tainted device the taint gate changes nothing and costs a check per device
+    options = replace(options, device_taints=options.device_taints
+                      and any(d.taints for d in inventory.devices))
     report = plan(objects, inventory, options)
     failed: list[tuple[str, str, str]] = []
     failures: list[str] = []

@@ -50,17 +50,15 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from gpudra.dra.versions import DEFAULT, MIN_MINOR, TargetVersion
+from gpudra.dra.versions import DEFAULT, MIN_MINOR, TargetVersion, introduced
 
-CONSUMABLE_CAPACITY_GATE = "DRAConsumableCapacity"
-_CONSUMABLE_CAPACITY_SINCE = 34  # alpha (off) in 1.34 and 1.35
-_CONSUMABLE_CAPACITY_ON_SINCE = 36  # beta (on)
 _CEL_GO_0_23 = 33  # optional values version 2, two-variable comprehensions
 _SEMVER_NORMALIZE_SINCE = 34
 _LISTS_V3 = 35
 
 BASE_DEVICE_FIELDS = frozenset({"driver", "attributes", "capacity"})
-MULTIPLE_ALLOCATIONS = "allowMultipleAllocations"
+MULTIPLE_ALLOCATIONS = "allowMultipleAllocations"  # also its feature in the gate table
+CONSUMABLE_CAPACITY_GATE = DEFAULT.supports(MULTIPLE_ALLOCATIONS).gate
 
 # Two-variable comprehensions (cel-go ext.TwoVarComprehensions): all/exists/existsOne/exists_one
 # with three arguments, and the transform macros.
@@ -79,11 +77,12 @@ class CelEnvironment:
     @property
     def multiple_allocations(self) -> bool:
         """``device.allowMultipleAllocations`` is declared."""
-        if self.target.minor < _CONSUMABLE_CAPACITY_SINCE:
+        support = self.target.supports(MULTIPLE_ALLOCATIONS)
+        if not support.available:
             return False
         if self.consumable_capacity is not None:
             return self.consumable_capacity
-        return self.target.minor >= _CONSUMABLE_CAPACITY_ON_SINCE
+        return support.default_on
 
     @property
     def device_fields(self) -> frozenset[str]:
@@ -116,8 +115,8 @@ class CelEnvironment:
         """Why `device.<name>` is undefined here, when another release or gate has it."""
         if name != MULTIPLE_ALLOCATIONS:
             return None
-        if self.target.minor < _CONSUMABLE_CAPACITY_SINCE:
-            return (f"device.{name} is new in Kubernetes 1.{_CONSUMABLE_CAPACITY_SINCE}, "
+        if not self.target.supports(MULTIPLE_ALLOCATIONS).available:
+            return (f"device.{name} is new in Kubernetes {introduced(MULTIPLE_ALLOCATIONS)}, "
                     f"with feature gate {CONSUMABLE_CAPACITY_GATE}")
         return (f"device.{name} needs feature gate {CONSUMABLE_CAPACITY_GATE}, off by default "
                 f"in Kubernetes {self.target}")

@@ -1,4 +1,5 @@
-"""GPU Feature Discovery node labels → CEL device selectors, for `gpudra convert`.
+"""GPU Feature Discovery node labels → DRA: the one table of GFD labels (`GFD_LABELS`: the DRA
+attribute the audit names, and the CEL device selectors `gpudra convert` writes).
 
 :func:`label_selector` translates one nodeSelector entry (operator ``"="``) or one node-affinity
 match expression (``In``, ``NotIn``, ``Exists``, ``DoesNotExist``, ``Gt``, ``Lt``) on a GFD label
@@ -64,6 +65,7 @@ _SIGNED_INT = re.compile(r"^[+-]?[0-9]+$")
 _DRIVER_FULL = re.compile(r"^(0|[1-9][0-9]*)\.(0|[1-9][0-9]*)(?:\.([0-9]+))?$")
 _RUNTIME_FULL = re.compile(r"^(0|[1-9][0-9]*)\.(0|[1-9][0-9]*)$")
 _MIG_PRODUCT = re.compile(r"-MIG-[^-]+(?:-SHARED)?$|-MIG-INVALID$")
+_GFD_LABEL = re.compile(r"^nvidia\.com/(?:gpu\.|cuda\.|mig\.|mig-|mps\.|vgpu\.|gfd\.)")
 
 # GFD family (k8s-device-plugin internal/lm/resource.go getArchFamily) -> the DRA driver's
 # `architecture` (go-nvlib GetArchitectureAsString; dra-reference section 8), for the families
@@ -284,30 +286,101 @@ def _version_full(attribute: str, pattern: re.Pattern[str], with_patch: bool
     return translate
 
 
-_HANDLERS: dict[str, Callable[[str, list[str]], Translation | None]] = {
-    "nvidia.com/gpu.product": _product,
-    "nvidia.com/gpu.memory": _memory,
-    "nvidia.com/gpu.family": _family,
-    "nvidia.com/gpu.compute.major": _version_part("cudaComputeCapability", "major", "int"),
-    "nvidia.com/gpu.compute.minor": _version_part("cudaComputeCapability", "minor", "int"),
+Translator = Callable[[str, list[str]], Translation | None]
+
+
+@dataclass(frozen=True, slots=True)
+class LabelMapping:
+    """What a GFD label becomes under DRA: the audit names `dra` and `note`, convert writes
+    `translate`'s CEL (None: convert keeps the node selector)."""
+
+    label: str
+    dra: str | None  # the DRA attribute/capacity that replaces it; None: no equivalent
+    note: str
+    translate: Translator | None = None
+
+
+# (DRA attribute, note) of the label families that are versions
+_COMPUTE = ("attribute cudaComputeCapability",
+            'a version: cudaComputeCapability.compareTo(semver("8.0.0"))')
+_DRIVER_VERSION = ("attribute driverVersion",
+                   'a version: driverVersion.compareTo(semver("550.0.0"))')
+_DRIVER_DEPRECATED = ("attribute driverVersion",
+                      "deprecated label; driverVersion.compareTo(semver(...))")
+_RUNTIME = ("attribute cudaDriverVersion", "closest DRA attribute: cudaDriverVersion (a version)")
+
+# The one table of GFD labels (label names and value formats from NVIDIA k8s-device-plugin v0.20
+# internal/lm; DRA attribute names from the NVIDIA DRA driver v0.4.1; docs/facts.md).
+GFD_LABELS: Mapping[str, LabelMapping] = MappingProxyType({m.label: m for m in (
+    LabelMapping("nvidia.com/gpu.product", "attribute productName",
+                 'compare productName.replace(" ", "-") with the label value', _product),
+    LabelMapping("nvidia.com/gpu.memory", "capacity memory",
+                 'label is MiB, capacity is bytes: memory.compareTo(quantity("<N>Mi"))', _memory),
+    LabelMapping("nvidia.com/gpu.family", "attribute architecture",
+                 'spelling differs: "ampere" -> "Ampere", "ada-lovelace" -> "Ada Lovelace"',
+                 _family),
+    LabelMapping("nvidia.com/gpu.compute.major", *_COMPUTE,
+                 _version_part("cudaComputeCapability", "major", "int")),
+    LabelMapping("nvidia.com/gpu.compute.minor", *_COMPUTE,
+                 _version_part("cudaComputeCapability", "minor", "int")),
+    LabelMapping("nvidia.com/gpu.count", None,
+                 "the claim's count replaces it; drop it or keep it as a node selector"),
+    LabelMapping("nvidia.com/gpu.present", None, "implied by any GPU claim; the selector can go"),
+    LabelMapping("nvidia.com/gpu.sharing-strategy", None,
+                 "sharing is configured per claim under DRA (GpuConfig)"),
+    LabelMapping("nvidia.com/gpu.replicas", None, "time-slicing replicas have no DRA equivalent"),
+    LabelMapping("nvidia.com/mig.strategy", None, "MIG devices are requested by class"),
+    LabelMapping("nvidia.com/mig.capable", None, "request class mig.nvidia.com instead"),
     # driver version parts are the raw split of NVML's string ("535.104.05"): the major and
     # minor parts carry no leading zeros, the revision always two digits
-    "nvidia.com/cuda.driver-version.major": _version_part("driverVersion", "major", "int"),
-    "nvidia.com/cuda.driver-version.minor": _version_part("driverVersion", "minor", "int"),
-    "nvidia.com/cuda.driver-version.revision": _version_part("driverVersion", "patch", "raw"),
-    "nvidia.com/cuda.driver-version.full": _version_full("driverVersion", _DRIVER_FULL, True),
-    "nvidia.com/cuda.driver.major": _version_part("driverVersion", "major", "int"),
-    "nvidia.com/cuda.driver.minor": _version_part("driverVersion", "minor", "int"),
-    "nvidia.com/cuda.driver.rev": _version_part("driverVersion", "patch", "raw"),
-    "nvidia.com/cuda.runtime-version.major": _version_part("cudaDriverVersion", "major", "int"),
-    "nvidia.com/cuda.runtime-version.minor": _version_part("cudaDriverVersion", "minor", "int"),
-    "nvidia.com/cuda.runtime-version.full": _version_full("cudaDriverVersion", _RUNTIME_FULL, False),
-    "nvidia.com/cuda.runtime.major": _version_part("cudaDriverVersion", "major", "int"),
-    "nvidia.com/cuda.runtime.minor": _version_part("cudaDriverVersion", "minor", "int"),
-}
+    LabelMapping("nvidia.com/cuda.driver-version.major", *_DRIVER_VERSION,
+                 _version_part("driverVersion", "major", "int")),
+    LabelMapping("nvidia.com/cuda.driver-version.minor", *_DRIVER_VERSION,
+                 _version_part("driverVersion", "minor", "int")),
+    LabelMapping("nvidia.com/cuda.driver-version.revision", *_DRIVER_VERSION,
+                 _version_part("driverVersion", "patch", "raw")),
+    LabelMapping("nvidia.com/cuda.driver-version.full", *_DRIVER_VERSION,
+                 _version_full("driverVersion", _DRIVER_FULL, True)),
+    LabelMapping("nvidia.com/cuda.driver.major", *_DRIVER_DEPRECATED,
+                 _version_part("driverVersion", "major", "int")),
+    LabelMapping("nvidia.com/cuda.driver.minor", *_DRIVER_DEPRECATED,
+                 _version_part("driverVersion", "minor", "int")),
+    LabelMapping("nvidia.com/cuda.driver.rev", *_DRIVER_DEPRECATED,
+                 _version_part("driverVersion", "patch", "raw")),
+    LabelMapping("nvidia.com/cuda.runtime-version.major", *_RUNTIME,
+                 _version_part("cudaDriverVersion", "major", "int")),
+    LabelMapping("nvidia.com/cuda.runtime-version.minor", *_RUNTIME,
+                 _version_part("cudaDriverVersion", "minor", "int")),
+    LabelMapping("nvidia.com/cuda.runtime-version.full", *_RUNTIME,
+                 _version_full("cudaDriverVersion", _RUNTIME_FULL, False)),
+    LabelMapping("nvidia.com/cuda.runtime.major", *_RUNTIME,
+                 _version_part("cudaDriverVersion", "major", "int")),
+    LabelMapping("nvidia.com/cuda.runtime.minor", *_RUNTIME,
+                 _version_part("cudaDriverVersion", "minor", "int")),
+)})
+# Labels of a family the table does not list take the family's mapping.
+_FAMILIES = (("nvidia.com/cuda.driver-version.", _DRIVER_VERSION),
+             ("nvidia.com/cuda.driver.", _DRIVER_DEPRECATED),
+             ("nvidia.com/cuda.runtime-version.", _RUNTIME),
+             ("nvidia.com/cuda.runtime.", _RUNTIME))
 
-TRANSLATED_LABELS = frozenset(_HANDLERS)
+TRANSLATED_LABELS = frozenset(m.label for m in GFD_LABELS.values() if m.translate is not None)
 
 
-def _handler(label: str) -> Callable[[str, list[str]], Translation | None] | None:
-    return _HANDLERS.get(label)
+def is_gfd_label(key: object) -> bool:
+    return isinstance(key, str) and _GFD_LABEL.match(key) is not None
+
+
+def mapping_for(label: str) -> LabelMapping:
+    """What a GFD label becomes; unknown GFD labels have no DRA equivalent."""
+    if label in GFD_LABELS:
+        return GFD_LABELS[label]
+    for prefix, (dra, note) in _FAMILIES:
+        if label.startswith(prefix):
+            return LabelMapping(label, dra, note)
+    return LabelMapping(label, None, "no DRA attribute publishes this; keep it as a node selector")
+
+
+def _handler(label: str) -> Translator | None:
+    mapping = GFD_LABELS.get(label)
+    return None if mapping is None else mapping.translate

@@ -108,6 +108,42 @@ _GATES: dict[str, tuple[str, int, dict[int, _GateRow], str]] = {
             "needs the label resource.kubernetes.io/admin-access: \"true\""
         ),
     ),
+    # The gates plan's allocator models (kubernetes v1.37.2 pkg/features/kube_features.go).
+    "allowMultipleAllocations": (
+        "DRAConsumableCapacity",
+        34,
+        {
+            34: _GateRow("alpha", False),
+            35: _GateRow("alpha", False),
+            36: _GateRow("beta", True),
+            37: _GateRow("beta", True),
+        },
+        "consumable capacity (KEP-5075): devices shared by several claims, capacity requests",
+    ),
+    "sharedCounters": (
+        "DRAPartitionableDevices",
+        33,
+        {
+            33: _GateRow("alpha", False),
+            34: _GateRow("alpha", False),
+            35: _GateRow("alpha", False),
+            36: _GateRow("beta", True),
+            37: _GateRow("beta", True),
+        },
+        "partitionable devices (KEP-4815): devices that consume a pool's shared counters",
+    ),
+    "taints": (
+        "DRADeviceTaints",
+        33,
+        {
+            33: _GateRow("alpha", False),
+            34: _GateRow("alpha", False),
+            35: _GateRow("alpha", False),
+            36: _GateRow("beta", True),
+            37: _GateRow("GA", True),
+        },
+        "device taints and tolerations (KEP-5055)",
+    ),
 }
 
 FEATURES: tuple[str, ...] = tuple(_GATES)
@@ -181,6 +217,11 @@ class TargetVersion:
         return FeatureSupport(
             feature, True, gate, row.stage, row.default_on, f"{row.stage}{locked}{off}: {note}"
         )
+
+
+def introduced(feature: str) -> TargetVersion:
+    """The first release whose API has `feature` (see FEATURES)."""
+    return TargetVersion(_GATES[feature][1])
 
 
 OLDEST = TargetVersion(MIN_MINOR)

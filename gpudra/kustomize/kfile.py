@@ -16,8 +16,8 @@ from typing import Any
 
 import yaml
 
-from gpudra.yamledit.nodes import compose, load
 from gpudra.yamledit.textedit import LayoutError, detect_style
+from gpudra.yamledit.yaml_nodes import compose, load
 
 Entry = tuple[str, int]  # (field, index) of a patch entry
 

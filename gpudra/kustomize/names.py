@@ -13,7 +13,7 @@ import os
 from collections.abc import Mapping
 from typing import Any
 
-from gpudra.errors import InputReadError
+from gpudra.errors import UnreadableInputError
 from gpudra.kustomize.build import Resource
 from gpudra.kustomize.tree import Tree
 from gpudra.sources.files import read_regular
@@ -69,5 +69,5 @@ class ReferenceConfigs:
 def _text(path: str) -> str:
     try:
         return read_regular(path).decode("utf-8")
-    except (OSError, UnicodeDecodeError, InputReadError):
+    except (OSError, UnicodeDecodeError, UnreadableInputError):
         return ""

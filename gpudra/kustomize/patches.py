@@ -14,7 +14,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from gpudra.devices import DeviceResource, classify
-from gpudra.errors import InputReadError
+from gpudra.errors import UnreadableInputError
 from gpudra.model import InputError
 from gpudra.sources.documents import Chunk, ParseError, parse_chunk, split_documents
 from gpudra.sources.files import read_regular
@@ -92,8 +92,9 @@ def read_patches(file: str, directory: str, data: Mapping[str, Any], lines: Mapp
                 patch_file = os.path.normpath(os.path.join(directory, path_or_text.strip()))
                 try:
                     text = read_regular(patch_file).decode("utf-8-sig")
-                except (OSError, UnicodeDecodeError, InputReadError) as exc:
-                    into = refused if isinstance(exc, InputReadError) and refused is not None \
+                except (OSError, UnicodeDecodeError, UnreadableInputError) as exc:
+                    unreadable = isinstance(exc, UnreadableInputError)
+                    into = refused if unreadable and refused is not None \
                         else errors
                     into.append(InputError(file, f"patch {path_or_text!r} cannot be read "
                                            f"({getattr(exc, 'strerror', None) or exc})",

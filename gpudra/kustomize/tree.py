@@ -17,9 +17,9 @@ from typing import Any
 
 import yaml
 
+from gpudra.errors import UnreadableInputError
 from gpudra.kustomize import KUSTOMIZATION_FILES, roots_among  # noqa: F401 (also from here)
 from gpudra.kustomize.patches import Patch, read_patches
-from gpudra.errors import InputReadError
 from gpudra.model import InputError
 from gpudra.sources.documents import Chunk, ParseError, parse_chunk
 from gpudra.sources.files import read_regular
@@ -160,8 +160,8 @@ def read_kustomization(directory: str, errors: list[InputError],
         return None
     try:
         parsed = parse_chunk(Chunk(read_regular(file).decode("utf-8-sig"), 1))
-    except (OSError, UnicodeDecodeError, InputReadError) as exc:
-        into = refused if isinstance(exc, InputReadError) and refused is not None else errors
+    except (OSError, UnicodeDecodeError, UnreadableInputError) as exc:
+        into = refused if isinstance(exc, UnreadableInputError) and refused is not None else errors
         into.append(InputError(file, f"cannot read kustomization: {exc}"))
         return None
     except ParseError as exc:

@@ -42,6 +42,7 @@ from gpudra.dra.attributes import CLASS_DEVICE_TYPE
 from gpudra.dra.emit import GPU_CLASS_SELECTOR
 from gpudra.dra.request_shapes import FLAT_VERSIONS
 from gpudra.dra.served import GROUP
+from gpudra.gpu_use import read_container
 from gpudra.objects import as_mapping, dig, expand_lists, format_path
 from gpudra.pod_counts import pod_count
 from gpudra.quantity import parse_quantity
@@ -203,7 +204,7 @@ def extract_demand(objects: Iterable[Any], table: WorkloadTable | None = None,
         specs = table.pod_specs(group, kind, data)
         with_claims = [s for s in specs if s.data.get("resourceClaims")]
         if not with_claims:
-            if any(_requests_nvidia(c.data) for s in specs for c in s.containers):
+            if any(read_container(c).device_plugin for s in specs for c in s.containers):
                 unconverted.append((kind, _name(data) or "", _namespace(data)))
             continue
         workloads.append(_workload(data, kind, with_claims, templates, claims, file, converted))
@@ -384,11 +385,3 @@ def _pod_claim(entry: Mapping[str, Any], namespace: str | None, templates: Mappi
     return PodClaim(name, "?", None, problem=(
         f"claim {name}: exactly one of resourceClaimTemplateName and resourceClaimName must "
         "be set"))
-
-
-def _requests_nvidia(container: Mapping[str, Any]) -> bool:
-    resources = as_mapping(container.get("resources"))
-    return any(str(key).startswith("nvidia.com/")
-               for part in ("limits", "requests") for key in as_mapping(resources.get(part)))
-
-

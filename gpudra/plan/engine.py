@@ -22,6 +22,7 @@ from dataclasses import dataclass, replace
 from typing import Any
 
 from gpudra.dra.cel import SelectorEngine
+from gpudra.dra.versions import DEFAULT, TargetVersion
 from gpudra.plan.allocate import (
     SEARCH_BUDGET,
     Simulation,
@@ -54,9 +55,11 @@ class PlanOptions:
     engine: SelectorEngine | None = None
     memoise: bool = True  # share CEL results between devices with equal read values
     order: str = "scarcest"  # workload order for the greedy pass: "scarcest" | "input"
-    consumable_capacity: bool = True  # Kubernetes gates, as on 1.36 by default
-    partitionable_devices: bool = True
-    device_taints: bool = True
+    # Kubernetes feature gates, by default as the newest release has them (for_target: as a
+    # given release has them)
+    consumable_capacity: bool = DEFAULT.supports("allowMultipleAllocations").default_on
+    partitionable_devices: bool = DEFAULT.supports("sharedCounters").default_on
+    device_taints: bool = DEFAULT.supports("taints").default_on
     search_budget: int = SEARCH_BUDGET
     explain: bool = True  # per-term rejection counts for requests that fall short
     # Node names listed per request (`nodes`, in name order; `matching_nodes` counts them
@@ -64,6 +67,14 @@ class PlanOptions:
     # as for a plan of a single workload.
     node_sample: int | None = NODE_SAMPLE
     reuse: bool = True  # pods of one shape share what earlier ones found (SimulationOptions)
+
+    @classmethod
+    def for_target(cls, target: TargetVersion, **options: Any) -> PlanOptions:
+        """Options with the feature gates `target` has on by default (dra.versions)."""
+        gates = {"consumable_capacity": target.supports("allowMultipleAllocations").default_on,
+                 "partitionable_devices": target.supports("sharedCounters").default_on,
+                 "device_taints": target.supports("taints").default_on}
+        return cls(**{**gates, **options})
 
 
 def plan(objects: Iterable[Any], inventory: Inventory,

@@ -90,8 +90,9 @@ def run_plan(request: PlanRequest, *, on_page: Callable[[Any], None] | None = No
     workloads = [o for o in objects if _kind(o) not in _INVENTORY_KINDS]
     converter = in_memory_converter(ConvertOptions(target), table,
                                     [_data(o) for o in workloads], live=not request.paths)
-    options = PlanOptions(converter=converter, table=table, engine=default_engine(target),
-                          node_sample=None if request.full_matches else NODE_SAMPLE)
+    options = PlanOptions.for_target(target, converter=converter, table=table,
+                                     engine=default_engine(target),
+                                     node_sample=None if request.full_matches else NODE_SAMPLE)
     return PlanResult(plan(workloads, inventory, options), tuple(errors), read)
 
 
@@ -141,7 +142,7 @@ def _cluster_inventory(request: PlanRequest, on_page: Callable[[Any], None] | No
                        ) -> tuple[Inventory, list[InputError]]:
     """Devices of the current cluster for a tree: its ResourceSlices and Nodes."""
     from gpudra.cluster import ClusterOptions, connect
-    from gpudra.sources.cluster import NODES, RESOURCESLICES
+    from gpudra.sources.cluster_reads import NODES, RESOURCESLICES
 
     errors: list[InputError] = []
     objects: list[dict[str, Any]] = []

@@ -11,17 +11,17 @@ check.
 
 from __future__ import annotations
 
-from gpudra.preflight.docs import checks_markdown
-from gpudra.preflight.model import (
+from gpudra.preflight.check_records import (
     Catalogue,
     CheckInfo,
+    CheckOutcome,
     CheckResult,
-    Outcome,
     Tier,
     apply_skips,
     count_outcomes,
     worst,
 )
+from gpudra.preflight.docs import checks_markdown
 
 
 def catalogue() -> Catalogue:
@@ -33,5 +33,5 @@ def catalogue() -> Catalogue:
     return Catalogue((*CLUSTER_CHECKS, *NODE_CHECKS, *MANIFEST_CHECKS))
 
 
-__all__ = ["Catalogue", "CheckInfo", "CheckResult", "Outcome", "Tier", "apply_skips",
+__all__ = ["Catalogue", "CheckInfo", "CheckResult", "CheckOutcome", "Tier", "apply_skips",
            "catalogue", "checks_markdown", "count_outcomes", "worst"]

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from collections.abc import Iterable
 
-from gpudra.preflight.model import CheckInfo, Tier
+from gpudra.preflight.check_records import CheckInfo, Tier
 
 _TIER_TITLES = {
     Tier.CLUSTER: ("Cluster checks", "`gpudra preflight` reads the cluster (get and list only) "

@@ -10,10 +10,10 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field, replace
 from typing import TYPE_CHECKING, Any
 
-from gpudra.errors import InputReadError, UsageError
+from gpudra.errors import UnreadableInputError, UsageError
 from gpudra.model import FAIL_ON_SYNONYMS, ExitCode, InputError
 from gpudra.preflight import catalogue
-from gpudra.preflight.model import CheckResult, Outcome, apply_skips, count_outcomes
+from gpudra.preflight.check_records import CheckOutcome, CheckResult, apply_skips, count_outcomes
 from gpudra.report.outcomes import Outcome as Verdict
 from gpudra.report.outcomes import OutcomeReport
 
@@ -21,7 +21,8 @@ if TYPE_CHECKING:
     from gpudra.dra.versions import TargetVersion
 
 TIERS = ("cluster", "node", "manifests")
-FAIL_ON = {"fail": Outcome.FAIL, "warn": Outcome.WARN, "unavailable": Outcome.UNAVAILABLE}
+FAIL_ON = {"fail": CheckOutcome.FAIL, "warn": CheckOutcome.WARN,
+           "unavailable": CheckOutcome.UNAVAILABLE}
 # audit's words for the same levels: one --fail-on vocabulary for every command
 FAIL_ON_ALIASES = {severity: outcome for outcome, severity in FAIL_ON_SYNONYMS.items()}
 
@@ -129,7 +130,7 @@ def _node(request: PreflightRequest) -> PreflightResult:
         # Every check would say unavailable and the run pass: a wrong mount is an input error.
         problem = "not a directory" if os.path.exists(request.host_root) else \
             "no such directory"
-        raise InputReadError(f"--host-root {request.host_root}: {problem} (mount the host's "
+        raise UnreadableInputError(f"--host-root {request.host_root}: {problem} (mount the host's "
                              "root there, e.g. read-only at /host)")
     results = run_node_checks(LocalHost(request.host_root),
                               NodeOptions(node_name=request.node_name))

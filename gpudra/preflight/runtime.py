@@ -38,7 +38,7 @@ import re
 from dataclasses import dataclass
 
 from gpudra.object_fields import image_tag
-from gpudra.preflight.model import Outcome
+from gpudra.preflight.check_records import CheckOutcome
 
 _VERSION_RE = re.compile(
     r"v?(?P<major>\d+)\.(?P<minor>\d+)(?:\.(?P<patch>\d+))?(?:-(?P<suffix>[0-9A-Za-z.-]+))?"
@@ -91,7 +91,7 @@ def parse_version(text: str, *, anywhere: bool = False) -> Version | None:
 class Judgement:
     """An outcome with its one-line message and, unless it passed, what to do."""
 
-    outcome: Outcome
+    outcome: CheckOutcome
     message: str
     remediation: str | None = None
 
@@ -146,31 +146,32 @@ def containerd_traits(version: Version) -> ContainerdTraits:
 def judge_containerd(version: Version) -> Judgement:
     traits = containerd_traits(version)
     if not traits.has_cdi:
-        return Judgement(Outcome.FAIL, f"containerd {version} has no CDI support (added in 1.7.0)",
+        return Judgement(CheckOutcome.FAIL,
+                         f"containerd {version} has no CDI support (added in 1.7.0)",
                          "upgrade containerd to 2.x, or to 1.7.2 or newer with enable_cdi = true")
     if not traits.reads_cdi_devices_field:
         return Judgement(
-            Outcome.FAIL,
+            CheckOutcome.FAIL,
             f"containerd {version} ignores the CDI devices the kubelet sends for DRA claims "
             "(read from 1.7.2)",
             "upgrade containerd to 2.x, or to 1.7.2 or newer with enable_cdi = true")
     if not traits.cdi_on_by_default:
         return Judgement(
-            Outcome.WARN,
+            CheckOutcome.WARN,
             f"containerd {version} supports CDI but leaves it off unless enable_cdi = true",
             "check the config with the node checks (NODE003), or " + CONTAINERD_CONFIG_FIX)
     note = "; enable_cdi is deprecated, CDI stays on" if traits.enable_cdi_deprecated else ""
-    return Judgement(Outcome.PASS, f"containerd {version} turns CDI on by default{note}")
+    return Judgement(CheckOutcome.PASS, f"containerd {version} turns CDI on by default{note}")
 
 
 def judge_crio(version: Version) -> Judgement:
     if not version.at_least(1, 28, 0):
         return Judgement(
-            Outcome.FAIL,
+            CheckOutcome.FAIL,
             f"CRI-O {version} ignores the CDI devices the kubelet sends for DRA claims "
             "(read from 1.28.0)",
             "upgrade CRI-O to 1.28 or newer")
-    return Judgement(Outcome.PASS, f"CRI-O {version} injects CDI devices (always on)")
+    return Judgement(CheckOutcome.PASS, f"CRI-O {version} injects CDI devices (always on)")
 
 
 def judge_runtime_version(container_runtime_version: str) -> Judgement:
@@ -182,17 +183,17 @@ def judge_runtime_version(container_runtime_version: str) -> Judgement:
     if runtime.name == "cri-o" and runtime.version:
         return judge_crio(runtime.version)
     if runtime.name in ("containerd", "cri-o"):
-        return Judgement(Outcome.UNAVAILABLE,
+        return Judgement(CheckOutcome.UNAVAILABLE,
                          f"cannot read a version in {container_runtime_version!r}",
                          "check the runtime version on the node (`containerd --version`)")
     if runtime.name == "docker":
         return Judgement(
-            Outcome.UNAVAILABLE,
+            CheckOutcome.UNAVAILABLE,
             f"runtime {container_runtime_version!r} (cri-dockerd): gpudra does not know whether "
             "it passes CDI devices; the NVIDIA DRA driver documents containerd and CRI-O",
             "move the node to containerd 2.x or CRI-O 1.28+")
     shown = container_runtime_version or "(empty)"
-    return Judgement(Outcome.UNAVAILABLE,
+    return Judgement(CheckOutcome.UNAVAILABLE,
                      f"unknown container runtime {shown!r}; gpudra judges containerd and CRI-O",
                      "check CDI support in the runtime's documentation")
 
@@ -206,26 +207,26 @@ def judge_kubelet_skew(kubelet_version: str, apiserver_version: str) -> Judgemen
     kubelet, apiserver = parse_version(kubelet_version), parse_version(apiserver_version)
     if kubelet is None or apiserver is None:
         bad = kubelet_version if kubelet is None else apiserver_version
-        return Judgement(Outcome.UNAVAILABLE, f"cannot read a Kubernetes version in {bad!r}",
+        return Judgement(CheckOutcome.UNAVAILABLE, f"cannot read a Kubernetes version in {bad!r}",
                          "compare `kubectl version` with `kubectl get nodes`")
     if kubelet.major != 1 or apiserver.major != 1:
-        return Judgement(Outcome.UNAVAILABLE,
+        return Judgement(CheckOutcome.UNAVAILABLE,
                          f"kubelet {kubelet}, apiserver {apiserver}: only 1.x is known",
                          "see https://kubernetes.io/releases/version-skew-policy/")
     if kubelet.minor > apiserver.minor:
         return Judgement(
-            Outcome.FAIL,
+            CheckOutcome.FAIL,
             f"kubelet {kubelet} is newer than kube-apiserver {apiserver} (not supported)",
             "upgrade the control plane before the kubelets")
     allowed = KUBELET_MAX_OLDER if kubelet.minor >= 25 else KUBELET_MAX_OLDER_BEFORE_1_25
     behind = apiserver.minor - kubelet.minor
     if behind > allowed:
         return Judgement(
-            Outcome.FAIL,
+            CheckOutcome.FAIL,
             f"kubelet {kubelet} is {behind} minor versions behind kube-apiserver {apiserver} "
             f"(at most {allowed} supported)",
             f"upgrade the kubelet to 1.{apiserver.minor - allowed} or newer")
-    return Judgement(Outcome.PASS,
+    return Judgement(CheckOutcome.PASS,
                      f"kubelet {kubelet} within the supported skew of kube-apiserver {apiserver}")
 
 

@@ -17,7 +17,7 @@ from importlib import resources
 from pathlib import Path
 from typing import Any
 
-from gpudra.errors import InputReadError, UsageError
+from gpudra.errors import UnreadableInputError, UsageError
 from gpudra.model import ExitCode, FailOn, Severity
 from gpudra.report.json_report import SCHEMA_VERSION
 from gpudra.summary import percent_of
@@ -40,24 +40,24 @@ def schema() -> dict[str, Any]:
 
 
 def load_report(path: str, name: str | None = None) -> LoadedReport:
-    """Read and validate one report; an InputReadError names the file and its first problem."""
+    """Read and validate one report; an UnreadableInputError names the file and its first problem."""
     try:
         data = json.loads(Path(path).read_text(encoding="utf-8"))
     except OSError as exc:
-        raise InputReadError(f"{path}: cannot read: {exc.strerror or exc}") from None
+        raise UnreadableInputError(f"{path}: cannot read: {exc.strerror or exc}") from None
     except (UnicodeDecodeError, ValueError) as exc:
-        raise InputReadError(f"{path}: not JSON: {exc}") from None
+        raise UnreadableInputError(f"{path}: not JSON: {exc}") from None
     if not isinstance(data, dict):
-        raise InputReadError(f"{path}: not a gpudra report (a JSON object is expected)")
+        raise UnreadableInputError(f"{path}: not a gpudra report (a JSON object is expected)")
     version = data.get("schema_version")
     if version != SCHEMA_VERSION:
         what = ("has no schema_version (written by a gpudra before reports were versioned?)"
                 if version is None else f"has schema_version {version!r}")
-        raise InputReadError(f"{path}: {what}; this gpudra reads schema_version "
+        raise UnreadableInputError(f"{path}: {what}; this gpudra reads schema_version "
                              f"{SCHEMA_VERSION}: write the report again with this version")
     problem = _first_problem(data)
     if problem:
-        raise InputReadError(f"{path}: not a valid gpudra report: {problem}")
+        raise UnreadableInputError(f"{path}: not a valid gpudra report: {problem}")
     return LoadedReport(path, data, name)
 
 

@@ -9,7 +9,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import IO
 
-from gpudra.errors import GpudraError, InputReadError, UsageError
+from gpudra.errors import GpudraError, UnreadableInputError, UsageError
 
 
 CONFIGMAP = "configmap:"  # -o json=configmap:NS/NAME: a ConfigMap in the cluster audited
@@ -98,4 +98,4 @@ def write_targets(targets: Sequence[OutputTarget], render: Callable[[str, bool],
         except OSError as exc:
             failed.append(f"{target.path}: cannot write: {exc.strerror or exc}")
     if failed:
-        raise InputReadError("; ".join(failed))
+        raise UnreadableInputError("; ".join(failed))

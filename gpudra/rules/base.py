@@ -11,6 +11,7 @@ from __future__ import annotations
 import os
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
+from importlib import resources
 from typing import Any
 
 from gpudra.dra.versions import DEFAULT, TargetVersion
@@ -22,11 +23,16 @@ from gpudra.workloads import PodSpecRef, WorkloadTable
 
 SUPPRESS_ANNOTATION = "gpudra.io/ignore"
 META_RULE = "GPU901"
+_EXPLANATIONS = resources.files(__package__) / "explanations"
 
 
-def rule(id: str, name: str, severity: Severity, category: str, summary: str,
-         explanation: str, hint: str) -> RuleInfo:
-    """Declare a catalogue entry; `explanation` is Markdown shown by `gpudra explain`."""
+def rule(id: str, name: str, severity: Severity, category: str, summary: str, hint: str, *,
+         explanation: str | None = None) -> RuleInfo:
+    """Declare a catalogue entry. Its explanation (Markdown, shown by `gpudra explain`) is the
+    file `explanations/<id>.md` beside this module, or `explanation` for a text composed of
+    parts that several rules share."""
+    if explanation is None:
+        explanation = (_EXPLANATIONS / f"{id}.md").read_text(encoding="utf-8")
     return RuleInfo(id, name, severity, summary, explanation.strip(), hint, category)
 
 
@@ -110,12 +116,14 @@ class AuditContext:
             where, "HelmChart" if text.chart else "Template", os.path.basename(where) or where,
             None, True, False)
 
-    def emit(self, rule_id: str, where: SourceObject | TemplateText, message: str, *,
+    def emit(self, rule: RuleInfo, where: SourceObject | TemplateText, message: str, *,
              path: PathT = (), line: int | None = None, container: str | None = None,
              resource: str | None = None, quantity: int | None = None,
              hint: str | None = None) -> None:
-        """Record a hit unless the rule is disabled or the object suppresses it. `hint`
-        replaces the rule's own where the fix depends on the place."""
+        """Record a hit of `rule` (the declared constant, never its id) unless the rule is
+        disabled or the object suppresses it. `hint` replaces the rule's own where the fix
+        depends on the place."""
+        rule_id = rule.id
         if rule_id in self.settings.disabled:
             return
         info = self.catalogue[rule_id]

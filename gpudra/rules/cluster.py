@@ -21,41 +21,18 @@ CATEGORY = "cluster"
 GPU801 = rule(
     "GPU801", "node-double-counting", Severity.ERROR, CATEGORY,
     "A node advertises nvidia.com/gpu and publishes the same GPUs in DRA ResourceSlices.",
-    """
-The device plugin advertises each GPU as `nvidia.com/gpu` capacity, and the NVIDIA DRA driver
-publishes the same GPUs as devices in ResourceSlices. The scheduler accounts for the two
-separately, so a device-plugin pod and a DRA claim can be given the same physical GPU. The
-NVIDIA DRA driver chart refuses to install GPU allocation next to the device plugin for this
-reason (`gpuResourcesEnabledOverride`), unless DeviceClass `extendedResourceName` (KEP-5004)
-makes DRA serve `nvidia.com/gpu` too.
-
-Fix: on each node, run either the device plugin or the DRA driver's GPU plugin, and move the
-node's workloads as a group (label the node and select on it, or drain and relabel).
-""",
     "Run either the device plugin or the DRA GPU plugin on a node, never both.",
 )
 
 GPU802 = rule(
     "GPU802", "device-plugin-daemonset", Severity.WARNING, CATEGORY,
     "The NVIDIA device plugin DaemonSet runs: it advertises nvidia.com/gpu on its nodes.",
-    """
-The `k8s-device-plugin` DaemonSet (standalone Helm chart, or the GPU Operator's
-`nvidia-device-plugin-daemonset`) is what makes `nvidia.com/gpu` requests work. Nodes that move
-to DRA must stop running it (node selector or affinity on the DaemonSet, or the GPU Operator's
-per-node label), or their GPUs are counted twice (GPU801). The finding lists how many nodes it
-runs on.
-""",
     "Keep it off nodes whose GPUs the DRA driver publishes.",
 )
 
 GPU803 = rule(
     "GPU803", "device-plugin-gpus-held", Severity.INFO, CATEGORY,
     "Running pods on this node hold GPUs from the device plugin.",
-    """
-Pods that hold `nvidia.com/gpu` (or MIG / shared device-plugin resources) keep their GPUs until
-they end. Before a node moves to DRA they must be drained or finish; the finding lists them per
-node so the cutover can be planned.
-""",
     "Drain or let these pods finish before moving the node to DRA.",
 )
 
@@ -77,13 +54,13 @@ class ClusterState(Checker):
         elif obj.kind == "DaemonSet" and obj.group == "apps" and is_device_plugin(obj.data):
             desired = dig(obj.data, "status", "desiredNumberScheduled")
             ready = dig(obj.data, "status", "numberReady")
-            ctx.emit("GPU802", obj, _plugin_message(obj, desired, ready),
+            ctx.emit(GPU802, obj, _plugin_message(obj, desired, ready),
                      path=("spec", "template", "spec"))
 
     def finish(self, ctx: AuditContext) -> None:
         for name, (node, gpus) in sorted(self._advertising.items()):
             if name in self._publishing:
-                ctx.emit("GPU801", node, f"node {name} advertises {gpus} × nvidia.com/gpu and "
+                ctx.emit(GPU801, node, f"node {name} advertises {gpus} × nvidia.com/gpu and "
                          f"publishes {NVIDIA_DRIVER} ResourceSlices: a device-plugin pod and a "
                          "claim can get the same GPU", path=("status", "allocatable"),
                          resource="nvidia.com/gpu", quantity=gpus)
@@ -97,7 +74,7 @@ class ClusterState(Checker):
             shown = ", ".join(holders[:5]) + (f" and {len(holders) - 5} more"
                                               if len(holders) > 5 else "")
             verb = "holds" if len(holders) == 1 else "hold"
-            ctx.emit("GPU803", obj, f"node {obj.name}: {plural(len(holders), 'pod')} {verb} "
+            ctx.emit(GPU803, obj, f"node {obj.name}: {plural(len(holders), 'pod')} {verb} "
                      f"device-plugin GPUs: {shown}")
 
 

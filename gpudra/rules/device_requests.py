@@ -18,171 +18,54 @@ CATEGORY = "device requests"
 GPU101 = rule(
     "GPU101", "device-plugin-gpu", Severity.WARNING, CATEGORY,
     "Container requests whole GPUs through the device plugin (nvidia.com/gpu).",
-    """
-A container asks for `nvidia.com/gpu` in `resources.limits` or `resources.requests`. That
-resource is advertised by the NVIDIA device plugin; on nodes where the NVIDIA DRA driver
-publishes the GPUs instead, nothing satisfies it, unless a DeviceClass with
-`extendedResourceName: nvidia.com/gpu` bridges it (KEP-5004: beta and on by default from
-Kubernetes 1.36, alpha behind the `DRAExtendedResource` gate in 1.34 and 1.35). The bridge serves
-plain counts only: no selectors, MIG profiles or sharing.
-
-Problematic:
-
-```yaml
-resources:
-  limits:
-    nvidia.com/gpu: 2
-```
-
-Correct (DRA, Kubernetes 1.34+): a ResourceClaimTemplate with one request, referenced by the pod
-and the container:
-
-```yaml
-spec:
-  resourceClaims:
-  - name: gpu
-    resourceClaimTemplateName: trainer-gpu
-  containers:
-  - name: trainer
-    resources:
-      claims:
-      - name: gpu
-        request: trainer
----
-apiVersion: resource.k8s.io/v1
-kind: ResourceClaimTemplate
-metadata: {name: trainer-gpu}
-spec:
-  spec:
-    devices:
-      requests:
-      - name: trainer
-        exactly: {deviceClassName: gpu.nvidia.com, count: 2}
-```
-""",
     "Run `gpudra convert` to move the request into a ResourceClaimTemplate (class gpu.nvidia.com).",
 )
 
 GPU102 = rule(
     "GPU102", "device-plugin-mig", Severity.WARNING, CATEGORY,
     "Container requests a MIG slice through the device plugin (nvidia.com/mig-<profile>).",
-    """
-Under the device plugin's `mixed` MIG strategy each profile is its own resource, for example
-`nvidia.com/mig-1g.10gb` (a `+me` profile is spelled `nvidia.com/mig-1g.10gb.me`). With DRA the
-slice is requested from class `mig.nvidia.com` with a CEL selector on the `profile` attribute,
-which the driver spells with `+` (`1g.10gb+me`).
-
-Problematic:
-
-```yaml
-limits:
-  nvidia.com/mig-1g.10gb: 1
-```
-
-Correct:
-
-```yaml
-exactly:
-  deviceClassName: mig.nvidia.com
-  selectors:
-  - cel:
-      expression: device.attributes["gpu.nvidia.com"].profile == "1g.10gb"
-```
-
-The MIG devices must exist (static MIG), or the driver's `DynamicMIG` feature gate must be on.
-""",
     "Convert to a claim on class mig.nvidia.com with a selector on the `profile` attribute.",
 )
 
 GPU103 = rule(
     "GPU103", "device-plugin-shared-gpu", Severity.WARNING, CATEGORY,
     "Container requests a time-sliced or MPS-shared GPU (nvidia.com/gpu.shared).",
-    """
-`<resource>.shared` is what the device plugin advertises when time-slicing or MPS is configured
-with `renameByDefault: true`. Each unit is a *replica* of a GPU. DRA has no replica count:
-sharing is expressed by several pods referencing **one ResourceClaim** (they then land on one
-node), optionally with an opaque `GpuConfig` whose `sharing.strategy` is `TimeSlicing` or `MPS`.
-The mapping is not one-to-one: the driver's `TimeSlicing` sets only an interval (`Default`,
-`Short`, `Medium`, `Long`; alpha gate `TimeSlicingSettings`), `MPS` needs the alpha gate
-`MPSSupport`, and letting several claims have one GPU (oversubscription) needs the alpha gate
-`ConsumableShares` with `--consumable-shares`, which does not work together with MPS. The
-sharing intent must be carried over deliberately; it is never dropped silently.
-""",
     "Share one ResourceClaim between the pods; add a GpuConfig sharing strategy if needed.",
 )
 
 GPU104 = rule(
     "GPU104", "gpu-requests-limits-mismatch", Severity.ERROR, CATEGORY,
     "Device requests and limits differ, or requests has no matching limit.",
-    """
-Extended resources cannot be overcommitted: when `requests` names a device resource it must
-equal `limits`, and a limit must be present. The API server rejects anything else, so the
-manifest cannot be applied as written, and gpudra cannot tell which number was meant.
-
-Problematic:
-
-```yaml
-resources:
-  requests: {nvidia.com/gpu: 1}
-  limits: {nvidia.com/gpu: 2}
-```
-
-Correct: set the device only in `limits` (requests default to it), or make both equal.
-""",
     "Set the device count in limits only (or make requests equal limits).",
 )
 
 GPU105 = rule(
     "GPU105", "invalid-device-quantity", Severity.ERROR, CATEGORY,
     "Device quantity is not a whole, non-negative number.",
-    """
-Device resources are counted in whole devices. `0.5`, `500m`, `-1`, `true` or an empty value are
-rejected by the API server. To give a container part of a GPU, use MIG (GPU102) or sharing
-(GPU103).
-""",
     "Use a whole number of devices.",
 )
 
 GPU106 = rule(
     "GPU106", "templated-device-quantity", Severity.WARNING, CATEGORY,
     "Device quantity is a placeholder filled in by another tool (${VAR}, {{ }}, $(VAR)).",
-    """
-The count is substituted later (envsubst, Kustomize replacements, a CI script). gpudra reports
-the request but cannot know the number, so `convert` leaves this workload alone: write the
-claim's `count` with the same placeholder by hand.
-""",
     "Migrate by hand, keeping the placeholder in the claim's count.",
 )
 
 GPU107 = rule(
     "GPU107", "zero-device-request", Severity.INFO, CATEGORY,
     "Container asks for zero devices.",
-    """
-`nvidia.com/gpu: 0` allocates nothing. It is often used to *hide* GPUs from a container on a GPU
-node. Under DRA a container without a claim sees no GPU, so the entry can simply be deleted.
-""",
     "Delete the zero entry; a container without a claim gets no GPU.",
 )
 
 GPU108 = rule(
     "GPU108", "other-vendor-device", Severity.INFO, CATEGORY,
     "Container requests another vendor's device (amd.com/gpu, gpu.intel.com/*).",
-    """
-gpudra migrates NVIDIA resources only. Other vendors have DRA drivers of their own with
-different device classes and attributes; this finding lists the workloads so the estate picture
-is complete.
-""",
     "Leave as is, or migrate with that vendor's DRA driver.",
 )
 
 GPU109 = rule(
     "GPU109", "unknown-nvidia-resource", Severity.WARNING, CATEGORY,
     "Container requests an nvidia.com/ resource that the NVIDIA device plugin does not define.",
-    """
-Names such as `nvidia.com/gpumem` and `nvidia.com/gpucores` come from HAMi's vGPU scheduler, and
-other custom names come from renamed device-plugin configurations. The NVIDIA DRA driver has no
-equivalent of memory or core slicing by count; choose MIG, MPS or whole GPUs deliberately.
-""",
     "Decide the DRA equivalent by hand (MIG, MPS sharing, or whole GPUs).",
 )
 
@@ -190,11 +73,13 @@ equivalent of memory or core slicing by count; choose MIG, MPS or whole GPUs del
 _NOT_WORKLOADS = frozenset({"ResourceQuota", "LimitRange", "ClusterQueue", "NodePool", "Profile",
                             "ResourceFlavor", "LocalQueue", "Node"})
 
-# The rule each kind of device-plugin request raises; the Kustomize overlay audit and preflight's
-# MANIFEST001 read the same map.
-RULE_BY_KIND = {DeviceKind.GPU: "GPU101", DeviceKind.MIG: "GPU102",
-                DeviceKind.SHARED: "GPU103", DeviceKind.OTHER_NVIDIA: "GPU109",
-                DeviceKind.OTHER_VENDOR: "GPU108"}
+# The rule each kind of device-plugin request raises; the Kustomize overlay audit, preflight's
+# MANIFEST003 and convert's waivers read the same map.
+RULE_BY_KIND = {DeviceKind.GPU: GPU101, DeviceKind.MIG: GPU102, DeviceKind.SHARED: GPU103,
+                DeviceKind.OTHER_NVIDIA: GPU109, DeviceKind.OTHER_VENDOR: GPU108}
+# The kinds convert moves to DRA (whole GPUs, MIG, shared GPUs) and the rules they raise.
+CONVERTIBLE_KINDS = (DeviceKind.GPU, DeviceKind.MIG, DeviceKind.SHARED)
+CONVERTIBLE_RULES = tuple(RULE_BY_KIND[kind].id for kind in CONVERTIBLE_KINDS)
 
 
 class DeviceRequests(Checker):
@@ -232,7 +117,7 @@ class DeviceRequests(Checker):
         if container.ephemeral:
             label += " (the API server rejects resources on ephemeral containers)"
         if count.value == 0:
-            ctx.emit("GPU107", obj, f"{label} asks for 0 × {name}", **where, quantity=0)
+            ctx.emit(GPU107, obj, f"{label} asks for 0 × {name}", **where, quantity=0)
             return
         message = _classification_message(label, request.device, count.value)
         bridged = obj.cluster.bridge_pods if obj.cluster is not None else 0
@@ -243,17 +128,17 @@ class DeviceRequests(Checker):
         ctx.emit(RULE_BY_KIND[request.device.kind], obj, message, **where,
                  quantity=count.value)
         if count.templated:
-            ctx.emit("GPU106", obj, f"{label}: {name} quantity {request.raw!r} is a placeholder",
+            ctx.emit(GPU106, obj, f"{label}: {name} quantity {request.raw!r} is a placeholder",
                      **where)
         elif count.invalid:
-            ctx.emit("GPU105", obj, f"{label}: {name} quantity {request.raw!r} is "
+            ctx.emit(GPU105, obj, f"{label}: {name} quantity {request.raw!r} is "
                      f"{count.invalid}", **where)
         if request.in_requests and not request.in_limits:
-            ctx.emit("GPU104", obj,
+            ctx.emit(GPU104, obj,
                      f"{label}: {name} is in requests but not in limits (the API server "
                      "requires a limit for device resources)", **where, quantity=count.value)
         elif request.in_requests and not _same_count(request.request, request.limit):
-            ctx.emit("GPU104", obj,
+            ctx.emit(GPU104, obj,
                      f"{label}: {name} requests {request.request!r} but limits "
                      f"{request.limit!r} (they must be equal)", **where, quantity=count.value)
 

@@ -12,25 +12,12 @@ CATEGORY = "environment"
 GPU401 = rule(
     "GPU401", "nvidia-visible-devices-env", Severity.WARNING, CATEGORY,
     "Container sets NVIDIA_VISIBLE_DEVICES.",
-    """
-With the device plugin (and the legacy NVIDIA runtime hook) `NVIDIA_VISIBLE_DEVICES` decides
-which GPUs a container sees; `all` in a container without a GPU request even exposes every GPU of
-the node. With DRA the runtime injects exactly the allocated devices through CDI, and a
-hard-coded value either fights that injection or exposes GPUs the scheduler never allocated.
-`gpudra convert` removes it from converted containers.
-""",
     "Remove it; CDI decides which devices the container sees.",
 )
 
 GPU402 = rule(
     "GPU402", "nvidia-driver-capabilities-env", Severity.WARNING, CATEGORY,
     "GPU container sets NVIDIA_DRIVER_CAPABILITIES.",
-    """
-Driver capabilities (compute, utility, graphics, video...) are read by the NVIDIA container
-runtime hook. Under CDI the DRA driver's generated spec decides which driver libraries are
-mounted, so this variable may silently stop having an effect. Check that the workload still gets
-the libraries it needs (for example video encode) after migration.
-""",
     "Check the workload's driver libraries under CDI; drop the variable if unneeded.",
 )
 
@@ -38,34 +25,6 @@ GPU403 = rule(
     "GPU403", "gpu-monitor-needs-admin-access", Severity.WARNING, CATEGORY,
     "A DaemonSet container sees every GPU through NVIDIA_VISIBLE_DEVICES without requesting "
     "one: under DRA it needs an admin-access claim.",
-    """
-Monitoring and admin agents (dcgm-exporter, node health checkers) run on every GPU node and set
-`NVIDIA_VISIBLE_DEVICES=all` instead of requesting GPUs, so they see the devices the workloads
-use without taking them away. On DRA nodes the runtime injects only allocated devices (CDI),
-and the variable stops being the way in. The DRA way is admin access (KEP-5018, GA in
-Kubernetes 1.36, beta and on in 1.34-1.35): a claim whose request sets `adminAccess: true` and
-`allocationMode: All` is allocated *every* matching device of the node without taking them from
-other claims. The API server accepts such a claim only in a namespace labelled
-`resource.kubernetes.io/admin-access: "true"`. The NVIDIA GPU Operator's own DRA dcgm claim is
-the same: class `gpu.nvidia.com`, `allocationMode: All`, `adminAccess: true`.
-
-Correct:
-
-```yaml
-apiVersion: resource.k8s.io/v1
-kind: ResourceClaimTemplate
-metadata: {name: dcgm-exporter-gpu-admin, namespace: gpu-monitoring}
-spec:
-  spec:
-    devices:
-      requests:
-      - name: admin-gpus
-        exactly: {deviceClassName: gpu.nvidia.com, allocationMode: All, adminAccess: true}
-```
-
-`gpudra convert --admin-access` writes it, references it from the DaemonSet's containers and
-removes the variable; label the namespace yourself.
-""",
     "Give the DaemonSet an admin-access claim (gpudra convert --admin-access) and label its "
     "namespace resource.kubernetes.io/admin-access=true.",
 )
@@ -80,7 +39,7 @@ class EnvironmentVars(Checker):
                 self._container(obj, container, ctx)
                 if obj.kind == "DaemonSet" and container.sees_unrequested_gpus:
                     var = next(v for v in container.env if v.name == "NVIDIA_VISIBLE_DEVICES")
-                    ctx.emit("GPU403", obj,
+                    ctx.emit(GPU403, obj,
                              f"container {container.container.name!r} sees every GPU of its node "
                              f"(NVIDIA_VISIBLE_DEVICES={var.value!r}) without requesting one: "
                              "under DRA it needs a claim with adminAccess: true and "
@@ -99,9 +58,9 @@ class EnvironmentVars(Checker):
             if var.name == "NVIDIA_VISIBLE_DEVICES" and (gpu or shown.lower() not in HIDDEN):
                 detail = ("fights CDI injection" if gpu else
                           "exposes GPUs to a container that requests none")
-                ctx.emit("GPU401", obj, f"container {container.name!r} sets NVIDIA_VISIBLE_DEVICES"
+                ctx.emit(GPU401, obj, f"container {container.name!r} sets NVIDIA_VISIBLE_DEVICES"
                          f"={shown!r}: {detail}", path=path, container=container.name)
             elif var.name == "NVIDIA_DRIVER_CAPABILITIES" and gpu:
-                ctx.emit("GPU402", obj, f"container {container.name!r} sets "
+                ctx.emit(GPU402, obj, f"container {container.name!r} sets "
                          f"NVIDIA_DRIVER_CAPABILITIES={shown!r}: check it under CDI",
                          path=path, container=container.name)

@@ -23,6 +23,7 @@ from gpudra.model import InputError
 from gpudra.objects import ManifestObject
 from gpudra.rules.base import AuditContext, Checker
 from gpudra.rules.device_requests import RULE_BY_KIND
+from gpudra.rules.overlays import GPU110, GPU610
 
 if TYPE_CHECKING:
     from gpudra.kustomize.build import Application, Build, Resource
@@ -51,7 +52,7 @@ def check_overlays(paths: Iterable[str], files: Iterable[str],
     # The kustomize model (~40 ms of imports) loads only for a tree with a kustomization:
     # not for cluster audits, `gpudra rules`, or a plain tree.
     from gpudra.kustomize.build import Build
-    from gpudra.kustomize.objects import file_objects
+    from gpudra.kustomize.resource_files import file_objects
     from gpudra.kustomize.touches import touches
     from gpudra.kustomize.tree import inside, load_tree, real_roots
 
@@ -108,7 +109,7 @@ def _renamed_references(build: Build, scope: tuple[str, ...], ctx: AuditContext)
                                       "metadata": {"name": r.current_name}},
                                      k.file, k.lines.get((key,), 1), {}, "",
                                      ("kustomize", key, r.origin))
-                ctx.emit("GPU610", obj,
+                ctx.emit(GPU610, obj,
                          f"{key} renames {kind} {name!r} to {r.named(name)!r}, but kustomize "
                          f"does not rename the reference in {r.kind}/{r.name}: its pods would "
                          "ask for a claim that does not exist", line=k.lines.get((key,)))
@@ -130,7 +131,7 @@ def _report(app: Application, target: Resource | None, touch: Touch, ctx: AuditC
         ctx.note_workload(obj, device_plugin=touch.resource.is_nvidia_device_plugin)
     if touch.container is not None and count and touch.resource.is_nvidia_device_plugin and \
             _has_claims(touch.container.data):
-        ctx.emit("GPU110", obj,
+        ctx.emit(GPU110, obj,
                  f"{what} puts {touch.raw} × {touch.resource.name} back on {who} of "
                  f"{obj.kind}/{obj.name}, which the base gives DRA claims: the rendered overlay "
                  "asks for both", line=touch.line, container=touch.container_name,

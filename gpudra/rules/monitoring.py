@@ -23,14 +23,6 @@ def reads_gpu_metric(line: str) -> bool:
 GPU501 = rule(
     "GPU501", "ksm-gpu-resource-metric", Severity.WARNING, CATEGORY,
     "Alert or dashboard reads kube-state-metrics' nvidia_com_gpu resource.",
-    """
-kube-state-metrics exports container resource requests and limits with the resource name
-sanitised into a label value, so `nvidia.com/gpu` appears as `resource="nvidia_com_gpu"`
-(for example in `kube_pod_container_resource_limits`). Pods that get GPUs from claims request no
-such resource, so these series disappear as workloads migrate: alerts stop firing and dashboards
-show zero GPU use. Count DRA use from ResourceClaims instead (for example
-`kube_resourceclaim_*` where available, or the DCGM exporter's per-pod GPU metrics).
-""",
     "Rebase the query on DCGM exporter or ResourceClaim metrics.",
 )
 
@@ -46,7 +38,7 @@ class Monitoring(Checker):
             if reads_gpu_metric(line):
                 number = obj.first_line + offset
                 item = next((rule for start, rule in reversed(starts) if start <= number), None)
-                ctx.emit("GPU501", obj, _message(obj, item), line=number,
+                ctx.emit(GPU501, obj, _message(obj, item), line=number,
                          resource="nvidia.com/gpu")
 
     def check_object(self, obj: SourceObject, ctx: AuditContext) -> None:
@@ -59,7 +51,7 @@ class Monitoring(Checker):
             for r, item in enumerate(rules if isinstance(rules, list) else ()):
                 expr = dig(item, "expr")
                 if isinstance(expr, str) and any(reads_gpu_metric(x) for x in expr.splitlines()):
-                    ctx.emit("GPU501", obj, _message(obj, item),
+                    ctx.emit(GPU501, obj, _message(obj, item),
                              path=("spec", "groups", g, "rules", r, "expr"),
                              resource="nvidia.com/gpu")
 
@@ -67,7 +59,7 @@ class Monitoring(Checker):
         what = _TEMPLATE_WHAT.get(text.reason, "template")
         for number, line in text.numbered_lines():
             if reads_gpu_metric(line):
-                ctx.emit("GPU501", text, f"{what} reads the nvidia_com_gpu resource metric, "
+                ctx.emit(GPU501, text, f"{what} reads the nvidia_com_gpu resource metric, "
                          "which DRA pods no longer produce", line=number, resource="nvidia.com/gpu")
 
 

@@ -11,11 +11,9 @@ from __future__ import annotations
 from collections.abc import Mapping
 from dataclasses import dataclass
 
-from gpudra.devices import classify
-from gpudra.gpu_use import is_device_plugin_resource
+from gpudra.gpu_use import DeviceRequest, is_device_plugin_resource
 from gpudra.model import Severity
 from gpudra.objects import ManifestObject, PathT, as_mapping
-from gpudra.quantity import parse_device_count
 from gpudra.rules.base import AuditContext, Checker, rule
 
 RESOURCE_GROUP = "resource.k8s.io"
@@ -26,42 +24,6 @@ GPU_CLASSES = frozenset({"gpu.nvidia.com", "mig.nvidia.com", "vfio.gpu.nvidia.co
 GPU110 = rule(
     "GPU110", "claims-beside-device-plugin", Severity.ERROR, "device requests",
     "Container gets GPUs from a DRA claim and from a device-plugin request at once.",
-    """
-A container references a claim that allocates GPUs (class `gpu.nvidia.com`, `mig.nvidia.com`
-or `vfio.gpu.nvidia.com`, or a DeviceClass whose `extendedResourceName` maps a device-plugin
-resource) and also asks the device plugin for NVIDIA devices (`nvidia.com/gpu`, a MIG or shared
-resource). The pod then needs devices from both routes: the scheduler looks for a node with free
-device-plugin GPUs *and* allocates the claim, so the pod gets more GPUs than intended, or never
-schedules where only the DRA driver publishes GPUs.
-
-Claims for other devices are not a conflict. An IMEX channel from a ComputeDomain next to
-`nvidia.com/gpu` is the supported multi-node NVLink pattern while the NVIDIA DRA driver's GPU
-side is off (the driver's own `demo/specs/imex` jobs do this). A claim the scanned tree does not
-define is not judged here (GPU607 reports the missing object).
-
-It usually comes from a Kustomize overlay: the base was converted to claims, and an overlay
-patch still sets the count the old way (a strategic-merge patch with
-`resources.limits.nvidia.com/gpu`, or a JSON6902 operation on
-`/spec/template/spec/containers/0/resources/limits/nvidia.com~1gpu`). Kustomize builds the
-overlay without complaint; the rendered Deployment has both. `gpudra audit` reports it at the
-patch's file and line, and counts that workload as not migrated.
-
-Problematic (rendered):
-
-```yaml
-containers:
-- name: train
-  resources:
-    claims:
-    - {name: gpu, request: train}
-    limits:
-      nvidia.com/gpu: 4
-```
-
-Correct: the count lives in the claim. In an overlay, patch the ResourceClaimTemplate instead
-(JSON6902, `/spec/spec/devices/requests/0/exactly/count`); `gpudra convert` rewrites such
-patches (docs/kustomize.md).
-""",
     "Remove the device-plugin request and set the count on the claim (gpudra convert does it "
     "for overlay patches).",
 )
@@ -70,41 +32,6 @@ patches (docs/kustomize.md).
 GPU610 = rule(
     "GPU610", "kustomize-claim-reference-not-renamed", Severity.ERROR, "dra objects",
     "A kustomization renames a ResourceClaimTemplate that pods reference by its old name.",
-    """
-`namePrefix` and `nameSuffix` rename every object of a kustomization, ResourceClaimTemplates
-and ResourceClaims included, and kustomize then fixes the references to renamed objects that
-its name-reference table knows. That table (kustomize v5.5.0, kubectl 1.32) has no entry for
-`resourceClaimTemplateName` or `resourceClaimName`: the rendered pods go on asking for
-`trainer-gpu` while the template is now `staging-trainer-gpu`, and they never start.
-
-Problematic (`kubectl kustomize overlays/staging`):
-
-```yaml
-kind: Deployment
-metadata: {name: staging-trainer}
-spec:
-  template:
-    spec:
-      resourceClaims:
-      - {name: gpu, resourceClaimTemplateName: trainer-gpu}   # not renamed
----
-kind: ResourceClaimTemplate
-metadata: {name: staging-trainer-gpu}
-```
-
-Correct: a `configurations:` file in the base (or the renaming overlay) that tells kustomize
-about the reference; `gpudra convert` writes `gpudra-name-references.yaml` for the workloads it
-converts (docs/kustomize.md):
-
-```yaml
-nameReference:
-- kind: ResourceClaimTemplate
-  group: resource.k8s.io
-  fieldSpecs:
-  - {path: spec/template/spec/resourceClaims/resourceClaimTemplateName, group: apps,
-     kind: Deployment}
-```
-""",
     "Add a nameReference configuration for resourceClaimTemplateName (gpudra convert writes "
     "one).",
 )
@@ -121,20 +48,16 @@ class ClaimsBesideDevicePlugin(Checker):
 
     def check_object(self, obj: ManifestObject, ctx: AuditContext) -> None:
         self._claims.read(obj)
-        for spec in ctx.pod_specs(obj):
-            entries = _pod_claims(spec.data)
-            for container in spec.containers:
-                resources = container.data.get("resources")
-                if not isinstance(resources, Mapping):
-                    continue
-                claims = resources.get("claims")
-                found = device_plugin_request(resources) if isinstance(claims, list) and claims \
-                    else None
+        for pod in ctx.gpu_use(obj).pods:
+            entries = _pod_claims(pod.spec.data)
+            for use in pod.containers:
+                found = next((r for r in use.requests if r.allocates), None) \
+                    if use.claims else None
                 if found is not None:
-                    refs = tuple((entries[c["name"]], c.get("request")) for c in claims
-                                 if isinstance(c, Mapping) and c.get("name") in entries)
-                    self._pending.append(_Beside(obj, container.path, container.name, found,
-                                                 refs))
+                    refs = tuple((entries[c["name"]], c.get("request")) for c in use.claims
+                                 if c.get("name") in entries)
+                    self._pending.append(_Beside(obj, use.container.path, use.container.name,
+                                                 found, refs))
 
     def finish(self, ctx: AuditContext) -> None:
         """Once every claim of the tree is known: only claims that allocate GPUs make a
@@ -145,13 +68,14 @@ class ClaimsBesideDevicePlugin(Checker):
                           if self._claims.allocates_gpus(ref, request, beside.obj.namespace)]
             if not gpu_claims:
                 continue
-            section, name, value, count = beside.request
+            request = beside.request
+            name, value, count = request.resource, request.raw, request.count.value
             kind, claim = gpu_claims[0]
-            ctx.emit("GPU110", beside.obj,
+            ctx.emit(GPU110, beside.obj,
                      f"container {beside.container!r} references DRA claims ({kind} "
                      f"{claim!r} allocates GPUs) and also requests {value} × {name} through the "
                      "device plugin",
-                     path=beside.path + ("resources", section, name),
+                     path=request.path,
                      container=beside.container, resource=name, quantity=count)
 
 
@@ -162,7 +86,7 @@ class _Beside:
     obj: ManifestObject
     path: PathT
     container: str | None
-    request: tuple[str, str, object, int | None]
+    request: DeviceRequest  # the container's first request that allocates devices
     claims: tuple[tuple[tuple[str, str], str | None], ...]  # ((kind, name), request name)
 
 
@@ -225,16 +149,3 @@ def _pod_claims(spec: Mapping) -> dict[str, tuple[str, str]]:
             if isinstance(entry.get(key), str) and isinstance(entry.get("name"), str):
                 out[entry["name"]] = (kind, entry[key])
     return out
-
-
-def device_plugin_request(resources: Mapping) -> tuple[str, str, object, int | None] | None:
-    """The first NVIDIA device-plugin request of a `resources` block that asks for devices:
-    (section, resource, raw value, count)."""
-    for section in ("limits", "requests"):
-        values = resources.get(section)
-        for name, value in values.items() if isinstance(values, Mapping) else ():
-            device = classify(name)
-            count = parse_device_count(value).value
-            if device is not None and device.is_nvidia_device_plugin and count != 0:
-                return section, name, value, count
-    return None

@@ -5,7 +5,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
-from gpudra.dra.gfd import is_gfd_label, mapping_for
+from gpudra.dra.selectors import is_gfd_label, mapping_for
 from gpudra.model import Severity
 from gpudra.objects import SourceObject, dig
 from gpudra.rules.base import AuditContext, Checker, rule
@@ -16,58 +16,24 @@ CATEGORY = "placement"
 GPU301 = rule(
     "GPU301", "gfd-node-selector", Severity.INFO, CATEGORY,
     "GPU pod selects nodes by a GPU Feature Discovery label; under DRA it becomes a CEL selector.",
-    """
-`nodeSelector` on GFD labels (`nvidia.com/gpu.product`, `nvidia.com/gpu.memory`,
-`nvidia.com/gpu.family`, `nvidia.com/gpu.compute.*`, `nvidia.com/cuda.driver-version.*`) picks a
-*node*; a DRA claim picks a *device*, with a CEL selector on the attributes the NVIDIA driver
-publishes. `gpudra convert` moves these terms into the claim:
-
-| label | DRA |
-|---|---|
-| `gpu.product=NVIDIA-A100-SXM4-80GB` | `productName.replace(" ", "-") == "NVIDIA-A100-SXM4-80GB"` |
-| `gpu.memory=81920` (MiB) | `device.capacity["gpu.nvidia.com"].memory.compareTo(quantity("81920Mi")) >= 0` |
-| `gpu.family=ampere` | `architecture == "Ampere"` |
-| `gpu.compute.major/minor` | `cudaComputeCapability` (a version) |
-| `cuda.driver-version.*` | `driverVersion` (a version) |
-
-Labels without a DRA attribute (`gpu.count`, `gpu.present`, `gpu.replicas`) are reported so you
-can drop or keep them.
-""",
     "Let `gpudra convert` move the GPU label into the claim's CEL selector.",
 )
 
 GPU302 = rule(
     "GPU302", "gfd-node-affinity", Severity.INFO, CATEGORY,
     "GPU pod uses node affinity on a GPU Feature Discovery label.",
-    """
-The same as GPU301 for `affinity.nodeAffinity` terms. Required terms (`In`, `NotIn`, `Gt`, `Lt`,
-`Exists`) can become CEL selectors; preferred terms have no DRA equivalent (a claim either
-matches or not), so they stay as node affinity or become a `firstAvailable` list.
-""",
     "Move required GPU terms into the claim's CEL selector; review preferred terms by hand.",
 )
 
 GPU303 = rule(
     "GPU303", "nvidia-runtime-class", Severity.INFO, CATEGORY,
     "GPU pod sets an NVIDIA runtimeClassName.",
-    """
-With DRA the container runtime injects the allocated devices through CDI, so the `nvidia`
-runtime class is no longer what exposes the GPUs. It is harmless to keep while the device plugin
-and DRA coexist; `gpudra convert` keeps it. Drop it once every node runs a CDI-enabled runtime
-(containerd >= 1.7.2 with `enable_cdi`, containerd 2.x, or CRI-O >= 1.28).
-""",
     "Keep it during the migration; drop it once nodes use CDI.",
 )
 
 GPU304 = rule(
     "GPU304", "gpu-toleration", Severity.INFO, CATEGORY,
     "GPU pod tolerates the nvidia.com/gpu taint: keep the toleration.",
-    """
-The `ExtendedResourceToleration` admission plugin adds a toleration for `nvidia.com/gpu` only to
-pods that *request* that extended resource. After the move to claims it no longer does, so a pod
-that relied on it would stop scheduling onto tainted GPU nodes. Explicit tolerations must stay;
-`gpudra convert` adds one where it was implicit (`--no-add-toleration` opts out).
-""",
     "Keep the toleration after conversion.",
 )
 
@@ -89,29 +55,29 @@ class Placement(Checker):
                 if is_gfd_label(key):
                     m = mapping_for(key)
                     target = f"becomes a selector on {m.dra}" if m.dra else "has no DRA equivalent"
-                    ctx.emit("GPU301", obj, f"nodeSelector {key}={value} {target} ({m.note})",
+                    ctx.emit(GPU301, obj, f"nodeSelector {key}={value} {target} ({m.note})",
                              path=base + ("nodeSelector", key))
         for where, key, preferred in _affinity_keys(data):
             if not is_gfd_label(key):
                 continue
             if preferred:
                 # A claim matches or not: a preference cannot become a CEL selector.
-                ctx.emit("GPU302", obj, f"preferred node affinity on {key} has no DRA "
+                ctx.emit(GPU302, obj, f"preferred node affinity on {key} has no DRA "
                          "equivalent (a claim either matches or not); keep it as node affinity "
                          "or list alternatives with firstAvailable", path=base + where)
                 continue
             m = mapping_for(key)
             target = f"becomes a selector on {m.dra}" if m.dra else "has no DRA equivalent"
-            ctx.emit("GPU302", obj, f"node affinity on {key} {target} ({m.note})",
+            ctx.emit(GPU302, obj, f"node affinity on {key} {target} ({m.note})",
                      path=base + where)
         runtime = data.get("runtimeClassName")
         if isinstance(runtime, str) and "nvidia" in runtime.lower():
-            ctx.emit("GPU303", obj, f"runtimeClassName {runtime!r}: CDI exposes DRA devices; keep "
+            ctx.emit(GPU303, obj, f"runtimeClassName {runtime!r}: CDI exposes DRA devices; keep "
                      "it while the device plugin is still in use", path=base + ("runtimeClassName",))
         tolerations = data.get("tolerations")
         for i, toleration in enumerate(tolerations if isinstance(tolerations, list) else ()):
             if isinstance(toleration, Mapping) and toleration.get("key") == "nvidia.com/gpu":
-                ctx.emit("GPU304", obj, "toleration for nvidia.com/gpu: keep it (nothing adds it "
+                ctx.emit(GPU304, obj, "toleration for nvidia.com/gpu: keep it (nothing adds it "
                          "automatically once the pod uses claims)", path=base + ("tolerations", i))
 
 

@@ -8,7 +8,7 @@ from typing import Any
 from gpudra.devices import classify
 from gpudra.dra.bridge_quota import BRIDGE_CLAIM_ANNOTATION, claims_counted
 from gpudra.gpu_use import is_nvidia, quota_keys
-from gpudra.model import Severity
+from gpudra.model import RuleInfo, Severity
 from gpudra.objects import SourceObject, dig
 from gpudra.quantity import parse_device_count
 from gpudra.rules.base import AuditContext, Checker, rule
@@ -26,7 +26,8 @@ pods in the namespace: they go on counting those.
 GPU201 = rule(
     "GPU201", "resourcequota-device-plugin", Severity.WARNING, CATEGORY,
     "ResourceQuota limits device-plugin GPUs; pods that use claims are not counted by it.",
-    """
+    "Add gpu.nvidia.com.deviceclass.resource.k8s.io/devices (convert does it).",
+    explanation="""
 A ResourceQuota with `requests.nvidia.com/gpu` (or `limits.nvidia.com/gpu`) counts the extended
 resource in pod specs. A pod that gets its GPU from a ResourceClaim requests no `nvidia.com/gpu`,
 so the quota silently stops limiting GPU use as workloads migrate.
@@ -49,52 +50,39 @@ spec:
     count/resourceclaims.resource.k8s.io: "20"
 ```
 """,
-    "Add gpu.nvidia.com.deviceclass.resource.k8s.io/devices (convert does it).",
 )
 
 GPU202 = rule(
     "GPU202", "limitrange-device-plugin", Severity.WARNING, CATEGORY,
     "LimitRange sets defaults or bounds for a device-plugin GPU resource.",
-    """
+    "Replace with per-class ResourceQuota keys; remove GPU defaults.",
+    explanation="""
 A LimitRange `default`, `defaultRequest`, `min` or `max` for `nvidia.com/gpu` applies to
 containers only. Claims are not containers' resources, so these bounds have no effect on DRA
 pods, and a `default` would even add a device-plugin request to every new container. Bound DRA
 use with the ResourceQuota keys instead.
 """ + _DRA_QUOTA_DOC,
-    "Replace with per-class ResourceQuota keys; remove GPU defaults.",
 )
 
 GPU203 = rule(
     "GPU203", "kubeflow-profile-gpu-quota", Severity.WARNING, CATEGORY,
     "Kubeflow Profile resourceQuotaSpec limits device-plugin GPUs.",
-    """
+    "Add the per-class DRA key to resourceQuotaSpec.hard.",
+    explanation="""
 A Kubeflow Profile's `spec.resourceQuotaSpec` becomes a ResourceQuota in the profile's namespace,
 with the same blind spot as GPU201.
 """ + _DRA_QUOTA_DOC,
-    "Add the per-class DRA key to resourceQuotaSpec.hard.",
 )
 
 GPU204 = rule(
     "GPU204", "kueue-device-plugin-resource", Severity.WARNING, CATEGORY,
     "Kueue ClusterQueue covers a device-plugin GPU resource.",
-    """
-Kueue counts `nvidia.com/gpu` from pod specs. Pods with claims request no such resource, so
-without a mapping Kueue admits them without charging GPU quota. Kueue maps DRA device classes to
-a quota resource name through `deviceClassMappings` in its Configuration (resources section), for
-example mapping class `gpu.nvidia.com` to the covered resource `nvidia.com/gpu`.
-""",
     "Map the DRA device class to this resource with Kueue deviceClassMappings.",
 )
 
 GPU205 = rule(
     "GPU205", "karpenter-device-plugin-limit", Severity.WARNING, CATEGORY,
     "Karpenter NodePool limits nodes by nvidia.com/gpu capacity.",
-    """
-Karpenter's `spec.limits` caps the node capacity a NodePool may provision, counting the
-`nvidia.com/gpu` capacity the device plugin advertises on nodes. Nodes whose GPUs are published
-through DRA ResourceSlices advertise no such capacity, so the limit stops applying. Cap such
-pools by CPU, memory or node count as well.
-""",
     "Add a CPU/memory limit that also bounds GPU nodes; review after migration.",
 )
 
@@ -105,14 +93,14 @@ class Quotas(Checker):
     def __init__(self) -> None:
         # Judged at the end: whether a quota still counts claims depends on the DeviceClasses
         # that map its resource (extendedResourceName) and on whether the bridge is in use.
-        self._quotas: list[tuple[SourceObject, str]] = []
+        self._quotas: list[tuple[SourceObject, RuleInfo]] = []
         self._mapped: dict[str, list[str]] = {}  # extended resource -> classes that map it
         self._bridge_in_use = False
 
     def check_object(self, obj: SourceObject, ctx: AuditContext) -> None:
         kind, group, data = obj.kind, obj.group, obj.data
         if (kind, group) in (("ResourceQuota", ""), ("Profile", "kubeflow.org")):
-            self._quotas.append((obj, "GPU201" if kind == "ResourceQuota" else "GPU203"))
+            self._quotas.append((obj, GPU201 if kind == "ResourceQuota" else GPU203))
         elif kind == "DeviceClass" and group == "resource.k8s.io":
             name = dig(data, "spec", "extendedResourceName")
             if isinstance(name, str) and name:
@@ -126,7 +114,7 @@ class Quotas(Checker):
                 for section in ("default", "defaultRequest", "min", "max", "maxLimitRequestRatio"):
                     for name, value in _items(dig(item, section)):
                         if _is_nvidia(name):
-                            ctx.emit("GPU202", obj, f"LimitRange {section} sets {name}: {value!r}; "
+                            ctx.emit(GPU202, obj, f"LimitRange {section} sets {name}: {value!r}; "
                                      "it does not apply to claims",
                                      path=("spec", "limits", i, section, name), resource=name,
                                      quantity=parse_device_count(value).value)
@@ -135,15 +123,15 @@ class Quotas(Checker):
         elif kind == "NodePool" and group == "karpenter.sh":
             for name, value in _items(dig(data, "spec", "limits")):
                 if _is_nvidia(name):
-                    ctx.emit("GPU205", obj, f"NodePool limits {name}: {value!r}; DRA nodes "
+                    ctx.emit(GPU205, obj, f"NodePool limits {name}: {value!r}; DRA nodes "
                              "advertise no such capacity", path=("spec", "limits", name),
                              resource=name, quantity=parse_device_count(value).value)
 
     def finish(self, ctx: AuditContext) -> None:
-        for obj, rule_id in self._quotas:
-            self._hard(obj, ctx, rule_id)
+        for obj, quota_rule in self._quotas:
+            self._hard(obj, ctx, quota_rule)
 
-    def _hard(self, obj: SourceObject, ctx: AuditContext, rule_id: str) -> None:
+    def _hard(self, obj: SourceObject, ctx: AuditContext, quota_rule: RuleInfo) -> None:
         for quota in quota_keys(obj.data):
             if not is_nvidia(quota.device):
                 continue
@@ -164,7 +152,7 @@ class Quotas(Checker):
                           if counting.counted is None else
                           f"counts device-plugin requests only ({mapped}, but {counting.why})")
                 add = f"to be sure, {add}"
-            ctx.emit(rule_id, obj, f"quota {quota.key}: {quota.value!r} {detail}; {add}",
+            ctx.emit(quota_rule, obj, f"quota {quota.key}: {quota.value!r} {detail}; {add}",
                      path=quota.path, resource=quota.resource, quantity=quota.count.value)
 
     @staticmethod
@@ -174,7 +162,7 @@ class Quotas(Checker):
             covered = dig(group, "coveredResources")
             for c, name in enumerate(covered if isinstance(covered, list) else ()):
                 if _is_nvidia(name):
-                    ctx.emit("GPU204", obj, f"ClusterQueue covers {name}; pods with claims are not "
+                    ctx.emit(GPU204, obj, f"ClusterQueue covers {name}; pods with claims are not "
                              f"charged unless a deviceClassMapping maps {_dra_class(name)} to it",
                              path=("spec", "resourceGroups", g, "coveredResources", c),
                              resource=name)

@@ -17,46 +17,12 @@ from gpudra.rules.base import (
 GPU901 = rule(
     "GPU901", "invalid-suppression", Severity.WARNING, "meta",
     "A gpudra.io/ignore annotation is malformed, names an unknown rule, or gives no reason.",
-    """
-Findings on an object are suppressed with an annotation that names the rules and says why:
-
-```yaml
-metadata:
-  annotations:
-    gpudra.io/ignore: "GPU101: inference fleet stays on the device plugin until Q3; GPU304: tainted pool"
-```
-
-Entries are separated by `;` (or new lines); each is `RULE[,RULE...]: reason`, and `all` matches
-every rule. An entry without a reason suppresses nothing, so that every exception stays
-reviewable. `gpudra convert` honours the annotation too: an object that suppresses what convert
-would change (GPU101-GPU103, GPU201, GPU203, GPU202/204/205, or `all`) is left byte for byte
-and listed as `ignored` with the reason.
-""",
     "Write the annotation as `RULE[,RULE]: reason`.",
 )
 
 GPU902 = rule(
     "GPU902", "expired-waiver", Severity.WARNING, "meta",
     "A .gpudra.yaml waiver is past its expires date: it suppresses nothing any more.",
-    """
-A waiver in `.gpudra.yaml` excuses findings on the objects it selects, for a reason, until a
-date:
-
-```yaml
-waivers:
-  - rules: [GPU101]
-    kind: Deployment
-    namespace: inference
-    name: llm-server
-    reason: stays on the device plugin until the Q3 node-pool upgrade
-    owner: ml-platform@example.com
-    expires: 2027-03-31
-```
-
-From the day after `expires`, the waiver suppresses nothing: its findings come back, and this
-finding names the waiver, its owner and its reason, at its line in the config file. An
-exception that nobody renews ends by itself instead of living on unseen.
-""",
     "Fix what the waiver covered, or renew it with a new `expires` date and a reason that "
     "still holds.",
 )
@@ -73,16 +39,16 @@ class Suppressions(Checker):
             return
         path = ("metadata", "annotations", SUPPRESS_ANNOTATION)
         if not isinstance(value, str):
-            ctx.emit("GPU901", obj, f"{SUPPRESS_ANNOTATION} must be a string", path=path)
+            ctx.emit(GPU901, obj, f"{SUPPRESS_ANNOTATION} must be a string", path=path)
             return
         for entry in split_suppression_entries(value):
             ids, sep, reason = entry.partition(":")
             if not sep or not reason.strip():
-                ctx.emit("GPU901", obj, f"suppression {entry!r} has no reason; it suppresses "
+                ctx.emit(GPU901, obj, f"suppression {entry!r} has no reason; it suppresses "
                          "nothing", path=path)
                 continue
             for rule_id in (i.strip() for i in ids.split(",") if i.strip()):
                 if not _ID.match(rule_id) or (rule_id.lower() != "all"
                                               and rule_id.upper() not in ctx.catalogue):
-                    ctx.emit("GPU901", obj, f"suppression names unknown rule {rule_id!r}",
+                    ctx.emit(GPU901, obj, f"suppression names unknown rule {rule_id!r}",
                              path=path)

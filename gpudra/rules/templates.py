@@ -23,22 +23,6 @@ _DEVICE_LINE = re.compile(
 GPU701 = rule(
     "GPU701", "templated-device-request", Severity.WARNING, CATEGORY,
     "A Helm template or values file requests NVIDIA devices; the change belongs in the chart.",
-    """
-Helm templates are not YAML until rendered, and values files are not manifests, so gpudra reads
-them as text and reports every line that requests an NVIDIA device resource. `gpudra convert`
-never rewrites templates: change the chart so that it renders `resourceClaims` and a
-ResourceClaimTemplate (typically behind a values switch), or render it and convert the output:
-
-```sh
-helm template my-release ./chart | gpudra audit -
-```
-
-Findings on rendered output name the template through the `# Source:` comments helm writes.
-
-Go templates outside a chart, and YAML files that are no Kubernetes objects (a JupyterHub or CI
-configuration that passes a GPU limit to the pods it creates), are read the same way; their
-findings say where the change belongs: in the template, or in that file.
-""",
     "Change the chart's templates/values to render resourceClaims; gpudra will not edit templates.",
 )
 
@@ -65,7 +49,7 @@ class Templates(Checker):
                 count = parse_device_count(value) if value else None
                 quantity = count.value if count is not None else None
                 shown = f": {value}" if value else ""
-                ctx.emit("GPU701", text, f"{where}{chart} sets {match.group('name')}{shown}; "
+                ctx.emit(GPU701, text, f"{where}{chart} sets {match.group('name')}{shown}; "
                          f"{fix}", line=number, resource=match.group("name"),
                          quantity=quantity, hint=hint)
                 if quantity != 0:  # a placeholder (None) still asks for devices

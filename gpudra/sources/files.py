@@ -20,7 +20,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Generic, TypeVar
 
-from gpudra.errors import InputReadError
+from gpudra.errors import UnreadableInputError
 from gpudra.model import InputError, Skipped
 from gpudra.objects import ManifestObject, TemplateText, template_objects
 from gpudra.sources import FileTree, Item, ScanStats
@@ -202,13 +202,13 @@ def _excluded(path: str, patterns: tuple[str, ...]) -> bool:
 
 
 def read_input(entry: InputFile, stdin: Callable[[], bytes] | None = None) -> bytes:
-    """Read a whole input. Raises InputReadError with a one-line reason."""
+    """Read a whole input. Raises UnreadableInputError with a one-line reason."""
     try:
         if entry.path is None:
             return (stdin or _read_stdin)()
         return read_regular(entry.path)
     except OSError as exc:
-        raise InputReadError(exc.strerror or str(exc)) from None
+        raise UnreadableInputError(exc.strerror or str(exc)) from None
 
 
 # O_NONBLOCK: opening a FIFO must not wait for a writer (the fstat below then refuses it).
@@ -224,15 +224,16 @@ MAX_FILE_BYTES = 256 << 20
 def read_regular(path: str, limit: int | None = None) -> bytes:
     """A whole regular file, at most `limit` bytes (MAX_FILE_BYTES). FIFOs, devices and
     sockets (a kustomize patch `path: /dev/zero`) are refused, not read: they can block forever
-    or never end. Raises OSError; InputReadError past the cap."""
+    or never end. Raises OSError; UnreadableInputError past the cap."""
     limit = MAX_FILE_BYTES if limit is None else limit
     fd = os.open(path, _OPEN_FLAGS)
     try:
         info = os.fstat(fd)
         if not stat.S_ISREG(info.st_mode):
-            raise InputReadError("not a regular file (a device, FIFO or socket is never read)")
+            raise UnreadableInputError(
+                "not a regular file (a device, FIFO or socket is never read)")
         if info.st_size > limit:
-            raise InputReadError(_too_large(limit))
+            raise UnreadableInputError(_too_large(limit))
         return _read_fd(fd, limit)
     finally:
         os.close(fd)
@@ -251,7 +252,7 @@ def _read_fd(fd: int, limit: int) -> bytes:
             break
         size += len(more)
         if size > limit:  # the file grew after fstat, or a pipe (stdin)
-            raise InputReadError(_too_large(limit))
+            raise UnreadableInputError(_too_large(limit))
         parts.append(more)
     return data if len(parts) == 1 else b"".join(parts)
 
@@ -265,7 +266,7 @@ def _read_stdin() -> bytes:
         return _read_fd(sys.stdin.buffer.fileno(), MAX_FILE_BYTES)
     data = sys.stdin.buffer.read(MAX_FILE_BYTES + 1)
     if len(data) > MAX_FILE_BYTES:
-        raise InputReadError(_too_large(MAX_FILE_BYTES))
+        raise UnreadableInputError(_too_large(MAX_FILE_BYTES))
     return data
 
 
@@ -322,7 +323,7 @@ def read_entries(entries: Iterable[InputFile | InputError], *, stats: ScanStats,
             on_file(entry.label)
         try:
             data = read_input(entry, stdin)
-        except InputReadError as exc:
+        except UnreadableInputError as exc:
             yield InputError(entry.label, str(exc))
             continue
         stats.files += 1

@@ -17,13 +17,13 @@ from gpudra.gpu_use import quota_keys, read_object
 from gpudra.model import InputError, NotRead
 from gpudra.objects import ClusterObject, as_mapping, dig
 from gpudra.sources.cluster import (
-    EVENTS,
     ClusterSource,
     controller_of,
     device_plugin_gpus,
     problem_message,
     problem_subject,
 )
+from gpudra.sources.cluster_reads import EVENTS
 from gpudra.workloads import WorkloadTable
 
 OwnerKey = tuple[str, str, str]  # (namespace, kind, name), as the cluster source keys owners
@@ -191,15 +191,7 @@ def read_cluster(cluster: Any, table: WorkloadTable,
         data = item.data
         kind = item.kind
         if item.group == "resource.k8s.io":
-            if kind == "ResourceClaim":
-                record = claim_state(data)
-                state.claims[(record.namespace, record.name)] = record
-            elif kind == "ResourceClaimTemplate":
-                state.templates.append(data)
-            elif kind == "DeviceClass":
-                state.classes.append(data)
-            elif kind == "ResourceSlice":
-                state.slices.append(data)
+            _keep_dra_object(state, kind, data)
             continue
         if kind == "Node":
             state.nodes.append(_small_node(data))
@@ -214,17 +206,35 @@ def read_cluster(cluster: Any, table: WorkloadTable,
             state.workloads.append(item)
     state.plugin_daemonsets = device_plugin_daemonsets(daemonsets)
     state.read = source.stats.objects
-    events = cluster.resource(EVENTS.group, EVENTS.resource)
-    if events is not None:
-        before = len(cluster.errors)
-        for page in cluster.list(events, field_selector="reason=FailedScheduling",
-                                 on_page=on_page):
-            for event in page:
-                _keep_event(state.events, event)
-        for problem in cluster.errors[before:]:
-            state.errors.append(InputError(None, problem_message(problem),
-                                           object=problem_subject(problem)))
+    _read_scheduling_events(cluster, state, on_page)
     return state
+
+
+def _keep_dra_object(state: ClusterState, kind: str, data: Mapping[str, Any]) -> None:
+    if kind == "ResourceClaim":
+        record = claim_state(data)
+        state.claims[(record.namespace, record.name)] = record
+    elif kind == "ResourceClaimTemplate":
+        state.templates.append(data)
+    elif kind == "DeviceClass":
+        state.classes.append(data)
+    elif kind == "ResourceSlice":
+        state.slices.append(data)
+
+
+def _read_scheduling_events(cluster: Any, state: ClusterState,
+                            on_page: Callable[[Any], None] | None) -> None:
+    """The scheduler's FailedScheduling events, which say why Pending pods wait."""
+    events = cluster.resource(EVENTS.group, EVENTS.resource)
+    if events is None:
+        return
+    before = len(cluster.errors)
+    for page in cluster.list(events, field_selector="reason=FailedScheduling", on_page=on_page):
+        for event in page:
+            _keep_event(state.events, event)
+    for problem in cluster.errors[before:]:
+        state.errors.append(InputError(None, problem_message(problem),
+                                       object=problem_subject(problem)))
 
 
 def _keep_event(events: dict[tuple[str, str], str], event: Mapping[str, Any]) -> None:

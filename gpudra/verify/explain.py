@@ -59,7 +59,7 @@ def explain_pod(pod: PodState, state: ClusterState, inventory: Inventory,
     objects = _objects(pod, state)
     free = replace(inventory, devices=tuple(d for d in inventory.devices
                                             if (d.driver, d.pool, d.name) not in held))
-    options = PlanOptions(table=table, engine=default_engine(target))
+    options = PlanOptions.for_target(target, table=table, engine=default_engine(target))
     report = plan(objects, free, options).workloads
     if report:
         reasons += _free_reasons(report[0])

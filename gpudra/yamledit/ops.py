@@ -9,15 +9,15 @@ be equal before anything reaches disk, so a layout the editor misreads can never
 from __future__ import annotations
 
 import json
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Any, Union
 
 import yaml
 
-from gpudra.yamledit.nodes import NodeDocument, PathT
 from gpudra.yamledit.render import block_entry, block_sequence, flow, scalar
 from gpudra.yamledit.textedit import LayoutError, Style, TextDocument
+from gpudra.yamledit.yaml_nodes import NodeDocument, PathT
 
 
 @dataclass(frozen=True, slots=True)
@@ -291,6 +291,28 @@ def _require(doc: NodeDocument, path: PathT):
     return located
 
 
+def _regenerate_scalar(text: str, path: PathT, node: yaml.Node, ops: Sequence[Op],
+                       as_json: bool) -> str:
+    """A scalar inside flow text: its original text unless an op replaces it."""
+    replaced = [op for op in ops if isinstance(op, Replace) and op.path == path]
+    if replaced:
+        return json.dumps(replaced[-1].value, ensure_ascii=False) if as_json else \
+            scalar(replaced[-1].value, in_flow=True)
+    return text[node.start_mark.index:node.end_mark.index]
+
+
+def _added_entries(path: PathT, ops: Sequence[Op], render_key: Callable[[Any], str],
+                   render_value: Callable[[Any], str]) -> list[str]:
+    """The entries ops append to the flow mapping or sequence at `path`, rendered."""
+    added: list[str] = []
+    for op in ops:
+        if isinstance(op, Append) and op.mapping == path:
+            added.append(f"{render_key(op.key)}: {render_value(op.value)}")
+        elif isinstance(op, Extend) and op.sequence == path:
+            added += [render_value(item) for item in op.items]
+    return added
+
+
 def _regenerate(text: str, doc: NodeDocument, path: PathT, node: yaml.Node,
                 ops: Sequence[Op], as_json: bool = False) -> str:
     """Flow text for a flow collection: untouched entries keep their original text, and every
@@ -307,11 +329,7 @@ def _regenerate(text: str, doc: NodeDocument, path: PathT, node: yaml.Node,
     elif isinstance(node, yaml.SequenceNode):
         originals = [(item, item, path + (i,)) for i, item in enumerate(node.value)]
     else:
-        replaced = [op for op in ops if isinstance(op, Replace) and op.path == path]
-        if replaced:
-            return json.dumps(replaced[-1].value, ensure_ascii=False) if as_json else \
-                scalar(replaced[-1].value, in_flow=True)
-        return text[node.start_mark.index:node.end_mark.index]
+        return _regenerate_scalar(text, path, node, ops, as_json)
     wraps = [op for op in ops if isinstance(op, Wrap) and op.mapping == path]
     unwraps = {op.key for op in ops if isinstance(op, Unwrap) and op.mapping == path}
 
@@ -346,11 +364,7 @@ def _regenerate(text: str, doc: NodeDocument, path: PathT, node: yaml.Node,
         else:
             body = _regenerate(text, doc, sub, first, ops, as_json)
         parts.append((leads[index] if index else None, body))
-    for op in ops:
-        if isinstance(op, Append) and op.mapping == path:
-            parts.append((None, f"{render_key(op.key)}: {render_value(op.value)}"))
-        elif isinstance(op, Extend) and op.sequence == path:
-            parts += [(None, render_value(item)) for item in op.items]
+    parts += [(None, added) for added in _added_entries(path, ops, render_key, render_value)]
     first_lead = leads[0] if leads else ""
     pieces = [(first_lead if i == 0 else (lead if lead is not None else between)) + body
               for i, (lead, body) in enumerate(parts)]

@@ -17,24 +17,11 @@ from typer.testing import CliRunner, Result
 from gpudra.cli import app
 from gpudra.convert import writer
 from gpudra.convert.tolerations import NOTE as TOLERATION_NOTE
+from tests.support.manifests import gpu_job
+from tests.support.run import invoke
 
-GPU_JOB = """\
-apiVersion: batch/v1
-kind: Job
-metadata:
-  name: train  # keep me
-  namespace: ml
-spec:
-  template:
-    spec:
-      restartPolicy: Never
-      containers:
-      - name: main
-        image: cuda
-        resources:
-          limits:
-            nvidia.com/gpu: 2
-"""
+GPU_JOB = gpu_job("train  # keep me", namespace="ml", gpus=2, container="main",
+                  image="cuda", restart_never=True)
 CLEAN = "apiVersion: v1\nkind: ConfigMap\nmetadata: {name: plain}\ndata: {a: b}\n"
 BROKEN = ("apiVersion: v1\nkind: Pod\nmetadata: {name: x}\nspec:\n  containers:\n"
           "  - name: c\n    resources: {limits: {nvidia.com/gpu: 1}\n  bad: [\n")
@@ -52,7 +39,7 @@ def tree(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
 
 
 def convert(*args: str, input: str | None = None) -> Result:
-    return CliRunner().invoke(app, ["convert", *args], input=input)
+    return invoke("convert", *args, input=input, plain=False)
 
 
 def snapshot(root: Path) -> dict[str, bytes]:

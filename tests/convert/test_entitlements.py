@@ -34,29 +34,37 @@ spec:
 """
 
 
+def _claimed(pod: str, requests: dict[str, int] | None = None, template: str = "") -> str:
+    """A Job whose pod claims `gpu` from template j-gpu, with one whole-GPU request per name of
+    `requests` (its count), or the ResourceClaimTemplate text `template`."""
+    if requests is not None:
+        template = _template("j-gpu", "[" + ", ".join(
+            f"{{name: {name}, exactly: {{deviceClassName: gpu.nvidia.com"
+            f"{'' if count == 1 else f', count: {count}'}}}}}" for name, count in requests.items())
+            + "]")
+    claims = "resourceClaims: [{name: gpu, resourceClaimTemplateName: j-gpu}]\n"
+    return _job(claims + pod) + template
+
+
 PREP = _job("""\
 initContainers:
 - {name: prep, image: x, resources: {limits: {nvidia.com/gpu: 4}}}
 containers:
 - {name: main, image: x, resources: {limits: {nvidia.com/gpu: 1}}}""")
 # The device plugin gives this pod max(4, 1) = 4 GPUs: prep sees 4, main 1 of them.
-PREP_RIGHT = _job("""\
-resourceClaims: [{name: gpu, resourceClaimTemplateName: j-gpu}]
+PREP_RIGHT = _claimed("""\
 initContainers:
 - {name: prep, image: x, resources: {claims: [{name: gpu}]}}
 containers:
-- {name: main, image: x, resources: {claims: [{name: gpu, request: main}]}}""") + _template(
-    "j-gpu", "[{name: main, exactly: {deviceClassName: gpu.nvidia.com}}, "
-             "{name: prep, exactly: {deviceClassName: gpu.nvidia.com, count: 3}}]")
+- {name: main, image: x, resources: {claims: [{name: gpu, request: main}]}}""",
+    {"main": 1, "prep": 3})
 # What gpudra wrote before issue 13: prep got 4 devices of its own, the pod needs 5.
-PREP_FIVE = _job("""\
-resourceClaims: [{name: gpu, resourceClaimTemplateName: j-gpu}]
+PREP_FIVE = _claimed("""\
 initContainers:
 - {name: prep, image: x, resources: {claims: [{name: gpu, request: prep}]}}
 containers:
-- {name: main, image: x, resources: {claims: [{name: gpu, request: main}]}}""") + _template(
-    "j-gpu", "[{name: main, exactly: {deviceClassName: gpu.nvidia.com}}, "
-             "{name: prep, exactly: {deviceClassName: gpu.nvidia.com, count: 4}}]")
+- {name: main, image: x, resources: {claims: [{name: gpu, request: main}]}}""",
+    {"main": 1, "prep": 4})
 
 TWO_KINDS = _job("""\
 containers:
@@ -66,27 +74,23 @@ TWO_KINDS_CLAIM = _template(
              "{deviceClassName: mig.nvidia.com, selectors: [{cel: {expression: "
              "'device.attributes[\"gpu.nvidia.com\"].profile == \"1g.5gb\"'}}]}}]")
 # Both requests are allocated, but the container names only the MIG one.
-TWO_KINDS_LAST_ONLY = _job("""\
-resourceClaims: [{name: gpu, resourceClaimTemplateName: j-gpu}]
+TWO_KINDS_LAST_ONLY = _claimed("""\
 containers:
-- {name: a, image: x, resources: {claims: [{name: gpu, request: a-2}]}}""") + TWO_KINDS_CLAIM
-TWO_KINDS_RIGHT = _job("""\
-resourceClaims: [{name: gpu, resourceClaimTemplateName: j-gpu}]
+- {name: a, image: x, resources: {claims: [{name: gpu, request: a-2}]}}""",
+    template=TWO_KINDS_CLAIM)
+TWO_KINDS_RIGHT = _claimed("""\
 containers:
-- {name: a, image: x, resources: {claims: [{name: gpu}]}}""") + TWO_KINDS_CLAIM
+- {name: a, image: x, resources: {claims: [{name: gpu}]}}""", template=TWO_KINDS_CLAIM)
 
 TWO_APPS = _job("""\
 containers:
 - {name: a, image: x, resources: {limits: {nvidia.com/gpu: 1}}}
 - {name: b, image: x, resources: {limits: {nvidia.com/gpu: 1}}}""")
 # Each sees one device and the pod takes two, but a and b share one and the other is idle.
-TWO_APPS_SHARING = _job("""\
-resourceClaims: [{name: gpu, resourceClaimTemplateName: j-gpu}]
+TWO_APPS_SHARING = _claimed("""\
 containers:
 - {name: a, image: x, resources: {claims: [{name: gpu, request: a}]}}
-- {name: b, image: x, resources: {claims: [{name: gpu, request: a}]}}""") + _template(
-    "j-gpu", "[{name: a, exactly: {deviceClassName: gpu.nvidia.com}}, "
-             "{name: b, exactly: {deviceClassName: gpu.nvidia.com}}]")
+- {name: b, image: x, resources: {claims: [{name: gpu, request: a}]}}""", {"a": 1, "b": 1})
 
 SIDECAR = _job("""\
 initContainers:
@@ -95,15 +99,13 @@ initContainers:
 containers:
 - {name: main, image: x, resources: {limits: {nvidia.com/gpu: 1}}}""")
 # prep runs while the sidecar runs: it cannot take the sidecar's device (kubernetes#120461).
-SIDECAR_REUSED = _job("""\
-resourceClaims: [{name: gpu, resourceClaimTemplateName: j-gpu}]
+SIDECAR_REUSED = _claimed("""\
 initContainers:
 - {name: proxy, image: x, restartPolicy: Always, resources: {claims: [{name: gpu, request: proxy}]}}
 - {name: prep, image: x, resources: {claims: [{name: gpu, request: proxy}]}}
 containers:
-- {name: main, image: x, resources: {claims: [{name: gpu, request: main}]}}""") + _template(
-    "j-gpu", "[{name: proxy, exactly: {deviceClassName: gpu.nvidia.com}}, "
-             "{name: main, exactly: {deviceClassName: gpu.nvidia.com}}]")
+- {name: main, image: x, resources: {claims: [{name: gpu, request: main}]}}""",
+    {"proxy": 1, "main": 1})
 SIDECAR_RIGHT = SIDECAR_REUSED.replace("{name: prep, image: x, resources: {claims: [{name: gpu, "
                                        "request: proxy}]}}",
                                        "{name: prep, image: x, resources: {claims: [{name: gpu, "
@@ -114,13 +116,10 @@ containers:
 - {name: a, image: x, resources: {limits: {nvidia.com/gpu: 20}}}
 - {name: b, image: x, resources: {limits: {nvidia.com/gpu: 20}}}""")
 # Right counts, but the allocator refuses a claim of 40 devices (AllocationResultsMaxSize).
-BIG_ONE_CLAIM = _job("""\
-resourceClaims: [{name: gpu, resourceClaimTemplateName: j-gpu}]
+BIG_ONE_CLAIM = _claimed("""\
 containers:
 - {name: a, image: x, resources: {claims: [{name: gpu, request: a}]}}
-- {name: b, image: x, resources: {claims: [{name: gpu, request: b}]}}""") + _template(
-    "j-gpu", "[{name: a, exactly: {deviceClassName: gpu.nvidia.com, count: 20}}, "
-             "{name: b, exactly: {deviceClassName: gpu.nvidia.com, count: 20}}]")
+- {name: b, image: x, resources: {claims: [{name: gpu, request: b}]}}""", {"a": 20, "b": 20})
 
 
 def _in_template(text: str) -> str:

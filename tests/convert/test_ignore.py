@@ -9,29 +9,12 @@ import json
 from pathlib import Path
 
 import pytest
-from typer.testing import CliRunner
 
-from gpudra.cli import app
+from tests.support.manifests import gpu_job
+from tests.support.run import invoke
 
-JOB = """\
-apiVersion: batch/v1
-kind: Job
-metadata:
-  name: train
-  namespace: ml
-  annotations:
-    gpudra.io/ignore: "{value}"
-spec:
-  template:
-    spec:
-      restartPolicy: Never
-      containers:
-      - name: main
-        image: cuda
-        resources:
-          limits:
-            nvidia.com/gpu: 2
-"""
+JOB = gpu_job("train", namespace="ml", gpus=2, container="main", image="cuda", restart_never=True,
+              annotations={"gpudra.io/ignore": '"{value}"'})
 QUOTA = """\
 apiVersion: v1
 kind: ResourceQuota
@@ -46,7 +29,7 @@ spec:
 
 
 def _convert(path: Path, *args: str) -> tuple[int, dict]:
-    result = CliRunner().invoke(app, ["convert", str(path), *args, "-o", "json"])
+    result = invoke("convert", str(path), *args, "-o", "json", plain=False)
     return result.exit_code, json.loads(result.stdout)
 
 

@@ -8,26 +8,13 @@ import os
 from pathlib import Path
 
 import pytest
-from typer.testing import CliRunner, Result
 
-from gpudra.cli import app
 from gpudra.printable import quote_name
+from tests.support.manifests import gpu_job
+from tests.support.run import invoke as run
+from tests.support.run import said
 
-JOB = """\
-apiVersion: batch/v1
-kind: Job
-metadata:
-  name: {name}
-spec:
-  template:
-    spec:
-      containers:
-      - name: c
-        image: x
-        resources:
-          limits:
-            nvidia.com/gpu: 1
-"""
+JOB = gpu_job()
 MALFORMED = {
     "metadata-scalar.yaml": JOB.format(name="x").replace("metadata:\n  name: x\n", "metadata: 5\n"),
     "metadata-list.yaml": JOB.format(name="x").replace("metadata:\n  name: x\n",
@@ -43,14 +30,6 @@ MALFORMED = {
                       "  template:\n    spec:\n      nodeSelector:\n"
                       "        nvidia.com/gpu.present: \"true\"\n      containers: 1\n",
 }
-
-
-def run(*args: str) -> Result:
-    return CliRunner().invoke(app, list(args), env={"NO_COLOR": "1"})
-
-
-def said(result: Result) -> str:
-    return result.stdout + result.stderr
 
 
 @pytest.fixture

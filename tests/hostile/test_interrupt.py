@@ -24,25 +24,12 @@ from typer.testing import CliRunner
 
 from gpudra.cli import app
 from gpudra.convert.journal import JOURNAL_NAME
+from tests.support.manifests import gpu_job
 
 DIRS, JOBS = 4, 30
 TRIALS = 4  # per signal
-JOB = """\
-apiVersion: batch/v1
-kind: Job
-metadata:
-  name: job-{index}
-spec:
-  template:
-    spec:
-      restartPolicy: Never
-      containers:
-      - name: main
-        image: cuda
-        resources:
-          limits:
-            nvidia.com/gpu: {count}
-"""
+JOB = gpu_job("job-{index}", gpus="{count}", container="main", image="cuda",
+              restart_never=True)
 COMMAND = ["convert", "t", "--claims-file", "gpu-claims.yaml", "-q"]
 
 

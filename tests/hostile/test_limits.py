@@ -10,29 +10,16 @@ from __future__ import annotations
 import os
 import resource
 import subprocess
-import sys
 from pathlib import Path
 
 import pytest
 
 from gpudra.sources.documents import AliasBudgetError, check_alias_budget
 from gpudra.sources.files import MAX_FILE_BYTES
+from tests.support.manifests import gpu_job
+from tests.support.run import gpudra_process
 
-JOB = """\
-apiVersion: batch/v1
-kind: Job
-metadata:
-  name: {name}
-spec:
-  template:
-    spec:
-      containers:
-      - name: c
-        image: x
-        resources:
-          limits:
-            nvidia.com/gpu: 1
-"""
+JOB = gpu_job()
 MEMORY_LIMIT = 1 << 30  # 1 GiB of address space: Python and the libraries need ~300 MB
 
 
@@ -51,9 +38,7 @@ def run_limited(*args: str, cwd: Path, timeout: float = 60) -> subprocess.Comple
     def limit() -> None:
         resource.setrlimit(resource.RLIMIT_AS, (MEMORY_LIMIT, MEMORY_LIMIT))
 
-    return subprocess.run([sys.executable, "-m", "gpudra", *args], cwd=cwd, timeout=timeout,
-                          capture_output=True, text=True, preexec_fn=limit,
-                          env={**os.environ, "NO_COLOR": "1"})
+    return gpudra_process(*args, cwd=cwd, timeout=timeout, preexec_fn=limit)
 
 
 @pytest.mark.parametrize("command", [["audit", "t"], ["convert", "t"], ["convert", "t", "--diff"]])
@@ -118,6 +103,6 @@ def test_a_file_past_the_size_cap_is_an_input_error(tmp_path: Path,
     monkeypatch.setattr(files, "MAX_FILE_BYTES", 1000)
     (tmp_path / "big.yaml").write_text(JOB.format(name="big") + "#" * 2000 + "\n")
     entry = files.InputFile(str(tmp_path / "big.yaml"), str(tmp_path / "big.yaml"))
-    with pytest.raises(files.InputReadError, match="larger than"):
+    with pytest.raises(files.UnreadableInputError, match="larger than"):
         files.read_input(entry)
     assert MAX_FILE_BYTES >= 100 << 20  # a `kubectl get -o json` dump of 20,000 pods is 84 MB

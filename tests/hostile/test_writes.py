@@ -13,31 +13,14 @@ from typer.testing import CliRunner, Result
 from gpudra.cli import app
 from gpudra.convert import run as run_module
 from tests.fakeapi import FakeCluster
+from tests.support.manifests import gpu_job
+from tests.support.run import invoke, said
 
-JOB = """\
-apiVersion: batch/v1
-kind: Job
-metadata:
-  name: {name}
-  namespace: ml
-spec:
-  template:
-    spec:
-      containers:
-      - name: c
-        image: x
-        resources:
-          limits:
-            nvidia.com/gpu: 1
-"""
+JOB = gpu_job(namespace="ml")
 
 
 def convert(*args: str) -> Result:
-    return CliRunner().invoke(app, ["convert", *args], env={"NO_COLOR": "1"})
-
-
-def said(result: Result) -> str:
-    return result.stdout + result.stderr
+    return invoke("convert", *args)
 
 
 @pytest.fixture

@@ -3,7 +3,7 @@ every selector gpudra writes or lints, for comparing gpudra with the oracle.
 
 Devices come from three places: tests/plan/fixtures/reference-devices.yaml (the documented
 examples), one device per NVIDIA device type carrying every attribute and capacity
-gpudra/dra/attributes.py lists for it, and the GPUs of tests/test_selectors.py (GFD label
+gpudra/dra/attributes.py lists for it, and the GPUs of tests/dra/test_selectors.py (GFD label
 boundaries). A test feeds the same API form to both sides: gpudra through parse_inventory,
 the oracle as is.
 """
@@ -26,7 +26,7 @@ from gpudra.dra.attributes import (
     DeviceType,
 )
 from gpudra.dra.cel import Version
-from tests.test_selectors import GPUS
+from tests.dra.test_selectors import GPUS
 
 TESTS = Path(__file__).resolve().parents[1]
 FIXTURES = TESTS / "plan" / "fixtures"

@@ -40,9 +40,9 @@ from gpudra.dra.versions import TargetVersion
 from gpudra.plan.demand import CHART_CLASSES
 from gpudra.plan.inventory import parse_inventory
 from gpudra.plan.matching import Matcher
+from tests.dra.test_selectors import CASES
 from tests.oracle import catalogue
 from tests.oracle.client import Oracle
-from tests.test_selectors import CASES
 
 pytestmark = pytest.mark.skipif(not engine_available(), reason="cel-expr-python not installed")
 

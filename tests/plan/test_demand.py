@@ -160,6 +160,31 @@ def test_classes_default_to_the_chart_and_input_wins() -> None:
     assert classes["gpu.nvidia.com"].default
 
 
+@pytest.mark.parametrize(("resources", "unconverted"), [
+    ({"limits": {"nvidia.com/gpu": 1}}, True),
+    ({"requests": {"nvidia.com/mig-1g.10gb": "2"}}, True),
+    ({"limits": {"nvidia.com/gpu.shared": 1}}, True),
+    ({"limits": {"nvidia.com/gpu": "{{ .Values.gpus }}"}}, True),  # an unknown count
+    ({"limits": {"nvidia.com/gpu": 0}}, False),       # asks for no device (GPU107)
+    ({"limits": {"nvidia.com/gpumem": 4096}}, False),  # HAMi's, not a device-plugin device
+    ({"limits": {"nvidia.com/gpucores": 30}}, False),
+    ({"limits": {"nvidia.com/gpu": 1, "nvidia.com/gpumem": 4096}}, True),
+])
+def test_unconverted_is_what_the_audit_calls_a_device_plugin_request(
+        resources: dict[str, Any], unconverted: bool) -> None:
+    """One reader (gpudra.gpu_use): plan lists a workload as unconverted exactly when the audit
+    finds a device-plugin request that allocates devices (GPU101-103)."""
+    from gpudra.gpu_use import read_container
+    from gpudra.workloads import ContainerRef
+
+    workload = {"apiVersion": "batch/v1", "kind": "Job", "metadata": {"name": "j"},
+                "spec": {"template": {"spec": {"containers": [
+                    {"name": "c", "resources": resources}]}}}}
+    container = workload["spec"]["template"]["spec"]["containers"][0]
+    assert read_container(ContainerRef((), container, False)).device_plugin is unconverted
+    assert bool(extract_demand([workload]).unconverted) is unconverted
+
+
 def test_converter_hook_and_unconverted_workloads() -> None:
     legacy = {"apiVersion": "apps/v1", "kind": "Deployment",
               "metadata": {"name": "legacy", "namespace": "ml"},

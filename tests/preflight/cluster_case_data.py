@@ -29,9 +29,9 @@ from typing import Any
 import yaml
 
 from gpudra.dra.versions import TargetVersion
+from gpudra.preflight.check_records import CheckOutcome, CheckResult
 from gpudra.preflight.cluster import ClusterOptions
 from gpudra.preflight.cluster.snapshot import ClusterSnapshot
-from gpudra.preflight.model import CheckResult, Outcome
 
 _LOADER = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
 CASES_DIR = Path(__file__).parent / "cluster_cases"
@@ -124,7 +124,7 @@ def assert_expected(got: CheckResult, want: dict[str, Any]) -> None:
         assert any(fragment in d for d in got.details), (fragment, shown)
     for fragment in as_list(want.get("no_details")):
         assert not any(fragment in d for d in got.details), (fragment, shown)
-    if got.outcome is Outcome.PASS:
+    if got.outcome is CheckOutcome.PASS:
         assert got.remediation is None
     else:
         assert got.remediation, "every non-passing result says what to do"

@@ -14,7 +14,7 @@ import pytest
 from gpudra.dra.served import CORE_KINDS, GROUP, availability, versions_with_kind
 from gpudra.dra.versions import TargetVersion
 from gpudra.preflight import catalogue, checks_markdown
-from gpudra.preflight.model import Tier
+from gpudra.preflight.check_records import Tier
 
 
 def test_catalogue_has_every_tier() -> None:

@@ -11,9 +11,9 @@ from typing import Any
 
 import pytest
 
+from gpudra.preflight.check_records import CheckOutcome
 from gpudra.preflight.cluster import CLUSTER_CHECKS, run_cluster_checks
 from gpudra.preflight.cluster.snapshot import DISCOVERY, VERSION, ClusterSnapshot
-from gpudra.preflight.model import Outcome
 from tests.preflight.cluster_case_data import (
     Case,
     assert_expected,
@@ -50,7 +50,7 @@ def test_the_healthy_base_passes_every_check() -> None:
 def test_an_empty_snapshot_is_unavailable_everywhere() -> None:
     """Nothing read means nothing judged: no check may pass on missing input."""
     results = run_cluster_checks(ClusterSnapshot())
-    assert {r.outcome for r in results} == {Outcome.UNAVAILABLE}, \
+    assert {r.outcome for r in results} == {CheckOutcome.UNAVAILABLE}, \
         [(r.id, r.outcome.value, r.message) for r in results]
 
 
@@ -99,7 +99,7 @@ def test_an_unreadable_required_input_is_unavailable(check_id: str, key: str) ->
     case["snapshot"]["unavailable"][key] = reason
     results = run_cluster_checks(build_snapshot(case))
     got = next(r for r in results if r.id == check_id)
-    assert got.outcome is Outcome.UNAVAILABLE, (got.outcome, got.message)
+    assert got.outcome is CheckOutcome.UNAVAILABLE, (got.outcome, got.message)
     if key not in (VERSION, DISCOVERY):
         assert "403" in got.message, got.message
 
@@ -109,4 +109,4 @@ def test_karpenter_unknown_when_nothing_tells() -> None:
     case = {"snapshot": {"api_groups": None, "objects": {"deployments": None},
                          "unavailable": {"deployments": "403: forbidden"}}}
     got = next(r for r in run_cluster_checks(build_snapshot(case)) if r.id == "CLUSTER013")
-    assert got.outcome is Outcome.UNAVAILABLE and "403" in got.message
+    assert got.outcome is CheckOutcome.UNAVAILABLE and "403" in got.message

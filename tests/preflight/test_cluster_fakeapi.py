@@ -14,6 +14,7 @@ from typing import Any
 
 import pytest
 
+from gpudra.preflight.check_records import CheckOutcome
 from gpudra.preflight.cluster import RESOURCES, run_cluster_checks
 from gpudra.preflight.cluster.snapshot import (
     DISCOVERY,
@@ -22,7 +23,6 @@ from gpudra.preflight.cluster.snapshot import (
     ClusterSnapshot,
     ResourceRef,
 )
-from gpudra.preflight.model import Outcome
 from tests.fakeapi import FakeCluster
 
 pytest.importorskip("kubernetes")
@@ -115,12 +115,14 @@ STATE: dict[str, Any] = {
 }
 
 EXPECTED = {
-    "CLUSTER001": Outcome.PASS, "CLUSTER002": Outcome.PASS, "CLUSTER003": Outcome.PASS,
-    "CLUSTER004": Outcome.PASS, "CLUSTER005": Outcome.WARN, "CLUSTER006": Outcome.PASS,
-    "CLUSTER007": Outcome.PASS, "CLUSTER008": Outcome.PASS, "CLUSTER009": Outcome.PASS,
-    "CLUSTER010": Outcome.WARN, "CLUSTER011": Outcome.UNAVAILABLE,
-    "CLUSTER012": Outcome.PASS, "CLUSTER013": Outcome.PASS, "CLUSTER014": Outcome.UNAVAILABLE,
-    "CLUSTER015": Outcome.WARN, "CLUSTER016": Outcome.PASS,
+    "CLUSTER001": CheckOutcome.PASS, "CLUSTER002": CheckOutcome.PASS,
+    "CLUSTER003": CheckOutcome.PASS, "CLUSTER004": CheckOutcome.PASS,
+    "CLUSTER005": CheckOutcome.WARN, "CLUSTER006": CheckOutcome.PASS,
+    "CLUSTER007": CheckOutcome.PASS, "CLUSTER008": CheckOutcome.PASS,
+    "CLUSTER009": CheckOutcome.PASS, "CLUSTER010": CheckOutcome.WARN,
+    "CLUSTER011": CheckOutcome.UNAVAILABLE, "CLUSTER012": CheckOutcome.PASS,
+    "CLUSTER013": CheckOutcome.PASS, "CLUSTER014": CheckOutcome.UNAVAILABLE,
+    "CLUSTER015": CheckOutcome.WARN, "CLUSTER016": CheckOutcome.PASS,
 }
 
 

@@ -23,7 +23,7 @@ from gpudra.preflight.cluster.snapshot import (
     ClusterSnapshot,
 )
 from gpudra.preflight.runtime import image_version
-from gpudra.sources.cluster import all_reads
+from gpudra.sources.cluster_reads import all_reads
 
 
 def test_listed_resources_are_readable() -> None:

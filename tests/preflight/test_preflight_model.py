@@ -8,10 +8,10 @@ import pytest
 
 from gpudra.errors import UsageError
 from gpudra.preflight import catalogue
-from gpudra.preflight.model import (
+from gpudra.preflight.check_records import (
     Catalogue,
+    CheckOutcome,
     CheckResult,
-    Outcome,
     Tier,
     apply_skips,
     check,
@@ -21,57 +21,58 @@ from gpudra.preflight.model import (
 )
 
 INFO = check("NODE901", "Example", Tier.NODE, "An example.", "Why.",
-             (Outcome.PASS, Outcome.FAIL))
+             (CheckOutcome.PASS, CheckOutcome.FAIL))
 
 
-def _res(check_id: str, outcome: Outcome) -> CheckResult:
-    fix = None if outcome is Outcome.PASS else "do something"
+def _res(check_id: str, outcome: CheckOutcome) -> CheckResult:
+    fix = None if outcome is CheckOutcome.PASS else "do something"
     return CheckResult(check_id, "t", outcome, "m", fix)
 
 
 def test_outcomes_are_ordered_for_worst() -> None:
-    ranked = sorted(Outcome, key=lambda o: o.rank)
-    assert ranked == [Outcome.PASS, Outcome.UNAVAILABLE, Outcome.WARN, Outcome.FAIL]
-    assert Outcome("unavailable") is Outcome.UNAVAILABLE and Outcome.FAIL == "fail"
+    ranked = sorted(CheckOutcome, key=lambda o: o.rank)
+    assert ranked == [CheckOutcome.PASS, CheckOutcome.UNAVAILABLE, CheckOutcome.WARN,
+                      CheckOutcome.FAIL]
+    assert CheckOutcome("unavailable") is CheckOutcome.UNAVAILABLE and CheckOutcome.FAIL == "fail"
 
 
 @pytest.mark.parametrize(("outcomes", "expected"), [
-    ([], Outcome.PASS),
-    ([Outcome.PASS, Outcome.PASS], Outcome.PASS),
-    ([Outcome.PASS, Outcome.UNAVAILABLE], Outcome.UNAVAILABLE),
-    ([Outcome.UNAVAILABLE, Outcome.WARN], Outcome.WARN),
-    ([Outcome.FAIL, Outcome.WARN, Outcome.PASS], Outcome.FAIL),
+    ([], CheckOutcome.PASS),
+    ([CheckOutcome.PASS, CheckOutcome.PASS], CheckOutcome.PASS),
+    ([CheckOutcome.PASS, CheckOutcome.UNAVAILABLE], CheckOutcome.UNAVAILABLE),
+    ([CheckOutcome.UNAVAILABLE, CheckOutcome.WARN], CheckOutcome.WARN),
+    ([CheckOutcome.FAIL, CheckOutcome.WARN, CheckOutcome.PASS], CheckOutcome.FAIL),
 ])
-def test_worst(outcomes: list[Outcome], expected: Outcome) -> None:
+def test_worst(outcomes: list[CheckOutcome], expected: CheckOutcome) -> None:
     assert worst([_res("NODE001", o) for o in outcomes]) is expected
 
 
 def test_check_ids_must_match_their_tier() -> None:
     with pytest.raises(ValueError):
-        check("CLUSTER001", "x", Tier.NODE, "s", "e", (Outcome.PASS,))
+        check("CLUSTER001", "x", Tier.NODE, "s", "e", (CheckOutcome.PASS,))
     with pytest.raises(ValueError):
-        check("NODE1", "x", Tier.NODE, "s", "e", (Outcome.PASS,))
-    assert check("MANIFEST001", "x", Tier.MANIFESTS, "s", "e", (Outcome.PASS,)).docs_anchor \
+        check("NODE1", "x", Tier.NODE, "s", "e", (CheckOutcome.PASS,))
+    assert check("MANIFEST001", "x", Tier.MANIFESTS, "s", "e", (CheckOutcome.PASS,)).docs_anchor \
         == "manifest001"
 
 
 def test_result_links_the_docs_when_no_remediation_is_given() -> None:
-    failed = result(INFO, Outcome.FAIL, "broke")
+    failed = result(INFO, CheckOutcome.FAIL, "broke")
     assert failed.remediation == "docs/checks.md#node901"
-    assert result(INFO, Outcome.PASS, "fine").remediation is None
+    assert result(INFO, CheckOutcome.PASS, "fine").remediation is None
 
 
 def test_results_keep_their_invariants() -> None:
     with pytest.raises(ValueError, match="no remediation"):
-        CheckResult("NODE001", "t", Outcome.PASS, "m", "fix")
+        CheckResult("NODE001", "t", CheckOutcome.PASS, "m", "fix")
     with pytest.raises(ValueError, match="one line"):
-        CheckResult("NODE001", "t", Outcome.WARN, "two\nlines", "fix")
+        CheckResult("NODE001", "t", CheckOutcome.WARN, "two\nlines", "fix")
 
 
 def test_catalogue_rejects_duplicates_and_is_sorted() -> None:
     with pytest.raises(ValueError, match="duplicate check id NODE901"):
         Catalogue([INFO, INFO])
-    other = check("CLUSTER001", "c", Tier.CLUSTER, "s", "e", (Outcome.PASS,))
+    other = check("CLUSTER001", "c", Tier.CLUSTER, "s", "e", (CheckOutcome.PASS,))
     cat = Catalogue([INFO, other])
     assert list(cat) == ["CLUSTER001", "NODE901"]
     assert cat.in_tier(Tier.NODE) == (INFO,)
@@ -88,23 +89,24 @@ def test_skip_list_parsing() -> None:
 
 
 def test_skipped_fail_is_shown_as_warn_and_does_not_count() -> None:
-    results = [_res("NODE001", Outcome.PASS), _res("NODE003", Outcome.FAIL),
-               _res("NODE005", Outcome.UNAVAILABLE)]
+    results = [_res("NODE001", CheckOutcome.PASS), _res("NODE003", CheckOutcome.FAIL),
+               _res("NODE005", CheckOutcome.UNAVAILABLE)]
     skipped = apply_skips(results, frozenset({"NODE003"}))
-    assert [r.outcome for r in skipped] == [Outcome.PASS, Outcome.WARN, Outcome.UNAVAILABLE]
+    assert [r.outcome for r in skipped] == [CheckOutcome.PASS, CheckOutcome.WARN,
+                                            CheckOutcome.UNAVAILABLE]
     assert [r.skipped for r in skipped] == [False, True, False]
     assert "reported as a warning because the check is skipped" in skipped[1].message
-    assert worst(results) is Outcome.FAIL
-    assert worst(skipped) is Outcome.UNAVAILABLE
+    assert worst(results) is CheckOutcome.FAIL
+    assert worst(skipped) is CheckOutcome.UNAVAILABLE
     assert count_outcomes(skipped) == {"pass": 1, "unavailable": 1, "warn": 1, "fail": 0,
                                        "skipped": 1}
 
 
 def test_skip_all_marks_everything() -> None:
-    skipped = apply_skips([_res("NODE001", Outcome.FAIL), _res("NODE002", Outcome.PASS)],
+    skipped = apply_skips([_res("NODE001", CheckOutcome.FAIL), _res("NODE002", CheckOutcome.PASS)],
                           frozenset({"all"}))
     assert all(r.skipped for r in skipped)
-    assert worst(skipped) is Outcome.PASS
+    assert worst(skipped) is CheckOutcome.PASS
 
 
 # --- the real catalogue: documented well enough to generate docs/checks.md from -------------
@@ -119,7 +121,7 @@ def test_every_check_is_documented(check_id: str) -> None:
     outcomes_text = info.explanation.split("**Outcomes.**", 1)[1].split("**Fix.**", 1)[0]
     for outcome in info.outcomes:
         assert f"*{outcome.value}*" in outcomes_text, (check_id, outcome)
-    assert Outcome.PASS in info.outcomes
+    assert CheckOutcome.PASS in info.outcomes
     assert info.docs_url == f"docs/checks.md#{info.id.lower()}"
 
 

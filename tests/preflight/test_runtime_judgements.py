@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from gpudra.preflight.model import Outcome
+from gpudra.preflight.check_records import CheckOutcome
 from gpudra.preflight.runtime import (
     containerd_traits,
     judge_kubelet_skew,
@@ -14,55 +14,55 @@ from gpudra.preflight.runtime import (
 
 RUNTIME_CASES = [
     # containerRuntimeVersion, outcome, message fragment
-    ("containerd://1.6.33", Outcome.FAIL, "no CDI support (added in 1.7.0)"),
-    ("containerd://1.7.0", Outcome.FAIL, "ignores the CDI devices"),
-    ("containerd://1.7.1", Outcome.FAIL, "read from 1.7.2"),
-    ("containerd://1.7.2", Outcome.WARN, "leaves it off unless enable_cdi = true"),
-    ("containerd://1.7.27", Outcome.WARN, "containerd 1.7.27"),
-    ("containerd://1.7.27-k3s1", Outcome.WARN, "1.7.27-k3s1"),
-    ("containerd://1.7.27-0ubuntu1", Outcome.WARN, "1.7.27-0ubuntu1"),
-    ("containerd://1.7.2-rc.1", Outcome.FAIL, "1.7.2-rc.1"),  # a pre-release sorts below
-    ("containerd://2.0.0-rc.6", Outcome.WARN, "2.0.0-rc.6"),
-    ("containerd://2.0.0", Outcome.PASS, "on by default"),
-    ("containerd://2.1.4", Outcome.PASS, "containerd 2.1.4"),
-    ("containerd://2.3.0", Outcome.PASS, "enable_cdi is deprecated"),
-    ("containerd://v2.2.1", Outcome.PASS, "2.2.1"),
-    ("cri-o://1.27.1", Outcome.FAIL, "read from 1.28.0"),
-    ("cri-o://1.28.0", Outcome.PASS, "always on"),
-    ("cri-o://1.36.3", Outcome.PASS, "CRI-O 1.36.3"),
-    ("docker://24.0.7", Outcome.UNAVAILABLE, "cri-dockerd"),
-    ("containerd://unknown", Outcome.UNAVAILABLE, "cannot read a version"),
-    ("remote://1.0", Outcome.UNAVAILABLE, "unknown container runtime"),
-    ("garbage", Outcome.UNAVAILABLE, "unknown container runtime"),
-    ("", Outcome.UNAVAILABLE, "(empty)"),
+    ("containerd://1.6.33", CheckOutcome.FAIL, "no CDI support (added in 1.7.0)"),
+    ("containerd://1.7.0", CheckOutcome.FAIL, "ignores the CDI devices"),
+    ("containerd://1.7.1", CheckOutcome.FAIL, "read from 1.7.2"),
+    ("containerd://1.7.2", CheckOutcome.WARN, "leaves it off unless enable_cdi = true"),
+    ("containerd://1.7.27", CheckOutcome.WARN, "containerd 1.7.27"),
+    ("containerd://1.7.27-k3s1", CheckOutcome.WARN, "1.7.27-k3s1"),
+    ("containerd://1.7.27-0ubuntu1", CheckOutcome.WARN, "1.7.27-0ubuntu1"),
+    ("containerd://1.7.2-rc.1", CheckOutcome.FAIL, "1.7.2-rc.1"),  # a pre-release sorts below
+    ("containerd://2.0.0-rc.6", CheckOutcome.WARN, "2.0.0-rc.6"),
+    ("containerd://2.0.0", CheckOutcome.PASS, "on by default"),
+    ("containerd://2.1.4", CheckOutcome.PASS, "containerd 2.1.4"),
+    ("containerd://2.3.0", CheckOutcome.PASS, "enable_cdi is deprecated"),
+    ("containerd://v2.2.1", CheckOutcome.PASS, "2.2.1"),
+    ("cri-o://1.27.1", CheckOutcome.FAIL, "read from 1.28.0"),
+    ("cri-o://1.28.0", CheckOutcome.PASS, "always on"),
+    ("cri-o://1.36.3", CheckOutcome.PASS, "CRI-O 1.36.3"),
+    ("docker://24.0.7", CheckOutcome.UNAVAILABLE, "cri-dockerd"),
+    ("containerd://unknown", CheckOutcome.UNAVAILABLE, "cannot read a version"),
+    ("remote://1.0", CheckOutcome.UNAVAILABLE, "unknown container runtime"),
+    ("garbage", CheckOutcome.UNAVAILABLE, "unknown container runtime"),
+    ("", CheckOutcome.UNAVAILABLE, "(empty)"),
 ]
 
 
 @pytest.mark.parametrize(("raw", "outcome", "fragment"), RUNTIME_CASES)
-def test_judge_runtime_version(raw: str, outcome: Outcome, fragment: str) -> None:
+def test_judge_runtime_version(raw: str, outcome: CheckOutcome, fragment: str) -> None:
     judged = judge_runtime_version(raw)
     assert judged.outcome is outcome, judged
     assert fragment in judged.message, judged
-    assert (judged.remediation is None) == (outcome is Outcome.PASS)
+    assert (judged.remediation is None) == (outcome is CheckOutcome.PASS)
 
 
 SKEW_CASES = [
     # kubelet, apiserver, outcome, fragment
-    ("v1.34.2", "v1.34.2", Outcome.PASS, "within the supported skew"),
-    ("v1.33.5", "v1.36.0", Outcome.PASS, "within"),  # three minors older is allowed
-    ("v1.32.9", "v1.36.0", Outcome.FAIL, "4 minor versions behind"),
-    ("v1.35.0", "v1.34.9", Outcome.FAIL, "newer than kube-apiserver"),
-    ("v1.24.17", "v1.26.0", Outcome.PASS, "within"),  # before 1.25: two minors allowed
-    ("v1.24.17", "v1.27.0", Outcome.FAIL, "at most 2 supported"),
-    ("v1.34.2-gke.1200", "v1.34.3-gke.100", Outcome.PASS, "within"),
-    ("v1.34.2+k3s1", "v1.35.0+k3s1", Outcome.PASS, "within"),
-    ("v1.34.1", "not-a-version", Outcome.UNAVAILABLE, "cannot read a Kubernetes version"),
-    ("v2.0.0", "v1.34.0", Outcome.UNAVAILABLE, "only 1.x"),
+    ("v1.34.2", "v1.34.2", CheckOutcome.PASS, "within the supported skew"),
+    ("v1.33.5", "v1.36.0", CheckOutcome.PASS, "within"),  # three minors older is allowed
+    ("v1.32.9", "v1.36.0", CheckOutcome.FAIL, "4 minor versions behind"),
+    ("v1.35.0", "v1.34.9", CheckOutcome.FAIL, "newer than kube-apiserver"),
+    ("v1.24.17", "v1.26.0", CheckOutcome.PASS, "within"),  # before 1.25: two minors allowed
+    ("v1.24.17", "v1.27.0", CheckOutcome.FAIL, "at most 2 supported"),
+    ("v1.34.2-gke.1200", "v1.34.3-gke.100", CheckOutcome.PASS, "within"),
+    ("v1.34.2+k3s1", "v1.35.0+k3s1", CheckOutcome.PASS, "within"),
+    ("v1.34.1", "not-a-version", CheckOutcome.UNAVAILABLE, "cannot read a Kubernetes version"),
+    ("v2.0.0", "v1.34.0", CheckOutcome.UNAVAILABLE, "only 1.x"),
 ]
 
 
 @pytest.mark.parametrize(("kubelet", "apiserver", "outcome", "fragment"), SKEW_CASES)
-def test_judge_kubelet_skew(kubelet: str, apiserver: str, outcome: Outcome,
+def test_judge_kubelet_skew(kubelet: str, apiserver: str, outcome: CheckOutcome,
                             fragment: str) -> None:
     judged = judge_kubelet_skew(kubelet, apiserver)
     assert judged.outcome is outcome, judged

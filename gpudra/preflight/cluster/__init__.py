@@ -10,6 +10,7 @@ from __future__ import annotations
 
 from collections.abc import Callable
 
+from gpudra.preflight.check_records import CheckInfo, CheckOutcome, CheckResult, result
 from gpudra.preflight.cluster.api_version import CLUSTER001, check_api_version
 from gpudra.preflight.cluster.autoscalers import (
     CLUSTER012,
@@ -45,7 +46,6 @@ from gpudra.preflight.cluster.options import NO_OPTIONS, ClusterOptions
 from gpudra.preflight.cluster.quotas import CLUSTER011, check_quotas
 from gpudra.preflight.cluster.sharing import CLUSTER016, check_sharing_gates
 from gpudra.preflight.cluster.snapshot import RESOURCES, ClusterSnapshot, ResourceRef
-from gpudra.preflight.model import CheckInfo, CheckResult, Outcome, result
 
 ClusterCheck = Callable[[ClusterSnapshot, ClusterOptions], CheckResult]
 
@@ -81,7 +81,7 @@ def run_cluster_checks(snapshot: ClusterSnapshot,
             results.append(judge(snapshot, options))
         except Exception as exc:  # noqa: BLE001 - one check's bug must not hide the others
             results.append(result(
-                info, Outcome.UNAVAILABLE,
+                info, CheckOutcome.UNAVAILABLE,
                 f"gpudra could not judge this: internal error {type(exc).__name__}: "
                 f"{' '.join(str(exc).split())}",
                 "please report this as a gpudra bug, with the check id"))

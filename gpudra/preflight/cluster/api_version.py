@@ -11,9 +11,9 @@ from __future__ import annotations
 
 from gpudra.dra.served import GROUP, dra_enable_recipe, enable_versions
 from gpudra.dra.versions import MIN_MINOR, TargetVersion
+from gpudra.preflight.check_records import CheckOutcome, CheckResult, Tier, check, result
 from gpudra.preflight.cluster.options import NO_OPTIONS, ClusterOptions
 from gpudra.preflight.cluster.snapshot import ClusterSnapshot
-from gpudra.preflight.model import CheckResult, Outcome, Tier, check, result
 from gpudra.preflight.runtime import Version
 
 NVIDIA_DRIVER_MIN_PATCH_1_34 = 2  # Kubernetes 1.34.2
@@ -50,7 +50,7 @@ driver's minimum), or 1.34.0/1.34.1. *fail*: older than 1.32; 1.32/1.33 with not
 
 **Fix.** Upgrade the control plane to 1.34.2 or newer, or turn on the beta API as above.
 """,
-    (Outcome.PASS, Outcome.WARN, Outcome.FAIL, Outcome.UNAVAILABLE))
+    (CheckOutcome.PASS, CheckOutcome.WARN, CheckOutcome.FAIL, CheckOutcome.UNAVAILABLE))
 
 
 def check_api_version(snapshot: ClusterSnapshot,
@@ -58,15 +58,15 @@ def check_api_version(snapshot: ClusterSnapshot,
     problem = snapshot.version_problem()
     version = snapshot.version
     if problem or version is None:
-        return result(CLUSTER001, Outcome.UNAVAILABLE, f"cannot tell the Kubernetes version: "
+        return result(CLUSTER001, CheckOutcome.UNAVAILABLE, f"cannot tell the Kubernetes version: "
                       f"{problem}", "run `kubectl version` and check access to /version")
     if version.major != 1:
-        return result(CLUSTER001, Outcome.UNAVAILABLE,
+        return result(CLUSTER001, CheckOutcome.UNAVAILABLE,
                       f"Kubernetes {version}: gpudra only knows 1.x releases",
                       "see docs/dra-reference.md section 1.1")
     served = snapshot.served_versions(GROUP)
     if served is None:
-        return result(CLUSTER001, Outcome.UNAVAILABLE,
+        return result(CLUSTER001, CheckOutcome.UNAVAILABLE,
                       f"Kubernetes {version}, but API discovery could not be read to see which "
                       f"{GROUP} versions are served: {snapshot.discovery_problem()}",
                       f"run `kubectl api-versions | grep {GROUP}`")
@@ -80,7 +80,7 @@ def check_api_version(snapshot: ClusterSnapshot,
 def _judge_running(version: Version, served: tuple[str, ...], detail: str) -> CheckResult:
     here = f"Kubernetes {version}"
     if version.minor < MIN_MINOR:
-        return result(CLUSTER001, Outcome.FAIL,
+        return result(CLUSTER001, CheckOutcome.FAIL,
                       f"{here} has no structured-parameter DRA (v1beta1 came in 1.32, v1 in 1.34)",
                       "upgrade the control plane to 1.34.2 or newer", details=(detail,))
     if version.minor < 34:
@@ -88,24 +88,24 @@ def _judge_running(version: Version, served: tuple[str, ...], detail: str) -> Ch
     if "v1" not in served:
         return _v1_turned_off(here, version.minor, served, (detail,))
     if version.minor == 34 and not version.at_least(1, 34, NVIDIA_DRIVER_MIN_PATCH_1_34):
-        return result(CLUSTER001, Outcome.WARN,
+        return result(CLUSTER001, CheckOutcome.WARN,
                       f"{here} serves {GROUP}/v1, but the NVIDIA DRA driver documents 1.34.2 as "
                       "its minimum", "upgrade to 1.34.2 or newer", details=(detail,))
-    return result(CLUSTER001, Outcome.PASS, f"{here} serves {GROUP}/v1 (DRA is GA)",
+    return result(CLUSTER001, CheckOutcome.PASS, f"{here} serves {GROUP}/v1 (DRA is GA)",
                   details=(detail,))
 
 
 def _judge_beta(here: str, release: TargetVersion, served: tuple[str, ...],
                 details: tuple[str, ...]) -> CheckResult:
     if not served:
-        return result(CLUSTER001, Outcome.FAIL,
+        return result(CLUSTER001, CheckOutcome.FAIL,
                       f"{here} serves no {GROUP} version: DRA is beta and off by default; "
                       f"{dra_enable_recipe(release)}",
                       f"{dra_enable_recipe(release)}; or upgrade to 1.34.2+, which serves "
                       f"{GROUP}/v1 by default", details=details)
     missing = [v for v in enable_versions(release) if v not in served]
     note = f"; also serve {', '.join(missing)} (the NVIDIA driver's recipe)" if missing else ""
-    return result(CLUSTER001, Outcome.WARN,
+    return result(CLUSTER001, CheckOutcome.WARN,
                   f"{here} serves {GROUP} {', '.join(served)} (beta, turned on by the admin; the "
                   f"DynamicResourceAllocation gate must be on for every component){note}; the "
                   "NVIDIA DRA driver documents 1.34.2 as its minimum",
@@ -117,7 +117,7 @@ def _v1_turned_off(here: str, minor: int, served: tuple[str, ...], details: tupl
                    then: str = "") -> CheckResult:
     """`then` ends the message (what happens to the flags in a planned move)."""
     gate = " and DynamicResourceAllocation=false from --feature-gates" if minor == 34 else ""
-    return result(CLUSTER001, Outcome.FAIL,
+    return result(CLUSTER001, CheckOutcome.FAIL,
                   f"{here} does not serve {GROUP}/v1 (served: {', '.join(served) or 'none'}): "
                   f"it has been turned off{then}",
                   f"remove {GROUP}/v1=false from kube-apiserver's --runtime-config{gate}",
@@ -134,7 +134,7 @@ def _judge_plan(version: Version, served: tuple[str, ...], target: TargetVersion
     if target.minor >= 34:
         minimum = "; use 1.34.2 or later, the NVIDIA DRA driver's minimum" \
             if target.minor == 34 else ""
-        return result(CLUSTER001, Outcome.PASS,
+        return result(CLUSTER001, CheckOutcome.PASS,
                       f"target {target} serves {GROUP}/v1 by default ({direction} {version})"
                       f"{minimum}", details=details)
     if version.minor >= 34:

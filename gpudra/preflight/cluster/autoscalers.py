@@ -28,10 +28,10 @@ from gpudra.object_fields import (
     workload_name,
 )
 from gpudra.objects import as_list, dig
+from gpudra.preflight.check_records import CheckOutcome, CheckResult, Tier, check, result
 from gpudra.preflight.cluster.nodes import named
 from gpudra.preflight.cluster.options import NO_OPTIONS, ClusterOptions, judged_release
 from gpudra.preflight.cluster.snapshot import DEPLOYMENTS, NODEPOOLS, ClusterSnapshot, unreadable
-from gpudra.preflight.model import CheckResult, Outcome, Tier, check, result
 from gpudra.preflight.runtime import Version, image_version
 
 CA_FLAG = "--enable-dynamic-resource-allocation"
@@ -66,7 +66,7 @@ be listed, or the image tag carries no version.
 **Fix.** Run the cluster-autoscaler release matching the cluster (1.35+ has DRA on), or add
 `--enable-dynamic-resource-allocation=true` on 1.32-1.34.
 """,
-    (Outcome.PASS, Outcome.WARN, Outcome.FAIL, Outcome.UNAVAILABLE))
+    (CheckOutcome.PASS, CheckOutcome.WARN, CheckOutcome.FAIL, CheckOutcome.UNAVAILABLE))
 
 CLUSTER013 = check(
     "CLUSTER013", "Karpenter and DRA pods", Tier.CLUSTER,
@@ -96,7 +96,7 @@ whether the NodePool API is served.
 cluster-autoscaler with DRA on), or test Karpenter v1.14+ with `--ignore-dra-requests=false`
 on a provider that describes GPU devices.
 """,
-    (Outcome.PASS, Outcome.WARN, Outcome.UNAVAILABLE))
+    (CheckOutcome.PASS, CheckOutcome.WARN, CheckOutcome.UNAVAILABLE))
 
 
 def _autoscaler_containers(deployments: Iterable[Mapping[str, Any]]
@@ -117,7 +117,7 @@ def check_cluster_autoscaler(snapshot: ClusterSnapshot,
                           "deployments.apps in all namespaces")
     found = _autoscaler_containers(deployments.items)
     if not found:
-        return result(CLUSTER012, Outcome.PASS,
+        return result(CLUSTER012, CheckOutcome.PASS,
                       "no cluster-autoscaler Deployment in the cluster (an autoscaler run by the "
                       "cloud provider outside the cluster is not visible)")
     release = judged_release(snapshot, options)
@@ -134,32 +134,32 @@ def _judge_autoscaler(deploy: Mapping[str, Any], ctr: Container,
                "scale-up for claims needs node templates with ResourceSlices from the cloud "
                "provider"]
     if version is None or version.major != 1:
-        return result(CLUSTER012, Outcome.UNAVAILABLE,
+        return result(CLUSTER012, CheckOutcome.UNAVAILABLE,
                       f"{name}: no cluster-autoscaler version in the image tag of {ctr.image}",
                       "check the autoscaler's version (`--version` in its logs)", details=details)
     flag = (flag_value(ctr, CA_FLAG) or "").lower()
     label = f"{name} (cluster-autoscaler {version})"
     if version.minor < 32:
-        return result(CLUSTER012, Outcome.FAIL,
+        return result(CLUSTER012, CheckOutcome.FAIL,
                       f"{label} has no DRA support (from 1.32): it does not scale up for pods "
                       "with claims", "upgrade cluster-autoscaler to the cluster's minor (1.35+ "
                       "has DRA on by default)", details=details)
     if version.minor >= 35 and flag == "false":
-        return result(CLUSTER012, Outcome.FAIL,
+        return result(CLUSTER012, CheckOutcome.FAIL,
                       f"{label} is started with {CA_FLAG}=false, which 1.35+ refuses",
                       f"remove {CA_FLAG}=false", details=details)
     if version.minor < 35 and flag != "true":
-        return result(CLUSTER012, Outcome.FAIL,
+        return result(CLUSTER012, CheckOutcome.FAIL,
                       f"{label} leaves DRA off ({CA_FLAG} defaults to false before 1.35): it "
                       "does not scale up for pods with claims",
                       f"add {CA_FLAG}=true, or upgrade to the cluster's minor (1.35+ has it on)",
                       details=details)
     if cluster_minor is not None and cluster_minor >= 34 and version.minor < 34:
-        return result(CLUSTER012, Outcome.WARN,
+        return result(CLUSTER012, CheckOutcome.WARN,
                       f"{label} predates resource.k8s.io/v1 while the cluster is 1.{cluster_minor}"
                       " (the project recommends matching minors; 1.32 reads v1beta1)",
                       f"upgrade cluster-autoscaler to 1.{cluster_minor}", details=details)
-    return result(CLUSTER012, Outcome.PASS, f"{label} handles DRA claims", details=details)
+    return result(CLUSTER012, CheckOutcome.PASS, f"{label} handles DRA claims", details=details)
 
 
 def _karpenter(deployments: Iterable[Mapping[str, Any]]
@@ -198,11 +198,11 @@ def check_karpenter(snapshot: ClusterSnapshot,
     deployments, nodepools = snapshot.listing(DEPLOYMENTS), snapshot.listing(NODEPOOLS)
     controller = _karpenter(deployments.items or ())
     if controller is None and nodepools.served is False:
-        return result(CLUSTER013, Outcome.PASS, "Karpenter is not installed (no karpenter.sh "
+        return result(CLUSTER013, CheckOutcome.PASS, "Karpenter is not installed (no karpenter.sh "
                       "NodePool API)")
     if controller is None and nodepools.served is None:
         reasons = "; ".join(r for r in (deployments.reason, nodepools.reason) if r)
-        return result(CLUSTER013, Outcome.UNAVAILABLE,
+        return result(CLUSTER013, CheckOutcome.UNAVAILABLE,
                       f"cannot tell whether Karpenter is installed: {reasons}",
                       "grant list on deployments.apps and nodepools.karpenter.sh")
     pools = _gpu_pools(nodepools.items or ())
@@ -211,7 +211,7 @@ def check_karpenter(snapshot: ClusterSnapshot,
         details.append(f"NodePools not read: {nodepools.reason}")
     where = f" (GPU NodePools: {named(pools)})" if pools else ""
     if controller is None:
-        return result(CLUSTER013, Outcome.WARN,
+        return result(CLUSTER013, CheckOutcome.WARN,
                       f"Karpenter's NodePool API is served{where} (its controller is not in the "
                       "cluster or not recognised); Karpenter ignores pods with claims by default "
                       "(--ignore-dra-requests=true since v1.7)",
@@ -222,7 +222,7 @@ def check_karpenter(snapshot: ClusterSnapshot,
     ignore = (flag_value(ctr, KARPENTER_FLAG) or ctr.env.get(KARPENTER_ENV) or "true").lower()
     label = f"Karpenter {version or '(version unknown)'} ({workload_name(deploy)})"
     details.append(f"{workload_name(deploy)}: image {ctr.image}; ignore DRA requests: {ignore}")
-    return result(CLUSTER013, Outcome.WARN, _karpenter_message(label, version, ignore) + where,
+    return result(CLUSTER013, CheckOutcome.WARN, _karpenter_message(label, version, ignore) + where,
                   "provision DRA GPU nodes outside Karpenter (static node groups, or "
                   "cluster-autoscaler with DRA), or test v1.14+ with --ignore-dra-requests=false",
                   details=details)

@@ -22,8 +22,8 @@ from typing import Any
 
 from gpudra.dra.bridge_quota import BRIDGE_CLAIM_ANNOTATION
 from gpudra.objects import dig
+from gpudra.preflight.check_records import CheckOutcome
 from gpudra.preflight.cluster.nodes import NodeFacts, named
-from gpudra.preflight.model import Outcome
 
 OPERATOR_STATE_LABEL = "nvidia.com/gpu-operator.state"
 OPERATOR_DRA_STATE = "state-dra-driver"
@@ -31,7 +31,7 @@ OPERATOR_DRA_STATE = "state-dra-driver"
 
 @dataclass(frozen=True, slots=True)
 class Problem:
-    outcome: Outcome
+    outcome: CheckOutcome
     message: str
     remediation: str
 
@@ -69,7 +69,7 @@ def bridge_problems(classes: tuple[Mapping[str, Any], ...], mapped: list[tuple[s
     doubled = [(node, both) for node, both in doubled if both]
     if doubled:
         problems.append(Problem(
-            Outcome.FAIL,
+            CheckOutcome.FAIL,
             f"{len(doubled)} node(s) offer {', '.join(sorted({n for _, b in doubled for n in b}))}"
             f" from the device plugin and, through extendedResourceName, from DRA "
             f"({named([node for node, _ in doubled])}): the scheduler admits pods against "
@@ -81,7 +81,7 @@ def bridge_problems(classes: tuple[Mapping[str, Any], ...], mapped: list[tuple[s
     unmapped = operator_classes_without_mapping(classes)
     if served and unmapped and not names:
         problems.append(Problem(
-            Outcome.WARN,
+            CheckOutcome.WARN,
             f"{len(served)} pod(s) get GPUs through the bridge ({named(served)}), but no "
             f"DeviceClass maps an extended resource: the GPU Operator's DRA stack installed "
             f"{', '.join(unmapped)} without extendedResourceName, so new pods asking "

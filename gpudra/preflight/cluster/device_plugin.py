@@ -24,6 +24,7 @@ from gpudra.object_fields import (
 )
 from gpudra.objects import as_mapping, dig, plural
 from gpudra.plugin_daemonsets import device_plugin_daemonsets
+from gpudra.preflight.check_records import CheckOutcome, CheckResult, Tier, check, result
 from gpudra.preflight.cluster.driver import driver_daemonsets
 from gpudra.preflight.cluster.nodes import (
     label_selector_matches,
@@ -38,7 +39,6 @@ from gpudra.preflight.cluster.snapshot import (
     ClusterSnapshot,
     unreadable,
 )
-from gpudra.preflight.model import CheckResult, Outcome, Tier, check, result
 
 OPERATOR_SWITCH_LABEL = "nvidia.com/gpu.deploy.device-plugin"
 
@@ -69,7 +69,7 @@ not be listed.
 **Fix.** Identify the DaemonSet that serves the listed nodes
 (`kubectl get ds -A -o wide | grep -i device-plugin`).
 """,
-    (Outcome.PASS, Outcome.WARN, Outcome.UNAVAILABLE))
+    (CheckOutcome.PASS, CheckOutcome.WARN, CheckOutcome.UNAVAILABLE))
 
 CLUSTER008 = check(
     "CLUSTER008", "No node serves GPUs through both the device plugin and DRA", Tier.CLUSTER,
@@ -92,7 +92,7 @@ when pods can be read, a node running both a device-plugin pod and a DRA driver 
 is gone from its allocatable (`kubectl get node <node> -o jsonpath='{.status.allocatable}'`),
 then let the DRA driver serve it.
 """,
-    (Outcome.PASS, Outcome.FAIL, Outcome.UNAVAILABLE))
+    (CheckOutcome.PASS, CheckOutcome.FAIL, CheckOutcome.UNAVAILABLE))
 
 
 def _plugin_nodes(ds: Mapping[str, Any], pods: tuple[Mapping[str, Any], ...] | None,
@@ -129,12 +129,12 @@ def check_device_plugin(snapshot: ClusterSnapshot,
                      if offering else "no node offers device-plugin GPUs")
     if not plugins:
         if offering:
-            return result(CLUSTER007, Outcome.WARN,
+            return result(CLUSTER007, CheckOutcome.WARN,
                           f"{offering_text} ({named(offering)}) but no device-plugin DaemonSet "
                           "was recognised",
                           "kubectl get daemonsets -A -o wide | grep -i device-plugin",
                           details=[f"offering: {', '.join(offering)}"])
-        return result(CLUSTER007, Outcome.PASS,
+        return result(CLUSTER007, CheckOutcome.PASS,
                       "no device-plugin DaemonSet and no node offers device-plugin GPUs")
     pod_listing = snapshot.listing(PODS)
     pods = pod_listing.items
@@ -160,13 +160,13 @@ def check_device_plugin(snapshot: ClusterSnapshot,
             details.append(f"{workload_name(ds)}: take nodes off it with a node affinity in the "
                            "chart values that excludes them")
     if idle == len(plugins) and offering:
-        return result(CLUSTER007, Outcome.WARN,
+        return result(CLUSTER007, CheckOutcome.WARN,
                       f"device plugin: {'; '.join(summaries)}, yet {offering_text} "
                       f"({named(offering)}): another plugin serves them, or their capacity is "
                       "stale",
                       "kubectl get daemonsets -A -o wide | grep -i device-plugin",
                       details=details + [f"offering: {', '.join(offering)}"])
-    return result(CLUSTER007, Outcome.PASS,
+    return result(CLUSTER007, CheckOutcome.PASS,
                   f"device plugin: {'; '.join(summaries)}; {offering_text}", details=details)
 
 
@@ -184,14 +184,14 @@ def check_double_counting(snapshot: ClusterSnapshot,
         both.setdefault(name, why)
     details = [f"{name}: {why}" for name, why in sorted(both.items())]
     if both:
-        return result(CLUSTER008, Outcome.FAIL,
+        return result(CLUSTER008, CheckOutcome.FAIL,
                       f"{plural(len(both), 'node')} {'serves' if len(both) == 1 else 'serve'} "
                       "GPUs through both "
                       f"the device plugin and DRA ({named(sorted(both))}): one GPU can be given "
                       "to two pods",
                       "take these nodes off the device plugin (CLUSTER007) or off the DRA driver",
                       details=details)
-    return result(CLUSTER008, Outcome.PASS,
+    return result(CLUSTER008, CheckOutcome.PASS,
                   "no node serves GPUs through both the device plugin and DRA")
 
 

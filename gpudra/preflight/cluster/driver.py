@@ -35,6 +35,7 @@ from gpudra.object_fields import (
     workload_name,
 )
 from gpudra.objects import dig
+from gpudra.preflight.check_records import CheckOutcome, CheckResult, Tier, check, result
 from gpudra.preflight.cluster.nodes import (
     gpu_nodes,
     named,
@@ -51,7 +52,6 @@ from gpudra.preflight.cluster.snapshot import (
     Listing,
     unreadable,
 )
-from gpudra.preflight.model import CheckResult, Outcome, Tier, check, result
 
 DRIVER_DAEMONSETS = frozenset({"dra-driver-nvidia-gpu-kubelet-plugin",
                                "nvidia-dra-driver-gpu-kubelet-plugin",
@@ -84,7 +84,7 @@ or `resource.k8s.io` is not served at all. *unavailable*: DeviceClasses could no
 **Fix.** Install the driver with GPU allocation on (`gpuResourcesEnabledOverride=true`), or
 switch the GPU Operator to a GPUCluster (CLUSTER010).
 """,
-    (Outcome.PASS, Outcome.WARN, Outcome.FAIL, Outcome.UNAVAILABLE))
+    (CheckOutcome.PASS, CheckOutcome.WARN, CheckOutcome.FAIL, CheckOutcome.UNAVAILABLE))
 
 CLUSTER005 = check(
     "CLUSTER005", "GPU nodes publish ResourceSlices", Tier.CLUSTER,
@@ -110,7 +110,7 @@ recognised as a GPU node.
 affinity wants `feature.node.kubernetes.io/pci-10de.present=true` or
 `nvidia.com/gpu.present=true`, and its logs say why a node publishes nothing.
 """,
-    (Outcome.PASS, Outcome.WARN, Outcome.FAIL, Outcome.UNAVAILABLE))
+    (CheckOutcome.PASS, CheckOutcome.WARN, CheckOutcome.FAIL, CheckOutcome.UNAVAILABLE))
 
 CLUSTER006 = check(
     "CLUSTER006", "DRA driver kubelet plugin is ready", Tier.CLUSTER,
@@ -133,37 +133,37 @@ DaemonSet could be recognised as the driver.
 **Fix.** `kubectl -n <namespace> describe daemonset <name>` and the logs of its `gpus`
 container; install the driver with GPU allocation on if it is missing.
 """,
-    (Outcome.PASS, Outcome.WARN, Outcome.FAIL, Outcome.UNAVAILABLE))
+    (CheckOutcome.PASS, CheckOutcome.WARN, CheckOutcome.FAIL, CheckOutcome.UNAVAILABLE))
 
 
 def check_device_classes(snapshot: ClusterSnapshot,
                          options: ClusterOptions = NO_OPTIONS) -> CheckResult:
     classes = snapshot.listing(DEVICECLASSES)
     if classes.served is False:
-        return result(CLUSTER004, Outcome.FAIL, f"no DeviceClass can exist: {NOT_SERVED}",
+        return result(CLUSTER004, CheckOutcome.FAIL, f"no DeviceClass can exist: {NOT_SERVED}",
                       "make Kubernetes serve resource.k8s.io first (CLUSTER001)")
     if classes.items is None:
         return unreadable(CLUSTER004, "DeviceClasses", classes, "deviceclasses.resource.k8s.io")
     names = sorted(str(dig(c, "metadata", "name")) for c in classes.items)
     details = [f"DeviceClasses: {', '.join(names) or 'none'}"]
     if GPU_CLASS not in names:
-        return result(CLUSTER004, Outcome.FAIL,
+        return result(CLUSTER004, CheckOutcome.FAIL,
                       f"no DeviceClass {GPU_CLASS}: the NVIDIA DRA driver is not installed, or "
                       "installed without GPU allocation", INSTALL_DRIVER, details=details)
     if MIG_CLASS in names:
-        return result(CLUSTER004, Outcome.PASS,
+        return result(CLUSTER004, CheckOutcome.PASS,
                       f"DeviceClasses {GPU_CLASS} and {MIG_CLASS} exist", details=details)
     nodes = snapshot.listing(NODES)
     mig_nodes = sorted(_mig_nodes(nodes.items or ()))
     if mig_nodes:
-        return result(CLUSTER004, Outcome.WARN,
+        return result(CLUSTER004, CheckOutcome.WARN,
                       f"{GPU_CLASS} exists but {MIG_CLASS} does not, while nodes use MIG "
                       f"({named(mig_nodes)})",
                       "reinstall or upgrade the NVIDIA DRA driver chart: it creates "
                       f"{MIG_CLASS} with {GPU_CLASS}", details=details)
     note = "no node uses MIG" if nodes.items is not None else \
         f"whether nodes use MIG is unknown: {nodes.reason}"
-    return result(CLUSTER004, Outcome.PASS,
+    return result(CLUSTER004, CheckOutcome.PASS,
                   f"DeviceClass {GPU_CLASS} exists ({MIG_CLASS} does not; {note})",
                   details=details)
 
@@ -183,7 +183,7 @@ def check_resource_slices(snapshot: ClusterSnapshot,
                           options: ClusterOptions = NO_OPTIONS) -> CheckResult:
     slices = snapshot.listing(RESOURCESLICES)
     if slices.served is False:
-        return result(CLUSTER005, Outcome.FAIL, f"no node can publish devices: {NOT_SERVED}",
+        return result(CLUSTER005, CheckOutcome.FAIL, f"no node can publish devices: {NOT_SERVED}",
                       "make Kubernetes serve resource.k8s.io first (CLUSTER001)")
     if slices.items is None:
         return unreadable(CLUSTER005, "ResourceSlices", slices, "resourceslices.resource.k8s.io")
@@ -196,7 +196,7 @@ def check_resource_slices(snapshot: ClusterSnapshot,
     orphans = sorted(with_slices - known)
     details = [f"slices name nodes that do not exist: {named(orphans)}"] if orphans else []
     if not gpus:
-        return result(CLUSTER005, Outcome.UNAVAILABLE,
+        return result(CLUSTER005, CheckOutcome.UNAVAILABLE,
                       "no node is recognisable as a GPU node (no GFD or GPU Operator labels, no "
                       "nvidia.com/gpu capacity, no NFD pci-10de label, no gpu.nvidia.com slices)",
                       "deploy GPU Feature Discovery or Node Feature Discovery so GPU nodes are "
@@ -215,15 +215,15 @@ def check_resource_slices(snapshot: ClusterSnapshot,
     if not silent:
         every = "the GPU node publishes" if len(gpus) == 1 else \
             f"all {len(gpus)} GPU nodes publish"
-        return result(CLUSTER005, Outcome.PASS,
+        return result(CLUSTER005, CheckOutcome.PASS,
                       f"{every} {NVIDIA_DRIVER} devices ({total} in all)", details=details)
     names = named([f.name for f in silent])
     if not publishing:
-        return result(CLUSTER005, Outcome.FAIL,
+        return result(CLUSTER005, CheckOutcome.FAIL,
                       f"no GPU node publishes {NVIDIA_DRIVER} devices ({names})",
                       "check the DRA driver's kubelet plugin (CLUSTER006) and its logs on these "
                       "nodes", details=details)
-    return result(CLUSTER005, Outcome.WARN,
+    return result(CLUSTER005, CheckOutcome.WARN,
                   f"{len(silent)} of {len(gpus)} GPU nodes publish no {NVIDIA_DRIVER} devices "
                   f"({names}): DRA GPU pods cannot run there (expected while they stay on the "
                   "device plugin)",
@@ -271,22 +271,22 @@ def check_driver_pods(snapshot: ClusterSnapshot,
     if not found:
         slices = snapshot.listing(RESOURCESLICES).items or ()
         if any(dig(s, "spec", "driver") == NVIDIA_DRIVER for s in slices):
-            return result(CLUSTER006, Outcome.UNAVAILABLE,
+            return result(CLUSTER006, CheckOutcome.UNAVAILABLE,
                           f"{NVIDIA_DRIVER} publishes ResourceSlices, but no DaemonSet is "
                           "recognisable as its kubelet plugin (renamed image or DaemonSet?)",
                           "kubectl get daemonsets -A and check the driver's pods by hand")
-        return result(CLUSTER006, Outcome.FAIL,
+        return result(CLUSTER006, CheckOutcome.FAIL,
                       "no NVIDIA DRA driver kubelet-plugin DaemonSet found", INSTALL_DRIVER)
     if not serving:
-        return result(CLUSTER006, Outcome.FAIL,
+        return result(CLUSTER006, CheckOutcome.FAIL,
                       f"{named([d.name for d in found])} runs only the ComputeDomain plugin: "
                       "GPU allocation is off", "helm upgrade the driver with --set "
                       "resources.gpus.enabled=true --set gpuResourcesEnabledOverride=true")
     pods = snapshot.listing(PODS)
     results = [_judge_driver(d, pods) for d in serving]
     worst = max(results, key=lambda r: r.outcome.rank)
-    if len(serving) > 1 and worst.outcome is Outcome.PASS:
-        return result(CLUSTER006, Outcome.WARN,
+    if len(serving) > 1 and worst.outcome is CheckOutcome.PASS:
+        return result(CLUSTER006, CheckOutcome.WARN,
                       f"{len(serving)} DaemonSets serve {NVIDIA_DRIVER} "
                       f"({named([d.name for d in serving])}): two plugins on one node conflict",
                       "uninstall all but one DRA driver release",
@@ -300,12 +300,12 @@ def _judge_driver(driver: DriverDaemonSet, pods: Listing) -> CheckResult:
     describe = f"kubectl -n {namespace or 'default'} describe daemonset {short}"
     details = [f"{driver.name}: {status.ready}/{status.desired} pods ready"]
     if status.desired == 0:
-        return result(CLUSTER006, Outcome.FAIL,
+        return result(CLUSTER006, CheckOutcome.FAIL,
                       f"{driver.name} is scheduled on no node: its node affinity wants "
                       "feature.node.kubernetes.io/pci-10de.present=true or "
                       "nvidia.com/gpu.present=true", describe, details=details)
     if status.all_ready:
-        return result(CLUSTER006, Outcome.PASS,
+        return result(CLUSTER006, CheckOutcome.PASS,
                       f"{driver.name}: all {status.desired} kubelet-plugin pods ready",
                       details=details)
     if pods.scope:
@@ -318,7 +318,7 @@ def _judge_driver(driver: DriverDaemonSet, pods: Listing) -> CheckResult:
                          if not pod_ready(p))
         details += [f"not ready on {node}" for node in waiting]
         where = f" (not ready on {named(waiting)})" if waiting else ""
-    outcome = Outcome.FAIL if status.ready == 0 else Outcome.WARN
+    outcome = CheckOutcome.FAIL if status.ready == 0 else CheckOutcome.WARN
     return result(CLUSTER006, outcome,
                   f"{driver.name}: {status.ready} of {status.desired} kubelet-plugin pods "
                   f"ready{where}", f"{describe}; kubectl -n {namespace or 'default'} logs "

@@ -14,6 +14,7 @@ from collections.abc import Mapping
 from typing import Any
 
 from gpudra.objects import dig
+from gpudra.preflight.check_records import CheckOutcome, CheckResult, Tier, check, result
 from gpudra.preflight.cluster.bridge import Problem, bridge_problems, winning_class
 from gpudra.preflight.cluster.options import NO_OPTIONS, ClusterOptions, judged_release
 from gpudra.preflight.cluster.snapshot import (
@@ -22,7 +23,6 @@ from gpudra.preflight.cluster.snapshot import (
     ClusterSnapshot,
     unreadable,
 )
-from gpudra.preflight.model import CheckResult, Outcome, Tier, check, result
 
 GATE = "DRAExtendedResource"
 GATE_COMPONENTS = "kube-apiserver, kube-scheduler, kube-controller-manager and every kubelet"
@@ -59,7 +59,7 @@ Kubernetes version could not be read.
 **Fix.** On 1.34/1.35 enable `DRAExtendedResource=true` on all the components above, or
 upgrade to 1.36+; give each extended resource name one class.
 """,
-    (Outcome.PASS, Outcome.WARN, Outcome.FAIL, Outcome.UNAVAILABLE))
+    (CheckOutcome.PASS, CheckOutcome.WARN, CheckOutcome.FAIL, CheckOutcome.UNAVAILABLE))
 
 
 def mapped_classes(classes: tuple[Mapping[str, Any], ...]) -> list[tuple[str, str]]:
@@ -83,18 +83,18 @@ def check_extended_resource(snapshot: ClusterSnapshot,
     problems = bridge_problems(classes.items, mapped, snapshot.listing(RESOURCECLAIMS).items,
                                snapshot.node_facts)
     details += [f"{p.outcome.value}: {p.message}" for p in problems[1:]]
-    if problems and (not mapped or problems[0].outcome is Outcome.FAIL):
+    if problems and (not mapped or problems[0].outcome is CheckOutcome.FAIL):
         return _problem(problems[0], details)
     if not mapped:
         bridge = ""
         if release is not None and release.minor >= 36:
             bridge = (f"; {release.name} has {GATE} on, so a class with extendedResourceName: "
                       "nvidia.com/gpu would let unconverted pods use DRA nodes")
-        return result(CLUSTER009, Outcome.PASS,
+        return result(CLUSTER009, CheckOutcome.PASS,
                       "no DeviceClass maps an extended resource: pods requesting nvidia.com/gpu "
                       f"are served by the device plugin only{bridge}")
     if release is None:
-        return result(CLUSTER009, Outcome.UNAVAILABLE,
+        return result(CLUSTER009, CheckOutcome.UNAVAILABLE,
                       f"{len(mapped)} DeviceClass(es) map extended resources, but the Kubernetes "
                       f"version is unknown: {snapshot.version_problem()}",
                       "run `kubectl version`, or pass --target-version", details=details)
@@ -102,11 +102,11 @@ def check_extended_resource(snapshot: ClusterSnapshot,
     support = features.supports("extendedResourceName") if features else None
     what = ", ".join(f"{cls} -> {name}" for cls, name in mapped)
     if support is None or not support.available:
-        return result(CLUSTER009, Outcome.FAIL,
+        return result(CLUSTER009, CheckOutcome.FAIL,
                       f"{what}: {release.name} has no extendedResourceName field (from 1.34); "
                       "the API server drops it", "upgrade to 1.36 or newer", details=details)
     if not support.default_on:
-        return result(CLUSTER009, Outcome.WARN,
+        return result(CLUSTER009, CheckOutcome.WARN,
                       f"{what}: {GATE} is {support.stage} and off by default in {release.name}; "
                       "pods requesting the name are served from DRA only if the gate is on for "
                       "every component",
@@ -122,13 +122,13 @@ def check_extended_resource(snapshot: ClusterSnapshot,
             f"{name} by {', '.join(owners)}: the scheduler uses "
             f"{winning_class(objects[o] for o in owners)}"
             for name, owners in shared.items())
-        return result(CLUSTER009, Outcome.WARN,
+        return result(CLUSTER009, CheckOutcome.WARN,
                       f"more than one DeviceClass maps the same extended resource ({clash}; "
                       "the newest class wins, of two created at once the name sorted first)",
                       "keep one class per extended resource name: clear extendedResourceName "
                       "on the others", details=details)
     stage = "GA" if support.stage == "GA" else f"{support.stage} and on by default"
-    return result(CLUSTER009, Outcome.PASS,
+    return result(CLUSTER009, CheckOutcome.PASS,
                   f"{what}: {GATE} is {stage} in {release.name}", details=details)
 
 

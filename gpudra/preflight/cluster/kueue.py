@@ -29,6 +29,7 @@ from gpudra.object_fields import (
     workload_name,
 )
 from gpudra.objects import as_list, as_mapping, dig
+from gpudra.preflight.check_records import CheckOutcome, CheckResult, Tier, check, result
 from gpudra.preflight.cluster.nodes import named
 from gpudra.preflight.cluster.options import NO_OPTIONS, ClusterOptions
 from gpudra.preflight.cluster.snapshot import (
@@ -38,7 +39,6 @@ from gpudra.preflight.cluster.snapshot import (
     ClusterSnapshot,
     unreadable,
 )
-from gpudra.preflight.model import CheckResult, Outcome, Tier, check, result
 from gpudra.preflight.runtime import Version, image_version
 
 CONFIG_GROUP = "config.kueue.x-k8s.io/"
@@ -80,7 +80,7 @@ Configuration could not be read.
 **Fix.** Add the mapping and cover its name in the GPU ClusterQueues; on v0.14-v0.17 also
 enable `DynamicResourceAllocation=true` in `--feature-gates`.
 """,
-    (Outcome.PASS, Outcome.WARN, Outcome.UNAVAILABLE))
+    (CheckOutcome.PASS, CheckOutcome.WARN, CheckOutcome.UNAVAILABLE))
 
 
 def _covered(queue: Mapping[str, Any]) -> set[str]:
@@ -114,39 +114,50 @@ def _kueue_deployment(deployments: Iterable[Mapping[str, Any]]
     return None
 
 
-def check_kueue(snapshot: ClusterSnapshot,
-                options: ClusterOptions = NO_OPTIONS) -> CheckResult:
-    queues = snapshot.listing(CLUSTERQUEUES)
-    if queues.served is False:
-        return result(CLUSTER014, Outcome.PASS, "Kueue is not installed (no ClusterQueue API)")
-    if queues.items is None:
-        return unreadable(CLUSTER014, "ClusterQueues", queues, "clusterqueues.kueue.x-k8s.io")
-    config_listing = snapshot.listing(KUEUE_CONFIG)
-    config = kueue_configuration(config_listing.items or ())
+def _gpu_class_mappings(config: Mapping[str, Any] | None) -> set[str]:
+    """The quota resources Kueue's deviceClassMappings charge gpu.nvidia.com claims to."""
     mappings = [m for m in as_list(dig(config, "resources", "deviceClassMappings"))
                 if isinstance(m, Mapping)]
-    mapped_names = {str(m.get("name")) for m in mappings
-                    if GPU_CLASS in [str(c) for c in as_list(m.get("deviceClassNames"))]}
-    gpu_queues = sorted(str(dig(q, "metadata", "name")) for q in queues.items
-                        if any(is_device_plugin_resource(r) for r in _covered(q))
-                        or _covered(q) & mapped_names)
-    if not gpu_queues and not mapped_names:
-        return result(CLUSTER014, Outcome.PASS,
-                      "Kueue is installed, but no ClusterQueue has GPU quota")
-    if config is None and config_listing.items == ():
+    return {str(m.get("name")) for m in mappings
+            if GPU_CLASS in [str(c) for c in as_list(m.get("deviceClassNames"))]}
+
+
+def _without_configuration(config_listing: Any, gpu_queues: list[str]) -> CheckResult:
+    """GPU quota, and no Kueue Configuration: there is none (Kueue's defaults map no
+    DeviceClass), or it could not be read."""
+    if config_listing.items == ():
         # Read, and there is none (404): Kueue runs on its defaults, which map no DeviceClass.
-        return result(CLUSTER014, Outcome.WARN,
+        return result(CLUSTER014, CheckOutcome.WARN,
                       f"ClusterQueues {named(gpu_queues)} have GPU quota, but no ConfigMap "
                       "kueue-system/kueue-manager-config holds a Kueue Configuration: Kueue "
                       f"runs on its defaults, which map no quota resource to {GPU_CLASS}, so "
                       "workloads with GPU claims are not counted", ADD_MAPPING)
+    why = config_listing.reason or "no ConfigMap holds a Kueue Configuration"
+    return result(CLUSTER014, CheckOutcome.UNAVAILABLE,
+                  f"ClusterQueues with GPU quota ({named(gpu_queues)}), but Kueue's "
+                  f"Configuration could not be read: {why}",
+                  "check resources.deviceClassMappings in kueue-system/kueue-manager-config "
+                  "by hand")
+
+
+def check_kueue(snapshot: ClusterSnapshot,
+                options: ClusterOptions = NO_OPTIONS) -> CheckResult:
+    queues = snapshot.listing(CLUSTERQUEUES)
+    if queues.served is False:
+        return result(CLUSTER014, CheckOutcome.PASS, "Kueue is not installed (no ClusterQueue API)")
+    if queues.items is None:
+        return unreadable(CLUSTER014, "ClusterQueues", queues, "clusterqueues.kueue.x-k8s.io")
+    config_listing = snapshot.listing(KUEUE_CONFIG)
+    config = kueue_configuration(config_listing.items or ())
+    mapped_names = _gpu_class_mappings(config)
+    gpu_queues = sorted(str(dig(q, "metadata", "name")) for q in queues.items
+                        if any(is_device_plugin_resource(r) for r in _covered(q))
+                        or _covered(q) & mapped_names)
+    if not gpu_queues and not mapped_names:
+        return result(CLUSTER014, CheckOutcome.PASS,
+                      "Kueue is installed, but no ClusterQueue has GPU quota")
     if config is None:
-        why = config_listing.reason or "no ConfigMap holds a Kueue Configuration"
-        return result(CLUSTER014, Outcome.UNAVAILABLE,
-                      f"ClusterQueues with GPU quota ({named(gpu_queues)}), but Kueue's "
-                      f"Configuration could not be read: {why}",
-                      "check resources.deviceClassMappings in kueue-system/kueue-manager-config "
-                      "by hand")
+        return _without_configuration(config_listing, gpu_queues)
     deployment = _kueue_deployment(snapshot.listing(DEPLOYMENTS).items or ())
     details = [f"GPU ClusterQueues: {', '.join(gpu_queues) or 'none'}",
                f"mappings of {GPU_CLASS}: {', '.join(sorted(mapped_names)) or 'none'}"]
@@ -154,12 +165,12 @@ def check_kueue(snapshot: ClusterSnapshot,
         details.append(f"Kueue {deployment[1] or '(version unknown)'} ({deployment[0]})")
     gate_problem = _gate_problem(deployment, config)
     if not mapped_names:
-        return result(CLUSTER014, Outcome.WARN,
+        return result(CLUSTER014, CheckOutcome.WARN,
                       f"ClusterQueues {named(gpu_queues)} have GPU quota, but Kueue maps no "
                       f"quota resource to {GPU_CLASS}: workloads with GPU claims are not counted",
                       ADD_MAPPING, details=details)
     if gate_problem:
-        return result(CLUSTER014, Outcome.WARN,
+        return result(CLUSTER014, CheckOutcome.WARN,
                       f"Kueue maps {GPU_CLASS} to {', '.join(sorted(mapped_names))}, but "
                       f"{gate_problem}", f"upgrade Kueue to v0.18+ (DRA integration on by "
                       f"default), or on v0.14-v0.17 set --feature-gates={OLD_GATE}=true",
@@ -167,12 +178,12 @@ def check_kueue(snapshot: ClusterSnapshot,
     covered = {name for q in queues.items for name in _covered(q)}
     uncovered = sorted(mapped_names - covered)
     if uncovered:
-        return result(CLUSTER014, Outcome.WARN,
+        return result(CLUSTER014, CheckOutcome.WARN,
                       f"Kueue maps {GPU_CLASS} to {', '.join(uncovered)}, which no ClusterQueue "
                       "covers: workloads with GPU claims cannot be admitted",
                       f"add {', '.join(uncovered)} to the coveredResources and nominalQuota of "
                       "the GPU ClusterQueues", details=details)
-    return result(CLUSTER014, Outcome.PASS,
+    return result(CLUSTER014, CheckOutcome.PASS,
                   f"Kueue maps {GPU_CLASS} claims to {', '.join(sorted(mapped_names))}, covered "
                   f"by ClusterQueues {named(gpu_queues)}", details=details)
 

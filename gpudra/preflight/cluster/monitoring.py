@@ -12,10 +12,10 @@ from typing import Any
 
 from gpudra.object_fields import workload_name
 from gpudra.objects import as_list, dig
+from gpudra.preflight.check_records import CheckOutcome, CheckResult, Tier, check, result
 from gpudra.preflight.cluster.nodes import named
 from gpudra.preflight.cluster.options import NO_OPTIONS, ClusterOptions
 from gpudra.preflight.cluster.snapshot import PROMETHEUSRULES, ClusterSnapshot, unreadable
-from gpudra.preflight.model import CheckResult, Outcome, Tier, check, result
 
 CLUSTER015 = check(
     "CLUSTER015", "PrometheusRules on device-plugin GPU metrics", Tier.CLUSTER,
@@ -36,7 +36,7 @@ listed.
 **Fix.** Rebase the expressions on metrics that survive the migration: the DCGM exporter's
 per-pod GPU metrics, or ResourceClaim metrics where available.
 """,
-    (Outcome.PASS, Outcome.WARN, Outcome.UNAVAILABLE))
+    (CheckOutcome.PASS, CheckOutcome.WARN, CheckOutcome.UNAVAILABLE))
 
 
 def gpu_metric_rules(rule_object: Mapping[str, Any]) -> list[str]:
@@ -63,18 +63,18 @@ def check_prometheus_rules(snapshot: ClusterSnapshot,
                            options: ClusterOptions = NO_OPTIONS) -> CheckResult:
     rules = snapshot.listing(PROMETHEUSRULES)
     if rules.served is False:
-        return result(CLUSTER015, Outcome.PASS,
+        return result(CLUSTER015, CheckOutcome.PASS,
                       "no PrometheusRule API (Prometheus Operator not installed)")
     if rules.items is None:
         return unreadable(CLUSTER015, "PrometheusRules", rules,
                           "prometheusrules.monitoring.coreos.com")
     found = {workload_name(obj): hits for obj in rules.items if (hits := gpu_metric_rules(obj))}
     if not found:
-        return result(CLUSTER015, Outcome.PASS,
+        return result(CLUSTER015, CheckOutcome.PASS,
                       f"none of {len(rules.items)} PrometheusRules reads nvidia_com_gpu")
     details = [f"{obj}: {', '.join(hits)}" for obj, hits in sorted(found.items())]
     count = sum(len(h) for h in found.values())
-    return result(CLUSTER015, Outcome.WARN,
+    return result(CLUSTER015, CheckOutcome.WARN,
                   f"{count} rule(s) in {named(sorted(found))} read the nvidia_com_gpu resource "
                   "metric, which pods with claims no longer produce",
                   "rebase them on DCGM exporter or ResourceClaim metrics", details=details)

@@ -7,10 +7,10 @@ GPU nodes first (grading in gpudra/preflight/cluster/nodes.py).
 
 from __future__ import annotations
 
+from gpudra.preflight.check_records import CheckOutcome, CheckResult, Tier, check, result
 from gpudra.preflight.cluster.nodes import count_by, gpu_nodes, grade_nodes
 from gpudra.preflight.cluster.options import NO_OPTIONS, ClusterOptions
 from gpudra.preflight.cluster.snapshot import NODES, ClusterSnapshot, unreadable
-from gpudra.preflight.model import CheckResult, Outcome, Tier, check, result
 from gpudra.preflight.runtime import judge_kubelet_skew, judge_runtime_version
 
 _NON_GPU_RULE = """
@@ -41,7 +41,7 @@ version could not be read, or a GPU node's kubelet version cannot be parsed.
 **Fix.** Upgrade the listed kubelets (drain, upgrade, uncordon), or the control plane first
 when a kubelet is newer.
 """,
-    (Outcome.PASS, Outcome.WARN, Outcome.FAIL, Outcome.UNAVAILABLE))
+    (CheckOutcome.PASS, CheckOutcome.WARN, CheckOutcome.FAIL, CheckOutcome.UNAVAILABLE))
 
 CLUSTER003 = check(
     "CLUSTER003", "Container runtimes inject CDI devices", Tier.CLUSTER,
@@ -66,7 +66,7 @@ read, or a GPU node's runtime is unknown.
 
 **Fix.** Upgrade containerd to 2.x (or 1.7.2+ with `enable_cdi = true`), or CRI-O to 1.28+.
 """,
-    (Outcome.PASS, Outcome.WARN, Outcome.FAIL, Outcome.UNAVAILABLE))
+    (CheckOutcome.PASS, CheckOutcome.WARN, CheckOutcome.FAIL, CheckOutcome.UNAVAILABLE))
 
 
 def check_kubelet_skew(snapshot: ClusterSnapshot,
@@ -80,12 +80,12 @@ def check_kubelet_skew(snapshot: ClusterSnapshot,
     else:
         problem = snapshot.version_problem()
         if problem or snapshot.server_version is None:
-            return result(CLUSTER002, Outcome.UNAVAILABLE,
+            return result(CLUSTER002, CheckOutcome.UNAVAILABLE,
                           f"cannot tell the kube-apiserver version: {problem}",
                           "run `kubectl version`")
         apiserver, against = snapshot.server_version, f"kube-apiserver {snapshot.version}"
     if not facts:
-        return result(CLUSTER002, Outcome.UNAVAILABLE, "the cluster lists no nodes",
+        return result(CLUSTER002, CheckOutcome.UNAVAILABLE, "the cluster lists no nodes",
                       "check that the kube context points at the right cluster")
     judged = [(f, judge_kubelet_skew(f.kubelet_version, apiserver)) for f in facts]
     summary = (f"every kubelet is within the supported skew of {against}: "
@@ -100,7 +100,7 @@ def check_container_runtimes(snapshot: ClusterSnapshot,
         return unreadable(CLUSTER003, "nodes", snapshot.listing(NODES),
                           "nodes (ClusterRole with nodes: [list])")
     if not facts:
-        return result(CLUSTER003, Outcome.UNAVAILABLE, "the cluster lists no nodes",
+        return result(CLUSTER003, CheckOutcome.UNAVAILABLE, "the cluster lists no nodes",
                       "check that the kube context points at the right cluster")
     gpus = gpu_nodes(facts)
     judged = [(f, judge_runtime_version(f.runtime_version)) for f in facts]

@@ -28,7 +28,7 @@ from gpudra.dra.emit import NVIDIA_DRIVER
 from gpudra.gpu_use import is_device_plugin_resource
 from gpudra.object_fields import labels_of
 from gpudra.objects import as_mapping, dig
-from gpudra.preflight.model import CheckInfo, CheckResult, Outcome, result
+from gpudra.preflight.check_records import CheckInfo, CheckOutcome, CheckResult, result
 from gpudra.preflight.runtime import Judgement
 from gpudra.quantity import parse_device_count
 
@@ -138,29 +138,29 @@ def grade_nodes(info: CheckInfo, judged: Sequence[tuple[NodeFacts, Judgement]],
     `what` names the subject in messages ("runtime", "kubelet"); `summary` is the pass message.
     """
     details: list[str] = []
-    graded: list[tuple[Outcome, NodeFacts, Judgement]] = []
+    graded: list[tuple[CheckOutcome, NodeFacts, Judgement]] = []
     for facts, judgement in judged:
         kind = "GPU node" if facts.is_gpu else "non-GPU node"
-        if judgement.outcome is not Outcome.PASS:
+        if judgement.outcome is not CheckOutcome.PASS:
             details.append(f"{facts.name} ({kind}): {judgement.outcome.value}: "
                            f"{judgement.message}")
         outcome = judgement.outcome
         if not facts.is_gpu:
-            outcome = Outcome.WARN if outcome is Outcome.FAIL else Outcome.PASS
+            outcome = CheckOutcome.WARN if outcome is CheckOutcome.FAIL else CheckOutcome.PASS
         graded.append((outcome, facts, judgement))
-    worst = max((g[0] for g in graded), key=lambda o: o.rank, default=Outcome.PASS)
-    if worst is Outcome.PASS:
-        return result(info, Outcome.PASS, summary, details=details)
+    worst = max((g[0] for g in graded), key=lambda o: o.rank, default=CheckOutcome.PASS)
+    if worst is CheckOutcome.PASS:
+        return result(info, CheckOutcome.PASS, summary, details=details)
     hit = [g for g in graded if g[0] is worst]
     gpu_hit = [g for g in hit if g[1].is_gpu]
     first = (gpu_hit or hit)[0]
     kind = "GPU node" if gpu_hit else "non-GPU node"
     names = [g[1].name for g in (gpu_hit or hit)]
-    verb = {Outcome.FAIL: "fails", Outcome.WARN: "needs attention",
-            Outcome.UNAVAILABLE: "cannot be judged"}[worst]
+    verb = {CheckOutcome.FAIL: "fails", CheckOutcome.WARN: "needs attention",
+            CheckOutcome.UNAVAILABLE: "cannot be judged"}[worst]
     count = f"{len(names)} {kind}{'s' if len(names) != 1 else ''}"
     message = f"{what} {verb} on {count} ({named(names)}): {first[2].message}"
-    if not gpu_hit and worst is Outcome.WARN:
+    if not gpu_hit and worst is CheckOutcome.WARN:
         message += " (non-GPU nodes: a failure is reported as a warning)"
     return result(info, worst, message, first[2].remediation, details=details)
 

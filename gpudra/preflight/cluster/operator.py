@@ -29,6 +29,7 @@ from gpudra.object_fields import (
     workload_name,
 )
 from gpudra.objects import dig
+from gpudra.preflight.check_records import CheckOutcome, CheckResult, Tier, check, result
 from gpudra.preflight.cluster.options import NO_OPTIONS, ClusterOptions, judged_release
 from gpudra.preflight.cluster.snapshot import (
     CLUSTERPOLICIES,
@@ -37,7 +38,6 @@ from gpudra.preflight.cluster.snapshot import (
     ClusterSnapshot,
     Listing,
 )
-from gpudra.preflight.model import CheckResult, Outcome, Tier, check, result
 from gpudra.preflight.runtime import Version, image_version
 
 GPUCLUSTER_SINCE = (26, 7, 0)
@@ -73,7 +73,7 @@ what the switch takes); a GPUCluster that is not ready. *fail*: both exist.
 **Fix.** Convert workloads first, then switch the chart values as above (upgrade the
 Operator to v26.7+ first if needed); with both present, delete the stack you leave.
 """,
-    (Outcome.PASS, Outcome.WARN, Outcome.FAIL, Outcome.UNAVAILABLE))
+    (CheckOutcome.PASS, CheckOutcome.WARN, CheckOutcome.FAIL, CheckOutcome.UNAVAILABLE))
 
 
 def operator_version(deployments: Iterable[Mapping[str, Any]] | None) -> tuple[Version | None,
@@ -117,7 +117,7 @@ def check_operator(snapshot: ClusterSnapshot,
     if policies.items is None or clusters.items is None:
         what, unread = ("ClusterPolicies", policies) if policies.items is None else \
             ("GPUClusters", clusters)
-        return result(CLUSTER010, Outcome.UNAVAILABLE, f"cannot read {what}: {unread.reason}",
+        return result(CLUSTER010, CheckOutcome.UNAVAILABLE, f"cannot read {what}: {unread.reason}",
                       "grant list on clusterpolicies.nvidia.com and gpuclusters.nvidia.com")
     version, found = operator_version(snapshot.listing(DEPLOYMENTS).items)
     bridge = _bridge_note(snapshot, options)
@@ -125,7 +125,7 @@ def check_operator(snapshot: ClusterSnapshot,
     names_p = [str(dig(p, "metadata", "name")) for p in policies.items]
     names_c = [str(dig(c, "metadata", "name")) for c in clusters.items]
     if names_p and names_c:
-        return result(CLUSTER010, Outcome.FAIL,
+        return result(CLUSTER010, CheckOutcome.FAIL,
                       f"ClusterPolicy {', '.join(names_p)} and GPUCluster {', '.join(names_c)} "
                       "both exist: the Operator refuses to run either stack while the other "
                       "exists", f"delete the stack you leave (kubectl delete clusterpolicy "
@@ -136,7 +136,7 @@ def check_operator(snapshot: ClusterSnapshot,
     if names_p:
         return _judge_clusterpolicy(policies.items[0], version, found, clusters, details)
     note = f" ({found})" if version is not None else ""
-    return result(CLUSTER010, Outcome.PASS,
+    return result(CLUSTER010, CheckOutcome.PASS,
                   f"no ClusterPolicy or GPUCluster: the GPU Operator does not manage the GPU "
                   f"stack{note}, so nodes can move to DRA one by one", details=details[:1])
 
@@ -145,10 +145,10 @@ def _judge_gpucluster(cluster: Mapping[str, Any], found: str, details: list[str]
     name = str(dig(cluster, "metadata", "name"))
     state = str(dig(cluster, "status", "state") or "unknown")
     if state == "ready":
-        return result(CLUSTER010, Outcome.PASS,
+        return result(CLUSTER010, CheckOutcome.PASS,
                       f"GPUCluster {name} (the Operator's DRA stack) is ready; {found}",
                       details=details)
-    return result(CLUSTER010, Outcome.WARN,
+    return result(CLUSTER010, CheckOutcome.WARN,
                   f"GPUCluster {name} (the Operator's DRA stack) is {state}; {found}",
                   f"kubectl get gpucluster {name} -o yaml, and the gpu-operator logs",
                   details=details)
@@ -161,7 +161,7 @@ def _judge_clusterpolicy(policy: Mapping[str, Any], version: Version | None, fou
         details.append(f"ClusterPolicy {name} sets cdi.enabled=false: the runtime must still "
                        "have CDI on for DRA (CLUSTER003, NODE003)")
     if dig(policy, "spec", "devicePlugin", "enabled") is False:
-        return result(CLUSTER010, Outcome.PASS,
+        return result(CLUSTER010, CheckOutcome.PASS,
                       f"ClusterPolicy {name} with the device plugin disabled: the Operator "
                       f"manages drivers and toolkit, the DRA driver's chart can serve the nodes; "
                       f"{found}", details=details)
@@ -174,7 +174,7 @@ def _judge_clusterpolicy(policy: Mapping[str, Any], version: Version | None, fou
         which = "the GPUCluster CRD is installed"
     fix = SWITCH if not too_old and clusters.served is not False else \
         f"upgrade the GPU Operator to v26.7.0 or newer, then {SWITCH}"
-    return result(CLUSTER010, Outcome.WARN,
+    return result(CLUSTER010, CheckOutcome.WARN,
                   f"ClusterPolicy {name} runs the device-plugin stack ({found}); with the "
                   f"Operator, DRA is a whole-cluster switch to a GPUCluster ({which})",
                   fix, details=details)

@@ -25,6 +25,7 @@ from gpudra.dra.emit import QUOTA_CLASS_SUFFIX
 from gpudra.gpu_use import QuotaKey, quota_keys
 from gpudra.object_fields import workload_name
 from gpudra.objects import as_mapping, dig, plural
+from gpudra.preflight.check_records import CheckOutcome, CheckResult, Tier, check, result
 from gpudra.preflight.cluster.bridge import bridge_claims
 from gpudra.preflight.cluster.extended_resource import mapped_classes
 from gpudra.preflight.cluster.nodes import named
@@ -36,7 +37,6 @@ from gpudra.preflight.cluster.snapshot import (
     ClusterSnapshot,
     unreadable,
 )
-from gpudra.preflight.model import CheckResult, Outcome, Tier, check, result
 
 CLUSTER011 = check(
     "CLUSTER011", "ResourceQuotas count DRA GPUs", Tier.CLUSTER,
@@ -69,7 +69,7 @@ spec:
     gpu.nvidia.com.deviceclass.resource.k8s.io/devices: "8"
 ```
 """,
-    (Outcome.PASS, Outcome.WARN, Outcome.UNAVAILABLE))
+    (CheckOutcome.PASS, CheckOutcome.WARN, CheckOutcome.UNAVAILABLE))
 
 
 def device_plugin_keys(quota: Mapping[str, Any]) -> list[QuotaKey]:
@@ -113,7 +113,7 @@ def check_quotas(snapshot: ClusterSnapshot,
     details += [f"covers DRA: {line}" for line in covered]
     if uncovered:
         gated = all(why for _, _, why in uncovered)
-        return result(CLUSTER011, Outcome.WARN,
+        return result(CLUSTER011, CheckOutcome.WARN,
                       f"{plural(len(uncovered), 'ResourceQuota')} "
                       f"limit{'s' if len(uncovered) == 1 else ''} only device-plugin GPUs "
                       f"({named([n for n, _, _ in uncovered])}): pods using claims are not "
@@ -125,10 +125,10 @@ def check_quotas(snapshot: ClusterSnapshot,
                          "kube-controller-manager, kubelets)" if gated else ""),
                       details=details)
     if covered:
-        return result(CLUSTER011, Outcome.PASS,
+        return result(CLUSTER011, CheckOutcome.PASS,
                       f"{plural(len(covered), 'ResourceQuota')} on device-plugin GPUs also "
                       f"limit{'s' if len(covered) == 1 else ''} DRA devices", details=details)
-    return result(CLUSTER011, Outcome.PASS, "no ResourceQuota limits device-plugin GPUs")
+    return result(CLUSTER011, CheckOutcome.PASS, "no ResourceQuota limits device-plugin GPUs")
 
 
 def _bridged_names(snapshot: ClusterSnapshot, options: ClusterOptions

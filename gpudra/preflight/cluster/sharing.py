@@ -16,11 +16,11 @@ from collections.abc import Mapping
 
 from gpudra.dra.sharing import EXCLUSIVE_GATES, NO_REPLICAS, REQUIRED_GATES
 from gpudra.object_fields import Container, containers, flag_value
+from gpudra.preflight.check_records import CheckOutcome, CheckResult, Tier, check, result
 from gpudra.preflight.cluster.driver import driver_daemonsets
 from gpudra.preflight.cluster.nodes import named
 from gpudra.preflight.cluster.options import NO_OPTIONS, ClusterOptions
 from gpudra.preflight.cluster.snapshot import DAEMONSETS, ClusterSnapshot, unreadable
-from gpudra.preflight.model import CheckResult, Outcome, Tier, check, result
 
 SHARING_GATES = ("TimeSlicingSettings", "MPSSupport", "ConsumableShares")
 
@@ -49,7 +49,7 @@ could not be read.
 **Fix.** Set the driver chart's `featureGates` (and `consumableShares`) to one valid
 combination: decide per workload between one shared ResourceClaim, ConsumableShares and MPS.
 """,
-    (Outcome.PASS, Outcome.WARN, Outcome.FAIL, Outcome.UNAVAILABLE))
+    (CheckOutcome.PASS, CheckOutcome.WARN, CheckOutcome.FAIL, CheckOutcome.UNAVAILABLE))
 
 
 def driver_gates(ctrs: tuple[Container, ...]) -> tuple[dict[str, bool], str]:
@@ -86,8 +86,8 @@ def check_sharing_gates(snapshot: ClusterSnapshot,
         return unreadable(CLUSTER016, "DaemonSets", daemonsets, "daemonsets.apps in all namespaces")
     drivers = [d for d in driver_daemonsets(daemonsets.items) if d.serves_gpus]
     if not drivers:
-        return result(CLUSTER016, Outcome.PASS, "no NVIDIA DRA driver DaemonSet serves GPUs: no "
-                      "driver gates to judge")
+        return result(CLUSTER016, CheckOutcome.PASS,
+                      "no NVIDIA DRA driver DaemonSet serves GPUs: no driver gates to judge")
     driver = drivers[0]
     gates, shares = driver_gates(containers(driver.obj))
     on = sorted(name for name, value in gates.items() if value)
@@ -98,26 +98,26 @@ def check_sharing_gates(snapshot: ClusterSnapshot,
     if shares != "disabled" and not gates.get("ConsumableShares"):
         problems.append(f"--consumable-shares={shares} needs the ConsumableShares gate")
     if problems:
-        return result(CLUSTER016, Outcome.FAIL,
+        return result(CLUSTER016, CheckOutcome.FAIL,
                       f"{driver.name}: {'; '.join(problems)}: the driver does not start",
                       "set one valid combination in the chart's featureGates (docs: "
                       "dra-driver-nvidia-gpu reference/feature-gates)", details=details)
     if gates.get("MPSSupport") and shares != "disabled":
-        return result(CLUSTER016, Outcome.WARN,
+        return result(CLUSTER016, CheckOutcome.WARN,
                       f"{driver.name}: MPSSupport with --consumable-shares={shares}: claims "
                       "with an MPS sharing strategy fail to prepare while consumable shares are on",
                       "use either MPS or consumable shares", details=details)
     shared = _shared_nodes(snapshot)
     sharing = [g for g in SHARING_GATES if gates.get(g)]
     if shared and not sharing:
-        return result(CLUSTER016, Outcome.WARN,
+        return result(CLUSTER016, CheckOutcome.WARN,
                       f"the device plugin shares GPUs on {len(shared)} node(s) "
                       f"({named(shared)}), and {driver.name} has no sharing gate on: "
                       f"{NO_REPLICAS}",
                       "decide per workload: one ResourceClaim shared by its pods, or turn on "
                       "ConsumableShares with consumableShares (not with MPS), or MPSSupport",
                       details=details)
-    return result(CLUSTER016, Outcome.PASS,
+    return result(CLUSTER016, CheckOutcome.PASS,
                   f"{driver.name}: a valid gate combination"
                   + (f" with {', '.join(sharing)} for the GPUs shared today" if shared else ""),
                   details=details)

@@ -26,9 +26,9 @@ from dataclasses import dataclass, field
 from functools import cached_property
 from typing import Any
 
+from gpudra.preflight.check_records import CheckInfo, CheckOutcome, CheckResult, result
 from gpudra.preflight.cluster.nodes import NodeFacts
 from gpudra.preflight.cluster.nodes import node_facts as facts_of
-from gpudra.preflight.model import CheckInfo, CheckResult, Outcome, result
 from gpudra.preflight.runtime import Version, parse_version
 
 VERSION = "version"
@@ -198,4 +198,4 @@ def unreadable(info: CheckInfo, what: str, listing: Listing, grant: str) -> Chec
     if listing.served is False:
         fix = SERVE_DRA if "resource.k8s.io" in grant else \
             f"{what} are not served by this cluster: install what serves them, or --skip {info.id}"
-    return result(info, Outcome.UNAVAILABLE, f"cannot read {what}: {listing.reason}", fix)
+    return result(info, CheckOutcome.UNAVAILABLE, f"cannot read {what}: {listing.reason}", fix)

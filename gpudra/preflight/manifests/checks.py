@@ -14,9 +14,10 @@ from gpudra.dra.validate import StrictValidator, UnavailableError, semantic_erro
 from gpudra.dra.versions import DEFAULT, TargetVersion
 from gpudra.model import Finding, InputError, Severity
 from gpudra.objects import ManifestObject, plural
-from gpudra.preflight.model import CheckInfo, CheckResult, Outcome, Tier, check, result
+from gpudra.preflight.check_records import CheckInfo, CheckOutcome, CheckResult, Tier, check, result
+from gpudra.rules.device_requests import CONVERTIBLE_RULES
 
-DEVICE_PLUGIN_RULES = frozenset({"GPU101", "GPU102", "GPU103"})
+DEVICE_PLUGIN_RULES = frozenset(CONVERTIBLE_RULES)
 TEMPLATE_RULE = "GPU701"  # a chart or template that requests devices (a zero count does not)
 DRA_LINT_PREFIX = "GPU6"
 SERVED_RULE = "GPU611"
@@ -53,7 +54,7 @@ The message names the flag that would make a version served.
 **Fix.** Write the target's default version (`gpudra convert --target-version <release>`
 writes `resource.k8s.io/v1` for 1.34+), or enable the version on the API server.
 """,
-    (Outcome.PASS, Outcome.WARN, Outcome.FAIL, Outcome.UNAVAILABLE))
+    (CheckOutcome.PASS, CheckOutcome.WARN, CheckOutcome.FAIL, CheckOutcome.UNAVAILABLE))
 
 MANIFEST002 = check(
     "MANIFEST002", "DRA objects validate strictly against the target", Tier.MANIFESTS,
@@ -85,7 +86,7 @@ request shape (flat v1beta1 fields under `exactly:` and back), adds a template's
 `spec:`, and rewrites `>=` on quantities and memory read as an attribute in selectors
 (docs/convert.md). Correct other fields by hand.
 """,
-    (Outcome.PASS, Outcome.FAIL, Outcome.UNAVAILABLE))
+    (CheckOutcome.PASS, CheckOutcome.FAIL, CheckOutcome.UNAVAILABLE))
 
 MANIFEST003 = check(
     "MANIFEST003", "No workload requests device-plugin GPUs", Tier.MANIFESTS,
@@ -109,7 +110,7 @@ could be read.
 
 **Fix.** `gpudra convert <path>` rewrites them to ResourceClaims.
 """,
-    (Outcome.PASS, Outcome.WARN, Outcome.FAIL, Outcome.UNAVAILABLE))
+    (CheckOutcome.PASS, CheckOutcome.WARN, CheckOutcome.FAIL, CheckOutcome.UNAVAILABLE))
 
 MANIFEST004 = check(
     "MANIFEST004", "DRA objects pass gpudra's lint", Tier.MANIFESTS,
@@ -127,7 +128,7 @@ at least one error. *unavailable*: nothing could be read.
 
 **Fix.** `gpudra explain GPU6xx` describes each rule and its fix.
 """,
-    (Outcome.PASS, Outcome.WARN, Outcome.FAIL, Outcome.UNAVAILABLE))
+    (CheckOutcome.PASS, CheckOutcome.WARN, CheckOutcome.FAIL, CheckOutcome.UNAVAILABLE))
 
 MANIFEST_CHECKS = (MANIFEST001, MANIFEST002, MANIFEST003, MANIFEST004)
 
@@ -176,7 +177,7 @@ def _unreadable(info: CheckInfo, tree: ManifestInput) -> CheckResult | None:
     if tree.objects or tree.files_scanned:
         return None
     first = f": {tree.errors[0].where}: {tree.errors[0].message}" if tree.errors else ""
-    return result(info, Outcome.UNAVAILABLE,
+    return result(info, CheckOutcome.UNAVAILABLE,
                   f"nothing was read ({plural(len(tree.errors), 'input error')}{first})",
                   "check the paths given", details=[f"{e.where}: {e.message}"
                                                     for e in tree.errors])
@@ -205,7 +206,7 @@ def check_api_versions(tree: ManifestInput, target: TargetVersion = DEFAULT) -> 
         return unreadable
     objects = dra_objects(tree.objects)
     if not objects:
-        return result(MANIFEST001, Outcome.PASS, f"no {GROUP} objects in the tree",
+        return result(MANIFEST001, CheckOutcome.PASS, f"no {GROUP} objects in the tree",
                       details=_errors_note(tree))
     missing, off = [], []
     for obj in objects:
@@ -217,14 +218,14 @@ def check_api_versions(tree: ManifestInput, target: TargetVersion = DEFAULT) -> 
                        f"{target}: {found.how_to_enable()}")
     details = missing + off + _errors_note(tree)
     if missing:
-        return result(MANIFEST001, Outcome.FAIL,
+        return result(MANIFEST001, CheckOutcome.FAIL,
                       f"{len(missing)} of {plural(len(objects), 'DRA object')} "
                       f"{_verb(len(missing), 'uses a version', 'use versions')} Kubernetes "
                       f"{target} does not have: {_shown(missing)}",
                       f"rewrite them for {target}: gpudra convert --target-version {target}",
                       details=details)
     if off:
-        return result(MANIFEST001, Outcome.WARN,
+        return result(MANIFEST001, CheckOutcome.WARN,
                       f"{len(off)} of {plural(len(objects), 'DRA object')} "
                       f"{_verb(len(off), 'uses a version', 'use versions')} Kubernetes "
                       f"{target} does not serve by default: {_shown(off)}",
@@ -232,7 +233,7 @@ def check_api_versions(tree: ManifestInput, target: TargetVersion = DEFAULT) -> 
                       f"{target.resource_api_version}" if target.served_by_default else
                       f"enable DRA on the API server as named ({target} serves no {GROUP} version "
                       "by default)", details=details)
-    return result(MANIFEST001, Outcome.PASS,
+    return result(MANIFEST001, CheckOutcome.PASS,
                   f"{_all(len(objects))} {_verb(len(objects), 'uses a version', 'use versions')}"
                   f" Kubernetes {target} serves by default" if target.served_by_default else
                   f"{_all(len(objects))} {_verb(len(objects), 'uses a version', 'use versions')}"
@@ -269,16 +270,16 @@ def check_strict_validation(tree: ManifestInput, target: TargetVersion = DEFAULT
         problems += [f"{describe(obj)}: {e}" for e in semantic_errors(obj.data)]
     details = problems + skipped + _errors_note(tree)
     if problems:
-        return result(MANIFEST002, Outcome.FAIL,
+        return result(MANIFEST002, CheckOutcome.FAIL,
                       f"{plural(len(problems), 'validation error')} against Kubernetes {target}: "
                       f"{_shown(problems)}", f"gpudra convert --target-version {target} "
                       "repairs request shapes, a template's missing inner spec and old "
                       "versions; correct other fields by hand", details=details)
     if schema_missing is not None:
-        return result(MANIFEST002, Outcome.UNAVAILABLE,
+        return result(MANIFEST002, CheckOutcome.UNAVAILABLE,
                       f"cross-field rules pass, but strict schema validation is unavailable: "
                       f"{' '.join(schema_missing.split())}", VALIDATE_EXTRA, details=details)
-    return result(MANIFEST002, Outcome.PASS,
+    return result(MANIFEST002, CheckOutcome.PASS,
                   f"{plural(checked, 'DRA object')} {_verb(checked, 'validates', 'validate')} "
                   f"strictly against Kubernetes {target}"
                   if checked else f"no {GROUP} object to validate for Kubernetes {target}",
@@ -292,11 +293,11 @@ def check_migrated(tree: ManifestInput, require_migrated: bool = False) -> Check
     remaining = [f for f in tree.findings if f.rule in DEVICE_PLUGIN_RULES
                  or (f.rule == TEMPLATE_RULE and f.quantity != 0)]
     if not remaining:
-        return result(MANIFEST003, Outcome.PASS, "no workload requests device-plugin GPUs",
+        return result(MANIFEST003, CheckOutcome.PASS, "no workload requests device-plugin GPUs",
                       details=_errors_note(tree))
     lines = [_finding_line(f) for f in remaining]
     files = {f.file for f in remaining}
-    outcome = Outcome.FAIL if require_migrated else Outcome.WARN
+    outcome = CheckOutcome.FAIL if require_migrated else CheckOutcome.WARN
     note = "" if require_migrated else " (not required: --require-migrated is off)"
     return result(MANIFEST003, outcome,
                   f"{plural(len(remaining), 'device-plugin GPU request')} "
@@ -316,16 +317,16 @@ def check_dra_lint(tree: ManifestInput) -> CheckResult:
     warnings = [f for f in lint if f.severity is Severity.WARNING]
     details = [_finding_line(f) for f in lint] + _errors_note(tree)
     if errors:
-        return result(MANIFEST004, Outcome.FAIL,
+        return result(MANIFEST004, CheckOutcome.FAIL,
                       f"{plural(len(errors), 'DRA lint error')}: "
                       f"{_shown([_finding_line(f) for f in errors])}",
                       f"gpudra explain {errors[0].rule}", details=details)
     if warnings:
-        return result(MANIFEST004, Outcome.WARN,
+        return result(MANIFEST004, CheckOutcome.WARN,
                       f"{plural(len(warnings), 'DRA lint warning')}: "
                       f"{_shown([_finding_line(f) for f in warnings])}",
                       f"gpudra explain {warnings[0].rule}", details=details)
-    return result(MANIFEST004, Outcome.PASS,
+    return result(MANIFEST004, CheckOutcome.PASS,
                   "the DRA objects pass gpudra's lint (GPU601-GPU609)", details=details)
 
 

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from gpudra.preflight.model import CheckInfo, CheckResult, Outcome, result
+from gpudra.preflight.check_records import CheckInfo, CheckOutcome, CheckResult, result
 from gpudra.preflight.node.cdi_dirs import ConfiguredCdi
 from gpudra.preflight.node.cdi_specs import NODE006, check_cdi_specs, scan_specs
 from gpudra.preflight.node.containerd import (
@@ -115,7 +115,7 @@ def _not_this_runtime(info: CheckInfo, name: str, runtime: str | None,
     else:
         message = f"the node runs {runtime}, not {name}"
         fix = "nothing to do"
-    return result(info, Outcome.UNAVAILABLE, message, fix, subject=subject)
+    return result(info, CheckOutcome.UNAVAILABLE, message, fix, subject=subject)
 
 
 __all__ = ["NODE_CHECKS", "Host", "LocalHost", "NodeOptions", "run_node_checks"]

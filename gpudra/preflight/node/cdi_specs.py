@@ -33,7 +33,7 @@ from typing import Any
 
 import yaml
 
-from gpudra.preflight.model import CheckResult, Outcome, Tier, check, result
+from gpudra.preflight.check_records import CheckOutcome, CheckResult, Tier, check, result
 from gpudra.preflight.node.cdi_dirs import (
     DEFAULT_SPEC_DIRS,
     DRA_DRIVER_CDI_DIR,
@@ -89,7 +89,7 @@ could not be read.
 driver's kubelet plugin on the node so it rewrites its specs. `nvidia-ctk cdi list` shows the
 devices the CDI library can resolve.
 """,
-    (Outcome.PASS, Outcome.WARN, Outcome.FAIL, Outcome.UNAVAILABLE))
+    (CheckOutcome.PASS, CheckOutcome.WARN, CheckOutcome.FAIL, CheckOutcome.UNAVAILABLE))
 
 
 @dataclass(frozen=True, slots=True)
@@ -304,7 +304,7 @@ def check_cdi_specs(scan: SpecScan, subject: str | None) -> CheckResult:
     if bad_claims:
         spec = bad_claims[0]
         why = spec.errors[0] if spec.errors else "conflicts with another spec"
-        return result(NODE006, Outcome.FAIL,
+        return result(NODE006, CheckOutcome.FAIL,
                       f"DRA claim spec {spec.path} is unusable: {why}",
                       "restart the NVIDIA DRA driver's kubelet plugin on this node so it "
                       "rewrites its specs", subject=subject, details=details)
@@ -316,16 +316,16 @@ def check_cdi_specs(scan: SpecScan, subject: str | None) -> CheckResult:
         else:
             path, why = scan.ignored[0], "ignored, CDI reads only .yaml and .json files"
         count = len(bad) + len(scan.conflicts) + len(scan.ignored)
-        return result(NODE006, Outcome.WARN,
+        return result(NODE006, CheckOutcome.WARN,
                       f"{count} CDI spec problem(s); {path}: {why}",
                       f"regenerate or remove {path} (`nvidia-ctk cdi generate "
                       "--output=/etc/cdi/nvidia.yaml` for NVIDIA's)",
                       subject=subject, details=details)
     if scan.unreadable:
-        return result(NODE006, Outcome.UNAVAILABLE, f"cannot read {scan.unreadable[0]}",
+        return result(NODE006, CheckOutcome.UNAVAILABLE, f"cannot read {scan.unreadable[0]}",
                       "run gpudra as root on the node; fix or remove broken links",
                       subject=subject, details=details)
-    return result(NODE006, Outcome.PASS, _summary(scan), subject=subject, details=details)
+    return result(NODE006, CheckOutcome.PASS, _summary(scan), subject=subject, details=details)
 
 
 def _describe(spec: SpecFile) -> str:

@@ -43,7 +43,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from gpudra.objects import as_mapping
-from gpudra.preflight.model import CheckResult, Outcome, Tier, check, result
+from gpudra.preflight.check_records import CheckOutcome, CheckResult, Tier, check, result
 from gpudra.preflight.node.cdi_dirs import (
     DEFAULT_SPEC_DIRS,
     ConfiguredCdi,
@@ -111,7 +111,7 @@ containerd 2.x (config `version = 3`): CDI is on by default; remove any `enable_
 or set it under `[plugins.'io.containerd.cri.v1.runtime']`. Restart containerd afterwards
 (`systemctl restart containerd`); NODE005 confirms what the running daemon uses.
 """,
-    (Outcome.PASS, Outcome.WARN, Outcome.FAIL, Outcome.UNAVAILABLE))
+    (CheckOutcome.PASS, CheckOutcome.WARN, CheckOutcome.FAIL, CheckOutcome.UNAVAILABLE))
 
 
 @dataclass(frozen=True, slots=True)
@@ -212,7 +212,7 @@ def _resolve_imports(host: Host, parent: TomlFile, globs_relative_to_file: bool
 class Note:
     """Something about the config worth saying. `key` identifies it across assumed versions."""
 
-    outcome: Outcome  # WARN or FAIL; PASS for information only
+    outcome: CheckOutcome  # WARN or FAIL; PASS for information only
     text: str
     key: tuple[str, ...] = ()
 
@@ -281,7 +281,7 @@ def effective_cdi(config: ContainerdConfig, traits: ContainerdTraits) -> CdiSett
                     continue
                 where = f"{cfg.path} {_TABLE_SHOWN[name]}"
                 if name != tables[0] and traits.version.major >= 2:
-                    notes.append(Note(Outcome.PASS, f"{where}: `{key}` is read only by "
+                    notes.append(Note(CheckOutcome.PASS, f"{where}: `{key}` is read only by "
                                       f"migrating config version {version}; containerd logs a "
                                       "migration warning (`containerd config migrate`)"))
                 if key == "enable_cdi":
@@ -295,7 +295,7 @@ def effective_cdi(config: ContainerdConfig, traits: ContainerdTraits) -> CdiSett
     if not is_dir_list(dirs):
         dirs = ()
     if explicit and traits.enable_cdi_deprecated:
-        notes.append(Note(Outcome.PASS, f"{enabled_from}: `enable_cdi` is deprecated "
+        notes.append(Note(CheckOutcome.PASS, f"{enabled_from}: `enable_cdi` is deprecated "
                           "(containerd RELEASES.md: since 2.2, removal planned for 2.4; 2.3 "
                           "warns when it is false); nothing replaces it: CDI will always be on"))
     return CdiSettings(traits, enabled, enabled_from, explicit, tuple(dirs), dirs_from,
@@ -312,7 +312,7 @@ def _misplaced(cfg: ConfigFile, version: int, tables: Sequence[str]) -> list[Not
             if key in values:
                 read = " or ".join(_TABLE_SHOWN[t] for t in tables)
                 notes.append(Note(
-                    Outcome.WARN,
+                    CheckOutcome.WARN,
                     f"{cfg.path}: `{key}` under {_TABLE_SHOWN[name]} does nothing with config "
                     f"version {version or 1}; it is read from {read}",
                     ("misplaced", cfg.path, name, key)))
@@ -320,13 +320,13 @@ def _misplaced(cfg: ConfigFile, version: int, tables: Sequence[str]) -> list[Not
         values = table(cfg.plugins, *parts)
         if values is not None and any(k in values for k in CDI_KEYS):
             notes.append(Note(
-                Outcome.WARN,
+                CheckOutcome.WARN,
                 f"{cfg.path}: the table name is not quoted, so TOML splits it at every dot and "
                 f"the CDI keys do nothing; write {_TABLE_SHOWN[name]}",
                 ("unquoted", cfg.path, name)))
     for key in CDI_KEYS:
         if key in cfg.data:
-            notes.append(Note(Outcome.WARN, f"{cfg.path}: top-level `{key}` does nothing; it "
+            notes.append(Note(CheckOutcome.WARN, f"{cfg.path}: top-level `{key}` does nothing; it "
                               "belongs in the CRI plugin table", ("toplevel", cfg.path, key)))
     return notes
 
@@ -337,7 +337,7 @@ def _replaced_table(previous: tuple[str, Mapping[str, Any]], path: str,
     if not lost:
         return []
     shown = ", ".join(lost[:6]) + (", ..." if len(lost) > 6 else "")
-    return [Note(Outcome.WARN,
+    return [Note(CheckOutcome.WARN,
                  f"{path} replaces the whole {_TABLE_SHOWN[name]} table of {previous[0]} "
                  f"(containerd 1.7 does not merge plugin tables): {shown} from "
                  f"{previous[0]} no longer apply",
@@ -347,10 +347,10 @@ def _replaced_table(previous: tuple[str, Mapping[str, Any]], path: str,
 def _type_notes(enabled: Any, enabled_from: str, dirs: Any, dirs_from: str) -> list[Note]:
     notes = []
     if not isinstance(enabled, bool):
-        notes.append(Note(Outcome.FAIL, f"{enabled_from}: `enable_cdi` must be true or false, "
+        notes.append(Note(CheckOutcome.FAIL, f"{enabled_from}: `enable_cdi` must be true or false, "
                           f"found {enabled!r}", ("type", "enable_cdi")))
     if not is_dir_list(dirs):
-        notes.append(Note(Outcome.FAIL, f"{dirs_from}: `cdi_spec_dirs` must be a list of "
+        notes.append(Note(CheckOutcome.FAIL, f"{dirs_from}: `cdi_spec_dirs` must be a list of "
                           f"paths, found {dirs!r}", ("type", "cdi_spec_dirs")))
     return notes
 
@@ -370,24 +370,25 @@ def check_containerd(host: Host, identity: RuntimeIdentity, config: ContainerdCo
     """The result, and the effective settings when the config has one answer."""
     unreadable = [p for p in config.problems if p.unreadable]
     if unreadable:
-        return result(NODE003, Outcome.UNAVAILABLE, str(unreadable[0]),
+        return result(NODE003, CheckOutcome.UNAVAILABLE, str(unreadable[0]),
                       "run gpudra as root on the node, or mount the host root readable",
                       subject=subject, details=map(str, config.problems)), None
     if config.problems:
         first = config.problems[0]
-        return result(NODE003, Outcome.FAIL, f"containerd will not start with its config: {first}",
+        return result(NODE003, CheckOutcome.FAIL,
+                      f"containerd will not start with its config: {first}",
                       first.fix or f"fix {first.path}; `containerd config dump` shows what "
                       "containerd reads",
                       subject=subject, details=[*map(str, config.problems), *config.notes]), None
     candidates, known = assumed_traits(identity, config)
     if known and not candidates[0].has_cdi:
-        return result(NODE003, Outcome.FAIL,
+        return result(NODE003, CheckOutcome.FAIL,
                       f"containerd {candidates[0].version} has no CDI support; upgrade it "
                       "(NODE002)", "upgrade containerd to 2.x", subject=subject), None
     if known and candidates[0].version.at_least(2, 3, 0) and config.root_version:
         newer = [f for f in config.files[1:] if f.version > config.root_version]
         if newer:
-            return result(NODE003, Outcome.FAIL,
+            return result(NODE003, CheckOutcome.FAIL,
                           f"containerd {candidates[0].version} will not start: {newer[0].path} "
                           f"has config version {newer[0].version}, newer than the main file's "
                           f"{config.root_version}",
@@ -409,10 +410,10 @@ def check_containerd(host: Host, identity: RuntimeIdentity, config: ContainerdCo
     common = _common_notes([j.settings.notes for j in judged])
     details += [n.text for n in common]
     details += config.notes
-    warnings = [n.text for n in common if n.outcome is Outcome.WARN]
+    warnings = [n.text for n in common if n.outcome is CheckOutcome.WARN]
     outcome, message, fix = chosen.outcome, chosen.message, chosen.remediation
-    if outcome is Outcome.PASS and warnings:
-        outcome, message = Outcome.WARN, f"{message}; but {warnings[0]}"
+    if outcome is CheckOutcome.PASS and warnings:
+        outcome, message = CheckOutcome.WARN, f"{message}; but {warnings[0]}"
         fix = "move or remove the keys named in the details, then restart containerd"
     settings = chosen.settings
     facts = ConfiguredCdi(CONTAINERD, settings.enabled, settings.enabled_from,
@@ -423,7 +424,7 @@ def check_containerd(host: Host, identity: RuntimeIdentity, config: ContainerdCo
 @dataclass(frozen=True, slots=True)
 class _Judged:
     settings: CdiSettings
-    outcome: Outcome
+    outcome: CheckOutcome
     message: str
     remediation: str | None
     covers: bool
@@ -437,9 +438,9 @@ def _judge(host: Host, settings: CdiSettings, config: ContainerdConfig, label: s
     details = (f"enable_cdi: {settings.enabled} ({settings.enabled_from})",
                f"cdi_spec_dirs: {dirs} ({settings.dirs_from})")
     defaults = "" if config.main_exists else f"no {config.main_path}: built-in defaults; "
-    failures = [n for n in settings.notes if n.outcome is Outcome.FAIL]
+    failures = [n for n in settings.notes if n.outcome is CheckOutcome.FAIL]
     if failures:
-        return _Judged(settings, Outcome.FAIL, failures[0].text,
+        return _Judged(settings, CheckOutcome.FAIL, failures[0].text,
                        "fix the value; `containerd config dump` shows what containerd reads",
                        covers, details)
     if not settings.enabled:
@@ -450,14 +451,14 @@ def _judge(host: Host, settings: CdiSettings, config: ContainerdConfig, label: s
                    "(config version 2) and restart containerd")
         why = f"enable_cdi = false in {settings.enabled_from}" \
             if settings.enable_set_explicitly else f"enable_cdi not set: {settings.enabled_from}"
-        return _Judged(settings, Outcome.FAIL, f"{defaults}CDI is off in {label} ({why})", fix,
+        return _Judged(settings, CheckOutcome.FAIL, f"{defaults}CDI is off in {label} ({why})", fix,
                        covers, details)
     if not covers:
         message, fix = dra_dir_left_out(settings.spec_dirs, settings.dirs_from, "containerd")
-        return _Judged(settings, Outcome.FAIL, message, fix, covers, details)
+        return _Judged(settings, CheckOutcome.FAIL, message, fix, covers, details)
     source = "on by default" if not settings.enable_set_explicitly else \
         f"enable_cdi = true in {settings.enabled_from}"
-    return _Judged(settings, Outcome.PASS,
+    return _Judged(settings, CheckOutcome.PASS,
                    f"{defaults}CDI on in {label} ({source}); spec dirs "
                    f"{dirs}", None, covers, details)
 
@@ -473,7 +474,7 @@ def _ambiguous(judged: Sequence[_Judged], config: ContainerdConfig,
     if worst.remediation:
         fix += f"; for containerd {worst.settings.traits.version}: {worst.remediation}"
     return result(
-        NODE003, Outcome.WARN,
+        NODE003, CheckOutcome.WARN,
         f"containerd version unknown and the verdict depends on it ({', '.join(parts)})",
         fix, subject=subject, details=details)
 

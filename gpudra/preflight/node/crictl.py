@@ -21,7 +21,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
-from gpudra.preflight.model import CheckResult, Outcome, Tier, check, result
+from gpudra.preflight.check_records import CheckOutcome, CheckResult, Tier, check, result
 from gpudra.preflight.node.cdi_dirs import (
     DRA_DRIVER_CDI_DIR,
     ConfiguredCdi,
@@ -50,7 +50,7 @@ report these settings (CRI-O before 1.33).
 **Fix.** Fix the config (NODE003, NODE004) and restart the runtime; check again with
 `crictl info | jq '.config.enableCDI, .config.cdiSpecDirs'`.
 """,
-    (Outcome.PASS, Outcome.FAIL, Outcome.UNAVAILABLE))
+    (CheckOutcome.PASS, CheckOutcome.FAIL, CheckOutcome.UNAVAILABLE))
 
 
 @dataclass(frozen=True, slots=True)
@@ -104,7 +104,7 @@ def parse_crictl_info(data: Any, runtime_hint: str | None = None) -> CrictlInfo:
 def check_crictl(host: Host, info: CrictlInfo, disk: ConfiguredCdi | None,
                  subject: str | None) -> CheckResult:
     if info.reason is not None:
-        return result(NODE005, Outcome.UNAVAILABLE, f"no live runtime settings: {info.reason}",
+        return result(NODE005, CheckOutcome.UNAVAILABLE, f"no live runtime settings: {info.reason}",
                       "run `crictl info` as root on the node", subject=subject)
     name = "CRI-O" if info.runtime == "cri-o" else "containerd"
     details = [f"enableCDI: {info.raw_enable_cdi!r}" if info.runtime == "containerd" else
@@ -118,9 +118,9 @@ def check_crictl(host: Host, info: CrictlInfo, disk: ConfiguredCdi | None,
             message += f" although the config on disk turns it on ({disk.enabled_from})"
         fix = "restart containerd (`systemctl restart containerd`)" if restart else \
             "enable CDI in the containerd config (NODE003) and restart containerd"
-        return result(NODE005, Outcome.FAIL, message, fix, subject=subject, details=details)
+        return result(NODE005, CheckOutcome.FAIL, message, fix, subject=subject, details=details)
     if info.spec_dirs is None:
-        return result(NODE005, Outcome.UNAVAILABLE,
+        return result(NODE005, CheckOutcome.UNAVAILABLE,
                       f"{name} reports CDI on but not its spec directories",
                       "check cdi_spec_dirs in the runtime config", subject=subject,
                       details=details)
@@ -132,7 +132,7 @@ def check_crictl(host: Host, info: CrictlInfo, disk: ConfiguredCdi | None,
             message += " although the config on disk does"
         fix = f"restart {name}" if restart else \
             f'add "{DRA_DRIVER_CDI_DIR}" to cdi_spec_dirs and restart {name}'
-        return result(NODE005, Outcome.FAIL, message, fix, subject=subject, details=details)
-    return result(NODE005, Outcome.PASS,
+        return result(NODE005, CheckOutcome.FAIL, message, fix, subject=subject, details=details)
+    return result(NODE005, CheckOutcome.PASS,
                   f"the running {name} has CDI on and scans {format_dirs(info.spec_dirs)}",
                   subject=subject, details=details)

@@ -22,7 +22,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from gpudra.objects import as_mapping, dig
-from gpudra.preflight.model import CheckResult, Outcome, Tier, check, result
+from gpudra.preflight.check_records import CheckOutcome, CheckResult, Tier, check, result
 from gpudra.preflight.node.cdi_dirs import (
     DEFAULT_SPEC_DIRS,
     ConfiguredCdi,
@@ -61,7 +61,7 @@ cdi_spec_dirs = ["/etc/cdi", "/var/run/cdi"]
 
 then `systemctl restart crio`.
 """,
-    (Outcome.PASS, Outcome.WARN, Outcome.FAIL, Outcome.UNAVAILABLE))
+    (CheckOutcome.PASS, CheckOutcome.WARN, CheckOutcome.FAIL, CheckOutcome.UNAVAILABLE))
 
 
 @dataclass(frozen=True, slots=True)
@@ -148,12 +148,12 @@ def check_crio(host: Host, config: CrioConfig, subject: str | None
                ) -> tuple[CheckResult, ConfiguredCdi | None]:
     unreadable = [p for p in config.problems if p.unreadable]
     if unreadable:
-        return result(NODE004, Outcome.UNAVAILABLE, str(unreadable[0]),
+        return result(NODE004, CheckOutcome.UNAVAILABLE, str(unreadable[0]),
                       "run gpudra as root on the node, or mount the host root readable",
                       subject=subject, details=map(str, config.problems)), None
     if config.problems:
         first = config.problems[0]
-        return result(NODE004, Outcome.FAIL, f"CRI-O will not start with its config: {first}",
+        return result(NODE004, CheckOutcome.FAIL, f"CRI-O will not start with its config: {first}",
                       first.fix or f"fix {first.path}", subject=subject,
                       details=map(str, config.problems)), None
     settings = effective_crio(config)
@@ -162,15 +162,15 @@ def check_crio(host: Host, config: CrioConfig, subject: str | None
     details = [f"files: {', '.join(f.path for f in config.files) or '(none: defaults)'}",
                f"cdi_spec_dirs: {dirs} ({settings.dirs_from})", *settings.warnings]
     if settings.errors:
-        return result(NODE004, Outcome.FAIL, settings.errors[0], "fix the value",
+        return result(NODE004, CheckOutcome.FAIL, settings.errors[0], "fix the value",
                       subject=subject, details=[*details, *settings.errors]), None
     if not covers_dra_dir(host, settings.spec_dirs):
         message, fix = dra_dir_left_out(settings.spec_dirs, settings.dirs_from, "CRI-O")
-        return result(NODE004, Outcome.FAIL, message, fix, subject=subject,
+        return result(NODE004, CheckOutcome.FAIL, message, fix, subject=subject,
                       details=details), facts
     message = f"CRI-O scans {dirs} (CDI is always on in CRI-O)"
     if settings.warnings:
-        return result(NODE004, Outcome.WARN, f"{message}; but {settings.warnings[0]}",
+        return result(NODE004, CheckOutcome.WARN, f"{message}; but {settings.warnings[0]}",
                       "remove or move the keys named in the details", subject=subject,
                       details=details), facts
-    return result(NODE004, Outcome.PASS, message, subject=subject, details=details), facts
+    return result(NODE004, CheckOutcome.PASS, message, subject=subject, details=details), facts

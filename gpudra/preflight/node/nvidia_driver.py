@@ -30,7 +30,7 @@ import posixpath
 import re
 from dataclasses import dataclass
 
-from gpudra.preflight.model import CheckResult, Outcome, Tier, check, result
+from gpudra.preflight.check_records import CheckOutcome, CheckResult, Tier, check, result
 from gpudra.preflight.node.host import Host, HostReadError
 
 PROC_VERSION = "/proc/driver/nvidia/version"
@@ -62,7 +62,7 @@ read `/proc` or `/sys` to tell.
 **Fix.** Install or upgrade the NVIDIA driver (a data-center branch such as 570 or 580), for
 example through the GPU Operator's `driver.version`, then reboot or reload the module.
 """,
-    (Outcome.PASS, Outcome.WARN, Outcome.FAIL, Outcome.UNAVAILABLE))
+    (CheckOutcome.PASS, CheckOutcome.WARN, CheckOutcome.FAIL, CheckOutcome.UNAVAILABLE))
 
 
 @dataclass(frozen=True, slots=True)
@@ -153,40 +153,40 @@ def check_driver(info: DriverInfo, subject: str | None) -> CheckResult:
         return _no_driver(info, subject, details)
     number = parse_version_tuple(info.version)
     if number < MIN_DRIVER:
-        return result(NODE001, Outcome.FAIL,
+        return result(NODE001, CheckOutcome.FAIL,
                       f"NVIDIA driver {info.version} is older than 565, the DRA driver's minimum",
                       "upgrade the NVIDIA driver to 570.158.01 or newer", subject=subject,
                       details=details)
     if number < MIN_DRIVER_COMPUTE_DOMAINS:
-        return result(NODE001, Outcome.WARN,
+        return result(NODE001, CheckOutcome.WARN,
                       f"NVIDIA driver {info.version} is enough for GPU allocation (565+) but not "
                       "for ComputeDomains (570.158.01+)",
                       "upgrade the NVIDIA driver to 570.158.01 or newer if you use "
                       "ComputeDomains", subject=subject, details=details)
     if info.smi_failure:
-        return result(NODE001, Outcome.WARN,
+        return result(NODE001, CheckOutcome.WARN,
                       f"NVIDIA driver {info.version} is loaded but NVML fails: {info.smi_failure}",
                       "reboot the node or reinstall the driver so the user-space libraries "
                       "match the kernel module", subject=subject, details=details)
-    return result(NODE001, Outcome.PASS,
+    return result(NODE001, CheckOutcome.PASS,
                   f"NVIDIA driver {info.version} (565+ for GPUs, 570.158.01+ for ComputeDomains)",
                   subject=subject, details=details)
 
 
 def _no_driver(info: DriverInfo, subject: str | None, details: list[str]) -> CheckResult:
     if info.gpus_on_pci:
-        return result(NODE001, Outcome.FAIL,
+        return result(NODE001, CheckOutcome.FAIL,
                       f"{len(info.gpus_on_pci)} NVIDIA GPU(s) on the PCI bus but no NVIDIA "
                       "kernel driver is loaded",
                       "install the NVIDIA driver (570.158.01 or newer) or deploy the GPU "
                       "Operator's driver", subject=subject, details=details)
     if info.gpus_on_pci is None:
-        return result(NODE001, Outcome.UNAVAILABLE,
+        return result(NODE001, CheckOutcome.UNAVAILABLE,
                       f"no NVIDIA driver found, and {PCI_DEVICES} could not be read to tell "
                       "whether this node has NVIDIA GPUs",
                       "run gpudra with the host's /sys and /proc visible", subject=subject,
                       details=details)
-    return result(NODE001, Outcome.UNAVAILABLE,
+    return result(NODE001, CheckOutcome.UNAVAILABLE,
                   "no NVIDIA GPU and no NVIDIA driver on this node: not a GPU node, the GPU "
                   "checks do not apply",
                   "nothing to do here; run the node checks on GPU nodes", subject=subject,

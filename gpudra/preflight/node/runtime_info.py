@@ -21,7 +21,7 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
-from gpudra.preflight.model import CheckResult, Outcome, Tier, check, result
+from gpudra.preflight.check_records import CheckOutcome, CheckResult, Tier, check, result
 from gpudra.preflight.node.host import Host, HostReadError, no_command_reason
 from gpudra.preflight.runtime import (
     Version,
@@ -62,7 +62,7 @@ database entry, an unknown runtime such as cri-dockerd).
 
 **Fix.** Upgrade containerd to 2.x (or 1.7.2+ with `enable_cdi = true`), or CRI-O to 1.28+.
 """,
-    (Outcome.PASS, Outcome.FAIL, Outcome.UNAVAILABLE))
+    (CheckOutcome.PASS, CheckOutcome.FAIL, CheckOutcome.UNAVAILABLE))
 
 
 @dataclass(frozen=True, slots=True)
@@ -159,13 +159,13 @@ def check_runtime_version(identity: RuntimeIdentity, subject: str | None) -> Che
     if identity.source == "status.nodeInfo.containerRuntimeVersion":
         judged = judge_runtime_version(identity.raw)
         outcome, message, fix = judged.outcome, judged.message, judged.remediation
-        if outcome is Outcome.WARN:  # containerd 1.7.2+: NODE003 decides on the config
-            outcome, message, fix = Outcome.PASS, message + "; NODE003 checks the config", None
+        if outcome is CheckOutcome.WARN:  # containerd 1.7.2+: NODE003 decides on the config
+            outcome, message, fix = CheckOutcome.PASS, message + "; NODE003 checks the config", None
         return result(NODE002, outcome, message, fix, subject=subject,
                       details=(f"from {identity.source}: {identity.raw}",))
     if identity.version is None:
         what = identity.name or "container runtime"
-        return result(NODE002, Outcome.UNAVAILABLE,
+        return result(NODE002, CheckOutcome.UNAVAILABLE,
                       f"{what} version unknown: {identity.source}",
                       "run `containerd --version` or `crio --version` on the node",
                       subject=subject)
@@ -180,7 +180,7 @@ def check_runtime_version(identity: RuntimeIdentity, subject: str | None) -> Che
         return result(NODE002, judged.outcome, judged.message, judged.remediation,
                       subject=subject, details=details)
     default = "on by default" if traits.cdi_on_by_default else "off unless enable_cdi = true"
-    return result(NODE002, Outcome.PASS,
+    return result(NODE002, CheckOutcome.PASS,
                   f"containerd {identity.version} reads CDI devices from the kubelet "
                   f"(CDI {default}; NODE003 checks the config)",
                   subject=subject, details=details)

@@ -16,7 +16,7 @@ from __future__ import annotations
 
 import re
 
-from gpudra.preflight.model import CheckResult, Outcome, Tier, check, result
+from gpudra.preflight.check_records import CheckOutcome, CheckResult, Tier, check, result
 from gpudra.preflight.node.host import Host, no_command_reason
 
 _VERSION_RE = re.compile(r"(?i)\bversion\s+v?(\d+\.\d+(?:\.\d+)?(?:[-+][0-9A-Za-z.+-]*)?)")
@@ -37,25 +37,25 @@ it failed.
 **Fix.** Nothing is required for DRA. For the device-plugin path, install the NVIDIA Container
 Toolkit from NVIDIA's repository or let the GPU Operator manage it.
 """,
-    (Outcome.PASS, Outcome.UNAVAILABLE))
+    (CheckOutcome.PASS, CheckOutcome.UNAVAILABLE))
 
 
 def check_toolkit(host: Host, subject: str | None) -> CheckResult:
     done = host.run(("nvidia-ctk", "--version"))
     if done is None:
         why = no_command_reason(host, "nvidia-ctk not found (not needed by the DRA driver)")
-        return result(NODE007, Outcome.UNAVAILABLE, why,
+        return result(NODE007, CheckOutcome.UNAVAILABLE, why,
                       "nothing to do for DRA; install the NVIDIA Container Toolkit for the "
                       "device-plugin path", subject=subject)
     if not done.ok:
-        return result(NODE007, Outcome.UNAVAILABLE, done.failure(),
+        return result(NODE007, CheckOutcome.UNAVAILABLE, done.failure(),
                       "run `nvidia-ctk --version` on the node", subject=subject)
     match = _VERSION_RE.search(done.stdout)
     if match is None:
         first = done.stdout.strip().splitlines()[0] if done.stdout.strip() else "no output"
-        return result(NODE007, Outcome.UNAVAILABLE, f"no version in `nvidia-ctk --version`: "
+        return result(NODE007, CheckOutcome.UNAVAILABLE, f"no version in `nvidia-ctk --version`: "
                       f"{first[:80]}", "run `nvidia-ctk --version` on the node",
                       subject=subject)
-    return result(NODE007, Outcome.PASS,
+    return result(NODE007, CheckOutcome.PASS,
                   f"nvidia-ctk {match.group(1)} (the DRA driver documents no minimum)",
                   subject=subject)

@@ -30,7 +30,7 @@ DOCS_PAGE = "docs/checks.md"
 SKIP_ALL = "all"
 
 
-class Outcome(str, enum.Enum):
+class CheckOutcome(str, enum.Enum):
     """How a check ended. Ordered for `worst()`: pass < unavailable < warn < fail."""
 
     PASS = "pass"
@@ -43,7 +43,8 @@ class Outcome(str, enum.Enum):
         return _OUTCOME_RANK[self]
 
 
-_OUTCOME_RANK = {Outcome.PASS: 0, Outcome.UNAVAILABLE: 1, Outcome.WARN: 2, Outcome.FAIL: 3}
+_OUTCOME_RANK = {CheckOutcome.PASS: 0, CheckOutcome.UNAVAILABLE: 1, CheckOutcome.WARN: 2,
+                 CheckOutcome.FAIL: 3}
 
 
 class Tier(str, enum.Enum):
@@ -72,7 +73,7 @@ class CheckInfo:
     tier: Tier
     summary: str
     explanation: str
-    outcomes: tuple[Outcome, ...]
+    outcomes: tuple[CheckOutcome, ...]
     docs_anchor: str
 
     @property
@@ -82,7 +83,7 @@ class CheckInfo:
 
 
 def check(id: str, title: str, tier: Tier, summary: str, explanation: str,
-          outcomes: Iterable[Outcome]) -> CheckInfo:
+          outcomes: Iterable[CheckOutcome]) -> CheckInfo:
     """Declare a catalogue entry. The id must carry its tier's prefix (NODE001, CLUSTER012)."""
     if not _ID_RE.match(id) or not id.startswith(_ID_PREFIX[tier]):
         raise ValueError(f"check id {id!r} does not match tier {tier.value}")
@@ -98,7 +99,7 @@ class CheckResult:
 
     id: str
     title: str
-    outcome: Outcome
+    outcome: CheckOutcome
     message: str
     remediation: str | None = None
     subject: str | None = None
@@ -106,16 +107,16 @@ class CheckResult:
     skipped: bool = False
 
     def __post_init__(self) -> None:
-        if self.outcome is Outcome.PASS and self.remediation is not None:
+        if self.outcome is CheckOutcome.PASS and self.remediation is not None:
             raise ValueError(f"{self.id}: a passing result carries no remediation")
         if "\n" in self.message:
             raise ValueError(f"{self.id}: the message is one line")
 
 
-def result(info: CheckInfo, outcome: Outcome, message: str, remediation: str | None = None, *,
+def result(info: CheckInfo, outcome: CheckOutcome, message: str, remediation: str | None = None, *,
            subject: str | None = None, details: Iterable[str] = ()) -> CheckResult:
     """Build a result for `info`; a non-passing result without remediation links to the docs."""
-    if outcome is not Outcome.PASS and remediation is None:
+    if outcome is not CheckOutcome.PASS and remediation is None:
         remediation = info.docs_url
     return CheckResult(info.id, info.title, outcome, message, remediation, subject,
                        tuple(details))
@@ -174,23 +175,23 @@ def apply_skips(results: Iterable[CheckResult], skips: frozenset[str]) -> tuple[
     out = []
     for res in results:
         if SKIP_ALL in skips or res.id in skips:
-            outcome = Outcome.WARN if res.outcome is Outcome.FAIL else res.outcome
+            outcome = CheckOutcome.WARN if res.outcome is CheckOutcome.FAIL else res.outcome
             note = " (failed; reported as a warning because the check is skipped)" \
-                if res.outcome is Outcome.FAIL else ""
+                if res.outcome is CheckOutcome.FAIL else ""
             res = replace(res, outcome=outcome, message=res.message + note, skipped=True)
         out.append(res)
     return tuple(out)
 
 
-def worst(results: Iterable[CheckResult]) -> Outcome:
+def worst(results: Iterable[CheckResult]) -> CheckOutcome:
     """The worst outcome among results that are not skipped; `pass` when there are none."""
     ranked = [r.outcome for r in results if not r.skipped]
-    return max(ranked, key=lambda o: o.rank, default=Outcome.PASS)
+    return max(ranked, key=lambda o: o.rank, default=CheckOutcome.PASS)
 
 
 def count_outcomes(results: Iterable[CheckResult]) -> dict[str, int]:
     """{"pass": n, "warn": n, "fail": n, "unavailable": n, "skipped": n} for the JSON summary."""
-    counts = {o.value: 0 for o in Outcome}
+    counts = {o.value: 0 for o in CheckOutcome}
     counts["skipped"] = 0
     for res in results:
         counts[res.outcome.value] += 1

@@ -215,7 +215,7 @@ def test_top_level_array_items_have_the_lines_of_their_keys(tmp_path, name):
 
 # -- the pre-scan decides what can be an input error (docs/exit-codes.md) ----------------------
 
-ROOT = Path(__file__).resolve().parents[1]
+ROOT = Path(__file__).resolve().parents[2]
 
 
 def test_broken_files_without_a_needle_are_not_parsed(tmp_path):

@@ -10,7 +10,7 @@ import jsonschema
 from gpudra.audit import AuditRequest, run_audit
 from gpudra.report import OutputFormat, RenderOptions, renderer_for
 
-ROOT = Path(__file__).resolve().parents[1]
+ROOT = Path(__file__).resolve().parents[2]
 SCHEMA = json.loads((ROOT / "docs" / "report-schema.json").read_text())
 
 

@@ -7,17 +7,17 @@ from typing import Any
 
 import yaml
 
-from gpudra.errors import InputReadError
+from gpudra.errors import UnreadableInputError
 from gpudra.sources.documents import split_documents
 from gpudra.sources.files import read_regular
-from gpudra.yamledit.nodes import load
+from gpudra.yamledit.yaml_nodes import load
 
 
 def file_objects(path: str) -> tuple[tuple[int, tuple, Mapping[str, Any]], ...]:
     """(document index, path inside the document, object) for every object of `path`."""
     try:
         text = read_regular(path).decode("utf-8-sig")
-    except (OSError, UnicodeDecodeError, InputReadError):
+    except (OSError, UnicodeDecodeError, UnreadableInputError):
         return ()  # the file scanner reports it
     out = []
     for index, chunk in enumerate(split_documents(text)):

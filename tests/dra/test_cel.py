@@ -330,7 +330,10 @@ def test_capacity_values_may_be_strings_ints_or_fractions() -> None:
 
 @pytest.fixture()
 def no_engine(monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setattr(cel_mod, "_cel", None)
+    from gpudra.dra import cel_build
+
+    monkeypatch.setattr(cel_mod, "cel_engine", None)
+    monkeypatch.setattr(cel_build, "cel_engine", None)
 
 
 @pytest.mark.usefixtures("no_engine")

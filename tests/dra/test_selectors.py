@@ -359,3 +359,23 @@ def test_missing_memory_capacity_is_an_error_not_a_match() -> None:
     device["capacity"] = {}
     with pytest.raises(CelEvaluationError):
         SelectorEngine().evaluate(tr.expression, device)
+
+
+def test_one_table_names_the_attribute_the_selector_writes() -> None:
+    """The audit's words for a label (GPU301/302) and convert's CEL come from one row: every
+    label convert translates names, for the audit, the attribute or capacity its CEL tests."""
+    from gpudra.dra.selectors import GFD_LABELS, mapping_for
+
+    assert TRANSLATED_LABELS and TRANSLATED_LABELS <= set(GFD_LABELS)
+    for label in TRANSLATED_LABELS:
+        mapping = mapping_for(label)
+        assert mapping is GFD_LABELS[label] and mapping.dra is not None
+        value = {"product": "NVIDIA-A100", "family": "ampere"}.get(label.rsplit(".", 1)[1])
+        if label.endswith(".full"):
+            value = "550.54.15" if "driver" in label else "12.4"
+        translation = label_selector(label, "=" if value else "Gt", [value or "1"])
+        assert translation is not None, label
+        assert mapping.dra.split()[-1] in translation.expression, label
+    # a label of a known family that the table does not list takes the family's mapping
+    assert mapping_for("nvidia.com/cuda.driver-version.build").dra == "attribute driverVersion"
+    assert mapping_for("nvidia.com/gpu.unknown").dra is None

@@ -85,3 +85,19 @@ def test_every_feature_answers_for_every_target() -> None:
 def test_unknown_feature_is_a_usage_error() -> None:
     with pytest.raises(UsageError, match="known: firstAvailable"):
         DEFAULT.supports("sharing")
+
+
+@pytest.mark.parametrize(("minor", "on"), [(32, False), (33, False), (35, False), (36, True),
+                                           (37, True)])
+def test_plan_takes_its_gates_from_the_target(minor: int, on: bool) -> None:
+    """Consumable capacity, partitionable devices and device taints are on by default from
+    1.36 (kubernetes v1.37.2 pkg/features/kube_features.go); plan models them as the target
+    release has them, not as the newest one does."""
+    from gpudra.plan.engine import PlanOptions
+
+    options = PlanOptions.for_target(TargetVersion(minor), explain=False)
+    assert (options.consumable_capacity, options.partitionable_devices,
+            options.device_taints) == (on, on, on)
+    assert not options.explain
+    assert PlanOptions().consumable_capacity is DEFAULT.supports(
+        "allowMultipleAllocations").default_on is True

@@ -1,0 +1,1 @@
+"""Harness code the test directories share: manifests they write and ways to run gpudra."""
