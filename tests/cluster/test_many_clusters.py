@@ -164,6 +164,20 @@ def test_sarif_junit_and_github_name_the_cluster(fleet: dict[str, Any], tmp_path
     assert "[west/ml/Deployment/trainer]" in junit.read_text()
 
 
+def test_html_groups_by_cluster(fleet: dict[str, Any], tmp_path: Path) -> None:
+    """The page of a many-cluster audit has a row per cluster (the failed one with its reason)
+    and names each workload's and finding's cluster."""
+    page = tmp_path / "fleet.html"
+    _audit(fleet, "-q", "--context", "east", "--context", "west", "--context", "down",
+           "-o", f"html={page}")
+    text = page.read_text()
+    assert "Clusters (3)" in text
+    for name in ("east", "west", "down"):
+        assert f'<th scope="row">{name}</th>' in text
+    assert "connection refused" in text
+    assert "<td>west</td>" in text  # west's trainer, in the workloads and findings tables
+
+
 def test_one_context_is_todays_audit(fleet: dict[str, Any]) -> None:
     """`--context east` is the single-cluster audit, byte for byte: the same output as the
     kubeconfig's current context (east), no cluster grouping, no `cluster_name` keys."""
