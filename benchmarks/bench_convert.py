@@ -266,9 +266,9 @@ def main(argv: list[str] | None = None) -> int:
                    "min": row["min_s"] / audit["min_s"],
                    "cpu": row["cpu_median_s"] / audit["cpu_median_s"],
                    "rss": row["peak_rss_mb"] / audit["peak_rss_mb"]}
-            met = min(out["wall"], out["cpu"]) <= target
-            print(f"{name + '/audit':<14} wall {out['wall']:.2f}x, min {out['min']:.2f}x, "
-                  f"CPU {out['cpu']:.2f}x (target <= {target:g}x: {'met' if met else 'MISSED'}); "
+            met = out["cpu"] <= target  # CPU: the machine is shared, wall is the noisier
+            print(f"{name + '/audit':<14} CPU {out['cpu']:.2f}x (target <= {target:g}x: "
+                  f"{'met' if met else 'MISSED'}), wall {out['wall']:.2f}x, min {out['min']:.2f}x; "
                   f"peak RSS {out['rss']:.2f}x (target <= {TARGET_RSS:g}x: "
                   f"{'met' if out['rss'] <= TARGET_RSS else 'MISSED'})")
             return out
