@@ -148,7 +148,7 @@ def _selectors(selectors: Any, at: PathT, target: TargetVersion, out: Repair) ->
         expression = as_mapping(as_mapping(selector).get("cel")).get("expression")
         if not isinstance(expression, str):
             continue
-        # The CEL engine is a native library of ~15 MB: loaded only for a selector to check.
+        # The CEL engine is a native library of ~15 MB: loaded only when a selector is to be repaired.
         from gpudra.dra.cel_repair import repair_selector
 
         repaired = repair_selector(expression, target)
