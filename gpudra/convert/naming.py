@@ -32,13 +32,20 @@ class ObjectNames:
 
     def __init__(self) -> None:
         self._registry = emit.NameRegistry(_object_name)
+        self._handed: set[tuple[str, str]] = set()
 
     def reserve(self, namespace: str | None, name: str) -> None:
         """A name that already exists in the tree is never handed out again."""
         self._registry.reserve(name, namespace or DEFAULT_NAMESPACE)
 
+    def handed_out(self, namespace: str | None, name: str) -> bool:
+        """Whether `unique` gave out `name` (an existing object's name found too late)."""
+        return (namespace or DEFAULT_NAMESPACE, name) in self._handed
+
     def unique(self, text: str, namespace: str | None) -> str:
-        return self._registry.unique(text, namespace or DEFAULT_NAMESPACE)
+        name = self._registry.unique(text, namespace or DEFAULT_NAMESPACE)
+        self._handed.add((namespace or DEFAULT_NAMESPACE, name))
+        return name
 
 
 def _object_name(text: str, max_len: int) -> str:

@@ -42,17 +42,22 @@ from gpudra.convert.requests import (
     DeviceNeed,
     container_label,
     find_needs,
+    mig_min_memory_note,
     plan_claims,
+)
+from gpudra.convert.shared_claims import (
+    CLUSTER_SCOPED_TEMPLATES,
+    check_sharing,
+    shared_notes,
+    sharing_note,
 )
 from gpudra.convert.tolerations import GPU_TAINT, TOLERATION, tolerates_gpu_taint
 from gpudra.convert.tolerations import NOTE as TOLERATION_NOTE
 from gpudra.dra import emit
-from gpudra.dra.mig_memory import usable_mib
 from gpudra.dra.selectors import min_memory_selector, product_prefix_selector
 from gpudra.dra.sharing import NO_REPLICAS, device_plugin_sharing
 from gpudra.gpu_use import ObjectUse, quota_path, read_object, read_pod_spec
 from gpudra.objects import dig, format_path
-from gpudra.quantity import parse_quantity
 from gpudra.workloads import PodSpecRef, WorkloadTable
 from gpudra.yamledit.ops import Append, Delete, Extend, Op, container_of
 from gpudra.yamledit.yaml_nodes import NodeDocument, PathT
@@ -60,12 +65,6 @@ from gpudra.yamledit.yaml_nodes import NodeDocument, PathT
 __all__ = ["Blocked", "ConvertOptions", "ObjectPlan", "Planner", "WorkloadResult"]
 
 CLAIM_MODE_ANNOTATION = "gpudra.io/claim-mode"
-MAX_RESERVED_FOR = 256  # resourceapi.ResourceClaimReservedForMaxSize: pods sharing one claim
-_HOSTNAME = "kubernetes.io/hostname"
-# Pod templates that are cluster-scoped: their pods run in the namespaces of the objects that
-# use them, and a ResourceClaimTemplate is namespaced.
-CLUSTER_SCOPED_TEMPLATES = frozenset({"ClusterServingRuntime", "ClusterWorkflowTemplate",
-                                      "ClusterTrainingRuntime"})
 _GUIDANCE = {
     "LimitRange": "LimitRange bounds do not apply to claims: bound DRA use with "
                   "<class>.deviceclass.resource.k8s.io/devices in a ResourceQuota",
@@ -87,14 +86,21 @@ class Planner:
         # ("single": nvidia.com/gpu requests that are MIG slices; "mixed": nvidia.com/mig-*).
         self.mig_claims: dict[str | None, set[str]] = {}
 
-    def reserve_existing(self, objects: Iterable[Mapping[str, Any]]) -> None:
+    def reserve_existing(self, objects: Iterable[Mapping[str, Any]]
+                         ) -> list[tuple[str | None, str, bool]]:
         """The names of the DRA objects among `objects` (which already exist in the tree) are
-        not handed out again."""
+        not handed out again. Returns them as (namespace, name, late): late when a workload
+        planned earlier got that name (its objects were read after it), and planning must
+        start again with the name reserved first."""
+        reserved = []
         for obj in objects:
             if str(obj.get("apiVersion", "")).startswith("resource.k8s.io/"):
                 meta = obj.get("metadata") or {}
                 if meta.get("name"):
-                    self.names.reserve(meta.get("namespace"), str(meta["name"]))
+                    namespace, name = meta.get("namespace"), str(meta["name"])
+                    reserved.append((namespace, name, self.names.handed_out(namespace, name)))
+                    self.names.reserve(namespace, name)
+        return reserved
 
     def plan(self, file: str, data: Mapping[str, Any], base: PathT, doc: NodeDocument) -> ObjectPlan:
         """Workloads and guidance. Quotas are planned afterwards, by `plan_quota`."""
@@ -181,15 +187,7 @@ class Planner:
                     continue
                 created += self._pod_spec(data, kind, base, spec, needs, shared_mode, plan,
                                           notes, len(found), claims)
-            if kind in CLUSTER_SCOPED_TEMPLATES:
-                notes.append(f"{kind} is cluster-scoped and a ResourceClaimTemplate is "
-                             "namespaced: apply the template (written without a namespace) to "
-                             "every namespace whose workloads use this "
-                             f"{kind.removeprefix('Cluster')} (docs/convert.md)")
-            if group == "argoproj.io":
-                notes.append("Argo templates carry resourceClaims only in Argo Workflows versions "
-                             "with first-class DRA claims (argo-workflows#16587); older ones drop "
-                             "the field: put the entry in podSpecPatch instead")
+            notes += _kind_notes(group, kind)
         except (Blocked, PlacementBlocked) as exc:
             return ObjectPlan(result=result_for(file, data, "blocked", reason=str(exc)))
         if not self.options.target.served_by_default:
@@ -220,13 +218,13 @@ class Planner:
         notes += placement.notes
         needs = [_as_planned(need, placement, shared_mode) for need in needs]
         keep_controllers_working(data, base, spec, needs, plan.ops, notes)  # raises Blocked
-        for need in (n for n in needs if n.mig):
-            self.mig_claims.setdefault(namespace_of(data), set()).add(
-                "mixed" if need.resource.startswith("nvidia.com/mig-") else "single")
+        self.mig_claims.setdefault(namespace_of(data), set()).update(
+            "mixed" if n.resource.startswith("nvidia.com/mig-") else "single"
+            for n in needs if n.mig)
         exclusive = [n for n in needs if not n.shared]
         shared = [n for n in needs if n.shared]
         if shared:
-            _check_sharing(kind, data, spec)
+            check_sharing(kind, data, spec)
         namespace = namespace_of(data)
         suffix = pod_suffix(data, spec.path) if specs_in_workload > 1 else ""
         stem = "-".join(x for x in (workload_name(data), suffix, "gpu") if x)
@@ -260,21 +258,21 @@ class Planner:
         for need in needs:
             plan.ops += [Delete(base + path) for path in need.paths]
             if need.resource.endswith(".shared"):
-                _shared_notes(need, notes)
-        if shared and exclusive:
-            notes.append("the pods of this workload share one ResourceClaim for their shared "
-                         "devices (they land on one node); each pod keeps its own claim for "
-                         "its exclusive devices")
-        elif shared:
-            notes.append("all pods of this workload share one ResourceClaim: they land on one "
-                         "node and see the same devices")
-        if self.options.add_toleration and any(n.resource == GPU_TAINT for n in needs) and \
-                not tolerates_gpu_taint(spec.data):
-            add_to_pod(spec, pod, "tolerations", [dict(TOLERATION)], plan.ops)
-            notes.append(TOLERATION_NOTE)
+                shared_notes(need, notes)
+        if shared:
+            notes.append(sharing_note(both))
+        self._tolerate(spec, pod, needs, plan.ops, notes)
         add_to_pod(spec, pod, "resourceClaims", entries, plan.ops)
         prune(data, base, plan.ops)
         return created
+
+    def _tolerate(self, spec: PodSpecRef, pod: PathT, needs: list[DeviceNeed], ops: list[Op],
+                  notes: list[str]) -> None:
+        """The toleration the ExtendedResourceToleration admission plugin used to add."""
+        if self.options.add_toleration and any(n.resource == GPU_TAINT for n in needs) and \
+                not tolerates_gpu_taint(spec.data):
+            add_to_pod(spec, pod, "tolerations", [dict(TOLERATION)], ops)
+            notes.append(TOLERATION_NOTE)
 
     def _admin_access(self, file: str, data: Mapping[str, Any], base: PathT, doc: NodeDocument,
                       use: ObjectUse, repair: Repair) -> ObjectPlan:
@@ -345,7 +343,7 @@ class Planner:
                                                 target=self.options.target))
             plan.ops += [Delete(base + path) for path in need.paths]
             if need.resource.endswith(".shared"):
-                _shared_notes(need, notes)
+                shared_notes(need, notes)
         stem = "-".join(x for x in (workload_name(data),
                                     pod_suffix(data, spec.path) if spec.path != ("spec",) else "",
                                     "gpu") if x)
@@ -385,7 +383,7 @@ class Planner:
         selectors += list(self.options.selectors)
         if self.options.min_memory is not None:
             if need.mig:
-                notes.append(_mig_min_memory_note(need.profile, self.options.min_memory))
+                notes.append(mig_min_memory_note(need.profile, self.options.min_memory))
             else:
                 selectors.append(min_memory_selector(self.options.min_memory))
         if self.options.product is not None:
@@ -416,22 +414,6 @@ class Planner:
                                  "the driver libraries it needs under CDI")
 
 
-def _mig_min_memory_note(profile: str | None, minimum: str) -> str:
-    """Why --min-memory is not written on a MIG request, judged on the memory the driver
-    publishes for the profile (its usable size, below the nominal one in its name)."""
-    note = ("--min-memory applies to whole GPUs: a MIG device's memory is the size of its "
-            "slice, so it is not applied to MIG requests")
-    usable = usable_mib(profile) if profile is not None else None
-    wanted = parse_quantity(minimum)
-    if usable is None or wanted is None:
-        return note
-    if usable * 2**20 < wanted:
-        return (f"{note}; and a MIG {profile} device has {usable}Mi (the usable memory the "
-                f"driver publishes, not the nominal size in its name), less than {minimum}: "
-                "pick a larger profile if the workload needs that much")
-    return f"{note}; a MIG {profile} device has {usable}Mi, at least {minimum}"
-
-
 def _container_claims(pod: PathT, claim: ClaimRequests, object_name: str,
                       shared: bool) -> list[ContainerClaim]:
     """What each container references in `claim`, as records."""
@@ -454,64 +436,19 @@ def _as_planned(need: DeviceNeed, placement: Placement, shared_mode: bool) -> De
                       need.asked)
 
 
-def _shared_notes(need: DeviceNeed, notes: list[str]) -> None:
-    if need.asked > 1:
-        notes.append(f"{need.resource}: {need.asked} replicas became one shared device (DRA "
-                     "has no replica count)")
-    notes.append(f"{need.resource} was a time-slicing/MPS replica: the pods now share one "
-                 "ResourceClaim (one GPU, same node); for time-slicing or MPS add a GpuConfig, "
-                 f"which needs the driver gates TimeSlicingSettings/MPSSupport ({NO_REPLICAS})")
-
-
-def _check_sharing(kind: str, data: Mapping[str, Any], spec: PodSpecRef) -> None:
-    """A shared ResourceClaim is allocated once, on one node, and lives in one namespace."""
+def _kind_notes(group: str, kind: str) -> list[str]:
+    """What a converted workload of this kind needs beyond its own manifest."""
+    notes = []
     if kind in CLUSTER_SCOPED_TEMPLATES:
-        raise Blocked(f"{kind} is cluster-scoped: its pods run in the namespaces of the objects "
-                      "that use it, and pods can only reference a ResourceClaim in their own "
-                      "namespace; share a claim per namespace by hand")
-    if kind == "DaemonSet":
-        raise Blocked("a DaemonSet runs a pod on every node, but one shared ResourceClaim is "
-                      "allocated on one node: the pods on every other node would stay Pending; "
-                      "give each pod its own claim (--claim-mode template) or migrate by hand")
-    reason = _spread_across_nodes(spec.data)
-    replicas = _replicas(data)
-    if replicas is not None and replicas > MAX_RESERVED_FOR:
-        raise Blocked(f"{replicas} pods at once would share one ResourceClaim, and a claim can "
-                      f"be reserved for at most {MAX_RESERVED_FOR} pods (the rest would stay "
-                      "Pending): give each pod its own claim (--claim-mode template) or migrate "
-                      "by hand")
-    if reason and replicas != 1:
-        raise Blocked(f"{reason} puts the pods on different nodes, but one shared ResourceClaim "
-                      "is allocated on one node: every pod but the first would stay Pending; "
-                      "give each pod its own claim or migrate by hand")
-
-
-def _spread_across_nodes(spec: Mapping[str, Any]) -> str | None:
-    terms = dig(spec, "affinity", "podAntiAffinity",
-                "requiredDuringSchedulingIgnoredDuringExecution")
-    if isinstance(terms, list) and any(isinstance(t, Mapping) and t.get("topologyKey") == _HOSTNAME
-                                       for t in terms):
-        return f"required pod anti-affinity on {_HOSTNAME}"
-    constraints = spec.get("topologySpreadConstraints")
-    for c in constraints if isinstance(constraints, list) else ():
-        if isinstance(c, Mapping) and c.get("topologyKey") == _HOSTNAME and \
-                c.get("whenUnsatisfiable", "DoNotSchedule") == "DoNotSchedule":
-            return f"a DoNotSchedule topology spread constraint on {_HOSTNAME}"
-    return None
-
-
-def _replicas(data: Mapping[str, Any]) -> int | None:
-    """How many pods the workload runs at once, where the object says; None: unknown."""
-    spec = data.get("spec") if isinstance(data.get("spec"), Mapping) else {}
-    if data.get("kind") in ("Deployment", "StatefulSet", "ReplicaSet", "ReplicationController"):
-        value = spec.get("replicas", 1)
-    elif data.get("kind") == "Job":
-        value = spec.get("parallelism", 1)
-    elif data.get("kind") == "Pod":
-        value = 1
-    else:
-        return None
-    return value if isinstance(value, int) else None
+        notes.append(f"{kind} is cluster-scoped and a ResourceClaimTemplate is "
+                     "namespaced: apply the template (written without a namespace) to "
+                     "every namespace whose workloads use this "
+                     f"{kind.removeprefix('Cluster')} (docs/convert.md)")
+    if group == "argoproj.io":
+        notes.append("Argo templates carry resourceClaims only in Argo Workflows versions "
+                     "with first-class DRA claims (argo-workflows#16587); older ones drop "
+                     "the field: put the entry in podSpecPatch instead")
+    return notes
 
 
 def _repaired(file: str, data: Mapping[str, Any], base: PathT, doc: NodeDocument,

@@ -24,7 +24,6 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
-from gpudra.dra.cel_repair import repair_selector
 from gpudra.dra.request_shapes import EXACT_FIELDS, FLAT_VERSIONS, WRAPPED_VERSIONS
 from gpudra.dra.served import GROUP, availability
 from gpudra.dra.versions import TargetVersion
@@ -149,6 +148,9 @@ def _selectors(selectors: Any, at: PathT, target: TargetVersion, out: Repair) ->
         expression = as_mapping(as_mapping(selector).get("cel")).get("expression")
         if not isinstance(expression, str):
             continue
+        # The CEL engine is a native library of ~15 MB: loaded only when a selector is to be repaired.
+        from gpudra.dra.cel_repair import repair_selector
+
         repaired = repair_selector(expression, target)
         if repaired is not None:
             out.ops.append(Replace(at + (k, "cel", "expression"), repaired))

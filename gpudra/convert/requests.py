@@ -32,10 +32,11 @@ from gpudra.convert.naming import free_name
 from gpudra.convert.records import Blocked
 from gpudra.devices import DeviceKind
 from gpudra.dra import emit
+from gpudra.dra.mig_memory import usable_mib
 from gpudra.dra.versions import TargetVersion
 from gpudra.gpu_use import PodSpecUse
 from gpudra.objects import PathT
-from gpudra.quantity import parse_device_count
+from gpudra.quantity import parse_device_count, parse_quantity
 from gpudra.workloads import ContainerRef
 
 GPU_CLASS = emit.GPU_CLASS
@@ -282,3 +283,17 @@ def container_label(container: ContainerRef) -> str:
     return str(last) if isinstance(last, str) else "main"
 
 
+def mig_min_memory_note(profile: str | None, minimum: str) -> str:
+    """Why --min-memory is not written on a MIG request, judged on the memory the driver
+    publishes for the profile (its usable size, below the nominal one in its name)."""
+    note = ("--min-memory applies to whole GPUs: a MIG device's memory is the size of its "
+            "slice, so it is not applied to MIG requests")
+    usable = usable_mib(profile) if profile is not None else None
+    wanted = parse_quantity(minimum)
+    if usable is None or wanted is None:
+        return note
+    if usable * 2**20 < wanted:
+        return (f"{note}; and a MIG {profile} device has {usable}Mi (the usable memory the "
+                f"driver publishes, not the nominal size in its name), less than {minimum}: "
+                "pick a larger profile if the workload needs that much")
+    return f"{note}; a MIG {profile} device has {usable}Mi, at least {minimum}"

@@ -81,6 +81,10 @@ class Build:
             self._objects[file] = tuple(self.objects_of(file))
         return self._objects[file]
 
+    def files(self) -> tuple[str, ...]:
+        """The resource files read so far (all of them once `run` has run)."""
+        return tuple(self._objects)
+
     def data(self, resource: Resource) -> Mapping[str, Any] | None:
         return next((d for doc, base, d in self.objects(resource.file)
                      if (doc, base) == (resource.doc, resource.base)), None)

@@ -1,0 +1,129 @@
+"""What convert reads of one input file: its documents, each as the audit classifies it
+(gpudra.sources.files.documents), and of those the ones convert plans, as node trees.
+
+One file at a time: the caller plans and edits a file before it reads the next, so a tree
+holds the node trees of one file at once, not those of every GPU document.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass, field
+from typing import Any
+
+from gpudra.convert.openshift import objects_of
+from gpudra.convert.records import WorkloadResult
+from gpudra.devices import DEVICE_NAME_PATTERN
+from gpudra.model import InputError
+from gpudra.sources import ScanStats
+from gpudra.sources.documents import Chunk
+from gpudra.sources.files import STDIN, InputFile, ReadFile, documents
+from gpudra.sources.prescan import CONVERT_NEEDLES
+from gpudra.yamledit.yaml_nodes import NodeDocument, compose_chunk
+from gpudra.yamledit.ops import Op
+
+_DEVICE = re.compile(DEVICE_NAME_PATTERN)
+
+
+@dataclass
+class Doc:
+    chunk: Chunk
+    nodes: NodeDocument | None = None
+    ops: list[Op] = field(default_factory=list)
+    new_objects: list[dict] = field(default_factory=list)
+    results: list[WorkloadResult] = field(default_factory=list)
+    outcomes: dict[tuple, WorkloadResult] = field(default_factory=dict)  # by object path
+    loaded: list[WorkloadResult] = field(default_factory=list)  # found while reading it
+    existing: Any = None  # the data of a document read but never edited (JSON)
+
+    @property
+    def data(self) -> Any:
+        """What planning reads of the document: its objects' data (or a JSON document's)."""
+        return self.nodes.data if self.nodes is not None else self.existing
+
+
+@dataclass
+class File:
+    entry: InputFile
+    raw: bytes
+    docs: list[Doc] = field(default_factory=list)
+
+    @property
+    def bom(self) -> bool:
+        return self.raw.startswith(b"\xef\xbb\xbf")
+
+    def release_nodes(self) -> None:
+        """Let the node trees go once the file is edited; the data stays (for overlays)."""
+        for doc in self.docs:
+            if doc.nodes is not None:
+                doc.nodes = NodeDocument(None, doc.nodes.data)
+
+
+def load(read: ReadFile, stats: ScanStats, errors: list[InputError]) -> File | None:
+    """A file's documents as convert plans them, read as the audit reads them: the documents
+    audit calls broken are errors here too (and their file is left untouched), the ones it
+    skips are skipped. Of the parsed ones, only those with a convert needle are planned."""
+    entry = read.entry
+    if read.text is None:
+        # Nothing to convert: keep no bytes, except stdin's, which is echoed back unchanged.
+        return File(entry, read.raw) if entry.label == STDIN else None
+    f = File(entry, read.raw)
+    broken = False
+    for document in documents(read, compose_chunk, stats):
+        doc = Doc(document.chunk)
+        f.docs.append(doc)
+        text = document.chunk.text
+        if document.error is not None:
+            error = document.error
+            errors.append(InputError(error.file, f"{error.message}; file left untouched",
+                                     error.line))
+            broken = True
+        elif document.template is not None and _DEVICE.search(text):
+            where = "" if entry.role != "manifest" else f" (line {document.chunk.first_line})"
+            doc.loaded.append(WorkloadResult(
+                entry.label, "", None, None, "blocked",
+                "Helm chart file: change the chart's values/templates to render claims"
+                if entry.role != "manifest" else
+                "Go/Helm template: change the template or its values; gpudra never edits "
+                f"templates{where}"))
+        elif read.json:
+            if document.parsed is not None and _DEVICE.search(text):
+                doc.loaded.append(WorkloadResult(
+                    entry.label, "", None, None, "blocked",
+                    "JSON manifest: convert rewrites YAML only; convert it by hand"))
+            elif document.parsed is not None:
+                doc.existing = document.parsed.data  # its DRA objects' names stay taken
+        elif document.parsed is not None and any(n in text for n in CONVERT_NEEDLES):
+            # Skipped documents (no Kubernetes object) are planned too: a request-shaped GPU
+            # limit in one (a values file) is reported as blocked, for a human to move.
+            doc.nodes = document.parsed
+            malformed = _malformed_metadata(doc.nodes.data)
+            if malformed:
+                errors.append(InputError(entry.label, f"{malformed}: the API server rejects such "
+                                         "an object; file left untouched",
+                                         document.chunk.first_line))
+                broken = True
+    return None if broken else f
+
+
+def _malformed_metadata(data: Any) -> str | None:
+    """What makes an object of the document unreadable to the planner: a `metadata` (its own,
+    or its pod template's) that is not a mapping, or a name or namespace that is not a
+    string."""
+    for obj, _ in objects_of(data):
+        kind = obj.get("kind") or "object"
+        for where, value in (("metadata", obj.get("metadata")),
+                             ("spec.template.metadata",
+                              _get(_get(obj.get("spec"), "template"), "metadata"))):
+            if value is not None and not isinstance(value, dict):
+                shape = "a list" if isinstance(value, list) else f"the scalar {value!r}"
+                return f"{kind} {where} is {shape}, not a mapping"
+            for key in ("name", "generateName", "namespace"):
+                field = _get(value, key)
+                if field is not None and not isinstance(field, str):
+                    return f"{kind} {where}.{key} is {field!r}, not a string"
+    return None
+
+
+def _get(value: Any, key: str) -> Any:
+    return value.get(key) if isinstance(value, dict) else None
