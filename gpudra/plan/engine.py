@@ -33,7 +33,7 @@ from gpudra.plan.allocate import (
 from gpudra.plan.capacity import consumption
 from gpudra.plan.demand import ALL, ConvertHook, Demand, Workload, extract_demand
 from gpudra.plan.inventory import Device, Inventory
-from gpudra.plan.matching import Matcher, format_quantity
+from gpudra.plan.matching import Matcher
 from gpudra.plan.report import (
     NETWORK,
     NODE_SAMPLE,
@@ -45,6 +45,7 @@ from gpudra.plan.report import (
     WorkloadReport,
 )
 from gpudra.plan.resolve import Alternative, ResolvedClaim, resolve, resolved_for
+from gpudra.plan.selector_text import format_quantity
 from gpudra.workloads import WorkloadTable
 
 

@@ -11,14 +11,8 @@ import yaml
 from gpudra.dra.cel import engine_available, runtime_message
 from gpudra.plan.demand import CHART_CLASSES
 from gpudra.plan.inventory import Device, parse_inventory
-from gpudra.plan.matching import (
-    Matcher,
-    Outcome,
-    _projection,
-    format_quantity,
-    split_conjunction,
-    term_label,
-)
+from gpudra.plan.matching import Matcher, Outcome
+from gpudra.plan.selector_text import format_quantity, projection, split_conjunction, term_label
 from gpudra.plan.synthesis import synthesize
 
 FIXTURES = Path(__file__).parent / "fixtures"
@@ -47,7 +41,7 @@ def devices() -> tuple[Device, ...]:
     ("device.nosuch == 1", None),
 ])
 def test_projection(expression: str, references) -> None:
-    assert _projection(expression)[0] == references
+    assert projection(expression)[0] == references
 
 
 EXPRESSIONS = [
@@ -72,7 +66,7 @@ def test_memo_and_groups_give_the_same_results_as_plain_evaluation() -> None:
     assert memo.stats.results == plain.stats.results
     # 3 expressions read the device in ways the memo cannot key: once per device; the other
     # 4 once per distinct device (6 kinds, each repeated 20 times).
-    opaque = sum(1 for e in EXPRESSIONS if _projection(e)[0] is None)
+    opaque = sum(1 for e in EXPRESSIONS if projection(e)[0] is None)
     assert opaque == 3
     assert memo.stats.evaluations <= opaque * len(devs) + (len(EXPRESSIONS) - opaque) * 6
 
