@@ -23,17 +23,12 @@ from typing import Any
 
 from gpudra.dra.cel import SelectorEngine
 from gpudra.dra.versions import DEFAULT, TargetVersion
-from gpudra.plan.allocate import (
-    SEARCH_BUDGET,
-    Simulation,
-    SimulationOptions,
-    WorkloadOutcome,
-    tolerated,
-)
+from gpudra.plan.allocate import SEARCH_BUDGET, Simulation, SimulationOptions, WorkloadOutcome
 from gpudra.plan.capacity import consumption
 from gpudra.plan.demand import ALL, ConvertHook, Demand, Workload, extract_demand
 from gpudra.plan.inventory import Device, Inventory
 from gpudra.plan.matching import Matcher
+from gpudra.plan.node_search import tolerated
 from gpudra.plan.report import (
     NETWORK,
     NODE_SAMPLE,
