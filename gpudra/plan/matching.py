@@ -27,9 +27,9 @@ are evaluated per device on an activation built once per device. Either way ever
 device) result is computed once and shared by all requests and workloads.
 
 Predicted devices (:mod:`gpudra.plan.synthesis`) carry ``unknown`` names: an expression that
-reads one of them yields :attr:`Outcome.UNKNOWN` on that device instead of a result. A
+reads one of them yields :attr:`MatchResult.UNKNOWN` on that device instead of a result. A
 selector gpudra's engine cannot check or evaluate (:class:`~gpudra.dra.cel.CannotEvaluate`)
-is :attr:`Outcome.UNKNOWN` on every device, and a request using it is reported as one gpudra
+is :attr:`MatchResult.UNKNOWN` on every device, and a request using it is reported as one gpudra
 cannot evaluate (not as a compile error: Kubernetes accepts it).
 """
 
@@ -67,7 +67,9 @@ _MISSING = ("missing",)
 _MEMORY_SLICE = re.compile(r"memorySlice\d+")
 
 
-class Outcome(enum.Enum):
+class MatchResult(enum.Enum):
+    """What a selector gives on one device (a verdict's outcome is report.outcomes.Outcome)."""
+
     MATCH = "match"
     NO_MATCH = "no match"
     ERROR = "error"
@@ -239,14 +241,14 @@ class Matcher:
     # --- evaluate ---------------------------------------------------------------------------
 
     def result(self, expression: str, index: int, weight: int = 1) -> Any:
-        """True, False, :attr:`Outcome.UNKNOWN` or a run-time error message (str) for the
+        """True, False, :attr:`MatchResult.UNKNOWN` or a run-time error message (str) for the
         device at `index` (and the `weight` devices it stands for, for the statistics)."""
         cache = self._results.setdefault(expression, {})
         if index in cache:
             return cache[index]
         compiled = self.compile(expression)
         if isinstance(compiled.error, CannotEvaluate):
-            value: Any = Outcome.UNKNOWN
+            value: Any = MatchResult.UNKNOWN
         elif compiled.error is not None:
             value = f"does not compile: {compiled.error}"
         else:
@@ -259,7 +261,7 @@ class Matcher:
         device = self.devices[index]
         if compiled.references is not None:
             if device.predicted and _reads_unknown(device, compiled.references):
-                return Outcome.UNKNOWN
+                return MatchResult.UNKNOWN
             if self.memoise:
                 key = _key(device, compiled)
                 memo = self._memo.setdefault(compiled.expression, {})
@@ -268,7 +270,7 @@ class Matcher:
                 return memo[key]
         value = self._run(compiled, index)
         if isinstance(value, str) and device.predicted and device.unknown:
-            return Outcome.UNKNOWN  # cannot tell a real failure from a missing prediction
+            return MatchResult.UNKNOWN  # cannot tell a real failure from a missing prediction
         return value
 
     def _run(self, compiled: Compiled, index: int) -> Any:
@@ -317,12 +319,12 @@ class Matcher:
         class_count = 0
         for rep, members in self.units(e for _, e in steps):
             outcome = self._steps(class_steps, rep, members, failures)
-            if outcome is Outcome.MATCH:
+            if outcome is MatchResult.MATCH:
                 class_count += len(members)
                 outcome = self._steps(request_steps, rep, members, failures)
-            if outcome is Outcome.MATCH:
+            if outcome is MatchResult.MATCH:
                 matching.extend(members)
-            elif outcome is Outcome.UNKNOWN:
+            elif outcome is MatchResult.UNKNOWN:
                 unknown.extend(members)
         runtime = tuple(
             Failure(source, expression, message, self.devices[min(ids)].label, len(ids))
@@ -333,19 +335,19 @@ class Matcher:
         return result
 
     def _steps(self, steps: Sequence[tuple[str, str]], rep: int, members: Sequence[int],
-               failures: dict[tuple[str, str, str], list[int]]) -> Outcome:
+               failures: dict[tuple[str, str, str], list[int]]) -> MatchResult:
         """Selectors in order on one unit; the first that is not true decides."""
         for source, expression in steps:
             value = self.result(expression, rep, len(members))
             if value is True:
                 continue
             if value is False:
-                return Outcome.NO_MATCH
-            if value is Outcome.UNKNOWN:
-                return Outcome.UNKNOWN
+                return MatchResult.NO_MATCH
+            if value is MatchResult.UNKNOWN:
+                return MatchResult.UNKNOWN
             failures.setdefault((source, expression, value), []).extend(members)
-            return Outcome.ERROR
-        return Outcome.MATCH
+            return MatchResult.ERROR
+        return MatchResult.MATCH
 
     # --- explanations -----------------------------------------------------------------------
 
@@ -372,7 +374,7 @@ class Matcher:
         for term in terms if base else ():
             values = [(u, self.result(term, u[0], len(u[1]))) for u in base]
             passed = sum(len(u[1]) for u, v in values if v is True)
-            unknown = sum(len(u[1]) for u, v in values if v is Outcome.UNKNOWN)
+            unknown = sum(len(u[1]) for u, v in values if v is MatchResult.UNKNOWN)
             detail = self._detail(term, base) if unknown < _count(base) else None
             stats.append(TermStat(term_label(term), passed, _count(base), detail, unknown))
             together = [u for u in together if self.result(term, u[0], len(u[1])) is True]

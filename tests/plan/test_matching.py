@@ -11,7 +11,7 @@ import yaml
 from gpudra.dra.cel import engine_available, runtime_message
 from gpudra.plan.demand import CHART_CLASSES
 from gpudra.plan.inventory import Device, parse_inventory
-from gpudra.plan.matching import Matcher, Outcome
+from gpudra.plan.matching import Matcher, MatchResult
 from gpudra.plan.selector_text import format_quantity, projection, split_conjunction, term_label
 from gpudra.plan.synthesis import synthesize
 
@@ -134,7 +134,7 @@ def test_predicted_devices_are_unknown_not_failing() -> None:
     node = {"apiVersion": "v1", "kind": "Node", "metadata": {"name": "n", "labels": {
         "nvidia.com/gpu.product": "NVIDIA-L4", "nvidia.com/gpu.count": "1"}}}
     m = Matcher(synthesize([node]).devices)
-    assert m.result(f'{NV}.uuid == "GPU-1"', 0) is Outcome.UNKNOWN
+    assert m.result(f'{NV}.uuid == "GPU-1"', 0) is MatchResult.UNKNOWN
     assert m.result(f'"uuid" in {NV}', 0) is False  # no runtime error: a real value
     assert m.result(f'{NV}.productName == "NVIDIA L4"', 0) is True
     result = m.select("gpu.nvidia.com", GPU, [f'{NV}.brand == "Nvidia"'])
