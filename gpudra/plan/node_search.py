@@ -37,7 +37,7 @@ class Pick:
 
 
 class BudgetSpent(Exception):
-    pass
+    """The search on a node tried more candidates than its step budget allows."""
 
 
 class MustFail(Exception):
