@@ -35,7 +35,7 @@ def run_audit(request: AuditRequest, *, stdin: Callable[[], bytes] | None = None
                  request.target, request.today)
 
 
-def audit(source: Source, config: Config, target: TargetVersion = DEFAULT,
+def audit(source: Source, config: Config, target: TargetVersion,
           today: datetime.date | None = None) -> Report:
     """Run every checker over what `source` yields: files, stdin or a cluster. Waivers are
     judged on `today` (default: the clock's date)."""
@@ -88,7 +88,7 @@ def audit(source: Source, config: Config, target: TargetVersion = DEFAULT,
 
 def audit_cluster(options: Any, config: Config, *,
                   on_page: Callable[[Any], None] | None = None,
-                  target: TargetVersion = DEFAULT) -> Report:
+                  target: TargetVersion) -> Report:
     """Audit the cluster `options` (gpudra.cluster.ClusterOptions) point at. Raises
     gpudra.cluster.ClusterError when it cannot be read at all; a resource type that cannot be
     read is an error in the report, and the rest is audited."""

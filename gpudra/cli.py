@@ -188,6 +188,15 @@ def _request_timeout_option(help: str = "Cluster: per-request timeout.") -> Any:
     return typer.Option(None, "--request-timeout", metavar="DURATION", help=help)
 
 
+# Audit options that preflight --manifests passes on to the audit, declared once.
+def _strict_option(help: str) -> Any:
+    return typer.Option(False, "--strict", help=help)
+
+
+def _baseline_option(help: str) -> Any:
+    return typer.Option(None, "--baseline", metavar="FILE", help=help)
+
+
 @app.command(short_help="What still uses the device plugin, in manifests or the cluster.",
              epilog=(
     "Without a PATH, audits the cluster of the current kube context (read-only: get and list "
@@ -244,12 +253,10 @@ def audit(
     target_version: str = typer.Option(str(DEFAULT), "--target-version", metavar=SUPPORTED_RANGE,
                                        help="Release whose served resource.k8s.io versions DRA "
                                             "objects must use (GPU611)."),
-    strict: bool = typer.Option(False, "--strict",
-                                help="Inline gpudra.io/ignore annotations suppress nothing "
-                                     "(.gpudra.yaml waivers still apply)."),
-    baseline: Optional[Path] = typer.Option(None, "--baseline", metavar="FILE",
-                                            help="Report only findings FILE does not hold, and "
-                                                 "how many of its entries are fixed."),
+    strict: bool = _strict_option("Inline gpudra.io/ignore annotations suppress nothing "
+                                  "(.gpudra.yaml waivers still apply)."),
+    baseline: Optional[Path] = _baseline_option("Report only findings FILE does not hold, and "
+                                                "how many of its entries are fixed."),
     write_baseline: Optional[Path] = typer.Option(None, "--write-baseline", metavar="FILE",
                                                   help="Record today's findings in FILE (by "
                                                        "rule and object, never line); exit 0."),
@@ -632,12 +639,10 @@ def preflight(
                                           "FORMAT=PATH writes a file (repeatable)."),
     config: Optional[Path] = typer.Option(None, "--config", metavar="FILE",
                                           help="Config file (default: nearest .gpudra.yaml)."),
-    strict: bool = typer.Option(False, "--strict",
-                                help="--manifests: inline gpudra.io/ignore annotations "
-                                     "suppress nothing (waivers still apply)."),
-    baseline: Optional[Path] = typer.Option(None, "--baseline", metavar="FILE",
-                                            help="--manifests: findings FILE holds (`gpudra "
-                                                 "audit --write-baseline`) do not count."),
+    strict: bool = _strict_option("--manifests: inline gpudra.io/ignore annotations "
+                                  "suppress nothing (waivers still apply)."),
+    baseline: Optional[Path] = _baseline_option("--manifests: findings FILE holds (`gpudra "
+                                                "audit --write-baseline`) do not count."),
     quiet: bool = typer.Option(False, "-q", "--quiet", help="No progress on stderr."),
     kubeconfig: Optional[str] = _kubeconfig_option(),
     context: Optional[str] = _context_option(),

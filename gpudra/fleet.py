@@ -15,7 +15,7 @@ from concurrent.futures import ThreadPoolExecutor, as_completed
 from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING, Any
 
-from gpudra.dra.versions import DEFAULT, TargetVersion
+from gpudra.dra.versions import TargetVersion
 from gpudra.errors import GpudraError, UsageError
 from gpudra.model import ClusterAudit, InputError, Report
 
@@ -37,7 +37,7 @@ AuditOne = Callable[[Any, "Config", TargetVersion], Report]
 
 
 def audit_contexts(contexts: Sequence[str], options: Any, config: Config, *,
-                   target: TargetVersion = DEFAULT, max_parallel: int = DEFAULT_MAX_PARALLEL,
+                   target: TargetVersion, max_parallel: int = DEFAULT_MAX_PARALLEL,
                    on_done: Callable[[ClusterDone], None] | None = None,
                    audit_one: AuditOne | None = None) -> Report:
     """Audit each context of `contexts` (with the other connection flags of `options`, a

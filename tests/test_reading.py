@@ -143,7 +143,7 @@ def test_an_unreadable_file_is_an_error_and_not_scanned_in_both(tmp_path: Path,
                                                                monkeypatch) -> None:
     """Permission denied (simulated: the suite may run as root): one error, nothing scanned,
     in both commands (convert counted the file as scanned)."""
-    import gpudra.sources.files as files
+    import gpudra.sources.file_bytes as files
 
     root = _tree(tmp_path, {"job.yaml": JOB.replace("IMAGE", "cuda"), "locked.yaml": JOB})
     real = files.read_regular

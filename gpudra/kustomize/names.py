@@ -16,7 +16,7 @@ from typing import Any
 from gpudra.errors import UnreadableInputError
 from gpudra.kustomize.build import Resource
 from gpudra.kustomize.tree import Tree
-from gpudra.sources.files import read_regular
+from gpudra.sources.file_bytes import read_regular
 from gpudra.workloads import WorkloadTable
 
 NAME_REFERENCES = "gpudra-name-references.yaml"

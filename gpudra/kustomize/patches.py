@@ -17,7 +17,7 @@ from gpudra.devices import DeviceResource, classify
 from gpudra.errors import UnreadableInputError
 from gpudra.model import InputError
 from gpudra.sources.documents import Chunk, ParseError, parse_chunk, split_documents
-from gpudra.sources.files import read_regular
+from gpudra.sources.file_bytes import read_regular
 
 
 @dataclass(frozen=True)

@@ -9,7 +9,7 @@ import yaml
 
 from gpudra.errors import UnreadableInputError
 from gpudra.sources.documents import split_documents
-from gpudra.sources.files import read_regular
+from gpudra.sources.file_bytes import read_regular
 from gpudra.yamledit.yaml_nodes import load
 
 

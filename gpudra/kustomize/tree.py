@@ -22,7 +22,7 @@ from gpudra.kustomize import KUSTOMIZATION_FILES, roots_among  # noqa: F401 (als
 from gpudra.kustomize.patches import Patch, read_patches
 from gpudra.model import InputError
 from gpudra.sources.documents import Chunk, ParseError, parse_chunk
-from gpudra.sources.files import read_regular
+from gpudra.sources.file_bytes import read_regular
 
 _SKIPPED_DIRS = frozenset({".git", ".hg", ".svn", "node_modules", "vendor", "third_party",
                            ".terraform", "__pycache__", ".venv", ".tox"})

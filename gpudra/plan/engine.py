@@ -23,17 +23,12 @@ from typing import Any
 
 from gpudra.dra.cel import SelectorEngine
 from gpudra.dra.versions import DEFAULT, TargetVersion
-from gpudra.plan.allocate import (
-    SEARCH_BUDGET,
-    Simulation,
-    SimulationOptions,
-    WorkloadOutcome,
-    tolerated,
-)
+from gpudra.plan.allocate import SEARCH_BUDGET, Simulation, SimulationOptions, WorkloadOutcome
 from gpudra.plan.capacity import consumption
 from gpudra.plan.demand import ALL, ConvertHook, Demand, Workload, extract_demand
 from gpudra.plan.inventory import Device, Inventory
-from gpudra.plan.matching import Matcher, format_quantity
+from gpudra.plan.matching import Matcher
+from gpudra.plan.node_search import tolerated
 from gpudra.plan.report import (
     NETWORK,
     NODE_SAMPLE,
@@ -45,6 +40,7 @@ from gpudra.plan.report import (
     WorkloadReport,
 )
 from gpudra.plan.resolve import Alternative, ResolvedClaim, resolve, resolved_for
+from gpudra.plan.selector_text import format_quantity
 from gpudra.workloads import WorkloadTable
 
 

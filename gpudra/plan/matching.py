@@ -27,15 +27,14 @@ are evaluated per device on an activation built once per device. Either way ever
 device) result is computed once and shared by all requests and workloads.
 
 Predicted devices (:mod:`gpudra.plan.synthesis`) carry ``unknown`` names: an expression that
-reads one of them yields :attr:`Outcome.UNKNOWN` on that device instead of a result. A
+reads one of them yields :attr:`MatchResult.UNKNOWN` on that device instead of a result. A
 selector gpudra's engine cannot check or evaluate (:class:`~gpudra.dra.cel.CannotEvaluate`)
-is :attr:`Outcome.UNKNOWN` on every device, and a request using it is reported as one gpudra
+is :attr:`MatchResult.UNKNOWN` on every device, and a request using it is reported as one gpudra
 cannot evaluate (not as a compile error: Kubernetes accepts it).
 """
 
 from __future__ import annotations
 
-import difflib
 import enum
 import re
 from collections import Counter
@@ -44,17 +43,6 @@ from dataclasses import dataclass
 from fractions import Fraction
 from typing import Any
 
-from gpudra.dra import cel_lint
-from gpudra.dra.attributes import (
-    CLASS_DEVICE_TYPE,
-    NVIDIA_ATTRIBUTES,
-    NVIDIA_CAPACITIES,
-    NVIDIA_DOMAIN,
-    STANDARD_ATTRIBUTES,
-    STANDARD_DOMAIN,
-    attribute_problem,
-    capacity_problem,
-)
 from gpudra.dra.cel import (
     CannotEvaluate,
     CelError,
@@ -65,14 +53,23 @@ from gpudra.dra.cel import (
     Version,
     default_engine,
 )
-from gpudra.dra.cel_lint import Kind
 from gpudra.plan.inventory import Device
+from gpudra.plan.selector_hints import unknown_names
+from gpudra.plan.selector_text import (
+    format_quantity,
+    parse_comparison,
+    projection,
+    split_conjunction,
+    term_label,
+)
 
 _MISSING = ("missing",)
 _MEMORY_SLICE = re.compile(r"memorySlice\d+")
 
 
-class Outcome(enum.Enum):
+class MatchResult(enum.Enum):
+    """What a selector gives on one device (a verdict's outcome is report.outcomes.Outcome)."""
+
     MATCH = "match"
     NO_MATCH = "no match"
     ERROR = "error"
@@ -190,7 +187,7 @@ class Matcher:
             error = None
         except (CelError, CannotEvaluate) as exc:
             selector, error = None, exc
-        references, driver, multiple = _projection(expression) if selector else (None, False, False)
+        references, driver, multiple = projection(expression) if selector else (None, False, False)
         compiled = Compiled(expression, selector, error, references, driver, multiple)
         self._compiled[expression] = compiled
         if selector is not None:
@@ -244,14 +241,14 @@ class Matcher:
     # --- evaluate ---------------------------------------------------------------------------
 
     def result(self, expression: str, index: int, weight: int = 1) -> Any:
-        """True, False, :attr:`Outcome.UNKNOWN` or a run-time error message (str) for the
+        """True, False, :attr:`MatchResult.UNKNOWN` or a run-time error message (str) for the
         device at `index` (and the `weight` devices it stands for, for the statistics)."""
         cache = self._results.setdefault(expression, {})
         if index in cache:
             return cache[index]
         compiled = self.compile(expression)
         if isinstance(compiled.error, CannotEvaluate):
-            value: Any = Outcome.UNKNOWN
+            value: Any = MatchResult.UNKNOWN
         elif compiled.error is not None:
             value = f"does not compile: {compiled.error}"
         else:
@@ -264,7 +261,7 @@ class Matcher:
         device = self.devices[index]
         if compiled.references is not None:
             if device.predicted and _reads_unknown(device, compiled.references):
-                return Outcome.UNKNOWN
+                return MatchResult.UNKNOWN
             if self.memoise:
                 key = _key(device, compiled)
                 memo = self._memo.setdefault(compiled.expression, {})
@@ -273,7 +270,7 @@ class Matcher:
                 return memo[key]
         value = self._run(compiled, index)
         if isinstance(value, str) and device.predicted and device.unknown:
-            return Outcome.UNKNOWN  # cannot tell a real failure from a missing prediction
+            return MatchResult.UNKNOWN  # cannot tell a real failure from a missing prediction
         return value
 
     def _run(self, compiled: Compiled, index: int) -> Any:
@@ -322,12 +319,12 @@ class Matcher:
         class_count = 0
         for rep, members in self.units(e for _, e in steps):
             outcome = self._steps(class_steps, rep, members, failures)
-            if outcome is Outcome.MATCH:
+            if outcome is MatchResult.MATCH:
                 class_count += len(members)
                 outcome = self._steps(request_steps, rep, members, failures)
-            if outcome is Outcome.MATCH:
+            if outcome is MatchResult.MATCH:
                 matching.extend(members)
-            elif outcome is Outcome.UNKNOWN:
+            elif outcome is MatchResult.UNKNOWN:
                 unknown.extend(members)
         runtime = tuple(
             Failure(source, expression, message, self.devices[min(ids)].label, len(ids))
@@ -338,19 +335,19 @@ class Matcher:
         return result
 
     def _steps(self, steps: Sequence[tuple[str, str]], rep: int, members: Sequence[int],
-               failures: dict[tuple[str, str, str], list[int]]) -> Outcome:
+               failures: dict[tuple[str, str, str], list[int]]) -> MatchResult:
         """Selectors in order on one unit; the first that is not true decides."""
         for source, expression in steps:
             value = self.result(expression, rep, len(members))
             if value is True:
                 continue
             if value is False:
-                return Outcome.NO_MATCH
-            if value is Outcome.UNKNOWN:
-                return Outcome.UNKNOWN
+                return MatchResult.NO_MATCH
+            if value is MatchResult.UNKNOWN:
+                return MatchResult.UNKNOWN
             failures.setdefault((source, expression, value), []).extend(members)
-            return Outcome.ERROR
-        return Outcome.MATCH
+            return MatchResult.ERROR
+        return MatchResult.MATCH
 
     # --- explanations -----------------------------------------------------------------------
 
@@ -377,7 +374,7 @@ class Matcher:
         for term in terms if base else ():
             values = [(u, self.result(term, u[0], len(u[1]))) for u in base]
             passed = sum(len(u[1]) for u, v in values if v is True)
-            unknown = sum(len(u[1]) for u, v in values if v is Outcome.UNKNOWN)
+            unknown = sum(len(u[1]) for u, v in values if v is MatchResult.UNKNOWN)
             detail = self._detail(term, base) if unknown < _count(base) else None
             stats.append(TermStat(term_label(term), passed, _count(base), detail, unknown))
             together = [u for u in together if self.result(term, u[0], len(u[1])) is True]
@@ -423,51 +420,9 @@ class Matcher:
         if found is None:
             units = [u for u in self.units(class_selectors)
                      if all(self.result(e, u[0], len(u[1])) is True for e in class_selectors)]
-            found = self._hints_for(expression, class_name, units)
+            found = unknown_names(expression, class_name, self.devices, units)
             self._hints[key] = found
         return found
-
-    def _hints_for(self, expression: str, class_name: str,
-                   units: Sequence[tuple[int, tuple[int, ...]]]) -> tuple[str, ...]:
-        """`units`: the devices of the class; their representatives stand for the names
-        published (members agree on every name the selectors read)."""
-        device_type = CLASS_DEVICE_TYPE.get(class_name)
-        published: dict[tuple[str, str], set[str]] = {}
-        for rep, _ in units:
-            view = self.devices[rep].by_domain
-            for kind, key in (("attributes", "attribute"), ("capacity", "capacity")):
-                for domain, names in view[kind].items():
-                    published.setdefault((key, domain), set()).update(names)
-        predicted = any(self.devices[rep].predicted for rep, _ in units)
-        candidates = _count(units)
-        hints: list[str] = []
-        seen: set[tuple[str, str, str]] = set()
-        for ref in cel_lint.references(expression):
-            key = (ref.kind, ref.domain, ref.name)
-            if key in seen or ref.guarded:
-                continue
-            seen.add(key)
-            problem = None
-            if ref.domain in (NVIDIA_DOMAIN, STANDARD_DOMAIN):
-                problem = (capacity_problem if ref.is_capacity else attribute_problem)(
-                    ref.domain, ref.name, device_type)
-            names = published.get(("capacity" if ref.is_capacity else "attribute", ref.domain))
-            missing = bool(candidates) and not predicted and ref.name not in (names or ())
-            if problem is None and not missing:
-                continue
-            known = set(names or ())
-            if ref.domain == NVIDIA_DOMAIN:
-                known |= set(NVIDIA_CAPACITIES if ref.is_capacity else NVIDIA_ATTRIBUTES)
-            elif ref.domain == STANDARD_DOMAIN and not ref.is_capacity:
-                known |= set(STANDARD_ATTRIBUTES)
-            close = difflib.get_close_matches(ref.name, sorted(known), n=1, cutoff=0.6)
-            text = f"{ref.text}: {problem}" if problem else (
-                f"{ref.text}: none of the {len(candidates)} devices of class {class_name} "
-                f"publishes {ref.name!r}")
-            if close and close[0] != ref.name:
-                text += f"; did you mean {close[0]!r}?"
-            hints.append(text)
-        return tuple(hints)
 
 
 def _count(units: Sequence[tuple[int, tuple[int, ...]]]) -> int:
@@ -475,46 +430,6 @@ def _count(units: Sequence[tuple[int, tuple[int, ...]]]) -> int:
 
 
 # --- helpers --------------------------------------------------------------------------------
-
-def _projection(expression: str) -> tuple[tuple[tuple[str, str, str], ...] | None, bool, bool]:
-    """The literal references of `expression` when they are its only uses of ``device``."""
-    tokens, errors = cel_lint.tokenize(expression)
-    if errors:
-        return None, False, False
-    refs = {(r.line, r.column): r for r in cel_lint.references(expression)}
-    references: list[tuple[str, str, str]] = []
-    driver = multiple = False
-    for i, tok in enumerate(tokens):
-        if tok.kind is not Kind.IDENT or tok.text != "device":
-            continue
-        if i > 0 and tokens[i - 1].kind is Kind.OP and tokens[i - 1].text in (".", "?."):
-            continue  # some other object's field called device
-        nxt = tokens[i + 1] if i + 1 < len(tokens) else None
-        field_tok = tokens[i + 2] if i + 2 < len(tokens) else None
-        if (nxt is not None and nxt.text == "." and field_tok is not None
-                and field_tok.text in ("driver", "allowMultipleAllocations")
-                and not _is_call(tokens, i + 3)):
-            driver |= field_tok.text == "driver"
-            multiple |= field_tok.text == "allowMultipleAllocations"
-            continue
-        ref = refs.get((tok.line, tok.column))
-        if ref is None or _is_call(tokens, _token_at(tokens, tok.offset + len(ref.text))):
-            return None, False, False
-        references.append(("capacity" if ref.is_capacity else "attribute", ref.domain, ref.name))
-    return tuple(dict.fromkeys(references)), driver, multiple
-
-
-def _token_at(tokens: list, offset: int) -> int:
-    """Index of the first token at or after `offset`; len(tokens) at the end."""
-    for i, tok in enumerate(tokens):
-        if tok.offset >= offset:
-            return i
-    return len(tokens)
-
-
-def _is_call(tokens: list, i: int) -> bool:
-    return i < len(tokens) and tokens[i].kind is Kind.OPEN and tokens[i].text == "("
-
 
 def _typed(value: Any) -> Any:
     """Memo keys must not conflate True with 1 (equal and same hash in Python)."""
@@ -544,87 +459,6 @@ def _reads_unknown(device: Device, references: Iterable[tuple[str, str, str]]) -
     return False
 
 
-def split_conjunction(expression: str) -> list[str]:
-    """Top-level ``&&`` terms of `expression` (outer parentheses removed); the expression
-    itself when a top-level ``||`` or ``?:`` makes splitting wrong."""
-    tokens, errors = cel_lint.tokenize(expression)
-    if errors or not tokens:
-        return [expression.strip()]
-    while (tokens[0].text == "(" and tokens[-1].text == ")"
-           and _closing(tokens, 0) == len(tokens) - 1):
-        start, end = tokens[1].offset, tokens[-1].offset
-        expression = expression[start:end]
-        tokens, _ = cel_lint.tokenize(expression)
-        if not tokens:
-            return [expression.strip()]
-    depth = 0
-    cuts: list[tuple[int, int]] = []
-    for tok in tokens:
-        if tok.kind is Kind.OPEN:
-            depth += 1
-        elif tok.kind is Kind.CLOSE:
-            depth -= 1
-        elif depth == 0 and tok.kind is Kind.OP:
-            if tok.text in ("||", "?"):
-                return [expression.strip()]
-            if tok.text == "&&":
-                cuts.append((tok.offset, tok.offset + 2))
-    if not cuts:
-        return [expression.strip()]
-    terms, start = [], 0
-    for begin, end in cuts:
-        terms.append(expression[start:begin].strip())
-        start = end
-    terms.append(expression[start:].strip())
-    return [t for t in terms if t]
-
-
-def _closing(tokens: list, opener: int) -> int | None:
-    depth = 0
-    for i in range(opener, len(tokens)):
-        if tokens[i].kind is Kind.OPEN:
-            depth += 1
-        elif tokens[i].kind is Kind.CLOSE:
-            depth -= 1
-            if depth == 0:
-                return i
-    return None
-
-
-_OPERAND = r"""(?P<fn>quantity|semver)\((?P<q>["'])(?P<arg>[^"']*)(?P=q)(?:\s*,\s*\w+)?\)"""
-_REF = (r"""device\.(?P<kind>attributes|capacity)\[(?P<dq>["'])(?P<domain>[^"']+)(?P=dq)\]"""
-        r"""(?:\.(?P<name>\w+)|\[(?P<nq>["'])(?P<name2>[^"']+)(?P=nq)\])""")
-_COMPARE = re.compile(rf"^{_REF}\.compareTo\({_OPERAND}\)\s*(?P<op>>=|<=|==|!=|>|<)\s*0$")
-_METHOD = re.compile(rf"^{_REF}\.(?P<method>isGreaterThan|isLessThan)\({_OPERAND}\)$")
-_EQUALS = re.compile(rf"""^{_REF}\s*(?P<op>==)\s*(?P<sq>["'])(?P<arg>[^"']*)(?P=sq)$""")
-
-
-def parse_comparison(term: str) -> tuple[str, str, str, str, str] | None:
-    """(kind, domain, name, operator, operand) for ``x.compareTo(quantity("90Gi")) >= 0``,
-    ``x.isGreaterThan(semver("1.0.0"))`` or ``x == "value"``; None for anything else."""
-    term = term.strip()
-    for pattern in (_COMPARE, _METHOD, _EQUALS):
-        match = pattern.match(term)
-        if match:
-            op = match.groupdict().get("op") or (
-                ">" if match.group("method") == "isGreaterThan" else "<")
-            kind = "capacity" if match.group("kind") == "capacity" else "attribute"
-            name = match.group("name") or match.group("name2")
-            return kind, match.group("domain"), name, op, match.group("arg")
-    return None
-
-
-def term_label(term: str) -> str:
-    """``memory >= 90Gi`` for a capacity/version comparison; the term itself otherwise."""
-    parsed = parse_comparison(term)
-    if parsed is None:
-        return term
-    kind, _, name, op, operand = parsed
-    if op == "==" and kind == "attribute" and ".compareTo(" not in term:
-        operand = f'"{operand}"'
-    return f"{name} {op} {operand}"
-
-
 def _value(device: Device, kind: str, domain: str, name: str) -> Any:
     names = device.by_domain["attributes" if kind == "attribute" else "capacity"].get(domain)
     return names.get(name) if names is not None else None
@@ -640,15 +474,3 @@ def _show(value: Any) -> str:
     if isinstance(value, Fraction):
         return format_quantity(value)
     return str(value)
-
-
-def format_quantity(value: Fraction) -> str:
-    """80Gi, 512Mi, 7, 0.5: the shortest exact binary-suffixed form of a quantity."""
-    if value.denominator != 1:
-        return str(float(value))
-    number = value.numerator
-    for suffix, size in (("Ti", 2**40), ("Gi", 2**30), ("Mi", 2**20), ("Ki", 2**10)):
-        if number and number % size == 0:
-            return f"{number // size}{suffix}"
-    return str(number)
-

@@ -12,7 +12,6 @@ from smuggling a workflow command of its own onto a new line.
 from __future__ import annotations
 
 import re
-
 from pathlib import PurePath
 
 from gpudra.model import Finding, InputError, Report, Severity

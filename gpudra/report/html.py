@@ -22,6 +22,7 @@ from typing import Any
 
 from gpudra.model import Report
 from gpudra.report import RenderOptions
+from gpudra.report.verdicts import STATUSES, repeats
 
 FINDINGS_PER_RULE = 20
 WORKLOAD_ROWS = 500
@@ -72,7 +73,6 @@ def render_data(data: Mapping[str, Any], *, tool_version: str = "") -> str:
 def render_outcomes(data: Mapping[str, Any], tool: str, item_key: str,
                     *, tool_version: str = "") -> str:
     """The page for preflight, plan or verify: verdicts by outcome, each with its fix."""
-    from gpudra.report.outcomes import STATUSES, repeats
 
     items = data.get(item_key, [])
     counts = Counter(item.get("outcome") for item in items)

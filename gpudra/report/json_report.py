@@ -8,8 +8,7 @@ from __future__ import annotations
 import json
 from typing import Any
 
-from gpudra.model import ClusterInfo, Finding, InputError, Report, Severity, Skipped, \
-    WorkloadStatus
+from gpudra.model import ClusterInfo, Finding, InputError, Report, Severity, Skipped, WorkloadStatus
 from gpudra.report import RenderOptions
 from gpudra.summary import summarize
 

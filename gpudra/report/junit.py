@@ -27,8 +27,8 @@ import xml.etree.ElementTree as ET
 from collections import defaultdict
 
 from gpudra.model import FailOn, Finding, Report, RuleInfo
-from gpudra.printable import quote_name
 from gpudra.objects import plural
+from gpudra.printable import quote_name
 from gpudra.report import RenderOptions
 from gpudra.summary import summarize
 

@@ -13,8 +13,8 @@ from __future__ import annotations
 import re
 
 from gpudra.model import MOST_SEVERE_FIRST, Finding, InputError, Report, Severity
-from gpudra.printable import quote_name
 from gpudra.objects import plural
+from gpudra.printable import quote_name
 from gpudra.report import RenderOptions
 from gpudra.summary import Summary, held_back, severity_counts, summarize
 

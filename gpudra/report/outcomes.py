@@ -20,8 +20,7 @@ from typing import Any
 from gpudra.model import InputError
 from gpudra.objects import plural
 from gpudra.report.json_report import error_data
-
-STATUSES = ("fail", "warn", "unavailable", "pass")  # most severe first
+from gpudra.report.verdicts import STATUSES, repeats
 
 
 @dataclass(frozen=True, slots=True)
@@ -120,12 +119,6 @@ def _headline(o: Outcome) -> str:
     if not subject and o.message.lower().startswith(o.title.lower().rstrip(".")):
         return o.message
     return f"{o.title}{subject}: {o.message}"
-
-
-def repeats(detail: str, message: str) -> bool:
-    """A detail whose values (`label: a, b`) all appear in the message adds nothing."""
-    values = detail.split(": ", 1)[-1].split(", ")
-    return all(v and v in message for v in values)
 
 
 def outcome_data(o: Outcome, key: str = "id") -> dict[str, Any]:

@@ -11,7 +11,6 @@ from typing import IO
 
 from gpudra.errors import GpudraError, UnreadableInputError, UsageError
 
-
 CONFIGMAP = "configmap:"  # -o json=configmap:NS/NAME: a ConfigMap in the cluster audited
 CONFIGMAP_FORMATS = ("json",)
 

@@ -1,4 +1,6 @@
-"""Manifest trees as a source: walk, read bytes, pre-scan, and parse only what can matter.
+"""Manifest trees as a source: read bytes, pre-scan, and parse only what can matter.
+
+The walk is `discovery`'s, the reading of one file `file_bytes`'.
 
 Most files in a real tree have nothing to do with GPUs. Reading bytes and looking for a few
 needles first keeps a 10,000-file tree close to grep's speed; only documents that contain a
@@ -7,23 +9,20 @@ needle are parsed.
 
 from __future__ import annotations
 
-import fnmatch
 import functools
 import itertools
 import json
 import os
 import re
-import stat
-import sys
 from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass, field
-from pathlib import Path
 from typing import Any, Generic, TypeVar
 
 from gpudra.errors import UnreadableInputError
 from gpudra.model import InputError, Skipped
 from gpudra.objects import ManifestObject, TemplateText, template_objects
 from gpudra.sources import FileTree, Item, ScanStats
+from gpudra.sources.discovery import STDIN, InputFile, discover
 from gpudra.sources.documents import (
     Chunk,
     ParsedDocument,
@@ -32,15 +31,12 @@ from gpudra.sources.documents import (
     parse_data,
     split_documents,
 )
+from gpudra.sources.file_bytes import decode, read_input
 from gpudra.sources.json_lines import load_json
 from gpudra.sources.prescan import AUDIT_NEEDLES, might_matter
 
-MANIFEST_SUFFIXES = (".yaml", ".yml", ".json")
-SKIPPED_DIRS = frozenset({".git", ".hg", ".svn", "node_modules", "vendor", "third_party",
-                          ".terraform", "__pycache__", ".venv", ".tox"})
 # The audit's pre-scan needles (gpudra.sources.prescan explains both lists).
 NEEDLES = AUDIT_NEEDLES
-STDIN = "-"
 # From this many files on, worker processes read and parse them. Below it a pool's start-up
 # and transfer cost about what it saves; benchmarks/bench_audit.py (audit vs audit-1cpu)
 # measures the gain. The walk stays in the parent: about a third of the single-process CPU.
@@ -53,234 +49,6 @@ EMPTY_STDIN = "stdin is empty (did the command before the pipe fail?)"
 GO_TEMPLATE = re.compile(r"\{\{-?\s*(?:[.$]|/\*|(?:if|else|end|range|with|define|include|template|"
                          r"toYaml|tpl|printf|default|required|quote|nindent|indent)\b)")
 
-
-
-@dataclass(frozen=True, slots=True)
-class InputFile:
-    """A file to read. `chart` is set for files inside a Helm chart (Chart.yaml above them)."""
-
-    label: str
-    path: str | None
-    chart: str | None = None
-    role: str = "manifest"  # manifest | helm-template | helm-values
-
-
-def discover(paths: Iterable[str], excludes: Iterable[str] = (), *,
-             leave_out: str | None = None) -> Iterator[InputFile | InputError]:
-    """Expand paths into input files, in a stable order. Missing paths become errors.
-    `leave_out`: a directory (its real path) that is never walked, such as convert's
-    `--output-dir` inside the tree."""
-    patterns = tuple(excludes)
-    for raw in paths:
-        if raw == STDIN:
-            yield InputFile(STDIN, None)
-            continue
-        root = Path(raw)
-        if root.is_file():
-            # One file of a chart (as pre-commit passes them) is still a chart's file.
-            yield _classify(raw, _chart_of_file(raw))
-        elif root.is_dir():
-            yield from _walk(root, patterns, leave_out)
-        elif root.exists():
-            yield InputError(raw, "not a regular file or directory")
-        else:
-            yield InputError(raw, _missing(raw))
-
-
-def _missing(path: str) -> str:
-    """Why `path` cannot be read: absent, or a symbolic link that leads nowhere."""
-    try:
-        os.stat(path)
-    except OSError as exc:
-        if os.path.islink(path):
-            return f"a symbolic link that cannot be followed ({exc.strerror or exc})"
-    return "no such file or directory"
-
-
-def _walk(root: Path, patterns: tuple[str, ...],
-          leave_out: str | None = None) -> Iterator[InputFile | InputError]:
-    """Depth-first, names sorted, a directory's files before its subdirectories (os.walk's
-    top-down order). os.scandir with str paths: no Path objects per file, no stat calls.
-
-    The chart a directory belongs to travels down the stack: a directory with Chart.yaml is a
-    chart root, and its templates/ tree inherits it.
-    """
-    start = os.fspath(root)
-    real_start = os.path.realpath(start).rstrip(os.sep) + os.sep
-    stack: list[tuple[str, str | None]] = [(start, _enclosing_chart(start))]
-    while stack:
-        dirpath, inherited = stack.pop()
-        try:
-            with os.scandir(dirpath) as it:
-                entries = list(it)
-        except OSError as err:
-            yield InputError(str(err.filename or dirpath), err.strerror or str(err))
-            continue
-        filenames: list[str] = []
-        subdirs: list[str] = []
-        broken: list[str] = []
-        for entry in entries:
-            try:
-                is_dir = entry.is_dir()
-                # FIFOs, sockets and devices named *.yaml would block or fail a read: skip them.
-                is_file = not is_dir and entry.is_file()
-            except OSError:
-                is_dir = is_file = False
-            if is_file and entry.is_symlink() and \
-                    os.path.realpath(entry.path).startswith(real_start):
-                continue  # a second name for a file of this tree: read (and written) once
-            if is_file:
-                filenames.append(entry.name)
-            elif not is_dir and entry.name.endswith(MANIFEST_SUFFIXES) and entry.is_symlink():
-                broken.append(entry.name)  # dangling or a loop: said, not skipped silently
-            elif is_dir and entry.name not in SKIPPED_DIRS and not entry.is_symlink():
-                subdirs.append(entry.name)
-        chart = dirpath if "Chart.yaml" in filenames else inherited
-        prefix = os.path.join(dirpath, "")
-        for name in sorted(filenames):
-            if name.endswith(MANIFEST_SUFFIXES) or (chart and name.endswith(".tpl")):
-                full = prefix + name
-                if patterns and _excluded(full, patterns):
-                    continue
-                yield _classify(full, chart)
-        for name in sorted(broken):
-            full = prefix + name
-            if not (patterns and _excluded(full, patterns)):
-                yield InputError(full, _missing(full))
-        subdirs.sort(reverse=True)
-        for name in subdirs:
-            sub = prefix + name
-            if patterns and _excluded(sub, patterns):
-                continue
-            if leave_out is not None and os.path.realpath(sub) == leave_out:
-                continue
-            # Only a chart's templates/ tree is template text; subcharts have their own Chart.yaml.
-            below = chart if chart and (chart != dirpath or name == "templates") else None
-            stack.append((sub, below))
-
-
-def _enclosing_chart(dirpath: str) -> str | None:
-    """The chart whose templates/ tree holds `dirpath` (when a walk starts inside one)."""
-    probe = os.path.abspath(dirpath)
-    for _ in range(6):
-        parent, leaf = os.path.split(probe)
-        if leaf == "templates" and os.path.isfile(os.path.join(parent, "Chart.yaml")):
-            return parent if os.path.isabs(dirpath) else os.path.relpath(parent)
-        if not parent or parent == probe:
-            return None
-        probe = parent
-    return None
-
-
-def _chart_of_file(path: str) -> str | None:
-    """The chart `path` belongs to, if any: a values file or Chart.yaml beside Chart.yaml, or
-    a file in a chart's templates/ tree."""
-    directory = os.path.dirname(path) or os.curdir
-    if os.path.isfile(os.path.join(directory, "Chart.yaml")):
-        return directory
-    return _enclosing_chart(directory)
-
-
-def _classify(path: str, chart: str | None) -> InputFile:
-    if chart is None:
-        return InputFile(path, path)
-    relative = os.path.relpath(path, chart)
-    if relative.split(os.sep)[0] == "templates":
-        return InputFile(path, path, chart, "helm-template")
-    if os.path.basename(relative).startswith("values") and os.sep not in relative:
-        return InputFile(path, path, chart, "helm-values")
-    return InputFile(path, path, chart)  # Chart.yaml, crds/: plain YAML
-
-
-def _excluded(path: str, patterns: tuple[str, ...]) -> bool:
-    if not patterns:
-        return False
-    normalized = path.replace(os.sep, "/")
-    name = os.path.basename(path)
-    return any(fnmatch.fnmatch(normalized, p) or fnmatch.fnmatch(name, p)
-               or fnmatch.fnmatch(normalized, f"*/{p}") for p in patterns)
-
-
-def read_input(entry: InputFile, stdin: Callable[[], bytes] | None = None) -> bytes:
-    """Read a whole input. Raises UnreadableInputError with a one-line reason."""
-    try:
-        if entry.path is None:
-            return (stdin or _read_stdin)()
-        return read_regular(entry.path)
-    except OSError as exc:
-        raise UnreadableInputError(exc.strerror or str(exc)) from None
-
-
-# O_NONBLOCK: opening a FIFO must not wait for a writer (the fstat below then refuses it).
-_OPEN_FLAGS = os.O_RDONLY | getattr(os, "O_BINARY", 0) | getattr(os, "O_CLOEXEC", 0) | \
-    getattr(os, "O_NONBLOCK", 0)
-# The largest input read. Kubernetes objects are at most ~1.5 MiB (etcd's request limit), but a
-# file can be a List of many: a `kubectl get pods -A -o json` dump of 20,000 pods is 84 MB. 256
-# MiB holds such dumps with room to spare, while /dev/zero or a runaway generator stops at a
-# bounded allocation instead of exhausting memory.
-MAX_FILE_BYTES = 256 << 20
-
-
-def read_regular(path: str, limit: int | None = None) -> bytes:
-    """A whole regular file, at most `limit` bytes (MAX_FILE_BYTES). FIFOs, devices and
-    sockets (a kustomize patch `path: /dev/zero`) are refused, not read: they can block forever
-    or never end. Raises OSError; UnreadableInputError past the cap."""
-    limit = MAX_FILE_BYTES if limit is None else limit
-    fd = os.open(path, _OPEN_FLAGS)
-    try:
-        info = os.fstat(fd)
-        if not stat.S_ISREG(info.st_mode):
-            raise UnreadableInputError(
-                "not a regular file (a device, FIFO or socket is never read)")
-        if info.st_size > limit:
-            raise UnreadableInputError(_too_large(limit))
-        return _read_fd(fd, limit)
-    finally:
-        os.close(fd)
-
-
-def _read_fd(fd: int, limit: int) -> bytes:
-    """Via os.read: a third of Path.read_bytes' cost (no io objects)."""
-    data = os.read(fd, 65536)
-    if not data:
-        return data
-    parts = [data]
-    size = len(data)
-    while True:
-        more = os.read(fd, 1 << 20)
-        if not more:
-            break
-        size += len(more)
-        if size > limit:  # the file grew after fstat, or a pipe (stdin)
-            raise UnreadableInputError(_too_large(limit))
-        parts.append(more)
-    return data if len(parts) == 1 else b"".join(parts)
-
-
-def _too_large(limit: int) -> str:
-    return f"larger than {limit >> 20} MiB, the most gpudra reads from one input"
-
-
-def _read_stdin() -> bytes:
-    if _has_fileno():
-        return _read_fd(sys.stdin.buffer.fileno(), MAX_FILE_BYTES)
-    data = sys.stdin.buffer.read(MAX_FILE_BYTES + 1)
-    if len(data) > MAX_FILE_BYTES:
-        raise UnreadableInputError(_too_large(MAX_FILE_BYTES))
-    return data
-
-
-def _has_fileno() -> bool:
-    try:
-        sys.stdin.buffer.fileno()
-    except (AttributeError, OSError, ValueError):
-        return False  # a test's in-memory stdin
-    return True
-
-
-def decode(data: bytes) -> str:
-    """UTF-8 (BOM tolerated; kubectl accepts it). Raises UnicodeDecodeError otherwise."""
-    return data.decode("utf-8-sig")
 
 
 @dataclass(frozen=True, slots=True)

@@ -22,8 +22,9 @@ from collections.abc import Callable, Iterable, Iterator
 
 from gpudra.model import InputError
 from gpudra.sources import Item, ScanStats
+from gpudra.sources.discovery import STDIN, InputFile
 from gpudra.sources.documents import Chunk, ParsedDocument, ParseError, parse_chunk
-from gpudra.sources.files import STDIN, InputFile, load_items, read_entries, scan_entries
+from gpudra.sources.files import load_items, read_entries, scan_entries
 
 Entry = InputFile | InputError
 # Entries per message: large enough that a message costs little beside the work (a few ms of

@@ -20,7 +20,7 @@ from dataclasses import replace
 from typing import Any
 
 from gpudra.dra.cel import default_engine
-from gpudra.dra.versions import DEFAULT, TargetVersion
+from gpudra.dra.versions import TargetVersion
 from gpudra.objects import as_mapping, dig
 from gpudra.plan.engine import PlanOptions, plan
 from gpudra.plan.inventory import Inventory, parse_inventory
@@ -46,7 +46,7 @@ def held_devices(state: ClusterState, own: set[tuple[str, str]]) -> dict[DeviceK
 
 
 def explain_pod(pod: PodState, state: ClusterState, inventory: Inventory,
-                table: WorkloadTable | None = None, target: TargetVersion = DEFAULT
+                table: WorkloadTable | None, target: TargetVersion
                 ) -> list[str]:
     """Reasons, most telling first; empty when the pod has no claims to explain. Selectors are
     judged in `target`'s DRA CEL environment (the cluster's release)."""

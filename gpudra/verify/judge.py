@@ -7,7 +7,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from gpudra.dra.versions import DEFAULT, TargetVersion
+from gpudra.dra.versions import TargetVersion
 from gpudra.gpu_use import read_object
 from gpudra.objects import ClusterObject, plural
 from gpudra.plan.inventory import Inventory
@@ -38,7 +38,7 @@ class Verdict:
 
 
 def judge_workload(workload: ClusterObject, state: ClusterState, inventory: Inventory,
-                   table: WorkloadTable, target: TargetVersion = DEFAULT) -> Verdict:
+                   table: WorkloadTable, target: TargetVersion) -> Verdict:
     pods = state.pods_of(workload)
     use = read_object(table, workload.group, workload.kind, workload.data, strays=False)
     held = sum(p.device_plugin_gpus for p in pods)

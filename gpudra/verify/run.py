@@ -9,7 +9,7 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from typing import Any
 
-from gpudra.dra.versions import DEFAULT, MAX_MINOR, MIN_MINOR, TargetVersion
+from gpudra.dra.versions import MAX_MINOR, MIN_MINOR, TargetVersion
 from gpudra.errors import UsageError
 from gpudra.model import ExitCode, InputError
 from gpudra.objects import as_mapping, dig
@@ -92,7 +92,7 @@ def run_verify(request: VerifyRequest, *, on_page: Callable[[Any], None] | None 
     with connect(options) as cluster:
         version = cluster.server_version()
         state = read_cluster(cluster, table, on_page=on_page)
-    return judge(state, table, terms, request.decommission, release_of(version.minor))
+    return judge(state, table, release_of(version.minor), terms, request.decommission)
 
 
 def release_of(minor: int) -> TargetVersion:
@@ -101,9 +101,9 @@ def release_of(minor: int) -> TargetVersion:
     return TargetVersion(min(max(minor, MIN_MINOR), MAX_MINOR))
 
 
-def judge(state: ClusterState, table: WorkloadTable,
-          terms: list[tuple[str, str, str | None]] | None = None, decommission: bool = False,
-          target: TargetVersion = DEFAULT) -> VerifyResult:
+def judge(state: ClusterState, table: WorkloadTable, target: TargetVersion,
+          terms: list[tuple[str, str, str | None]] | None = None, decommission: bool = False
+          ) -> VerifyResult:
     inventory = live_inventory(state)
     workloads = [w for w in state.workloads
                  if not terms or selected(terms, as_mapping(dig(w.data, "metadata", "labels")))]

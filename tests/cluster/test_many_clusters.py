@@ -17,6 +17,7 @@ from typer.testing import CliRunner
 from gpudra.cli import app
 from gpudra.cluster import ClusterOptions
 from gpudra.config import Config
+from gpudra.dra.versions import DEFAULT
 from gpudra.errors import UsageError
 from gpudra.fleet import audit_contexts
 from gpudra.model import Report
@@ -233,13 +234,14 @@ def test_no_more_than_max_parallel_clusters_are_read_at_once() -> None:
 
     names = [f"c{i}" for i in range(6)]
     report = audit_contexts(names, ClusterOptions(kubeconfig="k", namespace="ml"), Config(),
-                            max_parallel=2, audit_one=read)
+                            target=DEFAULT, max_parallel=2, audit_one=read)
     assert peak[0] == 2
     assert sorted(seen) == names
     assert [c.name for c in report.clusters] == names  # the order asked for, not finished
     assert report.objects_read == 6
     with pytest.raises(UsageError):
-        audit_contexts(names, ClusterOptions(), Config(), max_parallel=0, audit_one=read)
+        audit_contexts(names, ClusterOptions(), Config(), target=DEFAULT, max_parallel=0,
+                       audit_one=read)
 
 
 def test_contexts_keep_their_other_flags() -> None:
@@ -253,6 +255,6 @@ def test_contexts_keep_their_other_flags() -> None:
         return Report((), (), (), 0, 0, 0, (), source="cluster")
 
     base = ClusterOptions(kubeconfig="k", namespace="ml", request_timeout=5.0)
-    audit_contexts(["a", "b"], base, Config(), audit_one=read)
+    audit_contexts(["a", "b"], base, Config(), target=DEFAULT, audit_one=read)
     assert sorted((o.context, o.kubeconfig, o.namespace, o.request_timeout) for o in got) == \
         [("a", "k", "ml", 5.0), ("b", "k", "ml", 5.0)]

@@ -9,6 +9,7 @@ import yaml
 
 from gpudra.audit import audit
 from gpudra.config import Config
+from gpudra.dra.versions import DEFAULT
 from gpudra.sources.cluster import ClusterSource
 from gpudra.workloads import WorkloadKind, WorkloadTable
 from tests.memory_cluster import MemoryCluster
@@ -37,7 +38,7 @@ def _gpu101(objects: list[dict[str, Any]], kinds: tuple[WorkloadKind, ...] = (),
             **cluster: Any) -> dict[tuple, Any]:
     table = WorkloadTable().with_kinds(kinds)
     report = audit(ClusterSource(MemoryCluster(objects, **cluster), table),
-                   Config(workloads=kinds))
+                   Config(workloads=kinds), DEFAULT)
     return {(f.kind, f.name): f for f in report.findings if f.rule == "GPU101"}
 
 
@@ -115,5 +116,5 @@ spec: {tasks: [{template: {spec: {containers: [{name: c, resources: {limits: {nv
 """) if o]
     cluster = MemoryCluster(objects, extra_types={
         ("batch.volcano.sh", "jobs"): ("v1alpha1", "Job", True)})
-    report = audit(ClusterSource(cluster), Config())
+    report = audit(ClusterSource(cluster), Config(), DEFAULT)
     assert sorted(w.kind for w in report.workloads) == ["Job", "Job"]

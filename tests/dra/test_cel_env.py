@@ -20,7 +20,7 @@ from gpudra.dra.cel import (
 from gpudra.dra.cel_equality import kubernetes_equality
 from gpudra.dra.versions import TargetVersion
 from gpudra.plan.inventory import Device
-from gpudra.plan.matching import Matcher, Outcome
+from gpudra.plan.matching import Matcher, MatchResult
 
 NV = 'device.attributes["gpu.nvidia.com"]'
 needs_engine = pytest.mark.skipif(not engine_available(), reason="cel-expr-python not installed")
@@ -98,7 +98,7 @@ def test_what_the_engine_cannot_check_is_neither_valid_nor_invalid() -> None:
     with pytest.raises(CannotEvaluate, match=r"url\(\)"):
         engine.compile('url("https://x").getHost() == "x"')  # compiles, cannot be evaluated
     matcher = Matcher([Device("gpu.nvidia.com", "node", "gpu-0", "node")], engine)
-    assert matcher.result('url("https://x").getHost() == "x"', 0) is Outcome.UNKNOWN
+    assert matcher.result('url("https://x").getHost() == "x"', 0) is MatchResult.UNKNOWN
     failure = matcher.select("gpu.nvidia.com", ['url("https://x").getHost() == "x"'],
                              []).compile_errors[0]
     assert failure.compile_text.startswith("cannot be evaluated by gpudra: ")

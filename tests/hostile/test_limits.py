@@ -15,7 +15,7 @@ from pathlib import Path
 import pytest
 
 from gpudra.sources.documents import AliasBudgetError, check_alias_budget
-from gpudra.sources.files import MAX_FILE_BYTES
+from gpudra.sources.file_bytes import MAX_FILE_BYTES
 from tests.support.manifests import gpu_job
 from tests.support.run import gpudra_process
 
@@ -98,7 +98,7 @@ def test_a_patch_that_is_not_a_regular_file_is_not_read(tmp_path: Path, target: 
 
 def test_a_file_past_the_size_cap_is_an_input_error(tmp_path: Path,
                                                    monkeypatch: pytest.MonkeyPatch) -> None:
-    from gpudra.sources import files
+    from gpudra.sources import file_bytes as files
 
     monkeypatch.setattr(files, "MAX_FILE_BYTES", 1000)
     (tmp_path / "big.yaml").write_text(JOB.format(name="big") + "#" * 2000 + "\n")

@@ -22,11 +22,12 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from gpudra.dra.cel import engine_available
-from gpudra.plan.allocate import Simulation, _MustFail
+from gpudra.plan.allocate import Simulation
 from gpudra.plan.demand import CHART_CLASSES, extract_demand
 from gpudra.plan.engine import _expressions
 from gpudra.plan.inventory import parse_inventory
 from gpudra.plan.matching import Matcher
+from gpudra.plan.node_search import MustFail
 from gpudra.plan.resolve import resolve, resolved_for
 from tests.oracle.client import Oracle
 
@@ -184,7 +185,7 @@ def gpudra_allocation(slices: list[dict], claim_objects: list[dict]) -> Counter 
     assert all(c is not None and not c.errors for c in pod_claims), pod_claims
     try:
         picks = Simulation(inventory)._allocate_on(NODE, pod_claims, set())
-    except _MustFail as failure:
+    except MustFail as failure:
         return ("error", *_MUST.search(failure.message or "").groups())
     if picks is None:
         return None

@@ -11,14 +11,8 @@ import yaml
 from gpudra.dra.cel import engine_available, runtime_message
 from gpudra.plan.demand import CHART_CLASSES
 from gpudra.plan.inventory import Device, parse_inventory
-from gpudra.plan.matching import (
-    Matcher,
-    Outcome,
-    _projection,
-    format_quantity,
-    split_conjunction,
-    term_label,
-)
+from gpudra.plan.matching import Matcher, MatchResult
+from gpudra.plan.selector_text import format_quantity, projection, split_conjunction, term_label
 from gpudra.plan.synthesis import synthesize
 
 FIXTURES = Path(__file__).parent / "fixtures"
@@ -47,7 +41,7 @@ def devices() -> tuple[Device, ...]:
     ("device.nosuch == 1", None),
 ])
 def test_projection(expression: str, references) -> None:
-    assert _projection(expression)[0] == references
+    assert projection(expression)[0] == references
 
 
 EXPRESSIONS = [
@@ -72,7 +66,7 @@ def test_memo_and_groups_give_the_same_results_as_plain_evaluation() -> None:
     assert memo.stats.results == plain.stats.results
     # 3 expressions read the device in ways the memo cannot key: once per device; the other
     # 4 once per distinct device (6 kinds, each repeated 20 times).
-    opaque = sum(1 for e in EXPRESSIONS if _projection(e)[0] is None)
+    opaque = sum(1 for e in EXPRESSIONS if projection(e)[0] is None)
     assert opaque == 3
     assert memo.stats.evaluations <= opaque * len(devs) + (len(EXPRESSIONS) - opaque) * 6
 
@@ -140,7 +134,7 @@ def test_predicted_devices_are_unknown_not_failing() -> None:
     node = {"apiVersion": "v1", "kind": "Node", "metadata": {"name": "n", "labels": {
         "nvidia.com/gpu.product": "NVIDIA-L4", "nvidia.com/gpu.count": "1"}}}
     m = Matcher(synthesize([node]).devices)
-    assert m.result(f'{NV}.uuid == "GPU-1"', 0) is Outcome.UNKNOWN
+    assert m.result(f'{NV}.uuid == "GPU-1"', 0) is MatchResult.UNKNOWN
     assert m.result(f'"uuid" in {NV}', 0) is False  # no runtime error: a real value
     assert m.result(f'{NV}.productName == "NVIDIA L4"', 0) is True
     result = m.select("gpu.nvidia.com", GPU, [f'{NV}.brand == "Nvidia"'])

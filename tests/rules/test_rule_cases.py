@@ -36,7 +36,7 @@ def _load_cases():
 def test_rule_case(rule_id: str, case: dict, tmp_path: Path) -> None:
     if "cluster" in case:
         objects = [o for o in yaml.safe_load_all(case["cluster"]) if o]
-        report = audit(ClusterSource(MemoryCluster(objects)), Config())
+        report = audit(ClusterSource(MemoryCluster(objects)), Config(), DEFAULT)
     else:
         files = case.get("files") or {case.get("file", "manifest.yaml"): case["manifest"]}
         for name, text in files.items():

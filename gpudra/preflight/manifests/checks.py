@@ -200,7 +200,7 @@ def _shown(lines: Sequence[str]) -> str:
     return head + (f"; and {len(lines) - MAX_SHOWN} more" if len(lines) > MAX_SHOWN else "")
 
 
-def check_api_versions(tree: ManifestInput, target: TargetVersion = DEFAULT) -> CheckResult:
+def check_api_versions(tree: ManifestInput, target: TargetVersion) -> CheckResult:
     unreadable = _unreadable(MANIFEST001, tree)
     if unreadable:
         return unreadable
@@ -241,7 +241,7 @@ def check_api_versions(tree: ManifestInput, target: TargetVersion = DEFAULT) -> 
                   details=details)
 
 
-def check_strict_validation(tree: ManifestInput, target: TargetVersion = DEFAULT,
+def check_strict_validation(tree: ManifestInput, target: TargetVersion,
                             validator: StrictValidator | None = None) -> CheckResult:
     unreadable = _unreadable(MANIFEST002, tree)
     if unreadable:
