@@ -123,6 +123,8 @@ def test_explain_says_when_terms_only_fail_together() -> None:
     ("gpu.nvidia.com", f'{NV}.numa == 0', 'device.attributes["resource.kubernetes.io"].numaNode'),
     ("gpu.nvidia.com", f'{NV}.profile == "1g.10gb"',
      "published only for mig devices, not for the gpu devices this class selects"),
+    ("gpu.nvidia.com", 'device.attributes["example.com"].zzz == "x"',
+     "none of the 4 devices of class gpu.nvidia.com publishes 'zzz'"),
 ])
 def test_hints(class_name: str, expression: str, fragment: str) -> None:
     hints = Matcher(devices()).hints(expression, class_name, CHART_CLASSES[class_name])
