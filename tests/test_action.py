@@ -18,22 +18,13 @@ from pathlib import Path
 import pytest
 import yaml
 
+from tests.support.manifests import gpu_job
+
 ROOT = Path(__file__).resolve().parents[1]
 ACTION = yaml.safe_load((ROOT / "action.yml").read_text())
 EXPRESSION = re.compile(r"\$\{\{\s*(?P<expr>[^}]+?)\s*\}\}")
-JOB = """\
-apiVersion: batch/v1
-kind: Job
-metadata: {name: train, namespace: ml}
-spec:
-  template:
-    spec:
-      restartPolicy: Never
-      containers:
-      - name: main
-        image: cuda
-        resources: {limits: {nvidia.com/gpu: 2}}
-"""
+JOB = gpu_job("train", namespace="ml", gpus=2, container="main", image="cuda",
+              restart_never=True)
 
 pytestmark = pytest.mark.skipif(shutil.which("bash") is None, reason="the Action runs bash")
 

@@ -10,18 +10,10 @@ import pytest
 from typer.testing import CliRunner
 
 from gpudra.cli import app
+from tests.support.manifests import gpu_job
 
-JOB = """\
-apiVersion: batch/v1
-kind: Job
-metadata: {name: train, namespace: ml}
-spec:
-  template:
-    spec:
-      restartPolicy: Never
-      containers:
-      - {name: main, image: cuda, resources: {limits: {nvidia.com/gpu: 2}}}
-"""
+JOB = gpu_job("train", namespace="ml", gpus=2, container="main", image="cuda",
+              restart_never=True)
 
 
 def _snapshot(root: Path) -> dict[str, bytes]:
