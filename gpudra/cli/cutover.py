@@ -81,7 +81,7 @@ def cutover(
     cluster = None if sources else connection.cluster_options()
     target = TargetVersion.parse(target_version)
     request = CutoverRequest(tuple(sources), cluster, pool_label, max_wave_nodes, output_dir,
-                             str(target), cfg)
+                             target, cfg)
     with ListProgress(quiet or bool(sources)) as on_page:
         result = run_cutover(request, on_page=on_page)
     write_runbook(fmt, result, str(output_dir) if output_dir else None)

@@ -105,7 +105,6 @@ def _request(node: bool, host_root: str, manifests: tuple[str, ...],
     cluster = connection.cluster_options() if tier == "cluster" else None
     known = load_baseline(baseline)
     target = TargetVersion.parse(target_version) if target_version is not None else None
-    return PreflightRequest(tier=tier, skip=skip, fail_on=level,
-                            target_version=None if target is None else str(target),
+    return PreflightRequest(tier=tier, skip=skip, fail_on=level, target_version=target,
                             manifests=manifests, require_migrated=require_migrated,
                             host_root=host_root, cluster=cluster, config=cfg, baseline=known)
