@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import os
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any, Optional
 
@@ -107,14 +107,18 @@ def audit(
     context and reports each workload once, at its top controller. Findings go to stdout;
     progress and errors to stderr.
     """
-    command = _parse(list(paths or []), output, fail_on, tuple(exclude), config, quiet, verbose,
-                     context, all_contexts, max_parallel, all_namespaces, target_version,
-                     strict, baseline, write_baseline,
-                     Connection(kubeconfig, None, namespace, request_timeout))
+    command = _parse(
+        paths=list(paths or []), targets=output, fail_on=fail_on, excludes=tuple(exclude),
+        config=config, quiet=quiet, verbose=verbose, contexts=context,
+        all_contexts=all_contexts, max_parallel=max_parallel, all_namespaces=all_namespaces,
+        target_version=target_version, strict=strict, baseline=baseline,
+        write_baseline=write_baseline,
+        connection=Connection(kubeconfig=kubeconfig, namespace=namespace,
+                              request_timeout=request_timeout))
     raise typer.Exit(int(run(command)))
 
 
-def _parse(paths: list[str], targets: list[Any], fail_on: SeverityWord,
+def _parse(*, paths: list[str], targets: list[Any], fail_on: SeverityWord,
            excludes: tuple[str, ...], config: Optional[Path], quiet: bool, verbose: bool,
            contexts: list[str], all_contexts: bool, max_parallel: int, all_namespaces: bool,
            target_version: str, strict: bool, baseline: Optional[Path],
@@ -136,8 +140,7 @@ def _parse(paths: list[str], targets: list[Any], fail_on: SeverityWord,
     target = TargetVersion.parse(target_version)
     cfg = load_cfg(paths, config, strict)
     if not many and contexts:
-        connection = Connection(connection.kubeconfig, contexts[0], connection.namespace,
-                                connection.request_timeout)
+        connection = replace(connection, context=contexts[0])
     return AuditCommand(tuple(paths), tuple(targets), level, excludes, quiet, verbose,
                         connection, tuple(contexts), many, max_parallel, target, cfg,
                         load_baseline(baseline), write_baseline)

@@ -68,9 +68,10 @@ def plan(
     """
     from gpudra.plan.run import run_plan
 
-    request = _request(tuple(paths or ()), tuple(inventory), target_version, consumable_shares,
-                       full_matches, config,
-                       Connection(kubeconfig, context, namespace, request_timeout))
+    request = _request(
+        paths=tuple(paths or ()), inventory=tuple(inventory), target_version=target_version,
+        consumable_shares=consumable_shares, full_matches=full_matches, config=config,
+        connection=Connection(kubeconfig, context, namespace, request_timeout))
     with ListProgress(quiet) as on_page:
         result = run_plan(request, on_page=on_page)
     write_plan(output, result)
@@ -78,7 +79,7 @@ def plan(
     raise typer.Exit(int(result.exit_code()))
 
 
-def _request(paths: tuple[str, ...], inventory: tuple[str, ...], target_version: str,
+def _request(*, paths: tuple[str, ...], inventory: tuple[str, ...], target_version: str,
              consumable_shares: Optional[str], full_matches: bool, config: Optional[Path],
              connection: Connection) -> Any:
     """The command line as a gpudra.plan.run.PlanRequest; usage errors in the order plan

@@ -75,9 +75,12 @@ def preflight(
     """
     from gpudra.preflight.run import as_report, run_preflight
 
-    request = _request(node, host_root, tuple(manifests), target_version, require_migrated,
-                       tuple(skip), fail_on, config, strict, baseline,
-                       Connection(kubeconfig, context, None, request_timeout))
+    request = _request(
+        node=node, host_root=host_root, manifests=tuple(manifests),
+        target_version=target_version, require_migrated=require_migrated, skip=tuple(skip),
+        fail_on=fail_on, config=config, strict=strict, baseline=baseline,
+        connection=Connection(kubeconfig=kubeconfig, context=context,
+                              request_timeout=request_timeout))
     with ListProgress(quiet or request.tier != "cluster") as on_page:
         result = run_preflight(request, on_page=on_page)
     write_outcomes(output, as_report(result, request.fail_on))
@@ -85,7 +88,7 @@ def preflight(
     raise typer.Exit(int(result.exit_code(request.fail_on)))
 
 
-def _request(node: bool, host_root: str, manifests: tuple[str, ...],
+def _request(*, node: bool, host_root: str, manifests: tuple[str, ...],
              target_version: Optional[str], require_migrated: bool, skip: tuple[str, ...],
              fail_on: OutcomeWord, config: Optional[Path], strict: bool,
              baseline: Optional[Path], connection: Connection) -> Any:
