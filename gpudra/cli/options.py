@@ -25,7 +25,7 @@ class Choice(str, enum.Enum):
 
     @classmethod
     def words(cls) -> str:
-        """"a, b or c", in declaration order."""
+        """The values as "a, b or c", in declaration order."""
         values = [member.value for member in cls]
         return " or ".join([", ".join(values[:-1]), values[-1]]) if len(values) > 1 \
             else values[0]
