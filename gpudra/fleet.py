@@ -11,7 +11,6 @@ from __future__ import annotations
 
 import time
 from collections.abc import Callable, Sequence
-from concurrent.futures import ThreadPoolExecutor, as_completed
 from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING, Any
 
@@ -45,6 +44,10 @@ def audit_contexts(contexts: Sequence[str], options: Any, config: Config, *,
     called from this thread, in the order clusters finish. `audit_one` is for tests."""
     if max_parallel < 1:
         raise UsageError(f"--max-parallel must be at least 1, got {max_parallel}")
+    # Here, not at the top: the CLI imports this module for DEFAULT_MAX_PARALLEL on every
+    # run, and concurrent.futures brings logging and threads with it (~3 ms of start-up).
+    from concurrent.futures import ThreadPoolExecutor, as_completed
+
     names = tuple(dict.fromkeys(contexts))  # a context named twice is read once
     read = audit_one or _audit_one
     done: dict[str, ClusterAudit] = {}

@@ -474,7 +474,7 @@ def test_process_usage_as_the_kubectl_plugin(tmp_path: Path) -> None:
 def test_progress_prints_file_names_literally(monkeypatch: pytest.MonkeyPatch) -> None:
     import io
 
-    from gpudra.cli import _progress
+    from gpudra.cli.terminal import FileProgress
 
     class Terminal(io.StringIO):
         def isatty(self) -> bool:
@@ -483,7 +483,7 @@ def test_progress_prints_file_names_literally(monkeypatch: pytest.MonkeyPatch) -
     stderr = Terminal()
     monkeypatch.setattr(sys, "stderr", stderr)
     monkeypatch.delenv("NO_COLOR", raising=False)
-    with _progress(quiet=False) as tick:
+    with FileProgress(quiet=False) as tick:
         for _ in range(50):  # the spinner shows every 50th file name
             tick("/srv/[/k8s]/[bold]x.yaml")
     assert "/srv/[/k8s]/[bold]x.yaml" in stderr.getvalue()

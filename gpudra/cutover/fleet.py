@@ -95,7 +95,7 @@ class Fleet:
 
 
 def build_fleet(objects: Iterable[Mapping[str, Any]], table: WorkloadTable,
-                pool_label: str | None = None, target: str = str(DEFAULT)) -> Fleet:
+                pool_label: str | None = None, target: TargetVersion = DEFAULT) -> Fleet:
     """Nodes, ResourceSlices, DeviceClasses and GPU workloads among plain objects."""
     from gpudra.convert.memory import in_memory_converter
     from gpudra.convert.planner import ConvertOptions
@@ -108,10 +108,9 @@ def build_fleet(objects: Iterable[Mapping[str, Any]], table: WorkloadTable,
     publishing = _devices_per_node(slices)
     nodes = tuple(n for n in (_node(o, publishing, pool_label) for o in objects
                               if o.get("kind") == "Node") if n is not None)
-    release = TargetVersion.parse(target)
     # Cluster state (read live or exported): a bare pod's nodeName is where the scheduler put
     # it, and the converted pod is created anew, as convert --from-cluster writes it.
-    converter = in_memory_converter(ConvertOptions(release), table, objects, live=True)
+    converter = in_memory_converter(ConvertOptions(target), table, objects, live=True)
     workloads: list[Workload] = []
     blocked: list[str] = []
     allowed_nodes: dict[str, frozenset[str]] = {}  # placement constraints -> nodes
@@ -153,7 +152,7 @@ def build_fleet(objects: Iterable[Mapping[str, Any]], table: WorkloadTable,
     node_marks = {n.name: tuple(m for allowed, m in marks.items() if n.name in allowed)
                   for n in nodes}
     return Fleet(nodes, tuple(workloads), slices, classes, pool_label, tuple(blocked),
-                 node_marks, release)
+                 node_marks, target)
 
 
 

@@ -13,7 +13,7 @@ from typing import Any
 from gpudra.cutover.fleet import Fleet, build_fleet
 from gpudra.cutover.runbook import markdown
 from gpudra.cutover.waves import CutoverPlan, order_waves
-from gpudra.dra.versions import DEFAULT
+from gpudra.dra.versions import DEFAULT, TargetVersion
 from gpudra.errors import UsageError
 from gpudra.model import ExitCode, InputError
 from gpudra.objects import SourceObject
@@ -27,7 +27,7 @@ class CutoverRequest:
     pool_label: str | None = None
     max_wave_nodes: int | None = None
     output_dir: Path | None = None
-    target_version: str = str(DEFAULT)
+    target_version: TargetVersion = DEFAULT  # parsed by the caller (the CLI)
     config: Any = None
 
 

@@ -42,7 +42,7 @@ class PreflightRequest:
     tier: str = "cluster"
     skip: Sequence[str] = ()
     fail_on: str = "fail"
-    target_version: str | None = None
+    target_version: TargetVersion | None = None  # None: judge against the cluster's own
     manifests: Sequence[str] = ()
     require_migrated: bool = False
     host_root: str = "/"
@@ -74,17 +74,13 @@ class PreflightResult:
 
 
 def validate(request: PreflightRequest) -> tuple[frozenset[str], TargetVersion | None]:
-    """Check the options before anything is read: the skip list as check ids, and the parsed
-    --target-version (None without one)."""
+    """Check the options before anything is read: the skip list as check ids, and the
+    --target-version (None without one; the request carries it parsed)."""
     if request.tier not in TIERS:
         raise UsageError(f"unknown tier {request.tier!r}")
     if request.fail_on not in FAIL_ON:
         raise UsageError(f"--fail-on must be one of {', '.join(FAIL_ON)}, not {request.fail_on!r}")
-    target = None
-    if request.target_version is not None:
-        from gpudra.dra.versions import TargetVersion
-
-        target = TargetVersion.parse(request.target_version)
+    target = request.target_version
     configured = getattr(request.config, "preflight_skip", ()) if request.config else ()
     return catalogue().parse_skip_list([*configured, *request.skip]), target
 

@@ -1,0 +1,254 @@
+"""`gpudra audit`: manifests, one cluster or many."""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Callable
+from dataclasses import dataclass, replace
+from pathlib import Path
+from typing import Any, Optional
+
+import typer
+
+from gpudra.cli.options import (
+    Connection, SeverityWord, all_namespaces_option, baseline_option, config_option,
+    context_option, exclude_option, exclusive_namespaces, kubeconfig_option, load_baseline,
+    load_cfg, namespace_option, quiet_option, request_timeout_option, strict_option,
+    target_version_option, verbose_option,
+)
+from gpudra.cli.output import audit_targets_option, write_audit
+from gpudra.cli.root import app, guarded, report_errors
+from gpudra.cli.terminal import FileProgress, ListProgress
+from gpudra.dra.versions import TargetVersion
+from gpudra.errors import UsageError
+from gpudra.fleet import DEFAULT_MAX_PARALLEL
+from gpudra.model import ExitCode, FailOn
+
+EPILOG = (
+    "Without a PATH, audits the cluster of the current kube context (read-only: get and list "
+    "only; all namespaces unless -n is given).\n\n"
+    "Exit codes: 0 nothing at or above --fail-on; 1 findings at or above it; 2 usage or "
+    "config error; 3 an input could not be read (a file, or a resource type the cluster "
+    "refused: the audit is partial), nothing was scanned, or the cluster cannot be reached.\n\n"
+    "Examples:\n\n\b\n"
+    "  gpudra audit                          # the current kube context, all namespaces\n"
+    "  gpudra audit --context prod -n ml -o json\n"
+    "  gpudra audit ./manifests\n"
+    "  gpudra audit . -o sarif > gpudra.sarif\n"
+    "  helm template rel ./chart | gpudra audit -\n"
+    "  gpudra audit k8s/ --fail-on error --exclude 'charts/vendor/*'")
+
+
+@dataclass(frozen=True)
+class AuditCommand:
+    """What to audit and how to report it, every option parsed and checked."""
+
+    paths: tuple[str, ...]
+    targets: tuple[Any, ...]           # gpudra.report.targets.OutputTarget
+    fail_on: FailOn
+    excludes: tuple[str, ...]
+    quiet: bool
+    verbose: bool
+    connection: Connection             # its context: the one cluster's, if any
+    contexts: tuple[str, ...]          # several clusters: these, or every context
+    many: bool
+    max_parallel: int
+    target: TargetVersion
+    config: Any                        # gpudra.config.Config
+    baseline: Any                      # gpudra.baseline.Baseline
+    write_baseline: Optional[Path]
+
+
+@app.command(short_help="What still uses the device plugin, in manifests or the cluster.",
+             epilog=EPILOG)
+@guarded
+def audit(
+    paths: Optional[list[str]] = typer.Argument(
+        None, metavar="[PATH]...",
+        help="Files or directories to scan; '-' reads stdin. None: the live cluster."),
+    output: list[str] = audit_targets_option(),
+    fail_on: SeverityWord = typer.Option(SeverityWord.WARNING, "--fail-on",
+                                         case_sensitive=False,
+                                         help="Lowest severity that makes the exit code 1 "
+                                              "(fail and warn, as preflight says: error and "
+                                              "warning)."),
+    exclude: list[str] = exclude_option("Skip matching files/directories (repeatable)."),
+    config: Optional[Path] = config_option(),
+    quiet: bool = quiet_option(),
+    verbose: bool = verbose_option(),
+    kubeconfig: Optional[str] = kubeconfig_option(
+        "Cluster: kubeconfig file (default: $KUBECONFIG, ~/.kube/config, in-cluster)."),
+    context: list[str] = context_option(
+        "Cluster: kubeconfig context to use; repeat it to audit several clusters at "
+        "once (grouped by cluster).", many=True),
+    all_contexts: bool = typer.Option(False, "--all-contexts",
+                                      help="Cluster: audit every context of the kubeconfig."),
+    max_parallel: int = typer.Option(DEFAULT_MAX_PARALLEL, "--max-parallel", metavar="N",
+                                     help="Several clusters: read at most N at once."),
+    namespace: Optional[str] = namespace_option(),
+    all_namespaces: bool = all_namespaces_option(),
+    request_timeout: Optional[str] = request_timeout_option(
+        "Cluster: per-request timeout, e.g. 30s or 1m."),
+    target_version: str = target_version_option("Release whose served resource.k8s.io "
+                                                "versions DRA objects must use (GPU611)."),
+    strict: bool = strict_option("Inline gpudra.io/ignore annotations suppress nothing "
+                                 "(.gpudra.yaml waivers still apply)."),
+    baseline: Optional[Path] = baseline_option("Report only findings FILE does not hold, and "
+                                               "how many of its entries are fixed."),
+    write_baseline: Optional[Path] = typer.Option(None, "--write-baseline", metavar="FILE",
+                                                  help="Record today's findings in FILE (by "
+                                                       "rule and object, never line); exit 0."),
+) -> None:
+    """Find device-plugin GPU requests, quotas, GPU placement and DRA mistakes in manifests
+    or in the live cluster.
+
+    Reads YAML and JSON files (multi-document, kind: List, Helm charts as text) and reports
+    each finding with file and line; without a path, reads the cluster of the current kube
+    context and reports each workload once, at its top controller. Findings go to stdout;
+    progress and errors to stderr.
+    """
+    command = _parse(
+        paths=list(paths or []), targets=output, fail_on=fail_on, excludes=tuple(exclude),
+        config=config, quiet=quiet, verbose=verbose, contexts=context,
+        all_contexts=all_contexts, max_parallel=max_parallel, all_namespaces=all_namespaces,
+        target_version=target_version, strict=strict, baseline=baseline,
+        write_baseline=write_baseline,
+        connection=Connection(kubeconfig=kubeconfig, namespace=namespace,
+                              request_timeout=request_timeout))
+    raise typer.Exit(int(run(command)))
+
+
+def _parse(*, paths: list[str], targets: list[Any], fail_on: SeverityWord,
+           excludes: tuple[str, ...], config: Optional[Path], quiet: bool, verbose: bool,
+           contexts: list[str], all_contexts: bool, max_parallel: int, all_namespaces: bool,
+           target_version: str, strict: bool, baseline: Optional[Path],
+           write_baseline: Optional[Path], connection: Connection) -> AuditCommand:
+    """The command line as an AuditCommand; every usage error before anything is read."""
+    level = FailOn.parse(fail_on.value)
+    if paths and (connection.given or contexts or all_contexts or all_namespaces):
+        raise UsageError("--kubeconfig, --context, --all-contexts, -n, -A and "
+                         "--request-timeout are for cluster audits: give no PATH to audit "
+                         "the cluster")
+    exclusive_namespaces(connection.namespace, all_namespaces)
+    if contexts and all_contexts:
+        raise UsageError("choose one of --context and --all-contexts")
+    many = all_contexts or len(set(contexts)) > 1
+    if many and (baseline or write_baseline):
+        raise UsageError("--baseline and --write-baseline take one cluster at a time "
+                         "(a baseline's entries do not name their cluster)")
+    _check_configmaps(targets, bool(paths) or many)
+    target = TargetVersion.parse(target_version)
+    cfg = load_cfg(paths, config, strict)
+    if not many and contexts:
+        connection = replace(connection, context=contexts[0])
+    return AuditCommand(tuple(paths), tuple(targets), level, excludes, quiet, verbose,
+                        connection, tuple(contexts), many, max_parallel, target, cfg,
+                        load_baseline(baseline), write_baseline)
+
+
+def _check_configmaps(targets: list[Any], not_one_cluster: bool) -> None:
+    configmaps = [t for t in targets if t.configmap is not None]
+    if configmaps and not_one_cluster:
+        raise UsageError(f"-o {configmaps[0].format}={configmaps[0].path}: a report "
+                         "ConfigMap is written to the one cluster audited (no PATH, one "
+                         "context)")
+    if configmaps:
+        from gpudra.cluster.publish import parse_target
+
+        for target in configmaps:  # a bad name is a usage error before the audit, not after
+            parse_target(target.configmap)
+
+
+def run(command: AuditCommand) -> ExitCode:
+    """Audit, write every report, and say on stderr what could not be read."""
+    if command.paths:
+        report = _audit_files(command)
+    elif command.many:
+        report = _audit_clusters(command)
+    else:
+        report = _audit_cluster(command)
+    level = command.fail_on
+    if command.write_baseline is not None:  # every finding, before --baseline holds any back
+        _write_baseline(command.write_baseline, report.findings, command.quiet)
+        level = FailOn.NEVER  # recording findings is the point: only unreadable input fails
+    if command.baseline is not None:
+        from gpudra.baseline import apply_baseline
+
+        report = apply_baseline(report, command.baseline)
+    publish = None if command.paths or command.many else \
+        _publisher(command.quiet, command.connection)
+    write_audit(command.targets, report, level, command.verbose, command.paths, publish)
+    report_errors(report.errors)
+    if report.nothing_read and not report.errors:
+        typer.echo(f"gpudra: error: {report.nothing_read_message}", err=True)
+    return report.exit_code(level)
+
+
+def _publisher(quiet: bool, connection: Connection) -> Callable[[Any, str], None]:
+    """Writes `-o json=configmap:[NS/]NAME` to the cluster audited (gpudra.cluster.publish)."""
+
+    def publish(target: Any, text: str) -> None:
+        from gpudra.cluster.publish import parse_target, write_report
+
+        written = write_report(connection.cluster_options(), parse_target(target.configmap),
+                               text)
+        if not quiet:
+            how = "gzipped in binaryData report.json.gz" if written.encoding == "gzip" \
+                else "in data report.json"
+            typer.echo(f"gpudra: {'created' if written.created else 'replaced'} ConfigMap "
+                       f"{written.namespace}/{written.name} ({written.stored_bytes:,} bytes "
+                       f"{how})", err=True)
+
+    return publish
+
+
+def _write_baseline(path: Path, findings: Any, quiet: bool) -> None:
+    from gpudra.baseline import write_baseline
+
+    write_baseline(path, findings)
+    if not quiet:
+        typer.echo(f"gpudra: recorded {len(findings)} findings in {path}", err=True)
+
+
+def _audit_files(command: AuditCommand) -> Any:
+    from gpudra.audit import AuditRequest, run_audit
+
+    request = AuditRequest(list(command.paths), command.config, command.excludes,
+                           command.target)
+    with FileProgress(command.quiet) as on_file:
+        return run_audit(request, on_file=on_file)
+
+
+def _audit_cluster(command: AuditCommand) -> Any:
+    from gpudra.audit import audit_cluster
+
+    options = command.connection.cluster_options()
+    with ListProgress(command.quiet) as on_page:
+        return audit_cluster(options, command.config, on_page=on_page, target=command.target)
+
+
+def _audit_clusters(command: AuditCommand) -> Any:
+    """Several clusters (all of the kubeconfig's when no --context names them), a line on
+    stderr as each one finishes."""
+    from gpudra.cluster.kubeconfig import context_names
+    from gpudra.fleet import audit_contexts
+
+    options = command.connection.cluster_options()
+    names = list(command.contexts) or context_names(command.connection.kubeconfig, os.environ)
+
+    def done(finished: Any) -> None:
+        audit = finished.audit
+        if audit.error:
+            what = "not read"
+        else:
+            from gpudra.summary import summarize
+
+            s = summarize(audit.report)
+            what = f"{s.read}, {sum(s.findings.values())} findings" + \
+                (f", {s.errors} unreadable" if s.errors else "")
+        typer.echo(f"gpudra: cluster {audit.name}: {what} ({finished.seconds:.1f} s)",
+                   err=True)
+
+    return audit_contexts(names, options, command.config, target=command.target,
+                          max_parallel=command.max_parallel,
+                          on_done=None if command.quiet else done)

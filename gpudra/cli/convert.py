@@ -1,0 +1,157 @@
+"""`gpudra convert`: manifests, or the live cluster's workloads exported first."""
+
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+from typing import Optional
+
+import typer
+
+from gpudra.cli.options import (
+    Choice, Connection, config_option, context_option, exclude_option, kubeconfig_option,
+    namespace_option, quiet_option, request_timeout_option, target_version_option,
+    verbose_option,
+)
+from gpudra.cli.root import app, guarded
+from gpudra.cli.terminal import color
+from gpudra.dra.versions import TargetVersion
+from gpudra.errors import UsageError
+from gpudra.report import SummaryFormat
+
+EPILOG = (
+    "Exit codes: 0 converted (or nothing to do); 1 --check/--diff found changes to make; "
+    "2 usage error (bad option, invalid CEL); 3 an input could not be read (that file is left "
+    "untouched) or a file could not be written; 4 only blocked workloads are left (nothing "
+    "more can be converted without a human; after writing, or under --check/--diff when "
+    "there is nothing else to change).\n\n"
+    "Examples:\n\n\b\n"
+    "  gpudra convert ./manifests --diff\n"
+    "  gpudra convert ./manifests --target-version 1.33\n"
+    "  gpudra convert . --check    # CI: fail while anything is left to convert\n"
+    "  gpudra convert --from-cluster -n ml --output-dir exported/\n"
+    "  gpudra convert . --check || [ $? -eq 4 ]    # ...but accept blocked workloads\n"
+    "  gpudra convert k8s/ --min-memory 40Gi --no-add-toleration\n"
+    "  cat job.yaml | gpudra convert - > job-dra.yaml")
+
+
+class ClaimMode(Choice):
+    """--claim-mode: a ResourceClaimTemplate per pod, or one ResourceClaim all pods share."""
+
+    TEMPLATE = "template"
+    SHARED = "shared"
+
+
+class Strategy(Choice):
+    """--strategy: rewrite the workloads, or bridge them with extendedResourceName."""
+
+    REWRITE = "rewrite"
+    BRIDGE = "bridge"
+
+
+# The options convert alone has, declared here so that the command's signature reads as a list.
+_PATHS = typer.Argument(None, metavar="[PATH]...",
+                        help="Files or directories; '-' reads stdin, writes stdout.")
+_DIFF = typer.Option(False, "--diff", help="Print a unified diff; write nothing.")
+_CHECK = typer.Option(False, "--check", help="Write nothing; exit 1 when anything would change "
+                                             "(with --diff: and print the diff).")
+_OUTPUT_DIR = typer.Option(None, "--output-dir", metavar="DIR",
+                           help="Write a converted copy of the tree to DIR.")
+_CLAIM_MODE = typer.Option("template", "--claim-mode", metavar="template|shared",
+                           help="A claim per pod (template) or one claim all pods share.")
+_STRATEGY = typer.Option("rewrite", "--strategy", metavar="rewrite|bridge",
+                         help="bridge: leave plain nvidia.com/gpu workloads unchanged and "
+                              "write a DeviceClass with extendedResourceName (KEP-5004).")
+_KEEP_NODE_SELECTORS = typer.Option(False, "--keep-node-selectors",
+                                    help="Keep GPU node labels besides the CEL selectors.")
+_ADD_TOLERATION = typer.Option(
+    None, "--add-toleration/--no-add-toleration",
+    help="Add the nvidia.com/gpu NoSchedule toleration to pods that requested nvidia.com/gpu "
+         "and lack one (default; --from-cluster: when GPU nodes carry the taint).")
+_KEEP_QUOTA = typer.Option(False, "--keep-device-plugin-quota",
+                           help="Keep requests.nvidia.com/gpu quota keys (migration window).")
+_SELECTOR = typer.Option([], "--selector", metavar="CEL",
+                         help="Extra CEL selector for every converted request.")
+_MIN_MEMORY = typer.Option(None, "--min-memory", metavar="QUANTITY",
+                           help="Only GPUs with at least this memory, e.g. 40Gi.")
+_PRODUCT = typer.Option(None, "--product", metavar="NAME",
+                        help="Only GPUs whose product name starts with NAME.")
+_CLAIMS_FILE = typer.Option(None, "--claims-file", metavar="NAME",
+                            help="Put new objects in NAME in each directory "
+                                 "(added to kustomization resources).")
+_ADMIN_ACCESS = typer.Option(False, "--admin-access",
+                             help="Give monitoring DaemonSets that see every GPU "
+                                  "(NVIDIA_VISIBLE_DEVICES=all) an admin-access claim (1.34+).")
+_OUTPUT = typer.Option(SummaryFormat.TABLE, "-o", "--output", case_sensitive=False,
+                       help="Summary format.")
+_FROM_CLUSTER = typer.Option(False, "--from-cluster",
+                             help="Export the live cluster's GPU workloads as clean manifests "
+                                  "into --output-dir, then convert them.")
+
+
+@app.command(short_help="Rewrite workloads to DRA claims; only the lines that must change.",
+             epilog=EPILOG)
+@guarded
+def convert(
+    paths: Optional[list[str]] = _PATHS,
+    diff: bool = _DIFF,
+    check: bool = _CHECK,
+    output_dir: Optional[Path] = _OUTPUT_DIR,
+    target_version: str = target_version_option("Kubernetes version to write for: v1 for "
+                                                "1.34+, v1beta2 for 1.33, v1beta1 for 1.32."),
+    claim_mode: str = _CLAIM_MODE,
+    strategy: str = _STRATEGY,
+    keep_node_selectors: bool = _KEEP_NODE_SELECTORS,
+    add_toleration: Optional[bool] = _ADD_TOLERATION,
+    keep_quota: bool = _KEEP_QUOTA,
+    selector: list[str] = _SELECTOR,
+    min_memory: Optional[str] = _MIN_MEMORY,
+    product: Optional[str] = _PRODUCT,
+    claims_file: Optional[str] = _CLAIMS_FILE,
+    admin_access: bool = _ADMIN_ACCESS,
+    exclude: list[str] = exclude_option("Skip matching paths."),
+    config: Optional[Path] = config_option(),
+    output: SummaryFormat = _OUTPUT,
+    quiet: bool = quiet_option("No summary; errors still go to stderr."),
+    verbose: bool = verbose_option(),
+    from_cluster: bool = _FROM_CLUSTER,
+    kubeconfig: Optional[str] = kubeconfig_option("--from-cluster: kubeconfig file."),
+    context: Optional[str] = context_option("--from-cluster: kubeconfig context."),
+    namespace: Optional[str] = namespace_option("--from-cluster: only this namespace."),
+    request_timeout: Optional[str] = request_timeout_option("--from-cluster: per-request "
+                                                            "timeout."),
+) -> None:
+    """Rewrite workloads and quotas from device-plugin requests to DRA claims, in place.
+
+    Each pod spec that requests nvidia.com/gpu (or a MIG slice) gets a ResourceClaimTemplate
+    next to it, spec.resourceClaims, and resources.claims on each GPU container; GPU node labels
+    become CEL selectors. Only the lines that must change are changed; a second run changes
+    nothing. Workloads gpudra would have to guess about are left alone and reported.
+    """
+    from gpudra.convert.run import ConvertRequest, run_convert
+
+    cluster = _cluster(list(paths or []), from_cluster,
+                       Connection(kubeconfig, context, namespace, request_timeout))
+    target = TargetVersion.parse(target_version)
+    request = ConvertRequest(
+        cluster=cluster, paths=tuple(paths or ()), diff=diff, check=check,
+        output_dir=output_dir, target_version=str(target),
+        claim_mode=ClaimMode.parse(claim_mode, "--claim-mode").value,
+        strategy=Strategy.parse(strategy, "--strategy").value,
+        keep_node_selectors=keep_node_selectors, add_toleration=add_toleration,
+        keep_device_plugin_quota=keep_quota, selectors=tuple(selector), min_memory=min_memory,
+        product=product, claims_file=claims_file, admin_access=admin_access,
+        excludes=tuple(exclude), config=config,
+        output=output.value, quiet=quiet, verbose=verbose, color=diff and color(sys.stdout))
+    raise typer.Exit(int(run_convert(request, stdout=sys.stdout, stderr=sys.stderr)))
+
+
+def _cluster(paths: list[str], from_cluster: bool, connection: Connection) -> object:
+    """gpudra.cluster.ClusterOptions under --from-cluster, else None; a usage error for
+    connection flags without it, or for nothing to convert."""
+    if connection.given and not from_cluster:
+        raise UsageError("--kubeconfig, --context, -n and --request-timeout go with "
+                         "--from-cluster")
+    if not paths and not from_cluster:
+        raise UsageError("give a PATH to convert (or --from-cluster --output-dir DIR)")
+    return connection.cluster_options() if from_cluster else None

@@ -1,0 +1,89 @@
+"""`gpudra cutover`: the switch, node pool by node pool."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Optional
+
+import typer
+
+from gpudra.cli.options import (
+    Connection, config_option, context_option, kubeconfig_option, load_cfg, quiet_option,
+    request_timeout_option, target_version_option,
+)
+from gpudra.cli.output import RunbookFormat, write_runbook
+from gpudra.cli.root import app, guarded, report_errors
+from gpudra.cli.terminal import ListProgress
+from gpudra.dra.versions import TargetVersion
+from gpudra.errors import UsageError
+
+EPILOG = (
+    "Read-only: prints a runbook and writes nothing to the cluster. Each wave is checked by "
+    "the plan engine: the nodes left on the device plugin fit every workload not yet "
+    "migrated, the DRA nodes fit every migrated one, no node serves both.\n\n"
+    "Exit codes: 0 a safe order exists; 1 none does (not enough capacity: the numbers are "
+    "printed); 2 usage error; 3 the cluster or a --from file could not be read.\n\n"
+    "Examples:\n\n\b\n"
+    "  gpudra cutover                                   # the current context; wave table\n"
+    "  gpudra cutover --output-dir cutover/ -o markdown > runbook.md\n"
+    "  gpudra cutover --pool-label node.kubernetes.io/instance-type --max-wave-nodes 4\n"
+    "  kubectl get nodes,deploy,sts,jobs,cronjobs -A -o yaml > fleet.yaml\n"
+    "  gpudra cutover --from fleet.yaml -o json")
+
+_OUTPUT = typer.Option("table", "-o", "--output", metavar="table|markdown|json",
+                       help="Wave table, the Markdown runbook, or JSON.")
+_OUTPUT_DIR = typer.Option(None, "--output-dir", metavar="DIR",
+                           help="Write wave-N/original/ and wave-N/converted/ manifests and "
+                                "runbook.md (a new or empty directory).")
+_SOURCES = typer.Option([], "--from", metavar="FILE",
+                        help="Plan on exported YAML (nodes and workloads) instead of the "
+                             "cluster (repeatable).")
+_POOL_LABEL = typer.Option(None, "--pool-label", metavar="LABEL",
+                           help="Node label that names pools (default: the cloud's node-pool "
+                                "label, else the GPU product).")
+_MAX_WAVE_NODES = typer.Option(None, "--max-wave-nodes", metavar="N",
+                               help="Split pools into waves of at most N nodes.")
+
+
+@app.command(short_help="Plan the switch node pool by node pool: waves, steps, rollback.",
+             epilog=EPILOG)
+@guarded
+def cutover(
+    output: str = _OUTPUT,
+    output_dir: Optional[Path] = _OUTPUT_DIR,
+    sources: list[str] = _SOURCES,
+    pool_label: Optional[str] = _POOL_LABEL,
+    max_wave_nodes: Optional[int] = _MAX_WAVE_NODES,
+    target_version: str = target_version_option("Release the converted manifests are for."),
+    config: Optional[Path] = config_option(),
+    quiet: bool = quiet_option(),
+    kubeconfig: Optional[str] = kubeconfig_option(),
+    context: Optional[str] = context_option(),
+    request_timeout: Optional[str] = request_timeout_option(),
+) -> None:
+    """Order the switch from the device plugin to DRA in waves of node pools.
+
+    Groups GPU nodes into pools, reads where each GPU workload may run (nodeSelector, required
+    node affinity, tolerations) and orders waves so that after each one both sides fit, with
+    the replicas the cluster runs today: batch workloads move first, then Deployments with
+    several replicas, StatefulSets and singletons last. Per wave: the node labels that stop the
+    device plugin and start the DRA kubelet plugin, the converted manifests to apply, the
+    `gpudra verify` gate and the rollback.
+    """
+    from gpudra.cutover.run import CutoverRequest, run_cutover
+
+    fmt = RunbookFormat.parse(output, "-o")
+    connection = Connection(kubeconfig, context, None, request_timeout)
+    if sources and connection.given:
+        raise UsageError("--from plans on files: --kubeconfig, --context and "
+                         "--request-timeout are for the cluster")
+    cfg = load_cfg(sources, config)
+    cluster = None if sources else connection.cluster_options()
+    target = TargetVersion.parse(target_version)
+    request = CutoverRequest(tuple(sources), cluster, pool_label, max_wave_nodes, output_dir,
+                             target, cfg)
+    with ListProgress(quiet or bool(sources)) as on_page:
+        result = run_cutover(request, on_page=on_page)
+    write_runbook(fmt, result, str(output_dir) if output_dir else None)
+    report_errors(result.errors)
+    raise typer.Exit(int(result.exit_code()))
