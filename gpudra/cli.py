@@ -19,7 +19,8 @@ from gpudra.dra.versions import DEFAULT, SUPPORTED_RANGE, TargetVersion, checked
 from gpudra.errors import GpudraError, UsageError
 from gpudra.fleet import DEFAULT_MAX_PARALLEL
 from gpudra.model import ExitCode, FailOn
-from gpudra.report import OutputFormat, RenderOptions, SummaryFormat
+from gpudra.report import SummaryFormat
+from gpudra.report.formats import Kind, RenderOptions, find, names, render
 
 app = typer.Typer(
     name="gpudra",
@@ -129,8 +130,8 @@ def _guarded(command: _Command) -> _Command:
     return run  # type: ignore[return-value]
 
 
-AUDIT_FORMATS = tuple(f.value for f in OutputFormat)
-OUTCOME_FORMATS = ("table", "json", "junit", "markdown", "github", "html")  # report.outcomes
+AUDIT_FORMATS = names(Kind.AUDIT)
+OUTCOME_FORMATS = names(Kind.OUTCOMES)  # preflight, plan, verify
 
 
 def _targets(values: list[str] | None, formats: tuple[str, ...], default: str = "table",
@@ -270,7 +271,6 @@ def audit(
     progress and errors to stderr.
     """
     from gpudra.config import config_for, load_config
-    from gpudra.report import renderer_for
     from gpudra.rules import catalogue
 
     paths = list(paths or [])
@@ -320,14 +320,14 @@ def audit(
 
         report = apply_baseline(report, known)
 
-    def render(fmt: str, to_stdout: bool) -> str:
-        return renderer_for(OutputFormat(fmt))(report, RenderOptions(
+    def text(fmt: str, to_stdout: bool) -> str:
+        return render(Kind.AUDIT, fmt, report, RenderOptions(
             color=to_stdout and _color(sys.stdout), width=_width() if to_stdout else None,
             tool_version=__version__, fail_on=level, verbose=verbose, inputs=tuple(paths)))
 
     publish = None if paths or many else _publisher(
         quiet, context=context[0] if context else None, **flags)
-    write_targets(output, render, sys.stdout, publish)
+    write_targets(output, text, sys.stdout, publish)
     for error in report.errors:
         typer.echo(f"gpudra: {error.where}: {error.message}", err=True)
     if report.nothing_read and not report.errors:
@@ -405,7 +405,7 @@ def _audit_clusters(contexts: list[str], cfg, quiet: bool, target, max_parallel:
         if audit.error:
             what = "not read"
         else:
-            from gpudra.summary import summarize
+            from gpudra.report.summary import summarize
 
             s = summarize(audit.report)
             what = f"{s.read}, {sum(s.findings.values())} findings" + \
@@ -585,17 +585,13 @@ def convert(
 
 
 
-def _write_outcomes(targets, report, own: dict[str, Callable[[], str]] | None = None) -> None:
-    """Every -o target of preflight, plan or verify; `own` renders a format a command shapes
-    itself (plan's JSON)."""
-    from gpudra.report.outcomes import render
+def _write_outcomes(targets, report) -> None:
+    """Every -o target of preflight, plan or verify."""
     from gpudra.report.targets import write_targets
 
     def text(fmt: str, to_stdout: bool) -> str:
-        if own and fmt in own:
-            return own[fmt]()
-        return render(report, fmt, color=to_stdout and _color(sys.stdout),
-                      width=_width() if to_stdout else None)
+        return render(Kind.OUTCOMES, fmt, report, RenderOptions(
+            color=to_stdout and _color(sys.stdout), width=_width() if to_stdout else None))
 
     write_targets(targets, text, sys.stdout)
 
@@ -728,11 +724,8 @@ def plan(
     rejects which devices, and devices nothing matches. Unconverted workloads are converted in
     memory first, as `gpudra convert` would.
     """
-    import json as json_module
-
     from gpudra.config import config_for, load_config
     from gpudra.plan.run import PlanRequest, as_report, run_plan
-    from gpudra.report.json_report import error_data
     from gpudra.rules import catalogue as rule_catalogue
 
     paths = list(paths or [])
@@ -747,13 +740,7 @@ def plan(
                           full_matches=full_matches)
     with _ListProgress(quiet) as on_page:
         result = run_plan(request, on_page=on_page)
-
-    def plan_json() -> str:  # the plan's own contract (docs/plan.md), not the outcome shape
-        data = result.report.to_json()
-        data["errors"] = [error_data(e) for e in result.errors]
-        return json_module.dumps(data, indent=2, ensure_ascii=False) + "\n"
-
-    _write_outcomes(output, as_report(result), {"json": plan_json})
+    _write_outcomes(output, as_report(result))
     for error in result.errors:
         typer.echo(f"gpudra: {error.where}: {error.message}", err=True)
     raise typer.Exit(int(result.exit_code()))
@@ -868,15 +855,12 @@ def cutover(
     device plugin and start the DRA kubelet plugin, the converted manifests to apply, the
     `gpudra verify` gate and the rollback.
     """
-    import json as json_module
-
     from gpudra.config import config_for, load_config
     from gpudra.cutover.run import CutoverRequest, run_cutover
-    from gpudra.cutover.runbook import as_json, markdown, table
+    from gpudra.cutover.runbook import Runbook
     from gpudra.rules import catalogue as rule_catalogue
 
-    if output not in ("table", "markdown", "json"):
-        raise UsageError(f"-o must be table, markdown or json, not {output!r}")
+    find(Kind.RUNBOOK, output)  # a bad -o before the cluster is read
     if sources and any((kubeconfig, context, request_timeout)):
         raise UsageError("--from plans on files: --kubeconfig, --context and "
                          "--request-timeout are for the cluster")
@@ -887,13 +871,7 @@ def cutover(
     with _ListProgress(quiet or bool(sources)) as on_page:
         result = run_cutover(request, on_page=on_page)
     where = str(output_dir) if output_dir else None
-    if output == "json":
-        text = json_module.dumps(as_json(result.plan, where, result.pools), indent=2) + "\n"
-    elif output == "markdown":
-        text = markdown(result.plan, where, result.pools)
-    else:
-        text = table(result.plan)
-    sys.stdout.write(text)
+    sys.stdout.write(render(Kind.RUNBOOK, output, Runbook(result.plan, where, result.pools)))
     for error in result.errors:
         typer.echo(f"gpudra: {error.where}: {error.message}", err=True)
     raise typer.Exit(int(result.exit_code()))
@@ -905,24 +883,9 @@ def checks(
     output: str = typer.Option("table", "-o", "--output", help="table, json or markdown."),
 ) -> None:
     """List every preflight check: id, tier, title and what it looks at (docs/checks.md)."""
-    import json as json_module
-
     from gpudra.preflight import catalogue as check_catalogue
-    from gpudra.preflight import checks_markdown
 
-    entries = list(check_catalogue().values())
-    if output == "markdown":
-        sys.stdout.write(checks_markdown())
-    elif output == "json":
-        sys.stdout.write(json_module.dumps(
-            [{"id": c.id, "tier": c.tier.value, "title": c.title, "summary": c.summary,
-              "outcomes": [o.value for o in c.outcomes], "docs": c.docs_url} for c in entries],
-            indent=2) + "\n")
-    elif output == "table":
-        for c in entries:
-            sys.stdout.write(f"{c.id:<12} {c.tier.value:<10} {c.title}\n")
-    else:
-        raise UsageError(f"-o must be table, json or markdown, not {output!r}")
+    sys.stdout.write(render(Kind.CHECKS, output, list(check_catalogue().values())))
 
 
 @app.command(short_help="Print the read-only RBAC that gpudra's cluster commands need.",
@@ -974,9 +937,9 @@ def rules(
     output: str = typer.Option("table", "-o", "--output", help="table, json or markdown."),
 ) -> None:
     """List the rule catalogue: id, default severity, name and summary."""
-    from gpudra.catalogue_docs import render_rules
+    from gpudra.rules import catalogue
 
-    sys.stdout.write(render_rules(output))
+    sys.stdout.write(render(Kind.RULES, output, list(catalogue().values())))
 
 
 @app.command(short_help="Explain a rule or a check (GPU101, CLUSTER001).")
@@ -986,9 +949,9 @@ def explain(rule: str = typer.Argument(..., metavar="ID",
                                             "(CLUSTER001).")) -> None:
     """Print a rule's or a preflight check's documentation: why it matters, what is wrong and
     right, the fix."""
-    from gpudra.catalogue_docs import explain_rule
+    from gpudra.preflight.docs import explain_id
 
-    text = explain_rule(rule)
+    text = explain_id(rule)
     if not _terminal(sys.stdout):
         sys.stdout.write(text)  # the Markdown source: for pipes, files and docs
         return
@@ -1002,7 +965,7 @@ def explain(rule: str = typer.Argument(..., metavar="ID",
 report_app = typer.Typer(name="report", no_args_is_help=True,
                          help="Work with JSON reports: merge the reports of many clusters.")
 app.add_typer(report_app)
-MERGE_FORMATS = ("json", "markdown", "html")
+MERGE_FORMATS = names(Kind.FLEET)
 
 
 @report_app.command("merge", short_help="Merge JSON reports of many clusters into one.",
@@ -1035,8 +998,6 @@ def report_merge(
 ) -> None:
     """Merge the JSON reports of many clusters: one summary (their sum), one row per cluster,
     every finding and workload named by its cluster."""
-    import json as json_module
-
     from gpudra.report.merge import exit_code, load_report, merge_reports, parse_names
     from gpudra.report.targets import write_targets
 
@@ -1046,18 +1007,10 @@ def report_merge(
         raise UsageError(f"--name {unknown[0]}=...: no such REPORT among the arguments")
     merged = merge_reports([load_report(path, named.get(path)) for path in reports])
 
-    def render(fmt: str, to_stdout: bool) -> str:
-        if fmt == "json":
-            return json_module.dumps(merged, indent=2, ensure_ascii=False) + "\n"
-        if fmt == "html":
-            from gpudra.report.html import render_data
+    def text(fmt: str, to_stdout: bool) -> str:
+        return render(Kind.FLEET, fmt, merged, RenderOptions(tool_version=__version__))
 
-            return render_data(merged, tool_version=__version__)
-        from gpudra.report.fleet_markdown import render as markdown
-
-        return markdown(merged)
-
-    write_targets(output, render, sys.stdout)
+    write_targets(output, text, sys.stdout)
     raise typer.Exit(int(exit_code(merged, FailOn.parse(fail_on.value))))
 
 
