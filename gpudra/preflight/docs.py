@@ -7,7 +7,6 @@ Each check's section is headed by its bare id, so the anchor (`#cluster001`) is 
 
 from __future__ import annotations
 
-import difflib
 import json
 from collections.abc import Iterable, Sequence
 
@@ -79,6 +78,10 @@ def render_markdown(checks: Sequence[CheckInfo], options: RenderOptions) -> str:
 def explain_id(wanted_id: str) -> str:
     """A rule's documentation, or a preflight check's (CLUSTER001, NODE002): one command
     explains every id gpudra prints."""
+    # Here, not at the top: gpudra.preflight imports this module, and a preflight run needs
+    # neither the rule catalogue's text nor difflib.
+    import difflib
+
     from gpudra.preflight import catalogue
     from gpudra.rules import catalogue as rule_catalogue
     from gpudra.rules.docs import explain_rule
