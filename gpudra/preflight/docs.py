@@ -78,8 +78,8 @@ def render_markdown(checks: Sequence[CheckInfo], options: RenderOptions) -> str:
 def explain_id(wanted_id: str) -> str:
     """A rule's documentation, or a preflight check's (CLUSTER001, NODE002): one command
     explains every id gpudra prints."""
-    # Here, not at the top: gpudra.preflight imports this module, and a preflight run needs
-    # neither the rule catalogue's text nor difflib.
+    # Imported here: gpudra.preflight imports this module whenever it loads, and only
+    # explain needs these.
     import difflib
 
     from gpudra.preflight import catalogue
