@@ -7,7 +7,8 @@ from pathlib import Path
 
 import pytest
 
-from gpudra.catalogue_docs import explain_rule, rules_markdown
+from gpudra.preflight.docs import explain_id
+from gpudra.rules.docs import rules_markdown
 from gpudra.errors import UsageError
 from gpudra.rules import catalogue
 
@@ -26,7 +27,7 @@ def test_every_rule_is_documented(rule_id):
     assert re.fullmatch(r"[a-z0-9-]+", info.name)
     assert info.summary.endswith(".") and info.hint
     assert len(info.explanation) > 120, "explain why the rule matters"
-    assert info.id in explain_rule(info.id) and info.id in explain_rule(info.name)
+    assert info.id in explain_id(info.id) and info.id in explain_id(info.name)
 
 
 def test_rule_names_are_unique():
@@ -36,17 +37,17 @@ def test_rule_names_are_unique():
 
 def test_explain_unknown_rule_is_a_usage_error():
     with pytest.raises(UsageError, match="unknown rule"):
-        explain_rule("GPU000")
+        explain_id("GPU000")
 
 
 def test_explain_covers_preflight_checks():
     from gpudra.preflight import catalogue as check_catalogue
 
     for check in check_catalogue().values():
-        text = explain_rule(check.id.lower())
+        text = explain_id(check.id.lower())
         assert text.startswith(f"# {check.id} {check.title}") and check.summary in text
 
 
 def test_explain_suggests_the_id_meant():
     with pytest.raises(UsageError, match=r"did you mean CLUSTER001\?"):
-        explain_rule("CLUSTR001")
+        explain_id("CLUSTR001")

@@ -19,7 +19,7 @@ import yaml
 from typer.testing import CliRunner, Result
 
 from gpudra.cli import app
-from gpudra.report import OutputFormat
+from gpudra.report.formats import Kind, names
 
 GPU_POD = """\
 apiVersion: v1
@@ -59,20 +59,20 @@ def audit(*args: str, input: str | None = None) -> Result:
 # -- every format ----------------------------------------------------------------------------
 
 
-def _parse(fmt: OutputFormat, text: str) -> object:
+def _parse(fmt: str, text: str) -> object:
     """Each machine format must parse as what it claims to be."""
-    if fmt in (OutputFormat.JSON, OutputFormat.SARIF):
+    if fmt in ("json", "sarif"):
         return json.loads(text)
-    if fmt is OutputFormat.YAML:
+    if fmt == "yaml":
         return yaml.safe_load(text)
-    if fmt is OutputFormat.JUNIT:
+    if fmt == "junit":
         return ET.fromstring(text.encode("utf-8"))
     return text
 
 
-@pytest.mark.parametrize("fmt", list(OutputFormat), ids=lambda f: f.value)
-def test_each_format_reports_the_gpu_pod(tree: Path, fmt: OutputFormat) -> None:
-    result = audit("tree", "-o", fmt.value)
+@pytest.mark.parametrize("fmt", names(Kind.AUDIT))
+def test_each_format_reports_the_gpu_pod(tree: Path, fmt: str) -> None:
+    result = audit("tree", "-o", fmt)
     assert result.exit_code == 1, result.stderr
     assert result.stderr == ""
     assert "GPU101" in result.stdout and "tree/pod.yaml" in result.stdout
@@ -261,7 +261,7 @@ def test_version_prints_the_package_version_and_what_it_was_checked_against():
 
 def test_no_gpu_workloads_means_nothing_left_to_migrate(tmp_path):
     from gpudra.audit import AuditRequest, run_audit
-    from gpudra.summary import summarize
+    from gpudra.report.summary import summarize
 
     (tmp_path / "web.yaml").write_text("apiVersion: v1\nkind: Pod\nmetadata: {name: w}\n"
                                        "spec: {containers: [{name: c, image: nginx}]}\n")
@@ -273,7 +273,7 @@ def test_a_chart_that_requests_device_plugin_gpus_is_not_migrated(tmp_path):
     """Issue 13.13: a chart's values or templates asking for nvidia.com/gpu count as one GPU
     workload still on the device plugin, so a tree is never "100% migrated" while they do."""
     from gpudra.audit import AuditRequest, run_audit
-    from gpudra.summary import summarize
+    from gpudra.report.summary import summarize
 
     (tmp_path / "job.yaml").write_text(
         "apiVersion: batch/v1\nkind: Job\nmetadata: {name: j}\nspec:\n  template:\n    spec:\n"
@@ -296,7 +296,7 @@ def test_a_chart_that_requests_device_plugin_gpus_is_not_migrated(tmp_path):
 def test_nim_services_on_the_operators_dra_path_are_migrated(tmp_path):
     """Issue 13.6: a NIMService (or a NIMPipeline service) with draResources is on DRA."""
     from gpudra.audit import AuditRequest, run_audit
-    from gpudra.summary import summarize
+    from gpudra.report.summary import summarize
 
     (tmp_path / "nim.yaml").write_text(
         "apiVersion: apps.nvidia.com/v1alpha1\nkind: NIMService\nmetadata: {name: a}\n"
@@ -334,8 +334,8 @@ def _raise(*args: object, **kwargs: object) -> None:
 CRASHES = [
     (("audit", "."), "gpudra.audit.run_audit"),
     (("convert", "."), "gpudra.convert.run.run_convert"),
-    (("rules",), "gpudra.catalogue_docs.render_rules"),
-    (("explain", "GPU101"), "gpudra.catalogue_docs.explain_rule"),
+    (("rules",), "gpudra.rules.docs.render_table"),
+    (("explain", "GPU101"), "gpudra.preflight.docs.explain_id"),
 ]
 
 

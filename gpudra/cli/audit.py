@@ -241,7 +241,7 @@ def _audit_clusters(command: AuditCommand) -> Any:
         if audit.error:
             what = "not read"
         else:
-            from gpudra.summary import summarize
+            from gpudra.report.summary import summarize
 
             s = summarize(audit.report)
             what = f"{s.read}, {sum(s.findings.values())} findings" + \

@@ -36,6 +36,6 @@ def explain(rule: str = typer.Argument(..., metavar="ID",
                                             "(CLUSTER001).")) -> None:
     """Print a rule's or a preflight check's documentation: why it matters, what is wrong and
     right, the fix."""
-    from gpudra.catalogue_docs import explain_rule
+    from gpudra.preflight.docs import explain_id
 
-    write_explanation(explain_rule(rule))
+    write_explanation(explain_id(rule))

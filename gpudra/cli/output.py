@@ -4,7 +4,6 @@ file. One module, so that a new format or a new way to render lands in one place
 
 from __future__ import annotations
 
-import json
 import sys
 from collections.abc import Callable
 from typing import Any, Optional
@@ -16,51 +15,25 @@ from gpudra.cli.options import Choice
 from gpudra.cli.terminal import color, terminal, width
 from gpudra.errors import UsageError
 from gpudra.model import FailOn
-from gpudra.report import OutputFormat, RenderOptions
+from gpudra.report.formats import Kind, RenderOptions, names, render
 
 
-class OutcomeFormat(Choice):
-    """preflight's, plan's and verify's -o formats (gpudra.report.outcomes)."""
-
-    TABLE = "table"
-    JSON = "json"
-    JUNIT = "junit"
-    MARKDOWN = "markdown"
-    GITHUB = "github"
-    HTML = "html"
+def _format_choice(name: str, kind: Kind) -> Any:
+    """The -o words of `kind` as a Choice enum, in the registry's order: the registry
+    (gpudra.report.formats) is the one list of formats."""
+    return Choice(name, {word.upper(): word for word in names(kind)})  # type: ignore[call-overload]
 
 
-class MergeFormat(Choice):
-    """`gpudra report merge -o`."""
+OutcomeFormat = _format_choice("OutcomeFormat", Kind.OUTCOMES)  # preflight, plan, verify
+MergeFormat = _format_choice("MergeFormat", Kind.FLEET)  # gpudra report merge
+RunbookFormat = _format_choice("RunbookFormat", Kind.RUNBOOK)  # cutover
+CatalogueFormat = _format_choice("CatalogueFormat", Kind.CHECKS)  # checks and rules
+if names(Kind.RULES) != names(Kind.CHECKS):
+    raise AssertionError("checks and rules share one -o choice")  # pragma: no cover
 
-    JSON = "json"
-    MARKDOWN = "markdown"
-    HTML = "html"
-
-
-class RunbookFormat(Choice):
-    """cutover's -o: the wave table, the Markdown runbook, or JSON."""
-
-    TABLE = "table"
-    MARKDOWN = "markdown"
-    JSON = "json"
-
-
-class CatalogueFormat(Choice):
-    """`gpudra checks -o` and `gpudra rules -o`."""
-
-    TABLE = "table"
-    JSON = "json"
-    MARKDOWN = "markdown"
-
-
-def _values(formats: Any) -> tuple[str, ...]:
-    return tuple(member.value for member in formats)
-
-
-AUDIT_FORMATS = _values(OutputFormat)
-OUTCOME_FORMATS = _values(OutcomeFormat)
-MERGE_FORMATS = _values(MergeFormat)
+AUDIT_FORMATS = names(Kind.AUDIT)
+OUTCOME_FORMATS = names(Kind.OUTCOMES)
+MERGE_FORMATS = names(Kind.FLEET)
 
 
 def _targets(values: Optional[list[str]], formats: tuple[str, ...], default: str = "table",
@@ -105,81 +78,53 @@ def catalogue_format_option() -> Any:
 def write_audit(targets: Any, report: Any, level: FailOn, verbose: bool,
                 inputs: tuple[str, ...], publish: Optional[Callable[[Any, str], None]]) -> None:
     """Every -o target of an audit; `publish` writes json=configmap:NAME to the cluster."""
-    from gpudra.report import renderer_for
-    from gpudra.report.targets import write_targets
-
-    def render(fmt: str, to_stdout: bool) -> str:
-        return renderer_for(OutputFormat(fmt))(report, RenderOptions(
-            color=to_stdout and color(sys.stdout), width=width() if to_stdout else None,
-            tool_version=__version__, fail_on=level, verbose=verbose, inputs=inputs))
-
-    write_targets(targets, render, sys.stdout, publish)
-
-
-def write_outcomes(targets: Any, report: Any,
-                   own: Optional[dict[str, Callable[[], str]]] = None) -> None:
-    """Every -o target of preflight, plan or verify; `own` renders a format a command shapes
-    itself (plan's JSON)."""
-    from gpudra.report.outcomes import render
     from gpudra.report.targets import write_targets
 
     def text(fmt: str, to_stdout: bool) -> str:
-        if own and fmt in own:
-            return own[fmt]()
-        return render(report, fmt, color=to_stdout and color(sys.stdout),
-                      width=width() if to_stdout else None)
+        return render(Kind.AUDIT, fmt, report, RenderOptions(
+            color=to_stdout and color(sys.stdout), width=width() if to_stdout else None,
+            tool_version=__version__, fail_on=level, verbose=verbose, inputs=inputs))
+
+    write_targets(targets, text, sys.stdout, publish)
+
+
+def write_outcomes(targets: Any, report: Any) -> None:
+    """Every -o target of preflight, plan or verify."""
+    from gpudra.report.targets import write_targets
+
+    def text(fmt: str, to_stdout: bool) -> str:
+        return render(Kind.OUTCOMES, fmt, report, RenderOptions(
+            color=to_stdout and color(sys.stdout), width=width() if to_stdout else None))
 
     write_targets(targets, text, sys.stdout)
 
 
 def write_plan(targets: Any, result: Any) -> None:
-    """plan's -o targets; its JSON is the plan's own contract (docs/plan.md), not the outcome
-    shape."""
+    """plan's -o targets (its JSON is the plan's own contract, docs/plan.md: as_report
+    carries it)."""
     from gpudra.plan.run import as_report
-    from gpudra.report.json_report import error_data
 
-    def plan_json() -> str:
-        data = result.report.to_json()
-        data["errors"] = [error_data(e) for e in result.errors]
-        return json.dumps(data, indent=2, ensure_ascii=False) + "\n"
-
-    write_outcomes(targets, as_report(result), {"json": plan_json})
+    write_outcomes(targets, as_report(result))
 
 
-def write_runbook(fmt: RunbookFormat, result: Any, where: Optional[str]) -> None:
-    from gpudra.cutover.runbook import as_json, markdown, table
+def write_runbook(fmt: Any, result: Any, where: Optional[str]) -> None:
+    from gpudra.cutover.runbook import Runbook
 
-    if fmt is RunbookFormat.JSON:
-        text = json.dumps(as_json(result.plan, where, result.pools), indent=2) + "\n"
-    elif fmt is RunbookFormat.MARKDOWN:
-        text = markdown(result.plan, where, result.pools)
-    else:
-        text = table(result.plan)
-    sys.stdout.write(text)
+    sys.stdout.write(render(Kind.RUNBOOK, fmt.value, Runbook(result.plan, where, result.pools)))
 
 
-def write_checks(fmt: CatalogueFormat) -> None:
+def write_checks(fmt: Any) -> None:
     """The preflight check catalogue."""
-    from gpudra.preflight import catalogue, checks_markdown
+    from gpudra.preflight import catalogue
 
-    entries = list(catalogue().values())
-    if fmt is CatalogueFormat.MARKDOWN:
-        sys.stdout.write(checks_markdown())
-    elif fmt is CatalogueFormat.JSON:
-        sys.stdout.write(json.dumps(
-            [{"id": c.id, "tier": c.tier.value, "title": c.title, "summary": c.summary,
-              "outcomes": [o.value for o in c.outcomes], "docs": c.docs_url} for c in entries],
-            indent=2) + "\n")
-    else:
-        for c in entries:
-            sys.stdout.write(f"{c.id:<12} {c.tier.value:<10} {c.title}\n")
+    sys.stdout.write(render(Kind.CHECKS, fmt.value, list(catalogue().values())))
 
 
-def write_rules(fmt: CatalogueFormat) -> None:
+def write_rules(fmt: Any) -> None:
     """The rule catalogue."""
-    from gpudra.catalogue_docs import render_rules
+    from gpudra.rules import catalogue
 
-    sys.stdout.write(render_rules(fmt.value))
+    sys.stdout.write(render(Kind.RULES, fmt.value, list(catalogue().values())))
 
 
 def write_explanation(text: str) -> None:
@@ -198,15 +143,7 @@ def write_merged(targets: Any, merged: Any) -> None:
     """Every -o target of `gpudra report merge`."""
     from gpudra.report.targets import write_targets
 
-    def render(fmt: str, to_stdout: bool) -> str:
-        if fmt == MergeFormat.JSON:
-            return json.dumps(merged, indent=2, ensure_ascii=False) + "\n"
-        if fmt == MergeFormat.HTML:
-            from gpudra.report.html import render_data
+    def text(fmt: str, to_stdout: bool) -> str:
+        return render(Kind.FLEET, fmt, merged, RenderOptions(tool_version=__version__))
 
-            return render_data(merged, tool_version=__version__)
-        from gpudra.report.fleet_markdown import render as markdown
-
-        return markdown(merged)
-
-    write_targets(targets, render, sys.stdout)
+    write_targets(targets, text, sys.stdout)

@@ -6,7 +6,6 @@ Streams are passed in, so this module stays free of any terminal library and is 
 from __future__ import annotations
 
 import datetime
-import json
 import os
 from dataclasses import replace
 from pathlib import Path
@@ -18,7 +17,7 @@ from gpudra.convert.converter import ConvertReport, FileChange, convert_paths
 from gpudra.convert.from_cluster import export_cluster
 from gpudra.convert.planner import ConvertOptions
 from gpudra.convert.records import ConvertRequest, WorkloadResult
-from gpudra.convert.summary import as_data, as_text
+from gpudra.convert.summary import ConvertSummary
 from gpudra.convert.writer import (
     WriteRefused,
     checked_target,
@@ -36,6 +35,7 @@ from gpudra.kustomize.tree import real_roots
 from gpudra.model import ExitCode, InputError
 from gpudra.printable import quote_name
 from gpudra.quantity import parse_quantity
+from gpudra.report.formats import Kind, RenderOptions, find, render
 from gpudra.rules import catalogue
 from gpudra.workloads import WorkloadTable
 
@@ -70,8 +70,7 @@ def build_options(request: ConvertRequest) -> ConvertOptions:
         raise UsageError("-o json cannot be combined with '-': stdout carries the converted YAML")
     if "-" in request.paths and (request.output_dir or request.claims_file):
         raise UsageError("--output-dir and --claims-file need files, not '-'")
-    if request.output not in ("table", "json"):
-        raise UsageError(f"-o must be table or json, not {request.output!r}")
+    find(Kind.CONVERT, request.output)  # one of its words, before anything is read
     if request.claims_file is not None and ("/" in request.claims_file or
                                             not request.claims_file.endswith((".yaml", ".yml"))):
         raise UsageError("--claims-file must be a file name ending in .yaml or .yml")
@@ -173,12 +172,12 @@ def run_convert(request: ConvertRequest, *, stdout: IO[str], stderr: IO[str],
         report = replace(report, errors=report.errors + tuple(write_errors),
                          unwritten=frozenset(unwritten))
     written = not (request.diff or request.check) and request.paths != ("-",)
+    summary = ConvertSummary(report, written=written, with_diffs=request.diff)
+    options = RenderOptions(verbose=request.verbose)
     if request.output == "json":  # the requested output, not a summary: -q keeps it
-        stdout.write(json.dumps(as_data(report, with_diffs=request.diff, written=written),
-                                indent=2) + "\n")
+        stdout.write(render(Kind.CONVERT, "json", summary, options))
     elif not request.quiet:
-        action = "changed" if written else "would change"
-        summary_stream.write(as_text(report, action=action, verbose=request.verbose))
+        summary_stream.write(render(Kind.CONVERT, request.output, summary, options))
     for error in report.errors:  # on stderr, as every command's input errors
         stderr.write(f"gpudra: {error.where}: {error.message}\n")
     return _exit_code(report, request)

@@ -2,18 +2,40 @@
 
 from __future__ import annotations
 
+import json
 from collections import Counter
+from dataclasses import dataclass
 from typing import Any
 
 from gpudra.convert.converter import ConvertReport
 from gpudra.convert.writer import unified_diff
 from gpudra.objects import plural
+from gpudra.report.formats import RenderOptions
 from gpudra.report.json_report import skipped_data
-from gpudra.summary import files_read
+from gpudra.report.summary import files_read
 from gpudra.printable import quote_name
 
 STRATEGIES = ("rewrite", "repair", "quota", "bridge", "manual", "ignored", "waived",
               "blocked")
+
+
+@dataclass(frozen=True, slots=True)
+class ConvertSummary:
+    """What `convert -o` renders (gpudra.report.formats, Kind.CONVERT)."""
+
+    report: ConvertReport
+    written: bool      # the changes were written (not --diff, --check or stdin)
+    with_diffs: bool   # --diff: the JSON carries each file's diff
+
+
+def render_table(summary: ConvertSummary, options: RenderOptions) -> str:
+    action = "changed" if summary.written else "would change"
+    return as_text(summary.report, action=action, verbose=options.verbose)
+
+
+def render_json(summary: ConvertSummary, options: RenderOptions) -> str:
+    return json.dumps(as_data(summary.report, with_diffs=summary.with_diffs,
+                              written=summary.written), indent=2) + "\n"
 
 
 def as_data(report: ConvertReport, *, with_diffs: bool, written: bool) -> dict[str, Any]:

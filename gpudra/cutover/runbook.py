@@ -11,10 +11,13 @@ DRA driver chart take `affinity` / `kubeletPlugin.nodeSelector` values: one labe
 
 from __future__ import annotations
 
+import json
+from dataclasses import dataclass
 from typing import Any
 
 from gpudra.cutover.fleet import RISK_NAMES
 from gpudra.cutover.waves import CutoverPlan, Side, Wave
+from gpudra.report.formats import RenderOptions
 
 OPERATOR_LABEL = "nvidia.com/gpu.deploy.device-plugin"
 STACK_LABEL = "gpudra.io/gpu-stack"
@@ -135,3 +138,24 @@ def table(result: CutoverPlan) -> str:
         out += ["", f"{len(result.waves)} waves; after the last, run gpudra verify "
                 "--decommission"]
     return "\n".join(out) + "\n"
+
+
+@dataclass(frozen=True, slots=True)
+class Runbook:
+    """What `gpudra cutover` renders (gpudra.report.formats, Kind.RUNBOOK)."""
+
+    plan: CutoverPlan
+    directory: str | None       # --output-dir, which the steps name
+    pools: dict[str, int]       # nodes per pool
+
+
+def render_table(runbook: Runbook, options: RenderOptions) -> str:
+    return table(runbook.plan)
+
+
+def render_markdown(runbook: Runbook, options: RenderOptions) -> str:
+    return markdown(runbook.plan, runbook.directory, runbook.pools)
+
+
+def render_json(runbook: Runbook, options: RenderOptions) -> str:
+    return json.dumps(as_json(runbook.plan, runbook.directory, runbook.pools), indent=2) + "\n"

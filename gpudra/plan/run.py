@@ -22,6 +22,7 @@ from gpudra.plan.engine import PlanOptions, plan
 from gpudra.plan.inventory import Inventory, parse_inventory
 from gpudra.plan.report import NODE_SAMPLE, PlanReport
 from gpudra.plan.synthesis import Shares, synthesize
+from gpudra.report.json_report import error_data
 from gpudra.report.outcomes import Outcome, OutcomeReport
 from gpudra.sources.files import FileSource
 from gpudra.workloads import POD_NESTING_KEYS
@@ -243,6 +244,7 @@ def as_report(result: PlanResult) -> OutcomeReport:
         verdicts.append(Outcome(name, kind, "fail", "still requests device-plugin GPUs and "
                                 "convert cannot move it: nothing to plan",
                                 "gpudra convert --diff shows why it is blocked", subject))
-    summary = result.report.to_json()["summary"]
-    return OutcomeReport("plan", "workloads", tuple(verdicts), result.errors, summary,
-                         lambda v: v.status == "fail", "gpudra plan")
+    data = result.report.to_json()  # -o json: the plan's own contract (docs/plan.md)
+    own_json = {**data, "errors": [error_data(e) for e in result.errors]}
+    return OutcomeReport("plan", "workloads", tuple(verdicts), result.errors, data["summary"],
+                         lambda v: v.status == "fail", "gpudra plan", own_json=own_json)

@@ -1,4 +1,5 @@
-"""docs/checks.md, generated from the check catalogue (`gpudra checks -o markdown`).
+"""The check catalogue as text: `gpudra checks` (table, JSON, Markdown: gpudra.report.formats,
+Kind.CHECKS), `gpudra explain` of a check or a rule, and the generated docs/checks.md.
 
 Each check's section is headed by its bare id, so the anchor (`#cluster001`) is the one
 `CheckInfo.docs_url` links to from every non-passing result.
@@ -6,9 +7,12 @@ Each check's section is headed by its bare id, so the anchor (`#cluster001`) is 
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+import json
+from collections.abc import Iterable, Sequence
 
+from gpudra.errors import UsageError
 from gpudra.preflight.check_records import CheckInfo, Tier
+from gpudra.report.formats import RenderOptions
 
 _TIER_TITLES = {
     Tier.CLUSTER: ("Cluster checks", "`gpudra preflight` reads the cluster (get and list only) "
@@ -54,3 +58,46 @@ def checks_markdown(checks: Iterable[CheckInfo] | None = None) -> str:
             out += [f"### {info.id}", "", f"**{info.title}.** {info.summary}", "",
                     info.explanation, ""]
     return "\n".join(out).rstrip("\n") + "\n"
+
+
+def render_table(checks: Sequence[CheckInfo], options: RenderOptions) -> str:
+    return "".join(f"{c.id:<12} {c.tier.value:<10} {c.title}\n" for c in checks)
+
+
+def render_json(checks: Sequence[CheckInfo], options: RenderOptions) -> str:
+    return json.dumps(
+        [{"id": c.id, "tier": c.tier.value, "title": c.title, "summary": c.summary,
+          "outcomes": [o.value for o in c.outcomes], "docs": c.docs_url} for c in checks],
+        indent=2) + "\n"
+
+
+def render_markdown(checks: Sequence[CheckInfo], options: RenderOptions) -> str:
+    return checks_markdown(checks)
+
+
+def explain_id(wanted_id: str) -> str:
+    """A rule's documentation, or a preflight check's (CLUSTER001, NODE002): one command
+    explains every id gpudra prints."""
+    # Imported here: gpudra.preflight imports this module whenever it loads, and only
+    # explain needs these.
+    import difflib
+
+    from gpudra.preflight import catalogue
+    from gpudra.rules import catalogue as rule_catalogue
+    from gpudra.rules.docs import explain_rule
+
+    text = explain_rule(wanted_id)
+    if text is not None:
+        return text
+    wanted = wanted_id.strip()
+    checks = catalogue()
+    check = checks.get(wanted.upper())
+    if check is not None:
+        return (f"# {check.id} {check.title}\n\n*Preflight check* · *Tier:* {check.tier.value}"
+                f" · *Outcomes:* {', '.join(o.value for o in check.outcomes)}\n\n"
+                f"{check.summary}\n\n{check.explanation.strip()}\n")
+    close = difflib.get_close_matches(wanted.upper(), [*rule_catalogue(), *checks], n=1,
+                                      cutoff=0.6)
+    hint = f"; did you mean {close[0]}?" if close else ""
+    raise UsageError(f"unknown rule or check {wanted_id!r}{hint} (`gpudra rules` and `gpudra "
+                     "checks` list them)")

@@ -10,13 +10,14 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from typing import Any
 
+from gpudra.report.formats import RenderOptions
 from gpudra.report.markdown import COLLAPSE_OVER, escape_cell
-from gpudra.summary import severity_counts
+from gpudra.report.summary import severity_counts
 
 _TITLE = {"error": "Errors", "warning": "Warnings", "info": "Info"}
 
 
-def render(data: Mapping[str, Any]) -> str:
+def render(data: Mapping[str, Any], options: RenderOptions) -> str:
     summary, clusters, findings = data["summary"], data["clusters"], data["findings"]
     counts = severity_counts(summary["findings"])
     blocks = [f"## gpudra fleet: {len(clusters)} clusters, {len(findings)} findings"

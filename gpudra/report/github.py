@@ -17,7 +17,7 @@ from pathlib import PurePath
 from gpudra.model import Finding, InputError, Report, Severity
 from gpudra.objects import plural
 from gpudra.report import RenderOptions
-from gpudra.summary import severity_counts, summarize
+from gpudra.report.summary import severity_counts, summarize
 
 STDIN = "-"
 _COMMAND = {Severity.ERROR: "error", Severity.WARNING: "warning", Severity.INFO: "notice"}

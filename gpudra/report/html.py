@@ -50,6 +50,11 @@ def percent_text(value: float | None) -> str:
     return f"{value:.1f}".removesuffix(".0") + "%"
 
 
+def render_fleet(data: Mapping[str, Any], options: RenderOptions) -> str:
+    """The page for merged reports (`report merge -o html`)."""
+    return render_data(data, tool_version=options.tool_version)
+
+
 def render_data(data: Mapping[str, Any], *, tool_version: str = "") -> str:
     """The page for a JSON report (one cluster, a tree, or a merge of several)."""
     summary = data["summary"]

@@ -10,7 +10,7 @@ from typing import Any
 
 from gpudra.model import ClusterInfo, Finding, InputError, Report, Severity, Skipped, WorkloadStatus
 from gpudra.report import RenderOptions
-from gpudra.summary import summarize
+from gpudra.report.summary import summarize
 
 SCHEMA_VERSION = 1
 

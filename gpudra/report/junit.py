@@ -30,7 +30,7 @@ from gpudra.model import FailOn, Finding, Report, RuleInfo
 from gpudra.objects import plural
 from gpudra.printable import quote_name
 from gpudra.report import RenderOptions
-from gpudra.summary import summarize
+from gpudra.report.summary import summarize
 
 SUITE = "gpudra"
 INPUTS_CASE = "inputs"

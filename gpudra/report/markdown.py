@@ -16,7 +16,7 @@ from gpudra.model import MOST_SEVERE_FIRST, Finding, InputError, Report, Severit
 from gpudra.objects import plural
 from gpudra.printable import quote_name
 from gpudra.report import RenderOptions
-from gpudra.summary import Summary, held_back, severity_counts, summarize
+from gpudra.report.summary import Summary, held_back, severity_counts, summarize
 
 COLLAPSE_OVER = 50
 _CODE_SPAN = re.compile(r"(`[^`\n]*`)")

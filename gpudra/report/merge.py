@@ -19,8 +19,9 @@ from typing import Any
 
 from gpudra.errors import UnreadableInputError, UsageError
 from gpudra.model import ExitCode, FailOn, Severity
+from gpudra.report.formats import RenderOptions
 from gpudra.report.json_report import SCHEMA_VERSION
-from gpudra.summary import percent_of
+from gpudra.report.summary import percent_of
 
 _COUNTS = ("files_scanned", "documents_parsed", "objects_read", "skipped", "errors",
            "suppressed", "gpu_workloads", "on_device_plugin", "on_dra", "on_bridge")
@@ -179,3 +180,8 @@ def exit_code(data: Mapping[str, Any], fail_on: FailOn) -> ExitCode:
     if any(fail_on.triggered_by(Severity(f["severity"])) for f in data["findings"]):
         return ExitCode.FINDINGS
     return ExitCode.OK
+
+
+def render_json(merged: Mapping[str, Any], options: RenderOptions) -> str:
+    """The merged report as JSON (`report merge -o json`), itself a report merge reads."""
+    return json.dumps(merged, indent=2, ensure_ascii=False) + "\n"

@@ -19,6 +19,7 @@ from typing import Any
 
 from gpudra.model import InputError
 from gpudra.objects import plural
+from gpudra.report.formats import RenderOptions
 from gpudra.report.json_report import error_data
 from gpudra.report.verdicts import STATUSES, repeats
 
@@ -48,6 +49,9 @@ class OutcomeReport:
     failing: Callable[[Outcome], bool]
     headline: str = ""
     extra: Mapping[str, Any] = field(default_factory=dict)  # more top-level JSON keys
+    # A command whose JSON is a contract of its own (plan's, docs/plan.md) says it here;
+    # -o json then prints it instead of the outcomes.
+    own_json: Mapping[str, Any] | None = None
 
     def counts(self) -> dict[str, int]:
         counts = {status: 0 for status in STATUSES}
@@ -60,33 +64,19 @@ _COLOUR = {"fail": "bold red", "warn": "yellow", "unavailable": "magenta", "pass
 _GITHUB = {"fail": "error", "warn": "warning", "unavailable": "notice"}
 
 
-def render(report: OutcomeReport, fmt: str, *, color: bool = False,
-           width: int | None = None) -> str:
-    renderers = {"table": _table, "json": _json, "junit": _junit, "markdown": _markdown,
-                 "github": _github, "html": _html}
-    if fmt not in renderers:
-        from gpudra.errors import UsageError
-
-        raise UsageError(f"-o {fmt} is not available for {report.tool}; use one of "
-                         f"{', '.join(renderers)}")
-    if fmt == "table":
-        return _table(report, color, width)
-    return renderers[fmt](report)
-
-
 def _counts_text(report: OutcomeReport) -> str:
     counts = report.counts()
     return ", ".join(f"{n} {s}" for s, n in counts.items() if n) or "nothing checked"
 
 
-def _table(report: OutcomeReport, color: bool, width: int | None) -> str:
+def render_table(report: OutcomeReport, options: RenderOptions) -> str:
     from rich.table import Table
     from rich.text import Text
 
     from gpudra.report.table import console_for
 
     buffer = io.StringIO()
-    console = console_for(buffer, color, width)
+    console = console_for(buffer, options.color, options.width)
     table = Table(show_header=False, box=None, pad_edge=False, padding=(0, 1))
     table.add_column("status", no_wrap=True)
     table.add_column("id", no_wrap=True)
@@ -139,11 +129,12 @@ def as_data(report: OutcomeReport) -> dict[str, Any]:
             "summary": dict(report.summary)}
 
 
-def _json(report: OutcomeReport) -> str:
-    return json.dumps(as_data(report), indent=2, ensure_ascii=False) + "\n"
+def render_json(report: OutcomeReport, options: RenderOptions) -> str:
+    data = as_data(report) if report.own_json is None else report.own_json
+    return json.dumps(data, indent=2, ensure_ascii=False) + "\n"
 
 
-def _html(report: OutcomeReport) -> str:
+def render_html(report: OutcomeReport, options: RenderOptions) -> str:
     from gpudra import __version__
     from gpudra.report.html import render_outcomes
 
@@ -151,7 +142,7 @@ def _html(report: OutcomeReport) -> str:
                            tool_version=__version__)
 
 
-def _junit(report: OutcomeReport) -> str:
+def render_junit(report: OutcomeReport, options: RenderOptions) -> str:
     """One test case per outcome: failing ones fail, warnings and unavailable checks that do
     not fail the run are skipped with their message (visible in CI test views), passes pass;
     an `inputs` case errors when something could not be read."""
@@ -187,7 +178,7 @@ def _junit(report: OutcomeReport) -> str:
     return f'<?xml version="1.0" encoding="UTF-8"?>\n{ET.tostring(suite, encoding="unicode")}\n'
 
 
-def _markdown(report: OutcomeReport) -> str:
+def render_markdown(report: OutcomeReport, options: RenderOptions) -> str:
     from gpudra.report.markdown import escape_cell
 
     lines = [f"## gpudra {report.tool}: {_counts_text(report)}", ""]
@@ -209,7 +200,7 @@ def _markdown(report: OutcomeReport) -> str:
 _LOCATED = re.compile(r"^(?P<file>[^\s:]+):(?P<line>\d+) (?P<text>\S.*)$")
 
 
-def _github(report: OutcomeReport) -> str:
+def render_github(report: OutcomeReport, options: RenderOptions) -> str:
     from gpudra.report.github import command
 
     lines = []

@@ -19,7 +19,7 @@ from rich.text import Text
 from gpudra.model import MOST_SEVERE_FIRST, Finding, Report
 from gpudra.printable import quote_name
 from gpudra.report import RenderOptions
-from gpudra.summary import held_back, severity_counts, summarize
+from gpudra.report.summary import held_back, severity_counts, summarize
 
 _STYLE = {"error": "bold red", "warning": "yellow", "info": "cyan"}
 # Without a width (stdout is no terminal and COLUMNS is unset) nothing wraps: a line is as long

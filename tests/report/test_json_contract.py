@@ -8,7 +8,7 @@ from pathlib import Path
 import jsonschema
 
 from gpudra.audit import AuditRequest, run_audit
-from gpudra.report import OutputFormat, RenderOptions, renderer_for
+from gpudra.report.formats import Kind, render
 
 ROOT = Path(__file__).resolve().parents[2]
 SCHEMA = json.loads((ROOT / "docs" / "report-schema.json").read_text())
@@ -16,7 +16,7 @@ SCHEMA = json.loads((ROOT / "docs" / "report-schema.json").read_text())
 
 def test_examples_report_matches_schema():
     report = run_audit(AuditRequest([str(ROOT / "examples")]))
-    data = json.loads(renderer_for(OutputFormat.JSON)(report, RenderOptions()))
+    data = json.loads(render(Kind.AUDIT, "json", report))
     jsonschema.Draft202012Validator(SCHEMA).validate(data)
     assert data["findings"], "the example tree must produce findings"
     assert data["summary"]["gpu_workloads"] >= 5
@@ -26,6 +26,6 @@ def test_examples_report_matches_schema():
 def test_report_with_errors_matches_schema(tmp_path):
     (tmp_path / "bad.yaml").write_text("kind: Pod\nmetadata: {name: [nvidia\n")
     report = run_audit(AuditRequest([str(tmp_path), str(tmp_path / "missing")]))
-    data = json.loads(renderer_for(OutputFormat.JSON)(report, RenderOptions()))
+    data = json.loads(render(Kind.AUDIT, "json", report))
     jsonschema.Draft202012Validator(SCHEMA).validate(data)
     assert len(data["errors"]) == 2

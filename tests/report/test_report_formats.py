@@ -2,7 +2,7 @@
 
 Each format is checked for what its consumer relies on: SARIF against the 2.1.0 schema and
 code scanning's location/fingerprint fields, JUnit by parsing it, Markdown's cell escaping,
-GitHub's workflow-command escaping. Every OutputFormat must render an empty and a full report.
+GitHub's workflow-command escaping. Every audit format must render an empty and a full report.
 """
 
 from __future__ import annotations
@@ -25,15 +25,8 @@ from gpudra.model import (
     Severity,
     WorkloadStatus,
 )
-from gpudra.report import (
-    OutputFormat,
-    RenderOptions,
-    github,
-    junit,
-    markdown,
-    renderer_for,
-    sarif,
-)
+from gpudra.report import RenderOptions, github, junit, markdown, sarif
+from gpudra.report.formats import Kind, names, render
 
 OPTIONS = RenderOptions(tool_version="9.9.9")
 TRAIN = "k8s/apps/train.yaml"
@@ -93,16 +86,16 @@ EMPTY = Report(findings=(), errors=(), workloads=(), files_scanned=0, documents_
 # -- every format ----------------------------------------------------------------------------
 
 
-@pytest.mark.parametrize("fmt", list(OutputFormat), ids=lambda f: f.value)
+@pytest.mark.parametrize("fmt", names(Kind.AUDIT))
 @pytest.mark.parametrize("report", [EMPTY, make_report()], ids=["empty", "full"])
-def test_every_format_renders(fmt: OutputFormat, report: Report) -> None:
-    """Exhaustive over the enum: each format renders, and a full report shows every finding's
+def test_every_format_renders(fmt: str, report: Report) -> None:
+    """Exhaustive over the registry: each format renders, and a full report shows every finding's
     rule id (an empty one shows none)."""
-    text = renderer_for(fmt)(report, OPTIONS)
+    text = render(Kind.AUDIT, fmt, report, OPTIONS)
     assert isinstance(text, str) and text.endswith("\n")
     for finding in report.findings:
         assert finding.rule in text, (fmt, finding.rule)
-    if not report.findings and fmt not in (OutputFormat.JUNIT, OutputFormat.SARIF):
+    if not report.findings and fmt not in ("junit", "sarif"):
         # (JUnit and SARIF list the whole catalogue by design.)
         assert "GPU1" not in text
 
@@ -450,7 +443,7 @@ def test_summaries_use_the_singular_for_one() -> None:
     ({"error": 0, "warning": 0, "info": 0}, ""),
 ])
 def test_severity_counts(counts: dict[str, int], text: str) -> None:
-    from gpudra.summary import severity_counts
+    from gpudra.report.summary import severity_counts
 
     assert severity_counts(counts) == text
 
@@ -500,7 +493,7 @@ def test_table_without_a_width_keeps_each_row_on_one_line() -> None:
 
 
 def test_outcome_table_wraps_and_never_truncates() -> None:
-    from gpudra.report.outcomes import Outcome, OutcomeReport, render
+    from gpudra.report.outcomes import Outcome, OutcomeReport
 
     outcome = Outcome("CLUSTER005", "ResourceSlices on GPU nodes", "fail",
                       f"node gpu-1 ({LONG_OBJECT}) publishes no ResourceSlice", "restart it",
@@ -508,10 +501,10 @@ def test_outcome_table_wraps_and_never_truncates() -> None:
     report = OutcomeReport("preflight", "checks", (outcome,), (), {}, lambda o: True,
                            "gpudra preflight")
     for width in (60, 80):
-        text = render(report, "table", width=width)
+        text = render(Kind.OUTCOMES, "table", report, RenderOptions(width=width))
         assert "…" not in text and all(len(line) <= width for line in text.splitlines())
         assert _unfolded(text).count(LONG_OBJECT) == 2
-    whole = render(report, "table", width=None)
+    whole = render(Kind.OUTCOMES, "table", report)
     assert any(LONG_OBJECT in line and "publishes" in line for line in whole.splitlines())
 
 
@@ -539,7 +532,7 @@ def test_cli_honours_columns_and_does_not_wrap_without_it(tmp_path, columns, lon
 def test_outcome_table_says_each_thing_once() -> None:
     """A message that restates the title is printed alone; a detail whose values the message
     already names is left out of the table (the JSON keeps every detail)."""
-    from gpudra.report.outcomes import Outcome, OutcomeReport, render
+    from gpudra.report.outcomes import Outcome, OutcomeReport
 
     outcomes = (
         Outcome("CLUSTER008", "No node serves GPUs through both", "pass",
@@ -550,9 +543,9 @@ def test_outcome_table_says_each_thing_once() -> None:
                          "selectors: gpu.nvidia.com uses device.driver")),
     )
     report = OutcomeReport("preflight", "checks", outcomes, (), {}, lambda o: False, "gpudra")
-    text = render(report, "table", width=None)
+    text = render(Kind.OUTCOMES, "table", report)
     assert text.lower().count("no node serves gpus through both") == 1
     assert "DeviceClasses: gpu.nvidia.com, mig.nvidia.com" not in text
     assert "selectors: gpu.nvidia.com uses device.driver" in text
-    data = json.loads(render(report, "json"))
+    data = json.loads(render(Kind.OUTCOMES, "json", report))
     assert len(data["checks"][1]["details"]) == 2

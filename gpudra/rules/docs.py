@@ -1,49 +1,37 @@
-"""Text for `gpudra rules`, `gpudra explain` and the generated docs/rules.md."""
+"""The rule catalogue as text: `gpudra rules` (table, JSON, Markdown: gpudra.report.formats,
+Kind.RULES), a rule's section for `gpudra explain`, and the generated docs/rules.md."""
 
 from __future__ import annotations
 
-import difflib
 import json
+from collections.abc import Sequence
 
-from gpudra.errors import UsageError
 from gpudra.model import RuleInfo
+from gpudra.report.formats import RenderOptions
 from gpudra.rules import catalogue
 
 
-def render_rules(fmt: str) -> str:
-    rules = list(catalogue().values())
-    if fmt == "json":
-        return json.dumps([_rule_data(r) for r in rules], indent=2) + "\n"
-    if fmt == "markdown":
-        return rules_markdown(rules)
-    if fmt != "table":
-        raise UsageError(f"unknown format {fmt!r} (table, json or markdown)")
+def render_table(rules: Sequence[RuleInfo], options: RenderOptions) -> str:
     width = max(len(r.name) for r in rules)
     lines = [f"{'ID':<7} {'SEVERITY':<8} {'NAME':<{width}} SUMMARY"]
     lines += [f"{r.id:<7} {r.severity.value:<8} {r.name:<{width}} {r.summary}" for r in rules]
     return "\n".join(lines) + "\n"
 
 
-def explain_rule(rule_id: str) -> str:
-    """A rule's documentation, or a preflight check's (CLUSTER001, NODE002): one command
-    explains every id gpudra prints."""
+def render_json(rules: Sequence[RuleInfo], options: RenderOptions) -> str:
+    return json.dumps([_rule_data(r) for r in rules], indent=2) + "\n"
+
+
+def render_markdown(rules: Sequence[RuleInfo], options: RenderOptions) -> str:
+    return rules_markdown(list(rules))
+
+
+def explain_rule(rule_id: str) -> str | None:
+    """A rule's documentation, by id (GPU101, any case) or name; None for no such rule."""
     rules = catalogue()
     wanted = rule_id.strip()
     info = rules.get(wanted.upper()) or {r.name: r for r in rules.values()}.get(wanted)
-    if info is not None:
-        return _rule_markdown(info, heading="#")
-    from gpudra.preflight import catalogue as check_catalogue
-
-    checks = check_catalogue()
-    check = checks.get(wanted.upper())
-    if check is not None:
-        return (f"# {check.id} {check.title}\n\n*Preflight check* · *Tier:* {check.tier.value}"
-                f" · *Outcomes:* {', '.join(o.value for o in check.outcomes)}\n\n"
-                f"{check.summary}\n\n{check.explanation.strip()}\n")
-    close = difflib.get_close_matches(wanted.upper(), [*rules, *checks], n=1, cutoff=0.6)
-    hint = f"; did you mean {close[0]}?" if close else ""
-    raise UsageError(f"unknown rule or check {rule_id!r}{hint} (`gpudra rules` and `gpudra "
-                     "checks` list them)")
+    return None if info is None else _rule_markdown(info, heading="#")
 
 
 def _rule_data(r: RuleInfo) -> dict:
