@@ -71,7 +71,8 @@ def run_cutover(request: CutoverRequest, *, on_page: Callable[[Any], None] | Non
         raise UsageError(f"--pool-label {request.pool_label}: no GPU node has this label")
     result = order_waves(fleet, table, request.max_wave_nodes)
     if out is not None:
-        errors += write_waves(result, out, table)
+        out.mkdir(parents=True, exist_ok=True)  # the runbook is written even with no wave
+        errors += write_waves(result, out, table, request.target_version)
         (out / "runbook.md").write_text(markdown(result, str(out), pool_sizes(fleet)),
                                         encoding="utf-8")
     return CutoverResult(result, fleet, tuple(errors), read, out)
@@ -81,9 +82,11 @@ def pool_sizes(fleet: Fleet) -> dict[str, int]:
     return {name: len(nodes) for name, nodes in fleet.pools().items()}
 
 
-def write_waves(result: CutoverPlan, out: Path, table: WorkloadTable) -> list[InputError]:
+def write_waves(result: CutoverPlan, out: Path, table: WorkloadTable,
+                target: TargetVersion) -> list[InputError]:
     """wave-N/original/: the moving workloads as clean manifests (what `convert
-    --from-cluster` exports); wave-N/converted/: those files converted by `gpudra convert`."""
+    --from-cluster` exports); wave-N/converted/: those files converted by `gpudra convert`
+    for the release the cutover plans for."""
     from gpudra.convert.export import clean, dump, file_name
     from gpudra.convert.run import ConvertRequest, run_convert
     from gpudra.convert.writer import write_under
@@ -107,7 +110,7 @@ def write_waves(result: CutoverPlan, out: Path, table: WorkloadTable) -> list[In
         stderr = io.StringIO()
         code = run_convert(ConvertRequest(paths=(str(original),),
                                           output_dir=out / f"wave-{wave.number}" / "converted",
-                                          quiet=True), stdout=io.StringIO(), stderr=stderr)
+                                          target_version=str(target), quiet=True), stdout=io.StringIO(), stderr=stderr)
         if code not in (ExitCode.OK, 4):
             errors.append(InputError(str(original), "convert failed: "
                                      + (stderr.getvalue().strip() or f"exit {int(code)}")))

@@ -218,6 +218,25 @@ def test_runbook_and_wave_manifests(tmp_path: Path) -> None:
     assert "## Wave 1: b (1 nodes)" in runbook and "Rollback:" in runbook
 
 
+def test_wave_manifests_are_converted_for_the_target_release(tmp_path: Path) -> None:
+    out = tmp_path / "cutover"
+    code, _, err = cutover(tmp_path, safe_fleet(), "--output-dir", str(out),
+                           "--target-version", "1.32")
+    assert code == 0, err
+    text = "\n".join(p.read_text() for p in (out / "wave-1" / "converted").rglob("*.yaml"))
+    assert "apiVersion: resource.k8s.io/v1beta1" in text  # 1.32 serves no resource.k8s.io/v1
+    assert "resource.k8s.io/v1\n" not in text
+
+
+def test_a_fleet_without_waves_still_gets_its_runbook(tmp_path: Path) -> None:
+    out = tmp_path / "cutover"
+    no_gpu_node = [{"apiVersion": "v1", "kind": "List", "items": []}]
+    code, report, err = cutover(tmp_path, no_gpu_node, "--output-dir", str(out))
+    assert code == 0, err
+    assert report["waves"] == []
+    assert (out / "runbook.md").read_text().startswith("#")
+
+
 def test_live_cluster_and_table(tmp_path: Path) -> None:
     objects = ordered_fleet()
     live = []
