@@ -172,6 +172,7 @@ class _SelectionFacts:
         self._refused: dict[tuple, tuple[Device, ...]] = {}
         self._capacity: dict[tuple, tuple[str, ...]] = {}
         self._unions: dict[tuple, tuple[int, tuple[str, ...], int]] = {}
+        self._tainted = {i for i, d in enumerate(matcher.devices) if d.taints}
 
     def refused(self, alt: Alternative) -> tuple[Device, ...]:
         """Matching devices with a NoSchedule/NoExecute taint the request does not tolerate."""
@@ -179,8 +180,9 @@ class _SelectionFacts:
         found = self._refused.get(key)
         if found is None:
             devices = self.matcher.devices
-            found = tuple(devices[i] for i in alt.selected.matching
-                          if not tolerated(devices[i], alt.request))
+            # Only tainted devices can refuse; `matching` is sorted, so sorted() keeps its order.
+            tainted = sorted(self._tainted.intersection(alt.selected.matching))
+            found = tuple(devices[i] for i in tainted if not tolerated(devices[i], alt.request))
             self._refused[key] = found
         return found
 
