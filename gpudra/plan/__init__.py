@@ -3,8 +3,8 @@
 Public API: :func:`plan` with :class:`PlanOptions` -> :class:`PlanReport` (``to_json()``,
 :func:`exit_code`); inventories from :func:`parse_inventory` (ResourceSlices) or
 :func:`synthesize` (Node objects). Modules: inventory, synthesis, demand, matching (over
-selector_text and selector_hints), capacity, resolve, allocate (over node_search), report,
-engine.
+selector_text and selector_hints), capacity, resolve, allocate (over node_search, free_counts
+and unplaced), report, engine.
 """
 
 from gpudra.plan.engine import PlanOptions, plan

@@ -34,10 +34,18 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from fractions import Fraction
 
-from gpudra.plan.demand import ALL, Request, Workload
+from gpudra.plan.demand import Request, Workload
+from gpudra.plan.free_counts import FreeCounts, may_fit
 from gpudra.plan.inventory import Device, Inventory
 from gpudra.plan.node_search import BudgetSpent, MustFail, NodeSearch, Pick
-from gpudra.plan.resolve import Alternative, ResolvedClaim, resolved_for, unresolved
+from gpudra.plan.resolve import (
+    Alternative,
+    ResolvedClaim,
+    ResolvedRequest,
+    resolved_for,
+    unresolved,
+)
+from gpudra.plan.unplaced import no_fit, no_node
 
 ANY_NODE = "(any node)"  # stands for every node when the inventory names none
 SEARCH_BUDGET = 20_000  # candidate devices tried per pod and node
@@ -110,11 +118,11 @@ class Simulation(NodeSearch):
         self.shared: dict[tuple[str, str], str | None] = {}
         self.allocated: set[int] = set()  # every device some pod got (for the report)
         self._steps = 0
-        self._free: dict[tuple, dict[str | None, int]] = {}
-        self._device_keys: dict[int, list[tuple]] = defaultdict(list)
+        self.free = FreeCounts()
         self._candidates: dict[tuple[int, str], tuple[int, ...]] = {}
         self._cursor: dict[tuple, int] = {}
         self._feasible: dict[tuple, tuple[str, ...]] = {}
+        self._reaches: dict[tuple, tuple[str, ...] | None] = {}
         self._fits_empty: dict[tuple, bool] = {}
         self._missing_counters: set[tuple[str, str, str]] = set()
         self._eligible: dict[tuple, tuple[str, ...]] = {}
@@ -129,38 +137,20 @@ class Simulation(NodeSearch):
         other.__dict__.update(self.__dict__)
         other.taken, other.consumed, other.counters = set(), {}, {}
         other.shared, other.allocated, other._steps = {}, set(), 0
-        other._free, other._device_keys = {}, defaultdict(list)
+        other.free = FreeCounts()
         other._cursor, other._fits_empty, other._missing_counters = {}, {}, set()
         other._alone, other._no_nodes = {}, {}
         return other
 
     # --- bookkeeping ------------------------------------------------------------------------
 
-    def _track(self, alternative: Alternative) -> None:
-        """Free-device counts per (selector set, node): a cheap upper bound to skip nodes."""
-        key = alternative.key
-        if key in self._free:
-            return
-        counts: dict[str | None, int] = defaultdict(int)
-        counts.update((node, len(devices)) for node, devices in alternative.by_node.items())
-        if alternative.network:
-            counts[None] = len(alternative.network)
-        device_keys = self._device_keys
-        for index in alternative.selected.matching:
-            device_keys[index].append(key)
-        self._free[key] = counts
-
     def _take(self, index: int) -> None:
         self.taken.add(index)
-        node = self.devices[index].node
-        for key in self._device_keys.get(index, ()):
-            self._free[key][node] -= 1
+        self.free.take(index, self.devices[index].node)
 
     def _release(self, index: int) -> None:
         self.taken.discard(index)
-        node = self.devices[index].node
-        for key in self._device_keys.get(index, ()):
-            self._free[key][node] += 1
+        self.free.release(index, self.devices[index].node)
 
     def candidates(self, alternative: Alternative, node: str) -> tuple[int, ...]:
         """Matching devices reachable from `node`, in the allocator's search order."""
@@ -184,7 +174,7 @@ class Simulation(NodeSearch):
                 for claim in group_claims:
                     for request in claim.requests:
                         for alternative in request.alternatives:
-                            self._track(alternative)
+                            self.free.track(alternative)
         order = list(workloads)
         if self.options.order == "scarcest":
             order.sort(key=lambda w: (_scarcity(resolved[id(w)]), w.key))
@@ -214,6 +204,8 @@ class Simulation(NodeSearch):
             labels = self.inventory.node_labels
             found = tuple(n for n in self.nodes if n not in labels
                           or all(labels[n].get(k) == v for k, v in key))
+            if len(found) == len(self.nodes):
+                found = self.nodes  # the same object: _feasible_nodes takes a shortcut for it
             self._eligible[key] = found
         return found
 
@@ -264,6 +256,28 @@ class Simulation(NodeSearch):
     def _place_pod(self, claims: tuple[ResolvedClaim, ...], eligible: tuple[str, ...],
                    only: tuple[str, ...] | None, warnings: set[str]
                    ) -> tuple[str, list[Pick]] | _Failure:
+        where = self._where(claims, eligible, only)
+        if isinstance(where, _Failure):
+            return where
+        to_allocate, nodes, shape, pinned = where
+        if not to_allocate:
+            return nodes[0], []
+        cacheable = (self.options.reuse and not pinned and only is None
+                     and not any(c.shared for c in to_allocate))
+        placed = self._scan(to_allocate, nodes, shape, cacheable, warnings)
+        if placed is not None:
+            return placed
+        if self._fits_when_empty(shape, to_allocate, nodes):
+            return _Failure("competition: the pod would fit on an empty cluster, but the "
+                            "matching devices were taken by pods placed before it (greedy "
+                            "order)", "competition")
+        return _Failure(no_fit(to_allocate, self.devices), "no-fit")
+
+    def _where(self, claims: tuple[ResolvedClaim, ...], eligible: tuple[str, ...],
+               only: tuple[str, ...] | None
+               ) -> tuple[list[ResolvedClaim], tuple[str, ...], tuple, bool] | _Failure:
+        """The claims still to allocate (a shared claim allocated before pins the pod to its
+        node instead), the nodes to try in order, the pod's shape and whether it is pinned."""
         pinned: set[str] = set()
         to_allocate: list[ResolvedClaim] = []
         for claim in claims:
@@ -287,22 +301,26 @@ class Simulation(NodeSearch):
             nodes = feasible if only is None else tuple(n for n in only if n in feasible)
             if not nodes:
                 return _Failure(self._no_node(to_allocate, only or eligible), "no-node")
-        if not to_allocate:
-            return nodes[0], []
-        cacheable = (self.options.reuse and not pinned and only is None
-                     and not any(c.shared for c in to_allocate))
+        return to_allocate, nodes, shape, bool(pinned)
+
+    def _scan(self, claims: list[ResolvedClaim], nodes: tuple[str, ...], shape: tuple,
+              cacheable: bool, warnings: set[str]) -> tuple[str, list[Pick]] | _Failure | None:
+        """The first node (from the shape's cursor) that holds the claims, committed; a
+        failure when the allocator would return an error or some node's search ran out of
+        budget; None when no node fits."""
         start = self._cursor.get(shape, 0) if cacheable else 0
+        checks = self.free.checks(claims)
         # The first node a later pod of this shape must try again: every node before it was
         # searched to the end without a fit and without a warning, and will be again.
         reopen: int | None = None
         budget_hit = False
         for position in range(start, len(nodes)):
             node = nodes[position]
-            if not self._may_fit(to_allocate, node):
+            if checks and not may_fit(checks, node):
                 continue
             noted: set[str] = set()
             try:
-                picks = self._allocate_on(node, to_allocate, noted)
+                picks = self._allocate_on(node, claims, noted)
             except BudgetSpent:
                 budget_hit = True
                 picks = None
@@ -315,18 +333,14 @@ class Simulation(NodeSearch):
             if picks is not None:
                 if cacheable:
                     self._cursor[shape] = reopen
-                self._commit(to_allocate, node, picks)
+                self._commit(claims, node, picks)
                 return node, picks
         if cacheable:
             self._cursor[shape] = len(nodes) if reopen is None else reopen
         if budget_hit:
             return _Failure("the search ran out of budget on some node (too many combinations "
                             "of candidate devices and constraints)", "budget")
-        if self._fits_when_empty(shape, to_allocate, nodes):
-            return _Failure("competition: the pod would fit on an empty cluster, but the "
-                            "matching devices were taken by pods placed before it (greedy "
-                            "order)", "competition")
-        return _Failure(_no_fit(to_allocate, self.devices), "no-fit")
+        return None
 
     def _claim_key(self, claim: ResolvedClaim) -> tuple:
         """What placing a claim depends on: its constraints and its requests' names and
@@ -360,42 +374,50 @@ class Simulation(NodeSearch):
 
     def _feasible_nodes(self, shape: tuple, claims: Sequence[ResolvedClaim],
                         eligible: tuple[str, ...]) -> tuple[str, ...]:
-        """Nodes where every request could be met if nothing were in use (by device counts)."""
+        """Nodes where every request could be met if nothing were in use (by device counts),
+        in the order of `eligible` (a filter of self.nodes: name order)."""
         found = self._feasible.get(shape) if self.options.reuse else None
         if found is not None:
             return found
-        nodes = set(eligible)
+        reach: tuple[str, ...] | None = None  # None: no request limits the nodes
         for claim in claims:
             for request in claim.requests:
-                ok: set[str] = set()
-                for alt in request.alternatives:
-                    need = alt.request.needed
-                    if len(alt.network) >= need:
-                        ok = set(eligible)
-                        break
-                    ok |= {n for n, devs in alt.by_node.items()
-                           if len(devs) + len(alt.network) >= need}
-                nodes &= ok
-        found = tuple(n for n in eligible if n in nodes)
+                ok = self._reach(request)
+                if ok is not None:
+                    reach = ok if reach is None else tuple(sorted(set(reach).intersection(ok)))
+        if reach is None:
+            found = eligible
+        elif eligible is self.nodes:  # every node with devices is one of self.nodes
+            found = reach
+        else:
+            allowed = set(eligible)
+            found = tuple(n for n in reach if n in allowed)
         if self.options.reuse:
             self._feasible[shape] = found
         return found
 
-    def _may_fit(self, claims: Sequence[ResolvedClaim], node: str) -> bool:
-        """False when some single-alternative ExactCount request surely lacks free devices."""
-        for claim in claims:
-            for request in claim.requests:
-                if len(request.alternatives) != 1:
-                    continue
-                alt = request.alternatives[0]
-                if alt.request.allocation_mode == ALL or alt.request.admin_access:
-                    continue
-                free = self._free.get(alt.key)
-                if free is None:
-                    continue
-                if free.get(node, 0) + free.get(None, 0) < alt.request.count:
-                    return False
-        return True
+    def _reach(self, request: ResolvedRequest) -> tuple[str, ...] | None:
+        """Nodes, in name order, where some alternative of `request` finds enough matching
+        devices (network-attached ones count everywhere); None when the network-attached
+        ones alone are enough. Per selections and counts: requests of many shapes share it."""
+        key = tuple((id(a.selected), a.request.needed) for a in request.alternatives)
+        if self.options.reuse and key in self._reaches:
+            return self._reaches[key]
+        parts: list[tuple[str, ...]] = []  # per alternative, in name order
+        found: tuple[str, ...] | None = None
+        for alt in request.alternatives:
+            need, extra = alt.request.needed, len(alt.network)
+            if extra >= need:
+                break
+            if alt.narrowest >= need:  # every node with a matching device: the usual fleet
+                parts.append(alt.nodes)
+            else:
+                parts.append(tuple(n for n in alt.nodes if len(alt.by_node[n]) + extra >= need))
+        else:
+            found = parts[0] if len(parts) == 1 else tuple(sorted(set().union(*parts)))
+        if self.options.reuse:
+            self._reaches[key] = found
+        return found
 
     def _commit(self, claims: Sequence[ResolvedClaim], node: str, picks: list[Pick]) -> None:
         for pick in picks:
@@ -431,52 +453,10 @@ class Simulation(NodeSearch):
         key = (tuple((c.name, self._claim_key(c)) for c in claims), nodes)
         found = self._no_nodes.get(key) if self.options.reuse else None
         if found is None:
-            found = self._explain_no_node(claims, nodes)
+            found = no_node(claims, nodes, self.nodes)
             if self.options.reuse:
                 self._no_nodes[key] = found
         return found
-
-    def _explain_no_node(self, claims: Sequence[ResolvedClaim], nodes: tuple[str, ...]) -> str:
-        for claim in claims:
-            for request in claim.requests:
-                def reach(alt: Alternative) -> int:  # len(candidates) without building them
-                    return max((len(alt.by_node.get(n, ())) for n in nodes), default=0) + len(
-                        alt.network)
-
-                best = max(request.alternatives, key=reach)
-                need = best.request.needed
-                most = reach(best)
-                if most < need:
-                    where = (f"node {nodes[0]} has {most}" if len(nodes) == 1
-                             else f"the most any eligible node has is {most}")
-                    if len(nodes) < len(self.nodes) and len(nodes) != 1:
-                        where += f" ({len(nodes)} of {len(self.nodes)} nodes are eligible)"
-                    return (f"claim {claim.name} request {request.name} needs {need} matching "
-                            f"device{'s' if need != 1 else ''} on one node; {where}")
-        return "no eligible node has enough matching devices for all of the pod's claims"
-
-
-def _no_fit(claims: Sequence[ResolvedClaim], devices: Sequence[Device]) -> str:
-    parts = []
-    if any(c.constraints for c in claims):
-        parts.append("matchAttribute/distinctAttribute constraints")
-    if any(a.request.capacity for c in claims for r in c.requests for a in r.alternatives):
-        parts.append("capacity requests")
-    seen: set[int] = set()
-    for request in (r for c in claims for r in c.requests):
-        selected = {i for a in request.alternatives for i in a.selected.matching}
-        if selected & seen:
-            parts.append("several requests competing for the same devices")
-            break
-        seen |= selected
-    candidates = {i for c in claims for r in c.requests for a in r.alternatives
-                  for i in a.selected.matching}
-    if any(devices[i].consumes_counters for i in candidates):
-        parts.append("shared counters of partitionable devices")
-    if any(devices[i].taints for i in candidates):
-        parts.append("device taints")
-    why = ", ".join(parts) or "capacity"
-    return f"no node can hold the pod even with every device free ({why})"
 
 
 def _request_key(request: Request) -> tuple:

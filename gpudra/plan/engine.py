@@ -14,10 +14,11 @@ both merged (what ``gpudra plan`` does: :mod:`gpudra.plan.run`).
 
 from __future__ import annotations
 
+import contextlib
 import gc
 import time
 from collections import Counter, defaultdict
-from collections.abc import Iterable
+from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, replace
 from typing import Any
 
@@ -73,18 +74,25 @@ class PlanOptions:
         return cls(**{**gates, **options})
 
 
-def plan(objects: Iterable[Any], inventory: Inventory,
-         options: PlanOptions = PlanOptions()) -> PlanReport:
-    # The plan allocates millions of small, acyclic records next to a large live inventory;
-    # the cyclic collector would rescan that inventory again and again (a third of the run at
-    # 100,000 devices). Paused for the plan, as gpudra.cluster.jsonparse does per page.
+@contextlib.contextmanager
+def collector_paused() -> Iterator[None]:
+    """The cyclic garbage collector off inside: plans and the inventories they read allocate
+    millions of small, acyclic records, which the collector would rescan again and again (a
+    third of a plan at 100,000 devices, half of reading and parsing them), as
+    gpudra.cluster.jsonparse does per page."""
     collecting = gc.isenabled()
     gc.disable()
     try:
-        return _plan(objects, inventory, options)
+        yield
     finally:
         if collecting:
             gc.enable()
+
+
+def plan(objects: Iterable[Any], inventory: Inventory,
+         options: PlanOptions = PlanOptions()) -> PlanReport:
+    with collector_paused():
+        return _plan(objects, inventory, options)
 
 
 def _plan(objects: Iterable[Any], inventory: Inventory, options: PlanOptions) -> PlanReport:
@@ -172,6 +180,7 @@ class _SelectionFacts:
         self._refused: dict[tuple, tuple[Device, ...]] = {}
         self._capacity: dict[tuple, tuple[str, ...]] = {}
         self._unions: dict[tuple, tuple[int, tuple[str, ...], int]] = {}
+        self._tainted = {i for i, d in enumerate(matcher.devices) if d.taints}
 
     def refused(self, alt: Alternative) -> tuple[Device, ...]:
         """Matching devices with a NoSchedule/NoExecute taint the request does not tolerate."""
@@ -179,8 +188,9 @@ class _SelectionFacts:
         found = self._refused.get(key)
         if found is None:
             devices = self.matcher.devices
-            found = tuple(devices[i] for i in alt.selected.matching
-                          if not tolerated(devices[i], alt.request))
+            # Only tainted devices can refuse; `matching` is sorted, so sorted() keeps its order.
+            tainted = sorted(self._tainted.intersection(alt.selected.matching))
+            found = tuple(devices[i] for i in tainted if not tolerated(devices[i], alt.request))
             self._refused[key] = found
         return found
 

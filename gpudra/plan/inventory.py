@@ -218,6 +218,7 @@ def _parse_slices(slices: list[Mapping[str, Any]]) -> tuple[
         pools[(driver, pool)].append(obj)
     devices: list[Device] = []
     counters: dict[tuple[str, str, str], Mapping[str, Fraction]] = {}
+    reader = _DeviceReader()
     for (driver, pool), members in sorted(pools.items()):
         newest = max(_generation(m) for m in members)
         current = [m for m in members if _generation(m) == newest]
@@ -236,50 +237,147 @@ def _parse_slices(slices: list[Mapping[str, Any]]) -> tuple[
                           for k, v in as_mapping(counter_set.get("counters")).items()}
                 counters[(driver, pool, str(counter_set.get("name", "")))] = MappingProxyType(
                     {k: v for k, v in values.items() if v is not None})
-            for index, raw in enumerate(spec.get("devices") or ()):
-                try:
-                    devices.append(_device(driver, pool, obj, spec, as_mapping(raw)))
-                except ValueError as exc:
-                    problems.append(f"ResourceSlice {_name(obj)} device #{index}: {exc}; skipped")
+            reader.slice_devices(driver, pool, obj, spec, devices, problems)
     return devices, counters, problems
 
 
-def _device(driver: str, pool: str, obj: Mapping[str, Any], spec: Mapping[str, Any],
-            raw: Mapping[str, Any]) -> Device:
-    body = as_mapping(raw.get("basic")) if "basic" in raw else raw  # v1beta1 / v1alpha3
-    name = raw.get("name")
-    if not isinstance(name, str) or not name:
-        raise ValueError("no name")
-    placement = raw if spec.get("perDeviceNodeSelection") else spec
+class _DeviceReader:
+    """Turns one parse's slices into devices. A fleet repeats itself: the devices of a node
+    (and of every node of a kind) publish the same attribute names and the same capacities,
+    so how names split into domains, and parsed capacities with their CEL view, are worked
+    out once per distinct shape and shared by the devices that have it (all immutable or
+    never written to)."""
+
+    def __init__(self) -> None:
+        self._splits: dict[str, dict[str, tuple[str, str]]] = {}  # driver -> name -> split
+        self._capacities: dict[tuple, tuple[Mapping[str, Fraction], Mapping[str, Any]]] = {}
+
+    def slice_devices(self, driver: str, pool: str, obj: Mapping[str, Any],
+                      spec: Mapping[str, Any], devices: list[Device], problems: list[str]
+                      ) -> None:
+        slice_name = _name(obj)
+        per_device = bool(spec.get("perDeviceNodeSelection"))
+        node = None if per_device else _node_name(spec)
+        for index, raw in enumerate(spec.get("devices") or ()):
+            try:
+                devices.append(self._device(driver, pool, slice_name, node, per_device,
+                                            _mapping(raw)))
+            except ValueError as exc:
+                problems.append(f"ResourceSlice {slice_name} device #{index}: {exc}; skipped")
+
+    def _device(self, driver: str, pool: str, slice_name: str, node: str | None,
+                per_device: bool, raw: Mapping[str, Any]) -> Device:
+        body = _mapping(raw.get("basic")) if "basic" in raw else raw  # v1beta1 / v1alpha3
+        name = raw.get("name")
+        if not isinstance(name, str) or not name:
+            raise ValueError("no name")
+        if per_device:
+            node = _node_name(raw)
+        attributes: dict[str, AttributeValue] = {}
+        by_domain: dict[str, dict[str, Any]] = {}
+        splits = self._splits.get(driver) or self._splits.setdefault(driver, {})
+        for raw_key, value in _mapping(body.get("attributes")).items():
+            key = str(raw_key)
+            attributes[key] = parsed = _attribute(raw_key, value)
+            domain, ident = splits.get(key) or self._split(driver, key)
+            (by_domain.get(domain) or by_domain.setdefault(domain, {}))[ident] = parsed
+        capacity, capacity_view, policies = self._capacity(driver, body.get("capacity"))
+        consumes = tuple(
+            CounterConsumption(str(_mapping(c).get("counterSet", "")), MappingProxyType(
+                {str(k): q for k, v in _mapping(_mapping(c).get("counters")).items()
+                 if (q := _quantity(_mapping(v).get("value"))) is not None}))
+            for c in body.get("consumesCounters") or () if isinstance(c, Mapping))
+        taints = tuple(Taint(str(t.get("key", "")), str(t.get("value", "")), str(t.get("effect", "")))
+                       for t in body.get("taints") or () if isinstance(t, Mapping))
+        return _record(driver, pool, name, node, attributes, capacity,
+                       body.get("allowMultipleAllocations") is True, policies, consumes, taints,
+                       slice_name, MappingProxyType({"attributes": by_domain,
+                                                     "capacity": capacity_view}))
+
+    def _split(self, driver: str, name: str) -> tuple[str, str]:
+        """(domain, name) as Device.split; an unqualified name is the driver's."""
+        splits = self._splits.setdefault(driver, {})
+        found = splits.get(name)
+        if found is None:
+            domain, slash, ident = name.rpartition("/")
+            found = splits[name] = (domain if slash else driver, ident)
+        return found
+
+    def _capacity(self, driver: str, raw: Any) -> tuple[
+            Mapping[str, Fraction], dict[str, dict[str, Any]], Mapping[str, RequestPolicy]]:
+        """Capacities, their CEL view and request policies; shared by every device that
+        publishes the same plain quantities (policies are rare: those are parsed per device)."""
+        entries = _mapping(raw)
+        if not entries:
+            return _EMPTY, {}, _EMPTY
+        shape: tuple | None = (driver, *(
+            (key, value["value"]) for key, value in entries.items()
+            if value.__class__ is dict and len(value) == 1 and "value" in value
+            and value["value"].__class__ is str))
+        if shape is not None and len(shape) != len(entries) + 1:
+            shape = None
+        found = self._capacities.get(shape) if shape is not None else None
+        if found is not None:
+            return found[0], found[1], _EMPTY
+        capacity: dict[str, Fraction] = {}
+        policies: dict[str, RequestPolicy] = {}
+        for key, value in entries.items():
+            if isinstance(value, Mapping):
+                quantity = _quantity(value.get("value"))
+                policy = value.get("requestPolicy")
+                if isinstance(policy, Mapping):
+                    policies[str(key)] = _policy(policy)
+            else:  # v1alpha3: a plain quantity
+                quantity = _quantity(value)
+            if quantity is None:
+                raise ValueError(f"capacity {key!r} is not a quantity")
+            capacity[str(key)] = quantity
+        view: dict[str, dict[str, Any]] = {}
+        for key, quantity in capacity.items():
+            domain, ident = self._split(driver, key)
+            view.setdefault(domain, {})[ident] = quantity
+        if shape is not None:
+            self._capacities[shape] = (MappingProxyType(capacity), view)
+        return MappingProxyType(capacity), view, MappingProxyType(policies) if policies else _EMPTY
+
+
+def _record(driver: str, pool: str, name: str, node: str | None,
+            attributes: dict[str, AttributeValue], capacity: Mapping[str, Fraction],
+            multiple: bool, policies: Mapping[str, RequestPolicy],
+            consumes: tuple[CounterConsumption, ...], taints: tuple[Taint, ...],
+            slice_name: str, by_domain: Mapping[str, Any]) -> Device:
+    """Device(...) for a parsed device whose CEL view was built along the way: the frozen
+    dataclass's __init__ sets each of its 14 fields through object.__setattr__ and then
+    rebuilds the view, which is most of the cost of 100,000 devices."""
+    device = object.__new__(Device)
+    device.__dict__.update(
+        driver=driver, pool=pool, name=name, node=node,
+        attributes=MappingProxyType(attributes), capacity=capacity,
+        allow_multiple_allocations=multiple, request_policies=policies,
+        consumes_counters=consumes, taints=taints, predicted=False, unknown=frozenset(),
+        slice_name=slice_name, by_domain=by_domain)
+    return device
+
+
+def _node_name(placement: Mapping[str, Any]) -> str | None:
     node = placement.get("nodeName")
-    node = node if isinstance(node, str) and node else None
-    attributes = {str(k): _attribute(k, v) for k, v in as_mapping(body.get("attributes")).items()}
-    capacity: dict[str, Fraction] = {}
-    policies: dict[str, RequestPolicy] = {}
-    for key, value in as_mapping(body.get("capacity")).items():
-        if isinstance(value, Mapping):
-            quantity = _quantity(value.get("value"))
-            policy = value.get("requestPolicy")
-            if isinstance(policy, Mapping):
-                policies[str(key)] = _policy(policy)
-        else:  # v1alpha3: a plain quantity
-            quantity = _quantity(value)
-        if quantity is None:
-            raise ValueError(f"capacity {key!r} is not a quantity")
-        capacity[str(key)] = quantity
-    consumes = tuple(
-        CounterConsumption(str(as_mapping(c).get("counterSet", "")), MappingProxyType(
-            {str(k): q for k, v in as_mapping(as_mapping(c).get("counters")).items()
-             if (q := _quantity(as_mapping(v).get("value"))) is not None}))
-        for c in body.get("consumesCounters") or () if isinstance(c, Mapping))
-    taints = tuple(Taint(str(t.get("key", "")), str(t.get("value", "")), str(t.get("effect", "")))
-                   for t in body.get("taints") or () if isinstance(t, Mapping))
-    return Device(driver, pool, name, node, MappingProxyType(attributes),
-                  MappingProxyType(capacity), body.get("allowMultipleAllocations") is True,
-                  MappingProxyType(policies), consumes, taints, slice_name=_name(obj))
+    return node if isinstance(node, str) and node else None
+
+
+def _mapping(value: Any) -> Mapping[str, Any]:
+    """as_mapping, with plain dicts (what files and the API give) decided without the ABC."""
+    return value if value.__class__ is dict else as_mapping(value)
 
 
 def _attribute(key: Any, value: Any) -> AttributeValue:
+    if value.__class__ is dict and len(value) == 1:  # one typed value: the common case
+        for kind, raw in value.items():
+            if kind == "string":
+                return str(raw)
+            if kind == "version" and raw.__class__ is str:
+                return _typed(key, kind, raw)
+            if (kind == "int" and raw.__class__ is int) or (kind == "bool" and raw.__class__ is bool):
+                return raw
     value = as_mapping(value)
     for kind in _ATTRIBUTE_KINDS:
         if kind in value:

@@ -38,7 +38,7 @@ from __future__ import annotations
 import enum
 import re
 from collections import Counter
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import dataclass
 from fractions import Fraction
 from typing import Any
@@ -64,6 +64,7 @@ from gpudra.plan.selector_text import (
 )
 
 _MISSING = ("missing",)
+_ABSENT = object()  # no published value equals it (a list attribute can equal _MISSING)
 _MEMORY_SLICE = re.compile(r"memorySlice\d+")
 
 
@@ -157,6 +158,7 @@ class Matcher:
     def __init__(self, devices: Sequence[Device], engine: SelectorEngine | None = None,
                  memoise: bool = True) -> None:
         self.devices = tuple(devices)
+        self.device_nodes = tuple(d.node for d in self.devices)  # None: network-attached
         self.engine = engine or default_engine()
         self.memoise = memoise
         self.stats = Stats()
@@ -213,11 +215,8 @@ class Matcher:
                 refs.update(compiled.references)
                 driver |= compiled.reads_driver
                 multiple |= compiled.reads_multiple
-        ordered = tuple(sorted(refs))
-        probe = Compiled("", None, None, ordered, driver, multiple)
         groups: dict[tuple, list[int]] = {}
-        for index, device in enumerate(self.devices):
-            signature = (_key(device, probe), device.predicted, device.unknown)
+        for index, signature in enumerate(_signatures(self.devices, refs, driver, multiple)):
             groups.setdefault(signature, []).append(index)
         self._groups = [(members[0], tuple(members)) for members in groups.values()]
         self._grouped = frozenset(refs)
@@ -447,6 +446,28 @@ def _key(device: Device, compiled: Compiled) -> tuple:
     if compiled.reads_multiple:
         parts.append(device.allow_multiple_allocations)
     return tuple(parts)
+
+
+def _signatures(devices: Sequence[Device], references: Iterable[tuple[str, str, str]],
+                driver: bool, multiple: bool) -> Iterator[tuple]:
+    """Per device, what decides its group: equal exactly when _key (over every reference),
+    `predicted` and `unknown` are; the names of one domain are read by one map()."""
+    names: dict[tuple[str, str], list[str]] = {}
+    for kind, domain, name in sorted(references):
+        names.setdefault(("attributes" if kind == "attribute" else "capacity", domain),
+                         []).append(name)
+    reads = [(section, domain, tuple(n), (_ABSENT,) * len(n))
+             for (section, domain), n in names.items()]
+    for device in devices:
+        view = device.by_domain
+        values: list[Any] = []
+        for section, domain, wanted, missing in reads:
+            found = view[section].get(domain)
+            values += map(found.get, wanted, missing) if found is not None else missing
+        yield (tuple(values), tuple(map(type, values)),  # True and 1 are equal; types are not
+               device.driver if driver else None,
+               device.allow_multiple_allocations if multiple else None,
+               device.predicted, device.unknown)
 
 
 def _reads_unknown(device: Device, references: Iterable[tuple[str, str, str]]) -> bool:

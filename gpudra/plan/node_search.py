@@ -187,10 +187,13 @@ class NodeSearch:
             return None
         if request.admin_access and any(p.device == index and p.claim == position for p in picks):
             return None
-        if self.options.device_taints and not tolerated(device, request):
+        if device.taints and self.options.device_taints and not tolerated(device, request):
             return None
         used = None
-        if self.options.consumable_capacity:
+        # An exclusive device without request policies serves any request without capacity
+        # requests: consumption() could not refuse it, and what it returns is not kept.
+        if self.options.consumable_capacity and (
+                multiple or request.capacity or device.request_policies):
             used = consumption(device, request.capacity, self.consumed.get(index) if multiple
                                else None)
             if used is None:

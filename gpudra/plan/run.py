@@ -10,7 +10,9 @@ DRA driver publishes none yet).
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
+import contextlib
+import gc
+from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -18,7 +20,7 @@ from gpudra.dra.versions import DEFAULT, TargetVersion
 from gpudra.errors import UsageError
 from gpudra.model import ExitCode, InputError, NotRead
 from gpudra.objects import SourceObject, as_mapping
-from gpudra.plan.engine import PlanOptions, plan
+from gpudra.plan.engine import PlanOptions, collector_paused, plan
 from gpudra.plan.inventory import Inventory, parse_inventory
 from gpudra.plan.report import NODE_SAMPLE, PlanReport
 from gpudra.plan.synthesis import Shares, synthesize
@@ -77,7 +79,8 @@ def run_plan(request: PlanRequest, *, on_page: Callable[[Any], None] | None = No
     errors: list[InputError] = []
     inventory = _inventory_files(request.inventory, errors, request.consumable_shares)
     if request.paths:
-        objects, read = _read_tree(request.paths, config.exclude, errors)
+        with _set_aside():
+            objects, read = _read_tree(request.paths, config.exclude, errors)
         if inventory is None and any(_kind(o) in _INVENTORY_KINDS for o in objects):
             inventory = _inventory_from(objects, "tree", request.consumable_shares)
         if inventory is None:
@@ -112,16 +115,30 @@ def _read_tree(paths: Sequence[str], excludes: Sequence[str], errors: list[Input
     return objects, source.stats.files
 
 
+@contextlib.contextmanager
+def _set_aside() -> Iterator[None]:
+    """What exists now (an inventory of 100,000 devices is millions of objects) is left out
+    of the cyclic collector's passes inside: collections while the tree is read then cost what
+    the tree's own objects cost (collected as usual, also in worker processes, which inherit
+    the frozen state instead of copying pages the collector would touch)."""
+    gc.freeze()
+    try:
+        yield
+    finally:
+        gc.unfreeze()
+
+
 def _inventory_files(files: Sequence[str], errors: list[InputError],
                      shares: str | None) -> Inventory | None:
     if not files:
         return None
     # Only the data: the line index and text of 100,000 devices' documents would double the
     # peak memory and the collector's work, and no report points into an inventory file.
-    objects, read = _read_tree(files, (), errors, keep=_data, lines=False)
-    if read == 0 and not errors:
-        raise UsageError(f"--inventory {', '.join(files)}: no YAML or JSON files found")
-    return _inventory_from(objects, "file", shares)
+    with collector_paused():
+        objects, read = _read_tree(files, (), errors, keep=_data, lines=False)
+        if read == 0 and not errors:
+            raise UsageError(f"--inventory {', '.join(files)}: no YAML or JSON files found")
+        return _inventory_from(objects, "file", shares)
 
 
 def _inventory_from(objects: Sequence[Any], source: str, shares: str | None) -> Inventory:

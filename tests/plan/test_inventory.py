@@ -130,3 +130,35 @@ def test_typed_lists_from_the_api_server_have_no_kind_per_item() -> None:
     nodes = {"apiVersion": "v1", "kind": "NodeList", "items": [{"metadata": {"name": "n9"}}]}
     inventory = parse_inventory([listing, nodes])
     assert [d.name for d in inventory.devices] == ["x"] and "n9" in inventory.nodes
+
+
+def _record(device: Any) -> list[Any]:
+    """Every field of a device, mappings as their items in order (CEL maps iterate in it)."""
+    import dataclasses
+
+    values = [getattr(device, f.name) for f in dataclasses.fields(device)]
+    values = [list(v.items()) if hasattr(v, "items") else v for v in values]
+    view = device.by_domain
+    return values + [[(d, list(names.items())) for d, names in view[kind].items()]
+                     for kind in ("attributes", "capacity")]
+
+
+def test_parsed_devices_equal_constructed_ones() -> None:
+    """Parsing builds each device's record and CEL view in one pass, sharing capacities
+    between devices that publish the same; the result is what Device(...) builds."""
+    import dataclasses
+
+    from gpudra.plan.inventory import Device
+
+    names = [f.name for f in dataclasses.fields(Device) if f.init]
+    overlapping = parse_inventory([slice_([{"name": f"gpu-{i}", "attributes": {
+        "productName": {"string": "A"}, "gpu.nvidia.com/productName": {"string": "B"},
+        "other.example.com/x": {"int": i}}, "capacity": {"memory": {"value": "1Gi"}}}
+        for i in range(2)])]).devices
+    devices = [d for fixture in ("inventory-a100-h100.yaml", "inventory-consumable.yaml",
+                                 "inventory-mig.yaml", "inventory-partitionable.yaml")
+               for d in load(fixture).devices] + list(overlapping)
+    assert overlapping[0].by_domain["attributes"]["gpu.nvidia.com"] == {"productName": "B"}
+    for device in devices:
+        built = Device(**{n: getattr(device, n) for n in names})
+        assert _record(device) == _record(built), device.name

@@ -71,6 +71,32 @@ def test_memo_and_groups_give_the_same_results_as_plain_evaluation() -> None:
     assert memo.stats.evaluations <= opaque * len(devs) + (len(EXPRESSIONS) - opaque) * 6
 
 
+def test_groups_are_the_classes_of_the_memo_key() -> None:
+    """Devices are grouped by values read a domain at a time; the groups are exactly the
+    classes of equal memo keys (_key): True is not 1, a list attribute that looks like the
+    "missing" marker is not missing, a domain the device lacks reads as missing."""
+    from gpudra.plan.matching import Compiled, _key, _signatures
+
+    def device(name: str, **attributes: object) -> Device:
+        return Device("gpu.nvidia.com", "p", name, "n", attributes)
+
+    odd = [device("a", flag=True), device("b", flag=1), device("c", flag=("missing",)),
+           device("d"), device("e", **{"other.example.com/flag": True}), device("f", flag=True)]
+    for devs in (list(devices()) + odd, odd):
+        refs = (("attribute", "gpu.nvidia.com", "flag"),
+                ("attribute", "gpu.nvidia.com", "productName"),
+                ("attribute", "other.example.com", "flag"),
+                ("capacity", "gpu.nvidia.com", "memory"))
+        probe = Compiled("", None, None, refs, True, False)
+        by_key: dict[tuple, list[int]] = {}
+        by_signature: dict[tuple, list[int]] = {}
+        for index, (d, signature) in enumerate(zip(devs, _signatures(devs, refs, True, False))):
+            by_key.setdefault((_key(d, probe), d.predicted, d.unknown), []).append(index)
+            by_signature.setdefault(signature, []).append(index)
+        assert list(by_signature.values()) == list(by_key.values())
+    assert [len(g) for g in by_key.values()] == [2, 1, 1, 1, 1]  # a and f only
+
+
 @needs_engine
 def test_class_selectors_protect_request_selectors() -> None:
     m = Matcher(devices())

@@ -204,3 +204,38 @@ def test_pods_of_one_shape_in_different_workloads_share_the_search(monkeypatch) 
     assert reused_searches == [f"n{n}" for n in range(6)] + ["n5"] + [
         f"n{n}" for n in range(6)] * 2
     assert len(searched) == 6 + 6 + 5 + 6 + 6
+
+
+def _feasible_by_definition(claims: Any, eligible: tuple[str, ...]) -> tuple[str, ...]:
+    """Eligible nodes where every request has an alternative with at least `needed` matching
+    devices on the node plus network-attached ones: counted device by device."""
+    def enough(alt: Any, node: str) -> bool:
+        return len(alt.by_node.get(node, ())) + len(alt.network) >= alt.request.needed
+
+    return tuple(node for node in eligible
+                 if all(any(enough(alt, node) for alt in request.alternatives)
+                        for claim in claims for request in claim.requests))
+
+
+@SETTINGS
+@given(inventory=inventories(), demand=demands(), reuse=st.booleans())
+def test_feasible_nodes_are_those_with_enough_matching_devices(
+        inventory: list, demand: list, reuse: bool) -> None:
+    """The feasibility shared per selection and count (and the shortcut when every node is
+    eligible) gives what counting each eligible node's matching devices gives."""
+    from gpudra.plan.allocate import SimulationOptions
+    from gpudra.plan.demand import extract_demand
+    from gpudra.plan.matching import Matcher
+    from gpudra.plan.resolve import resolve, resolved_for, unresolved
+
+    devices = parse_inventory(inventory)
+    workloads = extract_demand(demand)
+    claims = resolve(workloads, Matcher(devices.devices))
+    simulation = Simulation(devices, SimulationOptions(reuse=reuse))
+    for workload in workloads.workloads:
+        for group in workload.groups:
+            eligible = simulation.eligible_nodes(group.node_selector)
+            resolved = [resolved_for(c, claims) or unresolved(c) for c in group.claims]
+            shape = (simulation._shape(resolved), id(eligible))
+            assert simulation._feasible_nodes(shape, resolved, eligible) == \
+                _feasible_by_definition(resolved, eligible)
