@@ -98,5 +98,5 @@ def _request(*, paths: tuple[str, ...], inventory: tuple[str, ...], target_versi
             raise UsageError(str(exc)) from None
     target = TargetVersion.parse(target_version)
     return PlanRequest(paths=paths, inventory=inventory, cluster=cluster,
-                       target_version=str(target), consumable_shares=consumable_shares,
+                       target_version=target, consumable_shares=consumable_shares,
                        config=cfg, full_matches=full_matches)

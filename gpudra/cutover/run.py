@@ -110,7 +110,8 @@ def write_waves(result: CutoverPlan, out: Path, table: WorkloadTable,
         stderr = io.StringIO()
         code = run_convert(ConvertRequest(paths=(str(original),),
                                           output_dir=out / f"wave-{wave.number}" / "converted",
-                                          target_version=str(target), quiet=True), stdout=io.StringIO(), stderr=stderr)
+                                          target_version=str(target), quiet=True),
+                           stdout=io.StringIO(), stderr=stderr)
         if code not in (ExitCode.OK, 4):
             errors.append(InputError(str(original), "convert failed: "
                                      + (stderr.getvalue().strip() or f"exit {int(code)}")))

@@ -37,7 +37,7 @@ class PlanRequest:
     paths: Sequence[str] = ()         # a tree; empty: workloads from the cluster
     inventory: Sequence[str] = ()     # ResourceSlice and/or Node YAML files
     cluster: Any = None               # gpudra.cluster.ClusterOptions
-    target_version: str = str(DEFAULT)  # for workloads converted in memory
+    target_version: TargetVersion = DEFAULT  # parsed by the caller; for in-memory conversion
     consumable_shares: str | None = None
     config: Any = None                # gpudra.config.Config
     full_matches: bool = False        # every matching node per request, not a sample
@@ -75,7 +75,7 @@ def run_plan(request: PlanRequest, *, on_page: Callable[[Any], None] | None = No
             Shares.parse(request.consumable_shares)
         except ValueError as exc:
             raise UsageError(str(exc)) from None
-    target = TargetVersion.parse(request.target_version)
+    target = request.target_version
     errors: list[InputError] = []
     inventory = _inventory_files(request.inventory, errors, request.consumable_shares)
     if request.paths:
