@@ -144,3 +144,35 @@ def test_documents_parsed_ahead_by_workers_are_the_documents_parsed_here() -> No
 
 def _view_parsed(parsed: Any) -> Any:
     return None if parsed is None else (parsed.data, parsed.lines, parsed.chunk)
+
+
+def test_json_without_a_line_index_is_the_same_data() -> None:
+    from gpudra.sources.documents import Chunk, ParseError
+    from gpudra.sources.files import _parse_json
+
+    text = ODD_FILES["odd/pods.json"]
+    full, bare = _parse_json(Chunk(text, 1)), _parse_json(Chunk(text, 1), lines=False)
+    assert bare.data == full.data and bare.lines == {}
+    assert full.lines.get(("items", 0, "spec")) == 11  # the index the plain path keeps
+    yaml_in_json = Chunk("# a comment\nkind: Pod\napiVersion: v1\n", 1)  # read as YAML
+    assert _parse_json(yaml_in_json, lines=False).data == _parse_json(yaml_in_json).data
+    for broken in ('{"kind": "Pod"\n "apiVersion": "v1"}\n', '{"a": [1,\n'):  # nor YAML
+        with pytest.raises(ParseError) as plain:
+            _parse_json(Chunk(broken, 1))
+        with pytest.raises(ParseError) as without:
+            _parse_json(Chunk(broken, 1), lines=False)
+        assert (without.value.message, without.value.line) == \
+            (plain.value.message, plain.value.line)
+
+
+def test_a_pooled_scan_starts_on_the_call_and_ends_on_close(tmp_path: Path) -> None:
+    import multiprocessing
+
+    root = _tree(tmp_path / "tree", 300)
+    before = set(multiprocessing.active_children())
+    items = FileSource([str(root)], pool_from=100).items()
+    assert set(multiprocessing.active_children()) - before  # reading before the first next()
+    first = next(items)
+    items.close()
+    assert not set(multiprocessing.active_children()) - before
+    assert _view(first) == _view(next(iter(FileSource([str(root)], pool_from=10**9).items())))

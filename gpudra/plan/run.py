@@ -77,16 +77,22 @@ def run_plan(request: PlanRequest, *, on_page: Callable[[Any], None] | None = No
             raise UsageError(str(exc)) from None
     target = request.target_version
     errors: list[InputError] = []
-    inventory = _inventory_files(request.inventory, errors, request.consumable_shares)
     if request.paths:
-        with _set_aside():
-            objects, read = _read_tree(request.paths, config.exclude, errors)
+        # No line index: the plan names a workload's file, never a line in it. A large tree
+        # is read by worker processes from here on, while this process reads the inventory:
+        # on two cores both reads take the time of the longer one.
+        tree = FileSource(list(request.paths), config.exclude, lines=False)
+        with contextlib.closing(tree.items()) as items:  # type: ignore[type-var]
+            inventory = _inventory_files(request.inventory, errors, request.consumable_shares)
+            with _set_aside():
+                objects, read = _collected(tree, items, errors)
         if inventory is None and any(_kind(o) in _INVENTORY_KINDS for o in objects):
             inventory = _inventory_from(objects, "tree", request.consumable_shares)
         if inventory is None:
             inventory, more = _cluster_inventory(request, on_page)
             errors += more
     else:
+        inventory = _inventory_files(request.inventory, errors, request.consumable_shares)
         objects, read, more = _cluster_objects(request, table, on_page)
         errors += more
         if inventory is None:
@@ -106,8 +112,14 @@ def _read_tree(paths: Sequence[str], excludes: Sequence[str], errors: list[Input
     """The objects in the files under `paths` (a List's items, not the List itself), each as
     `keep` makes it, and the number of files read."""
     source = FileSource(list(paths), excludes, lines=lines)
+    return _collected(source, source.items(), errors, keep)
+
+
+def _collected(source: FileSource, items: Iterator[Any], errors: list[InputError],
+               keep: Callable[[SourceObject], Any] = lambda o: o) -> tuple[list[Any], int]:
+    """What _read_tree keeps of `source`'s `items`."""
     objects: list[Any] = []
-    for item in source.items():
+    for item in items:
         if isinstance(item, InputError):
             errors.append(item)
         elif isinstance(item, SourceObject) and not item.listing:

@@ -129,13 +129,14 @@ class Document(Generic[T]):
 
 
 def documents(read: ReadFile, parse: Callable[[Chunk], T], stats: ScanStats, *,
-              ahead: Callable[[list[Chunk]], Callable[[Chunk], T]] | None = None
-              ) -> Iterator[Document[T]]:
+              ahead: Callable[[list[Chunk]], Callable[[Chunk], T]] | None = None,
+              lines: bool = True) -> Iterator[Document[T]]:
     """The documents of a read file, every byte of it in order, each classified the same way
     for every command; `parse` turns a YAML document into what the command works on (audit:
     data and lines; convert: the node tree it edits) and raises ParseError. `ahead`, given
     the documents `parse` would be called for, returns the parse to use instead (one that
-    parses them in advance, in worker processes: gpudra.sources.files_pool)."""
+    parses them in advance, in worker processes: gpudra.sources.files_pool). `lines=False`:
+    a JSON file is read without its line index, as `parse` is then for YAML."""
     if read.text is None:
         return
     label = read.entry.label
@@ -144,7 +145,8 @@ def documents(read: ReadFile, parse: Callable[[Chunk], T], stats: ScanStats, *,
         return
     if read.json:
         stats.documents += 1
-        yield _classified(Chunk(read.text, 1), _parse_json, label, stats)
+        parse_json = _parse_json if lines else functools.partial(_parse_json, lines=False)
+        yield _classified(Chunk(read.text, 1), parse_json, label, stats)
         return
     needles = tuple(n.decode() for n in NEEDLES)
     chunks = split_documents(read.text)
@@ -188,20 +190,21 @@ def _skip(chunk: Chunk, reason: str, label: str, stats: ScanStats,
     return Document(chunk, True, parsed=parsed, skipped=reason)
 
 
-def _parse_json(chunk: Chunk) -> ParsedDocument:
+def _parse_json(chunk: Chunk, *, lines: bool = True) -> ParsedDocument:
     """JSON through the json module (a YAML parse of a 30 MB List costs 30-100x as much);
-    lines come from gpudra.sources.json_lines. YAML is only the fallback for the rare .json
-    file that is not JSON but is YAML (unquoted keys, comments), as kubectl reads those too."""
+    lines come from gpudra.sources.json_lines (`lines=False`: none, as parse_data). YAML is
+    only the fallback for the rare .json file that is not JSON but is YAML (unquoted keys,
+    comments), as kubectl reads those too."""
     try:
-        data, lines = load_json(chunk.text)
+        data, index = load_json(chunk.text) if lines else (json.loads(chunk.text), {})
     except (ValueError, RecursionError) as exc:
         try:
-            return parse_chunk(chunk)
+            return parse_chunk(chunk, lines=lines)
         except ParseError:
             if isinstance(exc, json.JSONDecodeError):
                 raise ParseError(exc.msg, exc.lineno) from None
             raise ParseError(f"cannot load document: {type(exc).__name__}", 1) from None
-    return ParsedDocument(data, lines, chunk)
+    return ParsedDocument(data, index, chunk)
 
 
 def load_items(read: ReadFile, stats: ScanStats, *, lines: bool = True) -> Iterator[Item]:
@@ -214,7 +217,8 @@ def load_items(read: ReadFile, stats: ScanStats, *, lines: bool = True) -> Itera
 
         if pool_allowed():
             ahead = functools.partial(parse_ahead, lines=lines, workers=usable_cpus())
-    for doc in documents(read, parse_chunk if lines else parse_data, stats, ahead=ahead):
+    for doc in documents(read, parse_chunk if lines else parse_data, stats, ahead=ahead,
+                         lines=lines):
         if doc.error is not None:
             yield doc.error
         elif doc.template is not None:
@@ -260,17 +264,17 @@ def scan(paths: Iterable[str], excludes: Iterable[str] = (), *, stats: ScanStats
          pool_from: int = POOL_FROM) -> Iterator[Item]:
     """The whole file source: every object, template text and input error under `paths`.
     From `pool_from` files on, files are read, pre-scanned and parsed by worker processes
-    (gpudra.sources.files_pool); the items, the stats and the order are the same."""
+    (gpudra.sources.files_pool), which start on this call; the items, the stats and the order
+    are the same. Close the iterator when it is left before its end."""
     entries = discover(paths, excludes)
     head = list(itertools.islice(entries, pool_from))
     if len(head) >= pool_from and usable_cpus() > 1:
         from gpudra.sources.files_pool import scan_pooled
 
-        yield from scan_pooled(itertools.chain(head, entries), stats=stats, stdin=stdin,
-                               on_file=on_file, lines=lines, workers=usable_cpus())
-        return
-    yield from scan_entries(itertools.chain(head, entries), stats=stats, stdin=stdin,
-                            on_file=on_file, lines=lines)
+        return scan_pooled(itertools.chain(head, entries), stats=stats, stdin=stdin,
+                           on_file=on_file, lines=lines, workers=usable_cpus())
+    return scan_entries(itertools.chain(head, entries), stats=stats, stdin=stdin,
+                        on_file=on_file, lines=lines)
 
 
 def scan_entries(entries: Iterable[InputFile | InputError], *, stats: ScanStats,

@@ -46,31 +46,56 @@ def _context():  # noqa: ANN202 - a multiprocessing context
 def scan_pooled(entries: Iterable[Entry], *, stats: ScanStats,
                 stdin: Callable[[], bytes] | None = None,
                 on_file: Callable[[str], None] | None = None, lines: bool = True,
-                workers: int = 2) -> Iterator[Item]:
-    """gpudra.sources.files.scan_entries with `workers` processes. stdin (`-`) is read here,
-    in its place: it belongs to this process."""
-    context = _context()
-    sent: collections.deque[list[Entry]] = collections.deque()  # the pool's feeder appends
+                workers: int = 2) -> PooledScan:
+    """gpudra.sources.files.scan_entries with `workers` processes, which start at once: the
+    caller may do other work (plan reads its inventory) while they read. stdin (`-`) is read
+    here, in its place: it belongs to this process."""
+    return PooledScan(entries, stats, stdin, on_file, lines, workers)
 
-    def tasks() -> Iterator[tuple[list, bool]]:
+
+class PooledScan(Iterator[Item]):
+    """The items of a pooled scan, in the order one process gives them. The pool ends with
+    the last item, or with close()."""
+
+    def __init__(self, entries: Iterable[Entry], stats: ScanStats,
+                 stdin: Callable[[], bytes] | None, on_file: Callable[[str], None] | None,
+                 lines: bool, workers: int) -> None:
+        self._sent: collections.deque[list[Entry]] = collections.deque()  # the feeder appends
+        self._pool = _context().Pool(workers)
+        results = self._pool.imap(_scan_batch, self._tasks(entries, lines))
+        self._items = self._drain(results, stats, stdin, on_file, lines)
+
+    def __next__(self) -> Item:
+        return next(self._items)
+
+    def close(self) -> None:
+        self._items.close()
+        self._pool.terminate()
+
+    def _tasks(self, entries: Iterable[Entry], lines: bool) -> Iterator[tuple[list, bool]]:
         for batch in _batches(entries):
-            sent.append(batch)
+            self._sent.append(batch)
             # Plain tuples: a third of the pickling of the dataclasses.
             yield [(e.label, e.path, e.chart, e.role) if isinstance(e, InputFile) else e
                    for e in batch], lines
 
-    with context.Pool(workers) as pool:
-        for batch_stats, found in pool.imap(_scan_batch, tasks()):
-            batch = sent.popleft()
-            for index, entry in enumerate(batch):
-                if isinstance(entry, InputFile) and entry.label == STDIN:
-                    yield from scan_entries([entry], stats=stats, stdin=stdin,
-                                            on_file=on_file, lines=lines)
-                    continue
-                if on_file is not None and isinstance(entry, InputFile):
-                    on_file(entry.label)
-                yield from found.get(index, ())
-            _merge(stats, batch_stats)
+    def _drain(self, results: Iterator[tuple[ScanStats, dict[int, list[Item]]]],
+               stats: ScanStats, stdin: Callable[[], bytes] | None,
+               on_file: Callable[[str], None] | None, lines: bool) -> Iterator[Item]:
+        try:
+            for batch_stats, found in results:
+                batch = self._sent.popleft()
+                for index, entry in enumerate(batch):
+                    if isinstance(entry, InputFile) and entry.label == STDIN:
+                        yield from scan_entries([entry], stats=stats, stdin=stdin,
+                                                on_file=on_file, lines=lines)
+                        continue
+                    if on_file is not None and isinstance(entry, InputFile):
+                        on_file(entry.label)
+                    yield from found.get(index, ())
+                _merge(stats, batch_stats)
+        finally:
+            self._pool.terminate()
 
 
 def _batches(entries: Iterable[Entry]) -> Iterator[list[Entry]]:

@@ -232,3 +232,32 @@ def test_nodes_per_request_are_a_sample_unless_full_matches(tmp_path: Path) -> N
         assert code == 0 and request["matching_devices"] == 30
         for shown in (request, *request["subrequests"]):
             assert shown["nodes"] == listed and shown["matching_nodes"] == 30
+
+
+def test_a_tree_read_by_workers_while_the_inventory_is_read_plans_the_same(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    import functools
+    import multiprocessing
+
+    import gpudra.plan.run as plan_run
+
+    for i in range(40):
+        (tmp_path / f"app-{i:02d}.yaml").write_text(UNCONVERTED.replace("name: big",
+                                                                        f"name: big-{i}"))
+    inventory = str(FIXTURES / "inventory-a100-h100.yaml")
+    plain = _plan(str(tmp_path), "--inventory", inventory, "-o", "json")
+    monkeypatch.setattr(plan_run, "FileSource",
+                        functools.partial(plan_run.FileSource, pool_from=10))
+    pooled = _plan(str(tmp_path), "--inventory", inventory, "-o", "json")
+    strip = [json.loads(out) for _, out, _ in (plain, pooled)]
+    for data in strip:
+        data["summary"].pop("seconds")
+    assert strip[0] == strip[1] and strip[0]["summary"]["workloads"] == 80
+    assert plain[0] == pooled[0] and plain[2] == pooled[2]
+    # An inventory that cannot be used ends the tree's workers with the usage error.
+    empty = tmp_path / "no-inventory"
+    empty.mkdir()
+    before = set(multiprocessing.active_children())
+    code, _, err = _plan(str(tmp_path), "--inventory", str(empty))
+    assert code == 2 and "no YAML or JSON files found" in err
+    assert not set(multiprocessing.active_children()) - before
