@@ -176,3 +176,47 @@ def test_a_pooled_scan_starts_on_the_call_and_ends_on_close(tmp_path: Path) -> N
     items.close()
     assert not set(multiprocessing.active_children()) - before
     assert _view(first) == _view(next(iter(FileSource([str(root)], pool_from=10**9).items())))
+
+
+def test_a_pooled_read_gives_what_one_process_reads(tmp_path: Path) -> None:
+    from gpudra.sources.discovery import discover
+    from gpudra.sources.files import read_all
+
+    root = _tree(tmp_path / "tree", 600)
+    pod = ODD_FILES["odd/list.yaml"].encode()
+    entries = list(discover([str(root / "teams"), "-", str(root / "odd"), str(root / "gone")]))
+
+    def read(pool_from: int) -> tuple[list[tuple], int, list[str]]:
+        stats, seen = ScanStats(), []
+        got = [("error", r.file, r.message, r.line) if isinstance(r, InputError) else
+               ("file", r.entry, r.raw if r.text is not None else None, r.text)
+               for r in read_all(entries, stats=stats, stdin=lambda: pod,
+                                 on_file=seen.append, pool_from=pool_from)]
+        return got, stats.files, seen
+
+    one, pooled = read(10**9), read(100)
+    assert pooled == one
+    texts = [r for r in one[0] if r[0] == "file" and r[3] is not None]
+    assert texts and any(r[1].label == "-" for r in texts)  # stdin, read in its place
+    assert any(r[0] == "error" for r in one[0])  # the missing path and the non-UTF-8 file
+
+
+def test_convert_on_a_pooled_read_plans_and_edits_the_same(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    import gpudra.convert.converter as converter
+    from gpudra.convert.planner import ConvertOptions
+    from gpudra.dra.versions import DEFAULT
+
+    root = _tree(tmp_path / "tree", 400)
+
+    def converted() -> tuple:
+        report = converter.convert_paths([str(root)], ConvertOptions(DEFAULT))
+        return (report.results, [(c.label, c.old, c.new) for c in report.changes],
+                report.errors, report.files_scanned, report.inputs, report.documents_parsed,
+                report.skipped)
+
+    one = converted()
+    monkeypatch.setattr(converter, "read_all", functools.partial(converter.read_all,
+                                                                 pool_from=100))
+    assert converted() == one
+    assert one[1] and one[2]  # files it edits, and files it cannot read

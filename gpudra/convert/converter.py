@@ -11,6 +11,7 @@ kustomize trees the files the overlays read and the tree's DRA objects.
 
 from __future__ import annotations
 
+import contextlib
 import os
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass, replace
@@ -33,7 +34,7 @@ from gpudra.kustomize.resource_files import file_objects
 from gpudra.kustomize.tree import Tree, load_tree, roots_among
 from gpudra.model import InputError, Skipped
 from gpudra.sources import ScanStats
-from gpudra.sources.files import STDIN, InputFile, discover, read_entries
+from gpudra.sources.files import STDIN, InputFile, discover, read_all
 from gpudra.workloads import WorkloadTable
 from gpudra.yamledit.yaml_nodes import NodeDocument
 from gpudra.yamledit.textedit import Style
@@ -156,14 +157,16 @@ class _Pass:
 
     def read(self, entries: list[InputFile | InputError],
              stdin: Callable[[], bytes] | None) -> None:
-        for read in read_entries(entries, stats=self.stats, stdin=stdin):
-            if isinstance(read, InputError):
-                self.errors.append(read)
-                continue
-            self.inputs.append(read.entry)
-            f = load(read, self.stats, self.errors)
-            if f is not None:
-                self._file(f)
+        # A large tree is read and pre-scanned by worker processes while this one plans.
+        with contextlib.closing(read_all(entries, stats=self.stats, stdin=stdin)) as reads:
+            for read in reads:
+                if isinstance(read, InputError):
+                    self.errors.append(read)
+                    continue
+                self.inputs.append(read.entry)
+                f = load(read, self.stats, self.errors)
+                if f is not None:
+                    self._file(f)
 
     def _file(self, f: File) -> None:
         position, self._position = self._position, self._position + 1

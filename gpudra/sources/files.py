@@ -14,7 +14,7 @@ import itertools
 import json
 import os
 import re
-from collections.abc import Callable, Iterable, Iterator
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Generic, TypeVar
 
@@ -76,6 +76,21 @@ def read_files(paths: Iterable[str], excludes: Iterable[str] = (), *, stats: Sca
     needle (docs/exit-codes.md)."""
     return read_entries(discover(paths, excludes, leave_out=leave_out), stats=stats,
                         stdin=stdin, on_file=on_file)
+
+
+def read_all(entries: Sequence[InputFile | InputError], *, stats: ScanStats,
+             stdin: Callable[[], bytes] | None = None,
+             on_file: Callable[[str], None] | None = None,
+             pool_from: int = POOL_FROM) -> Iterator[ReadFile | InputError]:
+    """read_entries; from `pool_from` entries on, worker processes read and pre-scan
+    (gpudra.sources.files_pool.read_pooled: a file without text comes without its bytes).
+    Close the iterator when it is left before its end."""
+    if len(entries) >= pool_from and usable_cpus() > 1:
+        from gpudra.sources.files_pool import read_pooled
+
+        return read_pooled(entries, stats=stats, stdin=stdin, on_file=on_file,
+                           workers=usable_cpus())
+    return read_entries(entries, stats=stats, stdin=stdin, on_file=on_file)
 
 
 def read_entries(entries: Iterable[InputFile | InputError], *, stats: ScanStats,

@@ -19,12 +19,13 @@ import collections
 import itertools
 import multiprocessing
 from collections.abc import Callable, Iterable, Iterator
+from typing import Any
 
 from gpudra.model import InputError
 from gpudra.sources import Item, ScanStats
 from gpudra.sources.discovery import STDIN, InputFile
 from gpudra.sources.documents import Chunk, ParsedDocument, ParseError, parse_chunk
-from gpudra.sources.files import load_items, read_entries, scan_entries
+from gpudra.sources.files import ReadFile, load_items, read_entries, scan_entries
 
 Entry = InputFile | InputError
 # Entries per message: large enough that a message costs little beside the work (a few ms of
@@ -46,53 +47,71 @@ def _context():  # noqa: ANN202 - a multiprocessing context
 def scan_pooled(entries: Iterable[Entry], *, stats: ScanStats,
                 stdin: Callable[[], bytes] | None = None,
                 on_file: Callable[[str], None] | None = None, lines: bool = True,
-                workers: int = 2) -> PooledScan:
+                workers: int = 2) -> Pooled:
     """gpudra.sources.files.scan_entries with `workers` processes, which start at once: the
     caller may do other work (plan reads its inventory) while they read. stdin (`-`) is read
     here, in its place: it belongs to this process."""
-    return PooledScan(entries, stats, stdin, on_file, lines, workers)
+    def here(entry: InputFile) -> Iterator[Item]:
+        return scan_entries([entry], stats=stats, stdin=stdin, on_file=on_file, lines=lines)
+
+    return Pooled(entries, _scan_batch, lines, here, stats, on_file, workers)
 
 
-class PooledScan(Iterator[Item]):
-    """The items of a pooled scan, in the order one process gives them. The pool ends with
-    the last item, or with close()."""
+def read_pooled(entries: Iterable[Entry], *, stats: ScanStats,
+                stdin: Callable[[], bytes] | None = None,
+                on_file: Callable[[str], None] | None = None,
+                workers: int = 2) -> Pooled:
+    """gpudra.sources.files.read_entries with `workers` processes reading and pre-scanning
+    (convert, which parses what it edits itself). A file no needle picked comes back without
+    its bytes: nothing reads them, and they would be most of the messages."""
+    def here(entry: InputFile) -> Iterator[ReadFile | InputError]:
+        return read_entries([entry], stats=stats, stdin=stdin, on_file=on_file)
 
-    def __init__(self, entries: Iterable[Entry], stats: ScanStats,
-                 stdin: Callable[[], bytes] | None, on_file: Callable[[str], None] | None,
-                 lines: bool, workers: int) -> None:
+    return Pooled(entries, _read_batch, None, here, stats, on_file, workers)
+
+
+class Pooled(Iterator[Any]):
+    """What a batch function gives for each entry, in the entries' order, from `workers`
+    processes that start on construction. The pool ends with the last item, or with close()."""
+
+    def __init__(self, entries: Iterable[Entry],
+                 work: Callable[[tuple[list, Any]], tuple[ScanStats, dict[int, list]]],
+                 option: Any, here: Callable[[InputFile], Iterator[Any]], stats: ScanStats,
+                 on_file: Callable[[str], None] | None, workers: int) -> None:
         self._sent: collections.deque[list[Entry]] = collections.deque()  # the feeder appends
         self._pool = _context().Pool(workers)
-        results = self._pool.imap(_scan_batch, self._tasks(entries, lines))
-        self._items = self._drain(results, stats, stdin, on_file, lines)
+        results = self._pool.imap(work, self._tasks(entries, option))
+        self._items = self._drain(results, here, stats, on_file)
 
-    def __next__(self) -> Item:
+    def __next__(self) -> Any:
         return next(self._items)
 
     def close(self) -> None:
         self._items.close()
         self._pool.terminate()
 
-    def _tasks(self, entries: Iterable[Entry], lines: bool) -> Iterator[tuple[list, bool]]:
+    def _tasks(self, entries: Iterable[Entry], option: Any) -> Iterator[tuple[list, Any]]:
         for batch in _batches(entries):
             self._sent.append(batch)
             # Plain tuples: a third of the pickling of the dataclasses.
             yield [(e.label, e.path, e.chart, e.role) if isinstance(e, InputFile) else e
-                   for e in batch], lines
+                   for e in batch], option
 
-    def _drain(self, results: Iterator[tuple[ScanStats, dict[int, list[Item]]]],
-               stats: ScanStats, stdin: Callable[[], bytes] | None,
-               on_file: Callable[[str], None] | None, lines: bool) -> Iterator[Item]:
+    def _drain(self, results: Iterator[tuple[ScanStats, dict[int, list]]],
+               here: Callable[[InputFile], Iterator[Any]], stats: ScanStats,
+               on_file: Callable[[str], None] | None) -> Iterator[Any]:
         try:
             for batch_stats, found in results:
                 batch = self._sent.popleft()
                 for index, entry in enumerate(batch):
                     if isinstance(entry, InputFile) and entry.label == STDIN:
-                        yield from scan_entries([entry], stats=stats, stdin=stdin,
-                                                on_file=on_file, lines=lines)
+                        yield from here(entry)
                         continue
                     if on_file is not None and isinstance(entry, InputFile):
                         on_file(entry.label)
-                    yield from found.get(index, ())
+                    for item in found.get(index, ()):
+                        # A read file travels as (bytes, text): the parent has its entry.
+                        yield ReadFile(entry, *item) if item.__class__ is tuple else item
                 _merge(stats, batch_stats)
         finally:
             self._pool.terminate()
@@ -104,16 +123,21 @@ def _batches(entries: Iterable[Entry]) -> Iterator[list[Entry]]:
         yield batch
 
 
+def _entries_of(batch: list) -> Iterator[tuple[int, InputFile | InputError]]:
+    """A batch's entries as the parent sent them, by index; stdin is the parent's to read."""
+    for index, raw in enumerate(batch):
+        entry = raw if isinstance(raw, InputError) else InputFile(*raw)
+        if not (isinstance(entry, InputFile) and entry.label == STDIN):
+            yield index, entry
+
+
 def _scan_batch(task: tuple[list, bool]) -> tuple[ScanStats, dict[int, list[Item]]]:
     """In a worker: the items scan_entries gives for each entry of a batch, by the entry's
-    index (most files give none; stdin is the parent's to read)."""
+    index (most files give none)."""
     batch, lines = task
     stats = ScanStats()
     found: dict[int, list[Item]] = {}
-    for index, raw in enumerate(batch):
-        entry = raw if isinstance(raw, InputError) else InputFile(*raw)
-        if isinstance(entry, InputFile) and entry.label == STDIN:
-            continue
+    for index, entry in _entries_of(batch):
         items: list[Item] = []
         for read in read_entries([entry], stats=stats):
             if isinstance(read, InputError):
@@ -122,6 +146,19 @@ def _scan_batch(task: tuple[list, bool]) -> tuple[ScanStats, dict[int, list[Item
                 items += load_items(read, stats, lines=lines)
         if items:
             found[index] = items
+    return stats, found
+
+
+def _read_batch(task: tuple[list, None]) -> tuple[ScanStats, dict[int, list]]:
+    """In a worker: what read_entries gives for each entry of a batch, by the entry's index;
+    a read file as (bytes, text), its bytes left out when it has no text."""
+    batch, _ = task
+    stats = ScanStats()
+    found: dict[int, list] = {}
+    for index, entry in _entries_of(batch):
+        found[index] = [item if isinstance(item, InputError) else
+                        (item.raw if item.text is not None else b"", item.text)
+                        for item in read_entries([entry], stats=stats)]
     return stats, found
 
 
