@@ -220,3 +220,25 @@ def test_convert_on_a_pooled_read_plans_and_edits_the_same(
                                                                  pool_from=100))
     assert converted() == one
     assert one[1] and one[2]  # files it edits, and files it cannot read
+
+
+def test_workers_read_only_so_far_ahead_and_close_while_waiting(tmp_path: Path) -> None:
+    import time
+
+    from gpudra.sources.discovery import discover
+    from gpudra.sources.files_pool import BATCH, scan_pooled
+
+    root = _tree(tmp_path / "tree", 6 * BATCH)
+    entries = list(discover([str(root)]))
+    plain = [_view(i) for i in FileSource([str(root)], pool_from=10**9).items()]
+    for ahead in (1, 2, None):
+        items = scan_pooled(entries, stats=ScanStats(), ahead=ahead)
+        time.sleep(1.0)  # the workers read what they may before the first item is taken
+        fed = len(items._sent)  # batches handed to the workers so far
+        assert fed == (len(entries) + BATCH - 1) // BATCH if ahead is None else fed <= ahead
+        assert [_view(i) for i in items] == plain
+    waiting = scan_pooled(entries, stats=ScanStats(), ahead=1)
+    next(waiting)
+    started = time.monotonic()
+    waiting.close()  # the feeder waits for room: closing must not wait for it
+    assert time.monotonic() - started < 5

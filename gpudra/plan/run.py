@@ -79,9 +79,10 @@ def run_plan(request: PlanRequest, *, on_page: Callable[[Any], None] | None = No
     errors: list[InputError] = []
     if request.paths:
         # No line index: the plan names a workload's file, never a line in it. A large tree
-        # is read by worker processes from here on, while this process reads the inventory:
-        # on two cores both reads take the time of the longer one.
-        tree = FileSource(list(request.paths), config.exclude, lines=False)
+        # is read by worker processes from here on, all of it (plan keeps every object),
+        # while this process reads the inventory: on two cores both reads take the time of
+        # the longer one.
+        tree = FileSource(list(request.paths), config.exclude, lines=False, read_ahead=True)
         with contextlib.closing(tree.items()) as items:  # type: ignore[type-var]
             inventory = _inventory_files(request.inventory, errors, request.consumable_shares)
             with _set_aside():

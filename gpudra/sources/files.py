@@ -66,18 +66,6 @@ class ReadFile:
             self.text.lstrip().startswith(("{", "["))
 
 
-def read_files(paths: Iterable[str], excludes: Iterable[str] = (), *, stats: ScanStats,
-               stdin: Callable[[], bytes] | None = None,
-               on_file: Callable[[str], None] | None = None,
-               leave_out: str | None = None) -> Iterator[ReadFile | InputError]:
-    """Every input under `paths`, read once: the one reading every command shares, so audit
-    and convert agree on what was scanned and on what could not be read. A file counts as
-    scanned once its bytes are read, whatever comes next; it is decoded only when it holds a
-    needle (docs/exit-codes.md)."""
-    return read_entries(discover(paths, excludes, leave_out=leave_out), stats=stats,
-                        stdin=stdin, on_file=on_file)
-
-
 def read_all(entries: Sequence[InputFile | InputError], *, stats: ScanStats,
              stdin: Callable[[], bytes] | None = None,
              on_file: Callable[[str], None] | None = None,
@@ -97,7 +85,10 @@ def read_entries(entries: Iterable[InputFile | InputError], *, stats: ScanStats,
                  stdin: Callable[[], bytes] | None = None,
                  on_file: Callable[[str], None] | None = None
                  ) -> Iterator[ReadFile | InputError]:
-    """read_files for entries already discovered."""
+    """Every input file, read once: the one reading every command shares, so audit and convert
+    agree on what was scanned and on what could not be read. A file counts as scanned once its
+    bytes are read, whatever comes next; it is decoded only when it holds a needle
+    (docs/exit-codes.md)."""
     for entry in entries:
         if isinstance(entry, InputError):
             yield entry
@@ -276,18 +267,21 @@ def objects_of(parsed: ParsedDocument, label: str) -> Iterator[ManifestObject]:
 def scan(paths: Iterable[str], excludes: Iterable[str] = (), *, stats: ScanStats,
          stdin: Callable[[], bytes] | None = None,
          on_file: Callable[[str], None] | None = None, lines: bool = True,
-         pool_from: int = POOL_FROM) -> Iterator[Item]:
+         pool_from: int = POOL_FROM, read_ahead: bool = False) -> Iterator[Item]:
     """The whole file source: every object, template text and input error under `paths`.
     From `pool_from` files on, files are read, pre-scanned and parsed by worker processes
-    (gpudra.sources.files_pool), which start on this call; the items, the stats and the order
-    are the same. Close the iterator when it is left before its end."""
+    (gpudra.sources.files_pool), which start on this call and read a few batches ahead of the
+    caller (`read_ahead`: the whole tree, for a caller that keeps every item and has other
+    work meanwhile); the items, the stats and the order are the same. Close the iterator when
+    it is left before its end."""
     entries = discover(paths, excludes)
     head = list(itertools.islice(entries, pool_from))
     if len(head) >= pool_from and usable_cpus() > 1:
-        from gpudra.sources.files_pool import scan_pooled
+        from gpudra.sources.files_pool import AHEAD, scan_pooled
 
         return scan_pooled(itertools.chain(head, entries), stats=stats, stdin=stdin,
-                           on_file=on_file, lines=lines, workers=usable_cpus())
+                           on_file=on_file, lines=lines, workers=usable_cpus(),
+                           ahead=None if read_ahead else AHEAD)
     return scan_entries(itertools.chain(head, entries), stats=stats, stdin=stdin,
                         on_file=on_file, lines=lines)
 
@@ -322,6 +316,7 @@ class FileSource:
     kind: str = "file"
     lines: bool = True  # False: objects without a line index (an inventory: nothing cites it)
     pool_from: int = POOL_FROM  # from this many files on, worker processes read them
+    read_ahead: bool = False  # True: the workers read the whole tree ahead (see scan)
     stats: ScanStats = field(default_factory=ScanStats)
     read: list[str] = field(default_factory=list)  # the labels of every file read
 
@@ -330,7 +325,8 @@ class FileSource:
 
     def items(self) -> Iterator[Item]:
         return scan(self.paths, self.excludes, stats=self.stats, stdin=self.stdin,
-                    on_file=self._seen, lines=self.lines, pool_from=self.pool_from)
+                    on_file=self._seen, lines=self.lines, pool_from=self.pool_from,
+                    read_ahead=self.read_ahead)
 
     def _seen(self, label: str) -> None:
         self.read.append(label)

@@ -8,6 +8,12 @@ so that counts, skipped documents and every item are the same as gpudra.sources.
 in one process. Objects that share data (the items of a List) are pickled together and so
 still share it.
 
+convert takes only the reading and the pre-scan (read_pooled): it parses the files it edits
+itself, as it plans them, and a file without a needle comes back without its bytes.
+
+The workers start when the pool is made, before the caller takes the first item: it can do
+other work meanwhile (plan reads its inventory while the workers read its tree).
+
 One big YAML file (an inventory of 100,000 devices) is one entry, so its documents are
 handed out instead (parse_ahead): workers parse them in batches while the caller takes them
 in order; nothing else about the file's reading changes.
@@ -18,6 +24,7 @@ from __future__ import annotations
 import collections
 import itertools
 import multiprocessing
+import threading
 from collections.abc import Callable, Iterable, Iterator
 from typing import Any
 
@@ -31,6 +38,9 @@ Entry = InputFile | InputError
 # Entries per message: large enough that a message costs little beside the work (a few ms of
 # reading), small enough that both workers start at once and the last batch ends soon.
 BATCH = 500
+# Batches read ahead of the caller: enough that no worker waits while the caller works through
+# one, few enough that a slow caller (convert planning every GPU file) holds little.
+AHEAD = 8
 CHUNK_BATCH = 100  # documents of one big file per message
 
 
@@ -47,14 +57,14 @@ def _context():  # noqa: ANN202 - a multiprocessing context
 def scan_pooled(entries: Iterable[Entry], *, stats: ScanStats,
                 stdin: Callable[[], bytes] | None = None,
                 on_file: Callable[[str], None] | None = None, lines: bool = True,
-                workers: int = 2) -> Pooled:
+                workers: int = 2, ahead: int | None = AHEAD) -> Pooled:
     """gpudra.sources.files.scan_entries with `workers` processes, which start at once: the
-    caller may do other work (plan reads its inventory) while they read. stdin (`-`) is read
-    here, in its place: it belongs to this process."""
+    caller may do other work (plan reads its inventory) while they read, as far as `ahead`
+    batches (Pooled). stdin (`-`) is read here, in its place: it belongs to this process."""
     def here(entry: InputFile) -> Iterator[Item]:
         return scan_entries([entry], stats=stats, stdin=stdin, on_file=on_file, lines=lines)
 
-    return Pooled(entries, _scan_batch, lines, here, stats, on_file, workers)
+    return Pooled(entries, _scan_batch, lines, here, stats, on_file, workers, ahead)
 
 
 def read_pooled(entries: Iterable[Entry], *, stats: ScanStats,
@@ -72,13 +82,18 @@ def read_pooled(entries: Iterable[Entry], *, stats: ScanStats,
 
 class Pooled(Iterator[Any]):
     """What a batch function gives for each entry, in the entries' order, from `workers`
-    processes that start on construction. The pool ends with the last item, or with close()."""
+    processes that start on construction. At most `ahead` batches are read before the caller
+    takes them (None: no bound, for a caller that keeps every item anyway), so memory does not
+    grow when the caller is the slower. The pool ends with the last item, or with close()."""
 
     def __init__(self, entries: Iterable[Entry],
                  work: Callable[[tuple[list, Any]], tuple[ScanStats, dict[int, list]]],
                  option: Any, here: Callable[[InputFile], Iterator[Any]], stats: ScanStats,
-                 on_file: Callable[[str], None] | None, workers: int) -> None:
+                 on_file: Callable[[str], None] | None, workers: int,
+                 ahead: int | None = AHEAD) -> None:
         self._sent: collections.deque[list[Entry]] = collections.deque()  # the feeder appends
+        self._room = threading.Semaphore(ahead) if ahead is not None else None
+        self._ended = False
         self._pool = _context().Pool(workers)
         results = self._pool.imap(work, self._tasks(entries, option))
         self._items = self._drain(results, here, stats, on_file)
@@ -88,10 +103,21 @@ class Pooled(Iterator[Any]):
 
     def close(self) -> None:
         self._items.close()
+        self._end()
+
+    def _end(self) -> None:
+        self._ended = True
+        if self._room is not None:
+            self._room.release()  # a feeder waiting for room returns (the pool joins it)
         self._pool.terminate()
 
     def _tasks(self, entries: Iterable[Entry], option: Any) -> Iterator[tuple[list, Any]]:
+        """Run by the pool's feeder thread."""
         for batch in _batches(entries):
+            if self._room is not None:
+                self._room.acquire()
+            if self._ended:
+                return
             self._sent.append(batch)
             # Plain tuples: a third of the pickling of the dataclasses.
             yield [(e.label, e.path, e.chart, e.role) if isinstance(e, InputFile) else e
@@ -103,6 +129,8 @@ class Pooled(Iterator[Any]):
         try:
             for batch_stats, found in results:
                 batch = self._sent.popleft()
+                if self._room is not None:
+                    self._room.release()
                 for index, entry in enumerate(batch):
                     if isinstance(entry, InputFile) and entry.label == STDIN:
                         yield from here(entry)
@@ -114,7 +142,7 @@ class Pooled(Iterator[Any]):
                         yield ReadFile(entry, *item) if item.__class__ is tuple else item
                 _merge(stats, batch_stats)
         finally:
-            self._pool.terminate()
+            self._end()
 
 
 def _batches(entries: Iterable[Entry]) -> Iterator[list[Entry]]:
