@@ -17,10 +17,17 @@ import base64
 import hashlib
 import json
 import os
+from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
 
-from gpudra.convert.writer import WriteRefused, checked_target, remove_stale_temps, write_atomic
+from gpudra.convert.writer import (
+    WriteRefused,
+    checked_target,
+    remove_stale_temps,
+    write_atomic,
+    write_atomic_chunks,
+)
 
 JOURNAL_NAME = ".gpudra-convert.journal"
 _VERSION = 1
@@ -37,14 +44,21 @@ def journal_path(base: Path) -> Path:
     return base / JOURNAL_NAME
 
 
-def begin(base: Path, entries: list[Entry]) -> Path:
-    """Write the journal (atomically: a kill leaves all of it or none)."""
-    document = {"version": _VERSION, "files": [
-        {"path": e.path, "old": e.old, "new": base64.b64encode(e.new).decode("ascii")}
-        for e in entries]}
+def begin(base: Path, entries: Iterable[Entry]) -> Path:
+    """Write the journal (atomically: a kill leaves all of it or none), one entry at a time:
+    the new content of 2,000 files is never in memory at once. The text is what json.dumps
+    gives for {"version": 1, "files": [...]}."""
     path = journal_path(base)
-    write_atomic(path, json.dumps(document).encode("utf-8"))
+    write_atomic_chunks(path, _journal_text(entries))
     return path
+
+
+def _journal_text(entries: Iterable[Entry]) -> Iterator[bytes]:
+    yield f'{{"version": {_VERSION}, "files": ['.encode()
+    for index, e in enumerate(entries):
+        entry = {"path": e.path, "old": e.old, "new": base64.b64encode(e.new).decode("ascii")}
+        yield (", " if index else "").encode() + json.dumps(entry).encode("utf-8")
+    yield b"]}"
 
 
 def end(path: Path) -> None:

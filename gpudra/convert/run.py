@@ -211,9 +211,9 @@ def _write_in_place(report: ConvertReport, request: ConvertRequest, stderr: IO[s
     journal_file = None
     if len(changes) > 1:
         try:
-            journal_file = journal.begin(base, [journal.Entry(
+            journal_file = journal.begin(base, (journal.Entry(
                 os.path.abspath(c.path), None if c.created else journal.digest(c.old), c.new)
-                for c in changes])
+                for c in changes))
         except OSError:
             journal_file = None  # a read-only base: the order alone keeps every state valid
     errors: list[InputError] = []

@@ -6,6 +6,7 @@ import os
 import re
 import stat
 import tempfile
+from collections.abc import Iterable
 from pathlib import Path
 
 from gpudra.convert.linediff import unified
@@ -25,6 +26,20 @@ def write_atomic(path: Path, data: bytes) -> bool:
     try:
         if path.read_bytes() == data:
             return False
+    except FileNotFoundError:
+        pass
+    _replace(path, (data,))
+    return True
+
+
+def write_atomic_chunks(path: Path, chunks: Iterable[bytes]) -> None:
+    """write_atomic for content made piece by piece (the journal of a large convert), never
+    held whole; it is written even when it equals what the file holds."""
+    _replace(path.resolve() if path.is_symlink() else path, chunks)
+
+
+def _replace(path: Path, chunks: Iterable[bytes]) -> None:
+    try:
         info = path.stat()
         mode, owner = stat.S_IMODE(info.st_mode), (info.st_uid, info.st_gid)
     except FileNotFoundError:
@@ -35,7 +50,8 @@ def write_atomic(path: Path, data: bytes) -> bool:
                                suffix=TEMP_SUFFIX)
     try:
         with os.fdopen(fd, "wb") as handle:
-            handle.write(data)
+            for chunk in chunks:
+                handle.write(chunk)
             handle.flush()
             os.fsync(handle.fileno())
         os.chmod(tmp, mode)
@@ -48,7 +64,6 @@ def write_atomic(path: Path, data: bytes) -> bool:
     except BaseException:
         Path(tmp).unlink(missing_ok=True)
         raise
-    return True
 
 
 TEMP_SUFFIX = ".gpudra-tmp"

@@ -142,3 +142,25 @@ def test_check_and_diff_report_an_unfinished_run(tmp_path: Path,
         assert result.exit_code == 3
         assert "interrupted convert" in result.stdout + result.stderr
     assert (tmp_path / "t" / JOURNAL_NAME).exists()  # --check writes nothing, not even that
+
+
+def test_the_journal_is_written_one_entry_at_a_time_and_read_back(tmp_path: Path) -> None:
+    import json
+
+    from gpudra.convert import journal
+
+    taken: list[int] = []
+
+    def entries():  # noqa: ANN202 - the spool hands out one file's bytes at a time
+        for i in range(3):
+            taken.append(i)
+            yield journal.Entry(str(tmp_path / f"f{i}.yaml"), None if i else "d" * 64,
+                                f"kind: Job # é {i}\n".encode())
+
+    path = journal.begin(tmp_path, entries())
+    assert taken == [0, 1, 2] and path.name == JOURNAL_NAME
+    written = path.read_bytes()
+    files = json.loads(written)["files"]
+    assert written == json.dumps({"version": 1, "files": files}).encode()  # the old format
+    assert journal.pending(tmp_path) == list(entries())
+    assert not list(tmp_path.glob("*.gpudra-tmp"))
