@@ -21,8 +21,6 @@ def write_atomic(path: Path, data: bytes) -> bool:
     fsynced, gets the old file's mode, and is renamed over the original: a reader, a crash or
     Ctrl-C sees either the old file or the new one, never half of one.
     """
-    # Write through a symlink to the file it names; replacing the link would orphan the target.
-    path = path.resolve() if path.is_symlink() else path
     try:
         if path.read_bytes() == data:
             return False
@@ -35,10 +33,12 @@ def write_atomic(path: Path, data: bytes) -> bool:
 def write_atomic_chunks(path: Path, chunks: Iterable[bytes]) -> None:
     """write_atomic for content made piece by piece (the journal of a large convert), never
     held whole; it is written even when it equals what the file holds."""
-    _replace(path.resolve() if path.is_symlink() else path, chunks)
+    _replace(path, chunks)
 
 
 def _replace(path: Path, chunks: Iterable[bytes]) -> None:
+    # Write through a symlink to the file it names; replacing the link would orphan the target.
+    path = path.resolve() if path.is_symlink() else path
     try:
         info = path.stat()
         mode, owner = stat.S_IMODE(info.st_mode), (info.st_uid, info.st_gid)

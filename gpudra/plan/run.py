@@ -83,7 +83,7 @@ def run_plan(request: PlanRequest, *, on_page: Callable[[Any], None] | None = No
         # while this process reads the inventory: on two cores both reads take the time of
         # the longer one.
         tree = FileSource(list(request.paths), config.exclude, lines=False, read_ahead=True)
-        with contextlib.closing(tree.items()) as items:  # type: ignore[type-var]
+        with contextlib.closing(tree.items()) as items:
             inventory = _inventory_files(request.inventory, errors, request.consumable_shares)
             with _set_aside():
                 objects, read = _collected(tree, items, errors)

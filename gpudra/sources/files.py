@@ -73,7 +73,7 @@ def read_all(entries: Sequence[InputFile | InputError], *, stats: ScanStats,
     """read_entries; from `pool_from` entries on, worker processes read and pre-scan
     (gpudra.sources.files_pool.read_pooled: a file without text comes without its bytes).
     Close the iterator when it is left before its end."""
-    if len(entries) >= pool_from and usable_cpus() > 1:
+    if _pool_pays(len(entries), pool_from):
         from gpudra.sources.files_pool import read_pooled
 
         return read_pooled(entries, stats=stats, stdin=stdin, on_file=on_file,
@@ -218,7 +218,7 @@ def load_items(read: ReadFile, stats: ScanStats, *, lines: bool = True) -> Itera
     without a line index, see parse_chunk)."""
     label = read.entry.label
     ahead = None
-    if read.text is not None and len(read.text) >= BIG_FILE and usable_cpus() > 1:
+    if read.text is not None and _pool_pays(len(read.text), BIG_FILE):
         from gpudra.sources.files_pool import parse_ahead, pool_allowed
 
         if pool_allowed():
@@ -276,7 +276,7 @@ def scan(paths: Iterable[str], excludes: Iterable[str] = (), *, stats: ScanStats
     it is left before its end."""
     entries = discover(paths, excludes)
     head = list(itertools.islice(entries, pool_from))
-    if len(head) >= pool_from and usable_cpus() > 1:
+    if _pool_pays(len(head), pool_from):
         from gpudra.sources.files_pool import AHEAD, scan_pooled
 
         return scan_pooled(itertools.chain(head, entries), stats=stats, stdin=stdin,
@@ -296,6 +296,12 @@ def scan_entries(entries: Iterable[InputFile | InputError], *, stats: ScanStats,
             yield read
         else:
             yield from load_items(read, stats, lines=lines)
+
+
+def _pool_pays(size: int, threshold: int) -> bool:
+    """Worker processes for work of `size` (files, or a file's characters): from `threshold`
+    on, and only with another CPU to run them on."""
+    return size >= threshold and usable_cpus() > 1
 
 
 def usable_cpus() -> int:

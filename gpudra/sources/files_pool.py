@@ -106,6 +106,8 @@ class Pooled(Iterator[Any]):
         self._end()
 
     def _end(self) -> None:
+        if self._ended:  # close() after the last item, or twice
+            return
         self._ended = True
         if self._room is not None:
             self._room.release()  # a feeder waiting for room returns (the pool joins it)
