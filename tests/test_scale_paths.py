@@ -242,3 +242,55 @@ def test_workers_read_only_so_far_ahead_and_close_while_waiting(tmp_path: Path) 
     started = time.monotonic()
     waiting.close()  # the feeder waits for room: closing must not wait for it
     assert time.monotonic() - started < 5
+
+
+def test_files_planned_by_the_workers_that_read_them_convert_the_same(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """plan_ahead: each GPU file planned and edited in a worker as the pass's first file, taken
+    when its names are still free. Files whose names clash with earlier files' (and files with
+    quotas) are planned again by the pass; all of it must come out as one process makes it."""
+    import gpudra.convert.converter as converter
+    from gpudra.convert.planner import ConvertOptions
+    from gpudra.dra.versions import DEFAULT
+
+    root = tmp_path / "tree"
+    gen_tree.generate(str(root), files=300, seed=3, gpu_percent=20, decoy_percent=5,
+                      avg_size=600)
+    golden = Path(__file__).resolve().parent / "convert" / "golden" / "quota-mig" / "before"
+    for name in ("quotas.yaml", "workloads.yaml"):  # quotas wait for every workload
+        (root / "mig" / name).parent.mkdir(parents=True, exist_ok=True)
+        (root / "mig" / name).write_text((golden / name).read_text())
+    same = ("apiVersion: apps/v1\nkind: Deployment\nmetadata: {name: web}\nspec:\n  template:\n"
+            "    spec:\n      containers:\n      - name: c\n        image: x\n"
+            "        resources: {limits: {nvidia.com/gpu: 1}}\n")
+    for i in range(6):  # one name in one namespace: web-gpu, web-gpu-2, ...
+        (root / "clash" / f"web-{i}.yaml").parent.mkdir(parents=True, exist_ok=True)
+        (root / "clash" / f"web-{i}.yaml").write_text(same)
+    # An existing template named as a workload read before it: the pass starts again.
+    (root / "zz-existing.yaml").write_text(
+        "apiVersion: resource.k8s.io/v1\nkind: ResourceClaimTemplate\n"
+        "metadata: {name: web-gpu-3}\nspec:\n  spec:\n    devices:\n      requests:\n"
+        "      - name: gpu\n        exactly: {deviceClassName: gpu.nvidia.com}\n")
+    (root / "broken.yaml").write_text("kind: Pod\nmetadata: {name: [nvidia.com/gpu\n")
+
+    def converted() -> tuple:
+        report = converter.convert_paths([str(root)], ConvertOptions(DEFAULT))
+        return (report.results, [(c.label, c.old, c.new) for c in report.changes],
+                report.errors, report.files_scanned, report.inputs, report.documents_parsed,
+                report.skipped)
+
+    one = converted()
+    taken: list[bool] = []
+    take = converter._Pass._take
+
+    def counted(self: Any, read: ReadFile, ahead: Any) -> bool:
+        taken.append(take(self, read, ahead))
+        return taken[-1]
+
+    monkeypatch.setattr(converter._Pass, "_take", counted)
+    monkeypatch.setattr(converter, "read_all", functools.partial(converter.read_all,
+                                                                 pool_from=100))
+    assert converted() == one
+    assert taken.count(True) > 40 and taken.count(False) >= 5  # clashes go to the pass
+    names = {r.created for r in one[0] if "clash" in r.file}
+    assert len(one[1]) > 50 and one[2] and len(names) == 6  # six different claim names

@@ -21,7 +21,7 @@ from gpudra.convert.spool import Spool, Spooled, contents
 from gpudra.dra import emit
 from gpudra.errors import UnreadableInputError, UsageError
 from gpudra.kustomize.tree import Tree, kustomization_file
-from gpudra.sources.files import STDIN
+from gpudra.sources.files import STDIN, InputFile
 from gpudra.yamledit.yaml_nodes import compose
 from gpudra.yamledit.yaml_nodes import load as load_document
 from gpudra.yamledit.ops import Append, Extend, apply_to_data, apply_to_text
@@ -121,11 +121,15 @@ def assemble(f: File, claims_file: str | None, spool: Spool | None = None
     new = ("\ufeff" if f.bom else "") + "".join(parts)
     if not f.raw.endswith(b"\n"):  # keep a file without a final newline that way
         new = new.removesuffix("\r\n" if new.endswith("\r\n") else "\n")
-    path = Path(f.entry.path) if f.entry.path is not None else None
-    encoded = new.encode("utf-8")
+    return file_change(f.entry, f.raw, new.encode("utf-8"), spool)
+
+
+def file_change(entry: InputFile, old: bytes, new: bytes, spool: Spool | None) -> FileChange:
+    """An input file's change, its bytes kept in `spool` when there is one."""
+    path = Path(entry.path) if entry.path is not None else None
     if spool is None:
-        return FileChange(f.entry.label, path, f.raw, encoded)
-    return FileChange(f.entry.label, path, spool.keep(f.raw), spool.keep(encoded))
+        return FileChange(entry.label, path, old, new)
+    return FileChange(entry.label, path, spool.keep(old), spool.keep(new))
 
 
 def claims_objects(f: File) -> list[tuple[dict, Style]]:

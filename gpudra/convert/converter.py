@@ -13,15 +13,17 @@ from __future__ import annotations
 
 import contextlib
 import os
+import pickle
 from collections.abc import Callable, Iterable
-from dataclasses import dataclass, replace
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
 from gpudra.convert.assembly import FileChange, assemble, bridge_class, claims_files, \
-    claims_objects, merge
+    claims_objects, file_change, merge
 from gpudra.convert.openshift import into_objects, objects_of
 from gpudra.convert.overlays import plan_overlays
+from gpudra.convert.naming import ObjectNames
 from gpudra.convert.planner import ConvertOptions, ObjectPlan, Planner, WorkloadResult
 from gpudra.convert.reading import Doc, File, load
 from gpudra.convert.records import result_for
@@ -34,7 +36,7 @@ from gpudra.kustomize.resource_files import file_objects
 from gpudra.kustomize.tree import Tree, load_tree, roots_among
 from gpudra.model import InputError, Skipped
 from gpudra.sources import ScanStats
-from gpudra.sources.files import STDIN, InputFile, discover, read_all
+from gpudra.sources.files import STDIN, InputFile, ReadFile, discover, read_all
 from gpudra.workloads import WorkloadTable
 from gpudra.yamledit.yaml_nodes import NodeDocument
 from gpudra.yamledit.textedit import Style
@@ -131,10 +133,13 @@ class _Pass:
 
     def __init__(self, options: ConvertOptions, table: WorkloadTable, claims_file: str | None,
                  tree: Tree | None, build: Build | None, vetoes: dict[tuple, str],
-                 reserved: Iterable[tuple[str | None, str]]) -> None:
+                 reserved: Iterable[tuple[str | None, str]], *, spooled: bool = True) -> None:
         self.planner = Planner(options, table)
-        self.spool = Spool()  # the changed files' bytes, until they are written
-        for namespace, name in reserved:
+        self.options, self.table = options, table
+        self.reserved = tuple(reserved)
+        # The changed files' bytes, until they are written.
+        self.spool = Spool() if spooled else None
+        for namespace, name in self.reserved:
             self.planner.names.reserve(namespace, name)
         self.claims_file = claims_file
         self.tree = tree
@@ -157,16 +162,56 @@ class _Pass:
 
     def read(self, entries: list[InputFile | InputError],
              stdin: Callable[[], bytes] | None) -> None:
-        # A large tree is read and pre-scanned by worker processes while this one plans.
-        with contextlib.closing(read_all(entries, stats=self.stats, stdin=stdin)) as reads:
+        # A large tree is read and pre-scanned by worker processes while this one plans; they
+        # plan its GPU files too (plan_ahead), when nothing outside a file bears on its plan
+        # but the names handed out before it.
+        context = _AheadContext(self.options, self.table, self.reserved)
+        alone = self.tree is None and self.claims_file is None and not self.vetoes
+        after = (plan_ahead, context) if alone and _picklable(context) else None
+        with contextlib.closing(read_all(entries, stats=self.stats, stdin=stdin,
+                                         after=after)) as reads:
             for read in reads:
                 if isinstance(read, InputError):
                     self.errors.append(read)
                     continue
                 self.inputs.append(read.entry)
+                if read.ahead is not None and self._take(read, read.ahead):
+                    continue
                 f = load(read, self.stats, self.errors)
                 if f is not None:
                     self._file(f)
+
+    def _take(self, read: ReadFile, ahead: _Ahead) -> bool:
+        """Take a worker's plan of `read` when it is the one this pass makes: when none of the
+        names it handed out is taken here. The worker saw the names this pass started with
+        and the file's own; this pass has those and the ones handed out since, so with its
+        names free here every name comes out the same (each the first free one of its
+        candidates), and so does everything else (planning reads nothing else that earlier
+        files change)."""
+        names = self.planner.names
+        if any(names.taken(namespace, name) for _, namespace, name in ahead.names):
+            return False
+        _add_stats(self.stats, ahead.stats)
+        self.errors += ahead.errors
+        if not ahead.planned:
+            return True
+        position, self._position = self._position, self._position + 1
+        if read.entry.path is not None:
+            self.seen.add(os.path.normpath(read.entry.path))
+        self.late = self.late or any(names.handed_out(*name) for name in ahead.existing)
+        for namespace, name in ahead.existing:
+            names.reserve(namespace, name)
+        self.existing += ahead.existing
+        for text, namespace, name in ahead.names:
+            if names.unique(text, namespace) != name:  # impossible, as _take says why
+                raise AssertionError(f"convert: {read.entry.label} planned apart named {name}")
+        for namespace, modes in ahead.mig_claims.items():
+            self.planner.mig_claims.setdefault(namespace, set()).update(modes)
+        self._stay(ahead.results)
+        change = None if ahead.new is None else \
+            file_change(read.entry, read.raw, ahead.new, self.spool)
+        self._keep(_Slot(position, list(ahead.results), change))
+        return True
 
     def _file(self, f: File) -> None:
         position, self._position = self._position, self._position + 1
@@ -200,7 +245,11 @@ class _Pass:
         for index, doc in enumerate(f.docs):
             doc.results[:] = doc.loaded
             _plan_document(f, doc, _vetoed(self.planner.plan, f, index, self.vetoes))
-        self.staying.update(r.namespace for doc in f.docs for r in doc.results
+        self._stay([r for doc in f.docs for r in doc.results])
+
+    def _stay(self, results: Iterable[WorkloadResult]) -> None:
+        """Note the namespaces of workloads that keep device-plugin requests."""
+        self.staying.update(r.namespace for r in results
                             if r.kind and r.strategy in ("blocked", "bridge", "ignored",
                                                          "waived"))
 
@@ -244,6 +293,87 @@ class _Pass:
         changes += claims_files(per_dir, self.claims_file, {c.label for c in changes},
                                 self.tree)
         return changes, [r for s in self.slots for r in s.results]
+
+
+# --- planning in the worker processes that read the files -----------------------------------
+
+@dataclass(frozen=True)
+class _AheadContext:
+    """What a worker needs to plan a file as the pass does."""
+
+    options: ConvertOptions
+    table: WorkloadTable
+    reserved: tuple[tuple[str | None, str], ...]
+
+
+@dataclass(frozen=True)
+class _Ahead:
+    """A file planned and edited in a worker as if it were the pass's first."""
+
+    stats: ScanStats
+    errors: tuple[InputError, ...]
+    planned: bool = False  # False: nothing to plan (no GPU text, or a broken file)
+    existing: tuple[tuple[str | None, str], ...] = ()  # its DRA objects' names, in order
+    names: tuple[tuple[str, str | None, str], ...] = ()  # each name handed out: text, ns, name
+    mig_claims: dict[str | None, set[str]] = field(default_factory=dict)
+    results: tuple[WorkloadResult, ...] = ()
+    new: bytes | None = None  # the file's new bytes, if it changes
+
+
+class _RecordedNames(ObjectNames):
+    """ObjectNames that remember what they handed out, in order."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.log: list[tuple[str, str | None, str]] = []
+
+    def unique(self, text: str, namespace: str | None) -> str:
+        name = super().unique(text, namespace)
+        self.log.append((text, namespace, name))
+        return name
+
+
+def plan_ahead(read: ReadFile, context: _AheadContext) -> _Ahead | None:
+    """In a worker process: `read` planned and edited by the pass's own code, as its first
+    file. None for a file with quotas: those wait for every workload (the pass plans it)."""
+    try:
+        return _planned_ahead(read, context)
+    except Exception:  # noqa: BLE001 - the pass plans the file again and fails as it always has
+        return None
+
+
+def _planned_ahead(read: ReadFile, context: _AheadContext) -> _Ahead | None:
+    run = _Pass(context.options, context.table, None, None, None, {}, (), spooled=False)
+    names = run.planner.names = _RecordedNames()
+    for namespace, name in context.reserved:
+        names.reserve(namespace, name)
+    f = load(read, run.stats, run.errors)
+    if f is None:
+        return _Ahead(run.stats, tuple(run.errors))
+    run._file(f)
+    if any(slot.waiting is not None for slot in run.slots):
+        return None
+    slot = run.slots[0] if run.slots else None
+    return _Ahead(run.stats, tuple(run.errors), True, tuple(run.existing), tuple(names.log),
+                  run.planner.mig_claims, tuple(slot.results) if slot else (),
+                  slot.change.new if slot is not None and slot.change is not None else None)
+
+
+def _picklable(context: _AheadContext) -> bool:
+    """Whether the context can travel to the workers (options that hold something that cannot
+    are planned here, as before)."""
+    try:
+        pickle.dumps(context)
+    except Exception:  # noqa: BLE001 - pickling fails in many ways; each means "plan here"
+        return False
+    return True
+
+
+def _add_stats(into: ScanStats, part: ScanStats) -> None:
+    into.files += part.files
+    into.documents += part.documents
+    into.objects += part.objects
+    into.skipped += part.skipped
 
 
 # --- planning -------------------------------------------------------------------------------

@@ -38,6 +38,10 @@ class ObjectNames:
         """A name that already exists in the tree is never handed out again."""
         self._registry.reserve(name, namespace or DEFAULT_NAMESPACE)
 
+    def taken(self, namespace: str | None, name: str) -> bool:
+        """Whether `name` is reserved or was handed out."""
+        return self._registry.taken(name, namespace or DEFAULT_NAMESPACE)
+
     def handed_out(self, namespace: str | None, name: str) -> bool:
         """Whether `unique` gave out `name` (an existing object's name found too late)."""
         return (namespace or DEFAULT_NAMESPACE, name) in self._handed

@@ -277,13 +277,18 @@ def construct_plain(loader: Any, node: yaml.Node) -> Any:
     tag is built by the loader's own constructor; documents with merge keys or complex keys
     are handed to construct_document whole."""
     memo: dict[int, Any] = {}  # aliases share one object, as with construct_document
+    # Equal strings of a document become one object: a ResourceSlice repeats its keys and
+    # values per device, and one object each is what pickling (workers send documents back),
+    # memory and freeing 100,000 devices' worth of them cost.
+    strings: dict[str, str] = {}
+    shared = strings.setdefault
 
     def build(n: yaml.Node) -> Any:
         tag = n.tag
         cls = n.__class__
         if cls is yaml.ScalarNode:
             if tag == _STR:
-                return n.value
+                return shared(n.value, n.value)
             value = n.value
             if tag == _INT and value.isdigit() and (value[0] != "0" or value == "0"):
                 return int(value)

@@ -58,6 +58,8 @@ class ReadFile:
     entry: InputFile
     raw: bytes
     text: str | None = None
+    # What read_all's `after` made of the file in the worker process that read it.
+    ahead: Any = None
 
     @property
     def json(self) -> bool:
@@ -69,15 +71,20 @@ class ReadFile:
 def read_all(entries: Sequence[InputFile | InputError], *, stats: ScanStats,
              stdin: Callable[[], bytes] | None = None,
              on_file: Callable[[str], None] | None = None,
-             pool_from: int = POOL_FROM) -> Iterator[ReadFile | InputError]:
+             pool_from: int = POOL_FROM,
+             after: tuple[Callable[[ReadFile, Any], Any], Any] | None = None
+             ) -> Iterator[ReadFile | InputError]:
     """read_entries; from `pool_from` entries on, worker processes read and pre-scan
     (gpudra.sources.files_pool.read_pooled: a file without text comes without its bytes).
+    `after` (function, argument): with worker processes, each of them calls
+    function(read, argument) on every file it read with text, and a result other than None
+    comes back as that ReadFile's `ahead` (the function must be picklable by name).
     Close the iterator when it is left before its end."""
     if _pool_pays(len(entries), pool_from):
         from gpudra.sources.files_pool import read_pooled
 
         return read_pooled(entries, stats=stats, stdin=stdin, on_file=on_file,
-                           workers=usable_cpus())
+                           workers=usable_cpus(), after=after)
     return read_entries(entries, stats=stats, stdin=stdin, on_file=on_file)
 
 

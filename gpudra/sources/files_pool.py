@@ -70,14 +70,16 @@ def scan_pooled(entries: Iterable[Entry], *, stats: ScanStats,
 def read_pooled(entries: Iterable[Entry], *, stats: ScanStats,
                 stdin: Callable[[], bytes] | None = None,
                 on_file: Callable[[str], None] | None = None,
-                workers: int = 2) -> Pooled:
+                workers: int = 2,
+                after: tuple[Callable[[ReadFile, Any], Any], Any] | None = None) -> Pooled:
     """gpudra.sources.files.read_entries with `workers` processes reading and pre-scanning
     (convert, which parses what it edits itself). A file no needle picked comes back without
-    its bytes: nothing reads them, and they would be most of the messages."""
+    its bytes: nothing reads them, and they would be most of the messages. `after` is
+    read_all's: run by the worker on each file with text, its result rides back with it."""
     def here(entry: InputFile) -> Iterator[ReadFile | InputError]:
         return read_entries([entry], stats=stats, stdin=stdin, on_file=on_file)
 
-    return Pooled(entries, _read_batch, None, here, stats, on_file, workers)
+    return Pooled(entries, _read_batch, after, here, stats, on_file, workers)
 
 
 class Pooled(Iterator[Any]):
@@ -179,15 +181,18 @@ def _scan_batch(task: tuple[list, bool]) -> tuple[ScanStats, dict[int, list[Item
     return stats, found
 
 
-def _read_batch(task: tuple[list, None]) -> tuple[ScanStats, dict[int, list]]:
+def _read_batch(task: tuple[list, tuple[Callable[[ReadFile, Any], Any], Any] | None]
+                ) -> tuple[ScanStats, dict[int, list]]:
     """In a worker: what read_entries gives for each entry of a batch, by the entry's index;
-    a read file as (bytes, text), its bytes left out when it has no text."""
-    batch, _ = task
+    a read file as (bytes, text, ahead), its bytes left out when it has no text, `ahead` what
+    the caller's function made of it (read_pooled's `after`)."""
+    batch, after = task
     stats = ScanStats()
     found: dict[int, list] = {}
     for index, entry in _entries_of(batch):
         found[index] = [item if isinstance(item, InputError) else
-                        (item.raw if item.text is not None else b"", item.text)
+                        (b"", None, None) if item.text is None else
+                        (item.raw, item.text, after[0](item, after[1]) if after else None)
                         for item in read_entries([entry], stats=stats)]
     return stats, found
 
