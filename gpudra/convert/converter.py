@@ -191,7 +191,7 @@ class _Pass:
         names = self.planner.names
         if any(names.taken(namespace, name) for _, namespace, name in ahead.names):
             return False
-        _add_stats(self.stats, ahead.stats)
+        self.stats.add(ahead.stats)
         self.errors += ahead.errors
         if not ahead.planned:
             return True
@@ -367,13 +367,6 @@ def _picklable(context: _AheadContext) -> bool:
     except Exception:  # noqa: BLE001 - pickling fails in many ways; each means "plan here"
         return False
     return True
-
-
-def _add_stats(into: ScanStats, part: ScanStats) -> None:
-    into.files += part.files
-    into.documents += part.documents
-    into.objects += part.objects
-    into.skipped += part.skipped
 
 
 # --- planning -------------------------------------------------------------------------------

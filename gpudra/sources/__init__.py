@@ -26,6 +26,13 @@ class ScanStats:
     objects: int = 0
     skipped: list[Skipped] = field(default_factory=list)  # read, but no Kubernetes objects
 
+    def add(self, part: ScanStats) -> None:
+        """Count what another reading of some of the same inputs counted (a worker's)."""
+        self.files += part.files
+        self.documents += part.documents
+        self.objects += part.objects
+        self.skipped += part.skipped
+
 
 class Source(Protocol):
     kind: str        # "file" or "cluster": what findings' `source` says

@@ -144,7 +144,7 @@ class Pooled(Iterator[Any]):
                     for item in found.get(index, ()):
                         # A read file travels as (bytes, text): the parent has its entry.
                         yield ReadFile(entry, *item) if item.__class__ is tuple else item
-                _merge(stats, batch_stats)
+                stats.add(batch_stats)
         finally:
             self._end()
 
@@ -195,13 +195,6 @@ def _read_batch(task: tuple[list, tuple[Callable[[ReadFile, Any], Any], Any] | N
                         (item.raw, item.text, after[0](item, after[1]) if after else None)
                         for item in read_entries([entry], stats=stats)]
     return stats, found
-
-
-def _merge(into: ScanStats, part: ScanStats) -> None:
-    into.files += part.files
-    into.documents += part.documents
-    into.objects += part.objects
-    into.skipped += part.skipped
 
 
 def parse_ahead(chunks: list[Chunk], *, lines: bool = True,
