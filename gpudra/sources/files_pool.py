@@ -8,8 +8,9 @@ so that counts, skipped documents and every item are the same as gpudra.sources.
 in one process. Objects that share data (the items of a List) are pickled together and so
 still share it.
 
-convert takes only the reading and the pre-scan (read_pooled): it parses the files it edits
-itself, as it plans them, and a file without a needle comes back without its bytes.
+convert takes the reading and the pre-scan (read_pooled), a file without a needle coming back
+without its bytes; the function it hands over (`after`) plans and edits the others in the
+workers too, and its result comes back with the file.
 
 The workers start when the pool is made, before the caller takes the first item: it can do
 other work meanwhile (plan reads its inventory while the workers read its tree).
@@ -142,7 +143,8 @@ class Pooled(Iterator[Any]):
                     if on_file is not None and isinstance(entry, InputFile):
                         on_file(entry.label)
                     for item in found.get(index, ()):
-                        # A read file travels as (bytes, text): the parent has its entry.
+                        # A read file travels as (bytes, text, ahead): the parent has its
+                        # entry.
                         yield ReadFile(entry, *item) if item.__class__ is tuple else item
                 stats.add(batch_stats)
         finally:
