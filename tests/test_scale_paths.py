@@ -248,8 +248,11 @@ def test_files_planned_by_the_workers_that_read_them_convert_the_same(
         tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     """plan_ahead: each GPU file planned and edited in a worker as the pass's first file, taken
     when its names are still free. Files whose names clash with earlier files' (and files with
-    quotas) are planned again by the pass; all of it must come out as one process makes it."""
+    quotas) are planned again by the pass; all of it must come out as one process makes it,
+    whether the reading began while the tree was listed (the first pass) or after (a pass
+    started again for a name found late)."""
     import gpudra.convert.converter as converter
+    import gpudra.sources.files_pool as files_pool
     from gpudra.convert.planner import ConvertOptions
     from gpudra.dra.versions import DEFAULT
 
@@ -258,20 +261,21 @@ def test_files_planned_by_the_workers_that_read_them_convert_the_same(
                       avg_size=600)
     golden = Path(__file__).resolve().parent / "convert" / "golden" / "quota-mig" / "before"
     for name in ("quotas.yaml", "workloads.yaml"):  # quotas wait for every workload
-        (root / "mig" / name).parent.mkdir(parents=True, exist_ok=True)
-        (root / "mig" / name).write_text((golden / name).read_text())
+        (root / "zz-mig" / name).parent.mkdir(parents=True, exist_ok=True)
+        (root / "zz-mig" / name).write_text((golden / name).read_text())
     same = ("apiVersion: apps/v1\nkind: Deployment\nmetadata: {name: web}\nspec:\n  template:\n"
             "    spec:\n      containers:\n      - name: c\n        image: x\n"
             "        resources: {limits: {nvidia.com/gpu: 1}}\n")
     for i in range(6):  # one name in one namespace: web-gpu, web-gpu-2, ...
-        (root / "clash" / f"web-{i}.yaml").parent.mkdir(parents=True, exist_ok=True)
-        (root / "clash" / f"web-{i}.yaml").write_text(same)
+        (root / "zz-clash" / f"web-{i}.yaml").parent.mkdir(parents=True, exist_ok=True)
+        (root / "zz-clash" / f"web-{i}.yaml").write_text(same)
     # An existing template named as a workload read before it: the pass starts again.
-    (root / "zz-existing.yaml").write_text(
+    (root / "zz-clash" / "zz" / "existing.yaml").parent.mkdir()
+    (root / "zz-clash" / "zz" / "existing.yaml").write_text(
         "apiVersion: resource.k8s.io/v1\nkind: ResourceClaimTemplate\n"
         "metadata: {name: web-gpu-3}\nspec:\n  spec:\n    devices:\n      requests:\n"
         "      - name: gpu\n        exactly: {deviceClassName: gpu.nvidia.com}\n")
-    (root / "broken.yaml").write_text("kind: Pod\nmetadata: {name: [nvidia.com/gpu\n")
+    (root / "zz-clash" / "broken.yaml").write_text("kind: Pod\nmetadata: {name: [nvidia.com/gpu\n")
 
     def converted() -> tuple:
         report = converter.convert_paths([str(root)], ConvertOptions(DEFAULT))
@@ -288,8 +292,12 @@ def test_files_planned_by_the_workers_that_read_them_convert_the_same(
         return taken[-1]
 
     monkeypatch.setattr(converter._Pass, "_take", counted)
-    monkeypatch.setattr(converter, "read_all", functools.partial(converter.read_all,
-                                                                 pool_from=100))
+    for name in ("read_all", "list_and_read"):
+        monkeypatch.setattr(converter, name, functools.partial(getattr(converter, name),
+                                                               pool_from=100))
+    # Batches of 10 files: the ones handed out after the first pass's first 8 (the most the
+    # workers read ahead before it takes any) carry plan_ahead, whatever the timing.
+    monkeypatch.setattr(files_pool, "BATCH", 10)
     assert converted() == one
     assert taken.count(True) > 40 and taken.count(False) >= 5  # clashes go to the pass
     names = {r.created for r in one[0] if "clash" in r.file}

@@ -36,7 +36,8 @@ from gpudra.kustomize.resource_files import file_objects
 from gpudra.kustomize.tree import Tree, load_tree, roots_among
 from gpudra.model import InputError, Skipped
 from gpudra.sources import ScanStats
-from gpudra.sources.files import STDIN, InputFile, ReadFile, discover, read_all
+from gpudra.sources.files import STDIN, InputFile, Listing, ReadFile, discover, \
+    list_and_read, read_all
 from gpudra.workloads import WorkloadTable
 from gpudra.yamledit.yaml_nodes import NodeDocument
 from gpudra.yamledit.textedit import Style
@@ -74,8 +75,19 @@ def convert_paths(paths: Iterable[str], options: ConvertOptions, *,
     """`leave_out`: a directory whose files are not inputs (the --output-dir of an earlier
     run inside the tree)."""
     paths = list(paths)
-    # Listed before any is read: the kustomizations among them decide what a pass keeps.
-    entries = list(discover(paths, excludes, leave_out=leave_out))
+    # Listed before any is planned: the kustomizations among them decide what a pass keeps.
+    # On a large tree, worker processes start reading for the first pass meanwhile.
+    first_stats = ScanStats()
+    listing = list_and_read(discover(paths, excludes, leave_out=leave_out), stats=first_stats,
+                            stdin=stdin)
+    with contextlib.closing(listing):
+        return _converted(paths, listing, first_stats, options, table, claims_file, stdin)
+
+
+def _converted(paths: list[str], listing: Listing, first_stats: ScanStats,
+               options: ConvertOptions, table: WorkloadTable | None, claims_file: str | None,
+               stdin: Callable[[], bytes] | None) -> ConvertReport:
+    entries = listing.entries
     roots = roots_among(e.path for e in entries if isinstance(e, InputFile) and e.path)
     loaded = load_tree(paths, roots=roots) if roots else None
     tree = loaded if loaded is not None and loaded.kustomizations else None
@@ -88,9 +100,12 @@ def convert_paths(paths: Iterable[str], options: ConvertOptions, *,
     table = table or WorkloadTable()
     vetoes: dict[tuple, str] = {}
     reserved: tuple[tuple[str | None, str], ...] = ()
+    started: Listing | None = listing  # the first pass's reading, begun while listing
     while True:  # each pass that plans again adds vetoes, of which there are finitely many
-        run = _Pass(options, table, claims_file, tree, build, vetoes, reserved)
-        run.read(entries, stdin)
+        run = _Pass(options, table, claims_file, tree, build, vetoes, reserved,
+                    stats=first_stats if started is not None else None)
+        run.read(entries, stdin, started)
+        started = None  # a later pass reads the files again
         if run.late and not reserved:
             reserved = tuple(run.existing)  # read again, every existing name reserved first
             continue
@@ -133,7 +148,8 @@ class _Pass:
 
     def __init__(self, options: ConvertOptions, table: WorkloadTable, claims_file: str | None,
                  tree: Tree | None, build: Build | None, vetoes: dict[tuple, str],
-                 reserved: Iterable[tuple[str | None, str]], *, spooled: bool = True) -> None:
+                 reserved: Iterable[tuple[str | None, str]], *, spooled: bool = True,
+                 stats: ScanStats | None = None) -> None:
         self.planner = Planner(options, table)
         self.options, self.table = options, table
         self.reserved = tuple(reserved)
@@ -156,20 +172,26 @@ class _Pass:
         self.for_claims: list[tuple[int, Path, list[tuple[dict, Style]]]] = []
         self.errors: list[InputError] = []
         self.inputs: list[InputFile] = []
-        self.stats = ScanStats()
+        self.stats = stats if stats is not None else ScanStats()
         self.stdin_data = b""  # what was read from '-', echoed when nothing changes
         self._position = 0
 
-    def read(self, entries: list[InputFile | InputError],
-             stdin: Callable[[], bytes] | None) -> None:
+    def read(self, entries: list[InputFile | InputError], stdin: Callable[[], bytes] | None,
+             started: Listing | None = None) -> None:
+        """Plan and edit every file of `entries`, read here or, when `started`, taken from that
+        reading (which counts into this pass's stats)."""
         # A large tree is read and pre-scanned by worker processes while this one plans; they
         # plan its GPU files too (plan_ahead), when nothing outside a file bears on its plan
         # but the names handed out before it.
         context = _AheadContext(self.options, self.table, self.reserved)
         alone = self.tree is None and self.claims_file is None and not self.vetoes
         after = (plan_ahead, context) if alone and _picklable(context) else None
-        with contextlib.closing(read_all(entries, stats=self.stats, stdin=stdin,
-                                         after=after)) as reads:
+        if started is not None:
+            started.hand_over(after)
+            reading = started.reads
+        else:
+            reading = read_all(entries, stats=self.stats, stdin=stdin, after=after)
+        with contextlib.closing(reading) as reads:
             for read in reads:
                 if isinstance(read, InputError):
                     self.errors.append(read)

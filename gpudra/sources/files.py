@@ -88,6 +88,60 @@ def read_all(entries: Sequence[InputFile | InputError], *, stats: ScanStats,
     return read_entries(entries, stats=stats, stdin=stdin, on_file=on_file)
 
 
+@dataclass
+class Listing:
+    """A walk's entries, all listed, and their reading, which worker processes began while the
+    walk went on (list_and_read)."""
+
+    entries: list[InputFile | InputError]
+    reads: Iterator[ReadFile | InputError]
+
+    def hand_over(self, after: tuple[Callable[[ReadFile, Any], Any], Any] | None) -> None:
+        """read_all's `after` for the files the workers have not been given yet."""
+        from gpudra.sources.files_pool import Pooled
+
+        if isinstance(self.reads, Pooled):
+            self.reads.option = after
+
+    def close(self) -> None:
+        close = getattr(self.reads, "close", None)
+        if close is not None:
+            close()
+
+
+def list_and_read(entries: Iterable[InputFile | InputError], *, stats: ScanStats,
+                  stdin: Callable[[], bytes] | None = None,
+                  pool_from: int = POOL_FROM) -> Listing:
+    """read_all over entries still being found (a walk, `discover`), for a caller that needs
+    them all listed before it takes the first read (convert: a kustomization anywhere changes
+    how every file is planned). From `pool_from` entries on, worker processes start reading
+    the first of them while this process lists the rest, as far as the pool reads ahead; the
+    workers run no `after` until the caller hands one over. Close the Listing when it is left
+    before the end of its reads."""
+    walk = iter(entries)
+    listed = list(itertools.islice(walk, pool_from))
+    if not _pool_pays(len(listed), pool_from):
+        listed += walk
+        return Listing(listed, read_all(listed, stats=stats, stdin=stdin, pool_from=pool_from))
+    import queue
+
+    from gpudra.sources.files_pool import read_pooled
+
+    handed: queue.SimpleQueue[InputFile | InputError | None] = queue.SimpleQueue()
+    listing = Listing(listed, read_pooled(itertools.chain(listed[:], iter(handed.get, None)),
+                                          stats=stats, stdin=stdin, workers=usable_cpus()))
+    try:
+        for entry in walk:
+            listed.append(entry)
+            handed.put(entry)
+    except BaseException:
+        handed.put(None)  # first: the pool's feeder waits for the walk's end to stop
+        listing.close()
+        raise
+    handed.put(None)
+    return listing
+
+
 def read_entries(entries: Iterable[InputFile | InputError], *, stats: ScanStats,
                  stdin: Callable[[], bytes] | None = None,
                  on_file: Callable[[str], None] | None = None

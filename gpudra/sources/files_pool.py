@@ -95,10 +95,13 @@ class Pooled(Iterator[Any]):
                  on_file: Callable[[str], None] | None, workers: int,
                  ahead: int | None = AHEAD) -> None:
         self._sent: collections.deque[list[Entry]] = collections.deque()  # the feeder appends
+        # What the batch function is given with each batch: a batch takes the value this has
+        # when the feeder hands it out, so a caller may change it while the pool reads.
+        self.option = option
         self._room = threading.Semaphore(ahead) if ahead is not None else None
         self._ended = False
         self._pool = _context().Pool(workers)
-        results = self._pool.imap(work, self._tasks(entries, option))
+        results = self._pool.imap(work, self._tasks(entries))
         self._items = self._drain(results, here, stats, on_file)
 
     def __next__(self) -> Any:
@@ -116,7 +119,7 @@ class Pooled(Iterator[Any]):
             self._room.release()  # a feeder waiting for room returns (the pool joins it)
         self._pool.terminate()
 
-    def _tasks(self, entries: Iterable[Entry], option: Any) -> Iterator[tuple[list, Any]]:
+    def _tasks(self, entries: Iterable[Entry]) -> Iterator[tuple[list, Any]]:
         """Run by the pool's feeder thread."""
         for batch in _batches(entries):
             if self._room is not None:
@@ -126,7 +129,7 @@ class Pooled(Iterator[Any]):
             self._sent.append(batch)
             # Plain tuples: a third of the pickling of the dataclasses.
             yield [(e.label, e.path, e.chart, e.role) if isinstance(e, InputFile) else e
-                   for e in batch], option
+                   for e in batch], self.option
 
     def _drain(self, results: Iterator[tuple[ScanStats, dict[int, list]]],
                here: Callable[[InputFile], Iterator[Any]], stats: ScanStats,
