@@ -216,8 +216,9 @@ def test_convert_on_a_pooled_read_plans_and_edits_the_same(
                 report.skipped)
 
     one = converted()
-    monkeypatch.setattr(converter, "read_all", functools.partial(converter.read_all,
-                                                                 pool_from=100))
+    for name in ("read_all", "list_and_read"):  # a kustomization: the pass plans every file
+        monkeypatch.setattr(converter, name, functools.partial(getattr(converter, name),
+                                                               pool_from=100))
     assert converted() == one
     assert one[1] and one[2]  # files it edits, and files it cannot read
 
@@ -295,10 +296,42 @@ def test_files_planned_by_the_workers_that_read_them_convert_the_same(
     for name in ("read_all", "list_and_read"):
         monkeypatch.setattr(converter, name, functools.partial(getattr(converter, name),
                                                                pool_from=100))
-    # Batches of 10 files: the ones handed out after the first pass's first 8 (the most the
-    # workers read ahead before it takes any) carry plan_ahead, whatever the timing.
+    # Batches of 10 files: many of them handed out while the tree is still listed.
     monkeypatch.setattr(files_pool, "BATCH", 10)
     assert converted() == one
     assert taken.count(True) > 40 and taken.count(False) >= 5  # clashes go to the pass
     names = {r.created for r in one[0] if "clash" in r.file}
     assert len(one[1]) > 50 and one[2] and len(names) == 6  # six different claim names
+
+
+
+def test_a_kustomize_tree_read_by_workers_is_planned_by_the_pass(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """The first pass's workers plan ahead before convert knows the tree has kustomizations;
+    the pass then takes none of those plans (overlays need every file it read)."""
+    import shutil
+
+    import gpudra.convert.converter as converter
+    from gpudra.convert.planner import ConvertOptions
+    from gpudra.dra.versions import DEFAULT
+
+    root = tmp_path / "tree"
+    gen_tree.generate(str(root), files=150, seed=5, gpu_percent=10, decoy_percent=5,
+                      avg_size=600)
+    trees = Path(__file__).resolve().parent / "kustomize" / "trees"
+    for case in ("multi-level", "smp-count", "blocked"):
+        shutil.copytree(trees / case, root / "zz" / case,
+                        ignore=shutil.ignore_patterns("case.yaml"))
+
+    def converted() -> tuple:
+        report = converter.convert_paths([str(root)], ConvertOptions(DEFAULT))
+        return (report.results, [(c.label, c.old, c.new) for c in report.changes],
+                report.errors, report.files_scanned, report.inputs, report.documents_parsed,
+                report.skipped)
+
+    one = converted()
+    for name in ("read_all", "list_and_read"):
+        monkeypatch.setattr(converter, name, functools.partial(getattr(converter, name),
+                                                               pool_from=100))
+    assert converted() == one
+    assert any("overlays" in c[0] for c in one[1])  # overlays were planned and edited

@@ -78,14 +78,19 @@ def convert_paths(paths: Iterable[str], options: ConvertOptions, *,
     # Listed before any is planned: the kustomizations among them decide what a pass keeps.
     # On a large tree, worker processes start reading for the first pass meanwhile.
     first_stats = ScanStats()
+    table = table or WorkloadTable()
+    # The workers plan ahead from the start: most trees hold no kustomization, and in one
+    # that does the pass takes none of those plans (_Pass.read).
+    context = _AheadContext(options, table, ())
+    after = (plan_ahead, context) if claims_file is None and _picklable(context) else None
     listing = list_and_read(discover(paths, excludes, leave_out=leave_out), stats=first_stats,
-                            stdin=stdin)
+                            stdin=stdin, after=after)
     with contextlib.closing(listing):
         return _converted(paths, listing, first_stats, options, table, claims_file, stdin)
 
 
 def _converted(paths: list[str], listing: Listing, first_stats: ScanStats,
-               options: ConvertOptions, table: WorkloadTable | None, claims_file: str | None,
+               options: ConvertOptions, table: WorkloadTable, claims_file: str | None,
                stdin: Callable[[], bytes] | None) -> ConvertReport:
     entries = listing.entries
     roots = roots_among(e.path for e in entries if isinstance(e, InputFile) and e.path)
@@ -97,7 +102,6 @@ def _converted(paths: list[str], listing: Listing, first_stats: ScanStats,
         # nothing is written before the passes settle.
         build = Build(tree, file_objects)
         build.run()
-    table = table or WorkloadTable()
     vetoes: dict[tuple, str] = {}
     reserved: tuple[tuple[str | None, str], ...] = ()
     started: Listing | None = listing  # the first pass's reading, begun while listing
@@ -186,6 +190,7 @@ class _Pass:
         context = _AheadContext(self.options, self.table, self.reserved)
         alone = self.tree is None and self.claims_file is None and not self.vetoes
         after = (plan_ahead, context) if alone and _picklable(context) else None
+        takes = after is not None  # a started reading may bring plans a kustomize tree refuses
         if started is not None:
             started.hand_over(after)
             reading = started.reads
@@ -197,7 +202,7 @@ class _Pass:
                     self.errors.append(read)
                     continue
                 self.inputs.append(read.entry)
-                if read.ahead is not None and self._take(read, read.ahead):
+                if takes and read.ahead is not None and self._take(read, read.ahead):
                     continue
                 f = load(read, self.stats, self.errors)
                 if f is not None:

@@ -111,13 +111,14 @@ class Listing:
 
 def list_and_read(entries: Iterable[InputFile | InputError], *, stats: ScanStats,
                   stdin: Callable[[], bytes] | None = None,
-                  pool_from: int = POOL_FROM) -> Listing:
+                  pool_from: int = POOL_FROM,
+                  after: tuple[Callable[[ReadFile, Any], Any], Any] | None = None) -> Listing:
     """read_all over entries still being found (a walk, `discover`), for a caller that needs
     them all listed before it takes the first read (convert: a kustomization anywhere changes
     how every file is planned). From `pool_from` entries on, worker processes start reading
-    the first of them while this process lists the rest, as far as the pool reads ahead; the
-    workers run no `after` until the caller hands one over. Close the Listing when it is left
-    before the end of its reads."""
+    the first of them while this process lists the rest (as far as they read ahead of the
+    caller), running `after` (read_all's) on them until the caller hands over another (or
+    None). Close the Listing when it is left before the end of its reads."""
     walk = iter(entries)
     listed = list(itertools.islice(walk, pool_from))
     if not _pool_pays(len(listed), pool_from):
@@ -129,7 +130,8 @@ def list_and_read(entries: Iterable[InputFile | InputError], *, stats: ScanStats
 
     handed: queue.SimpleQueue[InputFile | InputError | None] = queue.SimpleQueue()
     listing = Listing(listed, read_pooled(itertools.chain(listed[:], iter(handed.get, None)),
-                                          stats=stats, stdin=stdin, workers=usable_cpus()))
+                                          stats=stats, stdin=stdin, workers=usable_cpus(),
+                                          after=after))
     try:
         for entry in walk:
             listed.append(entry)

@@ -80,7 +80,8 @@ def read_pooled(entries: Iterable[Entry], *, stats: ScanStats,
     def here(entry: InputFile) -> Iterator[ReadFile | InputError]:
         return read_entries([entry], stats=stats, stdin=stdin, on_file=on_file)
 
-    return Pooled(entries, _read_batch, after, here, stats, on_file, workers)
+    return Pooled(entries, _read_batch, after, here, stats, on_file, workers,
+                  absent=(_WITHOUT_TEXT,))
 
 
 class Pooled(Iterator[Any]):
@@ -93,12 +94,13 @@ class Pooled(Iterator[Any]):
                  work: Callable[[tuple[list, Any]], tuple[ScanStats, dict[int, list]]],
                  option: Any, here: Callable[[InputFile], Iterator[Any]], stats: ScanStats,
                  on_file: Callable[[str], None] | None, workers: int,
-                 ahead: int | None = AHEAD) -> None:
+                 ahead: int | None = AHEAD, absent: tuple = ()) -> None:
         self._sent: collections.deque[list[Entry]] = collections.deque()  # the feeder appends
         # What the batch function is given with each batch: a batch takes the value this has
         # when the feeder hands it out, so a caller may change it while the pool reads.
         self.option = option
         self._room = threading.Semaphore(ahead) if ahead is not None else None
+        self._absent = absent  # what an entry a batch's results leave out gave
         self._ended = False
         self._pool = _context().Pool(workers)
         results = self._pool.imap(work, self._tasks(entries))
@@ -145,7 +147,7 @@ class Pooled(Iterator[Any]):
                         continue
                     if on_file is not None and isinstance(entry, InputFile):
                         on_file(entry.label)
-                    for item in found.get(index, ()):
+                    for item in found.get(index, self._absent):
                         # A read file travels as (bytes, text, ahead): the parent has its
                         # entry.
                         yield ReadFile(entry, *item) if item.__class__ is tuple else item
@@ -190,16 +192,22 @@ def _read_batch(task: tuple[list, tuple[Callable[[ReadFile, Any], Any], Any] | N
                 ) -> tuple[ScanStats, dict[int, list]]:
     """In a worker: what read_entries gives for each entry of a batch, by the entry's index;
     a read file as (bytes, text, ahead), its bytes left out when it has no text, `ahead` what
-    the caller's function made of it (read_pooled's `after`)."""
+    the caller's function made of it (read_pooled's `after`). An entry that gave only a file
+    without text is left out."""
     batch, after = task
     stats = ScanStats()
     found: dict[int, list] = {}
     for index, entry in _entries_of(batch):
-        found[index] = [item if isinstance(item, InputError) else
-                        (b"", None, None) if item.text is None else
-                        (item.raw, item.text, after[0](item, after[1]) if after else None)
-                        for item in read_entries([entry], stats=stats)]
+        items = [item if isinstance(item, InputError) else
+                 _WITHOUT_TEXT if item.text is None else
+                 (item.raw, item.text, after[0](item, after[1]) if after else None)
+                 for item in read_entries([entry], stats=stats)]
+        if items != [_WITHOUT_TEXT]:  # most files: left out, read_pooled's `absent`
+            found[index] = items
     return stats, found
+
+
+_WITHOUT_TEXT = (b"", None, None)  # a file read that no needle picked: nothing more to send
 
 
 def parse_ahead(chunks: list[Chunk], *, lines: bool = True,
