@@ -88,7 +88,7 @@ def read_all(entries: Sequence[InputFile | InputError], *, stats: ScanStats,
     return read_entries(entries, stats=stats, stdin=stdin, on_file=on_file)
 
 
-@dataclass
+@dataclass(frozen=True)
 class Listing:
     """A walk's entries, all listed, and their reading, which worker processes began while the
     walk went on (list_and_read)."""
