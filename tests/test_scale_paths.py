@@ -204,22 +204,14 @@ def test_a_pooled_read_gives_what_one_process_reads(tmp_path: Path) -> None:
 def test_convert_on_a_pooled_read_plans_and_edits_the_same(
         tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     import gpudra.convert.converter as converter
-    from gpudra.convert.planner import ConvertOptions
-    from gpudra.dra.versions import DEFAULT
 
     root = _tree(tmp_path / "tree", 400)
 
-    def converted() -> tuple:
-        report = converter.convert_paths([str(root)], ConvertOptions(DEFAULT))
-        return (report.results, [(c.label, c.old, c.new) for c in report.changes],
-                report.errors, report.files_scanned, report.inputs, report.documents_parsed,
-                report.skipped)
-
-    one = converted()
+    one = _converted(root)
     for name in ("read_all", "list_and_read"):  # a kustomization: the pass plans every file
         monkeypatch.setattr(converter, name, functools.partial(getattr(converter, name),
                                                                pool_from=100))
-    assert converted() == one
+    assert _converted(root) == one
     assert one[1] and one[2]  # files it edits, and files it cannot read
 
 
@@ -254,8 +246,6 @@ def test_files_planned_by_the_workers_that_read_them_convert_the_same(
     started again for a name found late)."""
     import gpudra.convert.converter as converter
     import gpudra.sources.files_pool as files_pool
-    from gpudra.convert.planner import ConvertOptions
-    from gpudra.dra.versions import DEFAULT
 
     root = tmp_path / "tree"
     gen_tree.generate(str(root), files=300, seed=3, gpu_percent=20, decoy_percent=5,
@@ -278,13 +268,7 @@ def test_files_planned_by_the_workers_that_read_them_convert_the_same(
         "      - name: gpu\n        exactly: {deviceClassName: gpu.nvidia.com}\n")
     (root / "zz-clash" / "broken.yaml").write_text("kind: Pod\nmetadata: {name: [nvidia.com/gpu\n")
 
-    def converted() -> tuple:
-        report = converter.convert_paths([str(root)], ConvertOptions(DEFAULT))
-        return (report.results, [(c.label, c.old, c.new) for c in report.changes],
-                report.errors, report.files_scanned, report.inputs, report.documents_parsed,
-                report.skipped)
-
-    one = converted()
+    one = _converted(root)
     taken: list[bool] = []
     take = converter._Pass._take
 
@@ -298,7 +282,7 @@ def test_files_planned_by_the_workers_that_read_them_convert_the_same(
                                                                pool_from=100))
     # Batches of 10 files: many of them handed out while the tree is still listed.
     monkeypatch.setattr(files_pool, "BATCH", 10)
-    assert converted() == one
+    assert _converted(root) == one
     assert taken.count(True) > 40 and taken.count(False) >= 5  # clashes go to the pass
     names = {r.created for r in one[0] if "clash" in r.file}
     assert len(one[1]) > 50 and one[2] and len(names) == 6  # six different claim names
@@ -312,8 +296,6 @@ def test_a_kustomize_tree_read_by_workers_is_planned_by_the_pass(
     import shutil
 
     import gpudra.convert.converter as converter
-    from gpudra.convert.planner import ConvertOptions
-    from gpudra.dra.versions import DEFAULT
 
     root = tmp_path / "tree"
     gen_tree.generate(str(root), files=150, seed=5, gpu_percent=10, decoy_percent=5,
@@ -323,15 +305,21 @@ def test_a_kustomize_tree_read_by_workers_is_planned_by_the_pass(
         shutil.copytree(trees / case, root / "zz" / case,
                         ignore=shutil.ignore_patterns("case.yaml"))
 
-    def converted() -> tuple:
-        report = converter.convert_paths([str(root)], ConvertOptions(DEFAULT))
-        return (report.results, [(c.label, c.old, c.new) for c in report.changes],
-                report.errors, report.files_scanned, report.inputs, report.documents_parsed,
-                report.skipped)
-
-    one = converted()
+    one = _converted(root)
     for name in ("read_all", "list_and_read"):
         monkeypatch.setattr(converter, name, functools.partial(getattr(converter, name),
                                                                pool_from=100))
-    assert converted() == one
+    assert _converted(root) == one
     assert any("overlays" in c[0] for c in one[1])  # overlays were planned and edited
+
+
+def _converted(root: Path) -> tuple:
+    """What a convert of `root` reports, every part of it that a reader can see."""
+    from gpudra.convert.converter import convert_paths
+    from gpudra.convert.planner import ConvertOptions
+    from gpudra.dra.versions import DEFAULT
+
+    report = convert_paths([str(root)], ConvertOptions(DEFAULT))
+    return (report.results, [(c.label, c.old, c.new) for c in report.changes],
+            report.errors, report.files_scanned, report.inputs, report.documents_parsed,
+            report.skipped)
