@@ -81,8 +81,7 @@ def convert_paths(paths: Iterable[str], options: ConvertOptions, *,
     table = table or WorkloadTable()
     # The workers plan ahead from the start: most trees hold no kustomization, and in one
     # that does the pass takes none of those plans (_Pass.read).
-    context = _AheadContext(options, table, ())
-    after = (plan_ahead, context) if claims_file is None and _picklable(context) else None
+    after = _ahead(options, table, ()) if claims_file is None else None
     listing = list_and_read(discover(paths, excludes, leave_out=leave_out), stats=first_stats,
                             stdin=stdin, after=after)
     with contextlib.closing(listing):
@@ -155,7 +154,6 @@ class _Pass:
                  reserved: Iterable[tuple[str | None, str]], *, spooled: bool = True,
                  stats: ScanStats | None = None) -> None:
         self.planner = Planner(options, table)
-        self.options, self.table = options, table
         self.reserved = tuple(reserved)
         # The changed files' bytes, until they are written.
         self.spool = Spool() if spooled else None
@@ -187,9 +185,9 @@ class _Pass:
         # A large tree is read and pre-scanned by worker processes while this one plans; they
         # plan its GPU files too (plan_ahead), when nothing outside a file bears on its plan
         # but the names handed out before it.
-        context = _AheadContext(self.options, self.table, self.reserved)
         alone = self.tree is None and self.claims_file is None and not self.vetoes
-        after = (plan_ahead, context) if alone and _picklable(context) else None
+        after = _ahead(self.planner.options, self.planner.table, self.reserved) \
+            if alone else None
         takes = after is not None  # a started reading may bring plans a kustomize tree refuses
         if started is not None:
             started.hand_over(after)
@@ -225,10 +223,7 @@ class _Pass:
         position, self._position = self._position, self._position + 1
         if read.entry.path is not None:
             self.seen.add(os.path.normpath(read.entry.path))
-        self.late = self.late or any(names.handed_out(*name) for name in ahead.existing)
-        for namespace, name in ahead.existing:
-            names.reserve(namespace, name)
-        self.existing += ahead.existing
+        self._reserved(names.reserve_all(ahead.existing))
         for text, namespace, name in ahead.names:
             if names.unique(text, namespace) != name:  # impossible, as _take says why
                 raise AssertionError(f"convert: {read.entry.label} planned apart named {name}")
@@ -265,14 +260,18 @@ class _Pass:
         self._release(f, position)
 
     def _plan(self, f: File) -> None:
-        reserved = self.planner.reserve_existing(
-            data for doc in f.docs for data, _ in objects_of(doc.data))
-        self.existing += [(namespace, name) for namespace, name, _ in reserved]
-        self.late = self.late or any(late for _, _, late in reserved)
+        self._reserved(self.planner.reserve_existing(
+            data for doc in f.docs for data, _ in objects_of(doc.data)))
         for index, doc in enumerate(f.docs):
             doc.results[:] = doc.loaded
             _plan_document(f, doc, _vetoed(self.planner.plan, f, index, self.vetoes))
         self._stay([r for doc in f.docs for r in doc.results])
+
+    def _reserved(self, reserved: list[tuple[str | None, str, bool]]) -> None:
+        """Keep the names of the existing DRA objects the planner reserved; late when one was
+        handed out before (Planner.reserve_existing)."""
+        self.existing += [(namespace, name) for namespace, name, _ in reserved]
+        self.late = self.late or any(late for _, _, late in reserved)
 
     def _stay(self, results: Iterable[WorkloadResult]) -> None:
         """Note the namespaces of workloads that keep device-plugin requests."""
@@ -386,14 +385,18 @@ def _planned_ahead(read: ReadFile, context: _AheadContext) -> _Ahead | None:
                   slot.change.new if slot is not None and slot.change is not None else None)
 
 
-def _picklable(context: _AheadContext) -> bool:
-    """Whether the context can travel to the workers (options that hold something that cannot
-    are planned here, as before)."""
+def _ahead(options: ConvertOptions, table: WorkloadTable,
+           reserved: tuple[tuple[str | None, str], ...]
+           ) -> tuple[Callable[[ReadFile, _AheadContext], _Ahead | None], _AheadContext] | None:
+    """read_all's `after` that has the workers plan files as a pass that starts with
+    `reserved` taken would; None when the context cannot travel to them (options that hold
+    something that cannot be pickled are planned here, as before)."""
+    context = _AheadContext(options, table, reserved)
     try:
         pickle.dumps(context)
     except Exception:  # noqa: BLE001 - pickling fails in many ways; each means "plan here"
-        return False
-    return True
+        return None
+    return plan_ahead, context
 
 
 # --- planning -------------------------------------------------------------------------------

@@ -9,7 +9,7 @@ one without, must not both get a template called `web-gpu`.
 from __future__ import annotations
 
 import re
-from collections.abc import Mapping
+from collections.abc import Iterable, Iterator, Mapping
 from typing import Any
 
 from gpudra.dra import emit
@@ -38,6 +38,16 @@ class ObjectNames:
         """A name that already exists in the tree is never handed out again."""
         self._registry.reserve(name, namespace or DEFAULT_NAMESPACE)
 
+    def reserve_all(self, names: Iterable[tuple[str | None, str]]
+                    ) -> list[tuple[str | None, str, bool]]:
+        """`reserve` each (namespace, name); each comes back with whether `unique` had already
+        handed it out."""
+        reserved = []
+        for namespace, name in names:
+            reserved.append((namespace, name, self.handed_out(namespace, name)))
+            self.reserve(namespace, name)
+        return reserved
+
     def taken(self, namespace: str | None, name: str) -> bool:
         """Whether `name` is reserved or was handed out."""
         return self._registry.taken(name, namespace or DEFAULT_NAMESPACE)
@@ -50,6 +60,15 @@ class ObjectNames:
         name = self._registry.unique(text, namespace or DEFAULT_NAMESPACE)
         self._handed.add((namespace or DEFAULT_NAMESPACE, name))
         return name
+
+
+def dra_names(objects: Iterable[Mapping[str, Any]]) -> Iterator[tuple[str | None, str]]:
+    """(namespace, name) of each named resource.k8s.io object among `objects`."""
+    for obj in objects:
+        if str(obj.get("apiVersion", "")).startswith("resource.k8s.io/"):
+            meta = obj.get("metadata") or {}
+            if meta.get("name"):
+                yield meta.get("namespace"), str(meta["name"])
 
 
 def _object_name(text: str, max_len: int) -> str:

@@ -19,7 +19,8 @@ from gpudra.convert.bridge import MIG_NOTE as BRIDGE_MIG_NOTE
 from gpudra.convert.controllers import keep_controllers_working
 from gpudra.convert.edits import add_to_pod, prune
 from gpudra.convert.ignore import GUIDANCE_RULES, WORKLOAD_RULES, skip_reason
-from gpudra.convert.naming import ObjectNames, free_name, namespace_of, pod_suffix, workload_name
+from gpudra.convert.naming import ObjectNames, dra_names, free_name, namespace_of, pod_suffix, \
+    workload_name
 from gpudra.convert.placement import (
     MEMORY_LABEL,
     Placement,
@@ -92,15 +93,7 @@ class Planner:
         not handed out again. Returns them as (namespace, name, late): late when a workload
         planned earlier got that name (its objects were read after it), and planning must
         start again with the name reserved first."""
-        reserved = []
-        for obj in objects:
-            if str(obj.get("apiVersion", "")).startswith("resource.k8s.io/"):
-                meta = obj.get("metadata") or {}
-                if meta.get("name"):
-                    namespace, name = meta.get("namespace"), str(meta["name"])
-                    reserved.append((namespace, name, self.names.handed_out(namespace, name)))
-                    self.names.reserve(namespace, name)
-        return reserved
+        return self.names.reserve_all(dra_names(objects))
 
     def plan(self, file: str, data: Mapping[str, Any], base: PathT, doc: NodeDocument) -> ObjectPlan:
         """Workloads and guidance. Quotas are planned afterwards, by `plan_quota`."""
