@@ -22,10 +22,9 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from gpudra.convert.writer import (
+    PlannedWrites,
     WriteRefused,
-    checked_target,
     remove_stale_temps,
-    write_atomic,
     write_atomic_chunks,
 )
 
@@ -94,6 +93,7 @@ def finish(base: Path, roots: tuple[str, ...]) -> tuple[int, list[tuple[str, str
     problems: list[tuple[str, str]] = []
     for directory in {Path(e.path).parent for e in entries}:
         remove_stale_temps(directory)
+    writes = PlannedWrites(roots)
     for entry in entries:
         path = Path(entry.path)
         try:
@@ -108,7 +108,7 @@ def finish(base: Path, roots: tuple[str, ...]) -> tuple[int, list[tuple[str, str
                                          "left as it is"))
             continue
         try:
-            write_atomic(checked_target(path, current, entry.new, roots), entry.new)
+            writes.write(path, current, entry.new)
             written += 1
         except (OSError, WriteRefused) as exc:
             problems.append((entry.path, _reason(exc)))

@@ -19,12 +19,11 @@ from gpudra.convert.planner import ConvertOptions
 from gpudra.convert.records import ConvertRequest, WorkloadResult
 from gpudra.convert.summary import ConvertSummary
 from gpudra.convert.writer import (
+    PlannedWrites,
     WriteRefused,
-    checked_target,
     color_diff,
     remove_stale_temps,
     unified_diff,
-    write_atomic,
     write_under,
 )
 from gpudra.dra.selectors import min_memory_selector, product_prefix_selector
@@ -204,7 +203,7 @@ def _write_in_place(report: ConvertReport, request: ConvertRequest, stderr: IO[s
     the labels of the changes not written."""
     changes = sorted((c for c in report.changes if c.path is not None),
                      key=lambda c: _write_order(c, request.claims_file))
-    roots = _write_roots(request.paths)
+    writes = PlannedWrites(_write_roots(request.paths))
     base = _common_base(request.paths)
     for directory in {base, *(c.path.parent for c in changes)}:  # a killed run's temp files
         remove_stale_temps(directory)
@@ -228,9 +227,7 @@ def _write_in_place(report: ConvertReport, request: ConvertRequest, stderr: IO[s
                                          "which could not be written"))
                 continue
             try:
-                target = checked_target(change.path, None if change.created else change.old,
-                                        change.new, roots)
-                write_atomic(target, change.new)
+                writes.write(change.path, None if change.created else change.old, change.new)
                 done += 1
             except (OSError, WriteRefused) as exc:
                 unwritten.add(change.label)

@@ -10,7 +10,7 @@ from collections.abc import Iterable
 from pathlib import Path
 
 from gpudra.convert.linediff import unified
-from gpudra.kustomize.tree import inside
+from gpudra.kustomize.tree import inside, inside_real
 from gpudra.printable import quote_name
 
 
@@ -40,9 +40,17 @@ def _replace(path: Path, chunks: Iterable[bytes]) -> None:
     # Write through a symlink to the file it names; replacing the link would orphan the target.
     path = path.resolve() if path.is_symlink() else path
     try:
-        info = path.stat()
-        mode, owner = stat.S_IMODE(info.st_mode), (info.st_uid, info.st_gid)
+        info: os.stat_result | None = path.stat()
     except FileNotFoundError:
+        info = None
+    _replace_file(path, chunks, info)
+
+
+def _replace_file(path: Path, chunks: Iterable[bytes], info: os.stat_result | None) -> None:
+    """_replace for a `path` that is no symlink, `info` its stat (None: it does not exist)."""
+    if info is not None:
+        mode, owner = stat.S_IMODE(info.st_mode), (info.st_uid, info.st_gid)
+    else:
         mode, owner = 0o644 & ~_umask(), None
     # The pid in the name lets a later run tell a temp file a killed run left (removed by
     # remove_stale_temps) from one a running convert is writing.
@@ -74,27 +82,57 @@ class WriteRefused(Exception):
     """A planned write that must not happen; the message says why, in one line."""
 
 
-def checked_target(path: Path, planned_from: bytes | None, new: bytes,
-                   roots: tuple[str, ...]) -> Path:
-    """Where the new content of `path` may go: the file itself, or the file a symlink names
-    when that is inside `roots` (the real paths the user named). Raises WriteRefused for a
-    target outside them (a symlink out of the tree, `../` in a name), and for a file that no
-    longer has the bytes it was planned from (`planned_from`; None: it did not exist): it was
-    edited meanwhile, and the user's version wins."""
-    if not inside(str(path), roots):
-        real = os.path.realpath(path)
-        raise WriteRefused(f"leads to {real}, outside the paths given on the command line "
-                           "(a symbolic link?); not written")
-    target = Path(os.path.realpath(path)) if path.is_symlink() else path
-    try:
-        current: bytes | None = target.read_bytes()
-    except FileNotFoundError:
-        current = None
-    if current not in (planned_from, new):
-        raise WriteRefused("changed since convert read it; not written, your version is kept "
-                           "(run convert again)" if planned_from is not None else
-                           "created by something else since convert looked; not written")
-    return target
+class PlannedWrites:
+    """Writes of files planned from what they held, confined to `roots` (the real paths the
+    user named). A directory's real path is worked out once: a tree's changes share them, and
+    resolving every path from the root is most of what checking a write costs."""
+
+    def __init__(self, roots: tuple[str, ...]) -> None:
+        self._roots = roots
+        self._real_directories: dict[str, str] = {}
+
+    def write(self, path: Path, planned_from: bytes | None, new: bytes) -> bool:
+        """Replace `path` (or the file a symlink names) with `new`, atomically as write_atomic
+        does. Returns False when it already holds `new`. Raises WriteRefused for a target
+        outside the roots (a symlink out of the tree, `../` in a name), and for a file that no
+        longer has the bytes it was planned from (`planned_from`; None: it did not exist): it
+        was edited meanwhile, and the user's version wins."""
+        target, real, info = self._resolved(path)
+        if not inside_real(real, self._roots):
+            raise WriteRefused(f"leads to {real}, outside the paths given on the command line "
+                               "(a symbolic link?); not written")
+        try:
+            current: bytes | None = target.read_bytes()
+        except FileNotFoundError:
+            current = None
+        if current not in (planned_from, new):
+            raise WriteRefused("changed since convert read it; not written, your version is "
+                               "kept (run convert again)" if planned_from is not None else
+                               "created by something else since convert looked; not written")
+        if current == new:
+            return False
+        _replace_file(target, (new,), info if current is not None else None)
+        return True
+
+    def _resolved(self, path: Path) -> tuple[Path, str, os.stat_result | None]:
+        """The file to write (a symlink's target), its real path, and its stat (None: none)."""
+        directory, name = os.path.split(path)
+        try:
+            info: os.stat_result | None = os.lstat(path)
+        except FileNotFoundError:
+            info = None
+        if name in ("", ".", "..") or (info is not None and stat.S_ISLNK(info.st_mode)):
+            real = os.path.realpath(path)
+            try:
+                info = os.stat(real)
+            except FileNotFoundError:
+                info = None
+            return Path(real), real, info
+        real_directory = self._real_directories.get(directory)
+        if real_directory is None:
+            real_directory = self._real_directories[directory] = \
+                os.path.realpath(directory or os.curdir)
+        return path, os.path.join(real_directory, name), info
 
 
 def remove_stale_temps(directory: Path) -> None:

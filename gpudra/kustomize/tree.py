@@ -85,7 +85,11 @@ def real_roots(paths: Iterable[str]) -> tuple[str, ...]:
 
 def inside(file: str, roots: Iterable[str]) -> bool:
     """Whether `file` is one of `roots` (from `real_roots`) or under one."""
-    real = os.path.realpath(file)
+    return inside_real(os.path.realpath(file), roots)
+
+
+def inside_real(real: str, roots: Iterable[str]) -> bool:
+    """`inside` for a path whose symlinks are already resolved."""
     return any(real == root or real.startswith(root.rstrip(os.sep) + os.sep) for root in roots)
 
 

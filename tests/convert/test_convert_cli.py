@@ -174,18 +174,18 @@ def test_stdin_cannot_be_mixed_with_files_or_json(tree: Path) -> None:
 
 
 def test_write_failure_is_reported_and_other_files_are_written(tree: Path, monkeypatch) -> None:
-    import gpudra.convert.run as run_module
+    import gpudra.convert.writer as writer_module
 
-    real = run_module.write_atomic
+    real = writer_module._replace_file
     failed: list[str] = []
 
-    def flaky(path, data):
-        if not failed:
+    def flaky(path, chunks, info):
+        if not failed and path.suffix == ".yaml":  # a manifest, not the journal
             failed.append(str(path))
             raise PermissionError(13, "Permission denied")
-        return real(path, data)
+        return real(path, chunks, info)
 
-    monkeypatch.setattr(run_module, "write_atomic", flaky)
+    monkeypatch.setattr(writer_module, "_replace_file", flaky)
     result = convert(str(tree))
     assert result.exit_code == 3
     assert "cannot write: Permission denied" in result.output + result.stderr

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import json
 import os
+from collections.abc import Iterable
 from pathlib import Path
 
 import pytest
@@ -12,6 +13,7 @@ from typer.testing import CliRunner, Result
 
 from gpudra.cli import app
 from gpudra.convert import run as run_module
+from gpudra.convert import writer as writer_module
 from tests.fakeapi import FakeCluster
 from tests.support.manifests import gpu_job
 from tests.support.run import invoke, said
@@ -52,6 +54,35 @@ def test_a_symlink_inside_the_tree_is_written_through(work: Path) -> None:
     assert result.exit_code == 0, said(result)
     assert (work / "t" / "link.yaml").is_symlink()
     assert "resourceClaimTemplateName" in (work / "t" / "real" / "job.yaml").read_text()
+
+
+@pytest.mark.parametrize("relative", [True, False])
+def test_planned_writes_resolve_each_directory_once_and_still_refuse_links_out(
+        work: Path, relative: bool) -> None:
+    """PlannedWrites caches a directory's real path: a directory symlink out of the tree is
+    refused, whichever file of it comes first, and a file symlink inside is written through."""
+    base = Path("t") if relative else work / "t"
+    (work / "outside" / "a.yaml").write_text("a: 1\n")
+    (work / "outside" / "b.yaml").write_text("b: 1\n")
+    os.symlink("../outside", work / "t" / "away")
+    (work / "t" / "real.yaml").write_text("r: 1\n")
+    os.symlink("real.yaml", work / "t" / "near.yaml")
+    writes = writer_module.PlannedWrites((os.path.realpath(work / "t"),))
+    for name in ("a.yaml", "b.yaml"):
+        with pytest.raises(writer_module.WriteRefused, match="outside the paths"):
+            writes.write(base / "away" / name, f"{name[0]}: 1\n".encode(), b"x: 2\n")
+    assert (work / "outside" / "a.yaml").read_text() == "a: 1\n"
+    assert writes.write(base / "near.yaml", b"r: 1\n", b"r: 2\n") is True
+    assert (work / "t" / "near.yaml").is_symlink()
+    assert (work / "t" / "real.yaml").read_text() == "r: 2\n"
+    assert writes.write(base / "near.yaml", b"r: 1\n", b"r: 2\n") is False  # already so
+    with pytest.raises(writer_module.WriteRefused, match="changed since"):
+        writes.write(base / "real.yaml", b"r: 1\n", b"r: 3\n")
+    with pytest.raises(writer_module.WriteRefused, match="created by something else"):
+        writes.write(base / "real.yaml", None, b"r: 3\n")
+    assert writes.write(base / "new.yaml", None, b"n: 1\n") is True
+    assert (work / "t" / "new.yaml").read_text() == "n: 1\n"
+    assert not [p for p in (work / "t").iterdir() if p.name.endswith(writer_module.TEMP_SUFFIX)]
 
 
 def test_a_symlinked_kustomization_out_of_the_tree_stops_the_claims_file_run(
@@ -141,14 +172,14 @@ def test_a_failed_write_is_not_reported_as_written(work: Path,
                                                    monkeypatch: pytest.MonkeyPatch) -> None:
     (work / "t" / "ro").mkdir()
     (work / "t" / "ro" / "job.yaml").write_text(JOB.format(name="ro"))
-    real = run_module.write_atomic
+    real = writer_module._replace_file
 
-    def read_only(path: Path, data: bytes) -> bool:  # as a read-only directory answers
-        if path.parent.name == "ro":
+    def read_only(path: Path, chunks: Iterable[bytes], info: object) -> None:
+        if path.parent.name == "ro":  # as a read-only directory answers
             raise PermissionError(13, "Permission denied")
-        return real(path, data)
+        real(path, chunks, info)
 
-    monkeypatch.setattr(run_module, "write_atomic", read_only)
+    monkeypatch.setattr(writer_module, "_replace_file", read_only)
     as_json = convert("t", "-o", "json")
     assert as_json.exit_code == 3
     again = convert("t")  # own.yaml is converted now; ro/job.yaml still cannot be written
