@@ -44,7 +44,6 @@ class FastLoader(_BaseLoader):  # type: ignore[misc, valid-type]
 _RESOLVER = _BaseLoader("")
 _Loader = FastLoader
 
-_MARKER = re.compile(r"^(?:---|\.\.\.)(?=[ \t\r\n]|$)", re.MULTILINE)
 _DIRECTIVE_OR_BLANK = re.compile(r"\A(?:[ \t]*(?:#[^\n]*)?\r?\n|%[^\n]*\n)*[ \t]*(?:#[^\n]*)?\Z")
 _SOURCE_COMMENT = re.compile(r"^# Source: (\S.*?)\s*$", re.MULTILINE)
 
@@ -69,7 +68,7 @@ class Chunk:
 
 def split_documents(text: str) -> list[Chunk]:
     """Cut text at document markers; a comment- or directive-only head joins the next chunk."""
-    starts = [m.start() for m in _MARKER.finditer(text)]
+    starts = _marker_starts(text)
     if not starts or starts[0] != 0:
         starts.insert(0, 0)
     bounds = list(zip(starts, starts[1:] + [len(text)]))
@@ -84,6 +83,28 @@ def split_documents(text: str) -> list[Chunk]:
         chunks.append(Chunk(piece, line))
         line += piece.count("\n")
     return chunks
+
+
+def _marker_starts(text: str) -> list[int]:
+    """Where a line is a document marker (`---` or `...` then a blank, a line end or the end):
+    str.find over the text, several times faster than a multi-line regex on an inventory of
+    tens of MB."""
+    found: list[int] = []
+    for marker in ("---", "..."):
+        at = 0 if text.startswith(marker) else _line_start(text, "\n" + marker, 0)
+        while at != -1:
+            end = at + len(marker)
+            if end == len(text) or text[end] in " \t\r\n":
+                found.append(at)
+            at = _line_start(text, "\n" + marker, end)
+    found.sort()
+    return found
+
+
+def _line_start(text: str, needle: str, start: int) -> int:
+    """The line that `needle` (a newline, then a marker) opens, from `start` on; -1: none."""
+    at = text.find(needle, start)
+    return -1 if at == -1 else at + 1
 
 
 # go-yaml's alias budget (decode.go; kubectl and kube-apiserver read YAML with it through
@@ -242,6 +263,11 @@ def parse_data(chunk: Chunk) -> ParsedDocument:
 
 
 def _parse(chunk: Chunk, keep: Chunk | None = None, lines: bool = True) -> ParsedDocument:
+    if not lines and "&" not in chunk.text:  # no anchor, so no alias and no alias budget
+        try:
+            return ParsedDocument(data_from_events(chunk.text), {}, keep or chunk)
+        except (_Unusual, yaml.YAMLError):
+            pass  # the composed path below builds it, or raises the error with its position
     loader = _Loader(chunk.text)
     try:
         node = loader.get_single_node()
@@ -319,6 +345,95 @@ def construct_plain(loader: Any, node: yaml.Node) -> Any:
         return build(node)
     except _Unusual:
         return loader.construct_document(node)
+
+
+def data_from_events(text: str) -> Any:
+    """construct_plain's result for one document without an anchor, built from the parser's
+    events: no node tree is composed, which is most of what the C loader spends on a document
+    when no line index is wanted. Raises _Unusual for what only the composed path handles (a
+    tag, an anchor or alias, a complex or merge key, more than one document) and the parser's
+    yaml.YAMLError for broken text; the caller then parses it that way."""
+    loader = _Loader(text)
+    next_event = loader.get_event
+    try:
+        next_event()  # the stream's start
+        if next_event().__class__ is yaml.StreamEndEvent:
+            return None  # comments only: no document
+        strings: dict[str, str] = {}
+        shared = strings.setdefault
+        # The open collections, innermost last: (collection, is a mapping, its pending key).
+        above: list[tuple[Any, bool, Any]] = []
+        current: Any = None
+        in_mapping = False
+        key: Any = _NO_KEY
+        root: Any = None
+        while True:
+            event = next_event()
+            cls = event.__class__
+            if cls is yaml.ScalarEvent:
+                if event.anchor is not None:
+                    raise _Unusual
+                tag, value = event.tag, event.value
+                if tag is None or tag == "!":
+                    tag = _resolve_scalar(value, event.implicit) if len(value) <= 64 else \
+                        loader.resolve(yaml.ScalarNode, value, event.implicit)
+                else:
+                    raise _Unusual
+                if tag == _STR:
+                    item = shared(value, value)
+                elif tag == _INT and value.isdigit() and (value[0] != "0" or value == "0"):
+                    item = int(value)
+                elif tag == _BOOL:
+                    item = _BOOL_VALUES[value.lower()]
+                elif tag == _NULL:
+                    item = None
+                elif tag == _MERGE:
+                    raise _Unusual
+                else:  # a float, a timestamp, an int in another base: the loader's constructor
+                    item = loader.construct_object(yaml.ScalarNode(
+                        tag, value, event.start_mark, event.end_mark, event.style), deep=True)
+            elif cls is yaml.MappingStartEvent or cls is yaml.SequenceStartEvent:
+                if event.anchor is not None or event.tag not in (None, "!") or \
+                        (in_mapping and key is _NO_KEY):  # a collection as a key
+                    raise _Unusual
+                item = {} if cls is yaml.MappingStartEvent else []
+                if current is None:
+                    root = item
+                elif in_mapping:
+                    current[key] = item
+                else:
+                    current.append(item)
+                above.append((current, in_mapping, key))
+                current, in_mapping, key = item, cls is yaml.MappingStartEvent, _NO_KEY
+                continue
+            elif cls is yaml.MappingEndEvent or cls is yaml.SequenceEndEvent:
+                current, in_mapping, key = above.pop()
+                if current is None:
+                    break
+                key = _NO_KEY
+                continue
+            else:  # an alias
+                raise _Unusual
+            if current is None:  # a document that is one scalar
+                root = item
+                break
+            if not in_mapping:
+                current.append(item)
+            elif key is _NO_KEY:
+                key = item
+            else:
+                current[key] = item
+                key = _NO_KEY
+        next_event()  # the document's end
+        if next_event().__class__ is not yaml.StreamEndEvent:
+            raise _Unusual  # a second document: the composer's error says so
+        return root
+    finally:
+        loader.dispose()
+
+
+_MERGE = "tag:yaml.org,2002:merge"
+_NO_KEY = object()  # a mapping waiting for its next key (None is a valid key: `~: x`)
 
 
 def _index(node: yaml.Node, path: Path_, offset: int, out: dict[Path_, int]) -> None:
