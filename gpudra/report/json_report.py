@@ -5,11 +5,10 @@ refuses other versions); adding fields keeps it."""
 
 from __future__ import annotations
 
-import json
 from typing import Any
 
 from gpudra.model import ClusterInfo, Finding, InputError, Report, Severity, Skipped, WorkloadStatus
-from gpudra.report import RenderOptions
+from gpudra.report import RenderOptions, json_text
 from gpudra.report.summary import summarize
 
 SCHEMA_VERSION = 1
@@ -118,4 +117,4 @@ def error_data(e: InputError) -> dict[str, Any]:
 
 
 def render(report: Report, options: RenderOptions) -> str:
-    return json.dumps(as_data(report), indent=2, ensure_ascii=False) + "\n"
+    return json_text.dumps(as_data(report))

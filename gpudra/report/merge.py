@@ -19,6 +19,7 @@ from typing import Any
 
 from gpudra.errors import UnreadableInputError, UsageError
 from gpudra.model import ExitCode, FailOn, Severity
+from gpudra.report import json_text
 from gpudra.report.formats import RenderOptions
 from gpudra.report.json_report import SCHEMA_VERSION
 from gpudra.report.summary import percent_of
@@ -184,4 +185,4 @@ def exit_code(data: Mapping[str, Any], fail_on: FailOn) -> ExitCode:
 
 def render_json(merged: Mapping[str, Any], options: RenderOptions) -> str:
     """The merged report as JSON (`report merge -o json`), itself a report merge reads."""
-    return json.dumps(merged, indent=2, ensure_ascii=False) + "\n"
+    return json_text.dumps(merged)

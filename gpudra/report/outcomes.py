@@ -10,7 +10,6 @@ Markdown, GitHub and HTML output. Which outcomes fail the run is the command's d
 from __future__ import annotations
 
 import io
-import json
 import re
 import xml.etree.ElementTree as ET
 from collections.abc import Callable, Mapping
@@ -19,6 +18,7 @@ from typing import Any
 
 from gpudra.model import InputError
 from gpudra.objects import plural
+from gpudra.report import json_text
 from gpudra.report.formats import RenderOptions
 from gpudra.report.json_report import error_data
 from gpudra.report.verdicts import STATUSES, repeats
@@ -131,7 +131,7 @@ def as_data(report: OutcomeReport) -> dict[str, Any]:
 
 def render_json(report: OutcomeReport, options: RenderOptions) -> str:
     data = as_data(report) if report.own_json is None else report.own_json
-    return json.dumps(data, indent=2, ensure_ascii=False) + "\n"
+    return json_text.dumps(data)
 
 
 def render_html(report: OutcomeReport, options: RenderOptions) -> str:

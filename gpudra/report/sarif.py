@@ -19,7 +19,7 @@ from typing import Any
 from urllib.parse import quote
 
 from gpudra.model import Finding, InputError, Report, RuleInfo, Severity
-from gpudra.report import RenderOptions
+from gpudra.report import RenderOptions, json_text
 
 SARIF_VERSION = "2.1.0"
 SARIF_SCHEMA = "https://json.schemastore.org/sarif-2.1.0.json"
@@ -35,7 +35,7 @@ _LEVEL = {Severity.ERROR: "error", Severity.WARNING: "warning", Severity.INFO: "
 
 
 def render(report: Report, options: RenderOptions) -> str:
-    return json.dumps(sarif_log(report, options), indent=2, ensure_ascii=False) + "\n"
+    return json_text.dumps(sarif_log(report, options))
 
 
 def sarif_log(report: Report, options: RenderOptions) -> dict[str, Any]:
