@@ -313,6 +313,55 @@ def test_a_kustomize_tree_read_by_workers_is_planned_by_the_pass(
     assert any("overlays" in c[0] for c in one[1])  # overlays were planned and edited
 
 
+@pytest.mark.parametrize("pool_from", [100, 100_000])
+def test_a_convert_that_copies_nothing_keeps_only_stdin_among_its_inputs(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch, pool_from: int) -> None:
+    """Without --output-dir the report names no inputs but stdin, and the listing lets go of
+    its entries: a pass started again for a name found late lists the tree anew, and all of
+    it converts as before."""
+    import gpudra.convert.converter as converter
+    from gpudra.convert.planner import ConvertOptions
+    from gpudra.dra.versions import DEFAULT
+
+    root = tmp_path / "tree"
+    gen_tree.generate(str(root), files=200, seed=11, gpu_percent=20, decoy_percent=5,
+                      avg_size=600)
+    (root / "zz" / "existing.yaml").parent.mkdir()
+    (root / "zz" / "existing.yaml").write_text(  # named like a workload read before it
+        "apiVersion: resource.k8s.io/v1\nkind: ResourceClaimTemplate\n"
+        "metadata: {name: web-gpu}\nspec:\n  spec:\n    devices:\n      requests:\n"
+        "      - name: gpu\n        exactly: {deviceClassName: gpu.nvidia.com}\n")
+    (root / "a" / "web.yaml").parent.mkdir()
+    (root / "a" / "web.yaml").write_text(
+        "apiVersion: apps/v1\nkind: Deployment\nmetadata: {name: web}\nspec:\n  template:\n"
+        "    spec:\n      containers:\n      - name: c\n        image: x\n"
+        "        resources: {limits: {nvidia.com/gpu: 1}}\n")
+    for name in ("read_all", "list_and_read"):
+        monkeypatch.setattr(converter, name, functools.partial(getattr(converter, name),
+                                                               pool_from=pool_from))
+    passes: list[bool] = []
+    relisted = converter._Pass.read
+
+    def counted(self: Any, entries: list, stdin: Any, started: Any = None) -> None:
+        passes.append(started is None and bool(entries))
+        relisted(self, entries, stdin, started)
+
+    monkeypatch.setattr(converter._Pass, "read", counted)
+    kept = converter.convert_paths([str(root)], ConvertOptions(DEFAULT))
+    bare = converter.convert_paths([str(root)], ConvertOptions(DEFAULT), keep_inputs=False)
+    assert passes == [False, True, False, True]  # each run: its listing, then a relisting
+    assert len(kept.inputs) == kept.files_scanned > 200 and bare.inputs == ()
+    def seen(report: Any) -> tuple:
+        return (report.results, [(c.label, c.old, c.new, c.created) for c in report.changes],
+                report.errors, report.files_scanned, report.documents_parsed, report.skipped)
+
+    assert seen(bare) == seen(kept)
+    assert any("web-gpu-2" in r.created for r in kept.results)  # web-gpu was taken
+    stdin = converter.convert_paths(["-"], ConvertOptions(DEFAULT), keep_inputs=False,
+                                    stdin=lambda: (root / "a" / "web.yaml").read_bytes())
+    assert [e.label for e in stdin.inputs] == ["-"] and stdin.changes
+
+
 def _converted(root: Path) -> tuple:
     """What a convert of `root` reports, every part of it that a reader can see."""
     from gpudra.convert.converter import convert_paths

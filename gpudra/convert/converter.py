@@ -71,9 +71,10 @@ def convert_paths(paths: Iterable[str], options: ConvertOptions, *,
                   table: WorkloadTable | None = None, excludes: Iterable[str] = (),
                   claims_file: str | None = None,
                   stdin: Callable[[], bytes] | None = None,
-                  leave_out: str | None = None) -> ConvertReport:
+                  leave_out: str | None = None, keep_inputs: bool = True) -> ConvertReport:
     """`leave_out`: a directory whose files are not inputs (the --output-dir of an earlier
-    run inside the tree)."""
+    run inside the tree). `keep_inputs=False`: the report's `inputs` name only stdin (`-`),
+    for a caller that copies no inputs: on a large tree every entry is held otherwise."""
     paths = list(paths)
     # Listed before any is planned: the kustomizations among them decide what a pass keeps.
     # On a large tree, worker processes start reading for the first pass meanwhile.
@@ -85,14 +86,21 @@ def convert_paths(paths: Iterable[str], options: ConvertOptions, *,
     listing = list_and_read(discover(paths, excludes, leave_out=leave_out), stats=first_stats,
                             stdin=stdin, after=after)
     with contextlib.closing(listing):
-        return _converted(paths, listing, first_stats, options, table, claims_file, stdin)
+        return _converted(paths, listing, first_stats, options, table, claims_file, stdin,
+                          lambda: list(discover(paths, excludes, leave_out=leave_out)),
+                          keep_inputs)
 
 
 def _converted(paths: list[str], listing: Listing, first_stats: ScanStats,
                options: ConvertOptions, table: WorkloadTable, claims_file: str | None,
-               stdin: Callable[[], bytes] | None) -> ConvertReport:
-    entries = listing.entries
-    roots = roots_among(e.path for e in entries if isinstance(e, InputFile) and e.path)
+               stdin: Callable[[], bytes] | None,
+               relist: Callable[[], list[InputFile | InputError]],
+               keep_inputs: bool) -> ConvertReport:
+    """`relist`: the entries again, for a pass after the first (which takes the listing's
+    reading): the listing lets go of its entries once the kustomizations among them are known,
+    so that a large tree's entries are held only until each is read."""
+    roots = roots_among(e.path for e in listing.entries if isinstance(e, InputFile) and e.path)
+    listing.release_entries()
     loaded = load_tree(paths, roots=roots) if roots else None
     tree = loaded if loaded is not None and loaded.kustomizations else None
     build = None
@@ -106,8 +114,9 @@ def _converted(paths: list[str], listing: Listing, first_stats: ScanStats,
     started: Listing | None = listing  # the first pass's reading, begun while listing
     while True:  # each pass that plans again adds vetoes, of which there are finitely many
         run = _Pass(options, table, claims_file, tree, build, vetoes, reserved,
-                    stats=first_stats if started is not None else None)
-        run.read(entries, stdin, started)
+                    stats=first_stats if started is not None else None,
+                    keep_inputs=keep_inputs or tree is not None)  # overlays label by inputs
+        run.read([] if started is not None else relist(), stdin, started)
         started = None  # a later pass reads the files again
         if run.late and not reserved:
             reserved = tuple(run.existing)  # read again, every existing name reserved first
@@ -152,7 +161,7 @@ class _Pass:
     def __init__(self, options: ConvertOptions, table: WorkloadTable, claims_file: str | None,
                  tree: Tree | None, build: Build | None, vetoes: dict[tuple, str],
                  reserved: Iterable[tuple[str | None, str]], *, spooled: bool = True,
-                 stats: ScanStats | None = None) -> None:
+                 stats: ScanStats | None = None, keep_inputs: bool = True) -> None:
         self.planner = Planner(options, table)
         self.reserved = tuple(reserved)
         # The changed files' bytes, until they are written.
@@ -173,7 +182,8 @@ class _Pass:
         self.slots: list[_Slot] = []
         self.for_claims: list[tuple[int, Path, list[tuple[dict, Style]]]] = []
         self.errors: list[InputError] = []
-        self.inputs: list[InputFile] = []
+        self.inputs: list[InputFile] = []  # with keep_inputs=False only stdin's
+        self.keep_inputs = keep_inputs
         self.stats = stats if stats is not None else ScanStats()
         self.stdin_data = b""  # what was read from '-', echoed when nothing changes
         self._position = 0
@@ -199,7 +209,8 @@ class _Pass:
                 if isinstance(read, InputError):
                     self.errors.append(read)
                     continue
-                self.inputs.append(read.entry)
+                if self.keep_inputs or read.entry.path is None:
+                    self.inputs.append(read.entry)
                 if takes and read.ahead is not None and self._take(read, read.ahead):
                     continue
                 f = load(read, self.stats, self.errors)

@@ -161,7 +161,8 @@ def run_convert(request: ConvertRequest, *, stdout: IO[str], stderr: IO[str],
     report = convert_paths(request.paths, options, table=table,
                            excludes=(*config.exclude, *request.excludes),
                            claims_file=request.claims_file, stdin=stdin,
-                           leave_out=_copy_inside(request))
+                           leave_out=_copy_inside(request),
+                           keep_inputs=request.output_dir is not None)
     if exported or skipped or resumed:
         report = replace(report, errors=exported + tuple(resumed) + report.errors,
                          results=skipped + report.results)
