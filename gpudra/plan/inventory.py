@@ -184,61 +184,93 @@ def parse_inventory(objects: Iterable[Mapping[str, Any]], source: str = "file") 
     """An inventory from ResourceSlices (any resource.k8s.io version, also inside ``List`` /
     ``ResourceSliceList`` objects); Node objects contribute node names and labels; everything
     else is ignored."""
-    slices: list[Mapping[str, Any]] = []
-    labels: dict[str, Mapping[str, str]] = {}
-    for obj, _ in expand_lists(objects):
-        kind = obj.get("kind")
-        api_version = str(obj.get("apiVersion", ""))
-        if kind == "ResourceSlice" and api_version.startswith("resource.k8s.io/"):
-            slices.append(obj)
-        elif kind == "Node" and obj.get("apiVersion") == "v1":
-            name = as_mapping(obj.get("metadata")).get("name")
-            if isinstance(name, str):
-                labels[name] = {str(k): str(v) for k, v in
-                                as_mapping(as_mapping(obj.get("metadata")).get("labels")).items()}
-    devices, counters, problems = _parse_slices(slices)
-    return Inventory(_ordered(devices), counters, labels, source, tuple(problems))
+    reader = InventoryReader()
+    for obj in objects:
+        reader.add(obj)
+    return reader.inventory(source)
+
+
+@dataclass(frozen=True, slots=True)
+class _SliceRead:
+    """What a ResourceSlice gave, until its pool's newest generation is known."""
+
+    name: str
+    generation: int
+    expected: int  # the slices its pool says it has (resourceSliceCount)
+    counters: tuple[tuple[str, Mapping[str, Fraction]], ...]  # (counter set, counters)
+    devices: list[Device]
+    problems: list[str]
+
+
+class InventoryReader:
+    """parse_inventory one object at a time: each ResourceSlice becomes its devices as it
+    arrives, so that its object can go while the rest are still read (the objects of 100,000
+    devices are millions, and freeing them all at once costs what reading them does). Which
+    devices count (a pool's newest generation, when it is complete) is settled at the end."""
+
+    def __init__(self) -> None:
+        self._problems: list[str] = []  # slices without a driver or pool, in input order
+        self._pools: dict[tuple[str, str], list[_SliceRead]] = defaultdict(list)
+        self._labels: dict[str, Mapping[str, str]] = {}
+        self._devices = _DeviceReader()
+
+    def add(self, obj: Mapping[str, Any]) -> None:
+        for item, _ in expand_lists((obj,)):
+            kind = item.get("kind")
+            api_version = str(item.get("apiVersion", ""))
+            if kind == "ResourceSlice" and api_version.startswith("resource.k8s.io/"):
+                self._slice(item)
+            elif kind == "Node" and item.get("apiVersion") == "v1":
+                name = as_mapping(item.get("metadata")).get("name")
+                if isinstance(name, str):
+                    self._labels[name] = {str(k): str(v) for k, v in as_mapping(
+                        as_mapping(item.get("metadata")).get("labels")).items()}
+
+    def _slice(self, obj: Mapping[str, Any]) -> None:
+        spec = as_mapping(obj.get("spec"))
+        driver, pool = _pool_key(spec)
+        if not driver or not pool:
+            self._problems.append(f"ResourceSlice {_name(obj)}: no spec.driver or "
+                                  "spec.pool.name; skipped")
+            return
+        counters = []
+        for counter_set in spec.get("sharedCounters") or ():
+            counter_set = as_mapping(counter_set)
+            values = {str(k): _quantity(as_mapping(v).get("value"))
+                      for k, v in as_mapping(counter_set.get("counters")).items()}
+            counters.append((str(counter_set.get("name", "")), MappingProxyType(
+                {k: v for k, v in values.items() if v is not None})))
+        devices: list[Device] = []
+        problems: list[str] = []
+        self._devices.slice_devices(driver, pool, obj, spec, devices, problems)
+        self._pools[(driver, pool)].append(_SliceRead(
+            _name(obj), _generation(obj),
+            _int(as_mapping(spec.get("pool")).get("resourceSliceCount"), default=1),
+            tuple(counters), devices, problems))
+
+    def inventory(self, source: str = "file") -> Inventory:
+        problems = list(self._problems)
+        devices: list[Device] = []
+        counters: dict[tuple[str, str, str], Mapping[str, Fraction]] = {}
+        for (driver, pool), members in sorted(self._pools.items()):
+            newest = max(m.generation for m in members)
+            current = [m for m in members if m.generation == newest]
+            if len(current) < current[0].expected:
+                problems.append(f"pool {driver}/{pool} is incomplete ({len(current)} of "
+                                f"{current[0].expected} slices of its newest generation): the "
+                                "allocator allocates nothing from it until the driver has "
+                                "published all of them")
+                continue
+            for read in sorted(current, key=lambda m: m.name):
+                for counter_set, values in read.counters:
+                    counters[(driver, pool, counter_set)] = values
+                devices += read.devices
+                problems += read.problems
+        return Inventory(_ordered(devices), counters, self._labels, source, tuple(problems))
 
 
 def _pool_key(spec: Mapping[str, Any]) -> tuple[str, str]:
     return (str(spec.get("driver", "")), str(as_mapping(spec.get("pool")).get("name", "")))
-
-
-def _parse_slices(slices: list[Mapping[str, Any]]) -> tuple[
-        list[Device], dict[tuple[str, str, str], Mapping[str, Fraction]], list[str]]:
-    problems: list[str] = []
-    pools: dict[tuple[str, str], list[Mapping[str, Any]]] = defaultdict(list)
-    for obj in slices:
-        spec = as_mapping(obj.get("spec"))
-        driver, pool = _pool_key(spec)
-        if not driver or not pool:
-            problems.append(f"ResourceSlice {_name(obj)}: no spec.driver or spec.pool.name; "
-                            "skipped")
-            continue
-        pools[(driver, pool)].append(obj)
-    devices: list[Device] = []
-    counters: dict[tuple[str, str, str], Mapping[str, Fraction]] = {}
-    reader = _DeviceReader()
-    for (driver, pool), members in sorted(pools.items()):
-        newest = max(_generation(m) for m in members)
-        current = [m for m in members if _generation(m) == newest]
-        expected = _int(as_mapping(as_mapping(current[0].get("spec")).get("pool"))
-                        .get("resourceSliceCount"), default=1)
-        if len(current) < expected:
-            problems.append(f"pool {driver}/{pool} is incomplete ({len(current)} of {expected} "
-                            "slices of its newest generation): the allocator allocates nothing "
-                            "from it until the driver has published all of them")
-            continue
-        for obj in sorted(current, key=_name):
-            spec = as_mapping(obj.get("spec"))
-            for counter_set in spec.get("sharedCounters") or ():
-                counter_set = as_mapping(counter_set)
-                values = {str(k): _quantity(as_mapping(v).get("value"))
-                          for k, v in as_mapping(counter_set.get("counters")).items()}
-                counters[(driver, pool, str(counter_set.get("name", "")))] = MappingProxyType(
-                    {k: v for k, v in values.items() if v is not None})
-            reader.slice_devices(driver, pool, obj, spec, devices, problems)
-    return devices, counters, problems
 
 
 class _DeviceReader:

@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import contextlib
 import gc
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -21,7 +21,7 @@ from gpudra.errors import UsageError
 from gpudra.model import ExitCode, InputError, NotRead
 from gpudra.objects import SourceObject, as_mapping
 from gpudra.plan.engine import PlanOptions, collector_paused, plan
-from gpudra.plan.inventory import Inventory, parse_inventory
+from gpudra.plan.inventory import Inventory, InventoryReader
 from gpudra.plan.report import NODE_SAMPLE, PlanReport
 from gpudra.plan.synthesis import Shares, synthesize
 from gpudra.report.json_report import error_data
@@ -119,13 +119,18 @@ def _read_tree(paths: Sequence[str], excludes: Sequence[str], errors: list[Input
 def _collected(source: FileSource, items: Iterator[Any], errors: list[InputError],
                keep: Callable[[SourceObject], Any] = lambda o: o) -> tuple[list[Any], int]:
     """What _read_tree keeps of `source`'s `items`."""
-    objects: list[Any] = []
+    return list(_kept(items, errors, keep)), source.stats.files
+
+
+def _kept(items: Iterator[Any], errors: list[InputError],
+          keep: Callable[[SourceObject], Any]) -> Iterator[Any]:
+    """The objects among `items`, each as `keep` makes it, as they come; errors into
+    `errors`."""
     for item in items:
         if isinstance(item, InputError):
             errors.append(item)
         elif isinstance(item, SourceObject) and not item.listing:
-            objects.append(keep(item))
-    return objects, source.stats.files
+            yield keep(item)
 
 
 @contextlib.contextmanager
@@ -146,21 +151,28 @@ def _inventory_files(files: Sequence[str], errors: list[InputError],
     if not files:
         return None
     # Only the data: the line index and text of 100,000 devices' documents would double the
-    # peak memory and the collector's work, and no report points into an inventory file.
+    # peak memory and the collector's work, and no report points into an inventory file. Each
+    # object becomes devices as it is read (and is then let go), while workers parse the rest.
     with collector_paused():
-        objects, read = _read_tree(files, (), errors, keep=_data, lines=False)
-        if read == 0 and not errors:
+        source = FileSource(list(files), (), lines=False)
+        inventory = _inventory_from(_kept(source.items(), errors, _data), "file", shares)
+        if source.stats.files == 0 and not errors:
             raise UsageError(f"--inventory {', '.join(files)}: no YAML or JSON files found")
-        return _inventory_from(objects, "file", shares)
+        return inventory
 
 
-def _inventory_from(objects: Sequence[Any], source: str, shares: str | None) -> Inventory:
+def _inventory_from(objects: Iterable[Any], source: str, shares: str | None) -> Inventory:
     """ResourceSlices as they are, plus devices predicted for nodes that publish none."""
-    data = [_data(o) for o in objects]
-    slices = parse_inventory(data, source)
+    reader = InventoryReader()
+    nodes = []
+    for obj in objects:
+        data = _data(obj)
+        reader.add(data)
+        if _kind(data) == "Node":
+            nodes.append(data)
+    slices = reader.inventory(source)
     publishing = {d.node for d in slices.devices if d.node}
-    nodes = [o for o in data if _kind(o) == "Node"
-             and as_mapping(o.get("metadata")).get("name") not in publishing]
+    nodes = [o for o in nodes if as_mapping(o.get("metadata")).get("name") not in publishing]
     if not nodes:
         return slices
     predicted = synthesize(nodes, shares)

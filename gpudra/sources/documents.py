@@ -8,6 +8,7 @@ needs a round-trip library, and compose marks give each key its line.
 from __future__ import annotations
 
 import functools
+from collections.abc import Callable
 import re
 from dataclasses import dataclass
 from typing import Any
@@ -361,6 +362,7 @@ def data_from_events(text: str) -> Any:
             return None  # comments only: no document
         strings: dict[str, str] = {}
         shared = strings.setdefault
+        plain: dict[str, Any] = {}
         # The open collections, innermost last: (collection, is a mapping, its pending key).
         above: list[tuple[Any, bool, Any]] = []
         current: Any = None
@@ -371,27 +373,15 @@ def data_from_events(text: str) -> Any:
             event = next_event()
             cls = event.__class__
             if cls is yaml.ScalarEvent:
-                if event.anchor is not None:
+                if event.anchor is not None or event.tag not in (None, "!"):
                     raise _Unusual
-                tag, value = event.tag, event.value
-                if tag is None or tag == "!":
-                    tag = _resolve_scalar(value, event.implicit) if len(value) <= 64 else \
-                        loader.resolve(yaml.ScalarNode, value, event.implicit)
-                else:
-                    raise _Unusual
-                if tag == _STR:
+                value = event.value
+                if not event.implicit[0]:  # quoted, a block or `!`: a string whatever it says
                     item = shared(value, value)
-                elif tag == _INT and value.isdigit() and (value[0] != "0" or value == "0"):
-                    item = int(value)
-                elif tag == _BOOL:
-                    item = _BOOL_VALUES[value.lower()]
-                elif tag == _NULL:
-                    item = None
-                elif tag == _MERGE:
-                    raise _Unusual
-                else:  # a float, a timestamp, an int in another base: the loader's constructor
-                    item = loader.construct_object(yaml.ScalarNode(
-                        tag, value, event.start_mark, event.end_mark, event.style), deep=True)
+                else:  # a document repeats its plain scalars: each is resolved once
+                    item = plain.get(value, _UNSEEN)
+                    if item is _UNSEEN:
+                        item = plain[value] = _plain_scalar(loader, event, shared)
             elif cls is yaml.MappingStartEvent or cls is yaml.SequenceStartEvent:
                 if event.anchor is not None or event.tag not in (None, "!") or \
                         (in_mapping and key is _NO_KEY):  # a collection as a key
@@ -432,7 +422,30 @@ def data_from_events(text: str) -> Any:
         loader.dispose()
 
 
+def _plain_scalar(loader: Any, event: yaml.ScalarEvent, shared: Callable[[str, str], str]
+                  ) -> Any:
+    """What construct_plain makes of a plain scalar: its tag resolved, then constructed."""
+    value = event.value
+    tag = _resolve_scalar(value, event.implicit) if len(value) <= 64 else \
+        loader.resolve(yaml.ScalarNode, value, event.implicit)
+    if tag == _STR:
+        return shared(value, value)
+    if tag == _INT and value.isdigit() and (value[0] != "0" or value == "0"):
+        return int(value)
+    if tag == _BOOL:
+        return _BOOL_VALUES[value.lower()]
+    if tag == _NULL:
+        return None
+    if tag == _MERGE:
+        raise _Unusual
+    # A float, a timestamp, an int in another base: the loader's constructor (all immutable,
+    # so one object may stand for every occurrence).
+    return loader.construct_object(yaml.ScalarNode(tag, value, event.start_mark,
+                                                   event.end_mark, event.style), deep=True)
+
+
 _MERGE = "tag:yaml.org,2002:merge"
+_UNSEEN = object()
 _NO_KEY = object()  # a mapping waiting for its next key (None is a valid key: `~: x`)
 
 
