@@ -162,3 +162,29 @@ def test_parsed_devices_equal_constructed_ones() -> None:
     for device in devices:
         built = Device(**{n: getattr(device, n) for n in names})
         assert _record(device) == _record(built), device.name
+
+
+def test_problems_come_in_pool_then_slice_order_and_only_for_slices_that_count() -> None:
+    """Slices become devices as they are read (InventoryReader); what is reported is still
+    decided per pool at the end: a slice without a driver first (in input order), then each
+    pool by (driver, pool): its incompleteness, or its slices' bad devices by slice name. A
+    superseded generation's bad device says nothing."""
+    def named(name: str, pool: str, generation: int, count: int, bad: str) -> dict[str, Any]:
+        data = slice_([{"name": "ok"}, {"name": bad, "attributes": {"x": {"nothing": 1}}}],
+                      pool={"name": pool, "generation": generation, "resourceSliceCount": count})
+        data["metadata"]["name"] = name
+        return data
+
+    nameless = slice_([{"name": "g"}], driver="")
+    nameless["metadata"]["name"] = "no-driver"
+    inventory = parse_inventory([
+        named("b-2", "pool-b", 1, 2, "bad-b2"),
+        named("old", "pool-b", 0, 1, "bad-old"),
+        nameless,
+        named("a-1", "pool-a", 3, 2, "bad-a1"),  # one of two slices: incomplete
+        named("b-1", "pool-b", 1, 2, "bad-b1"),
+    ])
+    assert [p.split(":")[0] for p in inventory.problems] == [
+        "ResourceSlice no-driver", "pool gpu.nvidia.com/pool-a is incomplete (1 of 2 slices of "
+        "its newest generation)", "ResourceSlice b-1 device #1", "ResourceSlice b-2 device #1"]
+    assert [(d.slice_name, d.name) for d in inventory.devices] == [("b-1", "ok"), ("b-2", "ok")]
