@@ -173,7 +173,13 @@ def _allowed_alias_ratio(nodes: int) -> float:
 
 
 def safe_load(text: str) -> Any:
-    """yaml.safe_load of one document, within the alias budget (raises yaml.YAMLError)."""
+    """yaml.safe_load of one document, within the alias budget (raises yaml.YAMLError): from
+    the parser's events where they suffice (no anchor), else from the composed nodes."""
+    if "&" not in text:
+        try:
+            return data_from_events(text)
+        except (_Unusual, yaml.YAMLError):
+            pass  # the composed path builds it, or raises the error
     loader = _Loader(text)
     try:
         node = loader.get_single_node()

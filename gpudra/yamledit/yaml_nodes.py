@@ -16,8 +16,8 @@ from gpudra.sources.documents import (
     Chunk,
     check_alias_budget,
     construct_data,
-    construct_plain,
     parse_error,
+    safe_load,
 )
 from gpudra.sources.documents import FastLoader as _Loader
 
@@ -154,11 +154,4 @@ def _walk(doc: NodeDocument, root: yaml.Node) -> None:
 
 def load(text: str) -> Any:
     """One document's plain data, as `yaml.load` with the C loader would give, but faster."""
-    loader = _Loader(text)
-    try:
-        root = loader.get_single_node()
-        if "&" in text:
-            check_alias_budget(root)
-        return construct_plain(loader, root) if root is not None else None
-    finally:
-        loader.dispose()
+    return safe_load(text)
