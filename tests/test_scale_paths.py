@@ -372,3 +372,21 @@ def _converted(root: Path) -> tuple:
     return (report.results, [(c.label, c.old, c.new) for c in report.changes],
             report.errors, report.files_scanned, report.inputs, report.documents_parsed,
             report.skipped)
+
+
+def test_an_inventory_keeps_its_order_while_a_lists_items_wait_for_its_text_to_go() -> None:
+    from gpudra.plan.run import _lists_after_their_text
+
+    given = [({"n": "a"}, False), ({"n": "i1"}, True), ({"n": "i2"}, True), ({"n": "b"}, False),
+             ({"n": "i3"}, True)]
+    read: list[str] = []
+
+    def reading() -> Any:
+        for data, in_list in given:
+            read.append(data["n"])
+            yield data, in_list
+
+    stream = _lists_after_their_text(reading())
+    assert next(stream) == {"n": "a"} and read == ["a"]
+    assert next(stream) == {"n": "i1"} and read == ["a", "i1", "i2", "b"]  # past the List
+    assert [d["n"] for d in stream] == ["i2", "b", "i3"]
