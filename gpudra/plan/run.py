@@ -107,19 +107,10 @@ def run_plan(request: PlanRequest, *, on_page: Callable[[Any], None] | None = No
     return PlanResult(plan(workloads, inventory, options), tuple(errors), read)
 
 
-def _read_tree(paths: Sequence[str], excludes: Sequence[str], errors: list[InputError],
-               keep: Callable[[SourceObject], Any] = lambda o: o, *, lines: bool = True
+def _collected(source: FileSource, items: Iterator[Any], errors: list[InputError]
                ) -> tuple[list[Any], int]:
-    """The objects in the files under `paths` (a List's items, not the List itself), each as
-    `keep` makes it, and the number of files read."""
-    source = FileSource(list(paths), excludes, lines=lines)
-    return _collected(source, source.items(), errors, keep)
-
-
-def _collected(source: FileSource, items: Iterator[Any], errors: list[InputError],
-               keep: Callable[[SourceObject], Any] = lambda o: o) -> tuple[list[Any], int]:
-    """What _read_tree keeps of `source`'s `items`."""
-    return list(_kept(items, errors, keep)), source.stats.files
+    """The objects among `source`'s `items` and the number of files read."""
+    return list(_kept(items, errors, lambda o: o)), source.stats.files
 
 
 def _kept(items: Iterator[Any], errors: list[InputError],
