@@ -320,16 +320,8 @@ def construct_plain(loader: Any, node: yaml.Node) -> Any:
         tag = n.tag
         cls = n.__class__
         if cls is yaml.ScalarNode:
-            if tag == _STR:
-                return shared(n.value, n.value)
-            value = n.value
-            if tag == _INT and value.isdigit() and (value[0] != "0" or value == "0"):
-                return int(value)
-            if tag == _BOOL:
-                return _BOOL_VALUES[value.lower()]
-            if tag == _NULL:
-                return None
-            return loader.construct_object(n, deep=True)
+            simple = _simple_scalar(tag, n.value, shared)
+            return simple if simple is not _NOT_SIMPLE else loader.construct_object(n, deep=True)
         done = memo.get(id(n))
         if done is not None:
             return done
@@ -434,14 +426,9 @@ def _plain_scalar(loader: Any, event: yaml.ScalarEvent, shared: Callable[[str, s
     value = event.value
     tag = _resolve_scalar(value, event.implicit) if len(value) <= 64 else \
         loader.resolve(yaml.ScalarNode, value, event.implicit)
-    if tag == _STR:
-        return shared(value, value)
-    if tag == _INT and value.isdigit() and (value[0] != "0" or value == "0"):
-        return int(value)
-    if tag == _BOOL:
-        return _BOOL_VALUES[value.lower()]
-    if tag == _NULL:
-        return None
+    simple = _simple_scalar(tag, value, shared)
+    if simple is not _NOT_SIMPLE:
+        return simple
     if tag == _MERGE:
         raise _Unusual
     # A float, a timestamp, an int in another base: the loader's constructor (all immutable,
@@ -450,8 +437,24 @@ def _plain_scalar(loader: Any, event: yaml.ScalarEvent, shared: Callable[[str, s
                                                    event.end_mark, event.style), deep=True)
 
 
+def _simple_scalar(tag: str, value: str, shared: Callable[[str, str], str]) -> Any:
+    """A str, decimal int, bool or null scalar's value, without PyYAML's constructor machinery
+    (one object per distinct string of a document, through `shared`); _NOT_SIMPLE for any
+    other tag."""
+    if tag == _STR:
+        return shared(value, value)
+    if tag == _INT and value.isdigit() and (value[0] != "0" or value == "0"):
+        return int(value)
+    if tag == _BOOL:
+        return _BOOL_VALUES[value.lower()]
+    if tag == _NULL:
+        return None
+    return _NOT_SIMPLE
+
+
 _MERGE = "tag:yaml.org,2002:merge"
 _UNSEEN = object()
+_NOT_SIMPLE = object()
 _NO_KEY = object()  # a mapping waiting for its next key (None is a valid key: `~: x`)
 
 
