@@ -147,7 +147,7 @@ def _inventory_files(files: Sequence[str], errors: list[InputError],
     with collector_paused():
         source = FileSource(list(files), (), lines=False)
         inventory = _inventory_from(_lists_after_their_text(_kept(
-            source.items(), errors, lambda o: (o.data, getattr(o, "in_list", False)))),
+            source.items(), errors, lambda o: (o.data, o.in_list))),
             "file", shares)
         if source.stats.files == 0 and not errors:
             raise UsageError(f"--inventory {', '.join(files)}: no YAML or JSON files found")

@@ -8,8 +8,8 @@ needs a round-trip library, and compose marks give each key its line.
 from __future__ import annotations
 
 import functools
-from collections.abc import Callable
 import re
+from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
@@ -175,11 +175,9 @@ def _allowed_alias_ratio(nodes: int) -> float:
 def safe_load(text: str) -> Any:
     """yaml.safe_load of one document, within the alias budget (raises yaml.YAMLError): from
     the parser's events where they suffice (no anchor), else from the composed nodes."""
-    if "&" not in text:
-        try:
-            return data_from_events(text)
-        except (_Unusual, yaml.YAMLError):
-            pass  # the composed path builds it, or raises the error
+    data = _data_without_nodes(text)
+    if data is not _COMPOSE:
+        return data
     loader = _Loader(text)
     try:
         node = loader.get_single_node()
@@ -270,11 +268,10 @@ def parse_data(chunk: Chunk) -> ParsedDocument:
 
 
 def _parse(chunk: Chunk, keep: Chunk | None = None, lines: bool = True) -> ParsedDocument:
-    if not lines and "&" not in chunk.text:  # no anchor, so no alias and no alias budget
-        try:
-            return ParsedDocument(data_from_events(chunk.text), {}, keep or chunk)
-        except (_Unusual, yaml.YAMLError):
-            pass  # the composed path below builds it, or raises the error with its position
+    if not lines:
+        data = _data_without_nodes(chunk.text)
+        if data is not _COMPOSE:
+            return ParsedDocument(data, {}, keep or chunk)
     loader = _Loader(chunk.text)
     try:
         node = loader.get_single_node()
@@ -420,6 +417,18 @@ def data_from_events(text: str) -> Any:
         loader.dispose()
 
 
+def _data_without_nodes(text: str) -> Any:
+    """data_from_events(text), or _COMPOSE where the composed path must build it: a document
+    with an anchor (so with aliases and an alias budget), one data_from_events leaves to it,
+    and broken text (whose error that path reports with its position)."""
+    if "&" in text:
+        return _COMPOSE
+    try:
+        return data_from_events(text)
+    except (_Unusual, yaml.YAMLError):
+        return _COMPOSE
+
+
 def _plain_scalar(loader: Any, event: yaml.ScalarEvent, shared: Callable[[str, str], str]
                   ) -> Any:
     """What construct_plain makes of a plain scalar: its tag resolved, then constructed."""
@@ -455,6 +464,7 @@ def _simple_scalar(tag: str, value: str, shared: Callable[[str, str], str]) -> A
 _MERGE = "tag:yaml.org,2002:merge"
 _UNSEEN = object()
 _NOT_SIMPLE = object()
+_COMPOSE = object()  # _data_without_nodes: the composed path builds this document
 _NO_KEY = object()  # a mapping waiting for its next key (None is a valid key: `~: x`)
 
 

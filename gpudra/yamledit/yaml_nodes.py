@@ -153,5 +153,6 @@ def _walk(doc: NodeDocument, root: yaml.Node) -> None:
 
 
 def load(text: str) -> Any:
-    """One document's plain data, as `yaml.load` with the C loader would give, but faster."""
+    """One document's plain data, as `yaml.load` with the C loader would give (the edits'
+    read-back checks; gpudra.sources.documents.safe_load)."""
     return safe_load(text)
