@@ -15,13 +15,9 @@ from typing import Any
 
 
 def dumps(data: Any) -> str:
+    import orjson  # here, not at the top: commands that write no JSON do not load it
+
     try:
-        import orjson
-    except ImportError:  # pragma: no cover - a dependency; json alone still gives the text
-        orjson = None
-    if orjson is not None:
-        try:
-            return orjson.dumps(data, option=orjson.OPT_INDENT_2).decode("utf-8") + "\n"
-        except TypeError:  # orjson.JSONEncodeError: data only json takes
-            pass
-    return json.dumps(data, indent=2, ensure_ascii=False) + "\n"
+        return orjson.dumps(data, option=orjson.OPT_INDENT_2).decode("utf-8") + "\n"
+    except TypeError:  # orjson.JSONEncodeError: data only json takes
+        return json.dumps(data, indent=2, ensure_ascii=False) + "\n"
