@@ -14,7 +14,6 @@ command finds it again); it is JSON, and not a manifest suffix, so no scan reads
 from __future__ import annotations
 
 import base64
-import hashlib
 import json
 import os
 from collections.abc import Iterable, Iterator
@@ -65,6 +64,10 @@ def end(path: Path) -> None:
 
 
 def digest(data: bytes | None) -> str | None:
+    # Imported here: hashlib maps OpenSSL's libcrypto, 3.4 MB of a convert --check's memory
+    # that only a run that writes uses.
+    import hashlib
+
     return None if data is None else hashlib.sha256(data).hexdigest()
 
 

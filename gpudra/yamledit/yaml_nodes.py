@@ -111,24 +111,40 @@ def compose_chunk(chunk: Chunk) -> NodeDocument:
 def _check_unique_keys(root: yaml.Node) -> None:
     """YAML forbids a key twice in one mapping. PyYAML keeps the last value while an edit is
     located at the first, so such a document is refused (raises yaml.MarkedYAMLError)."""
-    seen: set[int] = set()
+    seen: set[int] = set()  # aliased nodes are reached more than once
     stack = [root]
     while stack:
         node = stack.pop()
-        if id(node) in seen or isinstance(node, yaml.ScalarNode):
+        if id(node) in seen:
             continue
         seen.add(id(node))
-        if isinstance(node, yaml.MappingNode):
-            keys: set[str] = set()
-            for key, value in node.value:
-                if isinstance(key, yaml.ScalarNode) and key.tag != "tag:yaml.org,2002:merge":
-                    if key.value in keys:
-                        raise yaml.MarkedYAMLError(problem=f"duplicate key {key.value!r}",
-                                                   problem_mark=key.start_mark)
-                    keys.add(key.value)
-                stack += (key, value)
-        else:
-            stack += node.value
+        if node.__class__ is yaml.MappingNode:
+            pairs = node.value
+            try:  # plain scalar keys, all different: a set says so at C speed
+                plain = len({key.value for key, _ in pairs}) == len(pairs)
+            except TypeError:  # a collection as a key: its value is a list
+                plain = False
+            if plain:
+                stack += [value for _, value in pairs if value.__class__ is not yaml.ScalarNode]
+            else:
+                stack += _keys_checked(pairs)
+        elif node.__class__ is yaml.SequenceNode:
+            stack += [item for item in node.value if item.__class__ is not yaml.ScalarNode]
+
+
+def _keys_checked(pairs: list[tuple[yaml.Node, yaml.Node]]) -> list[yaml.Node]:
+    """The nodes below a mapping whose keys are not all plain and different: raises for a
+    scalar key given twice (merge keys `<<` aside)."""
+    keys: set[str] = set()
+    below: list[yaml.Node] = []
+    for key, value in pairs:
+        if isinstance(key, yaml.ScalarNode) and key.tag != "tag:yaml.org,2002:merge":
+            if key.value in keys:
+                raise yaml.MarkedYAMLError(problem=f"duplicate key {key.value!r}",
+                                           problem_mark=key.start_mark)
+            keys.add(key.value)
+        below += (node for node in (key, value) if not isinstance(node, yaml.ScalarNode))
+    return below
 
 
 def _walk(doc: NodeDocument, root: yaml.Node) -> None:

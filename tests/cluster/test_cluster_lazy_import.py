@@ -80,3 +80,16 @@ def test_importing_the_cluster_package_is_cheap() -> None:
     result = subprocess.run([sys.executable, "-c", code], cwd=REPO, text=True,
                             capture_output=True, timeout=60, check=True)
     assert result.stdout.strip() == "[]"
+
+
+def test_convert_check_leaves_out_what_only_writing_needs(tmp_path: Path) -> None:
+    """hashlib maps OpenSSL's libcrypto (3.4 MB): the journal of a convert that writes needs
+    it, a --check (the CI gate) does not (issue 18: convert's memory)."""
+    for name in ("a", "b"):  # two files written: a journal
+        (tmp_path / f"{name}.yaml").write_text(MANIFEST.replace("trainer", name))
+    checked = run_cli("convert", str(tmp_path), "--check")
+    assert checked["code"] == 1  # the Pods would change
+    assert "hashlib" not in checked["modules"]
+    written = run_cli("convert", str(tmp_path))
+    assert written["code"] == 0
+    assert "hashlib" in written["modules"]
