@@ -17,23 +17,20 @@ import pickle
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field, replace
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from gpudra.convert.assembly import FileChange, assemble, bridge_class, claims_files, \
     claims_objects, file_change, merge
 from gpudra.convert.openshift import into_objects, objects_of
-from gpudra.convert.overlays import plan_overlays
 from gpudra.convert.naming import ObjectNames
 from gpudra.convert.planner import ConvertOptions, ObjectPlan, Planner, WorkloadResult
 from gpudra.convert.reading import Doc, File, load
 from gpudra.convert.records import result_for
 from gpudra.convert.spool import Spool
-from gpudra.convert.treeview import ClaimIndex, TreeView, label_in, labels_of, with_overlay
+from gpudra.convert.claim_index import ClaimIndex
 from gpudra.errors import UnreadableInputError
 from gpudra.gpu_use import quota_path
-from gpudra.kustomize.build import Build
-from gpudra.kustomize.resource_files import file_objects
-from gpudra.kustomize.tree import Tree, load_tree, roots_among
+from gpudra.kustomize import roots_among
 from gpudra.model import InputError, Skipped
 from gpudra.sources import ScanStats
 from gpudra.sources.files import STDIN, InputFile, Listing, ReadFile, discover, \
@@ -41,6 +38,10 @@ from gpudra.sources.files import STDIN, InputFile, Listing, ReadFile, discover, 
 from gpudra.workloads import WorkloadTable
 from gpudra.yamledit.yaml_nodes import NodeDocument
 from gpudra.yamledit.textedit import Style
+
+if TYPE_CHECKING:
+    from gpudra.kustomize.build import Build
+    from gpudra.kustomize.tree import Tree
 
 __all__ = ["ConvertReport", "FileChange", "convert_paths"]
 
@@ -101,10 +102,19 @@ def _converted(paths: list[str], listing: Listing, first_stats: ScanStats,
     so that a large tree's entries are held only until each is read."""
     roots = roots_among(e.path for e in listing.entries if isinstance(e, InputFile) and e.path)
     listing.release_entries()
+    # The kustomize model and the overlay planner are imported only for a tree with a
+    # kustomization: most trees have none, and they are a fifth of convert's imports.
+    if roots:
+        from gpudra.kustomize.tree import load_tree
     loaded = load_tree(paths, roots=roots) if roots else None
     tree = loaded if loaded is not None and loaded.kustomizations else None
     build = None
     if tree is not None:
+        from gpudra.convert.overlays import plan_overlays
+        from gpudra.convert.treeview import TreeView, label_in, labels_of, with_overlay
+        from gpudra.kustomize.build import Build
+        from gpudra.kustomize.resource_files import file_objects
+
         # Once for every pass: the build depends on the tree and the files as read, and
         # nothing is written before the passes settle.
         build = Build(tree, file_objects)

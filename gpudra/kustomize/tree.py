@@ -13,16 +13,18 @@ import os
 import re
 from collections.abc import Iterable, Iterator, Mapping
 from dataclasses import dataclass, field
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import yaml
 
 from gpudra.errors import UnreadableInputError
-from gpudra.kustomize import KUSTOMIZATION_FILES, roots_among  # noqa: F401 (also from here)
-from gpudra.kustomize.patches import Patch, read_patches
+from gpudra.kustomize import KUSTOMIZATION_FILES
 from gpudra.model import InputError
 from gpudra.sources.documents import Chunk, ParseError, parse_chunk
 from gpudra.sources.file_bytes import read_regular
+
+if TYPE_CHECKING:
+    from gpudra.kustomize.patches import Patch
 
 _SKIPPED_DIRS = frozenset({".git", ".hg", ".svn", "node_modules", "vendor", "third_party",
                            ".terraform", "__pycache__", ".venv", ".tox"})
@@ -186,6 +188,9 @@ def read_kustomization(directory: str, errors: list[InputError],
     components = [os.path.normpath(os.path.join(directory, c))
                   for c in _strings(data.get("components")) if not _REMOTE.search(c)]
     remote += [c for c in _strings(data.get("components")) if _REMOTE.search(c)]
+    # Here: this module's path helpers serve every convert, its patches only kustomize trees.
+    from gpudra.kustomize.patches import read_patches
+
     text = parsed.chunk.text
     patches = read_patches(file, directory, data, parsed.lines, _inline_starts(text), errors,
                            refused)

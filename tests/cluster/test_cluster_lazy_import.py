@@ -93,3 +93,18 @@ def test_convert_check_leaves_out_what_only_writing_needs(tmp_path: Path) -> Non
     written = run_cli("convert", str(tmp_path))
     assert written["code"] == 0
     assert "hashlib" in written["modules"]
+
+
+OVERLAY_MACHINERY = ("gpudra.convert.overlays", "gpudra.convert.treeview",
+                     "gpudra.kustomize.build", "gpudra.kustomize.patches")
+
+
+def test_the_overlay_planner_is_loaded_for_kustomize_trees_only(tmp_path: Path) -> None:
+    (tmp_path / "pod.yaml").write_text(MANIFEST)
+    plain = run_cli("convert", str(tmp_path), "--check")
+    assert plain["code"] == 1
+    assert [m for m in OVERLAY_MACHINERY if m in plain["modules"]] == []
+    (tmp_path / "kustomization.yaml").write_text("resources:\n- pod.yaml\n")
+    kustomized = run_cli("convert", str(tmp_path), "--check")
+    assert kustomized["code"] == 1
+    assert [m for m in OVERLAY_MACHINERY if m in kustomized["modules"]] == list(OVERLAY_MACHINERY)
