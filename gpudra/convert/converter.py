@@ -21,13 +21,13 @@ from typing import TYPE_CHECKING, Any
 
 from gpudra.convert.assembly import FileChange, assemble, bridge_class, claims_files, \
     claims_objects, file_change, merge
+from gpudra.convert.claim_index import ClaimIndex
 from gpudra.convert.openshift import into_objects, objects_of
 from gpudra.convert.naming import ObjectNames
 from gpudra.convert.planner import ConvertOptions, ObjectPlan, Planner, WorkloadResult
 from gpudra.convert.reading import Doc, File, load
 from gpudra.convert.records import result_for
 from gpudra.convert.spool import Spool
-from gpudra.convert.claim_index import ClaimIndex
 from gpudra.errors import UnreadableInputError
 from gpudra.gpu_use import quota_path
 from gpudra.kustomize import roots_among
@@ -102,8 +102,8 @@ def _converted(paths: list[str], listing: Listing, first_stats: ScanStats,
     so that a large tree's entries are held only until each is read."""
     roots = roots_among(e.path for e in listing.entries if isinstance(e, InputFile) and e.path)
     listing.release_entries()
-    # The kustomize model and the overlay planner are imported only for a tree with a
-    # kustomization: most trees have none, and they are a fifth of convert's imports.
+    # The kustomize model and the overlay planner are imported for a tree with a
+    # kustomization only: most trees have none.
     if roots:
         from gpudra.kustomize.tree import load_tree
     loaded = load_tree(paths, roots=roots) if roots else None
