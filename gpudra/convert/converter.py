@@ -104,9 +104,11 @@ def _converted(paths: list[str], listing: Listing, first_stats: ScanStats,
     listing.release_entries()
     # The kustomize model and the overlay planner are imported for a tree with a
     # kustomization only: most trees have none.
+    loaded = None
     if roots:
         from gpudra.kustomize.tree import load_tree
-    loaded = load_tree(paths, roots=roots) if roots else None
+
+        loaded = load_tree(paths, roots=roots)
     tree = loaded if loaded is not None and loaded.kustomizations else None
     build = None
     if tree is not None:

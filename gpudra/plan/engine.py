@@ -86,6 +86,13 @@ def collector_paused() -> Iterator[None]:
         yield
     finally:
         if collecting:
+            # What was made inside and is still alive (an inventory, a plan) goes to the oldest
+            # generation first (through the permanent one, the only way there): else the first
+            # pass once the collector is back on scans all of it as young (0.6 to 0.8 s after
+            # 100,000 devices), to no end. Not while something is frozen: that is another's.
+            if not gc.get_freeze_count():
+                gc.freeze()
+                gc.unfreeze()
             gc.enable()
 
 

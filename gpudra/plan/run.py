@@ -151,12 +151,6 @@ def _inventory_files(files: Sequence[str], errors: list[InputError],
             "file", shares)
         if source.stats.files == 0 and not errors:
             raise UsageError(f"--inventory {', '.join(files)}: no YAML or JSON files found")
-        # The inventory is kept to the end and is acyclic: it goes to the collector's oldest
-        # generation before the collector is back on (through the permanent one, the only
-        # way there), or its first pass scans every object made while it was off (0.6 to
-        # 0.8 s after 100,000 devices), to no end.
-        gc.freeze()
-        gc.unfreeze()
         return inventory
 
 
