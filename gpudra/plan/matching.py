@@ -39,7 +39,7 @@ import enum
 import re
 from collections import Counter
 from collections.abc import Iterable, Iterator, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from fractions import Fraction
 from typing import Any
 
@@ -117,6 +117,10 @@ class SetResult:
     compile_errors: tuple[Failure, ...] = ()
     runtime_errors: tuple[Failure, ...] = ()
     unknown: tuple[int, ...] = ()
+    # `matching` as the matcher's groups of equal devices make it up (each in index order);
+    # None when it judged device by device. Resolving splits a group per node once, not each
+    # selection that contains it.
+    parts: tuple[tuple[int, ...], ...] | None = field(default=None, compare=False, repr=False)
 
     @property
     def usable(self) -> bool:
@@ -316,20 +320,24 @@ class Matcher:
         failures: dict[tuple[str, str, str], list[int]] = {}
         class_steps, request_steps = steps[:len(class_selectors)], steps[len(class_selectors):]
         class_count = 0
-        for rep, members in self.units(e for _, e in steps):
+        units = self.units(e for _, e in steps)
+        parts: list[tuple[int, ...]] | None = None if units is self._singletons else []
+        for rep, members in units:
             outcome = self._steps(class_steps, rep, members, failures)
             if outcome is MatchResult.MATCH:
                 class_count += len(members)
                 outcome = self._steps(request_steps, rep, members, failures)
             if outcome is MatchResult.MATCH:
                 matching.extend(members)
+                if parts is not None:
+                    parts.append(members)
             elif outcome is MatchResult.UNKNOWN:
                 unknown.extend(members)
         runtime = tuple(
             Failure(source, expression, message, self.devices[min(ids)].label, len(ids))
             for (source, expression, message), ids in failures.items())
         result = SetResult(tuple(sorted(matching)), class_count, (), runtime,
-                           tuple(sorted(unknown)))
+                           tuple(sorted(unknown)), None if parts is None else tuple(parts))
         self._sets[key] = result
         return result
 

@@ -14,6 +14,7 @@ from __future__ import annotations
 import itertools
 from collections.abc import Mapping
 from dataclasses import dataclass
+from typing import Any
 
 from gpudra.plan.demand import Constraint, Demand, DeviceClass, PodClaim, Request
 from gpudra.plan.matching import Matcher, SetResult
@@ -69,7 +70,7 @@ def resolve(demand: Demand, matcher: Matcher, consumable_capacity: bool = True
     """Every claim spec of the demand resolved once (keyed by ``id(PodClaim.spec)``; claims
     without a spec are resolved per pod claim by :func:`resolve_claim`)."""
     out: dict[int, ResolvedClaim] = {}
-    splits: dict[int, tuple] = {}
+    splits: dict[int, Any] = {}
     for workload in demand.workloads:
         for group in workload.groups:
             for claim in group.claims:
@@ -91,7 +92,7 @@ def unresolved(claim: PodClaim) -> ResolvedClaim:
 
 
 def resolve_claim(claim: PodClaim, demand: Demand, matcher: Matcher,
-                  consumable_capacity: bool = True, splits: dict[int, tuple] | None = None
+                  consumable_capacity: bool = True, splits: dict[int, Any] | None = None
                   ) -> ResolvedClaim:
     if claim.spec is None:
         return unresolved(claim)
@@ -122,26 +123,68 @@ def resolve_claim(claim: PodClaim, demand: Demand, matcher: Matcher,
                          claim.shared, tuple(errors))
 
 
-def _split(selected: SetResult, matcher: Matcher, cache: dict[int, tuple]
-           ) -> tuple[Mapping[str, tuple[int, ...]], tuple[int, ...], tuple[str, ...], int, int]:
+_Split = tuple[Mapping[str, tuple[int, ...]], tuple[int, ...], tuple[str, ...], int, int]
+
+
+def _split(selected: SetResult, matcher: Matcher, cache: dict[int, Any]) -> _Split:
     """Matching devices per node, the network-attached ones, the nodes in name order and the
     most and fewest one node reaches: computed once per selection and shared by every request using it
-    (10,000 workloads over 50 selector sets must not cost 10,000 walks of 100,000 devices)."""
+    (10,000 workloads over 50 selector sets must not cost 10,000 walks of 100,000 devices).
+    A selection the matcher made of groups of equal devices is put together from each group's
+    split, itself computed once (`cache` holds both, by the id of the selection or group)."""
     found = cache.get(id(selected))
     if found is None:
-        by_node: dict[str, list[int]] = {}
-        network: list[int] = []
-        # A node's devices are mostly adjacent in the allocator's order: one step per run.
-        for node, run in itertools.groupby(selected.matching, matcher.device_nodes.__getitem__):
-            if node is None:
-                network.extend(run)
-            elif (devices := by_node.get(node)) is None:
-                by_node[node] = list(run)
-            else:
-                devices.extend(run)
+        if selected.parts is None:
+            by_node, network = _per_node(selected.matching, matcher)
+        else:
+            by_node, network = _joined(selected.parts, matcher, cache)
         sizes = list(map(len, by_node.values()))
-        found = ({k: tuple(v) for k, v in by_node.items()}, tuple(network),
-                 tuple(sorted(by_node)), max(sizes, default=0) + len(network),
+        found = (by_node, network, tuple(sorted(by_node)), max(sizes, default=0) + len(network),
                  min(sizes, default=0) + len(network))
         cache[id(selected)] = found
     return found
+
+
+def _per_node(devices: tuple[int, ...], matcher: Matcher
+              ) -> tuple[dict[str, tuple[int, ...]], tuple[int, ...]]:
+    """`devices` (in index order) per node, and the network-attached ones."""
+    by_node: dict[str, list[int]] = {}
+    network: list[int] = []
+    # A node's devices are mostly adjacent in the allocator's order: one step per run.
+    for node, run in itertools.groupby(devices, matcher.device_nodes.__getitem__):
+        if node is None:
+            network.extend(run)
+        elif (found := by_node.get(node)) is None:
+            by_node[node] = list(run)
+        else:
+            found.extend(run)
+    return {k: tuple(v) for k, v in by_node.items()}, tuple(network)
+
+
+def _joined(parts: tuple[tuple[int, ...], ...], matcher: Matcher, cache: dict[int, Any]
+            ) -> tuple[Mapping[str, tuple[int, ...]], tuple[int, ...]]:
+    """_per_node of the union of disjoint `parts` (each in index order), from theirs."""
+    splits: list[tuple[Mapping[str, tuple[int, ...]], tuple[int, ...]]] = []
+    for part in parts:
+        found = cache.get(id(part))
+        if found is None:
+            found = cache[id(part)] = _per_node(part, matcher)
+        splits.append(found)
+    if len(splits) == 1:
+        return splits[0]  # never written to: shared
+    by_node: dict[str, tuple[int, ...]] = {}
+    several: set[str] = set()  # nodes with devices in more than one part
+    network: list[int] = []
+    for part_nodes, part_network in splits:
+        network += part_network
+        for node, devices in part_nodes.items():
+            have = by_node.get(node)
+            if have is None:
+                by_node[node] = devices
+            else:
+                by_node[node] = have + devices
+                several.add(node)
+    for node in several:
+        by_node[node] = tuple(sorted(by_node[node]))
+    network.sort()
+    return by_node, tuple(network)

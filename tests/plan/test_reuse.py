@@ -21,6 +21,9 @@ from hypothesis import strategies as st
 from gpudra.dra.cel import engine_available
 from gpudra.plan import PlanOptions, parse_inventory, plan
 from gpudra.plan.allocate import Simulation
+from gpudra.plan.demand import extract_demand
+from gpudra.plan.matching import Matcher
+from gpudra.plan.resolve import resolve
 
 pytestmark = pytest.mark.skipif(not engine_available(), reason="cel-expr-python not installed")
 
@@ -154,6 +157,70 @@ def test_reuse_changes_no_result(inventory: list, demand: list, order: str) -> N
     for report in (reused, plain):
         del report["summary"]["seconds"]
     assert reused == plain
+
+
+@SETTINGS
+@given(inventory=inventories(), demand=demands())
+def test_grouping_equal_devices_changes_no_result(inventory: list, demand: list) -> None:
+    """Devices that agree on every value the selectors read are judged once per group, and a
+    selection's devices per node are put together from each group's (resolve); judged device
+    by device instead, every placement, count and node list is the same. Only how many CEL
+    programs ran may differ."""
+    devices = parse_inventory(inventory)
+    grouped = plan(demand, devices, PlanOptions()).to_json()
+    single = plan(demand, devices, PlanOptions(memoise=False)).to_json()
+    for report in (grouped, single):
+        for counter in ("seconds", "selector_results", "cel_evaluations"):
+            del report["summary"][counter]
+    assert grouped == single
+    assert _resolved(demand, devices, memoise=True)[1] == \
+        _resolved(demand, devices, memoise=False)[1]
+
+
+def test_a_selection_of_several_groups_is_split_per_node_as_device_by_device() -> None:
+    """Two products on each of two nodes, one selector matching both: two groups, and the
+    devices of each node in index order, as a walk of every device gives them."""
+    inventory = [{"apiVersion": API, "kind": "ResourceSlice", "metadata": {"name": node},
+                  "spec": {"driver": DRIVER, "nodeName": node,
+                           "pool": {"name": node, "generation": 1, "resourceSliceCount": 1},
+                           "devices": [{"name": f"gpu-{g}", "attributes": {
+                               "type": {"string": "gpu"},
+                               "productName": {"string": ("NVIDIA A100", "NVIDIA A30")[g % 2]}}}
+                               for g in range(4)]}}
+                 for node in ("node-a", "node-b")]
+    claim = {"devices": {"requests": [{"name": "gpu", "exactly": {
+        "deviceClassName": DRIVER, "selectors": [{"cel": {"expression": SELECTORS[1]}}]}}]}}
+    objects = [{"apiVersion": API, "kind": "ResourceClaim",
+                "metadata": {"name": "c", "namespace": "ml"}, "spec": claim},
+               {"apiVersion": "v1", "kind": "Pod", "metadata": {"name": "p", "namespace": "ml"},
+                "spec": {"resourceClaims": [{"name": "gpu", "resourceClaimName": "c"}],
+                         "containers": [{"name": "c", "image": "x", "resources": {
+                             "claims": [{"name": "gpu"}]}}]}}]
+    devices = parse_inventory(inventory)
+    parts, grouped = _resolved(objects, devices, memoise=True)
+    assert parts == [2]
+    assert grouped == _resolved(objects, devices, memoise=False)[1]
+    (by_node, *_), = grouped
+    assert by_node == {"node-a": (0, 1, 2, 3), "node-b": (4, 5, 6, 7)}
+
+
+def _resolved(objects: list, devices: Any, memoise: bool) -> tuple[list[int | None], list]:
+    """Per resolved alternative: how many groups of equal devices its selection is made of
+    (None: judged device by device), and its devices per node, network-attached devices,
+    nodes, most and fewest on one node."""
+    demand = extract_demand(objects)
+    matcher = Matcher(devices.devices, memoise=memoise)
+    matcher.precompile([*SELECTORS, *(e for c in demand.classes.values() for e in c.selectors)])
+    parts: list[int | None] = []
+    splits = []
+    for claim in resolve(demand, matcher).values():
+        for request in claim.requests:
+            for alt in request.alternatives:
+                selected = alt.selected.parts
+                parts.append(None if selected is None else len(selected))
+                splits.append((dict(alt.by_node), alt.network, alt.nodes, alt.widest,
+                               alt.narrowest))
+    return parts, splits
 
 
 def test_pods_of_one_shape_in_different_workloads_share_the_search(monkeypatch) -> None:
