@@ -13,8 +13,7 @@ from __future__ import annotations
 
 import itertools
 from collections.abc import Mapping
-from dataclasses import dataclass
-from typing import Any
+from dataclasses import dataclass, field
 
 from gpudra.plan.demand import Constraint, Demand, DeviceClass, PodClaim, Request
 from gpudra.plan.matching import Matcher, SetResult
@@ -70,7 +69,7 @@ def resolve(demand: Demand, matcher: Matcher, consumable_capacity: bool = True
     """Every claim spec of the demand resolved once (keyed by ``id(PodClaim.spec)``; claims
     without a spec are resolved per pod claim by :func:`resolve_claim`)."""
     out: dict[int, ResolvedClaim] = {}
-    splits: dict[int, Any] = {}
+    splits = _Splits()
     for workload in demand.workloads:
         for group in workload.groups:
             for claim in group.claims:
@@ -92,7 +91,7 @@ def unresolved(claim: PodClaim) -> ResolvedClaim:
 
 
 def resolve_claim(claim: PodClaim, demand: Demand, matcher: Matcher,
-                  consumable_capacity: bool = True, splits: dict[int, Any] | None = None
+                  consumable_capacity: bool = True, splits: _Splits | None = None
                   ) -> ResolvedClaim:
     if claim.spec is None:
         return unresolved(claim)
@@ -114,7 +113,7 @@ def resolve_claim(claim: PodClaim, demand: Demand, matcher: Matcher,
             if alt.capacity and not consumable_capacity:
                 errors.append(f"{label}: has capacity requests, but the DRAConsumableCapacity "
                               "feature is disabled")
-            split = _split(selected, matcher, {} if splits is None else splits)
+            split = _split(selected, matcher, _Splits() if splits is None else splits)
             alternatives.append(Alternative(request.name, sub, alt, device_class, selected,
                                             *split))
         requests.append(ResolvedRequest(request.name, tuple(alternatives),
@@ -124,24 +123,34 @@ def resolve_claim(claim: PodClaim, demand: Demand, matcher: Matcher,
 
 
 _Split = tuple[Mapping[str, tuple[int, ...]], tuple[int, ...], tuple[str, ...], int, int]
+_PerNode = tuple[Mapping[str, tuple[int, ...]], tuple[int, ...]]
 
 
-def _split(selected: SetResult, matcher: Matcher, cache: dict[int, Any]) -> _Split:
+@dataclass
+class _Splits:
+    """The splits one resolve has made, by the id of a selection (a SetResult) and of a
+    group of equal devices (a member tuple of the matcher's); both live as long as it."""
+
+    selections: dict[int, _Split] = field(default_factory=dict)
+    groups: dict[int, _PerNode] = field(default_factory=dict)
+
+
+def _split(selected: SetResult, matcher: Matcher, splits: _Splits) -> _Split:
     """Matching devices per node, the network-attached ones, the nodes in name order and the
-    most and fewest one node reaches: computed once per selection and shared by every request using it
-    (10,000 workloads over 50 selector sets must not cost 10,000 walks of 100,000 devices).
-    A selection the matcher made of groups of equal devices is put together from each group's
-    split, itself computed once (`cache` holds both, by the id of the selection or group)."""
-    found = cache.get(id(selected))
+    most and fewest one node reaches: computed once per selection and shared by every request
+    using it (10,000 workloads over 50 selector sets must not cost 10,000 walks of 100,000
+    devices). A selection the matcher made of groups of equal devices is joined from each
+    group's split, itself made once."""
+    found = splits.selections.get(id(selected))
     if found is None:
         if selected.parts is None:
             by_node, network = _per_node(selected.matching, matcher)
         else:
-            by_node, network = _joined(selected.parts, matcher, cache)
+            by_node, network = _joined(selected.parts, matcher, splits.groups)
         sizes = list(map(len, by_node.values()))
         found = (by_node, network, tuple(sorted(by_node)), max(sizes, default=0) + len(network),
                  min(sizes, default=0) + len(network))
-        cache[id(selected)] = found
+        splits.selections[id(selected)] = found
     return found
 
 
@@ -161,14 +170,15 @@ def _per_node(devices: tuple[int, ...], matcher: Matcher
     return {k: tuple(v) for k, v in by_node.items()}, tuple(network)
 
 
-def _joined(parts: tuple[tuple[int, ...], ...], matcher: Matcher, cache: dict[int, Any]
-            ) -> tuple[Mapping[str, tuple[int, ...]], tuple[int, ...]]:
-    """_per_node of the union of disjoint `parts` (each in index order), from theirs."""
-    splits: list[tuple[Mapping[str, tuple[int, ...]], tuple[int, ...]]] = []
+def _joined(parts: tuple[tuple[int, ...], ...], matcher: Matcher,
+            made: dict[int, _PerNode]) -> _PerNode:
+    """_per_node of the union of disjoint `parts` (each in index order), from each part's,
+    which `made` holds by the part's id."""
+    splits: list[_PerNode] = []
     for part in parts:
-        found = cache.get(id(part))
+        found = made.get(id(part))
         if found is None:
-            found = cache[id(part)] = _per_node(part, matcher)
+            found = made[id(part)] = _per_node(part, matcher)
         splits.append(found)
     if len(splits) == 1:
         return splits[0]  # never written to: shared
