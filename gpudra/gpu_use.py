@@ -207,6 +207,9 @@ def _requests(container: ContainerRef, resources: Mapping[str, Any],
                             in_limits, in_requests, paths)
 
 
+_CONTAINERS = (dict, list)
+
+
 def _strays(data: Any, covered: set[PathT], limit: int = 16) -> Iterator[DeviceRequest]:
     """Device requests outside the covered containers: `resources: {limits|requests}` blocks of
     any device, and bare NVIDIA device-plugin keys in shapes of their own (labels, selectors
@@ -216,10 +219,12 @@ def _strays(data: Any, covered: set[PathT], limit: int = 16) -> Iterator[DeviceR
         path, value = stack.pop()
         if len(path) > limit or path in covered:
             continue
-        if isinstance(value, Mapping):
+        # Plain dicts and lists are decided before the ABC (gpudra.objects.as_mapping says why).
+        if value.__class__ is dict or isinstance(value, Mapping):
             resources = value.get("resources")
-            if isinstance(resources, Mapping) and (isinstance(resources.get("limits"), Mapping)
-                                                   or isinstance(resources.get("requests"), Mapping)):
+            if resources is not None and isinstance(resources, Mapping) and (
+                    isinstance(resources.get("limits"), Mapping)
+                    or isinstance(resources.get("requests"), Mapping)):
                 holder = ContainerRef(path, value, False, outside=True)
                 yield from _requests(holder, resources, path + ("resources",))
             for key, item in value.items():
@@ -230,11 +235,11 @@ def _strays(data: Any, covered: set[PathT], limit: int = 16) -> Iterator[DeviceR
                     holder = ContainerRef(path, value, False, outside=True)
                     yield DeviceRequest(holder, key, classify(key), item, None, True, False,
                                         (path + (key,),))
-                elif isinstance(item, (Mapping, list)):
+                elif item.__class__ in _CONTAINERS or isinstance(item, (Mapping, list)):
                     stack.append((path + (key,), item))
         elif isinstance(value, list):
             stack.extend((path + (i,), v) for i, v in enumerate(value)
-                         if isinstance(v, (Mapping, list)))
+                         if v.__class__ in _CONTAINERS or isinstance(v, (Mapping, list)))
 
 
 def device_keys(data: Any) -> Iterator[tuple[PathT, str, Any]]:

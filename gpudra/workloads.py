@@ -174,12 +174,14 @@ def _pod_spec(path: PathT, spec: Mapping[str, Any], single_keys: tuple[str, ...]
     for list_path in CONTAINER_LISTS:
         value: Any = spec
         for key in list_path:
-            value = value.get(key) if isinstance(value, Mapping) else None
+            value = value.get(key) if value.__class__ is dict or isinstance(value, Mapping) \
+                else None
         if isinstance(value, list):
             init = list_path == ("initContainers",)
             ephemeral = list_path == ("ephemeralContainers",)
             containers.extend(ContainerRef(path + list_path + (i,), c, init, ephemeral=ephemeral)
-                              for i, c in enumerate(value) if isinstance(c, Mapping))
+                              for i, c in enumerate(value)
+                              if c.__class__ is dict or isinstance(c, Mapping))
     for key in single_keys:
         value = spec.get(key)
         if isinstance(value, Mapping):
@@ -194,7 +196,11 @@ _NOT_POD_SPECS = frozenset({"metadata", "status"})
 
 def _is_pod_like(value: Mapping[str, Any]) -> bool:
     containers = value.get("containers")
-    return isinstance(containers, list) and any(isinstance(c, Mapping) for c in containers)
+    return isinstance(containers, list) and any(
+        c.__class__ is dict or isinstance(c, Mapping) for c in containers)
+
+
+_CONTAINERS = (dict, list)
 
 
 def _generic_pod_specs(data: Any, limit: int = 12) -> Iterator[tuple[PathT, Mapping[str, Any]]]:
@@ -205,16 +211,17 @@ def _generic_pod_specs(data: Any, limit: int = 12) -> Iterator[tuple[PathT, Mapp
         path, value = stack.pop()
         if len(path) > limit:
             continue
-        if isinstance(value, Mapping):
+        # Plain dicts and lists are decided before the ABC (gpudra.objects.as_mapping says why).
+        if value.__class__ is dict or isinstance(value, Mapping):
             if _is_pod_like(value):
                 yield path, value
                 continue
             stack.extend((path + (k,), v) for k, v in value.items()
-                         if isinstance(v, (Mapping, list)) and isinstance(k, str)
-                         and (path or k not in _NOT_POD_SPECS))
+                         if (v.__class__ in _CONTAINERS or isinstance(v, (Mapping, list)))
+                         and isinstance(k, str) and (path or k not in _NOT_POD_SPECS))
         elif isinstance(value, list):
             stack.extend((path + (i,), v) for i, v in enumerate(value)
-                         if isinstance(v, (Mapping, list)))
+                         if v.__class__ in _CONTAINERS or isinstance(v, (Mapping, list)))
 
 
 # --- the path language -------------------------------------------------------------------
