@@ -17,7 +17,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from gpudra.devices import DeviceResource, classify
-from gpudra.objects import PathT, as_mapping, dig
+from gpudra.objects import PLAIN_CONTAINERS, PathT, as_mapping, dig
 from gpudra.quantity import DeviceCount, parse_device_count
 from gpudra.workloads import ContainerRef, PodSpecRef, WorkloadTable, compile_path, evaluate
 
@@ -207,9 +207,6 @@ def _requests(container: ContainerRef, resources: Mapping[str, Any],
                             in_limits, in_requests, paths)
 
 
-_CONTAINERS = (dict, list)
-
-
 def _strays(data: Any, covered: set[PathT], limit: int = 16) -> Iterator[DeviceRequest]:
     """Device requests outside the covered containers: `resources: {limits|requests}` blocks of
     any device, and bare NVIDIA device-plugin keys in shapes of their own (labels, selectors
@@ -219,7 +216,7 @@ def _strays(data: Any, covered: set[PathT], limit: int = 16) -> Iterator[DeviceR
         path, value = stack.pop()
         if len(path) > limit or path in covered:
             continue
-        # Plain dicts and lists are decided before the ABC (gpudra.objects.as_mapping says why).
+        # Plain dicts and lists are decided before the ABC (gpudra.objects.PLAIN_CONTAINERS).
         if value.__class__ is dict or isinstance(value, Mapping):
             resources = value.get("resources")
             if resources is not None and isinstance(resources, Mapping) and (
@@ -235,11 +232,11 @@ def _strays(data: Any, covered: set[PathT], limit: int = 16) -> Iterator[DeviceR
                     holder = ContainerRef(path, value, False, outside=True)
                     yield DeviceRequest(holder, key, classify(key), item, None, True, False,
                                         (path + (key,),))
-                elif item.__class__ in _CONTAINERS or isinstance(item, (Mapping, list)):
+                elif item.__class__ in PLAIN_CONTAINERS or isinstance(item, (Mapping, list)):
                     stack.append((path + (key,), item))
         elif isinstance(value, list):
             stack.extend((path + (i,), v) for i, v in enumerate(value)
-                         if v.__class__ in _CONTAINERS or isinstance(v, (Mapping, list)))
+                         if v.__class__ in PLAIN_CONTAINERS or isinstance(v, (Mapping, list)))
 
 
 def device_keys(data: Any) -> Iterator[tuple[PathT, str, Any]]:

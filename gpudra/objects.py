@@ -154,7 +154,7 @@ def dig(value: Any, *keys: Any) -> Any:
     """`value[k1][k2]...` through mappings (str keys) and lists (int indexes); None where the
     path does not exist or goes through something else. Manifests are untyped input."""
     for key in keys:
-        if value.__class__ is dict or isinstance(value, Mapping):  # see as_mapping
+        if value.__class__ is dict or isinstance(value, Mapping):  # see PLAIN_CONTAINERS
             value = value.get(key)
         elif isinstance(value, list) and isinstance(key, int) and 0 <= key < len(value):
             value = value[key]
@@ -199,10 +199,15 @@ def expand_lists(objects: Any) -> Iterator[tuple[Mapping[str, Any], Any]]:
             yield from expand_lists([item])
 
 
+# What parsed data is made of: `value.__class__ in PLAIN_CONTAINERS` decides most values before
+# isinstance against Mapping, which runs a Python-level hook (the walks over 10,000 workloads
+# make a million such checks).
+PLAIN_CONTAINERS = (dict, list)
+
+
 def as_mapping(value: Any) -> Mapping[str, Any]:
     """`value` if it is a mapping, else an empty one: for optional blocks of untyped input."""
-    # A plain dict is decided before the ABC: isinstance against Mapping runs a Python-level
-    # hook, and the walks over 10,000 workloads make a million such checks.
+    # A plain dict first (PLAIN_CONTAINERS says why).
     return value if value.__class__ is dict or isinstance(value, Mapping) else {}
 
 

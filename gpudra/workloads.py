@@ -15,7 +15,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from gpudra.errors import ConfigError
-from gpudra.objects import PathT
+from gpudra.objects import PLAIN_CONTAINERS, PathT
 
 _KSERVE_CONTAINERS = ("model", "pytorch", "tensorflow", "sklearn", "xgboost", "onnx", "triton",
                       "lightgbm", "pmml", "paddle", "huggingface", "alibi", "art", "mlflow")
@@ -200,9 +200,6 @@ def _is_pod_like(value: Mapping[str, Any]) -> bool:
         c.__class__ is dict or isinstance(c, Mapping) for c in containers)
 
 
-_CONTAINERS = (dict, list)
-
-
 def _generic_pod_specs(data: Any, limit: int = 12) -> Iterator[tuple[PathT, Mapping[str, Any]]]:
     """Mappings with a `containers` list, wherever they are, at most `limit` levels deep (which
     also bounds the walk on recursive aliases); the walk does not descend into what it found."""
@@ -211,17 +208,17 @@ def _generic_pod_specs(data: Any, limit: int = 12) -> Iterator[tuple[PathT, Mapp
         path, value = stack.pop()
         if len(path) > limit:
             continue
-        # Plain dicts and lists are decided before the ABC (gpudra.objects.as_mapping says why).
+        # Plain dicts and lists are decided before the ABC (gpudra.objects.PLAIN_CONTAINERS).
         if value.__class__ is dict or isinstance(value, Mapping):
             if _is_pod_like(value):
                 yield path, value
                 continue
             stack.extend((path + (k,), v) for k, v in value.items()
-                         if (v.__class__ in _CONTAINERS or isinstance(v, (Mapping, list)))
+                         if (v.__class__ in PLAIN_CONTAINERS or isinstance(v, (Mapping, list)))
                          and isinstance(k, str) and (path or k not in _NOT_POD_SPECS))
         elif isinstance(value, list):
             stack.extend((path + (i,), v) for i, v in enumerate(value)
-                         if v.__class__ in _CONTAINERS or isinstance(v, (Mapping, list)))
+                         if v.__class__ in PLAIN_CONTAINERS or isinstance(v, (Mapping, list)))
 
 
 # --- the path language -------------------------------------------------------------------
