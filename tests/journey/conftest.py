@@ -16,6 +16,7 @@ from tests.controlplane import build
 from tests.controlplane.cluster import ControlPlane, Credentials, path_for
 from tests.controlplane.nvidia import DEVICE_CLASSES
 from tests.journey import kwok
+from tests.journey.gpu_stack import DEVICE_PLUGIN, DRA_KUBELET_PLUGIN, NAMESPACE, GpuStack
 
 
 def _unavailable(reason: str) -> None:
@@ -48,3 +49,17 @@ def journey_cluster(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Contro
         if kubelets is not None:
             kubelets.stop()
         plane.stop()
+
+
+@pytest.fixture(scope="session")
+def gpu_stack(journey_cluster: ControlPlane) -> Iterator[GpuStack]:
+    """The device plugin and the DRA kubelet plugin as DaemonSets, and their effect on nodes
+    played by GpuStack for the nodes a test adds to it."""
+    plane = journey_cluster
+    plane.ensure_namespace(NAMESPACE)
+    for daemonset in (DEVICE_PLUGIN, DRA_KUBELET_PLUGIN):
+        plane.admin.create(path_for(daemonset, "daemonsets"), daemonset)
+    stack = GpuStack(plane.admin, {})
+    stack.start()
+    yield stack
+    stack.stop()

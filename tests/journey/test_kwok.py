@@ -66,7 +66,8 @@ def test_kwok_runs_device_plugin_and_dra_pods(journey_cluster: ControlPlane) -> 
         plane.wait(f"kwok to make {name} Ready", lambda name=name: _node_ready(plane, name))
 
     plane.admin.create("/api/v1/namespaces/default/pods",
-                       _pod("plugin-pod", {"limits": {"nvidia.com/gpu": "2"}}))
+                       _pod("plugin-pod", {"limits": {"nvidia.com/gpu": "2"}},
+                            node_selector={"kubernetes.io/hostname": "dp-a100-0"}))
     template = {"apiVersion": "resource.k8s.io/v1", "kind": "ResourceClaimTemplate",
                 "metadata": {"name": "one-gpu", "namespace": "default"},
                 "spec": {"spec": {"devices": {"requests": [{"name": "gpu", "exactly": {
@@ -74,13 +75,12 @@ def test_kwok_runs_device_plugin_and_dra_pods(journey_cluster: ControlPlane) -> 
     plane.admin.create(path_for(template, "resourceclaimtemplates"), template)
     plane.admin.create("/api/v1/namespaces/default/pods", _pod(
         "dra-pod", {"claims": [{"name": "gpu"}]},
-        claims=[{"name": "gpu", "resourceClaimTemplateName": "one-gpu"}]))
+        claims=[{"name": "gpu", "resourceClaimTemplateName": "one-gpu"}],
+        node_selector={"kubernetes.io/hostname": "dra-l4-0"}))
 
-    plugin_pod = plane.wait("the device-plugin pod to run",
-                            lambda: _running_and_ready(plane, "plugin-pod"))
-    assert plugin_pod["spec"]["nodeName"] == "dp-a100-0"
+    # Each pod is pinned to its node: the journey's other tests share this cluster.
+    plane.wait("the device-plugin pod to run", lambda: _running_and_ready(plane, "plugin-pod"))
     dra_pod = plane.wait("the DRA pod to run", lambda: _running_and_ready(plane, "dra-pod"))
-    assert dra_pod["spec"]["nodeName"] == "dra-l4-0"
     claim_name = dra_pod["status"]["resourceClaimStatuses"][0]["resourceClaimName"]
     claim = plane.admin.get(f"/apis/resource.k8s.io/v1/namespaces/default/resourceclaims/"
                             f"{claim_name}")
