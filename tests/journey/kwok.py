@@ -3,8 +3,9 @@
 kwok (sigs.k8s.io/kwok) plays the kubelets: it marks the Nodes it manages Ready and moves the
 Pods bound to them through Running and Ready, as its stage configs describe. v0.8.0 runs no
 stage unless its configs are passed with --config; the "fast" ones (kustomize/stage/node/fast
-and kustomize/stage/pod/fast in its module) are read from the module cache, where the build
-put them, so the stages are exactly the pinned release's.
+and kustomize/stage/pod/fast in its module, less pod-complete: see LEFT_OUT_STAGES) are read
+from the module cache, where the build put them, so the stages are exactly the pinned
+release's.
 
 The binary is cached beside the control plane's (~/.cache/gpudra-tests, or $GPUDRA_TEST_CACHE),
 named by the pinned version and `go version`: a cold build is about 5 minutes of both cores.
@@ -25,8 +26,11 @@ from tests.controlplane.build import Unavailable
 
 MODULE = "sigs.k8s.io/kwok"
 VERSION = "v0.8.0"
-# The Stage files of the "fast" policy, as the module's kustomizations list them.
+# The Stage files of the "fast" policy (kustomize/stage/node/fast and pod/fast), less
+# pod-complete: it ends every Job's pods as soon as they run, and the journey's Jobs are
+# trainings that are still running when their wave comes.
 STAGE_DIRECTORIES = ("kustomize/stage/node/fast", "kustomize/stage/pod/fast")
+LEFT_OUT_STAGES = frozenset({"kustomization.yaml", "pod-complete.yaml"})
 # Nodes carrying this annotation are kwok's; any other Node is left alone.
 NODE_ANNOTATION = "kwok.x-k8s.io/node"
 
@@ -72,7 +76,7 @@ def stage_configs() -> list[Path]:
     root = Path(module["Dir"])
     files = sorted(path for directory in STAGE_DIRECTORIES
                    for path in (root / directory).glob("*.yaml")
-                   if path.name != "kustomization.yaml")
+                   if path.name not in LEFT_OUT_STAGES)
     if not files:
         raise Unavailable(f"no stage configs under {root} ({', '.join(STAGE_DIRECTORIES)})")
     return files

@@ -7,8 +7,9 @@ from __future__ import annotations
 from typing import Any
 
 from tests.controlplane.cluster import ControlPlane
+from tests.journey.cluster import Cluster
 from tests.controlplane.nvidia import A100_80GB, Machine, dra_node
-from tests.journey.gpu_stack import DRA_LABEL, PLUGIN_LABEL, GpuStack
+from tests.journey.gpu_stack import DRA_LABEL, PLUGIN_LABEL
 from tests.journey.kwok import NODE_ANNOTATION
 
 
@@ -30,8 +31,9 @@ def _label(plane: ControlPlane, node: str, labels: dict[str, Any]) -> None:
 
 
 def test_relabelling_a_node_moves_it_from_the_device_plugin_to_dra(
-        journey_cluster: ControlPlane, gpu_stack: GpuStack) -> None:
-    plane, machine = journey_cluster, Machine("a100", A100_80GB, 8)
+        journey_cluster: Cluster) -> None:
+    plane, gpu_stack = journey_cluster.plane, journey_cluster.stack
+    machine = Machine("a100", A100_80GB, 8)
     node = dra_node(machine, "switch-0")[0]  # no GPU capacity until the plugin runs there
     node["metadata"]["labels"][PLUGIN_LABEL] = "true"
     node["metadata"]["annotations"] = {NODE_ANNOTATION: "fake"}

@@ -10,6 +10,7 @@ from __future__ import annotations
 from typing import Any
 
 from tests.controlplane.cluster import ControlPlane, path_for
+from tests.journey.cluster import Cluster
 from tests.controlplane.nvidia import A100_80GB, L4, Machine, device_plugin_node, dra_node
 from tests.journey.kwok import NODE_ANNOTATION
 
@@ -54,8 +55,8 @@ def _running_and_ready(plane: ControlPlane, name: str) -> dict[str, Any] | None:
     return pod if status.get("phase") == "Running" and ready else None
 
 
-def test_kwok_runs_device_plugin_and_dra_pods(journey_cluster: ControlPlane) -> None:
-    plane = journey_cluster
+def test_kwok_runs_device_plugin_and_dra_pods(journey_cluster: Cluster) -> None:
+    plane = journey_cluster.plane
     plugin_node = _kwok_node(device_plugin_node(Machine("a100", A100_80GB, 8), "dp-a100-0"),
                              [GPU_TAINT])
     plane.create_node(plugin_node)
@@ -88,8 +89,8 @@ def test_kwok_runs_device_plugin_and_dra_pods(journey_cluster: ControlPlane) -> 
     assert [(r["driver"], r["pool"]) for r in results] == [("gpu.nvidia.com", "dra-l4-0")]
 
 
-def test_a_node_kwok_does_not_manage_is_left_alone(journey_cluster: ControlPlane) -> None:
-    plane = journey_cluster
+def test_a_node_kwok_does_not_manage_is_left_alone(journey_cluster: Cluster) -> None:
+    plane = journey_cluster.plane
     machine = Machine("a100", A100_80GB, 8)
     plane.create_node(_kwok_node(device_plugin_node(machine, "managed-1"), []))
     node = device_plugin_node(machine, "unmanaged-0")

@@ -1,0 +1,70 @@
+"""Issue 32's GKE-style cluster, migrated with gpudra alone. This module starts with the state
+before the first wave: the fleet runs on the device plugin, and what gpudra verify says of each
+workload must be what the API server shows."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+from tests.journey.cluster import Cluster, journey_cluster_at
+from tests.journey.fleets import GKE, Fleet, node
+from tests.journey.observe import gpu_pods, running_by_owner
+
+
+def gpudra(cluster: Cluster, *args: str) -> subprocess.CompletedProcess[str]:
+    home = cluster.kubeconfig.parent
+    return subprocess.run([sys.executable, "-m", "gpudra", *args, "--kubeconfig",
+                           str(cluster.kubeconfig)], capture_output=True, text=True,
+                          check=False, cwd=home, timeout=300,
+                          env={"PATH": "/usr/bin:/bin", "NO_COLOR": "1", "HOME": str(home)})
+
+
+def _bring_up(cluster: Cluster, fleet: Fleet) -> None:
+    plane = cluster.plane
+    for name, machine in fleet.machines().items():
+        cluster.stack.add(name, machine)
+        plane.create_node(node(name, machine))
+    for namespace in fleet.namespaces:
+        plane.ensure_namespace(namespace)
+    for obj in fleet.objects:
+        plane.admin.create(plane.object_path(obj).rpartition("/")[0], obj)
+    plane.wait("every GPU workload running on the device plugin", lambda: running_by_owner(
+        gpu_pods(plane.admin, fleet.namespaces)) == fleet.running_before, timeout=120)
+
+
+@pytest.fixture(scope="module")
+def gke(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Cluster]:
+    with journey_cluster_at(tmp_path_factory.mktemp("gke"), GKE.apiserver_args) as cluster:
+        _bring_up(cluster, GKE)
+        yield cluster
+
+
+def _rows(report: dict) -> dict[tuple[str, str, str], dict]:
+    return {(row["namespace"], row["kind"], row["name"]): row for row in report["workloads"]
+            if row.get("kind")}
+
+
+def test_before_the_first_wave_verify_sees_what_the_api_server_shows(gke: Cluster) -> None:
+    result = gpudra(gke, "verify", "-o", "json")
+    assert result.returncode == 0, result.stderr  # nothing on claims yet, so nothing failing
+    report = json.loads(result.stdout)
+    rows = _rows(report)
+    workloads = {(obj["metadata"]["namespace"], obj["kind"], obj["metadata"]["name"])
+                 for obj in GKE.objects if obj["kind"] != "ResourceQuota"}
+    assert set(rows) == workloads
+    assert {row["state"] for row in rows.values()} == {"device plugin"}
+
+    shown = gpu_pods(gke.plane.admin, GKE.namespaces)
+    running = running_by_owner(shown)
+    assert {key: row["pods_ready"] for key, row in rows.items() if row["pods_ready"]} == running
+
+    gate = report["decommission"]
+    assert gate["safe"] is False
+    named = {blocker.split()[1] for blocker in gate["blockers"] if blocker.startswith("pod ")}
+    assert named == {f"{view.namespace}/{view.name}" for view in shown if view.node}
