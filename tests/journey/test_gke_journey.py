@@ -1,6 +1,7 @@
-"""Issue 32's GKE-style cluster, migrated with gpudra alone. This module starts with the state
-before the first wave: the fleet runs on the device plugin, and what gpudra verify says of each
-workload must be what the API server shows."""
+"""Issue 32's GKE-style cluster, migrated with gpudra alone, on one cluster in file order:
+before the first wave the fleet runs on the device plugin and what gpudra verify says of each
+workload must be what the API server shows; then cutover's runbook is followed as written,
+wave by wave, and every workload must be running again after each wave."""
 
 from __future__ import annotations
 
@@ -12,6 +13,7 @@ from pathlib import Path
 
 import pytest
 
+from tests.journey import runbook
 from tests.journey.cluster import Cluster, journey_cluster_at
 from tests.journey.fleets import GKE, Fleet, node
 from tests.journey.observe import gpu_pods, running_by_owner
@@ -68,3 +70,33 @@ def test_before_the_first_wave_verify_sees_what_the_api_server_shows(gke: Cluste
     assert gate["safe"] is False
     named = {blocker.split()[1] for blocker in gate["blockers"] if blocker.startswith("pod ")}
     assert named == {f"{view.namespace}/{view.name}" for view in shown if view.node}
+
+
+def _pods_where_they_were(cluster: Cluster, fleet: Fleet) -> dict[tuple[str, str, str], int]:
+    return dict(running_by_owner(gpu_pods(cluster.plane.admin, fleet.namespaces)))
+
+
+# Found by running the runbook literally on this cluster (main bb63e23). Each is an item of
+# issue 32; the marker goes when the runbook runs as written (strict: a pass fails the suite).
+RUNBOOK_FAILS_TODAY = (
+    "wave 1: `kubectl apply` of the converted Job fails (spec.template is immutable, item 2); "
+    "the applied Deployments keep the API server's defaulted requests.nvidia.com/gpu beside "
+    "the claim, so their new pods stay Pending; wave 3: `kubectl drain` exits 1 on the bare "
+    "Pod (item 1); the drained StatefulSet pod stays Pending (item 3)")
+
+
+@pytest.mark.xfail(strict=True, reason=RUNBOOK_FAILS_TODAY)
+def test_the_runbook_runs_as_written_and_every_workload_runs_after_each_wave(
+        gke: Cluster, tmp_path: Path) -> None:
+    made = gpudra(gke, "cutover", "--output-dir", str(tmp_path / "cutover"), "-o", "markdown")
+    assert made.returncode == 0, made.stderr
+    waves = runbook.parse(made.stdout)
+    assert [wave.number for wave in waves] == [1, 2, 3]
+    bin_dir = runbook.tools(tmp_path / "bin", gke.plane.binary)
+    for wave in waves:
+        for step in wave.steps:
+            done = runbook.run(step, bin_dir=bin_dir, kubeconfig=gke.kubeconfig, cwd=tmp_path)
+            assert done.exit_code == 0, f"wave {wave.number}: {step}\n{done.output}"
+        gke.plane.wait(f"every GPU workload running again after wave {wave.number}",
+                       lambda: _pods_where_they_were(gke, GKE) == GKE.running_before,
+                       timeout=60)
