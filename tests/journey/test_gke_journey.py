@@ -80,9 +80,11 @@ def _pods_where_they_were(cluster: Cluster, fleet: Fleet) -> dict[tuple[str, str
 # issue 32; the marker goes when the runbook runs as written (strict: a pass fails the suite).
 RUNBOOK_FAILS_TODAY = (
     "wave 1: `kubectl apply` of the converted Job fails (spec.template is immutable, item 2); "
-    "the applied Deployments keep the API server's defaulted requests.nvidia.com/gpu beside "
-    "the claim, so their new pods stay Pending; wave 3: `kubectl drain` exits 1 on the bare "
-    "Pod (item 1); the drained StatefulSet pod stays Pending (item 3)")
+    "`kubectl apply` removes nothing from an object that kubectl apply did not create (no "
+    "last-applied-configuration), so the applied Deployments keep their nvidia.com/gpu "
+    "limits and requests beside the claim and their new pods stay Pending; wave 3: `kubectl "
+    "drain` exits 1 on the bare Pod (item 1); the drained StatefulSet pod stays Pending "
+    "(item 3)")
 
 
 @pytest.mark.xfail(strict=True, reason=RUNBOOK_FAILS_TODAY)
