@@ -15,7 +15,7 @@ import pytest
 
 from tests.journey import runbook
 from tests.journey.cluster import Cluster, journey_cluster_at
-from tests.journey.fleets import GKE, Fleet, node
+from tests.journey.fleets import GKE, POOL_LABEL, Fleet, node
 from tests.journey.observe import gpu_pods, running_by_owner
 
 
@@ -76,29 +76,46 @@ def _pods_where_they_were(cluster: Cluster, fleet: Fleet) -> dict[tuple[str, str
     return dict(running_by_owner(gpu_pods(cluster.plane.admin, fleet.namespaces)))
 
 
-# Found by running the runbook literally on this cluster (main bb63e23). Each is an item of
-# issue 32; the marker goes when the runbook runs as written (strict: a pass fails the suite).
-RUNBOOK_FAILS_TODAY = (
-    "wave 1: `kubectl apply` of the converted Job fails (spec.template is immutable, item 2); "
-    "`kubectl apply` removes nothing from an object that kubectl apply did not create (no "
-    "last-applied-configuration), so the applied Deployments keep their nvidia.com/gpu "
-    "limits and requests beside the claim and their new pods stay Pending; wave 3: `kubectl "
-    "drain` exits 1 on the bare Pod (item 1); the drained StatefulSet pod stays Pending "
-    "(item 3)")
+def _moved_by_wave(cluster: Cluster) -> dict[int, set[tuple[str, str, str]]]:
+    planned = gpudra(cluster, "cutover", "-o", "json")
+    assert planned.returncode == 0, planned.stderr
+    return {wave["wave"]: {(w["namespace"], w["kind"], w["name"]) for w in wave["workloads"]}
+            for wave in json.loads(planned.stdout)["waves"]}
 
 
-@pytest.mark.xfail(strict=True, reason=RUNBOOK_FAILS_TODAY)
+def _where_they_run(cluster: Cluster) -> dict[tuple[str, str, str], set[tuple[bool, str]]]:
+    """Per workload, the (on claims, node pool) of each of its pods Running and Ready."""
+    pools = {name: machine.labels[POOL_LABEL] for name, machine in GKE.machines().items()}
+    out: dict[tuple[str, str, str], set[tuple[bool, str]]] = {}
+    for view in gpu_pods(cluster.plane.admin, GKE.namespaces):
+        if view.phase == "Running" and view.ready:
+            on_claims = view.claims and not view.device_plugin
+            out.setdefault((view.namespace, *view.owner), set()).add(
+                (on_claims, pools.get(view.node or "", "")))
+    return out
+
+
 def test_the_runbook_runs_as_written_and_every_workload_runs_after_each_wave(
         gke: Cluster, tmp_path: Path) -> None:
+    """Every shell line of every wave exits 0 as written (its own waits included, and its
+    last line, gpudra verify); after each wave every workload runs as many pods as before,
+    those moved so far on claims and the others on the device plugin, each on the pool it ran
+    on before (the fleet's node selectors pin each workload to one product's pool)."""
+    moved_in = _moved_by_wave(gke)
+    before = _where_they_run(gke)
     made = gpudra(gke, "cutover", "--output-dir", str(tmp_path / "cutover"), "-o", "markdown")
     assert made.returncode == 0, made.stderr
     waves = runbook.parse(made.stdout)
-    assert [wave.number for wave in waves] == [1, 2, 3]
+    assert [wave.number for wave in waves] == sorted(moved_in) == [1, 2, 3]
     bin_dir = runbook.tools(tmp_path / "bin", gke.plane.binary)
+    moved: set[tuple[str, str, str]] = set()
     for wave in waves:
         for step in wave.steps:
             done = runbook.run(step, bin_dir=bin_dir, kubeconfig=gke.kubeconfig, cwd=tmp_path)
             assert done.exit_code == 0, f"wave {wave.number}: {step}\n{done.output}"
+        moved |= moved_in[wave.number]
+        expected = {key: {(key in moved, pool) for _, pool in places}
+                    for key, places in before.items()}
         gke.plane.wait(f"every GPU workload running again after wave {wave.number}",
-                       lambda: _pods_where_they_were(gke, GKE) == GKE.running_before,
-                       timeout=60)
+                       lambda: _pods_where_they_were(gke, GKE) == GKE.running_before
+                       and _where_they_run(gke) == expected, timeout=60)
