@@ -1,0 +1,158 @@
+"""The one way gpudra puts bytes on disk: converted files, claims files, exports, reports,
+baselines, runbooks and journals all go through `replace`.
+
+A name gpudra writes may come from a tree it does not trust (a committed `gpudra.sarif` that is
+a symbolic link to a file elsewhere, a FIFO named `job.yaml`), so the last component is looked
+at without following it: a link, a FIFO, a device, a socket or a directory is refused, never
+written through. A regular file is replaced atomically: the bytes go to a new temporary file in
+the same directory, are fsynced, get the old file's mode (and owner, for root), and are renamed
+over the name. A rename replaces the directory entry itself, so a link swapped in after the
+check is replaced, not followed. `roots`, when given, confine the write: the real path of the
+directory plus the name must be one of them or under one.
+
+`read_regular` is the matching reader for files gpudra reads back (the journal, the files a
+journal names): no link followed, no FIFO opened for long, a size cap.
+"""
+
+from __future__ import annotations
+
+import os
+import stat
+import tempfile
+from collections.abc import Iterable
+from pathlib import Path
+
+from gpudra.errors import GpudraError, UnreadableInputError
+
+# The suffix of the temporary files; the pid in their names lets a later run tell one a killed
+# run left from one a running gpudra is writing (gpudra.convert.writer.remove_stale_temps).
+TEMP_SUFFIX = ".gpudra-tmp"
+
+
+class WriteRefused(GpudraError):
+    """A write that must not happen; the message says why, in one line."""
+
+
+def what_is(info: os.stat_result) -> str | None:
+    """None for a regular file, else what it is, as a message names it."""
+    mode = info.st_mode
+    if stat.S_ISREG(mode):
+        return None
+    if stat.S_ISLNK(mode):
+        return "a symbolic link"
+    if stat.S_ISDIR(mode):
+        return "a directory"
+    if stat.S_ISFIFO(mode):
+        return "a FIFO"
+    if stat.S_ISSOCK(mode):
+        return "a socket"
+    if stat.S_ISCHR(mode) or stat.S_ISBLK(mode):
+        return "a device"
+    return "not a regular file"
+
+
+def existing(path: str | Path) -> os.stat_result | None:
+    """The lstat of `path` when it is a regular file, None when nothing is there; WriteRefused
+    for anything else (a link is never followed)."""
+    try:
+        info = os.lstat(path)
+    except FileNotFoundError:
+        return None
+    except NotADirectoryError:
+        raise WriteRefused("a component of the path is not a directory; not written") from None
+    kind = what_is(info)
+    if kind is not None:
+        raise WriteRefused(f"is {kind}; gpudra writes only regular files, not written")
+    return info
+
+
+def under(real: str, roots: Iterable[str]) -> bool:
+    """Whether the real path `real` is one of `roots` (real paths) or under one."""
+    return any(real == root or real.startswith(root.rstrip(os.sep) + os.sep) for root in roots)
+
+
+def real_name(path: str | Path) -> str:
+    """The real path of `path`'s directory joined with its last component (not followed)."""
+    directory, name = os.path.split(os.fspath(path))
+    return os.path.join(os.path.realpath(directory or os.curdir), name)
+
+
+def replace(path: str | Path, chunks: Iterable[bytes], *,
+            roots: tuple[str, ...] | None = None) -> None:
+    """Write `chunks` as the whole content of `path`, atomically, refusing (WriteRefused) a
+    link, FIFO, device, socket or directory at `path` and, with `roots`, a path outside them.
+    OSError when the disk says no."""
+    if roots is not None:
+        real = real_name(path)
+        if not under(real, roots):
+            raise WriteRefused(f"leads to {real}, outside the paths gpudra may write; "
+                               "not written")
+    replace_file(Path(path), chunks, existing(path))
+
+
+def replace_file(path: Path, chunks: Iterable[bytes], info: os.stat_result | None) -> None:
+    """`replace` once `path` is checked: `info` its lstat (a regular file), None when absent."""
+    if info is not None:
+        mode, owner = stat.S_IMODE(info.st_mode), (info.st_uid, info.st_gid)
+    else:
+        mode, owner = 0o644 & ~_umask(), None
+    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.{os.getpid()}.",
+                               suffix=TEMP_SUFFIX)
+    try:
+        with os.fdopen(fd, "wb") as handle:
+            for chunk in chunks:
+                handle.write(chunk)
+            handle.flush()
+            os.fsync(handle.fileno())
+        os.chmod(tmp, mode)
+        if owner is not None and owner != (os.getuid(), os.getgid()):
+            try:  # root editing a user's file must not hand it to root
+                os.chown(tmp, *owner)
+            except PermissionError:
+                pass  # only root can give a file away; others keep their own files anyway
+        os.replace(tmp, path)
+    except BaseException:
+        Path(tmp).unlink(missing_ok=True)
+        raise
+
+
+def read_regular(path: str | Path, limit: int) -> bytes | None:
+    """The bytes of the regular file `path`, None when there is none; UnreadableInputError for
+    a link,
+    a FIFO, a device, a socket or a directory (opened without following a link, and without
+    blocking on a FIFO), and for a file over `limit` bytes."""
+    try:
+        fd = os.open(path, os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK)
+    except FileNotFoundError:
+        return None
+    except OSError as exc:
+        info = _lstat(path)
+        if info is not None and what_is(info) is not None:
+            raise UnreadableInputError(f"is {what_is(info)}; gpudra reads back only regular "
+                                       "files") from None
+        raise exc
+    with os.fdopen(fd, "rb") as handle:
+        info = os.fstat(handle.fileno())
+        kind = what_is(info)
+        if kind is not None:
+            raise UnreadableInputError(f"is {kind}; gpudra reads back only regular files")
+        if info.st_size > limit:
+            raise UnreadableInputError(f"is {info.st_size:,} bytes, over the {limit:,} gpudra "
+                                       "reads back")
+        data = handle.read(limit + 1)
+    if len(data) > limit:
+        raise UnreadableInputError(f"is over the {limit:,} bytes gpudra reads back")
+    return data
+
+
+def _lstat(path: str | Path) -> os.stat_result | None:
+    try:
+        return os.lstat(path)
+    except OSError:
+        return None
+
+
+def _umask() -> int:
+    current = os.umask(0)
+    os.umask(current)
+    return current
