@@ -137,11 +137,11 @@ def read_regular(path: str | Path, limit: int) -> bytes | None:
         if kind is not None:
             raise UnreadableInputError(f"is {kind}; gpudra reads back only regular files")
         if info.st_size > limit:
-            raise UnreadableInputError(f"is {info.st_size:,} bytes, over the {limit:,} gpudra "
-                                       "reads back")
+            raise UnreadableInputError(f"is {info.st_size:,} bytes, over the {limit:,}-byte "
+                                       "cap on what gpudra reads back")
         data = handle.read(limit + 1)
     if len(data) > limit:
-        raise UnreadableInputError(f"is over the {limit:,} bytes gpudra reads back")
+        raise UnreadableInputError(f"is over the {limit:,}-byte cap on what gpudra reads back")
     return data
 
 

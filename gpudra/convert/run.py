@@ -204,18 +204,18 @@ def _write_in_place(report: ConvertReport, request: ConvertRequest, stderr: IO[s
     the labels of the changes not written."""
     changes = sorted((c for c in report.changes if c.path is not None),
                      key=lambda c: _write_order(c, request.claims_file))
-    writes = PlannedWrites(_write_roots(request.paths))
-    base = _common_base(request.paths)
-    for directory in {base, *(c.path.parent for c in changes)}:  # a killed run's temp files
+    roots = _write_roots(request.paths)
+    writes = PlannedWrites(roots)
+    for directory in {c.path.parent for c in changes}:  # a killed run's temp files
         remove_stale_temps(directory)
     journal_file = None
     if len(changes) > 1:
         try:
-            journal_file = journal.begin(base, (journal.Entry(
+            journal_file = journal.begin(roots, (journal.Entry(
                 os.path.abspath(c.path), None if c.created else journal.digest(c.old), c.new)
                 for c in changes))
-        except OSError:
-            journal_file = None  # a read-only base: the order alone keeps every state valid
+        except (OSError, journal.JournalRefused):
+            journal_file = None  # no cache directory: the order alone keeps every state valid
     errors: list[InputError] = []
     unwritten: set[str] = set()
     blocker: str | None = None
@@ -274,7 +274,7 @@ def _write_roots(paths: tuple[str, ...]) -> tuple[str, ...]:
 
 def _finish_interrupted(request: ConvertRequest, stderr: IO[str]) -> list[InputError]:
     """Finish a run a kill or Ctrl-C stopped (its journal), before planning anew."""
-    written, problems = journal.finish(_common_base(request.paths), _write_roots(request.paths))
+    written, problems = journal.finish(_write_roots(request.paths))
     if written and not request.quiet:
         stderr.write(f"gpudra: finished an interrupted convert: {written} more "
                      f"{'file' if written == 1 else 'files'} written\n")
@@ -283,11 +283,15 @@ def _finish_interrupted(request: ConvertRequest, stderr: IO[str]) -> list[InputE
 
 def _interrupted_run(request: ConvertRequest) -> list[InputError]:
     """--diff/--check write nothing: an unfinished run is reported, not finished."""
-    base = _common_base(request.paths)
-    entries = journal.pending(base)
+    roots = _write_roots(request.paths)
+    path = journal.journal_path(roots)
+    where = journal.relative_label(str(path))
+    try:
+        entries = journal.journal_of(path, roots)
+    except journal.JournalRefused as exc:
+        return [InputError(where, f"an interrupted convert's journal: {exc}")]
     if not entries:
         return []
-    where = journal.relative_label(str(journal.journal_path(base)))
     return [InputError(where, f"an interrupted convert left up to {len(entries)} files to "
                               "write: run `gpudra convert` without --diff/--check to finish it")]
 

@@ -76,6 +76,23 @@ class PlannedWrites:
         replace_file(target, (new,), info if current is not None else None)
         return True
 
+    def read(self, path: Path, limit: int) -> bytes | None:
+        """What `path` (or the file a symlink names) holds, None when nothing is there, read
+        only once it is known to be a regular file under the roots (WriteRefused else)."""
+        target, real, info = self._resolved(path)
+        if not inside_real(real, self._roots):
+            raise WriteRefused(f"leads to {real}, outside the paths given on the command line; "
+                               "not read")
+        if info is None:
+            return None
+        kind = what_is(info)
+        if kind is not None:
+            raise WriteRefused(f"is {kind}; gpudra writes only regular files, not written")
+        try:
+            return read_regular(target, limit)
+        except UnreadableInputError as exc:
+            raise WriteRefused(f"{exc}; not written") from None
+
     @staticmethod
     def _current(target: Path, info: os.stat_result | None, planned_from: bytes | None,
                  new: bytes) -> bytes | None:
