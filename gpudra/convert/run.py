@@ -361,18 +361,14 @@ def _write_stdin_result(report: ConvertReport, stdout: IO[str]) -> None:
 def _write_copy(report: ConvertReport, request: ConvertRequest,
                 out: Path) -> tuple[list[InputError], set[str]]:
     """Every scanned manifest (converted or not) and every new file, under `out`, at its path
-    as named relative to the inputs' common directory, so two inputs never share a copy. A
-    file already in `out` is replaced only when an earlier copy into `out` wrote it (the
-    record, copies.py); any other is the user's and is kept. Returns the errors and the labels
-    of the changes not written."""
-    from gpudra.convert import copies
-
+    as named relative to the inputs' common directory, so two inputs never share a copy (a
+    link that leads out of the tree gets its own). Returns the errors and the labels of the
+    changes not written."""
     changed = {c.label: c for c in report.changes}
     base = _lexical_base(request.paths)
     errors: list[InputError] = []
     unwritten: set[str] = set()
-    planned: dict[str, str] = {}
-    recorded = copies.recorded(out)
+    planned: set[str] = set()
     sources = [(e.label, Path(e.path)) for e in report.inputs if e.path is not None]
     sources += [(c.label, c.path) for c in report.changes
                 if c.path is not None and c.label not in {label for label, _ in sources}]
@@ -380,22 +376,15 @@ def _write_copy(report: ConvertReport, request: ConvertRequest,
         relative = os.path.relpath(os.path.abspath(source), base)
         if relative in planned:
             continue  # one file reached twice: its one copy
-        planned[relative] = label
+        planned.add(relative)
         try:
             data = changed[label].new if label in changed else source.read_bytes()
-            copies.write(out, relative, data, recorded)
+            write_under(out, relative, data)
         except (OSError, WriteRefused) as exc:
             if label in changed:
                 unwritten.add(label)
             reason = str(exc) if isinstance(exc, WriteRefused) else exc.strerror or str(exc)
             errors.append(InputError(label, f"cannot write a copy: {reason}"))
-        else:
-            recorded.add(relative)
-    try:
-        copies.record(out, recorded)
-    except (OSError, WriteRefused) as exc:
-        reason = str(exc) if isinstance(exc, WriteRefused) else exc.strerror or str(exc)
-        errors.append(InputError(str(out), f"cannot record the copies: {reason}"))
     return errors, unwritten
 
 
