@@ -8,7 +8,7 @@ write the journal is removed. A run that finds a journal finishes it first, then
 usual: the tree ends exactly as the uninterrupted run would have left it.
 
 The journal lives in the user's cache directory, never in the tree: `$GPUDRA_CACHE_DIR`, else
-`$XDG_CACHE_HOME/gpudra`, else `~/.cache/gpudra`, then `journals/<sha256 of the real paths
+`$XDG_CACHE_HOME/gpudra`, else `~/.cache/gpudra`, then `journals/<checksum of the real paths
 given>.json`, so the same command finds it again and no commit, archive or pull request can
 carry one. It is still read as untrusted input (journal_of): never through a link, at most
 JOURNAL_LIMIT bytes, typed at its edge, and only when this host and these paths wrote it. A
@@ -65,11 +65,15 @@ def cache_directory(environ: Mapping[str, str] = os.environ) -> Path:
 
 
 def journal_path(roots: Iterable[str], environ: Mapping[str, str] = os.environ) -> Path:
-    """The journal of a convert of `roots` (real paths, as PlannedWrites takes them)."""
-    from hashlib import sha256  # 3.4 MB of libcrypto only a run that writes uses
+    """The journal of a convert of `roots` (real paths, as PlannedWrites takes them). The
+    name is 64 bits of checksums of the paths, not a sha256: hashlib maps OpenSSL's libcrypto,
+    3.4 MB that a --check, which looks for a journal, must not pay. Two sets of paths that
+    share a name are told apart by the roots the journal records."""
+    import zlib
 
-    key = sha256("\0".join(sorted(set(roots))).encode("utf-8", "surrogateescape")).hexdigest()
-    return cache_directory(environ) / "journals" / f"{key}.json"
+    key = "\0".join(sorted(set(roots))).encode("utf-8", "surrogateescape")
+    name = f"{zlib.crc32(key):08x}{zlib.adler32(key):08x}.json"
+    return cache_directory(environ) / "journals" / name
 
 
 def _host() -> str:
