@@ -144,6 +144,16 @@ def test_a_journal_of_another_host_version_or_shape_is_refused(work: Path, head:
     assert a.read_bytes() == before
 
 
+@pytest.mark.skipif(os.getuid() != 0, reason="only root can give a file to another user")
+def test_another_users_journal_is_refused(work: Path) -> None:
+    a = work / "t" / "a.yaml"
+    before = a.read_bytes()
+    path = plant(work, document(work, [(a, before, b"kind: Pod\n")]))
+    os.chown(path, 12345, 12345)
+    with pytest.raises(journal.JournalRefused, match="not written by this user"):
+        journal.journal_of(path, roots(work))
+
+
 def test_an_oversized_journal_is_refused_unread(work: Path,
                                                 monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setattr(journal, "JOURNAL_LIMIT", 100)
