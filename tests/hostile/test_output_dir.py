@@ -1,10 +1,13 @@
 """Issue 31, family 3: convert --output-dir loses no copy and never writes over its inputs,
---claims-file cannot be a kustomization, and overlapping paths are planned once."""
+--claims-file cannot be a kustomization nor a FIFO or device, and overlapping paths are
+planned once."""
 
 from __future__ import annotations
 
 import json
 import os
+import subprocess
+import sys
 from pathlib import Path
 
 import pytest
@@ -72,3 +75,20 @@ def test_overlapping_paths_are_planned_once(work: Path, paths: tuple[str, ...]) 
     assert claims.count("kind: ResourceClaimTemplate") == 1
     assert not (work / "t" / "sub" / "claims.yaml").exists() or \
         (work / "t" / "sub" / "claims.yaml").read_text().count("ResourceClaimTemplate") == 1
+
+
+@pytest.mark.parametrize("kind", ["fifo", "dev-zero"])
+def test_a_claims_file_that_is_a_fifo_or_a_device_is_refused_without_a_hang(
+        work: Path, kind: str) -> None:
+    claims = work / "t" / "claims.yaml"
+    if kind == "fifo":
+        os.mkfifo(claims)
+    else:
+        os.symlink("/dev/zero", claims)
+    result = subprocess.run([sys.executable, "-m", "gpudra", "convert", "t", "--claims-file",
+                             "claims.yaml", "-q"], cwd=work, capture_output=True, text=True,
+                            timeout=30)
+    assert result.returncode == 3, result.stderr
+    assert "cannot read t/claims.yaml: not a regular file" in result.stderr
+    assert "internal error" not in result.stderr
+    assert (work / "t" / "job.yaml").read_text() == JOB.format(name="near")
