@@ -138,8 +138,8 @@ def digest(data: bytes | None) -> str | None:
 def journal_of(path: Path, roots: tuple[str, ...]) -> list[Entry] | None:
     """The entries of the journal at `path`, None when there is none. JournalRefused, in one
     line, for one that is a link, a FIFO, a device, over JOURNAL_LIMIT, another user's, not a
-    journal of this version, written on another host or for other paths, or with an entry that is not an
-    absolute, normal path and a sha256."""
+    journal of this version, written on another host or for other paths, or with an entry
+    that is not an absolute, normal path and a sha256."""
     try:
         data = read_regular(path, JOURNAL_LIMIT)
     except UnreadableInputError as exc:

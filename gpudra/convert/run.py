@@ -28,7 +28,7 @@ from gpudra.convert.writer import (
 )
 from gpudra.dra.selectors import min_memory_selector, product_prefix_selector
 from gpudra.dra.versions import TargetVersion
-from gpudra.errors import UsageError
+from gpudra.errors import UnreadableInputError, UsageError
 from gpudra.kustomize import KUSTOMIZATION_FILES
 from gpudra.kustomize.tree import real_roots
 from gpudra.model import ExitCode, InputError
@@ -36,6 +36,7 @@ from gpudra.printable import quote_name
 from gpudra.quantity import parse_quantity
 from gpudra.report.formats import Kind, RenderOptions, find, render
 from gpudra.rules import catalogue
+from gpudra.sources.file_bytes import read_regular
 from gpudra.workloads import WorkloadTable
 
 
@@ -378,12 +379,12 @@ def _write_copy(report: ConvertReport, request: ConvertRequest,
             continue  # one file reached twice: its one copy
         planned.add(relative)
         try:
-            data = changed[label].new if label in changed else source.read_bytes()
+            data = changed[label].new if label in changed else read_regular(str(source))
             write_under(out, relative, data)
-        except (OSError, WriteRefused) as exc:
+        except (OSError, WriteRefused, UnreadableInputError) as exc:
             if label in changed:
                 unwritten.add(label)
-            reason = str(exc) if isinstance(exc, WriteRefused) else exc.strerror or str(exc)
+            reason = exc.strerror or str(exc) if isinstance(exc, OSError) else str(exc)
             errors.append(InputError(label, f"cannot write a copy: {reason}"))
     return errors, unwritten
 
