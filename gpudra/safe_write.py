@@ -1,5 +1,6 @@
 """The one way gpudra puts bytes on disk: converted files, claims files, exports, reports,
-baselines, runbooks and journals all go through `replace`.
+baselines, runbooks and journals all go through `replace` (or `replace_file`, once
+gpudra.convert.writer has looked at the name itself).
 
 A name gpudra writes may come from a tree it does not trust (a committed `gpudra.sarif` that is
 a symbolic link to a file elsewhere, a FIFO named `job.yaml`), so the last component is looked
@@ -7,8 +8,8 @@ at without following it: a link, a FIFO, a device, a socket or a directory is re
 written through. A regular file is replaced atomically: the bytes go to a new temporary file in
 the same directory, are fsynced, get the old file's mode (and owner, for root), and are renamed
 over the name. A rename replaces the directory entry itself, so a link swapped in after the
-check is replaced, not followed. `roots`, when given, confine the write: the real path of the
-directory plus the name must be one of them or under one.
+check is replaced, not followed. Where a write is confined (convert's to the paths given, a
+copy's to --output-dir), gpudra.convert.writer checks the real path first.
 
 `read_regular` is the matching reader for files gpudra reads back (the journal, the files a
 journal names): no link followed, no FIFO opened for long, a size cap.
@@ -65,27 +66,9 @@ def existing(path: str | Path) -> os.stat_result | None:
     return info
 
 
-def under(real: str, roots: Iterable[str]) -> bool:
-    """Whether the real path `real` is one of `roots` (real paths) or under one."""
-    return any(real == root or real.startswith(root.rstrip(os.sep) + os.sep) for root in roots)
-
-
-def real_name(path: str | Path) -> str:
-    """The real path of `path`'s directory joined with its last component (not followed)."""
-    directory, name = os.path.split(os.fspath(path))
-    return os.path.join(os.path.realpath(directory or os.curdir), name)
-
-
-def replace(path: str | Path, chunks: Iterable[bytes], *,
-            roots: tuple[str, ...] | None = None) -> None:
+def replace(path: str | Path, chunks: Iterable[bytes]) -> None:
     """Write `chunks` as the whole content of `path`, atomically, refusing (WriteRefused) a
-    link, FIFO, device, socket or directory at `path` and, with `roots`, a path outside them.
-    OSError when the disk says no."""
-    if roots is not None:
-        real = real_name(path)
-        if not under(real, roots):
-            raise WriteRefused(f"leads to {real}, outside the paths gpudra may write; "
-                               "not written")
+    link, FIFO, device, socket or directory at `path`. OSError when the disk says no."""
     replace_file(Path(path), chunks, existing(path))
 
 
@@ -131,9 +114,8 @@ def _temporary(path: Path) -> tuple[int, str]:
 
 def read_regular(path: str | Path, limit: int) -> bytes | None:
     """The bytes of the regular file `path`, None when there is none; UnreadableInputError for
-    a link,
-    a FIFO, a device, a socket or a directory (opened without following a link, and without
-    blocking on a FIFO), and for a file over `limit` bytes."""
+    a link, a FIFO, a device, a socket or a directory (opened without following a link, and
+    without blocking on a FIFO), and for a file over `limit` bytes."""
     try:
         fd = os.open(path, os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK)
     except FileNotFoundError:
@@ -144,15 +126,18 @@ def read_regular(path: str | Path, limit: int) -> bytes | None:
             raise UnreadableInputError(f"is {what_is(info)}; gpudra reads back only regular "
                                        "files") from None
         raise exc
-    with os.fdopen(fd, "rb") as handle:
-        info = os.fstat(handle.fileno())
+    try:
+        info = os.fstat(fd)
         kind = what_is(info)
         if kind is not None:
             raise UnreadableInputError(f"is {kind}; gpudra reads back only regular files")
         if info.st_size > limit:
             raise UnreadableInputError(f"is {info.st_size:,} bytes, over the {limit:,}-byte "
                                        "cap on what gpudra reads back")
-        data = handle.read(limit + 1)
+        with os.fdopen(fd, "rb", closefd=False) as handle:
+            data = handle.read(limit + 1)
+    finally:
+        os.close(fd)
     if len(data) > limit:
         raise UnreadableInputError(f"is over the {limit:,}-byte cap on what gpudra reads back")
     return data
