@@ -369,15 +369,19 @@ def _write_copy(report: ConvertReport, request: ConvertRequest,
     base = _lexical_base(request.paths)
     errors: list[InputError] = []
     unwritten: set[str] = set()
-    planned: set[str] = set()
+    planned: dict[str, str] = {}  # copy -> the label it is the copy of
     sources = [(e.label, Path(e.path)) for e in report.inputs if e.path is not None]
     sources += [(c.label, c.path) for c in report.changes
                 if c.path is not None and c.label not in {label for label, _ in sources}]
     for label, source in sources:
         relative = os.path.relpath(os.path.abspath(source), base)
-        if relative in planned:
-            continue  # one file reached twice: its one copy
-        planned.add(relative)
+        first = planned.setdefault(relative, label)
+        if first != label:  # never one copy for two inputs, one lost while called written
+            if label in changed:
+                unwritten.add(label)
+            errors.append(InputError(label, f"cannot write a copy: {quote_name(first)} has "
+                                            f"the same copy, {relative}; not written"))
+            continue
         try:
             data = changed[label].new if label in changed else read_regular(str(source))
             write_under(out, relative, data)
