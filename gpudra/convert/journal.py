@@ -56,12 +56,17 @@ class Entry:
 
 
 def cache_directory(environ: Mapping[str, str] = os.environ) -> Path:
-    """Where gpudra keeps what outlives a run: GPUDRA_CACHE_DIR, else the XDG cache."""
+    """Where gpudra keeps what outlives a run: GPUDRA_CACHE_DIR, else the XDG cache.
+    FileNotFoundError when there is no home directory to put it in."""
     if environ.get("GPUDRA_CACHE_DIR"):
         return Path(environ["GPUDRA_CACHE_DIR"])
     xdg = environ.get("XDG_CACHE_HOME")
-    base = Path(xdg) if xdg and os.path.isabs(xdg) else Path.home() / ".cache"
-    return base / "gpudra"
+    if xdg and os.path.isabs(xdg):
+        return Path(xdg) / "gpudra"
+    home = environ.get("HOME") or os.path.expanduser("~")
+    if not os.path.isabs(home):  # no home: never a relative `~/.cache` in the tree
+        raise FileNotFoundError("no home directory for gpudra's cache (set GPUDRA_CACHE_DIR)")
+    return Path(home) / ".cache" / "gpudra"
 
 
 def journal_path(roots: Iterable[str], environ: Mapping[str, str] = os.environ) -> Path:
@@ -197,7 +202,10 @@ def finish(roots: tuple[str, ...], environ: Mapping[str, str] = os.environ
     still holds what it was planned from; a file changed since is left as it is and
     reported. Returns (files written, [(path, problem)]). The journal is removed afterwards,
     and so is one that is refused (it is reported once)."""
-    path = journal_path(roots, environ)
+    try:
+        path = journal_path(roots, environ)
+    except OSError:
+        return 0, []  # no cache directory: no run could have left a journal
     try:
         entries = journal_of(path, roots)
     except JournalRefused as exc:

@@ -325,7 +325,10 @@ def _finish_interrupted(request: ConvertRequest, stderr: IO[str]) -> list[InputE
 def _interrupted_run(request: ConvertRequest) -> list[InputError]:
     """--diff/--check write nothing: an unfinished run is reported, not finished."""
     roots = _write_roots(request.paths)
-    path = journal.journal_path(roots)
+    try:
+        path = journal.journal_path(roots)
+    except OSError:
+        return []  # no cache directory: no run could have left a journal
     where = journal.relative_label(str(path))
     try:
         entries = journal.journal_of(path, roots)
