@@ -205,3 +205,14 @@ def test_any_journal_bytes_give_entries_or_one_line(tmp_path: Path, data: bytes)
         assert "\n" not in str(exc)
     else:
         assert entries is not None and all(os.path.isabs(e.path) for e in entries)
+
+
+def test_without_a_home_directory_no_journal_goes_into_the_tree(
+        work: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    for name in ("GPUDRA_CACHE_DIR", "XDG_CACHE_HOME"):
+        monkeypatch.delenv(name, raising=False)
+    monkeypatch.setenv("HOME", "relative")
+    result = invoke("convert", "t")
+    assert result.exit_code == 0, said(result)
+    assert "resourceClaimTemplateName" in (work / "t" / "b.yaml").read_text()
+    assert sorted(p.name for p in work.iterdir()) == ["outside", "t"]
