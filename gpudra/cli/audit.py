@@ -213,8 +213,11 @@ def _write_baseline(path: Path, findings: Any, quiet: bool) -> None:
 def _audit_files(command: AuditCommand) -> Any:
     from gpudra.audit import AuditRequest, run_audit
 
+    written = [t.path for t in command.targets if t.path and t.configmap is None]
+    if command.write_baseline is not None:
+        written.append(str(command.write_baseline))
     request = AuditRequest(list(command.paths), command.config, command.excludes,
-                           command.target)
+                           command.target, outputs=tuple(written))
     with FileProgress(command.quiet) as on_file:
         return run_audit(request, on_file=on_file)
 

@@ -73,8 +73,15 @@ def run_cutover(request: CutoverRequest, *, on_page: Callable[[Any], None] | Non
     if out is not None:
         out.mkdir(parents=True, exist_ok=True)  # the runbook is written even with no wave
         errors += write_waves(result, out, table, request.target_version)
-        (out / "runbook.md").write_text(markdown(result, str(out), pool_sizes(fleet),
-                                                 fleet.plugin_pods), encoding="utf-8")
+        from gpudra.convert.writer import WriteRefused, write_under
+
+        try:
+            write_under(out, "runbook.md",
+                        markdown(result, str(out), pool_sizes(fleet),
+                                 fleet.plugin_pods).encode("utf-8"))
+        except (OSError, WriteRefused) as exc:
+            reason = str(exc) if isinstance(exc, WriteRefused) else exc.strerror or str(exc)
+            errors.append(InputError(str(out / "runbook.md"), f"cannot write: {reason}"))
     return CutoverResult(result, fleet, tuple(errors), read, out)
 
 
