@@ -75,6 +75,7 @@ def _write_wave(wave: Wave, where: Path, table: WorkloadTable,
         modes[name] = mode(workload)
         write_under(where / "original" / modes[name], name,
                     dump(clean(data, paths)).encode("utf-8"))
+    where.mkdir(parents=True, exist_ok=True)
     staging = Path(tempfile.mkdtemp(prefix=".converting-", dir=where))
     try:
         for kind in sorted(set(modes.values())):
