@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import logging
 import os
+import threading
 import time
 from collections.abc import Callable, Iterator, Mapping
 from contextlib import contextmanager
@@ -154,12 +155,17 @@ def _client_errors() -> Iterator[list[str]]:
     """Collect what the client's kubeconfig loader logs instead of raising (an exec plugin's
     failure is only `logging.error`-ed, kubernetes/config/kube_config.py
     _load_from_exec_plugin). A handler on the root logger also keeps `logging.error` from
-    installing a default stderr handler (logging.basicConfig) as a side effect."""
+    installing a default stderr handler (logging.basicConfig) as a side effect.
+
+    The root logger is the process's: with `audit --all-contexts` other threads load other
+    contexts meanwhile, so only what this thread logs (the client runs the plugin in the
+    thread that loads it) is this context's."""
     messages: list[str] = []
+    thread = threading.get_ident()
 
     class Collect(logging.Handler):
         def emit(self, record: logging.LogRecord) -> None:
-            if record.levelno >= logging.ERROR:
+            if record.levelno >= logging.ERROR and record.thread == thread:
                 messages.append(record.getMessage())
 
     handler = Collect()
