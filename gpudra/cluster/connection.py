@@ -139,10 +139,25 @@ def _auth_headers(configuration: Any, target: ClusterTarget,
                 raise ExecPluginError(f'the credential plugin "{exec_command}" of context '
                                       f'"{target.context}" failed to renew the token: '
                                       f"{_exec_text(logged)}")
-        return {str(entry["key"]): str(entry["value"]) for entry in settings.values()
+        return {str(entry["key"]): _header_value(str(entry["value"]), target)
+                for entry in settings.values()
                 if entry.get("in") == "header" and entry.get("value")}
 
     return headers
+
+
+def _header_value(value: str, target: ClusterTarget) -> str:
+    """A credential as a header value: without the blanks around it (client-go trims a
+    tokenFile's content, and an editor ends a file with a newline), and refused, without
+    showing it, when a control character is left inside it (HTTP cannot carry one)."""
+    scheme, blank, credential = value.strip().partition(" ")
+    value = f"{scheme} {credential.strip()}" if blank else scheme
+    if any(char < " " or char == "\x7f" for char in value):
+        where = "the in-cluster service account" if target.in_cluster else \
+            f'context "{target.context}"'
+        raise KubeconfigError(f"the credentials of {where} hold a control character (a line "
+                              "break inside a token or tokenFile?); not sent")
+    return value
 
 
 def _has_credentials(configuration: Any) -> bool:
