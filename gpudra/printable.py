@@ -78,6 +78,55 @@ def without_lone_surrogates(text: str) -> str:
     return _SURROGATE.sub("\ufffd", text) if _SURROGATE.search(text) else text
 
 
+# A JSON or YAML escape that can make one: only texts that hold it are walked.
+SURROGATE_ESCAPE = re.compile(r"\\(?:u[dD][89a-fA-F]|U0000[dD][89a-fA-F])")
+
+
+def replace_lone_surrogates(data: Any) -> Any:
+    """Decoded JSON `data` with the lone surrogates of its strings (keys too) replaced by
+    U+FFFD, in place: what Go's encoding/json gives the API server and kubectl for `"\\ud800"`.
+    Iterative, as deep as the decoder went."""
+    if isinstance(data, str):
+        return without_lone_surrogates(data)
+    stack = [data]
+    while stack:
+        container = stack.pop()
+        if isinstance(container, dict):
+            if any(isinstance(k, str) and _SURROGATE.search(k) for k in container):
+                fixed = {without_lone_surrogates(k) if isinstance(k, str) else k: v
+                         for k, v in container.items()}
+                container.clear()
+                container.update(fixed)
+            items: Any = container.items()
+        elif isinstance(container, list):
+            items = enumerate(container)
+        else:
+            continue
+        for key, value in list(items):
+            if isinstance(value, str):
+                if _SURROGATE.search(value):
+                    container[key] = without_lone_surrogates(value)
+            elif isinstance(value, (dict, list)):
+                stack.append(value)
+    return data
+
+
+def has_lone_surrogate(data: Any) -> bool:
+    """Whether a string of `data` (decoded JSON or YAML; keys too) holds a lone surrogate."""
+    stack = [data]
+    while stack:
+        value = stack.pop()
+        if isinstance(value, str):
+            if _SURROGATE.search(value):
+                return True
+        elif isinstance(value, dict):
+            stack.extend(value.keys())
+            stack.extend(value.values())
+        elif isinstance(value, list):
+            stack.extend(value)
+    return False
+
+
 def _escape(match: re.Match[str]) -> str:
     char = match.group()
     known = _C_ESCAPES.get(char)

@@ -263,3 +263,74 @@ def test_a_token_with_a_line_break_inside_is_refused_without_showing_it(tmp_path
                              "character (a line break inside a token or tokenFile?); not "
                              "sent\n")
     assert TOKEN not in result.stdout + result.stderr
+
+
+# --- lone surrogates -------------------------------------------------------------------------
+
+def _json_job(name: str) -> str:
+    job = yaml.safe_load(gpu_job("placeholder"))
+    return json.dumps(job).replace('"placeholder"', f'"{name}"')
+
+
+@pytest.mark.parametrize("fmt", names(Kind.AUDIT))
+def test_a_lone_surrogate_in_json_is_read_as_kubectl_reads_it(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch, fmt: str) -> None:
+    """`"\\ud800"` in a JSON manifest is U+FFFD, as Go's encoding/json decodes it; every
+    format prints the object."""
+    monkeypatch.chdir(tmp_path)
+    Path("job.json").write_text(_json_job("a\\ud800b"))
+    result = invoke("audit", "job.json", "-o", fmt)
+    assert result.exit_code == 1, result.stdout + result.stderr  # its GPU101 warning
+    assert_run_clean(result, fmt, f"audit -o {fmt}")
+    assert "a\ufffdb" in result.stdout or fmt in ("sarif",) and "GPU101" in result.stdout
+
+
+def test_a_surrogate_escape_in_yaml_is_an_input_error_as_kubectl_says(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.chdir(tmp_path)
+    Path("bad.yaml").write_text(gpu_job('"a\\ud800b"'))
+    Path("good.yaml").write_text(gpu_job("good"))
+    result = invoke("audit", ".", "-o", "json")
+    # libyaml refuses any surrogate escape, as go-yaml (kubectl, the API server) does.
+    assert result.exit_code == 3
+    assert result.stderr.startswith("gpudra: ./bad.yaml:4: while parsing a quoted scalar; found "
+                                    "invalid Unicode character escape code"), result.stderr
+    assert [f["name"] for f in json.loads(result.stdout)["findings"]] == ["good"]
+
+
+def test_a_lone_surrogate_from_the_server_is_replaced(tmp_path: Path) -> None:
+    from tests.fakeapi.hostile import HostileCluster, raw
+
+    deployment = planted_deployment()
+    deployment["metadata"].update(name="dep-placeholder", namespace="ml", annotations={})
+    page = json.dumps({"kind": "DeploymentList", "apiVersion": "apps/v1",
+                       "metadata": {"resourceVersion": "1"}, "items": [deployment]})
+    token_file = tmp_path / "token"
+    token_file.write_text(TOKEN)
+    with HostileCluster({"version": "1.34.2", "token": TOKEN},
+                        {"/apis/apps/v1/deployments": raw(
+                            page.replace("dep-placeholder", "dep\\ud800").encode())},
+                        tls=False) as cluster:
+        config = _kubeconfig(tmp_path / "kubeconfig", {"live": cluster.url}, token_file)
+        args, files = _every_format(Kind.AUDIT, tmp_path)
+        result = _live({"kubeconfig": str(config)}, "audit", *args)
+    assert_formats_clean(result, files, "audit (cluster, surrogate)")
+    assert "dep\ufffd" in result.stdout
+
+
+@pytest.mark.parametrize("fmt", names(Kind.AUDIT))
+def test_no_renderer_crashes_on_a_lone_surrogate(fmt: str) -> None:
+    """Whatever a reader lets through: every format renders it, as text UTF-8 can carry."""
+    from gpudra.model import Finding, InputError, Report, Severity
+    from gpudra.report.formats import render
+    from gpudra.rules import catalogue
+
+    odd = "x\ud800y\udfff"
+    finding = Finding(rule="GPU101", severity=Severity.WARNING, message=odd, file=f"{odd}.yaml",
+                      line=1, kind="Job", name=odd, namespace=odd)
+    report = Report(findings=(finding,), errors=(InputError(f"{odd}.json", odd, 2),),
+                    workloads=(), files_scanned=2, documents_parsed=1, suppressed=0,
+                    rules=tuple(catalogue().values()), disabled_rules=frozenset())
+    text = render(Kind.AUDIT, fmt, report)
+    text.encode("utf-8")  # strict: a lone surrogate cannot be written
+    assert_clean(text, fmt, f"-o {fmt}")
