@@ -18,8 +18,10 @@ from __future__ import annotations
 
 import dataclasses
 import enum
+import functools
+import operator
 import re
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from typing import Any, TypeVar, cast
 
 T = TypeVar("T")
@@ -30,41 +32,47 @@ T = TypeVar("T")
 UNSAFE_BEYOND_ASCII = ("\x7f-\x9f\u061c\u200e\u200f\u2028\u2029\u202a-\u202e"
                        "\u2066-\u2069\ud800-\udfff")
 UNSAFE = "\x00-\x1f" + UNSAFE_BEYOND_ASCII
-_UNSAFE = re.compile(f"[{UNSAFE}]")
+# Patterns are compiled on first use (`_compiled`): the CLI imports this module on every run.
+_UNSAFE = f"[{UNSAFE}]"
 # ... plus what quoting itself uses.
-_NEEDS_QUOTES = re.compile(f'[{UNSAFE}"\\\\]')
+_NEEDS_QUOTES = f'[{UNSAFE}"\\\\]'
 _C_ESCAPES = {"\a": "\\a", "\b": "\\b", "\t": "\\t", "\n": "\\n", "\v": "\\v", "\f": "\\f",
               "\r": "\\r", '"': '\\"', "\\": "\\\\"}
-_SURROGATE = re.compile("[\ud800-\udfff]")
+_SURROGATE = "[\ud800-\udfff]"
 # `scheme://user:password@host`: the userinfo of a URL (RFC 3986), however the text around it
 # is quoted; and the value of an HTTP bearer or basic credential.
-_USERINFO = re.compile(r"(?i)\b([a-z][a-z0-9+.-]*://)[^/?#\s@\"'<>\\]+@")
-_AUTH_VALUE = re.compile(r"\b((?i:bearer)\s+)[^\s\"'<>\\]+"
-                         r"|\b(Basic\s+)(?=[A-Za-z0-9+/]*[0-9+/=])[A-Za-z0-9+/]{8,}={0,2}")
+_USERINFO = r"://[^/?#\s@\"'<>\\]+@"
+_AUTH_VALUE = (r"\b((?i:bearer)\s+)[^\s\"'<>\\]+"
+               r"|\b(Basic\s+)(?=[A-Za-z0-9+/]*[0-9+/=])[A-Za-z0-9+/]{8,}={0,2}")
 REDACTED = "***"
 
 
 def quote_name(name: str) -> str:
     """`name` as is, or quoted and escaped when it holds a character that is unsafe to print."""
-    if not _NEEDS_QUOTES.search(name):
+    needs_quotes = _compiled(_NEEDS_QUOTES)
+    if not needs_quotes.search(name):
         return name
-    return '"' + _NEEDS_QUOTES.sub(_escape, name) + '"'
+    return '"' + needs_quotes.sub(_escape, name) + '"'
 
 
 def escape_text(text: str) -> str:
     """`text` with every unsafe character written as its C escape (`\\n`, `\\x1b`, `\\u202e`);
     text without one is returned as it is."""
-    if not _UNSAFE.search(text):
+    unsafe = _compiled(_UNSAFE)
+    if not unsafe.search(text):
         return text
-    return _UNSAFE.sub(_escape, text)
+    return unsafe.sub(_escape, text)
 
 
 def redact(text: str) -> str:
     """`text` without credentials: `https://admin:secret@host` -> `https://***@host`,
     `Bearer abc` -> `Bearer ***`."""
-    if "@" in text:
-        text = _USERINFO.sub(rf"\1{REDACTED}@", text)
-    return _AUTH_VALUE.sub(lambda m: (m.group(1) or m.group(2)) + REDACTED, text)
+    # Each pattern runs only over text that holds its literal part: reports run to 30 MB.
+    if "@" in text and "://" in text:
+        text = _compiled(_USERINFO).sub(f"://{REDACTED}@", text)
+    if "Basic" in text or "earer" in text or "EARER" in text:
+        text = _compiled(_AUTH_VALUE).sub(lambda m: (m.group(1) or m.group(2)) + REDACTED, text)
+    return text
 
 
 def printable_line(text: str) -> str:
@@ -75,11 +83,17 @@ def printable_line(text: str) -> str:
 def without_lone_surrogates(text: str) -> str:
     """`text` with each lone surrogate (a `\\ud800` escape in JSON) replaced by U+FFFD, as
     Go's encoding/json (and so the API server and kubectl) decodes it."""
-    return _SURROGATE.sub("\ufffd", text) if _SURROGATE.search(text) else text
+    surrogate = _compiled(_SURROGATE)
+    return surrogate.sub("\ufffd", text) if surrogate.search(text) else text
 
 
 # A JSON or YAML escape that can make one: only texts that hold it are walked.
-SURROGATE_ESCAPE = re.compile(r"\\(?:u[dD][89a-fA-F]|U0000[dD][89a-fA-F])")
+_SURROGATE_ESCAPE = r"\\(?:u[dD][89a-fA-F]|U0000[dD][89a-fA-F])"
+
+
+def may_hold_surrogates(text: str) -> bool:
+    """Whether JSON or YAML `text` has an escape that can decode to a surrogate."""
+    return "\\" in text and _compiled(_SURROGATE_ESCAPE).search(text) is not None
 
 
 def replace_lone_surrogates(data: Any) -> Any:
@@ -92,7 +106,7 @@ def replace_lone_surrogates(data: Any) -> Any:
     while stack:
         container = stack.pop()
         if isinstance(container, dict):
-            if any(isinstance(k, str) and _SURROGATE.search(k) for k in container):
+            if any(isinstance(k, str) and _compiled(_SURROGATE).search(k) for k in container):
                 fixed = {without_lone_surrogates(k) if isinstance(k, str) else k: v
                          for k, v in container.items()}
                 container.clear()
@@ -104,7 +118,7 @@ def replace_lone_surrogates(data: Any) -> Any:
             continue
         for key, value in list(items):
             if isinstance(value, str):
-                if _SURROGATE.search(value):
+                if _compiled(_SURROGATE).search(value):
                     container[key] = without_lone_surrogates(value)
             elif isinstance(value, (dict, list)):
                 stack.append(value)
@@ -117,7 +131,7 @@ def has_lone_surrogate(data: Any) -> bool:
     while stack:
         value = stack.pop()
         if isinstance(value, str):
-            if _SURROGATE.search(value):
+            if _compiled(_SURROGATE).search(value):
                 return True
         elif isinstance(value, dict):
             stack.extend(value.keys())
@@ -125,6 +139,11 @@ def has_lone_surrogate(data: Any) -> bool:
         elif isinstance(value, list):
             stack.extend(value)
     return False
+
+
+@functools.cache
+def _compiled(pattern: str) -> re.Pattern[str]:
+    return re.compile(pattern)
 
 
 def _escape(match: re.Match[str]) -> str:
@@ -136,39 +155,72 @@ def _escape(match: re.Match[str]) -> str:
     return f"\\x{code:02x}" if code < 0x100 else f"\\u{code:04x}"
 
 
-# Fields that hold a file name: renderers print those with quote_name, which must see the name
-# as it is (escaping it first would escape twice).
-FILE_FIELDS = frozenset({"file"})
+# Fields `escaped` keeps as they are: file names, which renderers print with quote_name (it
+# must see the name as it is: escaping it first would escape twice), and the rule catalogue,
+# gpudra's own text (its explanations are Markdown, line breaks and all).
+KEPT_FIELDS = frozenset({"file", "rules"})
 # Deeper than any report gpudra builds or merges; past it a value is printed by its escaped text.
 _MAX_DEPTH = 100
 
 
 def escaped(data: T) -> T:
     """`data` (records, tuples, lists, mappings) with every string in it passed through
-    `escape_text`, except file names (`FILE_FIELDS`); enums and other values are kept. The one
+    `escape_text`, but for `KEPT_FIELDS`; enums and other values are kept. The one
     pass that makes a result safe for a text format, whatever field a renderer prints."""
     return cast(T, _escaped(data, 0))
 
 
 def _escaped(value: Any, depth: int) -> Any:
-    if isinstance(value, str):
-        return value if isinstance(value, enum.Enum) else escape_text(value)
-    if value is None or isinstance(value, (int, float, enum.Enum)):
+    """`value` escaped; the very object when nothing in it needed escaping (most reports hold
+    no unsafe character, and copying 100,000 records for nothing costs seconds)."""
+    kind = type(value)
+    if kind is str:
+        return escape_text(value)
+    if value is None or kind in _SCALARS or isinstance(value, enum.Enum):
         return value
+    if isinstance(value, str):
+        return escape_text(value)
     if depth > _MAX_DEPTH:
         return escape_text(str(value))
+    record = _record(kind)
+    if record is not None:
+        names, values = record
+        changes = {}
+        for name, old in zip(names, values(value) if len(names) > 1 else (values(value),)):
+            new = _escaped(old, depth + 1)
+            if new is not old:
+                changes[name] = new
+        return dataclasses.replace(value, **changes) if changes else value
     if isinstance(value, Mapping):
-        return {_escaped(k, depth + 1):
-                v if k in FILE_FIELDS else _escaped(v, depth + 1) for k, v in value.items()}
+        pairs = [(k, v, _escaped(k, depth + 1), v if k in KEPT_FIELDS else _escaped(v, depth + 1))
+                 for k, v in value.items()]
+        if all(new_k is k and new_v is v for k, v, new_k, new_v in pairs):
+            return value
+        return {new_k: new_v for _, _, new_k, new_v in pairs}
     if isinstance(value, (tuple, list)):
         items = [_escaped(v, depth + 1) for v in value]
+        if all(new is old for new, old in zip(items, value)):
+            return value
         if hasattr(value, "_fields"):  # a named tuple
-            return type(value)(*items)
+            return kind(*items)
         return tuple(items) if isinstance(value, tuple) else items
     if isinstance(value, (set, frozenset)):
-        return type(value)(_escaped(v, depth + 1) for v in value)
-    if dataclasses.is_dataclass(value) and not isinstance(value, type):
-        changes = {f.name: _escaped(getattr(value, f.name), depth + 1)
-                   for f in dataclasses.fields(value) if f.init and f.name not in FILE_FIELDS}
-        return dataclasses.replace(value, **changes)
+        members = [(v, _escaped(v, depth + 1)) for v in value]
+        if all(new is old for old, new in members):
+            return value
+        return kind(new for _, new in members)
     return value
+
+
+_SCALARS = frozenset({int, float, bool})
+
+
+@functools.cache
+def _record(kind: type) -> tuple[tuple[str, ...], Callable[[Any], Any]] | None:
+    """The fields `escaped` rebuilds a record of `kind` with, and one getter of them all;
+    None: not a dataclass (or one with no such field)."""
+    if not dataclasses.is_dataclass(kind):
+        return None
+    names = tuple(f.name for f in dataclasses.fields(kind)
+                  if f.init and f.name not in KEPT_FIELDS)
+    return (names, operator.attrgetter(*names)) if names else None
