@@ -17,7 +17,9 @@ from typing import Any
 
 import pytest
 import yaml
-from typer.testing import Result
+from typer.testing import CliRunner, Result
+
+from gpudra.cli import app
 
 from gpudra.report.formats import Kind, names
 from tests.fakeapi import FakeCluster
@@ -99,17 +101,47 @@ def test_convert_summary_prints_nothing_raw(tree: Path, tmp_path: Path, fmt: str
     assert "INJECTED" in result.stdout
 
 
+def planted_node(index: int = 0) -> dict[str, Any]:
+    return {"apiVersion": "v1", "kind": "Node",
+            "metadata": {"name": f"{PLANT}{index}",
+                         "labels": {"nvidia.com/gpu.product": PLANT, "pool": PLANT,
+                                    "nvidia.com/gpu.count": "2",
+                                    "nvidia.com/gpu.memory": "81920"}},
+            "status": {"allocatable": {"nvidia.com/gpu": "2"}}}
+
+
 @pytest.mark.parametrize("fmt", names(Kind.OUTCOMES))
 def test_plan_prints_nothing_raw(tree: Path, tmp_path: Path, fmt: str) -> None:
-    node = {"apiVersion": "v1", "kind": "Node",
-            "metadata": {"name": PLANT, "labels": {"nvidia.com/gpu.product": PLANT,
-                                                   "nvidia.com/gpu.count": "2",
-                                                   "nvidia.com/gpu.memory": "81920"}},
-            "status": {"allocatable": {"nvidia.com/gpu": "2"}}}
     inventory = tmp_path / "inventory.yaml"
-    inventory.write_text(yaml.safe_dump(node))
+    inventory.write_text(yaml.safe_dump(planted_node()))
     result = invoke("plan", "t", "--inventory", str(inventory), "-o", fmt)
     assert_run_clean(result, fmt, f"plan -o {fmt}")
+
+
+@pytest.mark.parametrize("fmt", names(Kind.RUNBOOK))
+def test_cutover_runbook_prints_nothing_raw(tmp_path: Path, fmt: str) -> None:
+    exported = tmp_path / "exported.yaml"
+    exported.write_text(yaml.safe_dump_all([planted_node(0), planted_node(1)])
+                        + "---\n" + planted_job())
+    result = invoke("cutover", "--from", str(exported), "--pool-label", "pool", "-o", fmt)
+    assert_run_clean(result, fmt, f"cutover -o {fmt}")
+    assert "INJECTED" in result.stdout
+
+
+def test_a_wrapped_table_starts_no_line_with_a_value(tmp_path: Path,
+                                                    monkeypatch: pytest.MonkeyPatch) -> None:
+    """At $COLUMNS the table folds long values onto lines of their own: none may begin with
+    `::`, even after the blanks (the runner ignores them). Some width puts the planted `::`
+    at the start of a folded line; there it is written `\\x3a:`."""
+    monkeypatch.chdir(tmp_path)
+    Path("long.yaml").write_text(gpu_job("a" * 37 + "::error::INJECTED-WRAP" + "b" * 40))
+    guarded = 0
+    for columns in range(40, 64):
+        result = CliRunner().invoke(app, ["audit", "long.yaml"],
+                                    env={"NO_COLOR": "1", "COLUMNS": str(columns)})
+        assert_run_clean(result, "table", f"audit at {columns} columns")
+        guarded += bool(re.search(r"^\s*\\x3a:", result.stdout, re.MULTILINE))
+    assert guarded
 
 
 # --- a live cluster: the fake API server -----------------------------------------------------
@@ -167,10 +199,6 @@ def live(tmp_path_factory: pytest.TempPathFactory) -> Iterator[dict[str, Any]]:
 
 
 def _live(live: dict[str, Any], *args: str) -> Result:
-    from typer.testing import CliRunner
-
-    from gpudra.cli import app
-
     return CliRunner().invoke(app, [*args, "--kubeconfig", live["kubeconfig"]],
                               env={"KUBECONFIG": "", "HOME": "/nonexistent", "NO_COLOR": "1"})
 
