@@ -12,6 +12,7 @@ DRA driver chart take `affinity` / `kubeletPlugin.nodeSelector` values: one labe
 from __future__ import annotations
 
 import json
+import shlex
 from dataclasses import dataclass
 from typing import Any
 
@@ -41,8 +42,11 @@ def prerequisites() -> list[str]:
 
 
 def wave_steps(wave: Wave, directory: str | None) -> dict[str, list[str]]:
-    nodes = " ".join(wave.nodes)
-    where = f"{directory}/wave-{wave.number}" if directory else f"<output-dir>/wave-{wave.number}"
+    # Shell words: a node name from an exported file (--from) is anyone's text, and users
+    # paste these lines into a shell.
+    nodes = " ".join(shlex.quote(node) for node in wave.nodes)
+    where = f"{shlex.quote(directory)}/wave-{wave.number}" if directory \
+        else f"<output-dir>/wave-{wave.number}"
     steps = [
         f"kubectl cordon {nodes}",
         f"kubectl label node {nodes} {OPERATOR_LABEL}=false --overwrite   # GPU Operator",
@@ -97,19 +101,21 @@ def _fits(side: Side) -> str:
 
 def markdown(result: CutoverPlan, directory: str | None, pools: dict[str, int]) -> str:
     lines = ["# GPU cutover runbook (gpudra cutover)", ""]
-    lines += [f"Pools: {', '.join(f'{p} ({n} nodes)' for p, n in pools.items())}.", ""]
+    # Pool, unit and workload names are Markdown-escaped: no link, image or emphasis of theirs.
+    lines += [f"Pools: {', '.join(f'{_md(p)} ({n} nodes)' for p, n in pools.items())}.", ""]
     if result.blocked:
-        lines += [f"**Blocked:** {result.blocked}", ""]
+        lines += [f"**Blocked:** {_md(result.blocked)}", ""]
     lines += ["## Before the first wave", ""]
     lines += [f"{i}. {step}" for i, step in enumerate(prerequisites(), 1)] + [""]
     for wave in result.waves:
         steps = wave_steps(wave, directory)
-        lines += [f"## Wave {wave.number}: {', '.join(wave.units)} ({len(wave.nodes)} nodes)", ""]
+        lines += [f"## Wave {wave.number}: {_md(', '.join(wave.units))} ({len(wave.nodes)} nodes)",
+                  ""]
         lines += [f"After it: device plugin {_fits(wave.plugin_side)}; DRA "
                   f"{_fits(wave.dra_side)}; no node serves both.", ""]
         if wave.moved:
             lines += ["Workloads that move to claims:", ""]
-            lines += [f"- {m.label} ({m.pods} pods, {m.gpus} GPUs; {RISK_NAMES[m.risk]})"
+            lines += [f"- {_md(m.label)} ({m.pods} pods, {m.gpus} GPUs; {RISK_NAMES[m.risk]})"
                       for m in wave.moved[:MAX_LISTED]]
             if len(wave.moved) > MAX_LISTED:
                 lines.append(f"- ... and {len(wave.moved) - MAX_LISTED} more (JSON: -o json)")
@@ -122,6 +128,12 @@ def markdown(result: CutoverPlan, directory: str | None, pools: dict[str, int]) 
                   "plugin\", uninstall it (or set the GPU Operator's `devicePlugin.enabled: "
                   "false`).", ""]
     return "\n".join(lines)
+
+
+def _md(text: str) -> str:
+    from gpudra.report.markdown import escape_cell
+
+    return escape_cell(text)
 
 
 def table(result: CutoverPlan) -> str:

@@ -83,7 +83,9 @@ def escape_cell(text: str) -> str:
 
 
 def _escape_html(text: str) -> str:
-    return text.replace("&", "&amp;").replace("<", "&lt;").replace(">", "&gt;")
+    # Brackets too: a value must not make a link or an image (`[docs](https://evil)`).
+    return text.replace("&", "&amp;").replace("<", "&lt;").replace(">", "&gt;") \
+        .replace("[", "\\[").replace("]", "\\]")
 
 
 def _row(*cells: str) -> str:

