@@ -280,6 +280,21 @@ def test_an_answer_past_its_deadline_names_no_password(tmp_path: Path) -> None:
         assert_clean(Path(f"{merged}.{fmt}").read_text(), fmt, f"report merge -o {fmt}")
 
 
+def test_a_token_file_ending_in_a_newline_is_read_as_client_go_reads_it(tmp_path: Path) -> None:
+    token_file = tmp_path / "token"
+    token_file.write_text(f"  {TOKEN}\n")  # what an editor or `echo` writes
+    deployment = planted_deployment()
+    deployment["metadata"] = {"name": "trainer", "namespace": "ml"}
+    with FakeCluster({"version": "1.34.2", "token": TOKEN, "objects": [deployment]},
+                     tls=False) as cluster:
+        config = _kubeconfig(tmp_path / "kubeconfig", {"live": cluster.url}, token_file)
+        result = _live({"kubeconfig": str(config)}, "audit", "-o", "json")
+    # Read (the server checks the token): its one finding, GPU101.
+    assert result.exit_code == 1, result.stderr
+    assert [f["rule"] for f in json.loads(result.stdout)["findings"]] == ["GPU101"]
+    assert TOKEN not in result.stdout + result.stderr
+
+
 def test_a_token_with_a_line_break_inside_is_refused_without_showing_it(tmp_path: Path) -> None:
     token_file = tmp_path / "token"
     token_file.write_text(f"{TOKEN}\n{TOKEN}\n")
