@@ -143,6 +143,6 @@ def render(kind: Kind, name: str, data: Any, options: RenderOptions | None = Non
     if name not in DATA_FORMATS and kind in _ESCAPED_KINDS:
         data = escaped(data)
     text = redact(fmt.load()(data, options or RenderOptions()))
-    if name == "github":
+    if name == "github" or name in DATA_FORMATS:  # data formats quote what could (YAML)
         return text
     return _RUNNER_COMMAND.sub(r"\1\\x3a", text)

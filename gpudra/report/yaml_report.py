@@ -3,7 +3,8 @@
 Values are hostile text, so a string that holds a control, line-separator, bidirectional or
 surrogate character is written double-quoted, where each of them is an escape (`\\n`, `\\e`,
 `\\u202e`): a line break inside a value never starts a line of the output, and no line is
-folded (the width is unbounded).
+folded (the width is unbounded). A string that starts with `::` is quoted too, so that no line
+begins with a GitHub Actions command.
 """
 
 from __future__ import annotations
@@ -37,7 +38,8 @@ class _Dumper(yaml.SafeDumper):
 
 
 def _str(dumper: yaml.SafeDumper, value: str) -> yaml.ScalarNode:
-    style = '"' if _UNSAFE.search(value) else None
+    # A key written plain at the start of its line must not begin a runner command (`::`).
+    style = '"' if _UNSAFE.search(value) or value.startswith("::") else None
     return dumper.represent_scalar("tag:yaml.org,2002:str", value, style=style)
 
 
