@@ -234,11 +234,13 @@ def test_audit_of_every_context_prints_nothing_raw(live: dict[str, Any], tmp_pat
     assert "cannot reach" in result.stdout  # "down", its URL redacted
 
 
-def test_verify_prints_nothing_raw(live: dict[str, Any], tmp_path: Path) -> None:
+@pytest.mark.parametrize("command", ["verify", "preflight"])
+def test_verify_and_preflight_print_nothing_raw(live: dict[str, Any], tmp_path: Path,
+                                                command: str) -> None:
     args, files = _every_format(Kind.OUTCOMES, tmp_path)
-    result = _live(live, "verify", "--context", "live", *args)
-    assert_formats_clean(result, files, "verify")
-    assert "INJECTED" in result.stdout
+    result = _live(live, command, "--context", "live", *args)
+    assert_formats_clean(result, files, command)
+    assert "INJECTED" in result.stdout + result.stderr
 
 
 def test_the_report_configmap_holds_nothing_raw(live: dict[str, Any]) -> None:
