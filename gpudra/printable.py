@@ -125,22 +125,6 @@ def replace_lone_surrogates(data: Any) -> Any:
     return data
 
 
-def has_lone_surrogate(data: Any) -> bool:
-    """Whether a string of `data` (decoded JSON or YAML; keys too) holds a lone surrogate."""
-    stack = [data]
-    while stack:
-        value = stack.pop()
-        if isinstance(value, str):
-            if _compiled(_SURROGATE).search(value):
-                return True
-        elif isinstance(value, dict):
-            stack.extend(value.keys())
-            stack.extend(value.values())
-        elif isinstance(value, list):
-            stack.extend(value)
-    return False
-
-
 @functools.cache
 def _compiled(pattern: str) -> re.Pattern[str]:
     return re.compile(pattern)

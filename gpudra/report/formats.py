@@ -137,8 +137,9 @@ def render(kind: Kind, name: str, data: Any, options: RenderOptions | None = Non
     """`data` (see Kind) in the format `name`; a name `kind` does not take is a usage error.
 
     The one place every result passes on its way out (the report ConfigMap included): text
-    formats get `data` with every value escaped (gpudra.printable.escaped), and every format's
-    text loses credentials (gpudra.printable.redact) and any line a value could start."""
+    formats get `data` with every value escaped (gpudra.printable.escaped) and no line of
+    theirs begins with `::` (but `-o github`'s own commands); every format's text loses
+    credentials (gpudra.printable.redact)."""
     fmt = find(kind, name)
     if name not in DATA_FORMATS and kind in _ESCAPED_KINDS:
         data = escaped(data)

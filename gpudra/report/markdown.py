@@ -83,9 +83,10 @@ def escape_cell(text: str) -> str:
 
 
 def _escape_html(text: str) -> str:
-    # Brackets too: a value must not make a link or an image (`[docs](https://evil)`).
+    # And the `](` or `][` that would make a value a link or an image (`[docs](https://evil)`):
+    # an escaped bracket reads the same.
     return text.replace("&", "&amp;").replace("<", "&lt;").replace(">", "&gt;") \
-        .replace("[", "\\[").replace("]", "\\]")
+        .replace("](", "\\](").replace("][", "\\][")
 
 
 def _row(*cells: str) -> str:

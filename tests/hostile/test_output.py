@@ -389,7 +389,7 @@ def test_a_value_makes_no_markdown_link(tmp_path: Path, monkeypatch: pytest.Monk
     Path("job.yaml").write_text(gpu_job(_quoted(LINK), namespace=_quoted(LINK)))
     result = invoke("audit", "job.yaml", "-o", "markdown")
     assert "](https://evil" not in result.stdout.replace("\\](https://evil", "")
-    assert "\\[docs\\](https://evil.example/x)" in result.stdout
+    assert "[docs\\](https://evil.example/x)" in result.stdout
 
 
 def test_runbook_commands_quote_node_names(tmp_path: Path) -> None:
@@ -410,5 +410,5 @@ def test_runbook_commands_quote_node_names(tmp_path: Path) -> None:
     markdown = invoke("cutover", "--from", str(exported), "--pool-label", "pool",
                       "-o", "markdown").stdout
     outside_fences = re.sub(r"```sh\n.*?```", "", markdown, flags=re.DOTALL)
-    assert "\\[docs\\](https://evil.example/x)" in outside_fences
+    assert "[docs\\](https://evil.example/x)" in outside_fences
     assert "](https://evil" not in outside_fences.replace("\\](https://evil", "")
