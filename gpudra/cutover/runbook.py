@@ -157,19 +157,21 @@ def _fits(side: Side) -> str:
 def markdown(result: CutoverPlan, directory: str | None, pools: dict[str, int],
              plugin_pods: tuple[tuple[str, str], ...] = ()) -> str:
     lines = ["# GPU cutover runbook (gpudra cutover)", ""]
-    lines += [f"Pools: {', '.join(f'{p} ({n} nodes)' for p, n in pools.items())}.", ""]
+    # Pool, unit and workload names are Markdown-escaped: no link, image or emphasis of theirs.
+    lines += [f"Pools: {', '.join(f'{_md(p)} ({n} nodes)' for p, n in pools.items())}.", ""]
     if result.blocked:
-        lines += [f"**Blocked:** {result.blocked}", ""]
+        lines += [f"**Blocked:** {_md(result.blocked)}", ""]
     lines += ["## Before the first wave", ""]
     lines += [f"{i}. {step}" for i, step in enumerate(prerequisites(), 1)] + [""]
     for wave in result.waves:
         steps = wave_steps(wave, directory, plugin_pods)
-        lines += [f"## Wave {wave.number}: {', '.join(wave.units)} ({len(wave.nodes)} nodes)", ""]
+        lines += [f"## Wave {wave.number}: {_md(', '.join(wave.units))} ({len(wave.nodes)} nodes)",
+                  ""]
         lines += [f"After it: device plugin {_fits(wave.plugin_side)}; DRA "
                   f"{_fits(wave.dra_side)}; no node serves both.", ""]
         if wave.moved:
             lines += ["Workloads that move to claims:", ""]
-            lines += [f"- {m.label} ({m.pods} pods, {m.gpus} GPUs; {RISK_NAMES[m.risk]})"
+            lines += [f"- {_md(m.label)} ({m.pods} pods, {m.gpus} GPUs; {RISK_NAMES[m.risk]})"
                       for m in wave.moved[:MAX_LISTED]]
             if len(wave.moved) > MAX_LISTED:
                 lines.append(f"- ... and {len(wave.moved) - MAX_LISTED} more (JSON: -o json)")
@@ -182,6 +184,12 @@ def markdown(result: CutoverPlan, directory: str | None, pools: dict[str, int],
                   "plugin\", uninstall it (or set the GPU Operator's `devicePlugin.enabled: "
                   "false`).", ""]
     return "\n".join(lines)
+
+
+def _md(text: str) -> str:
+    from gpudra.report.markdown import escape_cell
+
+    return escape_cell(text)
 
 
 def table(result: CutoverPlan) -> str:

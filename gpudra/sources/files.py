@@ -21,6 +21,7 @@ from typing import Any, Generic, TypeVar
 from gpudra.errors import UnreadableInputError
 from gpudra.model import InputError, Skipped
 from gpudra.objects import ManifestObject, TemplateText, template_objects
+from gpudra.printable import may_hold_surrogates, replace_lone_surrogates
 from gpudra.sources import FileTree, Item, ScanStats
 from gpudra.sources.discovery import STDIN, InputFile, discover
 from gpudra.sources.documents import (
@@ -279,6 +280,8 @@ def _parse_json(chunk: Chunk, *, lines: bool = True) -> ParsedDocument:
             if isinstance(exc, json.JSONDecodeError):
                 raise ParseError(exc.msg, exc.lineno) from None
             raise ParseError(f"cannot load document: {type(exc).__name__}", 1) from None
+    if may_hold_surrogates(chunk.text):  # `"\ud800"`: U+FFFD, as kubectl decodes it
+        replace_lone_surrogates(data)
     return ParsedDocument(data, index, chunk)
 
 
