@@ -119,3 +119,8 @@ def test_the_runbook_runs_as_written_and_every_workload_runs_after_each_wave(
         gke.plane.wait(f"every GPU workload running again after wave {wave.number}",
                        lambda: _pods_where_they_were(gke, GKE) == GKE.running_before
                        and _where_they_run(gke) == expected, timeout=60)
+    # Every workload moved and every node switched: what the gate names is what the API
+    # server still holds, the namespace quota that counts nvidia.com/gpu (issue 32, item 5).
+    report = json.loads(gpudra(gke, "verify", "-o", "json").stdout)
+    assert report["decommission"] == {"safe": False, "judged": True, "blockers": [
+        "ml/ResourceQuota/gpu-quota keys on device-plugin GPUs: hard requests.nvidia.com/gpu"]}
