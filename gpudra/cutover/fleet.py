@@ -89,6 +89,8 @@ class Fleet:
     # (namespace, label selector) of the device plugin's pods, from its DaemonSets: the runbook
     # waits for them to leave a node before the DRA kubelet plugin starts there
     plugin_pods: tuple[tuple[str, str], ...] = ()
+    # ResourceQuotas that count device-plugin GPUs: converted in the waves of their namespace
+    quotas: tuple[Mapping[str, Any], ...] = ()
 
     def pools(self) -> dict[str, tuple[Node, ...]]:
         out: dict[str, list[Node]] = {}
@@ -155,7 +157,19 @@ def build_fleet(objects: Iterable[Mapping[str, Any]], table: WorkloadTable,
     node_marks = {n.name: tuple(m for allowed, m in marks.items() if n.name in allowed)
                   for n in nodes}
     return Fleet(nodes, tuple(workloads), slices, classes, pool_label, tuple(blocked),
-                 node_marks, target, plugin_pods(objects))
+                 node_marks, target, plugin_pods(objects), device_plugin_quotas(objects))
+
+
+def device_plugin_quotas(objects: Iterable[Mapping[str, Any]]) -> tuple[Mapping[str, Any], ...]:
+    """The ResourceQuotas with a key on an NVIDIA device-plugin resource
+    (`requests.nvidia.com/gpu`, MIG forms), each with a valid namespace and name."""
+    from gpudra.gpu_use import quota_keys
+
+    return tuple(o for o in objects if o.get("kind") == "ResourceQuota"
+                 and o.get("apiVersion") == "v1"
+                 and isinstance(dig(o, "metadata", "namespace"), str)
+                 and isinstance(dig(o, "metadata", "name"), str)
+                 and any(q.device.is_nvidia_device_plugin for q in quota_keys(o)))
 
 
 def plugin_pods(objects: Iterable[Mapping[str, Any]]) -> tuple[tuple[str, str], ...]:

@@ -10,8 +10,8 @@ from pathlib import Path
 from typing import Any
 
 from gpudra.cutover.fleet import Fleet, build_fleet
-from gpudra.cutover.manifests import write_waves
-from gpudra.cutover.runbook import markdown
+from gpudra.cutover.manifests import quota_changes, write_waves
+from gpudra.cutover.runbook import WaveContext, markdown
 from gpudra.cutover.waves import CutoverPlan, order_waves
 from gpudra.dra.versions import DEFAULT, TargetVersion
 from gpudra.errors import UsageError
@@ -43,6 +43,10 @@ class CutoverResult:
     def pools(self) -> dict[str, int]:
         return pool_sizes(self.fleet)
 
+    @property
+    def context(self) -> WaveContext:
+        return wave_context(self.plan, self.fleet)
+
     def exit_code(self) -> ExitCode:
         """3 when an input could not be read (or nothing was); 1 when no safe order exists."""
         if self.errors or self.read == 0:
@@ -72,17 +76,22 @@ def run_cutover(request: CutoverRequest, *, on_page: Callable[[Any], None] | Non
     result = order_waves(fleet, table, request.max_wave_nodes)
     if out is not None:
         out.mkdir(parents=True, exist_ok=True)  # the runbook is written even with no wave
-        errors += write_waves(result, out, table, request.target_version)
+        errors += write_waves(result, fleet, out, table, request.target_version)
         from gpudra.convert.writer import WriteRefused, write_under
 
         try:
             write_under(out, "runbook.md",
                         markdown(result, str(out), pool_sizes(fleet),
-                                 fleet.plugin_pods).encode("utf-8"))
+                                 wave_context(result, fleet)).encode("utf-8"))
         except (OSError, WriteRefused) as exc:
             reason = str(exc) if isinstance(exc, WriteRefused) else exc.strerror or str(exc)
             errors.append(InputError(str(out / "runbook.md"), f"cannot write: {reason}"))
     return CutoverResult(result, fleet, tuple(errors), read, out)
+
+
+def wave_context(plan: CutoverPlan, fleet: Fleet) -> WaveContext:
+    quotas = quota_changes(plan, fleet)
+    return WaveContext(fleet.plugin_pods, {n: len(c) for n, c in quotas.items() if c})
 
 
 def pool_sizes(fleet: Fleet) -> dict[str, int]:

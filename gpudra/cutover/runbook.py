@@ -13,7 +13,8 @@ from __future__ import annotations
 
 import json
 import shlex
-from dataclasses import dataclass
+from collections.abc import Mapping
+from dataclasses import dataclass, field
 from typing import Any
 
 from gpudra.cutover.fleet import RISK_NAMES
@@ -42,8 +43,18 @@ def prerequisites() -> list[str]:
     ]
 
 
+@dataclass(frozen=True)
+class WaveContext:
+    """What the steps need besides the plan: the device plugin's pods (namespace, label
+    selector: Fleet.plugin_pods) and, per wave number, how many quotas it replaces
+    (manifests.quota_changes)."""
+
+    plugin_pods: tuple[tuple[str, str], ...] = ()
+    quotas: Mapping[int, int] = field(default_factory=dict)
+
+
 def wave_steps(wave: Wave, directory: str | None,
-               plugin_pods: tuple[tuple[str, str], ...] = ()) -> dict[str, list[str]]:
+               context: WaveContext = WaveContext()) -> dict[str, list[str]]:
     """The commands of one wave and of its rollback, in the order that keeps the most running.
 
     Claim templates first; the moving workloads that can change in place are replaced while
@@ -60,7 +71,12 @@ def wave_steps(wave: Wave, directory: str | None,
     modes = wave_modes(wave)
     replaced = sum(1 for w in wave.moved if mode(w) == REPLACE)
     recreated = len(wave.moved) - replaced
+    quotas = context.quotas.get(wave.number, 0)
     steps: list[str] = []
+    if quotas:
+        steps.append(f"kubectl replace -f {where}/converted/quotas/ --recursive   # "
+                     f"{_count(quotas, 'quota')} of the namespaces moving count claims too "
+                     "(device-plugin keys go with a namespace's last workload)")
     if wave.moved:
         steps.append(f"kubectl apply -f {where}/converted/claims/ --recursive   # the claim "
                      "templates first: no workload may name a missing one")
@@ -77,7 +93,7 @@ def wave_steps(wave: Wave, directory: str | None,
                  "stays on the device plugin restarts on the nodes that keep it")
     steps.append(f"kubectl label node {nodes} {OPERATOR_LABEL}=false --overwrite   # the "
                  "device plugin leaves (GPU Operator)")
-    steps += _wait_plugin_gone(wave.nodes, plugin_pods)
+    steps += _wait_plugin_gone(wave.nodes, context.plugin_pods)
     steps.append(f"kubectl label node {nodes} {STACK_LABEL}=dra --overwrite   # the DRA "
                  "kubelet plugin starts (the standalone device-plugin chart leaves)")
     steps += [f"kubectl wait --for=create resourceslices --field-selector "
@@ -86,11 +102,11 @@ def wave_steps(wave: Wave, directory: str | None,
     if RECREATE in modes:
         steps.append(f"kubectl create -f {where}/converted/recreate/ --recursive")
     steps.append("gpudra verify   # the gate: exit 0 before the next wave")
-    return {"steps": steps, "rollback": _rollback(wave, nodes, where, modes, plugin_pods)}
+    return {"steps": steps, "rollback": _rollback(wave, nodes, where, modes, quotas)}
 
 
-def _rollback(wave: Wave, nodes: str, where: str, modes: frozenset[str],
-              plugin_pods: tuple[tuple[str, str], ...]) -> list[str]:
+def _rollback(wave: Wave, nodes: str, where: str, modes: frozenset[str], quotas: int
+              ) -> list[str]:
     """The wave's steps undone, in the reverse order."""
     steps = [f"kubectl cordon {nodes}"]
     if RECREATE in modes:
@@ -107,6 +123,8 @@ def _rollback(wave: Wave, nodes: str, where: str, modes: frozenset[str],
     steps.append(f"kubectl uncordon {nodes}")
     if RECREATE in modes:
         steps.append(f"kubectl create -f {where}/original/recreate/ --recursive")
+    if quotas:
+        steps.append(f"kubectl replace -f {where}/original/quotas/ --recursive")
     steps.append("gpudra verify   # the workloads are back on the device plugin")
     return steps
 
@@ -129,7 +147,7 @@ def _side(side: Side) -> dict[str, Any]:
 
 
 def as_json(result: CutoverPlan, directory: str | None, pools: dict[str, int],
-            plugin_pods: tuple[tuple[str, str], ...] = ()) -> dict[str, Any]:
+            context: WaveContext = WaveContext()) -> dict[str, Any]:
     return {
         "complete": result.complete,
         "blocked": result.blocked,
@@ -141,7 +159,7 @@ def as_json(result: CutoverPlan, directory: str | None, pools: dict[str, int],
                                   "pods": m.pods, "gpus": m.gpus,
                                   "risk": RISK_NAMES[m.risk]} for m in w.moved],
                    "device_plugin_side": _side(w.plugin_side), "dra_side": _side(w.dra_side),
-                   **wave_steps(w, directory, plugin_pods)} for w in result.waves],
+                   **wave_steps(w, directory, context)} for w in result.waves],
         "attempt": None if result.attempt is None else {
             "pools": list(result.attempt.units), "nodes": list(result.attempt.nodes),
             "device_plugin_side": _side(result.attempt.plugin_side),
@@ -155,7 +173,7 @@ def _fits(side: Side) -> str:
 
 
 def markdown(result: CutoverPlan, directory: str | None, pools: dict[str, int],
-             plugin_pods: tuple[tuple[str, str], ...] = ()) -> str:
+             context: WaveContext = WaveContext()) -> str:
     lines = ["# GPU cutover runbook (gpudra cutover)", ""]
     # Pool, unit and workload names are Markdown-escaped: no link, image or emphasis of theirs.
     lines += [f"Pools: {', '.join(f'{_md(p)} ({n} nodes)' for p, n in pools.items())}.", ""]
@@ -164,7 +182,7 @@ def markdown(result: CutoverPlan, directory: str | None, pools: dict[str, int],
     lines += ["## Before the first wave", ""]
     lines += [f"{i}. {step}" for i, step in enumerate(prerequisites(), 1)] + [""]
     for wave in result.waves:
-        steps = wave_steps(wave, directory, plugin_pods)
+        steps = wave_steps(wave, directory, context)
         lines += [f"## Wave {wave.number}: {_md(', '.join(wave.units))} ({len(wave.nodes)} nodes)",
                   ""]
         lines += [f"After it: device plugin {_fits(wave.plugin_side)}; DRA "
@@ -215,7 +233,7 @@ class Runbook:
     plan: CutoverPlan
     directory: str | None       # --output-dir, which the steps name
     pools: dict[str, int]       # nodes per pool
-    plugin_pods: tuple[tuple[str, str], ...] = ()  # the device plugin's pods (Fleet)
+    context: WaveContext = WaveContext()
 
 
 def render_table(runbook: Runbook, options: RenderOptions) -> str:
@@ -223,9 +241,9 @@ def render_table(runbook: Runbook, options: RenderOptions) -> str:
 
 
 def render_markdown(runbook: Runbook, options: RenderOptions) -> str:
-    return markdown(runbook.plan, runbook.directory, runbook.pools, runbook.plugin_pods)
+    return markdown(runbook.plan, runbook.directory, runbook.pools, runbook.context)
 
 
 def render_json(runbook: Runbook, options: RenderOptions) -> str:
     return json.dumps(as_json(runbook.plan, runbook.directory, runbook.pools,
-                              runbook.plugin_pods), indent=2) + "\n"
+                              runbook.context), indent=2) + "\n"

@@ -119,8 +119,25 @@ def test_the_runbook_runs_as_written_and_every_workload_runs_after_each_wave(
         gke.plane.wait(f"every GPU workload running again after wave {wave.number}",
                        lambda: _pods_where_they_were(gke, GKE) == GKE.running_before
                        and _where_they_run(gke) == expected, timeout=60)
-    # Every workload moved and every node switched: what the gate names is what the API
-    # server still holds, the namespace quota that counts nvidia.com/gpu (issue 32, item 5).
+        # The quota counts claims from the namespace's first wave on, and device-plugin GPUs
+        # until its last workload on them has moved.
+        hard = gke.plane.admin.get("/api/v1/namespaces/ml/resourcequotas/gpu-quota")["spec"][
+            "hard"]
+        in_ml = {key for key in before if key[0] == "ml"} | {
+            (o["metadata"]["namespace"], o["kind"], o["metadata"]["name"]) for o in GKE.objects
+            if o["metadata"].get("namespace") == "ml" and o["kind"] != "ResourceQuota"}
+        assert ("gpu.nvidia.com.deviceclass.resource.k8s.io/devices" in hard) == bool(
+            in_ml & moved), hard
+        assert ("requests.nvidia.com/gpu" in hard) == bool(in_ml - moved), hard
+    # Every workload moved, every node switched, the quota counting claims only: the gate
+    # opens, and the API server shows nothing left for the device plugin to serve.
     report = json.loads(gpudra(gke, "verify", "-o", "json").stdout)
-    assert report["decommission"] == {"safe": False, "judged": True, "blockers": [
-        "ml/ResourceQuota/gpu-quota keys on device-plugin GPUs: hard requests.nvidia.com/gpu"]}
+    assert report["decommission"] == {"safe": True, "judged": True, "blockers": []}
+    quota = gke.plane.admin.get("/api/v1/namespaces/ml/resourcequotas/gpu-quota")
+    hard = quota["spec"]["hard"]
+    assert hard["gpu.nvidia.com.deviceclass.resource.k8s.io/devices"] == "16"
+    assert not [key for key in hard if "nvidia.com/" in key]
+    assert not [v for v in gpu_pods(gke.plane.admin, GKE.namespaces) if v.device_plugin]
+    for name in GKE.machines():
+        capacity = gke.plane.admin.get(f"/api/v1/nodes/{name}")["status"]["capacity"]
+        assert not [key for key in capacity if key.startswith("nvidia.com/")]

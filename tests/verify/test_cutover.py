@@ -268,3 +268,35 @@ def test_live_cluster_and_table(tmp_path: Path) -> None:
     assert lines[1].split()[:4] == ["1", "big", "2", "1"]
     assert lines[2].split()[:5] == ["2", "small-1,", "small-2", "2", "1"]
     assert "2 waves" in run.stdout
+
+
+def test_a_quota_counts_claims_from_its_namespaces_first_wave_and_gpus_until_its_last(
+        tmp_path: Path) -> None:
+    """ml's `pinned` moves in the first wave, its Job and Deployment `web` in the last: the
+    quota gains the DRA key in the first (its nvidia.com/gpu key stays: `web` and the Job still
+    run on the device plugin) and loses the old key in the last; each rollback puts back what
+    it had."""
+    quota = {"apiVersion": "v1", "kind": "ResourceQuota",
+             "metadata": {"name": "gpus", "namespace": "ml"},
+             "spec": {"hard": {"requests.nvidia.com/gpu": "24"}}}
+    out = tmp_path / "cutover"
+    code, report, err = cutover(tmp_path, [*safe_fleet(), quota], "--output-dir", str(out))
+    assert code == 0, err
+    waves = report["waves"]
+    assert len(waves) == 2 and {w["name"] for w in waves[0]["workloads"]} == {"pinned"}
+    for wave in waves:
+        where = out / f"wave-{wave['wave']}"
+        assert wave["steps"][0] == (f"kubectl replace -f {where}/converted/quotas/ --recursive"
+                                    "   # 1 quota of the namespaces moving count claims too "
+                                    "(device-plugin keys go with a namespace's last workload)")
+        assert f"kubectl replace -f {where}/original/quotas/ --recursive" in wave["rollback"]
+    first = yaml.safe_load((out / "wave-1/converted/quotas/ml/resourcequota-gpus.yaml")
+                           .read_text())["spec"]["hard"]
+    last = yaml.safe_load((out / "wave-2/converted/quotas/ml/resourcequota-gpus.yaml")
+                          .read_text())["spec"]["hard"]
+    back = yaml.safe_load((out / "wave-2/original/quotas/ml/resourcequota-gpus.yaml")
+                          .read_text())["spec"]["hard"]
+    dra_key = "gpu.nvidia.com.deviceclass.resource.k8s.io/devices"
+    assert first["requests.nvidia.com/gpu"] == "24" and first[dra_key] == "24"
+    assert "requests.nvidia.com/gpu" not in last and last[dra_key] == "24"
+    assert back == first
