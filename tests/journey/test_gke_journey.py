@@ -100,7 +100,9 @@ def test_the_runbook_runs_as_written_and_every_workload_runs_after_each_wave(
     """Every shell line of every wave exits 0 as written (its own waits included, and its
     last line, gpudra verify); after each wave every workload runs as many pods as before,
     those moved so far on claims and the others on the device plugin, each on the pool it ran
-    on before (the fleet's node selectors pin each workload to one product's pool)."""
+    on before (the fleet's node selectors pin each workload to one product's pool). The first
+    wave is also rolled back as written (everything back on the device plugin) and done
+    again."""
     moved_in = _moved_by_wave(gke)
     before = _where_they_run(gke)
     made = gpudra(gke, "cutover", "--output-dir", str(tmp_path / "cutover"), "-o", "markdown")
@@ -109,16 +111,24 @@ def test_the_runbook_runs_as_written_and_every_workload_runs_after_each_wave(
     assert [wave.number for wave in waves] == sorted(moved_in) == [1, 2, 3]
     bin_dir = runbook.tools(tmp_path / "bin", gke.plane.binary)
     moved: set[tuple[str, str, str]] = set()
-    for wave in waves:
-        for step in wave.steps:
+
+    def follow(wave: runbook.Wave, steps: tuple[str, ...], what: str,
+               now_moved: set[tuple[str, str, str]]) -> None:
+        for step in steps:
             done = runbook.run(step, bin_dir=bin_dir, kubeconfig=gke.kubeconfig, cwd=tmp_path)
-            assert done.exit_code == 0, f"wave {wave.number}: {step}\n{done.output}"
-        moved |= moved_in[wave.number]
-        expected = {key: {(key in moved, pool) for _, pool in places}
+            assert done.exit_code == 0, f"wave {wave.number} {what}: {step}\n{done.output}"
+        expected = {key: {(key in now_moved, pool) for _, pool in places}
                     for key, places in before.items()}
-        gke.plane.wait(f"every GPU workload running again after wave {wave.number}",
+        gke.plane.wait(f"every GPU workload running again after wave {wave.number} {what}",
                        lambda: _pods_where_they_were(gke, GKE) == GKE.running_before
                        and _where_they_run(gke) == expected, timeout=60)
+
+    for wave in waves:
+        if wave.number == 1:  # the first wave once forward, rolled back, then forward again
+            follow(wave, wave.steps, "steps", moved_in[1])
+            follow(wave, wave.rollback, "rollback", set())
+        moved |= moved_in[wave.number]
+        follow(wave, wave.steps, "steps", moved)
         # The quota counts claims from the namespace's first wave on, and device-plugin GPUs
         # until its last workload on them has moved.
         hard = gke.plane.admin.get("/api/v1/namespaces/ml/resourcequotas/gpu-quota")["spec"][
