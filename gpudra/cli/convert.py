@@ -15,7 +15,7 @@ from gpudra.cli.options import (
 )
 from gpudra.cli.root import app, guarded
 from gpudra.cli.terminal import color
-from gpudra.dra.versions import TargetVersion
+from gpudra.dra.versions import DEFAULT, TargetVersion
 from gpudra.errors import UsageError
 from gpudra.report import SummaryFormat
 
@@ -97,8 +97,9 @@ def convert(
     diff: bool = _DIFF,
     check: bool = _CHECK,
     output_dir: Optional[Path] = _OUTPUT_DIR,
-    target_version: str = target_version_option("Kubernetes version to write for: v1 for "
-                                                "1.34+, v1beta2 for 1.33, v1beta1 for 1.32."),
+    target_version: Optional[str] = target_version_option(
+        "Kubernetes version to write for: v1 for 1.34+, v1beta2 for 1.33, v1beta1 for 1.32 "
+        f"(default: {DEFAULT}; with --from-cluster, the cluster's own).", default=None),
     claim_mode: str = _CLAIM_MODE,
     strategy: str = _STRATEGY,
     keep_node_selectors: bool = _KEEP_NODE_SELECTORS,
@@ -132,10 +133,13 @@ def convert(
 
     cluster = _cluster(list(paths or []), from_cluster,
                        Connection(kubeconfig, context, namespace, request_timeout))
-    target = TargetVersion.parse(target_version)
+    # --from-cluster without --target-version writes for the release the cluster runs.
+    target = TargetVersion.parse(target_version) if target_version else None
+    if target is None and not from_cluster:
+        target = DEFAULT
     request = ConvertRequest(
         cluster=cluster, paths=tuple(paths or ()), diff=diff, check=check,
-        output_dir=output_dir, target_version=str(target),
+        output_dir=output_dir, target_version=None if target is None else str(target),
         claim_mode=ClaimMode.parse(claim_mode, "--claim-mode").value,
         strategy=Strategy.parse(strategy, "--strategy").value,
         keep_node_selectors=keep_node_selectors, add_toleration=add_toleration,

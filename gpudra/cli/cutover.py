@@ -14,7 +14,7 @@ from gpudra.cli.options import (
 from gpudra.cli.output import RunbookFormat, write_runbook
 from gpudra.cli.root import app, guarded, report_errors
 from gpudra.cli.terminal import ListProgress
-from gpudra.dra.versions import TargetVersion
+from gpudra.dra.versions import DEFAULT, TargetVersion
 from gpudra.errors import UsageError
 
 EPILOG = (
@@ -54,7 +54,9 @@ def cutover(
     sources: list[str] = _SOURCES,
     pool_label: Optional[str] = _POOL_LABEL,
     max_wave_nodes: Optional[int] = _MAX_WAVE_NODES,
-    target_version: str = target_version_option("Release the converted manifests are for."),
+    target_version: Optional[str] = target_version_option(
+        "Release the converted manifests are for (default: the cluster's own; "
+        f"{DEFAULT} for --from).", default=None),
     config: Optional[Path] = config_option(),
     quiet: bool = quiet_option(),
     kubeconfig: Optional[str] = kubeconfig_option(),
@@ -79,7 +81,7 @@ def cutover(
                          "--request-timeout are for the cluster")
     cfg = load_cfg(sources, config)
     cluster = None if sources else connection.cluster_options()
-    target = TargetVersion.parse(target_version)
+    target = TargetVersion.parse(target_version) if target_version else None
     request = CutoverRequest(tuple(sources), cluster, pool_label, max_wave_nodes, output_dir,
                              target, cfg)
     with ListProgress(quiet or bool(sources)) as on_page:

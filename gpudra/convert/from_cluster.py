@@ -44,12 +44,12 @@ def _exported_pod_specs(item: Any, table: WorkloadTable) -> list | None:
 
 
 def export_cluster(request: ConvertRequest, table: WorkloadTable
-            ) -> tuple[tuple[InputError, ...], tuple[WorkloadResult, ...], int, bool]:
+            ) -> tuple[tuple[InputError, ...], tuple[WorkloadResult, ...], int, bool, Any]:
     """Write the cluster's GPU workloads (bare pods included), the claims and templates they
     use, and GPU quotas, as clean manifests under --output-dir. Returns what could not be read,
     the GPU pods left out (with why), how many files were written, and whether a node carries
-    the `nvidia.com/gpu` NoSchedule taint. Raises a ClusterError when the cluster cannot be
-    read at all."""
+    the `nvidia.com/gpu` NoSchedule taint, and the cluster's version (gpudra.cluster
+    ServerVersion). Raises a ClusterError when the cluster cannot be read at all."""
     from gpudra.cluster import connect
     from gpudra.convert.export import clean, dump, file_name
     from gpudra.convert.tolerations import has_gpu_taint
@@ -63,7 +63,7 @@ def export_cluster(request: ConvertRequest, table: WorkloadTable
     skipped: list[WorkloadResult] = []
     tainted = False
     with connect(request.cluster) as cluster:
-        cluster.server_version()
+        version = cluster.server_version()
         for item in ClusterSource(cluster, table, command="export").items():
             if isinstance(item, InputError):
                 errors.append(item)
@@ -97,7 +97,7 @@ def export_cluster(request: ConvertRequest, table: WorkloadTable
                 continue
             written.add(name)
             write_under(out, name, dump(clean(item.data, paths)).encode("utf-8"))
-    return tuple(errors), tuple(skipped), len(written), tainted
+    return tuple(errors), tuple(skipped), len(written), tainted, version
 
 
 def _not_exported(pod: Any) -> str | None:

@@ -86,7 +86,7 @@ class ConvertRequest:
     diff: bool = False
     check: bool = False
     output_dir: Path | None = None
-    target_version: str = str(DEFAULT)
+    target_version: str | None = str(DEFAULT)  # None: --from-cluster's own release
     claim_mode: str = "template"
     strategy: str = "rewrite"
     keep_node_selectors: bool = False

@@ -27,7 +27,7 @@ from gpudra.convert.writer import (
     write_under,
 )
 from gpudra.dra.selectors import min_memory_selector, product_prefix_selector
-from gpudra.dra.versions import TargetVersion
+from gpudra.dra.versions import DEFAULT, TargetVersion, live_target
 from gpudra.errors import UnreadableInputError, UsageError
 from gpudra.kustomize import KUSTOMIZATION_FILES
 from gpudra.kustomize.tree import real_roots
@@ -42,7 +42,7 @@ from gpudra.workloads import WorkloadTable
 
 def build_options(request: ConvertRequest) -> ConvertOptions:
     """Validate every option before any file is read: bad input loses nothing."""
-    target = TargetVersion.parse(request.target_version)
+    target = TargetVersion.parse(request.target_version or str(DEFAULT))
     if request.claim_mode not in ("template", "shared"):
         raise UsageError(f"--claim-mode must be template or shared, not {request.claim_mode!r}")
     if request.strategy not in ("rewrite", "bridge"):
@@ -167,7 +167,11 @@ def run_convert(request: ConvertRequest, *, stdout: IO[str], stderr: IO[str],
     exported: tuple[InputError, ...] = ()
     skipped: tuple[WorkloadResult, ...] = ()
     if request.cluster is not None:
-        exported, skipped, count, tainted = export_cluster(request, table)
+        exported, skipped, count, tainted, version = export_cluster(request, table)
+        if request.target_version is None:  # written for the release the cluster runs
+            live = live_target(version.minor, version.git_version)
+            options = replace(options, target=build_options(
+                replace(request, target_version=str(live))).target)
         if request.add_toleration is None:  # the cluster says whether pods need it
             options = replace(options, add_toleration=tainted)
         if count == 0:

@@ -13,7 +13,7 @@ from gpudra.cutover.fleet import Fleet, build_fleet
 from gpudra.cutover.manifests import quota_changes, write_waves
 from gpudra.cutover.runbook import WaveContext, markdown
 from gpudra.cutover.waves import CutoverPlan, order_waves
-from gpudra.dra.versions import DEFAULT, TargetVersion
+from gpudra.dra.versions import DEFAULT, TargetVersion, live_target
 from gpudra.errors import UsageError
 from gpudra.model import ExitCode, InputError
 from gpudra.objects import SourceObject
@@ -27,7 +27,8 @@ class CutoverRequest:
     pool_label: str | None = None
     max_wave_nodes: int | None = None
     output_dir: Path | None = None
-    target_version: TargetVersion = DEFAULT  # parsed by the caller (the CLI)
+    # parsed by the caller (the CLI); None: the live cluster's release, DEFAULT for --from
+    target_version: TargetVersion | None = None
     config: Any = None
 
 
@@ -66,17 +67,20 @@ def run_cutover(request: CutoverRequest, *, on_page: Callable[[Any], None] | Non
     config = request.config or Config()
     table = WorkloadTable().with_kinds(config.workloads)
     errors: list[InputError] = []
+    target = request.target_version
     if request.sources:
         objects, read = _read_files(request.sources, errors)
     else:
-        objects, read = _read_cluster(request, table, errors, on_page)
-    fleet = build_fleet(objects, table, request.pool_label, request.target_version)
+        objects, read, version = _read_cluster(request, table, errors, on_page)
+        target = target or live_target(version.minor, version.git_version)
+    target = target or DEFAULT
+    fleet = build_fleet(objects, table, request.pool_label, target)
     if request.pool_label and not any(request.pool_label in n.labels for n in fleet.nodes):
         raise UsageError(f"--pool-label {request.pool_label}: no GPU node has this label")
     result = order_waves(fleet, table, request.max_wave_nodes)
     if out is not None:
         out.mkdir(parents=True, exist_ok=True)  # the runbook is written even with no wave
-        errors += write_waves(result, fleet, out, table, request.target_version)
+        errors += write_waves(result, fleet, out, table, target)
         from gpudra.convert.writer import WriteRefused, write_under
 
         try:
@@ -115,14 +119,18 @@ def _read_files(sources: Sequence[str], errors: list[InputError]
 
 
 def _read_cluster(request: CutoverRequest, table: WorkloadTable, errors: list[InputError],
-                  on_page: Callable[[Any], None] | None) -> tuple[list[dict[str, Any]], int]:
+                  on_page: Callable[[Any], None] | None
+                  ) -> tuple[list[dict[str, Any]], int, Any]:
+    """The cluster's objects, how many were read, and its version (gpudra.cluster
+    ServerVersion: the converted manifests are for its release unless --target-version says
+    otherwise)."""
     from gpudra.cluster import ClusterOptions, connect
     from gpudra.model import NotRead
     from gpudra.sources.cluster import ClusterSource
 
     objects: list[dict[str, Any]] = []
     with connect(request.cluster or ClusterOptions(all_namespaces=True)) as cluster:
-        cluster.server_version()
+        version = cluster.server_version()
         source = ClusterSource(cluster, table, on_page, command="cutover")
         for item in source.items():
             if isinstance(item, InputError):
@@ -131,4 +139,4 @@ def _read_cluster(request: CutoverRequest, table: WorkloadTable, errors: list[In
                 errors.append(InputError(None, item.message, object=item.object))
             elif isinstance(item, SourceObject):
                 objects.append(dict(item.data))
-    return objects, source.stats.objects
+    return objects, source.stats.objects, version

@@ -225,6 +225,16 @@ def introduced(feature: str) -> TargetVersion:
 
 
 OLDEST = TargetVersion(MIN_MINOR)
+
+
+def live_target(minor: int, version_text: str) -> TargetVersion:
+    """The release a command that writes for a live cluster targets when not told otherwise:
+    the cluster's own, or the newest gpudra knows for a newer cluster (it serves what that one
+    does). An older cluster is a usage error: what gpudra writes would not exist there."""
+    if minor < MIN_MINOR:
+        raise UsageError(f"the cluster runs Kubernetes {version_text}, older than the 1.{MIN_MINOR} "
+                         f"gpudra writes for; pass --target-version to write for another release")
+    return TargetVersion(min(minor, MAX_MINOR))
 DEFAULT = TargetVersion(MAX_MINOR)  # the newest release checked: every command's default target
 SUPPORTED_RANGE = f"{OLDEST}..{DEFAULT}"  # as --target-version shows it
 

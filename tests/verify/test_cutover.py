@@ -300,3 +300,46 @@ def test_a_quota_counts_claims_from_its_namespaces_first_wave_and_gpus_until_its
     assert first["requests.nvidia.com/gpu"] == "24" and first[dra_key] == "24"
     assert "requests.nvidia.com/gpu" not in last and last[dra_key] == "24"
     assert back == first
+
+
+def _live_fleet() -> list[dict[str, Any]]:
+    live: list[dict[str, Any]] = []
+    for obj in safe_fleet():
+        live.append(obj)
+        if obj["kind"] == "Deployment":
+            live.append(f.replicaset(obj))
+    return live
+
+
+@pytest.mark.parametrize(("server", "args", "written"), [
+    ("1.33.4", (), "resource.k8s.io/v1beta2"),            # the cluster's own release
+    ("1.33.4", ("--target-version", "1.37"), "resource.k8s.io/v1"),  # unless told otherwise
+    ("1.40.0", (), "resource.k8s.io/v1"),                 # newer: the newest gpudra knows
+])
+def test_a_live_cutover_writes_for_the_release_the_cluster_runs(
+        tmp_path: Path, server: str, args: tuple[str, ...], written: str) -> None:
+    out = tmp_path / "cutover"
+    with FakeCluster(f.state(*_live_fleet(), version=server), tls=False) as cluster:
+        run = subprocess.run([sys.executable, "-m", "gpudra", "cutover", "--kubeconfig",
+                              str(cluster.kubeconfig), "--output-dir", str(out), *args],
+                             capture_output=True, text=True, timeout=120)
+        export = subprocess.run([sys.executable, "-m", "gpudra", "convert", "--from-cluster",
+                                 "--kubeconfig", str(cluster.kubeconfig), "--output-dir",
+                                 str(tmp_path / "exported"), *args],
+                                capture_output=True, text=True, timeout=120)
+    assert run.returncode == 0, run.stderr
+    claims = "\n".join(p.read_text() for p in (out / "wave-1").rglob("claims/**/*.yaml"))
+    assert f"apiVersion: {written}\n" in claims
+    assert export.returncode in (0, 1), export.stderr
+    exported = "\n".join(p.read_text() for p in (tmp_path / "exported").rglob("*.yaml"))
+    assert f"apiVersion: {written}\n" in exported
+
+
+def test_a_live_cutover_of_a_release_gpudra_cannot_write_for_is_a_usage_error(
+        tmp_path: Path) -> None:
+    with FakeCluster(f.state(*_live_fleet(), version="1.31.2"), tls=False) as cluster:
+        run = subprocess.run([sys.executable, "-m", "gpudra", "cutover", "--kubeconfig",
+                              str(cluster.kubeconfig)], capture_output=True, text=True,
+                             timeout=120)
+    assert run.returncode == 2
+    assert "the cluster runs Kubernetes v1.31.2, older than the 1.32" in run.stderr
