@@ -42,6 +42,9 @@ class Node:
     gpus: int
     on_dra: bool          # publishes ResourceSlices and advertises no device-plugin GPUs
     data: Mapping[str, Any]
+    # What the DRA driver publishes (or would): physical devices. `gpus` is what the device
+    # plugin advertises, time-slicing replicas included (GFD's nvidia.com/gpu.replicas).
+    devices: int = 0
 
 
 @dataclass(frozen=True)
@@ -272,5 +275,8 @@ def _node(obj: Mapping[str, Any], publishing: Mapping[str, int], pool_label: str
         return None  # not a GPU node
     pool = next((labels[k] for k in ((pool_label,) if pool_label else POOL_LABELS)
                  if k and k in labels), None) or labels.get(PRODUCT_LABEL) or "(no pool label)"
+    replicas = labels.get("nvidia.com/gpu.replicas", "")
+    shared = int(replicas) if replicas.isdigit() and int(replicas) > 1 else 1
+    devices = publishing.get(name) or (gpus // shared if advertised else gpus)
     return Node(name, pool, labels, gpus, name in publishing and not advertised,
-                copy.deepcopy(dict(obj)))
+                copy.deepcopy(dict(obj)), devices)

@@ -156,7 +156,7 @@ def _try(fleet: Fleet, table: WorkloadTable, dra: set[str], migrated: set[tuple[
     plugin_nodes = {n.name for n in fleet.nodes} - new_dra
     staying = [w for w in fleet.workloads if w.key not in migrated]
     forced = {w.key for w in staying if final or not (w.eligible & plugin_nodes)}
-    dra_gpus, plugin_gpus = _gpus(fleet, new_dra), _gpus(fleet, plugin_nodes)
+    dra_gpus, plugin_gpus = _devices(fleet, new_dra), _gpus(fleet, plugin_nodes)
     on_dra = sum(w.gpus for w in fleet.workloads if w.key in migrated or w.key in forced)
     left = sum(w.gpus for w in staying if w.key not in forced)
     optional = [w for w in sorted(staying, key=lambda w: (w.risk, -w.gpus, w.label))
@@ -182,7 +182,7 @@ def _try(fleet: Fleet, table: WorkloadTable, dra: set[str], migrated: set[tuple[
         elif not plugin_side.ok:
             more = [by_key[k] for k in plugin_side.failed
                     if k in by_key and k not in moving and by_key[k].eligible & new_dra]
-            room = _gpus(fleet, new_dra) - dra_side.demand
+            room = _devices(fleet, new_dra) - dra_side.demand
             changed = False
             for workload in more:
                 if workload.gpus <= room:
@@ -198,7 +198,13 @@ def _try(fleet: Fleet, table: WorkloadTable, dra: set[str], migrated: set[tuple[
 
 
 def _gpus(fleet: Fleet, names: set[str]) -> int:
+    """What the device plugin advertises on these nodes (time-slicing replicas counted)."""
     return sum(n.gpus for n in fleet.nodes if n.name in names)
+
+
+def _devices(fleet: Fleet, names: set[str]) -> int:
+    """What the DRA driver publishes (or would) on these nodes: physical devices."""
+    return sum(n.devices for n in fleet.nodes if n.name in names)
 
 
 def _sides(fleet: Fleet, table: WorkloadTable, dra: set[str],
@@ -215,7 +221,7 @@ def check_side(stack: str, workloads: Sequence[Workload], nodes: Sequence[Node],
                table: WorkloadTable) -> Side:
     """Do `workloads` all fit on `nodes` at once? Judged by the plan engine; a side whose
     GPUs are fewer than its pods request is judged by the count (the engine could only agree)."""
-    gpus = sum(n.gpus for n in nodes)
+    gpus = sum(n.devices if stack == "DRA" else n.gpus for n in nodes)
     demand = sum(w.gpus for w in workloads)
     if not workloads:
         return Side(stack, len(nodes), gpus, 0, 0, ())

@@ -343,3 +343,19 @@ def test_a_live_cutover_of_a_release_gpudra_cannot_write_for_is_a_usage_error(
                              timeout=120)
     assert run.returncode == 2
     assert "the cluster runs Kubernetes v1.31.2, older than the 1.32" in run.stderr
+
+
+def test_the_dra_side_counts_physical_devices_not_time_slicing_replicas(tmp_path: Path) -> None:
+    """A node of 2 GPUs shared 4 ways advertises 8 nvidia.com/gpu to the device plugin; the
+    DRA driver publishes its 2 GPUs, so that is what the DRA side counts."""
+    shared = f.node("ts-1", 8, pool="ts", labels={"nvidia.com/gpu.replicas": "4",
+                                                  "nvidia.com/gpu.count": "2"})
+    objects = [shared, f.node("a-1", 8, pool="a"),
+               f.deployment("ml", "small", f.pod_spec(gpus=1, node_selector=pinned("ts")),
+                            replicas=2)]
+    code, report, err = cutover(tmp_path, objects)
+    assert code == 0, err
+    sides = [(w["pools"], w["device_plugin_side"]["gpus"], w["dra_side"]["gpus"])
+             for w in report["waves"]]
+    # a first: the shared node keeps advertising its 8 replicas; then ts: 8 + 2 devices on DRA
+    assert sides == [(["a"], 8, 8), (["ts"], 0, 10)]
