@@ -20,7 +20,13 @@ from typing import Any, Generic, TypeVar
 
 from gpudra.errors import UnreadableInputError
 from gpudra.model import InputError, Skipped
-from gpudra.objects import ManifestObject, TemplateText, template_objects
+from gpudra.objects import (
+    ManifestObject,
+    TemplateText,
+    is_list,
+    list_members,
+    template_objects,
+)
 from gpudra.sources import FileTree, Item, ScanStats
 from gpudra.sources.discovery import STDIN, InputFile, discover
 from gpudra.sources.documents import (
@@ -308,29 +314,28 @@ def load_items(read: ReadFile, stats: ScanStats, *, lines: bool = True) -> Itera
 
 def objects_of(parsed: ParsedDocument, label: str) -> Iterator[ManifestObject]:
     """Objects in a parsed document. The document itself always comes first (text rules read
-    it; non-object documents such as dashboards are kept); a List yields its items after it,
-    an OpenShift Template the objects `oc process` creates from it."""
+    it; non-object documents such as dashboards are kept); a List yields its items after it
+    (the items of Lists inside it too, at any depth, as kubectl and kustomize flatten them), an
+    OpenShift Template the objects `oc process` creates from it."""
     data = parsed.data
     chunk = parsed.chunk
     template = chunk.helm_source
-    items = None
-    prefix: tuple = ("items",)  # where the items sit in the document's line table
+    members = None
     if isinstance(data, list):
-        data, items, prefix = {"items": data}, data, ()
-    elif isinstance(data, dict) and str(data.get("kind", "")).endswith("List"):
-        items = data.get("items") if isinstance(data.get("items"), list) else None
+        data, members = {"items": data}, list_members(data)
+    elif is_list(data):
+        members = list_members(data["items"], ("items",))
     elif template_objects(data) is not None:
-        items, prefix = template_objects(data), ("objects",)
+        members = ((item, ("objects", i)) for i, item in enumerate(template_objects(data))
+                   if isinstance(item, dict))
     if not isinstance(data, dict):
         return
     yield ManifestObject(data, label, chunk.first_line, parsed.lines, chunk.text, (), template,
-                         listing=items is not None)
-    for i, item in enumerate(items or ()):
-        if isinstance(item, dict):
-            base = (*prefix, i)
-            line = parsed.lines.get(base, chunk.first_line)
-            yield ManifestObject(item, label, line, parsed.lines, chunk.text, base,
-                                 template, in_list=True)
+                         listing=members is not None)
+    for item, base in members or ():
+        line = parsed.lines.get(base, chunk.first_line)
+        yield ManifestObject(item, label, line, parsed.lines, chunk.text, base, template,
+                             in_list=True)
 
 
 def scan(paths: Iterable[str], excludes: Iterable[str] = (), *, stats: ScanStats,

@@ -1,0 +1,73 @@
+"""What kubectl or kustomize would read, gpudra reads, or says it could not (issue 31, family 8):
+no exit 0 with a GPU workload left unread."""
+
+from __future__ import annotations
+
+import io
+import json
+from pathlib import Path
+
+import pytest
+import yaml
+
+from gpudra.audit import AuditRequest, run_audit
+from gpudra.convert.run import ConvertRequest, run_convert
+from gpudra.kustomize.resource_files import file_objects
+
+POD = {"apiVersion": "v1", "kind": "Pod", "metadata": {"name": "p"},
+       "spec": {"containers": [{"name": "c", "image": "cuda",
+                                "resources": {"limits": {"nvidia.com/gpu": 1}}}]}}
+POD_YAML = yaml.safe_dump(POD, sort_keys=False)
+
+
+def nested(depth: int) -> dict:
+    obj: dict = POD
+    for _ in range(depth):
+        obj = {"apiVersion": "v1", "kind": "List", "items": [obj]}
+    return obj
+
+
+def audit(*paths: Path | str):
+    return run_audit(AuditRequest([str(p) for p in paths]))
+
+
+def gpu_pods(report) -> list[tuple[str, str | None]]:
+    return [(w.kind, w.name) for w in report.workloads]
+
+
+def convert_json(*paths: Path) -> dict:
+    out = io.StringIO()
+    run_convert(ConvertRequest(paths=tuple(str(p) for p in paths), output="json"),
+                stdout=out, stderr=io.StringIO())
+    return json.loads(out.getvalue())
+
+
+# --- Lists inside Lists ------------------------------------------------------------------------
+
+@pytest.mark.parametrize("depth", [1, 2, 8, 40])
+def test_a_pod_inside_nested_lists_is_read_as_the_pod(tmp_path: Path, depth: int) -> None:
+    (tmp_path / "l.yaml").write_text(yaml.safe_dump(nested(depth)))
+    report = audit(tmp_path)
+    assert gpu_pods(report) == [("Pod", "p")]
+    lines = [f.line for f in report.findings if f.rule == "GPU101"]
+    assert lines and all(line > 2 * depth for line in lines)  # the pod's own line, deep down
+
+
+def test_nested_lists_in_json_are_read_too(tmp_path: Path) -> None:
+    (tmp_path / "l.json").write_text(json.dumps(nested(8), indent=1))
+    assert gpu_pods(audit(tmp_path)) == [("Pod", "p")]
+
+
+def test_convert_rewrites_a_pod_inside_nested_lists(tmp_path: Path) -> None:
+    (tmp_path / "l.yaml").write_text(yaml.safe_dump(nested(8)))
+    summary = convert_json(tmp_path)
+    assert [w["strategy"] for w in summary["workloads"]] == ["rewrite"]
+    docs = list(yaml.safe_load_all((tmp_path / "l.yaml").read_text()))
+    assert '"limits"' not in json.dumps(docs[0]) and '"claims"' in json.dumps(docs[0])
+    assert docs[1]["kind"] == "ResourceClaimTemplate"
+
+
+def test_kustomize_numbers_the_items_of_nested_lists(tmp_path: Path) -> None:
+    (tmp_path / "l.yaml").write_text(yaml.safe_dump(nested(3)))
+    assert [(index, base) for index, base, _ in file_objects(str(tmp_path / "l.yaml"))] == \
+        [(0, ("items", 0, "items", 0, "items", 0))]
