@@ -37,12 +37,19 @@ from gpudra.sources.documents import (
     parse_data,
     split_documents,
 )
-from gpudra.sources.file_bytes import decode, read_input
+from gpudra.sources.file_bytes import (
+    UTF16_BOMS,
+    WIDE_BOMS,
+    decode,
+    read_input,
+    undecodable,
+)
 from gpudra.sources.json_lines import load_json
 from gpudra.sources.prescan import AUDIT_NEEDLES, might_matter
 
 # The audit's pre-scan needles (gpudra.sources.prescan explains both lists).
 NEEDLES = AUDIT_NEEDLES
+TEXT_NEEDLES = tuple(needle.decode() for needle in NEEDLES)
 # From this many files on, worker processes read and parse them. Below it a pool's start-up
 # and transfer cost about what it saves; benchmarks/bench_audit.py (audit vs audit-1cpu)
 # measures the gain. The walk stays in the parent: about a third of the single-process CPU.
@@ -66,6 +73,11 @@ class ReadFile:
     text: str | None = None
     # What read_all's `after` made of the file in the worker process that read it.
     ahead: Any = None
+
+    @property
+    def utf16(self) -> bool:
+        """Read as UTF-16 (kubectl reads it so; convert writes UTF-8 only)."""
+        return self.raw.startswith(UTF16_BOMS)
 
     @property
     def json(self) -> bool:
@@ -180,14 +192,19 @@ def read_entries(entries: Iterable[InputFile | InputError], *, stats: ScanStats,
             yield ReadFile(entry, data)
             yield InputError(STDIN, EMPTY_STDIN)
             continue
-        if not might_matter(data, NEEDLES):
+        # UTF-16 (and UTF-32) text holds no needle as bytes: decoded first, then searched.
+        wide = data.startswith(WIDE_BOMS)
+        if not wide and not might_matter(data, NEEDLES):
             yield ReadFile(entry, data)
             continue
         try:
             text = decode(data)
         except UnicodeDecodeError as exc:
             yield ReadFile(entry, data)
-            yield InputError(entry.label, f"not UTF-8 text (byte {exc.start})")
+            yield InputError(entry.label, undecodable(exc))
+            continue
+        if wide and not any(needle in text for needle in TEXT_NEEDLES):
+            yield ReadFile(entry, data)
             continue
         yield ReadFile(entry, data, text)
 
@@ -229,7 +246,7 @@ def documents(read: ReadFile, parse: Callable[[Chunk], T], stats: ScanStats, *,
         parse_json = _parse_json if lines else functools.partial(_parse_json, lines=False)
         yield _classified(Chunk(read.text, 1), parse_json, label, stats)
         return
-    needles = tuple(n.decode() for n in NEEDLES)
+    needles = TEXT_NEEDLES
     chunks = split_documents(read.text)
     # None: no needle; True: a Helm/Go template (even when it happens to parse, it is not the
     # final manifest); False: parsed.

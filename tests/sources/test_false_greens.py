@@ -71,3 +71,41 @@ def test_kustomize_numbers_the_items_of_nested_lists(tmp_path: Path) -> None:
     (tmp_path / "l.yaml").write_text(yaml.safe_dump(nested(3)))
     assert [(index, base) for index, base, _ in file_objects(str(tmp_path / "l.yaml"))] == \
         [(0, ("items", 0, "items", 0, "items", 0))]
+
+
+# --- UTF-16 and UTF-32 with a byte order mark --------------------------------------------------
+
+@pytest.mark.parametrize("encoding", ["utf-16", "utf-16-le", "utf-16-be"])
+@pytest.mark.parametrize("name, text", [("p.yaml", POD_YAML), ("p.json", json.dumps(POD))])
+def test_utf16_with_a_bom_is_read_as_kubectl_reads_it(tmp_path: Path, encoding: str, name: str,
+                                                       text: str) -> None:
+    bom = {"utf-16-le": b"\xff\xfe", "utf-16-be": b"\xfe\xff"}.get(encoding, b"")
+    (tmp_path / name).write_bytes(bom + text.encode(encoding))
+    report = audit(tmp_path)
+    assert not report.errors
+    assert gpu_pods(report) == [("Pod", "p")]
+
+
+@pytest.mark.parametrize("encoding", ["utf-32-le", "utf-32-be"])
+def test_utf32_is_an_input_error_naming_the_file(tmp_path: Path, encoding: str) -> None:
+    bom = b"\xff\xfe\x00\x00" if encoding.endswith("le") else b"\x00\x00\xfe\xff"
+    (tmp_path / "p.yaml").write_bytes(bom + POD_YAML.encode(encoding))
+    report = audit(tmp_path)
+    assert [(Path(e.file).name, e.message) for e in report.errors] == [
+        ("p.yaml", "UTF-32 text (by its byte order mark): kubectl reads UTF-8 and UTF-16 only")]
+
+
+def test_broken_utf16_is_an_input_error(tmp_path: Path) -> None:
+    (tmp_path / "p.yaml").write_bytes(b"\xff\xfe" + POD_YAML.encode("utf-16-le") + b"\x00")
+    report = audit(tmp_path)
+    assert [e.message for e in report.errors] == [
+        f"not UTF-16 text (byte {2 + 2 * len(POD_YAML)})"]
+
+
+def test_convert_blocks_a_utf16_manifest_and_leaves_it_as_it_is(tmp_path: Path) -> None:
+    raw = POD_YAML.encode("utf-16")
+    (tmp_path / "p.yaml").write_bytes(raw)
+    summary = convert_json(tmp_path)
+    assert [(w["strategy"], w["reason"]) for w in summary["workloads"]] == [
+        ("blocked", "UTF-16 manifest: convert writes UTF-8 only; save it as UTF-8 to convert it")]
+    assert (tmp_path / "p.yaml").read_bytes() == raw
