@@ -13,6 +13,7 @@ import yaml
 from gpudra.audit import AuditRequest, run_audit
 from gpudra.convert.run import ConvertRequest, run_convert
 from gpudra.kustomize.resource_files import file_objects
+from gpudra.sources.files import FileSource
 
 POD = {"apiVersion": "v1", "kind": "Pod", "metadata": {"name": "p"},
        "spec": {"containers": [{"name": "c", "image": "cuda",
@@ -109,3 +110,64 @@ def test_convert_blocks_a_utf16_manifest_and_leaves_it_as_it_is(tmp_path: Path) 
     assert [(w["strategy"], w["reason"]) for w in summary["workloads"]] == [
         ("blocked", "UTF-16 manifest: convert writes UTF-8 only; save it as UTF-8 to convert it")]
     assert (tmp_path / "p.yaml").read_bytes() == raw
+
+
+# --- what a kustomization names, though the walk would not read it -----------------------------
+
+def kustomize_tree(root: Path, resources: list[str], files: dict[str, str]) -> Path:
+    root.mkdir(parents=True, exist_ok=True)
+    (root / "kustomization.yaml").write_text(yaml.safe_dump({"resources": resources}))
+    for name, text in files.items():
+        (root / name).parent.mkdir(parents=True, exist_ok=True)
+        (root / name).write_text(text)
+    return root
+
+
+@pytest.mark.parametrize("resource", ["gpu.txt", "gpu", "manifests/gpu.yml.j2",
+                                      "vendor/gpu.yaml", "third_party/x/gpu.yaml",
+                                      ".terraform/gpu.yaml", "vendor/gpu.txt"])
+def test_a_resource_file_the_kustomization_names_is_read(tmp_path: Path, resource: str) -> None:
+    root = kustomize_tree(tmp_path / "app", [resource], {resource: POD_YAML})
+    report = audit(root)
+    assert gpu_pods(report) == [("Pod", "p")]
+    assert [Path(f.file).name for f in report.findings if f.rule == "GPU101"] == \
+        [Path(resource).name]
+
+
+def test_a_kustomization_directory_under_vendor_is_walked(tmp_path: Path) -> None:
+    root = kustomize_tree(tmp_path / "app", ["vendor/base"], {})
+    kustomize_tree(root / "vendor" / "base", ["pod.yaml", "third_party/extra.txt"],
+                   {"pod.yaml": POD_YAML,
+                    "third_party/extra.txt": POD_YAML.replace("name: p", "name: q")})
+    # Not named: still skipped, as a vendored copy of someone else's tree should be.
+    (root / "vendor" / "unnamed.yaml").write_text(POD_YAML.replace("name: p", "name: r"))
+    assert sorted(gpu_pods(audit(root))) == [("Pod", "p"), ("Pod", "q")]
+
+
+def test_a_file_named_twice_is_read_once(tmp_path: Path) -> None:
+    root = kustomize_tree(tmp_path / "app", ["vendor/base", "vendor/base/pod.yaml"], {})
+    kustomize_tree(root / "vendor" / "base", ["pod.yaml"], {"pod.yaml": POD_YAML})
+    kustomize_tree(root / "overlay", ["../vendor/base/pod.yaml", "../gpu.txt"], {})
+    (root / "gpu.txt").write_text(POD_YAML.replace("name: p", "name: q"))
+    assert sorted(gpu_pods(audit(root))) == [("Pod", "p"), ("Pod", "q")]
+    source = FileSource([str(root)])
+    list(source.items())
+    assert sorted(str(Path(f).relative_to(root)) for f in source.read) == [
+        "gpu.txt", "kustomization.yaml", "overlay/kustomization.yaml",
+        "vendor/base/kustomization.yaml", "vendor/base/pod.yaml"]
+
+
+def test_named_resources_outside_the_tree_or_excluded_are_not_read(tmp_path: Path) -> None:
+    (tmp_path / "outside.txt").write_text(POD_YAML)
+    root = kustomize_tree(tmp_path / "app", ["../outside.txt", "vendor/gpu.txt"],
+                          {"vendor/gpu.txt": POD_YAML})
+    assert gpu_pods(audit(root)) == [("Pod", "p")]
+    assert gpu_pods(run_audit(AuditRequest([str(root)], excludes=("vendor",)))) == []
+
+
+def test_convert_rewrites_a_resource_of_any_name(tmp_path: Path) -> None:
+    root = kustomize_tree(tmp_path / "app", ["gpu.txt"], {"gpu.txt": POD_YAML})
+    summary = convert_json(root)
+    assert [(Path(w["file"]).name, w["strategy"]) for w in summary["workloads"]] == \
+        [("gpu.txt", "rewrite")]
+    assert "resourceClaims" in (root / "gpu.txt").read_text()
