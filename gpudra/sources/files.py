@@ -30,6 +30,7 @@ from gpudra.objects import (
 from gpudra.sources import FileTree, Item, ScanStats
 from gpudra.sources.discovery import STDIN, InputFile, discover
 from gpudra.sources.documents import (
+    NESTED_TOO_DEEPLY,
     Chunk,
     ParsedDocument,
     ParseError,
@@ -301,6 +302,8 @@ def _parse_json(chunk: Chunk, *, lines: bool = True) -> ParsedDocument:
         except ParseError:
             if isinstance(exc, json.JSONDecodeError):
                 raise ParseError(exc.msg, exc.lineno) from None
+            if isinstance(exc, RecursionError):
+                raise ParseError(NESTED_TOO_DEEPLY, 1) from None
             raise ParseError(f"cannot load document: {type(exc).__name__}", 1) from None
     return ParsedDocument(data, index, chunk)
 

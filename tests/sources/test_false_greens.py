@@ -13,6 +13,7 @@ import yaml
 from gpudra.audit import AuditRequest, run_audit
 from gpudra.convert.run import ConvertRequest, run_convert
 from gpudra.kustomize.resource_files import file_objects
+from gpudra.sources.documents import NESTED_TOO_DEEPLY
 from gpudra.sources.files import FileSource
 
 POD = {"apiVersion": "v1", "kind": "Pod", "metadata": {"name": "p"},
@@ -171,3 +172,35 @@ def test_convert_rewrites_a_resource_of_any_name(tmp_path: Path) -> None:
     assert [(Path(w["file"]).name, w["strategy"]) for w in summary["workloads"]] == \
         [("gpu.txt", "rewrite")]
     assert "resourceClaims" in (root / "gpu.txt").read_text()
+
+
+def nested_text(depth: int, block: bool) -> str:
+    """nested(depth) as text, written out (the dumpers recurse too deep for it)."""
+    if not block:
+        return '{"apiVersion": "v1", "kind": "List", "items": [' * depth + json.dumps(POD) + \
+            "]}" * depth
+    lines: list[str] = []
+    for level, obj_lines in [(i, ["apiVersion: v1", "kind: List", "items:"])
+                             for i in range(depth)] + [(depth, POD_YAML.splitlines())]:
+        indent = "  " * level
+        lines += [(indent[:-2] + "- " if level and n == 0 else indent) + line
+                  for n, line in enumerate(obj_lines)]
+    return "\n".join(lines) + "\n"
+
+
+def test_nested_text_is_the_nested_lists() -> None:
+    assert yaml.safe_load(nested_text(3, block=True)) == nested(3)
+    assert json.loads(nested_text(3, block=False)) == nested(3)
+
+
+@pytest.mark.parametrize("name, block", [("l.yaml", True), ("l.json", False),
+                                         ("flow.yaml", False)])
+def test_lists_nested_past_what_gpudra_parses_are_an_input_error(tmp_path: Path, name: str,
+                                                                 block: bool) -> None:
+    (tmp_path / name).write_text(nested_text(600, block))
+    report = audit(tmp_path)
+    # libyaml has its own limit on flow nesting (1,000 levels), and says so in one line.
+    libyaml = "while increasing flow level; exceeded maximum nesting depth"
+    assert [(Path(e.file).name, e.message.split(" (column")[0]) for e in report.errors] == \
+        [(name, libyaml if name == "flow.yaml" else NESTED_TOO_DEEPLY)]
+    assert gpu_pods(report) == []
