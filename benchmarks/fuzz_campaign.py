@@ -62,19 +62,23 @@ def _signature(problem: str) -> str:
 
 
 def _child(case: fk.Case, directory: Path, seconds: float, memory: int, out: int) -> None:
-    """In the forked child: run the case under the limits, write what happened, exit."""
-    resource.setrlimit(resource.RLIMIT_AS, (memory, memory))
-    result: dict[str, object]
+    """In the forked child: run the case under the limits, write what happened, and exit,
+    whatever happens (the parent's loop must never run on in a child)."""
     try:
-        outcome = fk.run_case(case, directory, seconds)
-        result = {"exit": outcome.exit_code, "problem": outcome.problem,
-                  "stderr": outcome.stderr[-1500:]}
-    except fk.Unservable:
-        result = {"unservable": True}
-    except BaseException as exc:  # noqa: BLE001 - reported, whatever it is
-        result = {"exit": None, "problem": f"harness: {type(exc).__name__}: {exc}"[:500]}
-    os.write(out, json.dumps(result).encode()[:60000])
-    os._exit(0)
+        resource.setrlimit(resource.RLIMIT_AS, (memory, memory))
+        try:
+            outcome = fk.run_case(case, directory, seconds)
+            result: dict[str, object] = {"exit": outcome.exit_code, "problem": outcome.problem,
+                                         "stderr": outcome.stderr[-1500:]}
+        except fk.Unservable:
+            result = {"unservable": True}
+        except BaseException as exc:  # noqa: BLE001 - reported, whatever it is
+            result = {"exit": None, "problem": f"harness: {type(exc).__name__}: {exc}"[:500]}
+        os.write(out, json.dumps(result).encode()[:60000])
+    except BaseException:  # noqa: BLE001 - out of memory even to report: say that much
+        os.write(out, b'{"exit": null, "problem": "harness: MemoryError while reporting"}')
+    finally:
+        os._exit(0)
 
 
 def run_one(case: fk.Case, seconds: float, memory: int, scratch: Path

@@ -397,8 +397,9 @@ class Outcome:
     problem: str | None  # None: gpudra refused or accepted the input as it should
 
 
-class Hang(Exception):
-    """The case ran past its time limit."""
+class Hang(BaseException):
+    """The case ran past its time limit. A BaseException: gpudra turns any Exception into an
+    internal error, and this one must reach the harness."""
 
 
 @contextmanager
