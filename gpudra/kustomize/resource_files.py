@@ -10,14 +10,14 @@ import yaml
 from gpudra.errors import UnreadableInputError
 from gpudra.objects import is_list, list_members
 from gpudra.sources.documents import split_documents
-from gpudra.sources.file_bytes import read_regular
+from gpudra.sources.file_bytes import decode, read_regular
 from gpudra.yamledit.yaml_nodes import load
 
 
 def file_objects(path: str) -> tuple[tuple[int, tuple, Mapping[str, Any]], ...]:
     """(document index, path inside the document, object) for every object of `path`."""
     try:
-        text = read_regular(path).decode("utf-8-sig")
+        text = decode(read_regular(path))  # as the file scanner decodes it (UTF-16 too)
     except (OSError, UnicodeDecodeError, UnreadableInputError):
         return ()  # the file scanner reports it
     out = []

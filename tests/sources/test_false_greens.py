@@ -204,3 +204,9 @@ def test_lists_nested_past_what_gpudra_parses_are_an_input_error(tmp_path: Path,
     assert [(Path(e.file).name, e.message.split(" (column")[0]) for e in report.errors] == \
         [(name, libyaml if name == "flow.yaml" else NESTED_TOO_DEEPLY)]
     assert gpu_pods(report) == []
+
+
+def test_kustomize_reads_the_objects_of_a_utf16_resource(tmp_path: Path) -> None:
+    (tmp_path / "p.yaml").write_bytes(POD_YAML.encode("utf-16"))
+    assert [(index, base, obj["kind"]) for index, base, obj in
+            file_objects(str(tmp_path / "p.yaml"))] == [(0, (), "Pod")]
