@@ -41,6 +41,8 @@ class Case:
     files: dict[str, bytes] = field(default_factory=dict)  # relative path -> bytes
     cluster: dict[str, Any] | None = None  # a fake API server's state (tests/fakeapi)
     journal: bytes | None = None  # convert's journal for the tree `{dir}/t`
+    untouched: tuple[str, ...] = ()  # files no run may change (outside the tree)
+    kept_if_refused: tuple[str, ...] = ()  # outputs a refused run (exit 2, 3) leaves as they were
 
 
 # --- values and mutations ----------------------------------------------------------------------
@@ -350,7 +352,8 @@ def make_merge(rng: random.Random) -> Case:
                            + b"9" * 4000 + b"}}", b'"a\\ud800b"', b""))
     return Case("merge", ("report", "merge", f"{DIR}/a.json", f"{DIR}/b.json", "-o",
                           rng.choice(("json", "markdown", "html")) + f"={DIR}/out"),
-                {"a.json": text, "b.json": report_seed().encode(), "out": b"keep me"})
+                {"a.json": text, "b.json": report_seed().encode(), "out": b"keep me"},
+                kept_if_refused=("out",))
 
 
 def make_baseline(rng: random.Random) -> Case:
@@ -372,13 +375,21 @@ def make_config(rng: random.Random) -> Case:
 
 
 def make_journal(rng: random.Random) -> Case:
+    """An unfinished run's journal, as a committed or planted one would be: entries whose
+    hashes match what the files hold now (so a rerun would write them), one outside the tree."""
+    import hashlib
+
     pod = _dump_yaml([manifest_seeds()[0]])
-    entry = {"path": f"{DIR}/t/pod.yaml", "old": None,
+    outside = b"not gpudra's\n"
+    entry = {"path": f"{DIR}/t/pod.yaml", "old": hashlib.sha256(pod).hexdigest(),
              "new": base64.b64encode(pod.replace(b"name: p", b"name: j")).decode()}
-    document = {"version": 1, "files": [entry, {**entry, "path": f"{DIR}/outside.txt"}]}
+    document = {"version": 1, "files": [
+        entry, {"path": f"{DIR}/outside.txt", "old": hashlib.sha256(outside).hexdigest(),
+                "new": base64.b64encode(b"written through a journal").decode()}]}
     data = serialize(rng, [mutate(rng, document)], json_only=True)
-    return Case("journal", ("convert", f"{DIR}/t", rng.choice(("--check", "--diff", "-q"))),
-                {"t/pod.yaml": pod, "outside.txt": b"not gpudra's"}, journal=data)
+    return Case("journal", ("convert", f"{DIR}/t", rng.choice(("-q", "-q", "--check"))),
+                {"t/pod.yaml": pod, "outside.txt": outside}, journal=data,
+                untouched=("outside.txt",))
 
 
 KINDS: dict[str, Callable[[random.Random], Case]] = {
@@ -468,7 +479,13 @@ def run_case(case: Case, directory: Path, seconds: float = 30.0) -> Outcome:
         except Hang as exc:
             return Outcome(None, "", f"hang: {exc}")
     stderr = result.stderr
-    return Outcome(result.exit_code, stderr, judge(result.exit_code, stderr, result.exception))
+    problem = judge(result.exit_code, stderr, result.exception)
+    kept = case.untouched + (case.kept_if_refused if result.exit_code in (2, 3) else ())
+    changed = [name for name in kept if not (directory / name).is_file()
+               or (directory / name).read_bytes() != case.files[name]]
+    if problem is None and changed:
+        problem = f"changed {', '.join(changed)} (exit {result.exit_code})"
+    return Outcome(result.exit_code, stderr, problem)
 
 
 @contextmanager
