@@ -58,6 +58,7 @@ def _signature(problem: str) -> str:
     """A failure without what varies between inputs (paths, numbers, quoted values)."""
     text = re.sub(r"/tmp/\S+", "PATH", problem)
     text = re.sub(r"'[^']*'|\"[^\"]*\"", "'…'", text)
+    text = re.sub(r"0x[0-9a-f]+", "0xN", text)
     return re.sub(r"\d+", "N", text)[:200]
 
 
