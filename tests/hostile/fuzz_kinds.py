@@ -16,7 +16,6 @@ import copy
 import functools
 import io
 import json
-import os
 import random
 import signal
 import sys
