@@ -210,3 +210,31 @@ def test_kustomize_reads_the_objects_of_a_utf16_resource(tmp_path: Path) -> None
     (tmp_path / "p.yaml").write_bytes(POD_YAML.encode("utf-16"))
     assert [(index, base, obj["kind"]) for index, base, obj in
             file_objects(str(tmp_path / "p.yaml"))] == [(0, (), "Pod")]
+
+
+# --- the issue's four cases, end to end: never exit 0 -------------------------------------------
+
+def _issue_case(root: Path, case: str) -> None:
+    if case == "nested-lists":
+        (root / "l.yaml").write_text(yaml.safe_dump(nested(8)))
+    elif case == "resource-not-yaml":
+        kustomize_tree(root, ["gpu.txt"], {"gpu.txt": POD_YAML})
+    elif case == "resource-under-vendor":
+        kustomize_tree(root, ["vendor/gpu.yaml"], {"vendor/gpu.yaml": POD_YAML})
+    else:
+        root.mkdir()
+        (root / "p.yaml").write_bytes(POD_YAML.encode("utf-16"))
+
+
+@pytest.mark.parametrize("case", ["nested-lists", "resource-not-yaml", "resource-under-vendor",
+                                  "utf16-bom"])
+def test_a_gpu_workload_kubectl_or_kustomize_reads_is_no_exit_0(tmp_path: Path, case: str) -> None:
+    from tests.support.run import invoke
+
+    root = tmp_path / "app"
+    if case == "nested-lists":
+        root.mkdir()
+    _issue_case(root, case)
+    result = invoke("audit", str(root))
+    assert result.exit_code == 1, result.stdout + result.stderr
+    assert "GPU101" in result.stdout
