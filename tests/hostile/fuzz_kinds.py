@@ -16,6 +16,7 @@ import copy
 import functools
 import io
 import json
+import os
 import random
 import signal
 import sys
@@ -382,7 +383,11 @@ def make_journal(rng: random.Random) -> Case:
     outside = b"not gpudra's\n"
     entry = {"path": f"{DIR}/t/pod.yaml", "old": hashlib.sha256(pod).hexdigest(),
              "new": base64.b64encode(pod.replace(b"name: p", b"name: j")).decode()}
-    document = {"version": 1, "files": [
+    from gpudra.convert import journal
+
+    # Both layouts: a version 2 journal also names its host and the roots it was planned for.
+    document = {"version": getattr(journal, "_VERSION", 1), "host": os.uname().nodename,
+                "roots": [f"{DIR}/t"], "files": [
         entry, {"path": f"{DIR}/outside.txt", "old": hashlib.sha256(outside).hexdigest(),
                 "new": base64.b64encode(b"written through a journal").decode()}]}
     data = serialize(rng, [mutate(rng, document)], json_only=True)
@@ -427,13 +432,25 @@ def time_limit(seconds: float) -> Iterator[None]:
         signal.signal(signal.SIGALRM, previous)
 
 
-def journal_file(tree: Path) -> Path:
-    """Where convert looks for the journal of a run over `tree`, asked of convert itself (the
-    journal may live beside the tree or in a cache directory)."""
+def journal_file(tree: Path, environ: dict[str, str]) -> Path:
+    """Where convert looks for the journal of a run over `tree`, asked of convert itself: beside
+    the tree (`journal_path(base)`), or in the user's cache keyed by the real paths given
+    (`journal_path(roots, environ)`), whichever this gpudra does."""
+    import inspect
+
     from gpudra.convert import journal, run
 
-    base = run._common_base((str(tree),))  # noqa: SLF001 - the one place that knows it
-    return Path(journal.journal_path(base))
+    if "environ" in inspect.signature(journal.journal_path).parameters:
+        roots = run._write_roots((str(tree),))  # noqa: SLF001 - the one place that knows
+        return Path(journal.journal_path(roots, environ))
+    return Path(journal.journal_path(run._common_base((str(tree),))))  # noqa: SLF001
+
+
+def _environ(directory: Path) -> dict[str, str]:
+    """A run's environment: no kubeconfig, a home and a cache of its own."""
+    return {"NO_COLOR": "1", "KUBECONFIG": "", "HOME": str(directory / "home"),
+            "XDG_CACHE_HOME": str(directory / "cache"),
+            "GPUDRA_CACHE_DIR": str(directory / "cache" / "gpudra"), "GPUDRA_DEBUG": ""}
 
 
 def write_case(case: Case, directory: Path) -> None:
@@ -443,8 +460,8 @@ def write_case(case: Case, directory: Path) -> None:
         target.write_bytes(data.replace(DIR.encode(), str(directory).encode()))
     (directory / "t").mkdir(exist_ok=True)
     if case.journal is not None:
-        target = journal_file(directory / "t")
-        target.parent.mkdir(parents=True, exist_ok=True)
+        target = journal_file(directory / "t", _environ(directory))
+        target.parent.mkdir(mode=0o700, parents=True, exist_ok=True)
         target.write_bytes(case.journal.replace(DIR.encode(), str(directory).encode()))
 
 
@@ -466,9 +483,9 @@ def run_case(case: Case, directory: Path, seconds: float = 30.0) -> Outcome:
 
     from gpudra.cli import app
 
+    directory = Path(os.path.realpath(directory))  # journals name real paths
     write_case(case, directory)
-    env = {"NO_COLOR": "1", "KUBECONFIG": "", "HOME": str(directory / "home"),
-           "XDG_CACHE_HOME": str(directory / "cache"), "GPUDRA_DEBUG": ""}
+    env = _environ(directory)
     argv = [a.replace(DIR, str(directory)) for a in case.argv]
     with _cluster(case) as kubeconfig:
         argv = [a.replace(KUBECONFIG, kubeconfig) for a in argv]
