@@ -176,6 +176,31 @@ def template_objects(data: Any) -> list[Any] | None:
     return None
 
 
+def is_list(data: Any) -> bool:
+    """A ``kind: List`` / ``*List`` object with its ``items``: what kubectl and kustomize
+    replace by the objects it holds."""
+    kind = data.get("kind") if isinstance(data, Mapping) else None
+    return isinstance(kind, str) and kind.endswith("List") and isinstance(data.get("items"), list)
+
+
+def list_members(items: list[Any], at: PathT = ()) -> Iterator[tuple[Mapping[str, Any], PathT]]:
+    """The objects of a List's `items` (found at `at`), each with its path in the document, in
+    document order. Lists among them are replaced by their own items, at any depth: kubectl
+    (cli-runtime's FlattenListVisitor) and kustomize (inlineAnyEmbeddedLists) set no limit, and
+    each level costs the document bytes, so the parse bounds it. Iterative: no recursion limit."""
+    stack: list[tuple[PathT, Any]] = [((*at, i), item)
+                                      for i, item in reversed(list(enumerate(items)))]
+    while stack:
+        path, item = stack.pop()
+        if not isinstance(item, Mapping):
+            continue
+        if is_list(item):
+            inner = item["items"]
+            stack += [((*path, "items", i), sub) for i, sub in reversed(list(enumerate(inner)))]
+        else:
+            yield item, path
+
+
 def expand_lists(objects: Any) -> Iterator[tuple[Mapping[str, Any], Any]]:
     """Plain objects from `objects` (dicts, or records with ``.data``), each with its record,
     with ``kind: List`` / ``*List`` objects replaced by their items. Items of a typed list as

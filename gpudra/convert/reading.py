@@ -86,11 +86,13 @@ def load(read: ReadFile, stats: ScanStats, errors: list[InputError]) -> File | N
                 if entry.role != "manifest" else
                 "Go/Helm template: change the template or its values; gpudra never edits "
                 f"templates{where}"))
-        elif read.json:
+        elif read.json or read.utf16:
             if document.parsed is not None and _DEVICE.search(text):
                 doc.loaded.append(WorkloadResult(
                     entry.label, "", None, None, "blocked",
-                    "JSON manifest: convert rewrites YAML only; convert it by hand"))
+                    "JSON manifest: convert rewrites YAML only; convert it by hand"
+                    if read.json else "UTF-16 manifest: convert writes UTF-8 only; save it "
+                    "as UTF-8 to convert it"))
             elif document.parsed is not None:
                 doc.existing = document.parsed.data  # its DRA objects' names stay taken
         elif document.parsed is not None and any(n in text for n in CONVERT_NEEDLES):

@@ -8,9 +8,10 @@ them, far enough to know which object each patch targets and what it is called t
 import os
 from collections.abc import Iterable
 
-# Here, not in `tree`, so that the rules (which only compare file names) do not import yaml,
-# and an audit of a tree without a kustomization loads none of the kustomize model.
-KUSTOMIZATION_FILES = ("kustomization.yaml", "kustomization.yml", "Kustomization")
+# The walk's (it reads what kustomizations name); from here, not `tree`, the rules (which only
+# compare file names) import no yaml, and an audit of a tree without a kustomization loads none
+# of the kustomize model.
+from gpudra.sources.discovery import KUSTOMIZATION_FILES  # noqa: F401 - re-exported
 
 
 def roots_among(files: Iterable[str]) -> list[str]:

@@ -8,15 +8,16 @@ from typing import Any
 import yaml
 
 from gpudra.errors import UnreadableInputError
+from gpudra.objects import is_list, list_members
 from gpudra.sources.documents import split_documents
-from gpudra.sources.file_bytes import read_regular
+from gpudra.sources.file_bytes import decode, read_regular
 from gpudra.yamledit.yaml_nodes import load
 
 
 def file_objects(path: str) -> tuple[tuple[int, tuple, Mapping[str, Any]], ...]:
     """(document index, path inside the document, object) for every object of `path`."""
     try:
-        text = read_regular(path).decode("utf-8-sig")
+        text = decode(read_regular(path))  # as the file scanner decodes it (UTF-16 too)
     except (OSError, UnicodeDecodeError, UnreadableInputError):
         return ()  # the file scanner reports it
     out = []
@@ -30,10 +31,10 @@ def file_objects(path: str) -> tuple[tuple[int, tuple, Mapping[str, Any]], ...]:
 
 
 def objects_in(data: Any) -> list[tuple[Mapping[str, Any], tuple]]:
-    """A document's objects: a List's items, else the document itself."""
+    """A document's objects: a List's items (Lists inside it flattened, as kustomize does),
+    else the document itself."""
     if not isinstance(data, dict):
         return []
-    if str(data.get("kind", "")).endswith("List") and isinstance(data.get("items"), list):
-        return [(item, ("items", i)) for i, item in enumerate(data["items"])
-                if isinstance(item, dict)]
+    if is_list(data):
+        return list(list_members(data["items"], ("items",)))
     return [(data, ())]

@@ -15,6 +15,10 @@ MANIFEST_SUFFIXES = (".yaml", ".yml", ".json")
 SKIPPED_DIRS = frozenset({".git", ".hg", ".svn", "node_modules", "vendor", "third_party",
                           ".terraform", "__pycache__", ".venv", ".tox"})
 STDIN = "-"
+# Here, the floor every reader of a tree stands on; gpudra.kustomize names them for its model.
+KUSTOMIZATION_FILES = ("kustomization.yaml", "kustomization.yml", "Kustomization")
+# The fields whose entries kustomize reads as files or kustomization directories.
+_NAMING_FIELDS = ("resources", "bases", "components")
 
 
 @dataclass(frozen=True, slots=True)
@@ -75,6 +79,7 @@ def _walk(root: Path, patterns: tuple[str, ...], leave_out: str | None = None,
     output_names = {os.path.basename(p) for p in outputs}  # realpath only for these names
     real_start = os.path.realpath(start).rstrip(os.sep) + os.sep
     stack: list[tuple[str, str | None]] = [(start, _enclosing_chart(start))]
+    named = _Named(start, real_start, patterns, leave_out)
     while stack:
         dirpath, inherited = stack.pop()
         try:
@@ -111,7 +116,14 @@ def _walk(root: Path, patterns: tuple[str, ...], leave_out: str | None = None,
                     continue
                 if name in output_names and os.path.realpath(full) in outputs:
                     continue
+                if named.files and named.key(full) in named.files:
+                    continue  # a named file of a skipped directory, read already
                 yield _classify(full, chart)
+        kustomization = next((n for n in KUSTOMIZATION_FILES if n in filenames), None)
+        if kustomization is not None:
+            files, directories = named.resources(prefix + kustomization, dirpath)
+            yield from (_classify(full, None) for full in files)
+            stack += ((directory, None) for directory in directories)
         for name in sorted(broken):
             full = prefix + name
             if not (patterns and _excluded(full, patterns)):
@@ -126,6 +138,92 @@ def _walk(root: Path, patterns: tuple[str, ...], leave_out: str | None = None,
             # Only a chart's templates/ tree is template text; subcharts have their own Chart.yaml.
             below = chart if chart and (chart != dirpath or name == "templates") else None
             stack.append((sub, below))
+
+
+class _Named:
+    """What a walk's kustomizations name that the walk itself would not read: a resource file
+    of any name (`resources: [gpu.txt]`), and files and kustomization directories under the
+    directories it skips (`vendor/`, `third_party/`, `.terraform/`). kustomize reads them all
+    (docs/facts.md), so the walk does too, once each, within its root, excludes honoured."""
+
+    def __init__(self, start: str, real_start: str, patterns: tuple[str, ...],
+                 leave_out: str | None) -> None:
+        self.start = start
+        self.real_start = real_start
+        self.patterns = patterns
+        self.leave_out = leave_out
+        self.files: set[str] = set()  # by `key`: read once, whoever names them
+        self.directories: set[str] = set()
+
+    @staticmethod
+    def key(path: str) -> str:
+        return os.path.normpath(os.path.abspath(path))
+
+    def resources(self, kustomization: str, directory: str) -> tuple[list[str], list[str]]:
+        """The files to read and the skipped directories to walk that `kustomization` names."""
+        files: list[str] = []
+        directories: list[str] = []
+        for entry in _named_entries(kustomization):
+            full = os.path.normpath(os.path.join(directory, entry))
+            if not self._within(full):
+                continue
+            if os.path.isfile(full):
+                if self._walk_skips(full, file=True) and self.key(full) not in self.files:
+                    self.files.add(self.key(full))
+                    files.append(full)
+            elif os.path.isdir(full) and self._walk_skips(full, file=False) and \
+                    self.key(full) not in self.directories:
+                self.directories.add(self.key(full))
+                directories.append(full)
+        return files, directories
+
+    def _within(self, path: str) -> bool:
+        real = os.path.realpath(path)
+        if not (real + os.sep).startswith(self.real_start):
+            return False  # outside the tree given: the Kustomize overlay audit follows those
+        if self.leave_out is not None and (real + os.sep).startswith(self.leave_out + os.sep):
+            return False
+        relative = os.path.relpath(path, self.start)
+        parts = relative.split(os.sep)
+        return not (self.patterns and any(_excluded(os.path.join(self.start, *parts[:i + 1]),
+                                                    self.patterns) for i in range(len(parts))))
+
+    def _walk_skips(self, path: str, *, file: bool) -> bool:
+        """Whether the walk leaves `path` out: a skipped directory on its way, below any that
+        a kustomization named (those are walked), or a file name the walk does not read."""
+        parts = os.path.relpath(path, self.start).split(os.sep)
+        walked = True
+        for i, part in enumerate(parts[:-1] if file else parts):
+            if self.key(os.path.join(self.start, *parts[:i + 1])) in self.directories:
+                walked = True
+            elif part in SKIPPED_DIRS:
+                walked = False
+        if not walked:
+            return True
+        if os.path.islink(path):
+            return False  # the walk reads what a link inside the tree points to, not the link
+        return file and not path.endswith(MANIFEST_SUFFIXES)
+
+
+def _named_entries(kustomization: str) -> list[str]:
+    """The local paths a kustomization file names; nothing when it cannot be read (the
+    Kustomize model reports that)."""
+    import yaml
+
+    from gpudra.errors import UnreadableInputError
+    from gpudra.sources.documents import safe_load
+    from gpudra.sources.file_bytes import decode, read_regular
+
+    try:
+        data = safe_load(decode(read_regular(kustomization)))
+    except (OSError, UnreadableInputError, UnicodeDecodeError, yaml.YAMLError, ValueError,
+            TypeError, RecursionError):
+        return []
+    if not isinstance(data, dict):
+        return []
+    return [entry for field in _NAMING_FIELDS if isinstance(data.get(field), list)
+            for entry in data[field]
+            if isinstance(entry, str) and entry.strip() and "\0" not in entry]
 
 
 def _enclosing_chart(dirpath: str) -> str | None:

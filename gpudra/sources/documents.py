@@ -187,6 +187,12 @@ def safe_load(text: str) -> Any:
         loader.dispose()
 
 
+# What a document nested past the parser's reach is told (kubectl reads deeper: this is gpudra
+# saying it could not read it, never passing it over).
+NESTED_TOO_DEEPLY = ("nested too deeply for gpudra to read (a few hundred levels of lists, "
+                     "about 990 of mappings)")
+
+
 class ParseError(Exception):
     """A chunk is not valid YAML. `line` is 1-based in the file. `not_an_object`: it is YAML,
     but with a tag no constructor knows (GitLab's `!reference`) in a document that is no
@@ -233,6 +239,8 @@ def parse_error(exc: Exception, chunk: Chunk) -> ParseError:
         return ParseError(_one_line(exc), line, isinstance(exc, NotAnObject))
     if isinstance(exc, yaml.YAMLError):
         return ParseError(_one_line(exc), chunk.first_line)
+    if isinstance(exc, RecursionError):
+        return ParseError(NESTED_TOO_DEEPLY, chunk.first_line)
     # PyYAML's constructors raise these for e.g. unhashable keys or huge alias fan-out.
     return ParseError(f"cannot load document: {exc}", chunk.first_line)
 

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import codecs
 import os
 import stat
 import sys
@@ -88,6 +89,29 @@ def _has_fileno() -> bool:
     return True
 
 
+# kubectl reads a file through a byte-order-mark sniffer (cli-runtime FileVisitor, x/text's
+# BOMOverride): a UTF-16 mark in either order makes the file UTF-16, a UTF-8 mark is dropped,
+# anything else is UTF-8. It knows no UTF-32 mark: FF FE 00 00 reads as UTF-16 with NULs in
+# it, which no YAML parser takes, so gpudra names it instead of guessing (docs/facts.md).
+UTF16_BOMS = (codecs.BOM_UTF16_LE, codecs.BOM_UTF16_BE)
+UTF32_BOMS = (codecs.BOM_UTF32_LE, codecs.BOM_UTF32_BE)
+WIDE_BOMS = UTF32_BOMS + UTF16_BOMS  # UTF-32 first: its LE mark begins with UTF-16 LE's
+
+
 def decode(data: bytes) -> str:
-    """UTF-8 (BOM tolerated; kubectl accepts it). Raises UnicodeDecodeError otherwise."""
+    """A file's text as kubectl reads it: UTF-16 after a UTF-16 byte order mark, else UTF-8
+    (its mark tolerated). Raises UnicodeDecodeError, for UTF-32 too (`undecodable` says
+    which in one line)."""
+    if data.startswith(WIDE_BOMS):
+        if data.startswith(UTF32_BOMS):
+            raise UnicodeDecodeError("utf-32", data, 0, 4, "UTF-32 is not read by kubectl")
+        return data.decode("utf-16")  # the mark picks the byte order and is dropped
     return data.decode("utf-8-sig")
+
+
+def undecodable(exc: UnicodeDecodeError) -> str:
+    """The one-line reason `decode` refused a file."""
+    if exc.encoding == "utf-32":
+        return "UTF-32 text (by its byte order mark): kubectl reads UTF-8 and UTF-16 only"
+    name = "UTF-16" if exc.encoding.startswith("utf-16") else "UTF-8"
+    return f"not {name} text (byte {exc.start})"

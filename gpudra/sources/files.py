@@ -20,11 +20,18 @@ from typing import Any, Generic, TypeVar
 
 from gpudra.errors import UnreadableInputError
 from gpudra.model import InputError, Skipped
-from gpudra.objects import ManifestObject, TemplateText, template_objects
+from gpudra.objects import (
+    ManifestObject,
+    TemplateText,
+    is_list,
+    list_members,
+    template_objects,
+)
 from gpudra.printable import may_hold_surrogates, replace_lone_surrogates
 from gpudra.sources import FileTree, Item, ScanStats
 from gpudra.sources.discovery import STDIN, InputFile, discover
 from gpudra.sources.documents import (
+    NESTED_TOO_DEEPLY,
     Chunk,
     ParsedDocument,
     ParseError,
@@ -32,12 +39,19 @@ from gpudra.sources.documents import (
     parse_data,
     split_documents,
 )
-from gpudra.sources.file_bytes import decode, read_input
+from gpudra.sources.file_bytes import (
+    UTF16_BOMS,
+    WIDE_BOMS,
+    decode,
+    read_input,
+    undecodable,
+)
 from gpudra.sources.json_lines import load_json
 from gpudra.sources.prescan import AUDIT_NEEDLES, might_matter
 
 # The audit's pre-scan needles (gpudra.sources.prescan explains both lists).
 NEEDLES = AUDIT_NEEDLES
+TEXT_NEEDLES = tuple(needle.decode() for needle in NEEDLES)
 # From this many files on, worker processes read and parse them. Below it a pool's start-up
 # and transfer cost about what it saves; benchmarks/bench_audit.py (audit vs audit-1cpu)
 # measures the gain. The walk stays in the parent: about a third of the single-process CPU.
@@ -61,6 +75,11 @@ class ReadFile:
     text: str | None = None
     # What read_all's `after` made of the file in the worker process that read it.
     ahead: Any = None
+
+    @property
+    def utf16(self) -> bool:
+        """Read as UTF-16 (kubectl reads it so; convert writes UTF-8 only)."""
+        return self.raw.startswith(UTF16_BOMS)
 
     @property
     def json(self) -> bool:
@@ -175,14 +194,19 @@ def read_entries(entries: Iterable[InputFile | InputError], *, stats: ScanStats,
             yield ReadFile(entry, data)
             yield InputError(STDIN, EMPTY_STDIN)
             continue
-        if not might_matter(data, NEEDLES):
+        # UTF-16 (and UTF-32) text holds no needle as bytes: decoded first, then searched.
+        wide = data.startswith(WIDE_BOMS)
+        if not wide and not might_matter(data, NEEDLES):
             yield ReadFile(entry, data)
             continue
         try:
             text = decode(data)
         except UnicodeDecodeError as exc:
             yield ReadFile(entry, data)
-            yield InputError(entry.label, f"not UTF-8 text (byte {exc.start})")
+            yield InputError(entry.label, undecodable(exc))
+            continue
+        if wide and not any(needle in text for needle in TEXT_NEEDLES):
+            yield ReadFile(entry, data)
             continue
         yield ReadFile(entry, data, text)
 
@@ -224,7 +248,7 @@ def documents(read: ReadFile, parse: Callable[[Chunk], T], stats: ScanStats, *,
         parse_json = _parse_json if lines else functools.partial(_parse_json, lines=False)
         yield _classified(Chunk(read.text, 1), parse_json, label, stats)
         return
-    needles = tuple(n.decode() for n in NEEDLES)
+    needles = TEXT_NEEDLES
     chunks = split_documents(read.text)
     # None: no needle; True: a Helm/Go template (even when it happens to parse, it is not the
     # final manifest); False: parsed.
@@ -279,6 +303,8 @@ def _parse_json(chunk: Chunk, *, lines: bool = True) -> ParsedDocument:
         except ParseError:
             if isinstance(exc, json.JSONDecodeError):
                 raise ParseError(exc.msg, exc.lineno) from None
+            if isinstance(exc, RecursionError):
+                raise ParseError(NESTED_TOO_DEEPLY, 1) from None
             raise ParseError(f"cannot load document: {type(exc).__name__}", 1) from None
     if may_hold_surrogates(chunk.text):  # `"\ud800"`: U+FFFD, as kubectl decodes it
         replace_lone_surrogates(data)
@@ -311,29 +337,28 @@ def load_items(read: ReadFile, stats: ScanStats, *, lines: bool = True) -> Itera
 
 def objects_of(parsed: ParsedDocument, label: str) -> Iterator[ManifestObject]:
     """Objects in a parsed document. The document itself always comes first (text rules read
-    it; non-object documents such as dashboards are kept); a List yields its items after it,
-    an OpenShift Template the objects `oc process` creates from it."""
+    it; non-object documents such as dashboards are kept); a List yields its items after it
+    (the items of Lists inside it too, at any depth, as kubectl and kustomize flatten them), an
+    OpenShift Template the objects `oc process` creates from it."""
     data = parsed.data
     chunk = parsed.chunk
     template = chunk.helm_source
-    items = None
-    prefix: tuple = ("items",)  # where the items sit in the document's line table
+    members = None
     if isinstance(data, list):
-        data, items, prefix = {"items": data}, data, ()
-    elif isinstance(data, dict) and str(data.get("kind", "")).endswith("List"):
-        items = data.get("items") if isinstance(data.get("items"), list) else None
+        data, members = {"items": data}, list_members(data)
+    elif is_list(data):
+        members = list_members(data["items"], ("items",))
     elif template_objects(data) is not None:
-        items, prefix = template_objects(data), ("objects",)
+        members = ((item, ("objects", i)) for i, item in enumerate(template_objects(data))
+                   if isinstance(item, dict))
     if not isinstance(data, dict):
         return
     yield ManifestObject(data, label, chunk.first_line, parsed.lines, chunk.text, (), template,
-                         listing=items is not None)
-    for i, item in enumerate(items or ()):
-        if isinstance(item, dict):
-            base = (*prefix, i)
-            line = parsed.lines.get(base, chunk.first_line)
-            yield ManifestObject(item, label, line, parsed.lines, chunk.text, base,
-                                 template, in_list=True)
+                         listing=members is not None)
+    for item, base in members or ():
+        line = parsed.lines.get(base, chunk.first_line)
+        yield ManifestObject(item, label, line, parsed.lines, chunk.text, base, template,
+                             in_list=True)
 
 
 def scan(paths: Iterable[str], excludes: Iterable[str] = (), *, stats: ScanStats,
