@@ -1,0 +1,113 @@
+"""Issue 31, family 9 (file side): the files gpudra reads besides manifests (reports to merge,
+baselines, .gpudra.yaml) and convert's malformed values give one line naming the file and
+the place, never an internal error; a refused merge leaves an existing output file as it was."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from gpudra.errors import UnreadableInputError
+from gpudra.report.targets import OutputTarget, write_targets
+from tests.support.manifests import gpu_job
+from tests.support.run import invoke as run
+from tests.support.run import said
+
+GPU_POD = ("apiVersion: v1\nkind: Pod\nmetadata: {name: p, namespace: ml}\nspec:\n  containers:\n"
+           "  - {name: a, image: x, resources: {limits: {nvidia.com/gpu: 1}}}\n")
+
+
+def one_line_error(result: Any, code: int, *names: str) -> str:
+    """The run's stderr, after checking it is one line naming `names`, with exit `code`."""
+    text = said(result)
+    assert "internal error" not in text and "Traceback" not in text, text
+    assert result.exit_code == code, text
+    assert result.stderr.count("\n") == 1, result.stderr
+    for name in names:
+        assert name in result.stderr, result.stderr
+    return result.stderr
+
+
+@pytest.fixture
+def report(tmp_path: Path) -> dict[str, Any]:
+    (tmp_path / "pod.yaml").write_text(GPU_POD)
+    result = run("audit", str(tmp_path / "pod.yaml"), "-q", "-o", f"json={tmp_path / 'r.json'}")
+    assert result.exit_code == 1, said(result)
+    return json.loads((tmp_path / "r.json").read_text())
+
+
+def _with(report: dict[str, Any], *path: Any, value: Any) -> dict[str, Any]:
+    data = json.loads(json.dumps(report))
+    place = data
+    for part in path[:-1]:
+        place = place[part]
+    place[path[-1]] = value
+    return data
+
+
+HUGE = int("9" * 4000)
+HOSTILE_REPORTS = {
+    "deep.json": ("[" * 100_000, "not JSON"),
+    "deeper-than-reports.json": ('{"schema_version": 1, "rules": ' + "[" * 200 + "]" * 200 + "}",
+                                 "nested deeper than 64 levels"),
+    "huge-count.json": (lambda r: _with(r, "summary", "gpu_workloads", value=HUGE), "not JSON"),
+    "past-int64.json": (lambda r: _with(r, "summary", "on_dra", value=2**64),
+                        "at $.summary.on_dra: the number"),
+    "namespace-count.json": (lambda r: _with(r, "summary", "namespaces", 0, "gpu_workloads",
+                                             value=2**70), "$.summary.namespaces[0]"),
+    "surrogate.json": (lambda r: _with(r, "workloads", 0, "name", value="a\ud800b"),
+                       "not JSON: no low surrogate"),
+    "latin1.json": (b'{"schema_version": 1, "x": "caf\xe9"}', "not JSON"),
+    "version-list.json": (lambda r: _with(r, "schema_version", value=list(range(1000))),
+                          "has schema_version [0, 1, 2"),
+}
+
+
+@pytest.mark.parametrize("name", sorted(HOSTILE_REPORTS))
+def test_a_hostile_report_is_one_line_and_the_output_file_is_kept(
+        tmp_path: Path, report: dict[str, Any], name: str) -> None:
+    content, problem = HOSTILE_REPORTS[name]
+    if callable(content):
+        content = json.dumps(content(report))  # a lone surrogate as JSON escapes it
+    path = tmp_path / name
+    path.write_bytes(content if isinstance(content, bytes) else content.encode())
+    out = tmp_path / "out.json"
+    out.write_text("the previous fleet report\n")
+    result = run("report", "merge", str(tmp_path / "r.json"), str(path), "-o", f"json={out}")
+    assert problem in one_line_error(result, 3, f"{path}: ")
+    assert out.read_text() == "the previous fleet report\n"
+
+
+def test_a_report_that_is_a_fifo_is_refused(tmp_path: Path) -> None:
+    import os
+
+    os.mkfifo(tmp_path / "fifo.json")
+    result = run("report", "merge", str(tmp_path / "fifo.json"))
+    assert "not a regular file" in one_line_error(result, 3, "fifo.json: cannot read")
+
+
+def test_no_file_is_written_before_every_format_is_rendered(tmp_path: Path) -> None:
+    first, second = tmp_path / "a.json", tmp_path / "b.html"
+    first.write_text("kept\n")
+
+    def render(fmt: str, to_stdout: bool) -> str:
+        if fmt == "html":
+            raise UnreadableInputError("cannot render")
+        return "new\n"
+
+    with pytest.raises(UnreadableInputError):
+        write_targets([OutputTarget("json", str(first)), OutputTarget("html", str(second))],
+                      render, stdout=None)  # type: ignore[arg-type]
+    assert first.read_text() == "kept\n" and not second.exists()
+
+
+def test_text_that_cannot_be_encoded_truncates_no_file(tmp_path: Path) -> None:
+    out = tmp_path / "a.json"
+    out.write_text("kept\n")
+    with pytest.raises(UnicodeEncodeError):
+        write_targets([OutputTarget("json", str(out))], lambda fmt, tty: "a\ud800b",
+                      stdout=None)  # type: ignore[arg-type]
+    assert out.read_text() == "kept\n"
