@@ -111,3 +111,40 @@ def test_text_that_cannot_be_encoded_truncates_no_file(tmp_path: Path) -> None:
         write_targets([OutputTarget("json", str(out))], lambda fmt, tty: "a\ud800b",
                       stdout=None)  # type: ignore[arg-type]
     assert out.read_text() == "kept\n"
+
+
+HOSTILE_BASELINES = {
+    "list-field": ('{"version": 1, "findings": [{"rule": "GPU101", "kind": ["Job"]}]}',
+                   "Expected `str | null`, got `array` - at `$.findings[0].kind`"),
+    "dict-rule": ('{"version": 1, "findings": [{"rule": {"a": 1}}]}',
+                  "Expected `str`, got `object` - at `$.findings[0].rule`"),
+    "deep": ('{"version": 1, "findings": [' + "[" * 50_000, "not JSON"),
+    "deep-entry": ('{"version": 1, "findings": [{"rule": "GPU101", "x": ' + "[" * 100
+                   + "]" * 100 + "}]}", "nested deeper than 64 levels"),
+    "huge-count": ('{"version": 1, "findings": [{"rule": "GPU101", "count": ' + "9" * 4000
+                   + "}]}", "not JSON"),
+    "big-count": ('{"version": 1, "findings": [{"rule": "GPU101", "count": 4294967296}]}',
+                  "at `$.findings[0].count`: a count is a whole number from 1"),
+    "findings-number": ('{"version": 1, "findings": 5}', "got `int` - at `$.findings`"),
+    "surrogate": ('{"version": 1, "findings": [{"rule": "a\\ud800"}]}', "not JSON"),
+}
+
+
+@pytest.mark.parametrize("name", sorted(HOSTILE_BASELINES))
+def test_a_hostile_baseline_is_one_line_naming_the_field(tmp_path: Path, name: str) -> None:
+    (tmp_path / "job.yaml").write_text(gpu_job().format(name="train"))
+    text, problem = HOSTILE_BASELINES[name]
+    (tmp_path / "baseline.json").write_text(text)
+    result = run("audit", str(tmp_path / "job.yaml"), "--baseline",
+                 str(tmp_path / "baseline.json"))
+    assert problem in one_line_error(result, 2, "baseline.json: not a gpudra baseline")
+
+
+def test_a_baseline_that_is_a_fifo_is_refused(tmp_path: Path) -> None:
+    import os
+
+    (tmp_path / "job.yaml").write_text(gpu_job().format(name="train"))
+    os.mkfifo(tmp_path / "baseline.json")
+    result = run("audit", str(tmp_path / "job.yaml"), "--baseline",
+                 str(tmp_path / "baseline.json"))
+    assert "not a regular file" in one_line_error(result, 3, "baseline.json: cannot read")
