@@ -148,3 +148,43 @@ def test_a_baseline_that_is_a_fifo_is_refused(tmp_path: Path) -> None:
     result = run("audit", str(tmp_path / "job.yaml"), "--baseline",
                  str(tmp_path / "baseline.json"))
     assert "not a regular file" in one_line_error(result, 3, "baseline.json: cannot read")
+
+
+def _laughs(levels: int = 9) -> str:
+    lines = ["l0: &l0 [x, x, x, x, x, x, x, x, x]"]
+    lines += [f"l{i}: &l{i} [{', '.join([f'*l{i - 1}'] * 9)}]" for i in range(1, levels)]
+    return "exclude:\n  " + "\n  ".join(lines) + "\n"
+
+
+HOSTILE_CONFIGS = {
+    "latin1": (b"rules:\n  GPU101: disable  # caf\xe9\n", ".gpudra.yaml:2: not UTF-8 (byte 0xe9)"),
+    "deep-lists": (b"rules: " + b"[" * 5000, "not valid YAML (nested too deeply)"),
+    "deep-maps": (b"rules: " + b"{a: " * 3000, "not valid YAML (nested too deeply)"),
+    "self-alias": (b"exclude: &a [*a]\n", "an alias refers to a node that contains it"),
+    "laughs": (_laughs().encode(), "excessive aliasing"),
+    "bad-date": (b"waivers:\n- {rules: [GPU101], reason: x, kind: Job, expires: 2026-13-45}\n",
+                 "not valid YAML (month must be in 1..12)"),
+    "huge-int": (b"strict: " + b"9" * 5000 + b"\n", "not valid YAML (Exceeds the limit"),
+    "workloads-number": (b"workloads: 5\n", "'workloads' must be a list"),
+    "rules-list-setting": (b"rules: {GPU101: [1]}\n",
+                           "GPU101: expected 'disable', a severity (error|warning|info) or "
+                           "{severity: ..., enabled: ...}"),
+}
+
+
+@pytest.mark.parametrize("name", sorted(HOSTILE_CONFIGS))
+def test_a_hostile_config_is_one_line_naming_the_file(tmp_path: Path, name: str) -> None:
+    (tmp_path / "job.yaml").write_text(gpu_job().format(name="train"))
+    content, problem = HOSTILE_CONFIGS[name]
+    (tmp_path / ".gpudra.yaml").write_bytes(content)
+    result = run("audit", str(tmp_path / "job.yaml"))
+    assert problem in one_line_error(result, 2, ".gpudra.yaml")
+
+
+def test_a_config_that_is_a_fifo_is_refused(tmp_path: Path) -> None:
+    import os
+
+    (tmp_path / "job.yaml").write_text(gpu_job().format(name="train"))
+    os.mkfifo(tmp_path / "config.yaml")
+    result = run("audit", str(tmp_path / "job.yaml"), "--config", str(tmp_path / "config.yaml"))
+    assert "not a regular file" in one_line_error(result, 2, "config.yaml: cannot read")
