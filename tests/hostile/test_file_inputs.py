@@ -188,3 +188,42 @@ def test_a_config_that_is_a_fifo_is_refused(tmp_path: Path) -> None:
     os.mkfifo(tmp_path / "config.yaml")
     result = run("audit", str(tmp_path / "job.yaml"), "--config", str(tmp_path / "config.yaml"))
     assert "not a regular file" in one_line_error(result, 2, "config.yaml: cannot read")
+
+
+AFFINITY = ("      affinity:\n        nodeAffinity:\n"
+            "          requiredDuringSchedulingIgnoredDuringExecution:\n"
+            "            nodeSelectorTerms:\n            - matchExpressions:\n"
+            "              - key: nvidia.com/gpu.product\n                operator: In\n"
+            "                values: {values}\n")
+
+
+@pytest.mark.parametrize("values, shape", [("5", "the scalar 5"), ("{a: 1}", "a mapping")])
+def test_a_malformed_affinity_is_an_error_for_its_file_only(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch, values: str, shape: str) -> None:
+    monkeypatch.chdir(tmp_path)
+    (tmp_path / "t").mkdir()
+    broken = gpu_job("broken").replace("    spec:\n", "    spec:\n" +
+                                       AFFINITY.format(values=values), 1)
+    (tmp_path / "t" / "broken.yaml").write_text(broken)
+    (tmp_path / "t" / "good.yaml").write_text(gpu_job("good"))
+    result = run("convert", "t")
+    assert "internal error" not in said(result), said(result)
+    assert result.exit_code == 3, said(result)
+    assert ("t/broken.yaml:1: Job spec.template.spec.affinity.nodeAffinity."
+            "requiredDuringSchedulingIgnoredDuringExecution.nodeSelectorTerms[0]."
+            f"matchExpressions[0].values is {shape}, not a list") in result.stderr
+    assert (tmp_path / "t" / "broken.yaml").read_text() == broken
+    assert "resourceClaimTemplateName" in (tmp_path / "t" / "good.yaml").read_text()
+
+
+def test_a_count_no_node_holds_is_blocked_at_once(tmp_path: Path,
+                                                  monkeypatch: pytest.MonkeyPatch) -> None:
+    """4294967296 GPUs were planned as 134 million claims (a hang past 1.4 GB)."""
+    monkeypatch.chdir(tmp_path)
+    (tmp_path / "t").mkdir()
+    (tmp_path / "t" / "huge.yaml").write_text(gpu_job("huge", gpus=4294967296))
+    (tmp_path / "t" / "most.yaml").write_text(gpu_job("most", gpus=1024))
+    result = run("convert", "t", "--diff")
+    assert "internal error" not in said(result), said(result)
+    assert "nvidia.com/gpu 4294967296, more devices than any node holds" in said(result)
+    assert "a/t/most.yaml" in result.stdout  # the largest count converted still is
