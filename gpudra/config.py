@@ -113,8 +113,9 @@ def _read(path: Path) -> tuple[Any, yaml.Node | None]:
         line = data.count(b"\n", 0, exc.start) + 1
         raise ConfigError(f"{path}:{line}: not UTF-8 (byte 0x{data[exc.start]:02x}); save the "
                           "file as UTF-8") from None
-    loader = yaml.SafeLoader(text)
+    loader = None
     try:
+        loader = yaml.SafeLoader(text)  # refuses characters YAML forbids (NUL) at once
         root = loader.get_single_node()
         check_alias_budget(root)
         return (loader.construct_document(root) if root is not None else None), root
@@ -128,7 +129,8 @@ def _read(path: Path) -> tuple[Any, yaml.Node | None]:
     except (ValueError, TypeError, OverflowError) as exc:  # a scalar YAML resolves but cannot build
         raise ConfigError(f"{path}: not valid YAML ({_shown(exc)})") from None
     finally:
-        loader.dispose()
+        if loader is not None:
+            loader.dispose()
 
 
 def _shown(value: Any) -> str:
