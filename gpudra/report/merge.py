@@ -47,6 +47,21 @@ def schema() -> dict[str, Any]:
     return json.loads(text)
 
 
+def load_reports(paths: Sequence[str], names: Mapping[str, str]) -> list[LoadedReport]:
+    """Every report, read and validated; when any is refused, one UnreadableInputError naming
+    each refused file (all are read first, so one run tells every problem)."""
+    loaded: list[LoadedReport] = []
+    refused: list[str] = []
+    for path in paths:
+        try:
+            loaded.append(load_report(path, names.get(path)))
+        except UnreadableInputError as exc:
+            refused.append(str(exc))
+    if refused:
+        raise UnreadableInputError("; ".join(refused))
+    return loaded
+
+
 def load_report(path: str, name: str | None = None) -> LoadedReport:
     """Read and validate one report; an UnreadableInputError names the file and its first problem."""
     try:

@@ -227,3 +227,11 @@ def test_a_count_no_node_holds_is_blocked_at_once(tmp_path: Path,
     assert "internal error" not in said(result), said(result)
     assert "nvidia.com/gpu 4294967296, more devices than any node holds" in said(result)
     assert "a/t/most.yaml" in result.stdout  # the largest count converted still is
+
+
+def test_every_refused_report_is_named_in_one_line(tmp_path: Path, report: dict[str, Any]) -> None:
+    (tmp_path / "deep.json").write_text("[" * 100_000)
+    (tmp_path / "latin1.json").write_bytes(b'{"x": "caf\xe9"}')
+    result = run("report", "merge", str(tmp_path / "deep.json"), str(tmp_path / "r.json"),
+                 str(tmp_path / "latin1.json"))
+    one_line_error(result, 3, "deep.json: not JSON", "latin1.json: not JSON")
