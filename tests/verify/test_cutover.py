@@ -204,16 +204,29 @@ def test_runbook_and_wave_manifests(tmp_path: Path) -> None:
     code, report, err = cutover(tmp_path, safe_fleet(), "--output-dir", str(out))
     assert code == 0, err
     first = report["waves"][0]
-    assert "kubectl label node b-1 nvidia.com/gpu.deploy.device-plugin=false --overwrite" \
-        in first["steps"][1]
-    assert any(s.startswith("gpudra verify") for s in first["steps"])
-    assert first["rollback"][0] == f"kubectl apply -f {out}/wave-1/original/ --recursive"
-    original = (out / "wave-1" / "original" / "ml" / "deployment-pinned.yaml").read_text()
-    assert "nvidia.com/gpu" in original
-    converted = list((out / "wave-1" / "converted").rglob("*.yaml"))
-    text = "\n".join(p.read_text() for p in converted)
-    assert "resourceClaimTemplateName" in text and "kind: ResourceClaimTemplate" in text
-    assert "nvidia.com/gpu:" not in text.split("kind: ResourceClaimTemplate")[0]
+    assert "kubectl label node b-1 nvidia.com/gpu.deploy.device-plugin=false --overwrite   " \
+        "# the device plugin leaves (GPU Operator)" in first["steps"]
+    assert first["steps"][-1].startswith("gpudra verify")
+    # The claim templates first; the Deployment replaced (apply would keep its limit); the
+    # drain before either stack changes; each node's slice waited for before the uncordon.
+    commands = [s.split("   #")[0] for s in first["steps"]]
+    assert commands[:3] == [f"kubectl apply -f {out}/wave-1/converted/claims/ --recursive",
+                            "kubectl cordon b-1",
+                            f"kubectl replace -f {out}/wave-1/converted/replace/ --recursive"]
+    assert commands.index("kubectl drain b-1 --ignore-daemonsets --delete-emptydir-data") < \
+        commands.index("kubectl label node b-1 gpudra.io/gpu-stack=dra --overwrite") < \
+        commands.index("kubectl wait --for=create resourceslices --field-selector "
+                       "spec.nodeName=b-1 --timeout=10m") < commands.index("kubectl uncordon b-1")
+    assert f"kubectl replace -f {out}/wave-1/original/replace/ --recursive" in first["rollback"]
+    original = (out / "wave-1" / "original" / "replace" / "ml" / "deployment-pinned.yaml")
+    assert "nvidia.com/gpu" in original.read_text()
+    replaced = (out / "wave-1" / "converted" / "replace" / "ml" / "deployment-pinned.yaml")
+    assert "resourceClaimTemplateName" in replaced.read_text()
+    assert "nvidia.com/gpu:" not in replaced.read_text()
+    assert "ResourceClaimTemplate" not in replaced.read_text()
+    claims = (out / "wave-1" / "converted" / "claims" / "ml" / "deployment-pinned.yaml")
+    assert "kind: ResourceClaimTemplate" in claims.read_text()
+    assert "kind: Deployment" not in claims.read_text()
     runbook = (out / "runbook.md").read_text()
     assert "## Wave 1: b (1 nodes)" in runbook and "Rollback:" in runbook
 

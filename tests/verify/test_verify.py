@@ -330,3 +330,28 @@ def test_verify_judges_the_benchmark_cluster(migrating) -> None:
         assert "is not allocated" in reasons
         assert "scheduler: 0/30 nodes are available: 10 cannot allocate all claims" in reasons
         assert "16 matching devices are held by other claims" in reasons  # the plan engine
+
+
+def _cronjob(active: bool) -> dict[str, Any]:
+    template = {"spec": {"template": {"spec": {**f.pod_spec(template_name="gpu"),
+                                               "restartPolicy": "OnFailure"}}}}
+    cronjob: dict[str, Any] = {"apiVersion": "batch/v1", "kind": "CronJob",
+                               "metadata": {"name": "nightly", "namespace": NS,
+                                            "uid": "uid-nightly"},
+                               "spec": {"schedule": "0 3 * * *", "jobTemplate": template}}
+    if active:
+        cronjob["status"] = {"active": [{"kind": "Job", "namespace": NS,
+                                         "name": "nightly-29000000"}]}
+    return cronjob
+
+
+@pytest.mark.parametrize("active", [False, True])
+def test_a_cronjob_on_claims_is_judged_by_its_running_jobs(active: bool) -> None:
+    """Between its scheduled runs a CronJob has no pods, and that is no failure; during a run
+    (status.active) its pods must be there."""
+    data = f.state(f.node("dra-1", 8, dra=True), f.gpu_slice("dra-1", 8), f.device_class(),
+                   f.template(NS, "gpu"), _cronjob(active))
+    code, report, _ = verify(data, "-o", "json")
+    nightly = by_name(report)["nightly"]
+    assert nightly["outcome"] == ("fail" if active else "pass"), nightly
+    assert code == (1 if active else 0)
