@@ -22,10 +22,29 @@ FORMAT_VERSION = 1
 _FIELDS = ("rule", "kind", "namespace", "name", "container", "resource")
 
 Identity = tuple[str | None, ...]
+MAX_COUNT = 2**31 - 1  # findings of one identity; a tree holding more is no tree
 
 
 def identity(finding: Finding) -> Identity:
     return tuple(getattr(finding, key) for key in _FIELDS)
+
+
+@dataclass(frozen=True, slots=True)
+class BaselineEntry:
+    """One line of a baseline file, as msgspec checks it (unknown keys are ignored)."""
+    rule: str
+    kind: str | None = None
+    namespace: str | None = None
+    name: str | None = None
+    container: str | None = None
+    resource: str | None = None
+    count: int = 1
+
+
+@dataclass(frozen=True, slots=True)
+class BaselineFile:
+    version: int
+    findings: list[BaselineEntry]
 
 
 @dataclass(frozen=True)
@@ -65,26 +84,36 @@ def write_baseline(path: Path, findings: Iterable[Finding]) -> None:
             from None
 
 
+# A baseline holds one short entry per distinct finding: 100,000 of them are ~15 MB, and
+# reading one takes ~8 times its size in memory.
+MAX_BASELINE_BYTES = 32 << 20
+
+
 def load_baseline(path: Path) -> Baseline:
+    """Read a baseline file. UnreadableInputError when it cannot be read, ConfigError (one line
+    naming the file and the field) when it is no baseline of this version."""
+    import msgspec  # only runs with --baseline load it
+
+    from gpudra.input_files import decode_json, read_small
+
     try:
-        data = json.loads(path.read_text(encoding="utf-8"))
-    except OSError as exc:
-        raise UnreadableInputError(f"{path}: {exc.strerror or exc}") from None
+        data = decode_json(read_small(str(path), MAX_BASELINE_BYTES))
     except ValueError as exc:
-        raise ConfigError(f"{path}: not a gpudra baseline (not JSON: {exc})") from None
-    if not isinstance(data, dict) or data.get("version") != FORMAT_VERSION \
-            or not isinstance(data.get("findings"), list):
+        raise ConfigError(f"{path}: not a gpudra baseline ({exc})") from None
+    if not isinstance(data, dict) or data.get("version") != FORMAT_VERSION:
         raise ConfigError(f"{path}: not a gpudra baseline of version {FORMAT_VERSION} "
                           "(write one with --write-baseline)")
-    entries: Counter = Counter()
-    for i, entry in enumerate(data["findings"]):
-        if not isinstance(entry, dict) or not isinstance(entry.get("rule"), str):
-            raise ConfigError(f"{path}: findings[{i}] needs at least a rule")
-        count = entry.get("count", 1)
-        if not isinstance(count, int) or count < 1:
-            raise ConfigError(f"{path}: findings[{i}]: count must be a positive integer")
-        entries[tuple(entry.get(key) for key in _FIELDS)] += count
-    return Baseline(str(path), entries)
+    try:
+        entries = msgspec.convert(data, BaselineFile).findings
+    except msgspec.ValidationError as exc:
+        raise ConfigError(f"{path}: not a gpudra baseline: {exc}") from None
+    counts: Counter = Counter()
+    for i, entry in enumerate(entries):
+        if not 1 <= entry.count <= MAX_COUNT:
+            raise ConfigError(f"{path}: not a gpudra baseline: at `$.findings[{i}].count`: "
+                              f"a count is a whole number from 1 to {MAX_COUNT:,}")
+        counts[tuple(getattr(entry, key) for key in _FIELDS)] += entry.count
+    return Baseline(str(path), counts)
 
 
 def apply_baseline(report: Report, baseline: Baseline) -> Report:

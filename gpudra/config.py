@@ -14,7 +14,7 @@ from typing import Any
 
 import yaml
 
-from gpudra.errors import ConfigError
+from gpudra.errors import ConfigError, UnreadableInputError
 from gpudra.model import Severity
 from gpudra.objects import noun_for
 from gpudra.rules.base import RuleSettings
@@ -24,6 +24,9 @@ from gpudra.workloads import WorkloadKind, compile_path
 CONFIG_NAMES = (".gpudra.yaml", ".gpudra.yml")
 _TOP_KEYS = {"rules", "exclude", "workloads", "preflight", "waivers", "strict"}
 _WORKLOAD_KEYS = {"apiVersion", "group", "kind", "podSpecs", "containers"}
+# A settings file: a few KiB in practice. 1 MiB holds ~10,000 waivers, which PyYAML (pure
+# Python here) reads in ~4 s of CPU: the most a hostile file can cost every command.
+MAX_CONFIG_BYTES = 1 << 20
 
 
 @dataclass(frozen=True)
@@ -70,15 +73,7 @@ def config_for(paths: Sequence[str], explicit: Path | None = None) -> Path | Non
 def load_config(path: Path | None, known_rules: Mapping[str, Any]) -> Config:
     if path is None:
         return Config()
-    try:
-        text = path.read_text(encoding="utf-8-sig")
-        raw = yaml.safe_load(text)
-    except OSError as exc:
-        raise ConfigError(f"{path}: {exc.strerror or exc}") from None
-    except yaml.YAMLError as exc:
-        mark = getattr(exc, "problem_mark", None)
-        where = f":{mark.line + 1}" if mark is not None else ""
-        raise ConfigError(f"{path}{where}: not valid YAML ({getattr(exc, 'problem', exc)})") from None
+    raw, root = _read(path)
     if raw is None:
         return Config(path)
     if not isinstance(raw, Mapping):
@@ -86,18 +81,70 @@ def load_config(path: Path | None, known_rules: Mapping[str, Any]) -> Config:
     unknown = set(raw) - _TOP_KEYS
     if unknown:
         raise ConfigError(f"{path}: unknown {noun_for(len(unknown), 'key')} "
-                          f"{', '.join(sorted(map(str, unknown)))}; "
+                          f"{', '.join(sorted(_shown(key) for key in unknown))}; "
                           f"expected {', '.join(sorted(_TOP_KEYS))}")
     return Config(
         path=path,
         settings=_rules(path, raw.get("rules") or {}, known_rules),
         exclude=_strings(path, "exclude", raw.get("exclude") or []),
-        workloads=tuple(_workload(path, i, w) for i, w in enumerate(raw.get("workloads") or [])),
+        workloads=tuple(_workload(path, i, w) for i, w in enumerate(_list(path, "workloads",
+                                                                          raw.get("workloads")))),
         preflight_skip=_preflight(path, raw.get("preflight") or {}),
         waivers=parse_waivers(str(path), raw.get("waivers") or [], known_rules,
-                              _waiver_lines(text)) if raw.get("waivers") else (),
+                              _waiver_lines(root)) if raw.get("waivers") else (),
         strict=_flag(path, "strict", raw.get("strict", False)),
     )
+
+
+def _read(path: Path) -> tuple[Any, yaml.Node | None]:
+    """The file's data and its composed root node (for the lines of its waivers). Whatever the
+    bytes, a ConfigError naming the file: not UTF-8, not YAML, nested too deeply, aliases past
+    the budget manifests are held to, values YAML cannot build (`2026-13-45`, a 5,000-digit key)."""
+    from gpudra.input_files import read_small  # here: most runs have no config file
+    from gpudra.sources.documents import check_alias_budget
+
+    try:
+        data = read_small(str(path), MAX_CONFIG_BYTES)
+    except UnreadableInputError as exc:
+        raise ConfigError(str(exc)) from None
+    try:
+        text = data.decode("utf-8-sig")
+    except UnicodeDecodeError as exc:
+        line = data.count(b"\n", 0, exc.start) + 1
+        raise ConfigError(f"{path}:{line}: not UTF-8 (byte 0x{data[exc.start]:02x}); save the "
+                          "file as UTF-8") from None
+    loader = None
+    try:
+        loader = yaml.SafeLoader(text)  # refuses characters YAML forbids (NUL) at once
+        root = loader.get_single_node()
+        check_alias_budget(root)
+        return (loader.construct_document(root) if root is not None else None), root
+    except yaml.YAMLError as exc:
+        mark = getattr(exc, "problem_mark", None)
+        where = f":{mark.line + 1}" if mark is not None else ""
+        problem = getattr(exc, "problem", None) or exc
+        raise ConfigError(f"{path}{where}: not valid YAML ({_shown(problem)})") from None
+    except RecursionError:
+        raise ConfigError(f"{path}: not valid YAML (nested too deeply)") from None
+    except (ValueError, TypeError, OverflowError) as exc:  # a scalar YAML resolves but cannot build
+        raise ConfigError(f"{path}: not valid YAML ({_shown(exc)})") from None
+    finally:
+        if loader is not None:
+            loader.dispose()
+
+
+def _shown(value: Any) -> str:
+    """A value of the file in a one-line message: on one line, and short."""
+    text = " ".join(str(value).split())
+    return text if len(text) <= 80 else f"{text[:77]}..."
+
+
+def _list(path: Path, key: str, raw: Any) -> list[Any]:
+    if raw is None:
+        return []
+    if not isinstance(raw, list):
+        raise ConfigError(f"{path}: '{key}' must be a list")
+    return raw
 
 
 def _flag(path: Path, key: str, raw: Any) -> bool:
@@ -106,9 +153,8 @@ def _flag(path: Path, key: str, raw: Any) -> bool:
     return raw
 
 
-def _waiver_lines(text: str) -> list[int | None]:
+def _waiver_lines(root: yaml.Node | None) -> list[int | None]:
     """The 1-based line of each `waivers:` entry, for GPU902 to point at."""
-    root = yaml.compose(text)
     for key, value in root.value if isinstance(root, yaml.MappingNode) else ():
         if key.value == "waivers" and isinstance(value, yaml.SequenceNode):
             return [item.start_mark.line + 1 for item in value.value]
@@ -123,7 +169,7 @@ def _rules(path: Path, raw: Any, known: Mapping[str, Any]) -> RuleSettings:
     for rule_id, setting in raw.items():
         key = str(rule_id).upper()
         if key not in known:
-            raise ConfigError(f"{path}: unknown rule {rule_id!r} (see `gpudra rules`)")
+            raise ConfigError(f"{path}: unknown rule {_shown(repr(rule_id))} (see `gpudra rules`)")
         if setting in ("disable", "disabled", False, "off"):
             disabled.add(key)
         elif isinstance(setting, str) and setting in {s.value for s in Severity}:
@@ -138,7 +184,7 @@ def _rules(path: Path, raw: Any, known: Mapping[str, Any]) -> RuleSettings:
                     raise ConfigError(f"{path}: {key}: severity must be error, warning or info") from None
         else:
             raise ConfigError(f"{path}: {key}: expected 'disable', a severity "
-                              "(error|warning|info) or {{severity: ..., enabled: ...}}")
+                              "(error|warning|info) or {severity: ..., enabled: ...}")
     return RuleSettings(frozenset(disabled), severities)
 
 

@@ -44,12 +44,12 @@ def report_merge(
 ) -> None:
     """Merge the JSON reports of many clusters: one summary (their sum), one row per cluster,
     every finding and workload named by its cluster."""
-    from gpudra.report.merge import exit_code, load_report, merge_reports, parse_names
+    from gpudra.report.merge import exit_code, load_reports, merge_reports, parse_names
 
     named = parse_names(names)
     unknown = sorted(set(named) - set(reports))
     if unknown:
         raise UsageError(f"--name {unknown[0]}=...: no such REPORT among the arguments")
-    merged = merge_reports([load_report(path, named.get(path)) for path in reports])
+    merged = merge_reports(load_reports(reports, named))
     write_merged(output, merged)
     raise typer.Exit(int(exit_code(merged, FailOn.parse(fail_on.value))))

@@ -99,7 +99,8 @@ def load(read: ReadFile, stats: ScanStats, errors: list[InputError]) -> File | N
             # Skipped documents (no Kubernetes object) are planned too: a request-shaped GPU
             # limit in one (a values file) is reported as blocked, for a human to move.
             doc.nodes = document.parsed
-            malformed = _malformed_metadata(doc.nodes.data)
+            malformed = _malformed_metadata(doc.nodes.data) or (
+                _malformed_affinity(doc.nodes.data) if "nodeSelectorTerms" in text else None)
             if malformed:
                 errors.append(InputError(entry.label, f"{malformed}: the API server rejects such "
                                          "an object; file left untouched",
@@ -125,6 +126,63 @@ def _malformed_metadata(data: Any) -> str | None:
                 if field is not None and not isinstance(field, str):
                     return f"{kind} {where}.{key} is {field!r}, not a string"
     return None
+
+
+_REQUIRED = "requiredDuringSchedulingIgnoredDuringExecution"
+
+
+def _malformed_affinity(data: Any) -> str | None:
+    """A required node affinity of the wrong shape anywhere in the document's objects (a
+    `values: 5`): the API server rejects it, and the planner (convert.placement) reads it."""
+    for obj, _ in objects_of(data):
+        stack: list[tuple[Any, str, int]] = [(obj, "", 0)]
+        while stack:
+            node, where, depth = stack.pop()
+            if depth > 64:  # deeper than any kind keeps a pod spec
+                continue
+            pairs = node.items() if isinstance(node, dict) else enumerate(node)
+            for key, child in pairs:
+                at = f"{where}.{key}" if isinstance(node, dict) else f"{where}[{key}]"
+                if key == "nodeAffinity" and isinstance(node, dict):
+                    problem = _affinity_shape(child, at.lstrip("."))
+                    if problem:
+                        return f"{obj.get('kind') or 'object'} {problem}"
+                elif isinstance(child, (dict, list)):
+                    stack.append((child, at, depth + 1))
+    return None
+
+
+def _affinity_shape(affinity: Any, at: str) -> str | None:
+    required, required_at = _get(affinity, _REQUIRED), f"{at}.{_REQUIRED}"
+    terms, terms_at = _get(required, "nodeSelectorTerms"), f"{required_at}.nodeSelectorTerms"
+    problem = _shape(affinity, at, dict) or _shape(required, required_at, dict) or \
+        _shape(terms, terms_at, list)
+    if problem or not isinstance(terms, list):
+        return problem
+    for t, term in enumerate(terms):
+        problem = _shape(term, f"{terms_at}[{t}]", dict)
+        for name in ("matchExpressions", "matchFields"):
+            expressions, field_at = _get(term, name), f"{terms_at}[{t}].{name}"
+            problem = problem or _shape(expressions, field_at, list)
+            for e, expression in enumerate(expressions if isinstance(expressions, list) else ()):
+                problem = problem or _shape(expression, f"{field_at}[{e}]", dict) or \
+                    _shape(_get(expression, "values"), f"{field_at}[{e}].values", list)
+        if problem:
+            return problem
+    return None
+
+
+def _shape(value: Any, where: str, expected: type) -> str | None:
+    if value is None or isinstance(value, expected):
+        return None
+    shape = ("a list" if isinstance(value, list) else "a mapping" if isinstance(value, dict)
+             else f"the scalar {_short(value)}")
+    return f"{where} is {shape}, not {'a list' if expected is list else 'a mapping'}"
+
+
+def _short(value: Any) -> str:
+    text = repr(value)
+    return text if len(text) <= 40 else f"{text[:37]}..."
 
 
 def _get(value: Any, key: str) -> Any:

@@ -43,6 +43,11 @@ GPU_CLASS = emit.GPU_CLASS
 MIG_CLASS = emit.MIG_CLASS
 MAX_REQUESTS = 32  # resourceapi.DeviceRequestsMaxSize: requests in one claim
 MAX_DEVICES = 32   # resourceapi.AllocationResultsMaxSize: devices one claim allocates
+# A container's devices are on its one node: the largest GPU nodes hold 16 GPUs, 112 MIG slices
+# at 7 per GPU. 1,024 (32 claims of 32 devices) is far past any; a count beyond it is a typo
+# or a hostile file, and planning it would build a claim per 32 devices (4294967296: 134
+# million of them).
+MAX_CONTAINER_DEVICES = MAX_REQUESTS * MAX_DEVICES
 _NAME_ROOM = 56    # a request name is a DNS label (63); room for "-rest" and "-NN"
 
 
@@ -89,6 +94,10 @@ def find_needs(pod: PodSpecUse) -> list[DeviceNeed]:
                               "convert the rendered manifest, or write the count")
             if count.value is None:
                 raise Blocked(f"{asks} {request.limit!r}, which is {count.invalid}")
+            if count.value > MAX_CONTAINER_DEVICES:
+                raise Blocked(f"{asks} {request.limit!r}, more devices than any node holds "
+                              f"(gpudra converts at most {MAX_CONTAINER_DEVICES:,} per "
+                              "container): check the count")
             if request.in_requests and \
                     parse_device_count(request.request).value != count.value:
                 raise Blocked(f"{asks} with requests and limits that differ; the API server "

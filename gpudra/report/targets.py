@@ -77,12 +77,12 @@ def write_targets(targets: Sequence[OutputTarget], render: Callable[[str, bool],
     if publish is None and any(t.configmap is not None for t in targets):
         raise UsageError("-o FORMAT=configmap:NAME is for cluster audits (gpudra audit "
                          "with no PATH, one cluster)")
-    texts: dict[tuple[str, bool], str] = {}
+    # Every text first, files' encoded: a rendering that fails must leave every file as it was.
+    texts = {key: render(*key) for key in dict.fromkeys((t.format, t.to_stdout) for t in targets)}
+    encoded = {key: text.encode("utf-8") for key, text in texts.items() if not key[1]}
     failed: list[str] = []
     for target in targets:
         key = (target.format, target.to_stdout)
-        if key not in texts:
-            texts[key] = render(*key)
         if target.path is None:
             stdout.write(texts[key])
             stdout.flush()
@@ -94,7 +94,7 @@ def write_targets(targets: Sequence[OutputTarget], render: Callable[[str, bool],
                 failed.append(str(exc))
             continue
         try:  # never through a committed link, into a FIFO or a device
-            replace(target.path, (texts[key].encode("utf-8"),))
+            replace(target.path, (encoded[key],))
         except WriteRefused as exc:
             failed.append(f"{target.path}: {exc}")
         except OSError as exc:
