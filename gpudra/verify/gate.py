@@ -38,8 +38,9 @@ MAX_LISTED = 10  # workloads and pods named; the rest are counted
 
 @dataclass(frozen=True)
 class Gate:
-    blockers: tuple[str, ...]
+    blockers: tuple[str, ...]  # one line each; past MAX_LISTED pods, one line counts the rest
     judged: bool = True   # False under -n or --selector: neither safe nor blocked
+    count: int | None = None   # how many things stand in the way (None: one per line)
 
     @property
     def safe(self) -> bool:
@@ -51,8 +52,9 @@ class Gate:
             return NOT_JUDGED
         if self.safe:
             return SAFE
+        count = len(self.blockers) if self.count is None else self.count
         return (f"not yet safe to remove the device plugin: "
-                f"{plural(len(self.blockers), 'thing')} in the way")
+                f"{plural(count, 'thing')} in the way")
 
 
 def not_judged() -> Gate:
@@ -61,7 +63,10 @@ def not_judged() -> Gate:
 
 def decommission_gate(state: ClusterState, verdicts: Sequence[Verdict]) -> Gate:
     """The gate over the whole cluster; `verdicts` are those of every GPU workload."""
-    blockers = _pods(state) + _templates(state, verdicts)
+    pods, asking_pods = _pods(state)
+    templates, idle = _templates(state, verdicts)
+    blockers = pods + templates
+    listed = len(blockers)
     dra_nodes = {str(dig(s, "spec", "nodeName")) for s in state.slices
                  if dig(s, "spec", "nodeName") and dig(s, "spec", "devices")}
     blockers += _nodes(state.nodes, dra_nodes)
@@ -77,10 +82,11 @@ def decommission_gate(state: ClusterState, verdicts: Sequence[Verdict]) -> Gate:
                                           meta.get("name")) if x)
         blockers.append(f"{where} keys on device-plugin GPUs: "
                         + "; ".join(keys_on_device_plugin(obj)))
-    return Gate(tuple(blockers))
+    return Gate(tuple(blockers), count=asking_pods + idle + len(blockers) - listed)
 
 
-def _pods(state: ClusterState) -> list[str]:
+def _pods(state: ClusterState) -> tuple[list[str], int]:
+    """Lines naming the pods that ask for device-plugin GPUs, and how many there are."""
     pods = sorted((p for pods in state.pods.values() for p in pods
                    if p.device_plugin_gpus and p.phase in ("Running", "Pending")),
                   key=lambda p: p.subject)
@@ -88,10 +94,10 @@ def _pods(state: ClusterState) -> list[str]:
     if len(pods) > MAX_LISTED:
         lines.append(f"... and {plural(len(pods) - MAX_LISTED, 'more pod')} asking for "
                      "device-plugin GPUs")
-    return lines
+    return lines, len(pods)
 
 
-def _templates(state: ClusterState, verdicts: Sequence[Verdict]) -> list[str]:
+def _templates(state: ClusterState, verdicts: Sequence[Verdict]) -> tuple[list[str], int]:
     """Workloads on the device plugin with no pod asking now (their pods are named above):
     a CronJob between runs, a Deployment scaled to 0, a Job that finished."""
     idle = [v for v in verdicts if v.state == DEVICE_PLUGIN
@@ -102,7 +108,7 @@ def _templates(state: ClusterState, verdicts: Sequence[Verdict]) -> list[str]:
     if len(idle) > MAX_LISTED:
         lines.append(f"... and {plural(len(idle) - MAX_LISTED, 'more workload')} asking for "
                      "device-plugin GPUs in their templates")
-    return lines
+    return lines, len(idle)
 
 
 def _pod_line(pod: PodState) -> str:

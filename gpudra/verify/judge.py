@@ -51,7 +51,7 @@ def judge_workload(workload: ClusterObject, state: ClusterState, inventory: Inve
     if kind == DEVICE_PLUGIN:
         running = sum(1 for p in pods if p.fine)
         message = (f"still on the device plugin: {plural(len(pods), 'pod')} "
-                   f"({running} running) hold {held} nvidia.com/gpu" if pods else
+                   f"({running} Running and Ready) hold {held} nvidia.com/gpu" if pods else
                    "still on the device plugin (no pods now)")
         return Verdict(workload, kind, False, message, (), len(pods), running, 0, 0)
     problems: list[str] = []

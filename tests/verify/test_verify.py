@@ -411,3 +411,19 @@ def test_the_gate_is_not_judged_from_one_namespace_or_a_selector() -> None:
         assert gate(report)["message"].startswith("not judged:")
         code, _, err = verify(after_cutover(), "--decommission", *scope)
         assert code == 2 and "--decommission judges the whole cluster" in err
+
+
+def test_the_gate_counts_what_stands_in_the_way_not_its_lines() -> None:
+    """Twelve pods on the device plugin are twelve things in the way, though the gate names
+    ten and counts the rest in one line; a pod's count says Running and Ready."""
+    pods = [f.pod(NS, f"legacy-{i}", f.pod_spec(gpus=1), owner=("ReplicaSet", "legacy-rs"),
+                  node_name="dp-1") for i in range(12)]
+    data = f.state(f.node("dp-1", 16), deployed("legacy", f.pod_spec(gpus=1), pods, 12))
+    _, report, _ = verify(data, "-o", "json")
+    blockers = report["decommission"]["blockers"]
+    assert "... and 2 more pods asking for device-plugin GPUs" in blockers
+    # 12 pods and the node that still serves them through the device plugin
+    assert gate(report)["message"] == ("not yet safe to remove the device plugin: 13 things in "
+                                       "the way")
+    assert by_name(report)["legacy"]["message"] == (
+        "still on the device plugin: 12 pods (12 Running and Ready) hold 12 nvidia.com/gpu")
