@@ -119,7 +119,9 @@ def _pod_problems(pod: PodState, state: ClusterState, kind: str) -> list[str]:
             out.append(f"ResourceClaim {ref.claim} is allocated but not reserved for this pod "
                        "(held by " + (", ".join(sorted(claim.reserved_for)) or "no pod") + ")")
     if kind == CLAIMS and pod.device_plugin_gpus:
-        out.append(f"still holds {pod.device_plugin_gpus} device-plugin nvidia.com/gpu")
+        # A pod bound to no node holds nothing yet: it asks, and waits for both stacks.
+        verb = "still holds" if pod.node else "still asks for"
+        out.append(f"{verb} {pod.device_plugin_gpus} device-plugin nvidia.com/gpu")
     if pod.phase != "Running":
         out.append(f"{pod.phase}" + (f" on {pod.node}" if pod.node else " (not scheduled)"))
     elif not pod.ready:

@@ -427,3 +427,21 @@ def test_the_gate_counts_what_stands_in_the_way_not_its_lines() -> None:
                                        "the way")
     assert by_name(report)["legacy"]["message"] == (
         "still on the device plugin: 12 pods (12 Running and Ready) hold 12 nvidia.com/gpu")
+
+
+@pytest.mark.parametrize(("node", "said"), [
+    ("dra-1", "still holds 1 device-plugin nvidia.com/gpu"),
+    (None, "still asks for 1 device-plugin nvidia.com/gpu"),
+])
+def test_a_pod_on_both_stacks_holds_only_once_bound(node: str | None, said: str) -> None:
+    spec = f.pod_spec(template_name="gpu")
+    spec["containers"][0]["resources"]["limits"] = {"nvidia.com/gpu": "1"}
+    pod = f.pod(NS, "both-0", spec, owner=("ReplicaSet", "both-rs"),
+                phase="Running" if node else "Pending", node_name=node, claims={"gpu": "c"})
+    data = f.state(f.node("dra-1", 8, dra=True, plugin=True), f.gpu_slice("dra-1", 8),
+                   f.device_class(), f.template(NS, "gpu"),
+                   f.claim(NS, "c", devices=[("dra-1", "gpu-0")],
+                           reserved=[("both-0", "uid-both-0")]),
+                   deployed("both", spec, [pod]))
+    _, report, _ = verify(data, "-o", "json")
+    assert f"pod {NS}/both-0: {said}" in by_name(report)["both"]["details"]
