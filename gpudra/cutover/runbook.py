@@ -17,9 +17,10 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
-from gpudra.cutover.fleet import RISK_NAMES
+from gpudra.cutover.fleet import RISK_NAMES, Workload
 from gpudra.cutover.manifests import RECREATE, REPLACE, mode, wave_modes
 from gpudra.cutover.waves import CutoverPlan, Side, Wave
+from gpudra.objects import as_mapping
 from gpudra.report.formats import RenderOptions
 
 OPERATOR_LABEL = "nvidia.com/gpu.deploy.device-plugin"
@@ -157,7 +158,8 @@ def as_json(result: CutoverPlan, directory: str | None, pools: dict[str, int],
         "waves": [{"wave": w.number, "pools": list(w.units), "nodes": list(w.nodes),
                    "workloads": [{"kind": m.kind, "name": m.name, "namespace": m.namespace,
                                   "pods": m.pods, "gpus": m.gpus,
-                                  "risk": RISK_NAMES[m.risk]} for m in w.moved],
+                                  "risk": RISK_NAMES[m.risk],
+                                  "managed_by": manager(m)} for m in w.moved],
                    "device_plugin_side": _side(w.plugin_side), "dra_side": _side(w.dra_side),
                    **wave_steps(w, directory, context)} for w in result.waves],
         "attempt": None if result.attempt is None else {
@@ -190,7 +192,7 @@ def markdown(result: CutoverPlan, directory: str | None, pools: dict[str, int],
         if wave.moved:
             lines += ["Workloads that move to claims:", ""]
             lines += [f"- {_md(m.label)} ({m.pods} pods, {m.gpus} GPUs; {RISK_NAMES[m.risk]})"
-                      for m in wave.moved[:MAX_LISTED]]
+                      + _managed_note(m) for m in wave.moved[:MAX_LISTED]]
             if len(wave.moved) > MAX_LISTED:
                 lines.append(f"- ... and {len(wave.moved) - MAX_LISTED} more (JSON: -o json)")
             lines.append("")
@@ -202,6 +204,23 @@ def markdown(result: CutoverPlan, directory: str | None, pools: dict[str, int],
                   "plugin\", uninstall it (or set the GPU Operator's `devicePlugin.enabled: "
                   "false`).", ""]
     return "\n".join(lines)
+
+
+def manager(workload: Workload) -> str | None:
+    """Who keeps the workload's manifest, when it is a tool that would put the device-plugin
+    template back after the runbook replaces it (Helm, Argo CD, Flux); None otherwise."""
+    from gpudra.managed import managed_by
+
+    found = managed_by(as_mapping(workload.original.get("metadata")))
+    return None if found in (None, "kubectl apply") else found
+
+
+def _managed_note(workload: Workload) -> str:
+    found = manager(workload)
+    if found is None:
+        return ""
+    return (f": **managed by {_md(found)}**: convert its source too (`gpudra convert` on the "
+            "chart values or the Git tree), or it puts the device-plugin template back")
 
 
 def _md(text: str) -> str:

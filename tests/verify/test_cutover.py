@@ -359,3 +359,25 @@ def test_the_dra_side_counts_physical_devices_not_time_slicing_replicas(tmp_path
              for w in report["waves"]]
     # a first: the shared node keeps advertising its 8 replicas; then ts: 8 + 2 devices on DRA
     assert sides == [(["a"], 8, 8), (["ts"], 0, 10)]
+
+
+def test_a_workload_a_tool_manages_is_named_with_its_manager(tmp_path: Path) -> None:
+    """The runbook replaces live objects: Helm or Argo CD would put the device-plugin template
+    back, so the runbook says who manages each moving workload (kubectl apply is no manager
+    that reverts)."""
+    objects = safe_fleet()
+    pinned_deploy = next(o for o in objects if o["metadata"]["name"] == "pinned")
+    pinned_deploy["metadata"]["annotations"] = {"meta.helm.sh/release-name": "trainer",
+                                                "meta.helm.sh/release-namespace": "ml"}
+    code, report, err = cutover(tmp_path, objects)
+    assert code == 0, err
+    managers = {w["name"]: w["managed_by"] for wave in report["waves"]
+                for w in wave["workloads"]}
+    assert managers == {"pinned": "Helm release trainer (namespace ml)", "web": None,
+                        "batch": None}
+    source = tmp_path / "fleet.yaml"
+    markdown = subprocess.run([sys.executable, "-m", "gpudra", "cutover", "--from", str(source),
+                               "-o", "markdown"], capture_output=True, text=True,
+                              timeout=120).stdout
+    assert "- ml/Deployment/pinned (1 pods, 8 GPUs; StatefulSet or singleton): **managed by " \
+        "Helm release trainer (namespace ml)**: convert its source too" in markdown
