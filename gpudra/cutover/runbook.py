@@ -81,7 +81,8 @@ def wave_steps(wave: Wave, directory: str | None,
     if wave.moved:
         steps.append(f"kubectl apply -f {where}/converted/claims/ --recursive   # the claim "
                      "templates first: no workload may name a missing one")
-    steps.append(f"kubectl cordon {nodes}")
+    if wave.nodes:
+        steps.append(f"kubectl cordon {nodes}")
     if REPLACE in modes:
         steps.append(f"kubectl replace -f {where}/converted/replace/ --recursive   # "
                      f"{_count(replaced, 'workload')} roll onto claims; their new pods wait "
@@ -90,38 +91,51 @@ def wave_steps(wave: Wave, directory: str | None,
         steps.append(f"kubectl delete -f {where}/original/recreate/ --recursive --wait   # "
                      f"{_count(recreated, 'Job or bare Pod', 'Jobs or bare Pods')}: the pod "
                      "template cannot change; created again below (a Job starts over)")
-    steps.append(f"kubectl drain {nodes} --ignore-daemonsets --delete-emptydir-data   # what "
-                 "stays on the device plugin restarts on the nodes that keep it")
-    steps.append(f"kubectl label node {nodes} {OPERATOR_LABEL}=false --overwrite   # the "
-                 "device plugin leaves (GPU Operator)")
-    steps += _wait_plugin_gone(wave.nodes, context.plugin_pods)
-    steps.append(f"kubectl label node {nodes} {STACK_LABEL}=dra --overwrite   # the DRA "
-                 "kubelet plugin starts (the standalone device-plugin chart leaves)")
-    steps += [f"kubectl wait --for=create resourceslices --field-selector "
-              f"spec.nodeName={shlex.quote(n)} --timeout=10m" for n in wave.nodes]
-    steps.append(f"kubectl uncordon {nodes}")
+    if wave.nodes:
+        steps += _switch(wave.nodes, nodes, context.plugin_pods)
     if RECREATE in modes:
         steps.append(f"kubectl create -f {where}/converted/recreate/ --recursive")
     steps.append("gpudra verify   # the gate: exit 0 before the next wave")
     return {"steps": steps, "rollback": _rollback(wave, nodes, where, modes, quotas)}
 
 
+def _switch(names: tuple[str, ...], nodes: str, plugin_pods: tuple[tuple[str, str], ...]
+            ) -> list[str]:
+    """The nodes drained, moved from the device plugin to the DRA driver, each move waited
+    for, and opened again."""
+    return [
+        f"kubectl drain {nodes} --ignore-daemonsets --delete-emptydir-data   # what stays on "
+        "the device plugin restarts on the nodes that keep it",
+        f"kubectl label node {nodes} {OPERATOR_LABEL}=false --overwrite   # the device plugin "
+        "leaves (GPU Operator)",
+        *_wait_plugin_gone(names, plugin_pods),
+        f"kubectl label node {nodes} {STACK_LABEL}=dra --overwrite   # the DRA kubelet plugin "
+        "starts (the standalone device-plugin chart leaves)",
+        *(f"kubectl wait --for=create resourceslices --field-selector "
+          f"spec.nodeName={shlex.quote(n)} --timeout=10m" for n in names),
+        f"kubectl uncordon {nodes}",
+    ]
+
+
 def _rollback(wave: Wave, nodes: str, where: str, modes: frozenset[str], quotas: int
               ) -> list[str]:
     """The wave's steps undone, in the reverse order."""
-    steps = [f"kubectl cordon {nodes}"]
+    steps = [f"kubectl cordon {nodes}"] if wave.nodes else []
     if RECREATE in modes:
         steps.append(f"kubectl delete -f {where}/converted/recreate/ --recursive --wait")
     if REPLACE in modes:
         steps.append(f"kubectl replace -f {where}/original/replace/ --recursive")
-    steps.append(f"kubectl drain {nodes} --ignore-daemonsets --delete-emptydir-data")
-    steps.append(f"kubectl label node {nodes} {STACK_LABEL}- --overwrite   # the DRA kubelet "
-                 "plugin leaves")
-    steps += [f"kubectl wait --for=delete resourceslices --field-selector "
-              f"spec.nodeName={shlex.quote(n)} --timeout=10m" for n in wave.nodes]
-    steps.append(f"kubectl label node {nodes} {OPERATOR_LABEL}=true --overwrite   # the "
-                 "device plugin comes back")
-    steps.append(f"kubectl uncordon {nodes}")
+    if wave.nodes:
+        steps += [
+            f"kubectl drain {nodes} --ignore-daemonsets --delete-emptydir-data",
+            f"kubectl label node {nodes} {STACK_LABEL}- --overwrite   # the DRA kubelet "
+            "plugin leaves",
+            *(f"kubectl wait --for=delete resourceslices --field-selector "
+              f"spec.nodeName={shlex.quote(n)} --timeout=10m" for n in wave.nodes),
+            f"kubectl label node {nodes} {OPERATOR_LABEL}=true --overwrite   # the device "
+            "plugin comes back",
+            f"kubectl uncordon {nodes}",
+        ]
     if RECREATE in modes:
         steps.append(f"kubectl create -f {where}/original/recreate/ --recursive")
     if quotas:
@@ -185,8 +199,9 @@ def markdown(result: CutoverPlan, directory: str | None, pools: dict[str, int],
     lines += [f"{i}. {step}" for i, step in enumerate(prerequisites(), 1)] + [""]
     for wave in result.waves:
         steps = wave_steps(wave, directory, context)
-        lines += [f"## Wave {wave.number}: {_md(', '.join(wave.units))} ({len(wave.nodes)} nodes)",
-                  ""]
+        what = (f"{_md(', '.join(wave.units))} ({len(wave.nodes)} nodes)" if wave.nodes else
+                "workloads only (their nodes publish already)")
+        lines += [f"## Wave {wave.number}: {what}", ""]
         lines += [f"After it: device plugin {_fits(wave.plugin_side)}; DRA "
                   f"{_fits(wave.dra_side)}; no node serves both.", ""]
         if wave.moved:
@@ -232,7 +247,7 @@ def _md(text: str) -> str:
 def table(result: CutoverPlan) -> str:
     rows = [("wave", "pools", "nodes", "moves", "device plugin after", "DRA after")]
     for w in result.waves:
-        rows.append((str(w.number), ", ".join(w.units), str(len(w.nodes)), str(len(w.moved)),
+        rows.append((str(w.number), ", ".join(w.units) or "-", str(len(w.nodes)), str(len(w.moved)),
                      f"{w.plugin_side.demand}/{w.plugin_side.gpus} GPUs",
                      f"{w.dra_side.demand}/{w.dra_side.gpus} GPUs"))
     widths = [max(len(r[i]) for r in rows) for i in range(len(rows[0]))]

@@ -129,6 +129,19 @@ def order_waves(fleet: Fleet, table: WorkloadTable, max_wave_nodes: int | None =
         if on_wave is not None:
             on_wave(len(waves))
     left = [w for w in fleet.workloads if w.key not in migrated]
+    # Workloads still on the device plugin whose nodes all publish already (switched before
+    # this plan, or by hand) move in a wave of their own that switches no node.
+    stranded = [w for w in left if w.eligible and w.eligible <= dra]
+    if stranded:
+        keys = {w.key for w in stranded}
+        plugin_side, dra_side = _sides(fleet, table, dra, migrated | keys)
+        moved = tuple(sorted(stranded, key=lambda w: (w.risk, w.label)))
+        wave = Wave(len(waves) + 1, (), (), moved, plugin_side, dra_side)
+        if not dra_side.ok:
+            return CutoverPlan(tuple(waves), _blocked_message(wave), wave, start)
+        waves.append(wave)
+        migrated |= keys
+        left = [w for w in left if w.key not in keys]
     if left:  # GPU workloads that fit on no GPU node at all
         names = ", ".join(w.label for w in left[:5])
         return CutoverPlan(tuple(waves), f"{len(left)} workloads may run on no GPU node: {names}",

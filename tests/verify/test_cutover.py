@@ -381,3 +381,23 @@ def test_a_workload_a_tool_manages_is_named_with_its_manager(tmp_path: Path) -> 
                               timeout=120).stdout
     assert "- ml/Deployment/pinned (1 pods, 8 GPUs; StatefulSet or singleton): **managed by " \
         "Helm release trainer (namespace ml)**: convert its source too" in markdown
+
+
+def test_workloads_left_on_the_device_plugin_of_switched_nodes_move_in_a_wave_of_their_own(
+        tmp_path: Path) -> None:
+    """Every node publishes already (switched before, or by hand) but a Deployment still asks
+    the device plugin: it is unconverted, not unplaceable; a wave that switches no node moves
+    it."""
+    objects = [f.node("d-1", 8, dra=True, pool="d"), f.gpu_slice("d-1", 8), f.device_class(),
+               f.deployment("ml", "late", f.pod_spec(gpus=2), replicas=2)]
+    out = tmp_path / "cutover"
+    code, report, err = cutover(tmp_path, objects, "--output-dir", str(out))
+    assert code == 0, err
+    assert report["blocked"] is None
+    [wave] = report["waves"]
+    assert (wave["pools"], wave["nodes"], [w["name"] for w in wave["workloads"]]) == \
+        ([], [], ["late"])
+    commands = [s.split("   #")[0] for s in wave["steps"]]
+    assert commands == [f"kubectl apply -f {out}/wave-1/converted/claims/ --recursive",
+                        f"kubectl replace -f {out}/wave-1/converted/replace/ --recursive",
+                        "gpudra verify"]
