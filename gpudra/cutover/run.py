@@ -115,7 +115,28 @@ def _read_files(sources: Sequence[str], errors: list[InputError]
             objects.append(dict(item.data))
     if source.stats.files == 0 and not errors:
         raise UsageError(f"--from {', '.join(sources)}: no YAML or JSON files found")
-    return objects, source.stats.files
+    return top_owners(objects), source.stats.files
+
+
+def top_owners(objects: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """`objects` without those whose controller is among them (a CronJob's Jobs, a
+    Deployment's ReplicaSets and pods, a JobSet's Jobs, an InferenceService's Deployment), as
+    the live reader resolves owners: each workload is planned once, at its top owner. An object
+    whose controller is not in the files stands for itself, as a dangling reference does live."""
+    from gpudra.objects import dig
+    from gpudra.sources.cluster import controller_of
+
+    present = {(str(dig(o, "metadata", "namespace") or ""), str(o.get("kind", "")),
+                str(dig(o, "metadata", "name") or "")) for o in objects}
+    kept = []
+    for obj in objects:
+        controller = controller_of(obj)
+        namespace = str(dig(obj, "metadata", "namespace") or "")
+        if controller is not None and ((namespace, *controller) in present
+                                       or ("", *controller) in present):
+            continue
+        kept.append(obj)
+    return kept
 
 
 def _read_cluster(request: CutoverRequest, table: WorkloadTable, errors: list[InputError],

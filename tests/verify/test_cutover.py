@@ -401,3 +401,25 @@ def test_workloads_left_on_the_device_plugin_of_switched_nodes_move_in_a_wave_of
     assert commands == [f"kubectl apply -f {out}/wave-1/converted/claims/ --recursive",
                         f"kubectl replace -f {out}/wave-1/converted/replace/ --recursive",
                         "gpudra verify"]
+
+
+def test_a_from_export_plans_each_workload_once_at_its_top_owner(tmp_path: Path) -> None:
+    """An export of a CronJob holds the Job it runs and that Job's pod: cutover moves the
+    CronJob alone, as it does live (the Job and the pod are its children)."""
+    cron = {"apiVersion": "batch/v1", "kind": "CronJob",
+            "metadata": {"name": "nightly", "namespace": "ml", "uid": "uid-nightly"},
+            "spec": {"schedule": "0 3 * * *", "jobTemplate": {"spec": {"template": {
+                "spec": {**f.pod_spec(gpus=1), "restartPolicy": "OnFailure"}}}}}}
+    job = f.deployment("ml", "nightly-29000000", {**f.pod_spec(gpus=1),
+                                                  "restartPolicy": "OnFailure"}, kind="Job")
+    job["metadata"]["ownerReferences"] = [{"apiVersion": "batch/v1", "kind": "CronJob",
+                                           "name": "nightly", "uid": "uid-nightly",
+                                           "controller": True}]
+    pod = f.pod("ml", "nightly-29000000-abcde", f.pod_spec(gpus=1),
+                owner=("Job", "nightly-29000000"), node_name="b-1")
+    objects = [*safe_fleet(), cron, job, pod]
+    code, report, err = cutover(tmp_path, objects)
+    assert code == 0, err
+    moved = sorted(f"{w['kind']}/{w['name']}" for wave in report["waves"]
+                   for w in wave["workloads"])
+    assert moved == ["CronJob/nightly", "Deployment/pinned", "Deployment/web", "Job/batch"]
