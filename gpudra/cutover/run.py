@@ -121,6 +121,7 @@ def write_waves(result: CutoverPlan, out: Path, table: WorkloadTable,
 def _read_files(sources: Sequence[str], errors: list[InputError]
                 ) -> tuple[list[dict[str, Any]], int]:
     from gpudra.sources.files import FileSource
+    from gpudra.sources.shapes import object_label, object_problem
 
     source = FileSource(list(sources), ())
     objects: list[dict[str, Any]] = []
@@ -128,7 +129,13 @@ def _read_files(sources: Sequence[str], errors: list[InputError]
         if isinstance(item, InputError):
             errors.append(item)
         elif isinstance(item, SourceObject) and not item.listing:
-            objects.append(dict(item.data))
+            # An export is judged as the cluster's objects are: each through its kind's reader.
+            problem = object_problem(item.data)
+            if problem is None:
+                objects.append(dict(item.data))
+            else:
+                errors.append(InputError(item.file, f"{object_label(item.data)}: {problem}; "
+                                         "left out", item.line_of(())))
     if source.stats.files == 0 and not errors:
         raise UsageError(f"--from {', '.join(sources)}: no YAML or JSON files found")
     return objects, source.stats.files

@@ -86,7 +86,7 @@ def run_plan(request: PlanRequest, *, on_page: Callable[[Any], None] | None = No
         with contextlib.closing(tree.items()) as items:
             inventory = _inventory_files(request.inventory, errors, request.consumable_shares)
             with _set_aside():
-                objects, read = _collected(tree, items, errors)
+                objects, read = _collected(tree, _typed(items, errors), errors)
         if inventory is None and any(_kind(o) in _INVENTORY_KINDS for o in objects):
             inventory = _inventory_from(objects, "tree", request.consumable_shares)
         if inventory is None:
@@ -124,6 +124,24 @@ def _kept(items: Iterator[Any], errors: list[InputError],
             yield keep(item)
 
 
+def _typed(items: Iterator[Any], errors: list[InputError],
+           kinds: tuple[str, ...] | None = None) -> Iterator[Any]:
+    """`items` without the objects (of `kinds`, else of any kind) that do not decode as their
+    kind (gpudra.sources.shapes); an input error, naming the file, the object and the field,
+    for each. Other kinds pass unread: the inventory ignores them."""
+    from gpudra.sources.shapes import object_label, object_problem
+
+    for item in items:
+        if isinstance(item, SourceObject) and not item.listing and (
+                kinds is None or item.kind in kinds):
+            problem = object_problem(item.data)
+            if problem is not None:
+                errors.append(InputError(item.file, f"{object_label(item.data)}: {problem}; "
+                                         "left out", item.line_of(())))
+                continue
+        yield item
+
+
 @contextlib.contextmanager
 def _set_aside() -> Iterator[None]:
     """What exists now (an inventory of 100,000 devices is millions of objects) is left out
@@ -147,8 +165,8 @@ def _inventory_files(files: Sequence[str], errors: list[InputError],
     with collector_paused():
         source = FileSource(list(files), (), lines=False)
         inventory = _inventory_from(_lists_after_their_text(_kept(
-            source.items(), errors, lambda o: (o.data, o.in_list))),
-            "file", shares)
+            _typed(source.items(), errors, _INVENTORY_KINDS), errors,
+            lambda o: (o.data, o.in_list))), "file", shares)
         if source.stats.files == 0 and not errors:
             raise UsageError(f"--inventory {', '.join(files)}: no YAML or JSON files found")
         return inventory
