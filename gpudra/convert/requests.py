@@ -30,7 +30,7 @@ from dataclasses import dataclass, field, replace
 
 from gpudra.convert.naming import free_name
 from gpudra.convert.records import Blocked
-from gpudra.devices import DeviceKind
+from gpudra.devices import MAX_NODE_DEVICES, DeviceKind
 from gpudra.dra import emit
 from gpudra.dra.mig_memory import usable_mib
 from gpudra.dra.versions import TargetVersion
@@ -89,6 +89,11 @@ def find_needs(pod: PodSpecUse) -> list[DeviceNeed]:
                               "convert the rendered manifest, or write the count")
             if count.value is None:
                 raise Blocked(f"{asks} {request.limit!r}, which is {count.invalid}")
+            if count.value > MAX_NODE_DEVICES:
+                # No node holds them, so no pod of it ever ran; cut into claims of 32 devices,
+                # 10,000,000 would be 312,500 claims (minutes, gigabytes).
+                raise Blocked(f"{asks} {count.value:,}, more devices than a node holds (at most "
+                              f"{MAX_NODE_DEVICES}): no pod of it can run; fix the count")
             if request.in_requests and \
                     parse_device_count(request.request).value != count.value:
                 raise Blocked(f"{asks} with requests and limits that differ; the API server "
