@@ -63,7 +63,7 @@ def run_cutover(request: CutoverRequest, *, on_page: Callable[[Any], None] | Non
     table = WorkloadTable().with_kinds(config.workloads)
     errors: list[InputError] = []
     if request.sources:
-        objects, read = _read_files(request.sources, errors)
+        objects, read = _read_files(request.sources, errors, table)
     else:
         objects, read = _read_cluster(request, table, errors, on_page)
     fleet = build_fleet(objects, table, request.pool_label, request.target_version)
@@ -118,7 +118,7 @@ def write_waves(result: CutoverPlan, out: Path, table: WorkloadTable,
     return errors
 
 
-def _read_files(sources: Sequence[str], errors: list[InputError]
+def _read_files(sources: Sequence[str], errors: list[InputError], table: WorkloadTable
                 ) -> tuple[list[dict[str, Any]], int]:
     from gpudra.sources.files import FileSource
     from gpudra.sources.shapes import object_label, object_problem
@@ -130,7 +130,7 @@ def _read_files(sources: Sequence[str], errors: list[InputError]
             errors.append(item)
         elif isinstance(item, SourceObject) and not item.listing:
             # An export is judged as the cluster's objects are: each through its kind's reader.
-            problem = object_problem(item.data)
+            problem = object_problem(item.data, table)
             if problem is None:
                 objects.append(dict(item.data))
             else:

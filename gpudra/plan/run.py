@@ -86,7 +86,7 @@ def run_plan(request: PlanRequest, *, on_page: Callable[[Any], None] | None = No
         with contextlib.closing(tree.items()) as items:
             inventory = _inventory_files(request.inventory, errors, request.consumable_shares)
             with _set_aside():
-                objects, read = _collected(tree, _typed(items, errors), errors)
+                objects, read = _collected(tree, _typed(items, errors, table), errors)
         if inventory is None and any(_kind(o) in _INVENTORY_KINDS for o in objects):
             inventory = _inventory_from(objects, "tree", request.consumable_shares)
         if inventory is None:
@@ -124,17 +124,18 @@ def _kept(items: Iterator[Any], errors: list[InputError],
             yield keep(item)
 
 
-def _typed(items: Iterator[Any], errors: list[InputError],
+def _typed(items: Iterator[Any], errors: list[InputError], table: Any,
            kinds: tuple[str, ...] | None = None) -> Iterator[Any]:
     """`items` without the objects (of `kinds`, else of any kind) that do not decode as their
-    kind (gpudra.sources.shapes); an input error, naming the file, the object and the field,
-    for each. Other kinds pass unread: the inventory ignores them."""
+    kind (gpudra.sources.shapes; `table` says where workloads keep pod specs); an input error,
+    naming the file, the object and the field, for each. Other kinds pass unread: the
+    inventory ignores them."""
     from gpudra.sources.shapes import object_label, object_problem
 
     for item in items:
         if isinstance(item, SourceObject) and not item.listing and (
                 kinds is None or item.kind in kinds):
-            problem = object_problem(item.data)
+            problem = object_problem(item.data, table)
             if problem is not None:
                 errors.append(InputError(item.file, f"{object_label(item.data)}: {problem}; "
                                          "left out", item.line_of(())))
@@ -165,7 +166,7 @@ def _inventory_files(files: Sequence[str], errors: list[InputError],
     with collector_paused():
         source = FileSource(list(files), (), lines=False)
         inventory = _inventory_from(_lists_after_their_text(_kept(
-            _typed(source.items(), errors, _INVENTORY_KINDS), errors,
+            _typed(source.items(), errors, None, _INVENTORY_KINDS), errors,
             lambda o: (o.data, o.in_list))), "file", shares)
         if source.stats.files == 0 and not errors:
             raise UsageError(f"--inventory {', '.join(files)}: no YAML or JSON files found")

@@ -430,13 +430,12 @@ def object_problem(obj: Any, table: WorkloadTable | None = None) -> str | None:
     group = api_version.rpartition("/")[0]
     declared = (_DRA_KINDS.get(kind) if group == _DRA_GROUP else
                 _CORE_KINDS.get(kind) if group == "" else None)
+    if declared is not None:
+        problem = _decoded(obj, declared)
+        return _node_counts_problem(obj) if problem is None and declared is Node else problem
     table = table or WorkloadTable()
-    problem = _decoded(obj, declared or (Workload if table.lookup(group, kind) else Other))
-    if problem is None and declared is None:
-        problem = _pod_specs_problem(obj, table, group, kind)
-    if problem is None and declared is Node:
-        problem = _node_counts_problem(obj)
-    return problem
+    problem = _decoded(obj, Workload if table.lookup(group, kind) else Other)
+    return problem if problem is not None else _pod_specs_problem(obj, table, group, kind)
 
 
 def _pod_specs_problem(obj: Mapping[str, Any], table: WorkloadTable, group: str,
@@ -453,7 +452,7 @@ def _node_counts_problem(node: Mapping[str, Any]) -> str | None:
     allocatable or capacity."""
     meta = as_mapping(node.get("metadata"))
     for key, value in as_mapping(meta.get("labels")).items():
-        if _COUNT_LABEL.match(key):
+        if key.startswith(_NVIDIA_RESOURCE) and _COUNT_LABEL.match(key):
             problem = _count_problem(value)
             if problem:
                 return f"metadata.labels[{key}]: {problem}"
@@ -468,8 +467,12 @@ def _node_counts_problem(node: Mapping[str, Any]) -> str | None:
 
 
 def _count_problem(value: Any) -> str | None:
-    parsed = parse_quantity(value.strip()) if isinstance(value, str) else (
-        value if isinstance(value, int) else None)
+    if isinstance(value, str) and value.isascii() and value.isdigit():
+        parsed: Any = int(value)  # what GFD and the kubelet write; the rest is parsed
+    elif isinstance(value, str):
+        parsed = parse_quantity(value.strip())
+    else:
+        parsed = value if isinstance(value, int) else None
     if parsed is not None and parsed > MAX_NODE_DEVICES:
         return (f"{value} devices is more than a node holds (at most {MAX_NODE_DEVICES}, "
                 "the devices of one ResourceSlice)")
