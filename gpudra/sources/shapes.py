@@ -441,7 +441,7 @@ def object_problem(obj: Any, table: WorkloadTable | None = None) -> str | None:
 def _pod_specs_problem(obj: Mapping[str, Any], table: WorkloadTable, group: str,
                        kind: str) -> str | None:
     for ref in table.pod_specs(group, kind, obj):
-        problem = _decoded(ref.data, PodSpec, format_path(ref.path))
+        problem = _decoded(ref.data, PodSpec, ref.path)
         if problem is not None:
             return problem
     return None
@@ -479,11 +479,12 @@ def _count_problem(value: Any) -> str | None:
     return None
 
 
-def _decoded(value: Any, declared: type[_Struct], prefix: str = "") -> str | None:
+def _decoded(value: Any, declared: type[_Struct], where: tuple = ()) -> str | None:
+    """Why `value` (found at `where` in its object) does not decode as `declared`."""
     try:
         msgspec.convert(value, declared)
     except msgspec.ValidationError as exc:
-        return _message(str(exc), value, declared, prefix)
+        return _message(str(exc), value, declared, format_path(where) if where else "")
     return None
 
 
