@@ -224,9 +224,24 @@ def _cluster_inventory(request: PlanRequest, on_page: Callable[[Any], None] | No
             resource = cluster.resource(read.group, read.resource, read.versions)
             if resource is not None:
                 for page in cluster.list(resource, on_page=on_page):
-                    objects += page
+                    objects += _well_formed(page, errors)
         errors += [InputError(None, str(p), object=p.subject) for p in cluster.errors]
     return _inventory_from(objects, "cluster", request.consumable_shares), errors
+
+
+def _well_formed(page: list[Any], errors: list[InputError]) -> list[Any]:
+    """The objects of a page that decode as their kind (gpudra.sources.shapes); an input error
+    naming each other one."""
+    from gpudra.sources.shapes import object_label, object_problem
+
+    kept = []
+    for obj in page:
+        problem = object_problem(obj)
+        if problem is None:
+            kept.append(obj)
+        else:
+            errors.append(InputError(None, f"{problem}; left out", object=object_label(obj)))
+    return kept
 
 
 def _cluster_objects(request: PlanRequest, table: Any, on_page: Callable[[Any], None] | None

@@ -52,6 +52,7 @@ from fractions import Fraction
 from types import MappingProxyType
 from typing import Any
 
+from gpudra.devices import MAX_NODE_DEVICES
 from gpudra.dra.attributes import NVIDIA_DOMAIN, STANDARD_DOMAIN
 from gpudra.dra.cel import Version
 from gpudra.dra.mig_memory import usable_mib
@@ -215,10 +216,14 @@ def _node_devices(node: str, labels: Mapping[str, str], allocatable: Mapping[str
         count = _count(labels.get(GPU_LABEL + "count"))
         if count is None and gpu_allocatable is not None:
             count = gpu_allocatable // replicas
+        if _too_many(count or 0, notes):
+            return [], notes
         devices += _mig_devices(node, mig_profile(profile), count or 0, labels, GPU_LABEL,
                                 common, shares)
         return devices, notes + list(common.notes)
     full = _full_gpu_count(labels, gpu_allocatable, replicas, bool(mixed), notes)
+    if _too_many(full, notes):
+        return [], notes
     if full:
         first = _gpu(node, 0, labels, common, shares)
         devices += [first, *(_renamed(first, f"gpu-{index}") for index in range(1, full))]
@@ -227,6 +232,8 @@ def _node_devices(node: str, labels: Mapping[str, str], allocatable: Mapping[str
         count = _count(labels.get(prefix + "count"))
         if count is None:
             count = _count(mig_allocatable.get(resource_form)) or 0
+        if _too_many(count, notes):
+            return [], notes
         mig_common = common
         mig_product = labels.get(prefix + "product")
         parent = _SINGLE_PRODUCT.match(mig_product or "")
@@ -237,6 +244,16 @@ def _node_devices(node: str, labels: Mapping[str, str], allocatable: Mapping[str
         devices += _mig_devices(node, mig_profile(resource_form), count, labels, prefix,
                                 mig_common, shares)
     return devices, notes + list(common.notes)
+
+
+def _too_many(count: int, notes: list[str]) -> bool:
+    """A count no node holds (the typed readers refuse such nodes; this guards every other
+    caller): the node gets no devices instead of millions."""
+    if count <= MAX_NODE_DEVICES:
+        return False
+    notes.append(f"{count} devices is more than a node holds (at most {MAX_NODE_DEVICES}): "
+                 "no devices predicted")
+    return True
 
 
 def _full_gpu_count(labels: Mapping[str, str], allocatable: int | None, replicas: int,

@@ -232,3 +232,34 @@ def test_convert_blocks_a_count_no_node_holds(tmp_path: Path, monkeypatch: pytes
     assert time.monotonic() - started < 20
     assert result.exit_code == 4, said(result)
     assert "more devices than a node holds (at most 128)" in said(result), said(result)
+
+
+def test_synthesis_predicts_nothing_for_a_count_no_node_holds() -> None:
+    """Whoever calls it (the typed readers refuse such nodes first): no millions of devices."""
+    from gpudra.plan.synthesis import synthesize
+
+    started = time.monotonic()
+    for labels in ({"nvidia.com/gpu.count": "10000000"},
+                   {"nvidia.com/gpu.product": "NVIDIA-A100-SXM4-40GB-MIG-1g.5gb",
+                    "nvidia.com/gpu.count": str(2**64)},
+                   {"nvidia.com/mig-1g.5gb.count": "10000000"}):
+        node = f.node("big", 1)
+        node["metadata"]["labels"].update(labels)
+        inventory = synthesize([node])
+        assert not inventory.devices, labels
+        assert any("more than a node holds" in n for n in inventory.notes), inventory.notes
+    assert time.monotonic() - started < 10
+
+
+def test_plan_of_a_tree_reads_the_cluster_inventory_through_the_reader(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.chdir(tmp_path)
+    Path("app.yaml").write_text(yaml.safe_dump(f.deployment(NS, "train", f.pod_spec(gpus=1), 1)))
+    cluster = _Connected([f.node("plugin-1", 4), _node_counting("10000000")])
+    monkeypatch.setattr(gpudra.cluster, "connect", lambda *_, **__: cluster)
+    started = time.monotonic()
+    result = run_plan(PlanRequest(paths=("app.yaml",)))
+    assert time.monotonic() - started < 20
+    assert "Node big: metadata.labels[nvidia.com/gpu.count]" in _said(list(result.errors))
+    assert result.exit_code() == ExitCode.INPUT_ERROR
+    assert [w.name for w in result.report.workloads if w.satisfiable] == ["train"]
