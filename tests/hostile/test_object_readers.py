@@ -263,3 +263,19 @@ def test_plan_of_a_tree_reads_the_cluster_inventory_through_the_reader(
     assert "Node big: metadata.labels[nvidia.com/gpu.count]" in _said(list(result.errors))
     assert result.exit_code() == ExitCode.INPUT_ERROR
     assert [w.name for w in result.report.workloads if w.satisfiable] == ["train"]
+
+
+@pytest.mark.parametrize("command", ["audit", "verify"])
+def test_a_uid_that_is_a_list_through_the_api_server(command: str) -> None:
+    """The list reader keyed pages by uid (a list is unhashable: an internal error for every
+    command); verify then leaves the pod out naming the field."""
+    from tests.fakeapi import FakeCluster
+
+    pod = _pod()
+    pod["metadata"]["uid"] = ["x"]
+    with FakeCluster(f.state(*good_fleet(), pod), tls=False) as cluster:
+        result = invoke(command, "--kubeconfig", str(cluster.kubeconfig), "-o", "json")
+    assert "internal error" not in said(result), said(result)
+    if command == "verify":
+        assert result.exit_code == 3, said(result)
+        assert "Pod ml/bad-pod: metadata.uid: expected `str`, got `array`" in result.stderr
