@@ -189,6 +189,12 @@ def test_many_nodes_at_the_ceiling_stop_at_the_predicted_devices_limit() -> None
 def test_a_node_at_the_ceiling_is_read() -> None:
     assert object_problem(_node_counting("128")) is None
     assert "more than a node holds" in (object_problem(_node_counting("129")) or "")
+    # time-slicing: the device plugin advertises each GPU once per replica
+    shared = f.node("shared", 8, labels={"nvidia.com/gpu.replicas": "48"})
+    shared["status"]["allocatable"]["nvidia.com/gpu"] = "384"
+    assert object_problem(shared) is None
+    shared["status"]["allocatable"]["nvidia.com/gpu"] = "10000000"
+    assert "at most 6144 (128 devices x 48 replicas)" in (object_problem(shared) or "")
 
 
 @pytest.mark.parametrize("value", [True, "x", 2**64, float("nan")])
