@@ -67,6 +67,7 @@ def test_preflight_node_with_fifos_finishes_and_names_them(tmp_path: Path) -> No
     assert "internal error" not in run.stderr and run.returncode in (0, 1, 3), run.stderr
     text = json.dumps(json.loads(run.stdout))
     assert "/etc/containerd/config.toml: cannot read: not a regular file (a FIFO)" in text, text
+    assert "make /etc/containerd/config.toml a regular file" in text, text  # not "run as root"
     assert "/etc/cdi/nvidia.yaml" in text and "FIFO" in text.split("/etc/cdi/nvidia.yaml", 1)[1]
 
 
