@@ -121,21 +121,16 @@ def write_waves(result: CutoverPlan, out: Path, table: WorkloadTable,
 def _read_files(sources: Sequence[str], errors: list[InputError], table: WorkloadTable
                 ) -> tuple[list[dict[str, Any]], int]:
     from gpudra.sources.files import FileSource
-    from gpudra.sources.shapes import object_label, object_problem
+    from gpudra.sources.shapes import well_formed_items
 
     source = FileSource(list(sources), ())
     objects: list[dict[str, Any]] = []
-    for item in source.items():
+    # An export is judged as the cluster's objects are: each through its kind's reader.
+    for item in well_formed_items(source.items(), errors, table):
         if isinstance(item, InputError):
             errors.append(item)
         elif isinstance(item, SourceObject) and not item.listing:
-            # An export is judged as the cluster's objects are: each through its kind's reader.
-            problem = object_problem(item.data, table)
-            if problem is None:
-                objects.append(dict(item.data))
-            else:
-                errors.append(InputError(item.file, f"{object_label(item.data)}: {problem}; "
-                                         "left out", item.line_of(())))
+            objects.append(dict(item.data))
     if source.stats.files == 0 and not errors:
         raise UsageError(f"--from {', '.join(sources)}: no YAML or JSON files found")
     return objects, source.stats.files

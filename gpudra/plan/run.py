@@ -78,6 +78,8 @@ def run_plan(request: PlanRequest, *, on_page: Callable[[Any], None] | None = No
     target = request.target_version
     errors: list[InputError] = []
     if request.paths:
+        from gpudra.sources.shapes import well_formed_items
+
         # No line index: the plan names a workload's file, never a line in it. A large tree
         # is read by worker processes from here on, all of it (plan keeps every object),
         # while this process reads the inventory: on two cores both reads take the time of
@@ -86,7 +88,8 @@ def run_plan(request: PlanRequest, *, on_page: Callable[[Any], None] | None = No
         with contextlib.closing(tree.items()) as items:
             inventory = _inventory_files(request.inventory, errors, request.consumable_shares)
             with _set_aside():
-                objects, read = _collected(tree, _typed(items, errors, table), errors)
+                objects, read = _collected(tree, well_formed_items(items, errors, table),
+                                           errors)
         if inventory is None and any(_kind(o) in _INVENTORY_KINDS for o in objects):
             inventory = _inventory_from(objects, "tree", request.consumable_shares)
         if inventory is None:
@@ -124,25 +127,6 @@ def _kept(items: Iterator[Any], errors: list[InputError],
             yield keep(item)
 
 
-def _typed(items: Iterator[Any], errors: list[InputError], table: Any,
-           kinds: tuple[str, ...] | None = None) -> Iterator[Any]:
-    """`items` without the objects (of `kinds`, else of any kind) that do not decode as their
-    kind (gpudra.sources.shapes; `table` says where workloads keep pod specs); an input error,
-    naming the file, the object and the field, for each. Other kinds pass unread: the
-    inventory ignores them."""
-    from gpudra.sources.shapes import object_label, object_problem
-
-    for item in items:
-        if isinstance(item, SourceObject) and not item.listing and (
-                kinds is None or item.kind in kinds):
-            problem = object_problem(item.data, table)
-            if problem is not None:
-                errors.append(InputError(item.file, f"{object_label(item.data)}: {problem}; "
-                                         "left out", item.line_of(())))
-                continue
-        yield item
-
-
 @contextlib.contextmanager
 def _set_aside() -> Iterator[None]:
     """What exists now (an inventory of 100,000 devices is millions of objects) is left out
@@ -163,10 +147,12 @@ def _inventory_files(files: Sequence[str], errors: list[InputError],
     # Only the data: the line index and text of 100,000 devices' documents would double the
     # peak memory and the collector's work, and no report points into an inventory file. Each
     # object becomes devices as it is read (and is then let go), while workers parse the rest.
+    from gpudra.sources.shapes import well_formed_items
+
     with collector_paused():
         source = FileSource(list(files), (), lines=False)
         inventory = _inventory_from(_lists_after_their_text(_kept(
-            _typed(source.items(), errors, None, _INVENTORY_KINDS), errors,
+            well_formed_items(source.items(), errors, None, _INVENTORY_KINDS), errors,
             lambda o: (o.data, o.in_list))), "file", shares)
         if source.stats.files == 0 and not errors:
             raise UsageError(f"--inventory {', '.join(files)}: no YAML or JSON files found")
@@ -215,6 +201,7 @@ def _cluster_inventory(request: PlanRequest, on_page: Callable[[Any], None] | No
     """Devices of the current cluster for a tree: its ResourceSlices and Nodes."""
     from gpudra.cluster import ClusterOptions, connect
     from gpudra.sources.cluster_reads import NODES, RESOURCESLICES
+    from gpudra.sources.shapes import well_formed
 
     errors: list[InputError] = []
     objects: list[dict[str, Any]] = []
@@ -224,24 +211,9 @@ def _cluster_inventory(request: PlanRequest, on_page: Callable[[Any], None] | No
             resource = cluster.resource(read.group, read.resource, read.versions)
             if resource is not None:
                 for page in cluster.list(resource, on_page=on_page):
-                    objects += _well_formed(page, errors)
+                    objects += well_formed(page, errors)
         errors += [InputError(None, str(p), object=p.subject) for p in cluster.errors]
     return _inventory_from(objects, "cluster", request.consumable_shares), errors
-
-
-def _well_formed(page: list[Any], errors: list[InputError]) -> list[Any]:
-    """The objects of a page that decode as their kind (gpudra.sources.shapes); an input error
-    naming each other one."""
-    from gpudra.sources.shapes import object_label, object_problem
-
-    kept = []
-    for obj in page:
-        problem = object_problem(obj)
-        if problem is None:
-            kept.append(obj)
-        else:
-            errors.append(InputError(None, f"{problem}; left out", object=object_label(obj)))
-    return kept
 
 
 def _cluster_objects(request: PlanRequest, table: Any, on_page: Callable[[Any], None] | None

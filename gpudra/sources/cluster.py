@@ -189,12 +189,12 @@ class ClusterSource:
         tolerantly); else its input error is kept for the end of the items."""
         if self.command not in TYPED_COMMANDS:
             return True
-        from gpudra.sources.shapes import object_label, object_problem
+        from gpudra.sources.shapes import object_problem, refusal
 
         problem = object_problem(obj, self.table)
         if problem is None:
             return True
-        self.refused.append(InputError(None, f"{problem}; left out", object=object_label(obj)))
+        self.refused.append(refusal(obj, problem))
         return False
 
     def _reads(self, reads: Iterable[Read]) -> list[Read]:

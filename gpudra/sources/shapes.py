@@ -22,13 +22,14 @@ only the cluster commands and plan's and cutover's readers import.
 from __future__ import annotations
 
 import re
-from collections.abc import Mapping
+from collections.abc import Iterable, Iterator, Mapping
 from typing import Annotated, Any
 
 import msgspec
 
 from gpudra.devices import MAX_NODE_DEVICES
-from gpudra.objects import as_mapping, format_path
+from gpudra.model import InputError
+from gpudra.objects import SourceObject, as_mapping, format_path
 from gpudra.quantity import parse_quantity
 from gpudra.workloads import WorkloadTable
 
@@ -418,6 +419,44 @@ def object_label(obj: Mapping[str, Any]) -> str:
     name, namespace = meta.get("name"), meta.get("namespace")
     parts = [str(part) for part in (namespace, name) if isinstance(part, str) and part]
     return f"{kind if isinstance(kind, str) and kind else 'object'} {'/'.join(parts) or '(no name)'}"
+
+
+def well_formed(objects: Iterable[Any], errors: list[InputError],
+                table: WorkloadTable | None = None) -> list[Any]:
+    """The live objects that decode as their kind; an input error naming each other one."""
+    kept = []
+    for obj in objects:
+        problem = object_problem(obj, table)
+        if problem is None:
+            kept.append(obj)
+        else:
+            errors.append(refusal(obj, problem))
+    return kept
+
+
+def well_formed_items(items: Iterable[Any], errors: list[InputError],
+                      table: WorkloadTable | None = None,
+                      kinds: tuple[str, ...] | None = None) -> Iterator[Any]:
+    """A file source's items without the objects (of `kinds`, else of every kind) that do not
+    decode as their kind; an input error naming the file, the object and the field for each.
+    Other items pass as they are."""
+    for item in items:
+        if isinstance(item, SourceObject) and not item.listing and (
+                kinds is None or item.kind in kinds):
+            problem = object_problem(item.data, table)
+            if problem is not None:
+                errors.append(refusal(item.data, problem, item.file, item.line_of(())))
+                continue
+        yield item
+
+
+def refusal(obj: Any, problem: str, file: str | None = None, line: int | None = None
+            ) -> InputError:
+    """The input error of an object left out: `Kind ns/name: field: what; left out`."""
+    label = object_label(obj) if isinstance(obj, Mapping) else "object"
+    if file is None:
+        return InputError(None, f"{problem}; left out", object=label)
+    return InputError(file, f"{label}: {problem}; left out", line)
 
 
 def object_problem(obj: Any, table: WorkloadTable | None = None) -> str | None:
