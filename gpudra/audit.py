@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import datetime
+import os
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import Any
@@ -25,14 +26,16 @@ class AuditRequest:
     excludes: Sequence[str] = ()
     target: TargetVersion = DEFAULT  # the release DRA objects must be served by (GPU611)
     today: datetime.date | None = None  # the day waivers are judged on; None: the clock's
+    outputs: Sequence[str] = ()  # the files this run writes (reports, baseline): never read
 
 
 def run_audit(request: AuditRequest, *, stdin: Callable[[], bytes] | None = None,
               on_file: Callable[[str], None] | None = None) -> Report:
     """Audit every input under `request.paths`. Input errors are collected, never raised."""
     excludes = (*request.config.exclude, *request.excludes)
-    return audit(FileSource(request.paths, excludes, stdin, on_file), request.config,
-                 request.target, request.today)
+    outputs = frozenset(os.path.realpath(p) for p in request.outputs)
+    return audit(FileSource(request.paths, excludes, stdin, on_file, outputs=outputs),
+                 request.config, request.target, request.today)
 
 
 def audit(source: Source, config: Config, target: TargetVersion,

@@ -54,8 +54,12 @@ def as_text(findings: Iterable[Finding]) -> str:
 
 
 def write_baseline(path: Path, findings: Iterable[Finding]) -> None:
-    try:
-        path.write_text(as_text(findings), encoding="utf-8")
+    from gpudra.safe_write import WriteRefused, replace
+
+    try:  # never through a committed link, into a FIFO or a device
+        replace(path, (as_text(findings).encode("utf-8"),))
+    except WriteRefused as exc:
+        raise UnreadableInputError(f"{path}: cannot write the baseline: {exc}") from None
     except OSError as exc:
         raise UnreadableInputError(f"{path}: cannot write the baseline: {exc.strerror or exc}") \
             from None

@@ -1,27 +1,133 @@
-"""File names from a tree, made safe to print: one line, no terminal escape sequences.
+"""Text from inputs, made safe to print: one line, no terminal escape sequences, no secrets.
 
-A file called `a<newline>b.yaml` or `x<ESC>[2J.yaml` would otherwise split a table row, a diff
-header or a CI annotation in two, or drive the terminal that shows the report. Such a name is
-printed as git prints it (core.quotePath): in double quotes, with C escapes. Ordinary names
-are printed as they are.
+Everything gpudra prints may come from a hostile manifest, server or kubeconfig: a name holding
+`<ESC>[2J` drives the terminal that shows the report, a CR or LF lets a value start a line of
+its own (where a CI runner reads `::error ...` as a command), and bidirectional overrides
+reorder what a reader sees. Two ways to print such text, both reversible by a reader:
+
+* `quote_name` for file names: as git prints them (core.quotePath), in double quotes with C
+  escapes, so a diff header stays one `git apply` reads;
+* `escape_text` for every other value (object names, namespaces, messages, contexts): the same
+  escapes without the quotes, as kubectl escapes names in its tables.
+
+`redact` removes credentials from text (a server URL's `user:password@`, a bearer token), and
+`without_lone_surrogates` replaces what no output can encode.
 """
 
 from __future__ import annotations
 
+import dataclasses
+import enum
+import functools
+import operator
 import re
+from collections.abc import Callable, Mapping
+from typing import Any, TypeVar, cast
 
-# C0 and C1 controls, DEL, the Unicode line/paragraph separators and the bidirectional
-# overrides and isolates (which reorder what a reader sees), plus what quoting itself uses.
-_NEEDS_QUOTES = re.compile('[\x00-\x1f\x7f-\x9f\u2028\u2029\u202a-\u202e\u2066-\u2069"\\\\]')
+T = TypeVar("T")
+
+# C0 and C1 controls, DEL, the Unicode line/paragraph separators, the bidirectional marks,
+# overrides and isolates (which reorder what a reader sees) and lone surrogates (which no
+# UTF-8 output can carry).
+UNSAFE_BEYOND_ASCII = ("\x7f-\x9f\u061c\u200e\u200f\u2028\u2029\u202a-\u202e"
+                       "\u2066-\u2069\ud800-\udfff")
+UNSAFE = "\x00-\x1f" + UNSAFE_BEYOND_ASCII
+# Patterns are compiled on first use (`_compiled`): the CLI imports this module on every run.
+_UNSAFE = f"[{UNSAFE}]"
+# ... plus what quoting itself uses.
+_NEEDS_QUOTES = f'[{UNSAFE}"\\\\]'
 _C_ESCAPES = {"\a": "\\a", "\b": "\\b", "\t": "\\t", "\n": "\\n", "\v": "\\v", "\f": "\\f",
               "\r": "\\r", '"': '\\"', "\\": "\\\\"}
+_SURROGATE = "[\ud800-\udfff]"
+# `scheme://user:password@host`: the userinfo of a URL (RFC 3986), however the text around it
+# is quoted; and the value of an HTTP bearer or basic credential.
+_USERINFO = r"://[^/?#\s@\"'<>\\]+@"
+_AUTH_VALUE = (r"\b((?i:bearer)\s+)[^\s\"'<>\\]+"
+               r"|\b(Basic\s+)(?=[A-Za-z0-9+/]*[0-9+/=])[A-Za-z0-9+/]{8,}={0,2}")
+REDACTED = "***"
 
 
 def quote_name(name: str) -> str:
     """`name` as is, or quoted and escaped when it holds a character that is unsafe to print."""
-    if not _NEEDS_QUOTES.search(name):
+    needs_quotes = _compiled(_NEEDS_QUOTES)
+    if not needs_quotes.search(name):
         return name
-    return '"' + _NEEDS_QUOTES.sub(_escape, name) + '"'
+    return '"' + needs_quotes.sub(_escape, name) + '"'
+
+
+def escape_text(text: str) -> str:
+    """`text` with every unsafe character written as its C escape (`\\n`, `\\x1b`, `\\u202e`);
+    text without one is returned as it is."""
+    unsafe = _compiled(_UNSAFE)
+    if not unsafe.search(text):
+        return text
+    return unsafe.sub(_escape, text)
+
+
+def redact(text: str) -> str:
+    """`text` without credentials: `https://admin:secret@host` -> `https://***@host`,
+    `Bearer abc` -> `Bearer ***`."""
+    # Each pattern runs only over text that holds its literal part: reports run to 30 MB.
+    if "@" in text and "://" in text:
+        text = _compiled(_USERINFO).sub(f"://{REDACTED}@", text)
+    if "Basic" in text or "earer" in text or "EARER" in text:
+        text = _compiled(_AUTH_VALUE).sub(lambda m: (m.group(1) or m.group(2)) + REDACTED, text)
+    return text
+
+
+def printable_line(text: str) -> str:
+    """A message for stderr or a log: credentials redacted, unsafe characters escaped."""
+    return escape_text(redact(text))
+
+
+def without_lone_surrogates(text: str) -> str:
+    """`text` with each lone surrogate (a `\\ud800` escape in JSON) replaced by U+FFFD, as
+    Go's encoding/json (and so the API server and kubectl) decodes it."""
+    surrogate = _compiled(_SURROGATE)
+    return surrogate.sub("\ufffd", text) if surrogate.search(text) else text
+
+
+# A JSON or YAML escape that can make one: only texts that hold it are walked.
+_SURROGATE_ESCAPE = r"\\(?:u[dD][89a-fA-F]|U0000[dD][89a-fA-F])"
+
+
+def may_hold_surrogates(text: str) -> bool:
+    """Whether JSON or YAML `text` has an escape that can decode to a surrogate."""
+    return "\\" in text and _compiled(_SURROGATE_ESCAPE).search(text) is not None
+
+
+def replace_lone_surrogates(data: Any) -> Any:
+    """Decoded JSON `data` with the lone surrogates of its strings (keys too) replaced by
+    U+FFFD, in place: what Go's encoding/json gives the API server and kubectl for `"\\ud800"`.
+    Iterative, as deep as the decoder went."""
+    if isinstance(data, str):
+        return without_lone_surrogates(data)
+    stack = [data]
+    while stack:
+        container = stack.pop()
+        if isinstance(container, dict):
+            if any(isinstance(k, str) and _compiled(_SURROGATE).search(k) for k in container):
+                fixed = {without_lone_surrogates(k) if isinstance(k, str) else k: v
+                         for k, v in container.items()}
+                container.clear()
+                container.update(fixed)
+            items: Any = container.items()
+        elif isinstance(container, list):
+            items = enumerate(container)
+        else:
+            continue
+        for key, value in list(items):
+            if isinstance(value, str):
+                if _compiled(_SURROGATE).search(value):
+                    container[key] = without_lone_surrogates(value)
+            elif isinstance(value, (dict, list)):
+                stack.append(value)
+    return data
+
+
+@functools.cache
+def _compiled(pattern: str) -> re.Pattern[str]:
+    return re.compile(pattern)
 
 
 def _escape(match: re.Match[str]) -> str:
@@ -31,3 +137,75 @@ def _escape(match: re.Match[str]) -> str:
         return known
     code = ord(char)
     return f"\\x{code:02x}" if code < 0x100 else f"\\u{code:04x}"
+
+
+# Fields `escaped` keeps as they are: file names, which renderers print with quote_name (it
+# must see the name as it is: escaping it first would escape twice); the rule catalogue,
+# gpudra's own text (its explanations are Markdown, line breaks and all); and plan's own JSON
+# (gpudra.report.outcomes), which only `-o json` prints: 17 MB at 10,000 workloads.
+KEPT_FIELDS = frozenset({"file", "rules", "own_json"})
+# Deeper than any report gpudra builds or merges; past it a value is printed by its escaped text.
+_MAX_DEPTH = 100
+
+
+def escaped(data: T) -> T:
+    """`data` (records, tuples, lists, mappings) with every string in it passed through
+    `escape_text`, but for `KEPT_FIELDS`; enums and other values are kept. The one
+    pass that makes a result safe for a text format, whatever field a renderer prints."""
+    return cast(T, _escaped(data, 0))
+
+
+def _escaped(value: Any, depth: int) -> Any:
+    """`value` escaped; the very object when nothing in it needed escaping (most reports hold
+    no unsafe character, and copying 100,000 records for nothing costs seconds)."""
+    kind = type(value)
+    if kind is str:
+        return escape_text(value)
+    if value is None or kind in _SCALARS or isinstance(value, enum.Enum):
+        return value
+    if isinstance(value, str):
+        return escape_text(value)
+    if depth > _MAX_DEPTH:
+        return escape_text(str(value))
+    record = _record(kind)
+    if record is not None:
+        names, values = record
+        changes = {}
+        for name, old in zip(names, values(value) if len(names) > 1 else (values(value),)):
+            new = _escaped(old, depth + 1)
+            if new is not old:
+                changes[name] = new
+        return dataclasses.replace(value, **changes) if changes else value
+    if isinstance(value, Mapping):
+        pairs = [(k, v, _escaped(k, depth + 1), v if k in KEPT_FIELDS else _escaped(v, depth + 1))
+                 for k, v in value.items()]
+        if all(new_k is k and new_v is v for k, v, new_k, new_v in pairs):
+            return value
+        return {new_k: new_v for _, _, new_k, new_v in pairs}
+    if isinstance(value, (tuple, list)):
+        items = [_escaped(v, depth + 1) for v in value]
+        if all(new is old for new, old in zip(items, value)):
+            return value
+        if hasattr(value, "_fields"):  # a named tuple
+            return kind(*items)
+        return tuple(items) if isinstance(value, tuple) else items
+    if isinstance(value, (set, frozenset)):
+        members = [(v, _escaped(v, depth + 1)) for v in value]
+        if all(new is old for old, new in members):
+            return value
+        return kind(new for _, new in members)
+    return value
+
+
+_SCALARS = frozenset({int, float, bool})
+
+
+@functools.cache
+def _record(kind: type) -> tuple[tuple[str, ...], Callable[[Any], Any]] | None:
+    """The fields `escaped` rebuilds a record of `kind` with, and one getter of them all;
+    None: not a dataclass (or one with no such field)."""
+    if not dataclasses.is_dataclass(kind):
+        return None
+    names = tuple(f.name for f in dataclasses.fields(kind)
+                  if f.init and f.name not in KEPT_FIELDS)
+    return (names, operator.attrgetter(*names)) if names else None

@@ -29,14 +29,14 @@ def counted(monkeypatch: pytest.MonkeyPatch) -> dict[str, Counter]:
         counts["scans"]["tree"] += 1
         return items(self)
 
-    real_write = Path.write_text
+    real_replace = targets_module.replace
 
-    def write(self, *args, **kwargs):
-        counts["writes"][str(self)] += 1
-        return real_write(self, *args, **kwargs)
+    def write(path, *args, **kwargs):
+        counts["writes"][str(path)] += 1
+        return real_replace(path, *args, **kwargs)
 
     monkeypatch.setattr(FileSource, "items", scan)
-    monkeypatch.setattr(targets_module.Path, "write_text", write)
+    monkeypatch.setattr(targets_module, "replace", write)
     return counts
 
 

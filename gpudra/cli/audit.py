@@ -17,12 +17,13 @@ from gpudra.cli.options import (
     target_version_option, verbose_option,
 )
 from gpudra.cli.output import audit_targets_option, write_audit
-from gpudra.cli.root import app, guarded, report_errors
+from gpudra.cli.root import app, guarded, report_errors, say
 from gpudra.cli.terminal import FileProgress, ListProgress
 from gpudra.dra.versions import TargetVersion
 from gpudra.errors import UsageError
 from gpudra.fleet import DEFAULT_MAX_PARALLEL
 from gpudra.model import ExitCode, FailOn
+from gpudra.printable import quote_name
 
 EPILOG = (
     "Without a PATH, audits the cluster of the current kube context (read-only: get and list "
@@ -180,7 +181,7 @@ def run(command: AuditCommand) -> ExitCode:
     write_audit(command.targets, report, level, command.verbose, command.paths, publish)
     report_errors(report.errors)
     if report.nothing_read and not report.errors:
-        typer.echo(f"gpudra: error: {report.nothing_read_message}", err=True)
+        say(f"error: {report.nothing_read_message}")
     return report.exit_code(level)
 
 
@@ -195,9 +196,8 @@ def _publisher(quiet: bool, connection: Connection) -> Callable[[Any, str], None
         if not quiet:
             how = "gzipped in binaryData report.json.gz" if written.encoding == "gzip" \
                 else "in data report.json"
-            typer.echo(f"gpudra: {'created' if written.created else 'replaced'} ConfigMap "
-                       f"{written.namespace}/{written.name} ({written.stored_bytes:,} bytes "
-                       f"{how})", err=True)
+            say(f"{'created' if written.created else 'replaced'} ConfigMap "
+                f"{written.namespace}/{written.name} ({written.stored_bytes:,} bytes {how})")
 
     return publish
 
@@ -207,14 +207,17 @@ def _write_baseline(path: Path, findings: Any, quiet: bool) -> None:
 
     write_baseline(path, findings)
     if not quiet:
-        typer.echo(f"gpudra: recorded {len(findings)} findings in {path}", err=True)
+        say(f"recorded {len(findings)} findings in {quote_name(str(path))}")
 
 
 def _audit_files(command: AuditCommand) -> Any:
     from gpudra.audit import AuditRequest, run_audit
 
+    written = [t.path for t in command.targets if t.path and t.configmap is None]
+    if command.write_baseline is not None:
+        written.append(str(command.write_baseline))
     request = AuditRequest(list(command.paths), command.config, command.excludes,
-                           command.target)
+                           command.target, outputs=tuple(written))
     with FileProgress(command.quiet) as on_file:
         return run_audit(request, on_file=on_file)
 
@@ -246,8 +249,7 @@ def _audit_clusters(command: AuditCommand) -> Any:
             s = summarize(audit.report)
             what = f"{s.read}, {sum(s.findings.values())} findings" + \
                 (f", {s.errors} unreadable" if s.errors else "")
-        typer.echo(f"gpudra: cluster {audit.name}: {what} ({finished.seconds:.1f} s)",
-                   err=True)
+        say(f"cluster {audit.name}: {what} ({finished.seconds:.1f} s)")
 
     return audit_contexts(names, options, command.config, target=command.target,
                           max_parallel=command.max_parallel,

@@ -27,7 +27,7 @@ EPILOG = (
     "  gpudra cutover                                   # the current context; wave table\n"
     "  gpudra cutover --output-dir cutover/ -o markdown > runbook.md\n"
     "  gpudra cutover --pool-label node.kubernetes.io/instance-type --max-wave-nodes 4\n"
-    "  kubectl get nodes,deploy,sts,jobs,cronjobs -A -o yaml > fleet.yaml\n"
+    "  kubectl get nodes,deploy,sts,jobs,cronjobs,ds,quota -A -o yaml > fleet.yaml\n"
     "  gpudra cutover --from fleet.yaml -o json")
 
 _OUTPUT = typer.Option("table", "-o", "--output", metavar="table|markdown|json",

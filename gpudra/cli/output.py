@@ -110,7 +110,8 @@ def write_plan(targets: Any, result: Any) -> None:
 def write_runbook(fmt: Any, result: Any, where: Optional[str]) -> None:
     from gpudra.cutover.runbook import Runbook
 
-    sys.stdout.write(render(Kind.RUNBOOK, fmt.value, Runbook(result.plan, where, result.pools)))
+    sys.stdout.write(render(Kind.RUNBOOK, fmt.value, Runbook(result.plan, where, result.pools,
+                                                             result.context)))
 
 
 def write_checks(fmt: Any) -> None:

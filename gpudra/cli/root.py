@@ -15,6 +15,7 @@ from gpudra import __version__
 from gpudra.dra.versions import checked_against
 from gpudra.errors import GpudraError, UsageError
 from gpudra.model import ExitCode
+from gpudra.printable import printable_line
 
 app = typer.Typer(
     name="gpudra",
@@ -52,15 +53,22 @@ def _root(
     """Root options."""
 
 
+def say(message: str) -> None:
+    """One line on stderr, after `gpudra: `. The one way messages reach stderr: they quote
+    inputs (names, server answers, URLs), so credentials are redacted and control and
+    bidirectional characters escaped (gpudra.printable)."""
+    typer.echo(f"gpudra: {printable_line(message)}", err=True)
+
+
 def fail(message: str, code: ExitCode) -> typer.Exit:
-    typer.echo(f"gpudra: error: {message}", err=True)
+    say(f"error: {message}")
     return typer.Exit(int(code))
 
 
 def report_errors(errors: Any) -> None:
     """The inputs a run could not read, one line each on stderr."""
     for error in errors:
-        typer.echo(f"gpudra: {error.where}: {error.message}", err=True)
+        say(f"{error.where}: {error.message}")
 
 
 def guarded(command: _Command) -> _Command:

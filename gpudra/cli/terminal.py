@@ -7,6 +7,8 @@ import shutil
 import sys
 from typing import Any
 
+from gpudra.printable import escape_text, quote_name
+
 
 def color(stream: Any) -> bool:
     # https://no-color.org: any non-empty NO_COLOR disables colour.
@@ -55,7 +57,7 @@ class ListProgress:
         name = progress.resource.qualified_name
         task = self._tasks.get(name)
         if task is None:
-            task = self._tasks[name] = self._progress.add_task(name, total=None)
+            task = self._tasks[name] = self._progress.add_task(escape_text(name), total=None)
         self._progress.update(task, completed=progress.objects)
 
     def __exit__(self, *exc: Any) -> None:
@@ -87,7 +89,7 @@ class FileProgress:
             from rich.text import Text
 
             # A Text, not a string: rich would read a path such as [/srv/x] as markup.
-            self._status.update(Text(f"scanning: {self._count} files ({label})"))
+            self._status.update(Text(f"scanning: {self._count} files ({quote_name(label)})"))
 
     def __exit__(self, *exc: Any) -> None:
         if self._status is not None:

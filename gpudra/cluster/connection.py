@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import logging
 import os
+import threading
 import time
 from collections.abc import Callable, Iterator, Mapping
 from contextlib import contextmanager
@@ -138,10 +139,25 @@ def _auth_headers(configuration: Any, target: ClusterTarget,
                 raise ExecPluginError(f'the credential plugin "{exec_command}" of context '
                                       f'"{target.context}" failed to renew the token: '
                                       f"{_exec_text(logged)}")
-        return {str(entry["key"]): str(entry["value"]) for entry in settings.values()
+        return {str(entry["key"]): _header_value(str(entry["value"]), target)
+                for entry in settings.values()
                 if entry.get("in") == "header" and entry.get("value")}
 
     return headers
+
+
+def _header_value(value: str, target: ClusterTarget) -> str:
+    """A credential as a header value: without the blanks around it (client-go trims a
+    tokenFile's content, and an editor ends a file with a newline), and refused, without
+    showing it, when a control character is left inside it (HTTP cannot carry one)."""
+    scheme, blank, credential = value.strip().partition(" ")
+    value = f"{scheme} {credential.strip()}" if blank else scheme
+    if any(char < " " or char == "\x7f" for char in value):
+        where = "the in-cluster service account" if target.in_cluster else \
+            f'context "{target.context}"'
+        raise KubeconfigError(f"the credentials of {where} hold a control character (a line "
+                              "break inside a token or tokenFile?); not sent")
+    return value
 
 
 def _has_credentials(configuration: Any) -> bool:
@@ -154,12 +170,17 @@ def _client_errors() -> Iterator[list[str]]:
     """Collect what the client's kubeconfig loader logs instead of raising (an exec plugin's
     failure is only `logging.error`-ed, kubernetes/config/kube_config.py
     _load_from_exec_plugin). A handler on the root logger also keeps `logging.error` from
-    installing a default stderr handler (logging.basicConfig) as a side effect."""
+    installing a default stderr handler (logging.basicConfig) as a side effect.
+
+    The root logger is the process's: with `audit --all-contexts` other threads load other
+    contexts meanwhile, so only what this thread logs (the client runs the plugin in the
+    thread that loads it) is this context's."""
     messages: list[str] = []
+    thread = threading.get_ident()
 
     class Collect(logging.Handler):
         def emit(self, record: logging.LogRecord) -> None:
-            if record.levelno >= logging.ERROR:
+            if record.levelno >= logging.ERROR and record.thread == thread:
                 messages.append(record.getMessage())
 
     handler = Collect()

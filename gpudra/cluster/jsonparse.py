@@ -15,10 +15,14 @@ from __future__ import annotations
 
 import gc
 import json
+import re
 from collections.abc import Callable
 from typing import Any
 
 from gpudra.cluster.errors import ClusterRequestError
+from gpudra.printable import replace_lone_surrogates
+
+_SURROGATE_ESCAPE = re.compile(rb"\\u[dD][89a-fA-F]")
 
 _loads: Callable[[bytes], Any] = json.loads  # benchmarks/bench_cluster_list.py swaps it
 
@@ -28,7 +32,10 @@ def parse_json(body: bytes, path: str) -> Any:
     collecting = gc.isenabled()
     gc.disable()
     try:
-        return _loads(body)
+        data = _loads(body)
+        # `"\ud800"`: U+FFFD, as Go's encoding/json decodes it (no output can encode the
+        # surrogate itself).
+        return replace_lone_surrogates(data) if _SURROGATE_ESCAPE.search(body) else data
     except ValueError:
         snippet = " ".join(body[:80].decode("utf-8", "replace").split())
         raise ClusterRequestError(f"the answer to GET {path} is not JSON: {snippet!r}",

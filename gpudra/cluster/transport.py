@@ -164,17 +164,17 @@ class Transport:
             while True:
                 if time.monotonic() > deadline:
                     raise ClusterTimeoutError(
-                        f"the cluster at {self.target.server} did not finish answering GET "
+                        f"the cluster at {self.target.shown_server} did not finish answering GET "
                         f"{path} within {self._answer_timeout:g} s ({_who(self.target)}); a "
                         "slow or misbehaving API server, or raise --request-timeout",
-                        server=self.target.server, problem="timeout")
+                        server=self.target.shown_server, problem="timeout")
                 piece = read(_READ_SIZE)
                 if not piece:
                     break
                 size += len(piece)
                 if size > MAX_ANSWER_BYTES:
                     raise ClusterRequestError(
-                        f"the cluster at {self.target.server} answered GET {path} with more "
+                        f"the cluster at {self.target.shown_server} answered GET {path} with more "
                         f"than {MAX_ANSWER_BYTES >> 20} MiB (decompressed); gpudra stopped "
                         "reading", path=path, status=200, reason="ResponseTooLarge",
                         server_message=f"answer larger than {MAX_ANSWER_BYTES >> 20} MiB")

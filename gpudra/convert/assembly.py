@@ -21,6 +21,7 @@ from gpudra.convert.spool import Spool, Spooled, contents
 from gpudra.dra import emit
 from gpudra.errors import UnreadableInputError, UsageError
 from gpudra.kustomize.tree import Tree, kustomization_file
+from gpudra.sources.file_bytes import read_regular
 from gpudra.sources.files import STDIN, InputFile
 from gpudra.yamledit.yaml_nodes import compose
 from gpudra.yamledit.yaml_nodes import load as load_document
@@ -166,8 +167,7 @@ def _claims_file_changes(per_dir: ClaimsByDir, claims_file: str,
         if str(target) in converted:
             raise UsageError(f"--claims-file {claims_file}: {target} holds workloads that are "
                              "being converted; choose another name")
-        exists = target.exists()
-        old = target.read_bytes() if exists else b""
+        old, exists = _existing(target, f"--claims-file {claims_file}")
         style = objects[0][1]
         text = old.decode("utf-8-sig")
         if text and not text.endswith("\n"):
@@ -238,9 +238,26 @@ def bridge_class(paths: list[str], options: ConvertOptions) -> FileChange:
             "chart (v0.4+)\n# renders the same class on resource.k8s.io/v1: apply this only if "
             "yours lacks extendedResourceName.\n")
     text += render_objects([emit.device_class_bridge(options.target)], style)[len("---\n"):]
-    exists = target.exists()
-    old = target.read_bytes() if exists else b""
+    old, exists = _existing(target, str(target))
     return FileChange(str(target), target, old, text.encode("utf-8"), not exists)
+
+
+def _existing(target: Path, what: str) -> tuple[bytes, bool]:
+    """What a file convert adds to holds (b"" when there is none), and whether it exists. A
+    FIFO or a device there is refused, not read (it would block or never end), and so is a
+    file over the input cap: UnreadableInputError, before anything is written."""
+    if not os.path.lexists(target):
+        return b"", False
+    try:
+        return read_regular(str(target)), True
+    except FileNotFoundError:
+        if os.path.islink(target):  # a dangling link: the write refuses or creates its target
+            return b"", False
+        raise
+    except (OSError, UnreadableInputError) as exc:
+        reason = exc.strerror if isinstance(exc, OSError) and exc.strerror else str(exc)
+        raise UnreadableInputError(f"{what}: cannot read {target}: {reason}; nothing was "
+                                   "written") from None
 
 
 def merge(changes: list[FileChange]) -> list[FileChange]:

@@ -1,22 +1,30 @@
 """A convert that writes several files finishes what it started, even when it is killed.
 
-Each file is replaced atomically (writer.write_atomic), but a run writes many: a kill -9 or
+Each file is replaced atomically (gpudra.safe_write), but a run writes many: a kill -9 or
 Ctrl-C between two of them leaves workloads converted and others not, or templates without
 the kustomization that lists them. Before the first write, the whole plan goes to a journal
 (the new content of every file and a hash of what each held when planned); after the last
 write the journal is removed. A run that finds a journal finishes it first, then plans as
 usual: the tree ends exactly as the uninterrupted run would have left it.
 
-The journal is `.gpudra-convert.journal` in the common directory of the paths given (the same
-command finds it again); it is JSON, and not a manifest suffix, so no scan reads it.
+The journal lives in the user's cache directory, never in the tree: `$GPUDRA_CACHE_DIR`, else
+`$XDG_CACHE_HOME/gpudra`, else `~/.cache/gpudra`, then `journals/<checksum of the real paths
+given>.json`, so the same command finds it again and no commit, archive or pull request can
+carry one. It is still read as untrusted input (journal_of): never through a link, at most
+JOURNAL_LIMIT bytes, typed at its edge, and only when this host and these paths wrote it. A
+rerun finishes only writes to files under the paths given whose current bytes are what the
+interrupted run read or wrote.
 """
 
 from __future__ import annotations
 
 import base64
+import functools
 import json
 import os
-from collections.abc import Iterable, Iterator
+import re
+import stat
+from collections.abc import Iterable, Iterator, Mapping
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -26,9 +34,18 @@ from gpudra.convert.writer import (
     remove_stale_temps,
     write_atomic_chunks,
 )
+from gpudra.errors import GpudraError, UnreadableInputError
+from gpudra.safe_write import read_regular
 
-JOURNAL_NAME = ".gpudra-convert.journal"
-_VERSION = 1
+_VERSION = 2
+# The journal holds the new content of every file a run changes (base64): 256 MiB is far over
+# what a tree of 100,000 manifests needs, and keeps the read of a hostile one under 1 GB.
+JOURNAL_LIMIT = 256 * 1024 * 1024
+_DIGEST = re.compile(r"^[0-9a-f]{64}$")
+
+
+class JournalRefused(GpudraError):
+    """A journal that is not finished: the message says why, in one line."""
 
 
 @dataclass(frozen=True)
@@ -38,24 +55,76 @@ class Entry:
     new: bytes
 
 
-def journal_path(base: Path) -> Path:
-    return base / JOURNAL_NAME
+def cache_directory(environ: Mapping[str, str] = os.environ) -> Path:
+    """Where gpudra keeps what outlives a run: GPUDRA_CACHE_DIR, else the XDG cache.
+    FileNotFoundError when there is no home directory to put it in."""
+    if environ.get("GPUDRA_CACHE_DIR"):
+        return Path(environ["GPUDRA_CACHE_DIR"])
+    xdg = environ.get("XDG_CACHE_HOME")
+    if xdg and os.path.isabs(xdg):
+        return Path(xdg) / "gpudra"
+    home = environ.get("HOME") or os.path.expanduser("~")
+    if not os.path.isabs(home):  # no home: never a relative `~/.cache` in the tree
+        raise FileNotFoundError("no home directory for gpudra's cache (set GPUDRA_CACHE_DIR)")
+    return Path(home) / ".cache" / "gpudra"
 
 
-def begin(base: Path, entries: Iterable[Entry]) -> Path:
+def journal_path(roots: Iterable[str], environ: Mapping[str, str] = os.environ) -> Path:
+    """The journal of a convert of `roots` (real paths, as PlannedWrites takes them). The
+    name is 64 bits of checksums of the paths, not a sha256: hashlib maps OpenSSL's libcrypto,
+    3.4 MB that a --check, which looks for a journal, must not pay. Two sets of paths that
+    share a name are told apart by the roots the journal records."""
+    import zlib
+
+    key = "\0".join(sorted(set(roots))).encode("utf-8", "surrogateescape")
+    name = f"{zlib.crc32(key):08x}{zlib.adler32(key):08x}.json"
+    return cache_directory(environ) / "journals" / name
+
+
+def _host() -> str:
+    return os.uname().nodename
+
+
+def begin(roots: tuple[str, ...], entries: Iterable[Entry],
+          environ: Mapping[str, str] = os.environ) -> Path:
     """Write the journal (atomically: a kill leaves all of it or none), one entry at a time:
-    the new content of 2,000 files is never in memory at once. The text is what json.dumps
-    gives for {"version": 1, "files": [...]}."""
-    path = journal_path(base)
-    write_atomic_chunks(path, _journal_text(entries))
+    the new content of 2,000 files is never in memory at once. OSError (or JournalRefused,
+    for a plan over JOURNAL_LIMIT or a cache directory that is not the user's own) means no
+    journal: the write order alone then keeps every state of the tree valid."""
+    path = journal_path(roots, environ)
+    path.parent.mkdir(mode=0o700, parents=True, exist_ok=True)
+    _check_private(path.parent)
+    remove_stale_temps(path.parent)  # of a journal a killed run was writing
+    try:
+        write_atomic_chunks(path, _capped(_journal_text(roots, entries)))
+    except WriteRefused as exc:  # a link or a FIFO where the journal goes
+        raise JournalRefused(f"{path} {exc}; no journal") from None
     return path
 
 
-def _journal_text(entries: Iterable[Entry]) -> Iterator[bytes]:
-    yield f'{{"version": {_VERSION}, "files": ['.encode()
+def _check_private(directory: Path) -> None:
+    """The journal directory must be a real directory of this user: no link, nobody else's."""
+    info = os.lstat(directory)
+    if not stat.S_ISDIR(info.st_mode) or info.st_uid != os.getuid():
+        raise JournalRefused(f"{directory} is not a directory of this user; no journal")
+
+
+def _capped(chunks: Iterable[bytes]) -> Iterator[bytes]:
+    size = 0
+    for chunk in chunks:
+        size += len(chunk)
+        if size > JOURNAL_LIMIT:
+            raise JournalRefused(f"the plan is over {JOURNAL_LIMIT:,} bytes; no journal")
+        yield chunk
+
+
+def _journal_text(roots: tuple[str, ...], entries: Iterable[Entry]) -> Iterator[bytes]:
+    head = json.dumps({"version": _VERSION, "host": _host(), "roots": sorted(set(roots))})
+    yield head[:-1].encode("utf-8", "surrogateescape") + b', "files": ['
     for index, e in enumerate(entries):
         entry = {"path": e.path, "old": e.old, "new": base64.b64encode(e.new).decode("ascii")}
-        yield (", " if index else "").encode() + json.dumps(entry).encode("utf-8")
+        yield (", " if index else "").encode() + \
+            json.dumps(entry).encode("utf-8", "surrogateescape")
     yield b"]}"
 
 
@@ -71,39 +140,96 @@ def digest(data: bytes | None) -> str | None:
     return None if data is None else hashlib.sha256(data).hexdigest()
 
 
-def pending(base: Path) -> list[Entry] | None:
-    """The entries of an unfinished run's journal, or None when there is none. A journal that
-    cannot be read is treated as none (it was never complete: begin() writes atomically)."""
-    path = journal_path(base)
+def journal_of(path: Path, roots: tuple[str, ...]) -> list[Entry] | None:
+    """The entries of the journal at `path`, None when there is none. JournalRefused, in one
+    line, for one that is a link, a FIFO, a device, over JOURNAL_LIMIT, another user's, not a
+    journal of this version, written on another host or for other paths, or with an entry
+    that is not an absolute, normal path and a sha256."""
     try:
-        document = json.loads(path.read_bytes())
-        return [Entry(str(f["path"]), f["old"], base64.b64decode(f["new"]))
-                for f in document["files"]] if document.get("version") == _VERSION else None
-    except FileNotFoundError:
+        data = read_regular(path, JOURNAL_LIMIT)
+    except UnreadableInputError as exc:
+        raise JournalRefused(f"{exc}; not read") from None
+    except OSError as exc:
+        raise JournalRefused(f"cannot read: {exc.strerror or exc}") from None
+    if data is None:
         return None
-    except (OSError, ValueError, KeyError, TypeError):
-        return None
+    try:
+        owner = os.lstat(path).st_uid
+    except OSError:
+        owner = None  # removed since it was read
+    if owner != os.getuid():
+        raise JournalRefused("not written by this user; not read")
+    import msgspec
+
+    try:
+        document = msgspec.json.decode(data, type=_types()[1])
+    except msgspec.DecodeError as exc:  # ValidationError included: it names the field
+        raise JournalRefused(f"not a gpudra journal ({exc}); not read") from None
+    if document.version != _VERSION:
+        raise JournalRefused(f"a journal of version {document.version}, not {_VERSION}; "
+                             "not read")
+    if document.host != _host():
+        raise JournalRefused("written on another host; not read")
+    if sorted(document.roots) != sorted(set(roots)):
+        raise JournalRefused("written for other paths; not read")
+    for index, f in enumerate(document.files):
+        if not os.path.isabs(f.path) or os.path.normpath(f.path) != f.path or "\0" in f.path:
+            raise JournalRefused(f"`$.files[{index}].path` is not an absolute, normal path; "
+                                 "not read")
+        if f.old is not None and not _DIGEST.match(f.old):
+            raise JournalRefused(f"`$.files[{index}].old` is not a sha256; not read")
+    return [Entry(f.path, f.old, f.new) for f in document.files]
 
 
-def finish(base: Path, roots: tuple[str, ...]) -> tuple[int, list[tuple[str, str]]]:
-    """Finish an interrupted run: write every file of its journal that still holds what it was
-    planned from; a file changed since is left as it is and reported. Returns (files written,
-    [(path, problem)]). The journal is removed afterwards."""
-    entries = pending(base)
+@functools.cache
+def _types() -> tuple[type, type]:
+    """The journal's msgspec types, built on first use: only a run that reads a journal
+    imports msgspec."""
+    import msgspec
+
+    file = msgspec.defstruct("JournalFile", [("path", str), ("old", str | None),
+                                             ("new", bytes)],  # base64 in the JSON
+                             forbid_unknown_fields=True)
+    journal = msgspec.defstruct("Journal", [("version", int), ("host", str),
+                                            ("roots", list[str]), ("files", list[file])],
+                                forbid_unknown_fields=True)
+    return file, journal
+
+
+def finish(roots: tuple[str, ...], environ: Mapping[str, str] = os.environ
+           ) -> tuple[int, list[tuple[str, str]]]:
+    """Finish an interrupted run: write every file of its journal that is under `roots` and
+    still holds what it was planned from; a file changed since is left as it is and
+    reported. Returns (files written, [(path, problem)]). The journal is removed afterwards,
+    and so is one that is refused (it is reported once)."""
+    try:
+        path = journal_path(roots, environ)
+    except OSError:
+        return 0, []  # no cache directory: no run could have left a journal
+    try:
+        entries = journal_of(path, roots)
+    except JournalRefused as exc:
+        _discard(path)
+        return 0, [(str(path), f"an interrupted convert's journal: {exc}")]
     if entries is None:
         return 0, []
+    writes = PlannedWrites(roots)
     written = 0
     problems: list[tuple[str, str]] = []
-    for directory in {Path(e.path).parent for e in entries}:
-        remove_stale_temps(directory)
-    writes = PlannedWrites(roots)
+    cleaned: set[Path] = set()
     for entry in entries:
-        path = Path(entry.path)
+        target = Path(entry.path)
         try:
-            current = path.read_bytes() if path.exists() else None
+            current = writes.read(target, JOURNAL_LIMIT)
+        except WriteRefused as exc:
+            problems.append((entry.path, str(exc)))
+            continue
         except OSError as exc:
             problems.append((entry.path, f"cannot read: {exc.strerror or exc}"))
             continue
+        if target.parent not in cleaned:  # only directories under the roots
+            cleaned.add(target.parent)
+            remove_stale_temps(target.parent)
         if current == entry.new:
             continue
         if digest(current) != entry.old:
@@ -111,12 +237,21 @@ def finish(base: Path, roots: tuple[str, ...]) -> tuple[int, list[tuple[str, str
                                          "left as it is"))
             continue
         try:
-            writes.write(path, current, entry.new)
+            writes.write(target, current, entry.new)
             written += 1
         except (OSError, WriteRefused) as exc:
             problems.append((entry.path, _reason(exc)))
-    end(journal_path(base))
+    end(path)
     return written, problems
+
+
+def _discard(path: Path) -> None:
+    """Remove a refused journal (a link itself, never its target)."""
+    try:
+        if not stat.S_ISDIR(os.lstat(path).st_mode):
+            path.unlink()
+    except OSError:
+        pass
 
 
 def _reason(exc: Exception) -> str:

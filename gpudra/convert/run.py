@@ -28,7 +28,7 @@ from gpudra.convert.writer import (
 )
 from gpudra.dra.selectors import min_memory_selector, product_prefix_selector
 from gpudra.dra.versions import TargetVersion
-from gpudra.errors import UsageError
+from gpudra.errors import UnreadableInputError, UsageError
 from gpudra.kustomize import KUSTOMIZATION_FILES
 from gpudra.kustomize.tree import real_roots
 from gpudra.model import ExitCode, InputError
@@ -36,6 +36,7 @@ from gpudra.printable import quote_name
 from gpudra.quantity import parse_quantity
 from gpudra.report.formats import Kind, RenderOptions, find, render
 from gpudra.rules import catalogue
+from gpudra.sources.file_bytes import read_regular
 from gpudra.workloads import WorkloadTable
 
 
@@ -63,6 +64,8 @@ def build_options(request: ConvertRequest) -> ConvertOptions:
     if request.output_dir and (request.diff or request.check):
         # --diff and --check go together (print the diff, exit 1 on changes), as in black/ruff.
         raise UsageError("--output-dir cannot be combined with --diff or --check")
+    if request.output_dir is not None:
+        _check_output_dir(request.output_dir, request.paths)
     if "-" in request.paths and len(request.paths) > 1:
         raise UsageError("'-' (stdin) cannot be combined with other paths")
     if "-" in request.paths and request.output == "json":
@@ -73,6 +76,9 @@ def build_options(request: ConvertRequest) -> ConvertOptions:
     if request.claims_file is not None and ("/" in request.claims_file or
                                             not request.claims_file.endswith((".yaml", ".yml"))):
         raise UsageError("--claims-file must be a file name ending in .yaml or .yml")
+    if request.claims_file in KUSTOMIZATION_FILES:  # it would list itself, the claims nowhere
+        raise UsageError(f"--claims-file {request.claims_file}: that is the name of a "
+                         "kustomization; choose another name")
     checked = list(request.selectors)
     if request.min_memory is not None:
         if parse_quantity(request.min_memory) is None:
@@ -88,6 +94,20 @@ def build_options(request: ConvertRequest) -> ConvertOptions:
                           keep_device_plugin_quota=request.keep_device_plugin_quota,
                           selectors=tuple(request.selectors), min_memory=request.min_memory,
                           product=request.product, admin_access=request.admin_access)
+
+
+def _check_output_dir(out: Path, paths: tuple[str, ...]) -> None:
+    """--output-dir must not hold an input: the copies would replace the user's files there
+    (`convert m/gpu --output-dir m` would write m/gpu's copies over m's own files)."""
+    real_out = os.path.realpath(out)
+    for raw in paths:
+        if raw == "-":
+            continue
+        real = os.path.realpath(raw)
+        if real == real_out or real.startswith(real_out.rstrip(os.sep) + os.sep):
+            raise UsageError(f"--output-dir {quote_name(str(out))} holds the input "
+                             f"{quote_name(raw)}: its copies would replace files there; "
+                             "choose a directory outside the inputs")
 
 
 def _check_selectors(selectors: list[str], from_user: int, target: TargetVersion) -> None:
@@ -139,6 +159,7 @@ def _deliver(report: ConvertReport, request: ConvertRequest, stdout: IO[str], st
 
 def run_convert(request: ConvertRequest, *, stdout: IO[str], stderr: IO[str],
                 stdin=None) -> ExitCode:
+    request = replace(request, paths=distinct_paths(request.paths))
     config = load_config(config_for(request.paths, request.config), catalogue())
     options = replace(build_options(request),
                       waivers=config.waiver_set(request.today or datetime.date.today()))
@@ -183,6 +204,26 @@ def run_convert(request: ConvertRequest, *, stdout: IO[str], stderr: IO[str],
     return _exit_code(report, request)
 
 
+def distinct_paths(paths: tuple[str, ...]) -> tuple[str, ...]:
+    """`paths` without those another one covers (`t/sub` after or before `t`, `t` twice, a
+    file under a directory given): each file is planned once, whatever names it."""
+    real = {raw: os.path.realpath(raw) for raw in paths if raw != "-"}
+    directories = [r for r in real.values() if os.path.isdir(r)]
+    kept: list[str] = []
+    seen: set[str] = set()
+    for raw in paths:
+        if raw == "-":
+            kept.append(raw)
+            continue
+        path = real[raw]
+        if path in seen or any(path.startswith(d.rstrip(os.sep) + os.sep)
+                               for d in directories if d != path):
+            continue
+        seen.add(path)
+        kept.append(raw)
+    return tuple(kept)
+
+
 def _copy_inside(request: ConvertRequest) -> str | None:
     """--output-dir when it lies inside a scanned directory: the copy an earlier run wrote
     there is output, never input (a second run would convert the copy and copy it again)."""
@@ -204,18 +245,18 @@ def _write_in_place(report: ConvertReport, request: ConvertRequest, stderr: IO[s
     the labels of the changes not written."""
     changes = sorted((c for c in report.changes if c.path is not None),
                      key=lambda c: _write_order(c, request.claims_file))
-    writes = PlannedWrites(_write_roots(request.paths))
-    base = _common_base(request.paths)
-    for directory in {base, *(c.path.parent for c in changes)}:  # a killed run's temp files
+    roots = _write_roots(request.paths)
+    writes = PlannedWrites(roots)
+    for directory in {c.path.parent for c in changes}:  # a killed run's temp files
         remove_stale_temps(directory)
     journal_file = None
     if len(changes) > 1:
         try:
-            journal_file = journal.begin(base, (journal.Entry(
+            journal_file = journal.begin(roots, (journal.Entry(
                 os.path.abspath(c.path), None if c.created else journal.digest(c.old), c.new)
                 for c in changes))
-        except OSError:
-            journal_file = None  # a read-only base: the order alone keeps every state valid
+        except (OSError, journal.JournalRefused):
+            journal_file = None  # no cache directory: the order alone keeps every state valid
     errors: list[InputError] = []
     unwritten: set[str] = set()
     blocker: str | None = None
@@ -274,7 +315,7 @@ def _write_roots(paths: tuple[str, ...]) -> tuple[str, ...]:
 
 def _finish_interrupted(request: ConvertRequest, stderr: IO[str]) -> list[InputError]:
     """Finish a run a kill or Ctrl-C stopped (its journal), before planning anew."""
-    written, problems = journal.finish(_common_base(request.paths), _write_roots(request.paths))
+    written, problems = journal.finish(_write_roots(request.paths))
     if written and not request.quiet:
         stderr.write(f"gpudra: finished an interrupted convert: {written} more "
                      f"{'file' if written == 1 else 'files'} written\n")
@@ -283,11 +324,18 @@ def _finish_interrupted(request: ConvertRequest, stderr: IO[str]) -> list[InputE
 
 def _interrupted_run(request: ConvertRequest) -> list[InputError]:
     """--diff/--check write nothing: an unfinished run is reported, not finished."""
-    base = _common_base(request.paths)
-    entries = journal.pending(base)
+    roots = _write_roots(request.paths)
+    try:
+        path = journal.journal_path(roots)
+    except OSError:
+        return []  # no cache directory: no run could have left a journal
+    where = journal.relative_label(str(path))
+    try:
+        entries = journal.journal_of(path, roots)
+    except journal.JournalRefused as exc:
+        return [InputError(where, f"an interrupted convert's journal: {exc}")]
     if not entries:
         return []
-    where = journal.relative_label(str(journal.journal_path(base)))
     return [InputError(where, f"an interrupted convert left up to {len(entries)} files to "
                               "write: run `gpudra convert` without --diff/--check to finish it")]
 
@@ -317,44 +365,40 @@ def _write_stdin_result(report: ConvertReport, stdout: IO[str]) -> None:
 def _write_copy(report: ConvertReport, request: ConvertRequest,
                 out: Path) -> tuple[list[InputError], set[str]]:
     """Every scanned manifest (converted or not) and every new file, under `out`, at its path
-    relative to the inputs' common directory, so two roots can never write the same target.
-    Returns the errors and the labels of the changes not written."""
+    as named relative to the inputs' common directory, so two inputs never share a copy (a
+    link that leads out of the tree gets its own). Returns the errors and the labels of the
+    changes not written."""
     changed = {c.label: c for c in report.changes}
-    base = _common_base(request.paths)
+    base = _lexical_base(request.paths)
     errors: list[InputError] = []
     unwritten: set[str] = set()
-    targets: set[Path] = set()
+    planned: dict[str, str] = {}  # copy -> the label it is the copy of
     sources = [(e.label, Path(e.path)) for e in report.inputs if e.path is not None]
     sources += [(c.label, c.path) for c in report.changes
                 if c.path is not None and c.label not in {label for label, _ in sources}]
     for label, source in sources:
-        relative = _relative(source, base)
-        if relative in targets:
-            continue  # the same file named twice on the command line
-        targets.add(relative)
-        try:
-            data = changed[label].new if label in changed else source.read_bytes()
-            write_under(out, relative, data)
-        except (OSError, WriteRefused) as exc:
+        relative = os.path.relpath(os.path.abspath(source), base)
+        first = planned.setdefault(relative, label)
+        if first != label:  # never one copy for two inputs, one lost while called written
             if label in changed:
                 unwritten.add(label)
-            reason = str(exc) if isinstance(exc, WriteRefused) else exc.strerror or str(exc)
+            errors.append(InputError(label, f"cannot write a copy: {quote_name(first)} has "
+                                            f"the same copy, {relative}; not written"))
+            continue
+        try:
+            data = changed[label].new if label in changed else read_regular(str(source))
+            write_under(out, relative, data)
+        except (OSError, WriteRefused, UnreadableInputError) as exc:
+            if label in changed:
+                unwritten.add(label)
+            reason = exc.strerror or str(exc) if isinstance(exc, OSError) else str(exc)
             errors.append(InputError(label, f"cannot write a copy: {reason}"))
     return errors, unwritten
 
 
-def _common_base(paths: tuple[str, ...]) -> Path:
-    roots = []
-    for raw in paths:
-        if raw == "-":
-            continue
-        path = Path(os.path.realpath(raw))  # realpath: a symlink loop is an error elsewhere
-        roots.append(path if path.is_dir() else path.parent)
-    return Path(os.path.commonpath(roots)) if roots else Path.cwd()
-
-
-def _relative(path: Path, base: Path) -> Path:
-    try:
-        return path.resolve().relative_to(base)
-    except ValueError:
-        return Path(path.name)
+def _lexical_base(paths: tuple[str, ...]) -> str:
+    """The common directory of the paths as named (a link in them is kept, not resolved: the
+    copy mirrors the names the inputs were read by)."""
+    roots = [path if os.path.isdir(path) else os.path.dirname(path)
+             for path in (os.path.abspath(raw) for raw in paths if raw != "-")]
+    return os.path.commonpath(roots) if roots else os.getcwd()

@@ -13,7 +13,7 @@ from gpudra.objects import plural
 from gpudra.report.formats import RenderOptions
 from gpudra.report.json_report import skipped_data
 from gpudra.report.summary import files_read
-from gpudra.printable import quote_name
+from gpudra.printable import escape_text, quote_name
 
 STRATEGIES = ("rewrite", "repair", "quota", "bridge", "manual", "ignored", "waived",
               "blocked")
@@ -71,13 +71,15 @@ def as_text(report: ConvertReport, *, action: str, verbose: bool = False) -> str
     errors are not in it: they go to stderr, as every command's do."""
     lines: list[str] = []
     for r in report.results:
-        obj = "/".join(x for x in (r.namespace, r.kind, r.name) if x) or "-"
-        detail = r.reason or (", ".join(r.created) if r.created else "")
+        # Names, reasons and notes quote the manifest: escaped, each stays on its line.
+        obj = escape_text("/".join(x for x in (r.namespace, r.kind, r.name) if x) or "-")
+        detail = escape_text(r.reason or (", ".join(r.created) if r.created else ""))
         lines.append(f"{r.strategy:<8} {quote_name(r.file)}  {obj}"
                      + (f": {detail}" if detail else ""))
-        lines += [f"         note: {note}" for note in r.notes]
+        lines += [f"         note: {escape_text(note)}" for note in r.notes]
     if verbose:
-        lines += [f"skipped  {quote_name(s.file)}:{s.line}: {s.reason}" for s in report.skipped]
+        lines += [f"skipped  {quote_name(s.file)}:{s.line}: {escape_text(s.reason)}"
+                  for s in report.skipped]
     counts = summary_counts(report)
     parts = [f"{counts[s]} {s}" for s in STRATEGIES if counts[s]]
     read = files_read(report.files_scanned, report.documents_parsed, len(report.skipped))

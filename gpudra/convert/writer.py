@@ -5,81 +5,43 @@ from __future__ import annotations
 import os
 import re
 import stat
-import tempfile
 from collections.abc import Iterable
 from pathlib import Path
 
 from gpudra.convert.linediff import unified
+from gpudra.errors import UnreadableInputError
 from gpudra.kustomize.tree import inside, inside_real
 from gpudra.printable import quote_name
+from gpudra.safe_write import (
+    TEMP_SUFFIX,
+    WriteRefused,
+    existing,
+    read_regular,
+    replace_file,
+    what_is,
+)
+
+__all__ = ["TEMP_SUFFIX", "PlannedWrites", "WriteRefused", "color_diff", "remove_stale_temps",
+           "unified_diff", "write_atomic", "write_atomic_chunks", "write_under"]
 
 
 def write_atomic(path: Path, data: bytes) -> bool:
-    """Replace `path` with `data` only if it differs. Returns True when it wrote.
-
-    The new content goes to a temporary file in the same directory (same filesystem), is
-    fsynced, gets the old file's mode, and is renamed over the original: a reader, a crash or
-    Ctrl-C sees either the old file or the new one, never half of one.
-    """
-    try:
-        if path.read_bytes() == data:
-            return False
-    except FileNotFoundError:
-        pass
-    _replace(path, (data,))
+    """Replace `path` with `data` only if it differs (gpudra.safe_write.replace: atomic, and a
+    link, FIFO, device or directory at `path` is refused). Returns True when it wrote."""
+    info = existing(path)
+    if info is not None and info.st_size == len(data) and read_regular(path, len(data)) == data:
+        return False
+    replace_file(path, (data,), info)
     return True
 
 
 def write_atomic_chunks(path: Path, chunks: Iterable[bytes]) -> None:
     """write_atomic for content made piece by piece (the journal of a large convert), never
     held whole; it is written even when it equals what the file holds."""
-    _replace(path, chunks)
+    replace_file(path, chunks, existing(path))
 
 
-def _replace(path: Path, chunks: Iterable[bytes]) -> None:
-    # Write through a symlink to the file it names; replacing the link would orphan the target.
-    path = path.resolve() if path.is_symlink() else path
-    try:
-        info: os.stat_result | None = path.stat()
-    except FileNotFoundError:
-        info = None
-    _replace_file(path, chunks, info)
-
-
-def _replace_file(path: Path, chunks: Iterable[bytes], info: os.stat_result | None) -> None:
-    """_replace for a `path` that is no symlink, `info` its stat (None: it does not exist)."""
-    if info is not None:
-        mode, owner = stat.S_IMODE(info.st_mode), (info.st_uid, info.st_gid)
-    else:
-        mode, owner = 0o644 & ~_umask(), None
-    # The pid in the name lets a later run tell a temp file a killed run left (removed by
-    # remove_stale_temps) from one a running convert is writing.
-    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.{os.getpid()}.",
-                               suffix=TEMP_SUFFIX)
-    try:
-        with os.fdopen(fd, "wb") as handle:
-            for chunk in chunks:
-                handle.write(chunk)
-            handle.flush()
-            os.fsync(handle.fileno())
-        os.chmod(tmp, mode)
-        if owner is not None and owner != (os.getuid(), os.getgid()):
-            try:  # root editing a user's file must not hand it to root
-                os.chown(tmp, *owner)
-            except PermissionError:
-                pass  # only root can give a file away; others keep their own files anyway
-        os.replace(tmp, path)
-    except BaseException:
-        Path(tmp).unlink(missing_ok=True)
-        raise
-
-
-TEMP_SUFFIX = ".gpudra-tmp"
 _TEMP_NAME = re.compile(r"^\..+\.(\d+)\.[^.]+" + re.escape(TEMP_SUFFIX) + "$")
-
-
-class WriteRefused(Exception):
-    """A planned write that must not happen; the message says why, in one line."""
 
 
 class PlannedWrites:
@@ -101,18 +63,49 @@ class PlannedWrites:
         if not inside_real(real, self._roots):
             raise WriteRefused(f"leads to {real}, outside the paths given on the command line "
                                "(a symbolic link?); not written")
-        try:
-            current: bytes | None = target.read_bytes()
-        except FileNotFoundError:
-            current = None
+        kind = what_is(info) if info is not None else None
+        if kind is not None:
+            raise WriteRefused(f"is {kind}; gpudra writes only regular files, not written")
+        current = self._current(target, info, planned_from, new)
         if current not in (planned_from, new):
             raise WriteRefused("changed since convert read it; not written, your version is "
                                "kept (run convert again)" if planned_from is not None else
                                "created by something else since convert looked; not written")
         if current == new:
             return False
-        _replace_file(target, (new,), info if current is not None else None)
+        replace_file(target, (new,), info if current is not None else None)
         return True
+
+    def read(self, path: Path, limit: int) -> bytes | None:
+        """What `path` (or the file a symlink names) holds, None when nothing is there, read
+        only once it is known to be a regular file under the roots (WriteRefused else)."""
+        target, real, info = self._resolved(path)
+        if not inside_real(real, self._roots):
+            raise WriteRefused(f"leads to {real}, outside the paths given on the command line; "
+                               "not read")
+        if info is None:
+            return None
+        kind = what_is(info)
+        if kind is not None:
+            raise WriteRefused(f"is {kind}; gpudra writes only regular files, not written")
+        try:
+            return read_regular(target, limit)
+        except UnreadableInputError as exc:
+            raise WriteRefused(f"{exc}; not written") from None
+
+    @staticmethod
+    def _current(target: Path, info: os.stat_result | None, planned_from: bytes | None,
+                 new: bytes) -> bytes | None:
+        """What `target` (a regular file, lstat `info`) holds. A file of neither expected size
+        was changed, whatever it holds: it is not read (a sentinel stands for it)."""
+        if info is None:
+            return None
+        if info.st_size not in (len(new), -1 if planned_from is None else len(planned_from)):
+            return b"\0changed"
+        try:
+            return read_regular(target, info.st_size)
+        except UnreadableInputError as exc:
+            raise WriteRefused(f"{exc}; not written") from None
 
     def _resolved(self, path: Path) -> tuple[Path, str, os.stat_result | None]:
         """The file to write (a symlink's target), its real path, and its stat (None: none)."""
@@ -124,7 +117,7 @@ class PlannedWrites:
         if name in ("", ".", "..") or (info is not None and stat.S_ISLNK(info.st_mode)):
             real = os.path.realpath(path)
             try:
-                info = os.stat(real)
+                info = os.lstat(real)
             except FileNotFoundError:
                 info = None
             return Path(real), real, info
@@ -160,12 +153,6 @@ def _alive(pid: int) -> bool:
     except OSError:
         return True  # someone else's process: not ours to judge
     return True
-
-
-def _umask() -> int:
-    current = os.umask(0)
-    os.umask(current)
-    return current
 
 
 def unified_diff(label: str, old: bytes, new: bytes, created: bool = False) -> str:
@@ -221,10 +208,13 @@ def color_diff(diff: str) -> str:
 
 def write_under(out: Path, relative: Path | str, data: bytes) -> None:
     """Write `data` at `out/relative`, never outside `out`: not through `..` or an absolute
-    name, nor through a symlink inside `out` (raises WriteRefused)."""
+    name, nor through a symlink (raises WriteRefused)."""
     target = out / relative
     if not inside(str(target), (os.path.realpath(out),)):
         raise WriteRefused(f"{target} would be outside --output-dir {out}; not written")
     target.parent.mkdir(parents=True, exist_ok=True)
     remove_stale_temps(target.parent)
-    write_atomic(target, data)
+    try:
+        write_atomic(target, data)
+    except WriteRefused as exc:
+        raise WriteRefused(f"{target} {exc}") from None

@@ -86,6 +86,11 @@ class Fleet:
     unconvertible: tuple[str, ...] = ()   # workloads convert cannot move (blocked)
     node_marks: Mapping[str, tuple[str, ...]] = field(default_factory=dict)  # node -> marks
     target: TargetVersion = DEFAULT  # the release whose DRA CEL environment judges selectors
+    # (namespace, label selector) of the device plugin's pods, from its DaemonSets: the runbook
+    # waits for them to leave a node before the DRA kubelet plugin starts there
+    plugin_pods: tuple[tuple[str, str], ...] = ()
+    # ResourceQuotas that count device-plugin GPUs: converted in the waves of their namespace
+    quotas: tuple[Mapping[str, Any], ...] = ()
 
     def pools(self) -> dict[str, tuple[Node, ...]]:
         out: dict[str, list[Node]] = {}
@@ -152,7 +157,39 @@ def build_fleet(objects: Iterable[Mapping[str, Any]], table: WorkloadTable,
     node_marks = {n.name: tuple(m for allowed, m in marks.items() if n.name in allowed)
                   for n in nodes}
     return Fleet(nodes, tuple(workloads), slices, classes, pool_label, tuple(blocked),
-                 node_marks, target)
+                 node_marks, target, plugin_pods(objects), device_plugin_quotas(objects))
+
+
+def device_plugin_quotas(objects: Iterable[Mapping[str, Any]]) -> tuple[Mapping[str, Any], ...]:
+    """The ResourceQuotas with a key on an NVIDIA device-plugin resource
+    (`requests.nvidia.com/gpu`, MIG forms), each with a valid namespace and name."""
+    from gpudra.gpu_use import quota_keys
+
+    return tuple(o for o in objects if o.get("kind") == "ResourceQuota"
+                 and o.get("apiVersion") == "v1"
+                 and isinstance(dig(o, "metadata", "namespace"), str)
+                 and isinstance(dig(o, "metadata", "name"), str)
+                 and any(q.device.is_nvidia_device_plugin for q in quota_keys(o)))
+
+
+def plugin_pods(objects: Iterable[Mapping[str, Any]]) -> tuple[tuple[str, str], ...]:
+    """(namespace, label selector) of each device-plugin DaemonSet's pods, as kubectl's -l
+    takes it: its `spec.selector.matchLabels` (a selector with expressions is left out: the
+    runbook then has no wait for its pods)."""
+    from gpudra.plugin_daemonsets import device_plugin_daemonsets
+
+    found: list[tuple[str, str]] = []
+    daemonsets = device_plugin_daemonsets([o for o in objects if o.get("kind") == "DaemonSet"])
+    for daemonset in daemonsets:
+        selector = as_mapping(dig(daemonset, "spec", "selector"))
+        labels = as_mapping(selector.get("matchLabels"))
+        namespace = dig(daemonset, "metadata", "namespace")
+        if (not labels or selector.get("matchExpressions") or not isinstance(namespace, str)
+                or not all(isinstance(k, str) and isinstance(v, str)
+                           for k, v in labels.items())):
+            continue
+        found.append((namespace, ",".join(f"{k}={v}" for k, v in sorted(labels.items()))))
+    return tuple(sorted(set(found)))
 
 
 

@@ -1,17 +1,17 @@
 """The cutover use case: read the fleet (cluster or `--from` files), order the waves, write
-each wave's manifests (`--output-dir`: wave-N/original/ as exported, wave-N/converted/ by
-convert's engine) and the runbook. Read-only towards the cluster."""
+each wave's manifests (`--output-dir`: the layout of gpudra.cutover.manifests) and the
+runbook. Read-only towards the cluster."""
 
 from __future__ import annotations
 
-import io
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 from gpudra.cutover.fleet import Fleet, build_fleet
-from gpudra.cutover.runbook import markdown
+from gpudra.cutover.manifests import quota_changes, write_waves
+from gpudra.cutover.runbook import WaveContext, markdown
 from gpudra.cutover.waves import CutoverPlan, order_waves
 from gpudra.dra.versions import DEFAULT, TargetVersion
 from gpudra.errors import UsageError
@@ -43,6 +43,10 @@ class CutoverResult:
     def pools(self) -> dict[str, int]:
         return pool_sizes(self.fleet)
 
+    @property
+    def context(self) -> WaveContext:
+        return wave_context(self.plan, self.fleet)
+
     def exit_code(self) -> ExitCode:
         """3 when an input could not be read (or nothing was); 1 when no safe order exists."""
         if self.errors or self.read == 0:
@@ -72,50 +76,26 @@ def run_cutover(request: CutoverRequest, *, on_page: Callable[[Any], None] | Non
     result = order_waves(fleet, table, request.max_wave_nodes)
     if out is not None:
         out.mkdir(parents=True, exist_ok=True)  # the runbook is written even with no wave
-        errors += write_waves(result, out, table, request.target_version)
-        (out / "runbook.md").write_text(markdown(result, str(out), pool_sizes(fleet)),
-                                        encoding="utf-8")
+        errors += write_waves(result, fleet, out, table, request.target_version)
+        from gpudra.convert.writer import WriteRefused, write_under
+
+        try:
+            write_under(out, "runbook.md",
+                        markdown(result, str(out), pool_sizes(fleet),
+                                 wave_context(result, fleet)).encode("utf-8"))
+        except (OSError, WriteRefused) as exc:
+            reason = str(exc) if isinstance(exc, WriteRefused) else exc.strerror or str(exc)
+            errors.append(InputError(str(out / "runbook.md"), f"cannot write: {reason}"))
     return CutoverResult(result, fleet, tuple(errors), read, out)
+
+
+def wave_context(plan: CutoverPlan, fleet: Fleet) -> WaveContext:
+    quotas = quota_changes(plan, fleet)
+    return WaveContext(fleet.plugin_pods, {n: len(c) for n, c in quotas.items() if c})
 
 
 def pool_sizes(fleet: Fleet) -> dict[str, int]:
     return {name: len(nodes) for name, nodes in fleet.pools().items()}
-
-
-def write_waves(result: CutoverPlan, out: Path, table: WorkloadTable,
-                target: TargetVersion) -> list[InputError]:
-    """wave-N/original/: the moving workloads as clean manifests (what `convert
-    --from-cluster` exports); wave-N/converted/: those files converted by `gpudra convert`
-    for the release the cutover plans for."""
-    from gpudra.convert.export import clean, dump, file_name
-    from gpudra.convert.run import ConvertRequest, run_convert
-    from gpudra.convert.writer import write_under
-    from gpudra.gpu_use import read_object
-
-    errors: list[InputError] = []
-    for wave in result.waves:
-        if not wave.moved:
-            continue
-        original = out / f"wave-{wave.number}" / "original"
-        for workload in wave.moved:
-            data = workload.original
-            group = str(data.get("apiVersion", "")).rpartition("/")[0]
-            paths = [p.spec.path for p in read_object(table, group, workload.kind, data).pods]
-            name = file_name(data)
-            if name is None:
-                errors.append(InputError(None, "not a valid Kubernetes name; left out",
-                                         object=workload.label))
-                continue
-            write_under(original, name, dump(clean(data, paths)).encode("utf-8"))
-        stderr = io.StringIO()
-        code = run_convert(ConvertRequest(paths=(str(original),),
-                                          output_dir=out / f"wave-{wave.number}" / "converted",
-                                          target_version=str(target), quiet=True),
-                           stdout=io.StringIO(), stderr=stderr)
-        if code not in (ExitCode.OK, 4):
-            errors.append(InputError(str(original), "convert failed: "
-                                     + (stderr.getvalue().strip() or f"exit {int(code)}")))
-    return errors
 
 
 def _read_files(sources: Sequence[str], errors: list[InputError], table: WorkloadTable

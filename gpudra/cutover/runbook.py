@@ -12,10 +12,13 @@ DRA driver chart take `affinity` / `kubeletPlugin.nodeSelector` values: one labe
 from __future__ import annotations
 
 import json
-from dataclasses import dataclass
+import shlex
+from collections.abc import Mapping
+from dataclasses import dataclass, field
 from typing import Any
 
 from gpudra.cutover.fleet import RISK_NAMES
+from gpudra.cutover.manifests import RECREATE, REPLACE, mode, wave_modes
 from gpudra.cutover.waves import CutoverPlan, Side, Wave
 from gpudra.report.formats import RenderOptions
 
@@ -40,28 +43,101 @@ def prerequisites() -> list[str]:
     ]
 
 
-def wave_steps(wave: Wave, directory: str | None) -> dict[str, list[str]]:
-    nodes = " ".join(wave.nodes)
-    where = f"{directory}/wave-{wave.number}" if directory else f"<output-dir>/wave-{wave.number}"
-    steps = [
-        f"kubectl cordon {nodes}",
-        f"kubectl label node {nodes} {OPERATOR_LABEL}=false --overwrite   # GPU Operator",
-        f"kubectl label node {nodes} {STACK_LABEL}=dra --overwrite   # standalone plugin "
-        "leaves, the DRA kubelet plugin starts",
-        f"kubectl drain {nodes} --ignore-daemonsets --delete-emptydir-data   # device-plugin "
-        "pods restart on the nodes that keep the plugin (they fit: checked)",
-        "kubectl get resourceslices -o wide   # wait until each node of the wave publishes "
-        "its GPUs",
-        f"kubectl uncordon {nodes}",
-    ]
+@dataclass(frozen=True)
+class WaveContext:
+    """What the steps need besides the plan: the device plugin's pods (namespace, label
+    selector: Fleet.plugin_pods) and, per wave number, how many quotas it replaces
+    (manifests.quota_changes)."""
+
+    plugin_pods: tuple[tuple[str, str], ...] = ()
+    quotas: Mapping[int, int] = field(default_factory=dict)
+
+
+def wave_steps(wave: Wave, directory: str | None,
+               context: WaveContext = WaveContext()) -> dict[str, list[str]]:
+    """The commands of one wave and of its rollback, in the order that keeps the most running.
+
+    Claim templates first; the moving workloads that can change in place are replaced while
+    the nodes are cordoned (their new pods wait for this wave's DRA devices, the old ones
+    serve until the drain); Jobs and bare Pods, whose pod template cannot change, are deleted
+    and created again once the nodes publish; the drain empties the nodes before either stack
+    changes, so no GPU is ever held through the device plugin while the DRA driver offers it;
+    each switch is waited for (the device plugin's pods gone, each node's ResourceSlice
+    there) before the nodes take pods again. Every value read from the cluster or a file is
+    quoted for the shell."""
+    nodes = " ".join(shlex.quote(n) for n in wave.nodes)
+    where = (shlex.quote(f"{directory}/wave-{wave.number}") if directory
+             else f"<output-dir>/wave-{wave.number}")
+    modes = wave_modes(wave)
+    replaced = sum(1 for w in wave.moved if mode(w) == REPLACE)
+    recreated = len(wave.moved) - replaced
+    quotas = context.quotas.get(wave.number, 0)
+    steps: list[str] = []
+    if quotas:
+        steps.append(f"kubectl replace -f {where}/converted/quotas/ --recursive   # "
+                     f"{_count(quotas, 'quota')} of the namespaces moving count claims too "
+                     "(device-plugin keys go with a namespace's last workload)")
     if wave.moved:
-        steps.append(f"kubectl apply -f {where}/converted/ --recursive   # "
-                     f"{len(wave.moved)} workloads move to claims")
+        steps.append(f"kubectl apply -f {where}/converted/claims/ --recursive   # the claim "
+                     "templates first: no workload may name a missing one")
+    steps.append(f"kubectl cordon {nodes}")
+    if REPLACE in modes:
+        steps.append(f"kubectl replace -f {where}/converted/replace/ --recursive   # "
+                     f"{_count(replaced, 'workload')} roll onto claims; their new pods wait "
+                     "for this wave's devices")
+    if RECREATE in modes:
+        steps.append(f"kubectl delete -f {where}/original/recreate/ --recursive --wait   # "
+                     f"{_count(recreated, 'Job or bare Pod', 'Jobs or bare Pods')}: the pod "
+                     "template cannot change; created again below (a Job starts over)")
+    steps.append(f"kubectl drain {nodes} --ignore-daemonsets --delete-emptydir-data   # what "
+                 "stays on the device plugin restarts on the nodes that keep it")
+    steps.append(f"kubectl label node {nodes} {OPERATOR_LABEL}=false --overwrite   # the "
+                 "device plugin leaves (GPU Operator)")
+    steps += _wait_plugin_gone(wave.nodes, context.plugin_pods)
+    steps.append(f"kubectl label node {nodes} {STACK_LABEL}=dra --overwrite   # the DRA "
+                 "kubelet plugin starts (the standalone device-plugin chart leaves)")
+    steps += [f"kubectl wait --for=create resourceslices --field-selector "
+              f"spec.nodeName={shlex.quote(n)} --timeout=10m" for n in wave.nodes]
+    steps.append(f"kubectl uncordon {nodes}")
+    if RECREATE in modes:
+        steps.append(f"kubectl create -f {where}/converted/recreate/ --recursive")
     steps.append("gpudra verify   # the gate: exit 0 before the next wave")
-    rollback = [f"kubectl apply -f {where}/original/ --recursive" if wave.moved else None,
-                f"kubectl label node {nodes} {STACK_LABEL}- {OPERATOR_LABEL}=true --overwrite",
-                "gpudra verify   # the workloads are back on the device plugin"]
-    return {"steps": steps, "rollback": [s for s in rollback if s]}
+    return {"steps": steps, "rollback": _rollback(wave, nodes, where, modes, quotas)}
+
+
+def _rollback(wave: Wave, nodes: str, where: str, modes: frozenset[str], quotas: int
+              ) -> list[str]:
+    """The wave's steps undone, in the reverse order."""
+    steps = [f"kubectl cordon {nodes}"]
+    if RECREATE in modes:
+        steps.append(f"kubectl delete -f {where}/converted/recreate/ --recursive --wait")
+    if REPLACE in modes:
+        steps.append(f"kubectl replace -f {where}/original/replace/ --recursive")
+    steps.append(f"kubectl drain {nodes} --ignore-daemonsets --delete-emptydir-data")
+    steps.append(f"kubectl label node {nodes} {STACK_LABEL}- --overwrite   # the DRA kubelet "
+                 "plugin leaves")
+    steps += [f"kubectl wait --for=delete resourceslices --field-selector "
+              f"spec.nodeName={shlex.quote(n)} --timeout=10m" for n in wave.nodes]
+    steps.append(f"kubectl label node {nodes} {OPERATOR_LABEL}=true --overwrite   # the "
+                 "device plugin comes back")
+    steps.append(f"kubectl uncordon {nodes}")
+    if RECREATE in modes:
+        steps.append(f"kubectl create -f {where}/original/recreate/ --recursive")
+    if quotas:
+        steps.append(f"kubectl replace -f {where}/original/quotas/ --recursive")
+    steps.append("gpudra verify   # the workloads are back on the device plugin")
+    return steps
+
+
+def _wait_plugin_gone(nodes: tuple[str, ...], plugin_pods: tuple[tuple[str, str], ...]
+                      ) -> list[str]:
+    return [f"kubectl wait --for=delete pod -n {shlex.quote(namespace)} -l "
+            f"{shlex.quote(selector)} --field-selector spec.nodeName={shlex.quote(node)} "
+            "--timeout=10m" for namespace, selector in plugin_pods for node in nodes]
+
+
+def _count(number: int, one: str, many: str | None = None) -> str:
+    return f"{number} {one if number == 1 else (many or one + 's')}"
 
 
 def _side(side: Side) -> dict[str, Any]:
@@ -70,7 +146,8 @@ def _side(side: Side) -> dict[str, Any]:
             "failures": list(side.failures)}
 
 
-def as_json(result: CutoverPlan, directory: str | None, pools: dict[str, int]) -> dict[str, Any]:
+def as_json(result: CutoverPlan, directory: str | None, pools: dict[str, int],
+            context: WaveContext = WaveContext()) -> dict[str, Any]:
     return {
         "complete": result.complete,
         "blocked": result.blocked,
@@ -82,7 +159,7 @@ def as_json(result: CutoverPlan, directory: str | None, pools: dict[str, int]) -
                                   "pods": m.pods, "gpus": m.gpus,
                                   "risk": RISK_NAMES[m.risk]} for m in w.moved],
                    "device_plugin_side": _side(w.plugin_side), "dra_side": _side(w.dra_side),
-                   **wave_steps(w, directory)} for w in result.waves],
+                   **wave_steps(w, directory, context)} for w in result.waves],
         "attempt": None if result.attempt is None else {
             "pools": list(result.attempt.units), "nodes": list(result.attempt.nodes),
             "device_plugin_side": _side(result.attempt.plugin_side),
@@ -95,21 +172,24 @@ def _fits(side: Side) -> str:
             f"{side.workloads} workloads: " + ("fit" if side.ok else "DO NOT FIT"))
 
 
-def markdown(result: CutoverPlan, directory: str | None, pools: dict[str, int]) -> str:
+def markdown(result: CutoverPlan, directory: str | None, pools: dict[str, int],
+             context: WaveContext = WaveContext()) -> str:
     lines = ["# GPU cutover runbook (gpudra cutover)", ""]
-    lines += [f"Pools: {', '.join(f'{p} ({n} nodes)' for p, n in pools.items())}.", ""]
+    # Pool, unit and workload names are Markdown-escaped: no link, image or emphasis of theirs.
+    lines += [f"Pools: {', '.join(f'{_md(p)} ({n} nodes)' for p, n in pools.items())}.", ""]
     if result.blocked:
-        lines += [f"**Blocked:** {result.blocked}", ""]
+        lines += [f"**Blocked:** {_md(result.blocked)}", ""]
     lines += ["## Before the first wave", ""]
     lines += [f"{i}. {step}" for i, step in enumerate(prerequisites(), 1)] + [""]
     for wave in result.waves:
-        steps = wave_steps(wave, directory)
-        lines += [f"## Wave {wave.number}: {', '.join(wave.units)} ({len(wave.nodes)} nodes)", ""]
+        steps = wave_steps(wave, directory, context)
+        lines += [f"## Wave {wave.number}: {_md(', '.join(wave.units))} ({len(wave.nodes)} nodes)",
+                  ""]
         lines += [f"After it: device plugin {_fits(wave.plugin_side)}; DRA "
                   f"{_fits(wave.dra_side)}; no node serves both.", ""]
         if wave.moved:
             lines += ["Workloads that move to claims:", ""]
-            lines += [f"- {m.label} ({m.pods} pods, {m.gpus} GPUs; {RISK_NAMES[m.risk]})"
+            lines += [f"- {_md(m.label)} ({m.pods} pods, {m.gpus} GPUs; {RISK_NAMES[m.risk]})"
                       for m in wave.moved[:MAX_LISTED]]
             if len(wave.moved) > MAX_LISTED:
                 lines.append(f"- ... and {len(wave.moved) - MAX_LISTED} more (JSON: -o json)")
@@ -122,6 +202,12 @@ def markdown(result: CutoverPlan, directory: str | None, pools: dict[str, int]) 
                   "plugin\", uninstall it (or set the GPU Operator's `devicePlugin.enabled: "
                   "false`).", ""]
     return "\n".join(lines)
+
+
+def _md(text: str) -> str:
+    from gpudra.report.markdown import escape_cell
+
+    return escape_cell(text)
 
 
 def table(result: CutoverPlan) -> str:
@@ -147,6 +233,7 @@ class Runbook:
     plan: CutoverPlan
     directory: str | None       # --output-dir, which the steps name
     pools: dict[str, int]       # nodes per pool
+    context: WaveContext = WaveContext()
 
 
 def render_table(runbook: Runbook, options: RenderOptions) -> str:
@@ -154,8 +241,9 @@ def render_table(runbook: Runbook, options: RenderOptions) -> str:
 
 
 def render_markdown(runbook: Runbook, options: RenderOptions) -> str:
-    return markdown(runbook.plan, runbook.directory, runbook.pools)
+    return markdown(runbook.plan, runbook.directory, runbook.pools, runbook.context)
 
 
 def render_json(runbook: Runbook, options: RenderOptions) -> str:
-    return json.dumps(as_json(runbook.plan, runbook.directory, runbook.pools), indent=2) + "\n"
+    return json.dumps(as_json(runbook.plan, runbook.directory, runbook.pools,
+                              runbook.context), indent=2) + "\n"

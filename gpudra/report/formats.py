@@ -17,12 +17,14 @@ from __future__ import annotations
 
 import enum
 import importlib
+import re
 from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
 from gpudra.errors import UsageError
 from gpudra.model import FailOn
+from gpudra.printable import escaped, redact
 
 
 class Kind(str, enum.Enum):
@@ -119,6 +121,29 @@ def find(kind: Kind, name: str) -> Format:
     raise UsageError(refusal.format(name=name, choices=choices(kind)))
 
 
+# Formats whose encoder escapes what it must (gpudra.report.json_text, yaml_report): their
+# values are written as they are, every other format prints escaped text.
+DATA_FORMATS = frozenset({"json", "yaml", "sarif"})
+# Results passed through gpudra.printable.escaped for a text format. The catalogues print
+# gpudra's own text; a convert summary carries the files' contents, and its renderer escapes
+# what it prints itself.
+_ESCAPED_KINDS = frozenset({Kind.AUDIT, Kind.OUTCOMES, Kind.FLEET, Kind.RUNBOOK})
+# A line that begins, after blanks, with `::` is a command to the GitHub Actions runner; only
+# `-o github` writes those, each of its own making.
+_RUNNER_COMMAND = re.compile(r"^(\s*):(?=:)", re.MULTILINE)
+
+
 def render(kind: Kind, name: str, data: Any, options: RenderOptions | None = None) -> str:
-    """`data` (see Kind) in the format `name`; a name `kind` does not take is a usage error."""
-    return find(kind, name).load()(data, options or RenderOptions())
+    """`data` (see Kind) in the format `name`; a name `kind` does not take is a usage error.
+
+    The one place every result passes on its way out (the report ConfigMap included): text
+    formats get `data` with every value escaped (gpudra.printable.escaped) and no line of
+    theirs begins with `::` (but `-o github`'s own commands); every format's text loses
+    credentials (gpudra.printable.redact)."""
+    fmt = find(kind, name)
+    if name not in DATA_FORMATS and kind in _ESCAPED_KINDS:
+        data = escaped(data)
+    text = redact(fmt.load()(data, options or RenderOptions()))
+    if name == "github" or name in DATA_FORMATS:  # data formats quote what could (YAML)
+        return text
+    return _RUNNER_COMMAND.sub(r"\1\\x3a", text)

@@ -16,6 +16,7 @@ from pathlib import PurePath
 
 from gpudra.model import Finding, InputError, Report, Severity
 from gpudra.objects import plural
+from gpudra.printable import without_lone_surrogates
 from gpudra.report import RenderOptions
 from gpudra.report.summary import severity_counts, summarize
 
@@ -34,12 +35,12 @@ def render(report: Report, options: RenderOptions) -> str:
 # Control characters the runner would pass through to the log viewer (which renders ANSI
 # escapes); %0D and %0A are the runner's own escapes, these stay visible as written.
 # (bidirectional overrides and isolates included, as in gpudra.printable).
-_CONTROL = re.compile("[\x00-\x09\x0b\x0c\x0e-\x1f\x7f-\x9f\u2028\u2029\u202a-\u202e"
-                      "\u2066-\u2069]")
+_CONTROL = re.compile("[\x00-\x09\x0b\x0c\x0e-\x1f\x7f-\x9f\u061c\u200e\u200f\u2028\u2029"
+                      "\u202a-\u202e\u2066-\u2069]")
 
 
 def escape_data(text: str) -> str:
-    text = text.replace("%", "%25").replace("\r", "%0D").replace("\n", "%0A")
+    text = without_lone_surrogates(text).replace("%", "%25").replace("\r", "%0D").replace("\n", "%0A")
     return _CONTROL.sub(lambda m: "".join(f"%{b:02X}" for b in m.group().encode()), text)
 
 

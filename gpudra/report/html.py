@@ -21,6 +21,7 @@ from importlib import resources
 from typing import Any
 
 from gpudra.model import Report
+from gpudra.printable import escape_text
 from gpudra.report import RenderOptions
 from gpudra.report.verdicts import STATUSES, repeats
 
@@ -40,8 +41,9 @@ def render(report: Report, options: RenderOptions) -> str:
 
 
 def e(value: Any) -> str:
-    """Text for HTML (and SVG) content and attribute values."""
-    return html.escape("" if value is None else str(value), quote=True)
+    """Text for HTML (and SVG) content and attribute values; control and bidirectional
+    characters (file names included) escaped as everywhere (gpudra.printable)."""
+    return html.escape(escape_text("" if value is None else str(value)), quote=True)
 
 
 def percent_text(value: float | None) -> str:

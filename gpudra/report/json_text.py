@@ -6,18 +6,32 @@ orjson writes it several times faster: json's indenting encoder is pure Python, 
 (`1e-05` against `0.00001`, the same number), and orjson refuses what json accepts beyond
 plain JSON data (keys that are not strings, integers past 64 bits, lone surrogates): json
 writes those.
+
+Characters JSON lets an encoder write as they are but a terminal acts on (C1 controls, DEL,
+the Unicode line separators, bidirectional overrides) are written as `\\u` escapes, and so is a
+lone surrogate, which no UTF-8 output can carry: the same data, printable anywhere.
 """
 
 from __future__ import annotations
 
 import json
+import re
 from typing import Any
+
+from gpudra.printable import UNSAFE_BEYOND_ASCII
+
+# Outside strings JSON has only ASCII, so any of these is inside a string (C0 controls are
+# escaped by both encoders already).
+_UNESCAPED = re.compile(f"[{UNSAFE_BEYOND_ASCII}]")
 
 
 def dumps(data: Any) -> str:
     import orjson  # here, not at the top: commands that write no JSON do not load it
 
     try:
-        return orjson.dumps(data, option=orjson.OPT_INDENT_2).decode("utf-8") + "\n"
+        text = orjson.dumps(data, option=orjson.OPT_INDENT_2).decode("utf-8") + "\n"
     except TypeError:  # orjson.JSONEncodeError: data only json takes
-        return json.dumps(data, indent=2, ensure_ascii=False) + "\n"
+        text = json.dumps(data, indent=2, ensure_ascii=False) + "\n"
+    if _UNESCAPED.search(text):
+        return _UNESCAPED.sub(lambda m: f"\\u{ord(m.group()):04x}", text)
+    return text

@@ -14,7 +14,7 @@ import re
 
 from gpudra.model import MOST_SEVERE_FIRST, Finding, InputError, Report, Severity
 from gpudra.objects import plural
-from gpudra.printable import quote_name
+from gpudra.printable import escape_text, quote_name
 from gpudra.report import RenderOptions
 from gpudra.report.summary import Summary, held_back, severity_counts, summarize
 
@@ -77,11 +77,16 @@ def escape_cell(text: str) -> str:
     text = "".join(p if i % 2 else _escape_html(p) for i, p in enumerate(parts))
     # A pipe ends the cell even inside a code span; GFM strips the backslash again.
     text = text.replace("|", "\\|")
-    return "<br>".join(text.replace("\r\n", "\n").replace("\r", "\n").split("\n"))
+    lines = text.replace("\r\n", "\n").replace("\r", "\n").split("\n")
+    # What else could drive a terminal or reorder the text (file names too) is escaped.
+    return "<br>".join(escape_text(line) for line in lines)
 
 
 def _escape_html(text: str) -> str:
-    return text.replace("&", "&amp;").replace("<", "&lt;").replace(">", "&gt;")
+    # And the `](` or `][` that would make a value a link or an image (`[docs](https://evil)`):
+    # an escaped bracket reads the same.
+    return text.replace("&", "&amp;").replace("<", "&lt;").replace(">", "&gt;") \
+        .replace("](", "\\](").replace("][", "\\][")
 
 
 def _row(*cells: str) -> str:

@@ -19,6 +19,7 @@ from typing import Any
 from urllib.parse import quote
 
 from gpudra.model import Finding, InputError, Report, RuleInfo, Severity
+from gpudra.printable import without_lone_surrogates
 from gpudra.report import RenderOptions, json_text
 
 SARIF_VERSION = "2.1.0"
@@ -122,7 +123,8 @@ def fingerprint(f: Finding) -> str:
              f.name or "", f.container or "", f.resource or "", f.template or "")
     if f.context is not None:  # the same object in two clusters is two results
         parts += (f.context,)
-    digest = hashlib.sha256("\x00".join(parts).encode("utf-8"))
+    # surrogatepass: a lone surrogate that got this far still hashes, the same on every run.
+    digest = hashlib.sha256("\x00".join(parts).encode("utf-8", "surrogatepass"))
     return digest.hexdigest()[:32]
 
 
@@ -147,7 +149,7 @@ def artifact_location(file: str | None) -> dict[str, Any] | None:
 
 
 def _posix(file: str) -> str:
-    posix = PurePath(file).as_posix()
+    posix = PurePath(without_lone_surrogates(file)).as_posix()  # a URI is UTF-8
     return posix[2:] if posix.startswith("./") else posix
 
 

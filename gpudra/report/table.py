@@ -70,7 +70,7 @@ def render(report: Report, options: RenderOptions) -> str:
     if report.skipped and options.verbose:
         console.print(Text("Skipped: not Kubernetes objects", style="bold"))
         for s in report.skipped:
-            console.print(Text(f"  {s.file}:{s.line}: {s.reason}"))
+            console.print(Text(f"  {quote_name(s.file)}:{s.line}: {s.reason}"))
         console.print()
     _summary(console, report, options.inputs)
     # Rich pads cells to the full width; trailing blanks only get in the way of copy and diff.

@@ -10,6 +10,7 @@ from pathlib import Path
 from typing import IO
 
 from gpudra.errors import GpudraError, UnreadableInputError, UsageError
+from gpudra.safe_write import WriteRefused, replace
 
 CONFIGMAP = "configmap:"  # -o json=configmap:NS/NAME: a ConfigMap in the cluster audited
 CONFIGMAP_FORMATS = ("json",)
@@ -92,8 +93,10 @@ def write_targets(targets: Sequence[OutputTarget], render: Callable[[str, bool],
             except GpudraError as exc:
                 failed.append(str(exc))
             continue
-        try:
-            Path(target.path).write_text(texts[key], encoding="utf-8")
+        try:  # never through a committed link, into a FIFO or a device
+            replace(target.path, (texts[key].encode("utf-8"),))
+        except WriteRefused as exc:
+            failed.append(f"{target.path}: {exc}")
         except OSError as exc:
             failed.append(f"{target.path}: cannot write: {exc.strerror or exc}")
     if failed:

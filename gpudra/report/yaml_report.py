@@ -1,13 +1,55 @@
-"""`-o yaml`: the JSON report's data, as YAML."""
+"""`-o yaml`: the JSON report's data, as YAML.
+
+Values are hostile text, so a string that holds a control, line-separator, bidirectional or
+surrogate character is written double-quoted, where each of them is an escape (`\\n`, `\\e`,
+`\\u202e`): a line break inside a value never starts a line of the output, and no line is
+folded (the width is unbounded). A string that starts with `::` is quoted too, so that no line
+begins with a GitHub Actions command.
+"""
 
 from __future__ import annotations
+
+import re
+from typing import Any
 
 import yaml
 
 from gpudra.model import Report
+from gpudra.printable import UNSAFE
 from gpudra.report import RenderOptions
 from gpudra.report.json_report import as_data
 
+_UNSAFE = re.compile(f"[{UNSAFE}]")
+_UNLIMITED = 1 << 30
+
+
+class _Dumper(yaml.SafeDumper):
+    def write_double_quoted(self, text: str, split: bool = True) -> None:
+        # PyYAML writes characters above U+00A0 as they are when allow_unicode is on; these
+        # strings must show every unsafe one as an escape, whatever the rest holds.
+        if not _UNSAFE.search(text):
+            super().write_double_quoted(text, split)
+            return
+        self.allow_unicode = False
+        try:
+            super().write_double_quoted(text, split=False)
+        finally:
+            self.allow_unicode = True
+
+
+def _str(dumper: yaml.SafeDumper, value: str) -> yaml.ScalarNode:
+    # A key written plain at the start of its line must not begin a runner command (`::`).
+    style = '"' if _UNSAFE.search(value) or value.startswith("::") else None
+    return dumper.represent_scalar("tag:yaml.org,2002:str", value, style=style)
+
+
+_Dumper.add_representer(str, _str)
+
 
 def render(report: Report, options: RenderOptions) -> str:
-    return yaml.safe_dump(as_data(report), sort_keys=False, allow_unicode=True, width=4096)
+    return dump(as_data(report))
+
+
+def dump(data: Any) -> str:
+    return yaml.dump(data, Dumper=_Dumper, sort_keys=False, allow_unicode=True,
+                     width=_UNLIMITED)

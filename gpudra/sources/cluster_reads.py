@@ -63,7 +63,7 @@ OTHERS = (
     Read("resource.k8s.io", "resourceclaimtemplates", "DRA claim templates", _DRA,
          commands=frozenset({"audit", "plan", "export", "verify", "cutover"})),
     Read("", "resourcequotas", "quotas on nvidia.com/gpu",
-         commands=frozenset({"audit", "preflight", "export", "verify"})),
+         commands=frozenset({"audit", "preflight", "export", "verify", "cutover"})),
     Read("", "limitranges", "limit ranges on nvidia.com/gpu", commands=frozenset({"audit"})),
     Read("monitoring.coreos.com", "prometheusrules", "alerts on nvidia_com_gpu metrics",
          commands=frozenset({"audit", "preflight", "verify"})),

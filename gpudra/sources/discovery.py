@@ -28,21 +28,25 @@ class InputFile:
 
 
 def discover(paths: Iterable[str], excludes: Iterable[str] = (), *,
-             leave_out: str | None = None) -> Iterator[InputFile | InputError]:
+             leave_out: str | None = None,
+             outputs: frozenset[str] = frozenset()) -> Iterator[InputFile | InputError]:
     """Expand paths into input files, in a stable order. Missing paths become errors.
     `leave_out`: a directory (its real path) that is never walked, such as convert's
-    `--output-dir` inside the tree."""
+    `--output-dir` inside the tree. `outputs`: files (real paths) this run writes, such as
+    the reports of `-o FORMAT=PATH`, never read: a report inside the tree is not input."""
     patterns = tuple(excludes)
     for raw in paths:
         if raw == STDIN:
             yield InputFile(STDIN, None)
             continue
         root = Path(raw)
+        if outputs and os.path.realpath(raw) in outputs:
+            continue
         if root.is_file():
             # One file of a chart (as pre-commit passes them) is still a chart's file.
             yield _classify(raw, _chart_of_file(raw))
         elif root.is_dir():
-            yield from _walk(root, patterns, leave_out)
+            yield from _walk(root, patterns, leave_out, outputs)
         elif root.exists():
             yield InputError(raw, "not a regular file or directory")
         else:
@@ -59,8 +63,8 @@ def _missing(path: str) -> str:
     return "no such file or directory"
 
 
-def _walk(root: Path, patterns: tuple[str, ...],
-          leave_out: str | None = None) -> Iterator[InputFile | InputError]:
+def _walk(root: Path, patterns: tuple[str, ...], leave_out: str | None = None,
+          outputs: frozenset[str] = frozenset()) -> Iterator[InputFile | InputError]:
     """Depth-first, names sorted, a directory's files before its subdirectories (os.walk's
     top-down order). os.scandir with str paths: no Path objects per file, no stat calls.
 
@@ -68,6 +72,7 @@ def _walk(root: Path, patterns: tuple[str, ...],
     chart root, and its templates/ tree inherits it.
     """
     start = os.fspath(root)
+    output_names = {os.path.basename(p) for p in outputs}  # realpath only for these names
     real_start = os.path.realpath(start).rstrip(os.sep) + os.sep
     stack: list[tuple[str, str | None]] = [(start, _enclosing_chart(start))]
     while stack:
@@ -103,6 +108,8 @@ def _walk(root: Path, patterns: tuple[str, ...],
             if name.endswith(MANIFEST_SUFFIXES) or (chart and name.endswith(".tpl")):
                 full = prefix + name
                 if patterns and _excluded(full, patterns):
+                    continue
+                if name in output_names and os.path.realpath(full) in outputs:
                     continue
                 yield _classify(full, chart)
         for name in sorted(broken):

@@ -21,6 +21,7 @@ from typing import Any, Generic, TypeVar
 from gpudra.errors import UnreadableInputError
 from gpudra.model import InputError, Skipped
 from gpudra.objects import ManifestObject, TemplateText, template_objects
+from gpudra.printable import may_hold_surrogates, replace_lone_surrogates
 from gpudra.sources import FileTree, Item, ScanStats
 from gpudra.sources.discovery import STDIN, InputFile, discover
 from gpudra.sources.documents import (
@@ -279,6 +280,8 @@ def _parse_json(chunk: Chunk, *, lines: bool = True) -> ParsedDocument:
             if isinstance(exc, json.JSONDecodeError):
                 raise ParseError(exc.msg, exc.lineno) from None
             raise ParseError(f"cannot load document: {type(exc).__name__}", 1) from None
+    if may_hold_surrogates(chunk.text):  # `"\ud800"`: U+FFFD, as kubectl decodes it
+        replace_lone_surrogates(data)
     return ParsedDocument(data, index, chunk)
 
 
@@ -336,14 +339,15 @@ def objects_of(parsed: ParsedDocument, label: str) -> Iterator[ManifestObject]:
 def scan(paths: Iterable[str], excludes: Iterable[str] = (), *, stats: ScanStats,
          stdin: Callable[[], bytes] | None = None,
          on_file: Callable[[str], None] | None = None, lines: bool = True,
-         pool_from: int = POOL_FROM, read_ahead: bool = False) -> Iterator[Item]:
+         pool_from: int = POOL_FROM, read_ahead: bool = False,
+         outputs: frozenset[str] = frozenset()) -> Iterator[Item]:
     """The whole file source: every object, template text and input error under `paths`.
     From `pool_from` files on, files are read, pre-scanned and parsed by worker processes
     (gpudra.sources.files_pool), which start on this call and read a few batches ahead of the
     caller (`read_ahead`: the whole tree, for a caller that keeps every item and has other
     work meanwhile); the items, the stats and the order are the same. Close the iterator when
     it is left before its end."""
-    entries = discover(paths, excludes)
+    entries = discover(paths, excludes, outputs=outputs)
     head = list(itertools.islice(entries, pool_from))
     if _pool_pays(len(head), pool_from):
         from gpudra.sources.files_pool import AHEAD, scan_pooled
@@ -394,6 +398,7 @@ class FileSource:
     read_ahead: bool = False  # True: the workers read the whole tree ahead (see scan)
     stats: ScanStats = field(default_factory=ScanStats)
     read: list[str] = field(default_factory=list)  # the labels of every file read
+    outputs: frozenset[str] = frozenset()  # real paths of the files this run writes: not input
 
     def __post_init__(self) -> None:
         self.paths = list(self.paths)  # read by the scan and again for `tree`
@@ -401,7 +406,7 @@ class FileSource:
     def items(self) -> Iterator[Item]:
         return scan(self.paths, self.excludes, stats=self.stats, stdin=self.stdin,
                     on_file=self._seen, lines=self.lines, pool_from=self.pool_from,
-                    read_ahead=self.read_ahead)
+                    read_ahead=self.read_ahead, outputs=self.outputs)
 
     def _seen(self, label: str) -> None:
         self.read.append(label)

@@ -1,61 +1,70 @@
 """The decommission gate: can the device plugin be removed now?
 
-The last step of every migration guide, as four conditions (each a line of what stands in the
-way):
+The last step of every migration guide. The device plugin serves the whole cluster, so the gate
+is judged only when verify read every namespace and every workload (no -n, no --selector), as
+these conditions (each a line of what stands in the way):
 
-1. no running (or Pending, bound) pod holds device-plugin GPUs;
-2. no node that publishes ResourceSlices still advertises a device-plugin resource in its
-   allocatable (`nvidia.com/gpu`, MIG or shared forms);
-3. the device-plugin DaemonSet (found as preflight CLUSTER007 finds it) runs on no node that
+1. no pod asks for device-plugin GPUs: Running or bound (it holds them), or Pending (it would,
+   and nothing else can serve it): a rollout or a rollback that is half done shows here;
+2. no workload's pod template asks for device-plugin GPUs, even with no pod now (a CronJob
+   between runs, a Deployment scaled to 0 would ask again);
+3. no node still advertises a device-plugin resource (`nvidia.com/gpu`, MIG or shared forms)
+   in its capacity or allocatable: on a node that publishes ResourceSlices the device plugin
+   was not stopped (KEP-5004's sign that it was not replaced); on any other node it is still
+   the only thing serving those GPUs;
+4. the device-plugin DaemonSet (found as preflight CLUSTER007 finds it) runs on no node that
    publishes ResourceSlices;
-4. no ResourceQuota, Kueue ClusterQueue, Karpenter NodePool or PrometheusRule keys on
+5. no ResourceQuota, Kueue ClusterQueue, Karpenter NodePool or PrometheusRule keys on
    device-plugin GPUs any more.
 """
 
 from __future__ import annotations
 
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
+from typing import Any
 
 from gpudra.objects import as_mapping, dig, plural
-from gpudra.preflight.cluster.nodes import device_plugin_resources
-from gpudra.verify.collect import ClusterState, keys_on_device_plugin
+from gpudra.gpu_use import is_device_plugin_resource
+from gpudra.quantity import parse_device_count
+from gpudra.verify.collect import ClusterState, PodState, keys_on_device_plugin
+from gpudra.verify.judge import DEVICE_PLUGIN, Verdict
 
 SAFE = "safe to remove the device plugin"
-MAX_PODS = 10  # pods named; the rest are counted
+NOT_JUDGED = ("not judged: the device plugin serves the whole cluster, so the gate reads every "
+              "namespace and workload (run gpudra verify without -n and --selector)")
+MAX_LISTED = 10  # workloads and pods named; the rest are counted
 
 
 @dataclass(frozen=True)
 class Gate:
     blockers: tuple[str, ...]
+    judged: bool = True   # False under -n or --selector: neither safe nor blocked
 
     @property
     def safe(self) -> bool:
-        return not self.blockers
+        return self.judged and not self.blockers
 
     @property
     def message(self) -> str:
+        if not self.judged:
+            return NOT_JUDGED
         if self.safe:
             return SAFE
         return (f"not yet safe to remove the device plugin: "
                 f"{plural(len(self.blockers), 'thing')} in the way")
 
 
-def decommission_gate(state: ClusterState) -> Gate:
-    holders = [p for pods in state.pods.values() for p in pods
-               if p.device_plugin_gpus and p.phase in ("Running", "Pending") and p.node]
-    blockers = [f"pod {p.subject} holds {p.device_plugin_gpus} device-plugin GPUs on {p.node}"
-                for p in holders[:MAX_PODS]]
-    if len(holders) > MAX_PODS:
-        blockers.append(f"... and {len(holders) - MAX_PODS} more pods holding device-plugin GPUs")
+def not_judged() -> Gate:
+    return Gate((), judged=False)
+
+
+def decommission_gate(state: ClusterState, verdicts: Sequence[Verdict]) -> Gate:
+    """The gate over the whole cluster; `verdicts` are those of every GPU workload."""
+    blockers = _pods(state) + _templates(state, verdicts)
     dra_nodes = {str(dig(s, "spec", "nodeName")) for s in state.slices
                  if dig(s, "spec", "nodeName") and dig(s, "spec", "devices")}
-    for node in state.nodes:
-        name = str(dig(node, "metadata", "name"))
-        advertised = device_plugin_resources(node)
-        if name in dra_nodes and advertised:
-            what = ", ".join(f"{k}: {v}" for k, v in sorted(advertised.items()))
-            blockers.append(f"node {name} publishes ResourceSlices and still advertises {what} "
-                            "(the device plugin still serves it)")
+    blockers += _nodes(state.nodes, dra_nodes)
     for ds in state.plugin_daemonsets:
         key = (str(dig(ds, "metadata", "namespace") or ""), str(dig(ds, "metadata", "name")))
         both = sorted(state.daemonset_nodes.get(key, set()) & dra_nodes)
@@ -69,3 +78,67 @@ def decommission_gate(state: ClusterState) -> Gate:
         blockers.append(f"{where} keys on device-plugin GPUs: "
                         + "; ".join(keys_on_device_plugin(obj)))
     return Gate(tuple(blockers))
+
+
+def _pods(state: ClusterState) -> list[str]:
+    pods = sorted((p for pods in state.pods.values() for p in pods
+                   if p.device_plugin_gpus and p.phase in ("Running", "Pending")),
+                  key=lambda p: p.subject)
+    lines = [_pod_line(p) for p in pods[:MAX_LISTED]]
+    if len(pods) > MAX_LISTED:
+        lines.append(f"... and {plural(len(pods) - MAX_LISTED, 'more pod')} asking for "
+                     "device-plugin GPUs")
+    return lines
+
+
+def _templates(state: ClusterState, verdicts: Sequence[Verdict]) -> list[str]:
+    """Workloads on the device plugin with no pod asking now (their pods are named above):
+    a CronJob between runs, a Deployment scaled to 0, a Job that finished."""
+    idle = [v for v in verdicts if v.state == DEVICE_PLUGIN
+            and not any(p.device_plugin_gpus and p.phase in ("Running", "Pending")
+                        for p in state.pods_of(v.workload))]
+    lines = [f"{v.subject} asks for device-plugin GPUs in its pod template (no pods now; "
+             "its next pod would)" for v in idle[:MAX_LISTED]]
+    if len(idle) > MAX_LISTED:
+        lines.append(f"... and {plural(len(idle) - MAX_LISTED, 'more workload')} asking for "
+                     "device-plugin GPUs in their templates")
+    return lines
+
+
+def _pod_line(pod: PodState) -> str:
+    gpus = plural(pod.device_plugin_gpus, "device-plugin GPU")
+    if pod.node:
+        return f"pod {pod.subject} holds {gpus} on {pod.node}"
+    return f"pod {pod.subject} asks for {gpus} (Pending, not scheduled)"
+
+
+def _nodes(nodes: Sequence[Mapping[str, Any]], dra_nodes: set[str]) -> list[str]:
+    lines = []
+    for node in nodes:
+        name = str(dig(node, "metadata", "name"))
+        advertised = _advertised(node)
+        if not advertised:
+            continue
+        what = ", ".join(f"{k}: {v}" for k, v in sorted(advertised.items()))
+        if name in dra_nodes:
+            lines.append(f"node {name} publishes ResourceSlices and still advertises {what} "
+                         "(the device plugin was not stopped there)")
+        else:
+            lines.append(f"node {name} serves {what} through the device plugin only (switch it "
+                         "to DRA first)")
+    return lines
+
+
+def _advertised(node: Mapping[str, Any]) -> dict[str, int]:
+    """Device-plugin resources in the node's capacity or allocatable, the larger count: the
+    kubelet keeps a stopped plugin's capacity for a while after its allocatable drops to 0."""
+    status = as_mapping(node.get("status"))
+    found: dict[str, int] = {}
+    for field in ("capacity", "allocatable"):
+        for name, value in as_mapping(status.get(field)).items():
+            if not is_device_plugin_resource(name):
+                continue
+            count = parse_device_count(value).value
+            if isinstance(count, int) and count > 0:
+                found[name] = max(found.get(name, 0), count)
+    return found

@@ -78,7 +78,7 @@ def judge_workload(workload: ClusterObject, state: ClusterState, inventory: Inve
             problems += explain_pod(pod, state, inventory, table, target)
     if shown > MAX_PODS_SHOWN:
         problems.append(f"... and {shown - MAX_PODS_SHOWN} more pods with problems")
-    replicas = workload.cluster.replicas if workload.cluster is not None else None
+    replicas = _wanted_now(workload)
     if not pods and replicas:
         problems.append(f"no pods yet: {plural(replicas, 'replica')} wanted")
     ok = not problems
@@ -89,6 +89,17 @@ def judge_workload(workload: ClusterObject, state: ClusterState, inventory: Inve
         message = f"on {kind}: no pods now (scaled to 0, or no Job running)"
     return Verdict(workload, kind, ok, message, tuple(dict.fromkeys(problems)), len(pods), fine,
                    allocated, total)
+
+
+def _wanted_now(workload: ClusterObject) -> int | None:
+    """The pods the workload should be running now: its replicas, but none for a CronJob
+    that has no Job running (its pods exist only during a scheduled run, status.active)."""
+    replicas = workload.cluster.replicas if workload.cluster is not None else None
+    if workload.kind == "CronJob" and workload.group == "batch":
+        status = workload.data.get("status")
+        if not (isinstance(status, dict) and status.get("active")):
+            return 0
+    return replicas
 
 
 def _pod_problems(pod: PodState, state: ClusterState, kind: str) -> list[str]:

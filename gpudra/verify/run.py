@@ -16,7 +16,7 @@ from gpudra.objects import as_mapping, dig
 from gpudra.report.outcomes import Outcome, OutcomeReport
 from gpudra.verify.collect import ClusterState, read_cluster
 from gpudra.verify.explain import live_inventory
-from gpudra.verify.gate import Gate, decommission_gate
+from gpudra.verify.gate import Gate, decommission_gate, not_judged
 from gpudra.verify.judge import CLAIMS, DEVICE_PLUGIN, Verdict, judge_workload
 from gpudra.workloads import WorkloadTable
 
@@ -89,10 +89,15 @@ def run_verify(request: VerifyRequest, *, on_page: Callable[[Any], None] | None 
     config = request.config or Config()
     table = WorkloadTable().with_kinds(config.workloads)
     options = request.cluster or ClusterOptions(all_namespaces=True)
+    whole_cluster = options.all_namespaces and not terms
+    if request.decommission and not whole_cluster:
+        raise UsageError("--decommission judges the whole cluster (the device plugin serves "
+                         "every namespace): drop -n and --selector")
     with connect(options) as cluster:
         version = cluster.server_version()
         state = read_cluster(cluster, table, on_page=on_page)
-    return judge(state, table, release_of(version.minor), terms, request.decommission)
+    return judge(state, table, release_of(version.minor), terms, request.decommission,
+                 whole_cluster)
 
 
 def release_of(minor: int) -> TargetVersion:
@@ -102,15 +107,18 @@ def release_of(minor: int) -> TargetVersion:
 
 
 def judge(state: ClusterState, table: WorkloadTable, target: TargetVersion,
-          terms: list[tuple[str, str, str | None]] | None = None, decommission: bool = False
-          ) -> VerifyResult:
+          terms: list[tuple[str, str, str | None]] | None = None, decommission: bool = False,
+          whole_cluster: bool = True) -> VerifyResult:
+    """Every selected workload's verdict, and the gate when `whole_cluster` (every namespace
+    read, no selector): from one namespace it could say neither safe nor blocked."""
     inventory = live_inventory(state)
     workloads = [w for w in state.workloads
                  if not terms or selected(terms, as_mapping(dig(w.data, "metadata", "labels")))]
     verdicts = tuple(judge_workload(w, state, inventory, table, target) for w in
                      sorted(workloads, key=lambda w: (w.namespace or "", w.kind, w.name or "")))
-    return VerifyResult(verdicts, decommission_gate(state), tuple(state.errors), state.read,
-                        decommission)
+    judged = whole_cluster and not terms
+    gate = decommission_gate(state, verdicts) if judged else not_judged()
+    return VerifyResult(verdicts, gate, tuple(state.errors), state.read, decommission)
 
 
 _REMEDY = {
@@ -131,7 +139,8 @@ def as_report(result: VerifyResult) -> OutcomeReport:
                    "kind": v.workload.kind, "name": v.workload.name,
                    "namespace": v.workload.namespace}))
     gate = result.gate
-    gate_status = "pass" if gate.safe else "fail" if result.decommission else "warn"
+    gate_status = ("unavailable" if not gate.judged else "pass" if gate.safe
+                   else "fail" if result.decommission else "warn")
     outcomes.append(Outcome("decommission", "Decommission gate", gate_status, gate.message,
                             None if gate.safe else "clear each line, then run gpudra verify "
                             "again", None, gate.blockers))
@@ -148,5 +157,5 @@ def as_report(result: VerifyResult) -> OutcomeReport:
 
     return OutcomeReport("verify", "workloads", tuple(outcomes), result.errors, summary,
                          failing, "gpudra verify",
-                         extra={"decommission": {"safe": gate.safe,
+                         extra={"decommission": {"safe": gate.safe, "judged": gate.judged,
                                                  "blockers": list(gate.blockers)}})

@@ -16,9 +16,11 @@ from typing import Any
 
 import yaml
 
+from gpudra.printable import UNSAFE_BEYOND_ASCII
 from gpudra.yamledit.textedit import Style
 
 _LOADER = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
+_UNESCAPED = re.compile(f"[{UNSAFE_BEYOND_ASCII}]")
 _INDICATORS = set("-?:,[]{}#&*!|>'\"%@`")
 _FLOW_INDICATORS = set(",[]{}")
 # Scalars some YAML 1.1 parser (go-yaml, which kubectl uses) reads as non-strings even where
@@ -44,7 +46,10 @@ def scalar(value: Any, *, in_flow: bool = False) -> str:
         if '"' not in text and "\\" not in text:
             return f'"{text}"'  # what Kubernetes docs and most manifests use
         return "'" + text.replace("'", "''") + "'"
-    return json.dumps(text, ensure_ascii=False)
+    # JSON leaves C1 controls, DEL, line separators and bidirectional characters as they are;
+    # YAML refuses the first two in a stream and a reader would act on the others: escapes.
+    return _UNESCAPED.sub(lambda m: f"\\u{ord(m.group()):04x}",
+                          json.dumps(text, ensure_ascii=False))
 
 
 def _plain_ok(text: str, in_flow: bool) -> bool:

@@ -104,9 +104,11 @@ class Client:
 class ControlPlane:
     """Start with start(), stop with stop(). `admin` is a client in system:masters."""
 
-    def __init__(self, binary: Path, workdir: Path) -> None:
+    def __init__(self, binary: Path, workdir: Path,
+                 apiserver_args: tuple[str, ...] = ()) -> None:
         self.binary = binary
         self.workdir = workdir
+        self.apiserver_args = apiserver_args  # more kube-apiserver flags (admission plugins)
         self.pki = workdir / "pki"
         self._processes: list[tuple[str, subprocess.Popen[bytes]]] = []
         self.port = 0
@@ -142,7 +144,7 @@ class ControlPlane:
                     "--runtime-config", RUNTIME_CONFIG,
                     # 127.0.0.1 cannot back the kubernetes Service; nothing in-cluster needs it.
                     "--endpoint-reconciler-type", "none",
-                    "--profiling=false")
+                    "--profiling=false", *self.apiserver_args)
         self.admin = self.client(Credentials(pki / "admin.crt", pki / "admin.key"))
         self._wait("the API server to be ready", self._ready, timeout)
         for component in ("kube-scheduler", "kube-controller-manager"):

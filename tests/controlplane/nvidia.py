@@ -93,8 +93,8 @@ def _node(name: str, labels: dict[str, str], extended: dict[str, str]) -> dict[s
                                        "message": "no kubelet: a test made this node"}]}}
 
 
-def device_plugin_node(machine: Machine, name: str) -> dict[str, Any]:
-    """The Node as the device plugin (mixed MIG strategy) and GFD leave it."""
+def device_plugin_capacity(machine: Machine) -> dict[str, str]:
+    """The extended resources the device plugin (mixed MIG strategy) advertises for `machine`."""
     extended: dict[str, str] = {}
     whole = machine.gpus - (1 if machine.mig else 0)
     if whole:
@@ -102,7 +102,12 @@ def device_plugin_node(machine: Machine, name: str) -> dict[str, Any]:
     for profile, count in machine.mig:
         # The plugin turns the '+' of a profile into '.': 1g.10gb+me -> nvidia.com/mig-1g.10gb.me.
         extended[f"nvidia.com/mig-{profile.replace('+', '.')}"] = str(count)
-    return _node(name, machine.gfd_labels(), extended)
+    return extended
+
+
+def device_plugin_node(machine: Machine, name: str) -> dict[str, Any]:
+    """The Node as the device plugin (mixed MIG strategy) and GFD leave it."""
+    return _node(name, machine.gfd_labels(), device_plugin_capacity(machine))
 
 
 def dra_node(machine: Machine, name: str) -> tuple[dict[str, Any], dict[str, Any]]:

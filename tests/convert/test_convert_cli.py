@@ -176,7 +176,7 @@ def test_stdin_cannot_be_mixed_with_files_or_json(tree: Path) -> None:
 def test_write_failure_is_reported_and_other_files_are_written(tree: Path, monkeypatch) -> None:
     import gpudra.convert.writer as writer_module
 
-    real = writer_module._replace_file
+    real = writer_module.replace_file
     failed: list[str] = []
 
     def flaky(path, chunks, info):
@@ -185,7 +185,7 @@ def test_write_failure_is_reported_and_other_files_are_written(tree: Path, monke
             raise PermissionError(13, "Permission denied")
         return real(path, chunks, info)
 
-    monkeypatch.setattr(writer_module, "_replace_file", flaky)
+    monkeypatch.setattr(writer_module, "replace_file", flaky)
     result = convert(str(tree))
     assert result.exit_code == 3
     assert "cannot write: Permission denied" in result.output + result.stderr

@@ -23,7 +23,7 @@ import pytest
 from typer.testing import CliRunner
 
 from gpudra.cli import app
-from gpudra.convert.journal import JOURNAL_NAME
+from gpudra.convert import journal as journal_module
 from tests.support.manifests import gpu_job
 
 DIRS, JOBS = 4, 30
@@ -53,12 +53,22 @@ def snapshot(root: Path) -> dict[str, bytes]:
 def start(root: Path) -> subprocess.Popen:
     return subprocess.Popen([sys.executable, "-m", "gpudra", *COMMAND], cwd=root,
                             stdout=subprocess.DEVNULL, stderr=subprocess.PIPE,
-                            env={**os.environ, "NO_COLOR": "1"})
+                            env=environment(root))
+
+
+def environment(root: Path) -> dict[str, str]:
+    """gpudra's environment for a tree in `root`: its cache (the journal) in `root/cache`."""
+    return {**os.environ, "NO_COLOR": "1", "GPUDRA_CACHE_DIR": str(root / "cache")}
+
+
+def journal_of_tree(root: Path) -> Path:
+    """Where the journal of `convert t` in `root` goes."""
+    return journal_module.journal_path((os.path.realpath(root / "t"),), environment(root))
 
 
 def until_writing(process: subprocess.Popen, root: Path, timeout: float = 60) -> float:
     """Wait for the journal (written just before the first file); the time it appeared."""
-    journal = root / "t" / JOURNAL_NAME
+    journal = journal_of_tree(root)
     deadline = time.monotonic() + timeout
     while not journal.exists():
         if process.poll() is not None or time.monotonic() > deadline:
@@ -115,11 +125,13 @@ def test_rerun_after_an_interruption_gives_the_uninterrupted_result(
             assert "interrupted" in stderr
         assert_valid(root)
         rerun = subprocess.run([sys.executable, "-m", "gpudra", *COMMAND], cwd=root,
+                               env=environment(root),
                                capture_output=True, text=True, timeout=120)
         assert rerun.returncode == 0, rerun.stdout + rerun.stderr
         assert snapshot(root) == expected, f"trial {trial}: the rerun differs"
         leftovers = [p.name for p in (root / "t").rglob(".*") if p.is_file()]
         assert leftovers == [], leftovers
+        assert not journal_of_tree(root).exists()
         shutil.rmtree(root)
     print(f"{sig.name}: {interrupted} of {TRIALS} trials stopped a run mid-write "
           f"(writes take {write_time:.2f} s)")
@@ -130,18 +142,19 @@ def test_check_and_diff_report_an_unfinished_run(tmp_path: Path,
                                                  monkeypatch: pytest.MonkeyPatch) -> None:
     make_tree(tmp_path)
     monkeypatch.chdir(tmp_path)
+    monkeypatch.setenv("GPUDRA_CACHE_DIR", str(tmp_path / "cache"))
     process = start(tmp_path)
     until_writing(process, tmp_path)
     process.send_signal(signal.SIGKILL)
     process.wait(timeout=60)
-    if not (tmp_path / "t" / JOURNAL_NAME).exists():
+    if not journal_of_tree(tmp_path).exists():
         pytest.skip("the run finished before the kill")
     for mode in ("--check", "--diff"):
         result = CliRunner().invoke(app, ["convert", "t", mode, "--claims-file",
                                           "gpu-claims.yaml"])
         assert result.exit_code == 3
         assert "interrupted convert" in result.stdout + result.stderr
-    assert (tmp_path / "t" / JOURNAL_NAME).exists()  # --check writes nothing, not even that
+    assert journal_of_tree(tmp_path).exists()  # --check writes nothing, not even that
 
 
 def test_the_journal_is_written_one_entry_at_a_time_and_read_back(tmp_path: Path) -> None:
@@ -150,6 +163,7 @@ def test_the_journal_is_written_one_entry_at_a_time_and_read_back(tmp_path: Path
     from gpudra.convert import journal
 
     taken: list[int] = []
+    roots = (str(tmp_path),)
 
     def entries():  # noqa: ANN202 - the spool hands out one file's bytes at a time
         for i in range(3):
@@ -157,10 +171,12 @@ def test_the_journal_is_written_one_entry_at_a_time_and_read_back(tmp_path: Path
             yield journal.Entry(str(tmp_path / f"f{i}.yaml"), None if i else "d" * 64,
                                 f"kind: Job # é {i}\n".encode())
 
-    path = journal.begin(tmp_path, entries())
-    assert taken == [0, 1, 2] and path.name == JOURNAL_NAME
+    path = journal.begin(roots, entries())
+    assert taken == [0, 1, 2] and path == journal.journal_path(roots)
+    assert not path.is_relative_to(tmp_path)  # in the cache, never in the tree
     written = path.read_bytes()
-    files = json.loads(written)["files"]
-    assert written == json.dumps({"version": 1, "files": files}).encode()  # the old format
-    assert journal.pending(tmp_path) == list(entries())
-    assert not list(tmp_path.glob("*.gpudra-tmp"))
+    document = json.loads(written)
+    assert written == json.dumps(document).encode()  # what json.dumps gives
+    assert document["roots"] == [str(tmp_path)] and document["version"] == 2
+    assert journal.journal_of(path, roots) == list(entries())
+    assert not list(path.parent.glob("*.gpudra-tmp"))

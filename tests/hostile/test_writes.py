@@ -172,14 +172,14 @@ def test_a_failed_write_is_not_reported_as_written(work: Path,
                                                    monkeypatch: pytest.MonkeyPatch) -> None:
     (work / "t" / "ro").mkdir()
     (work / "t" / "ro" / "job.yaml").write_text(JOB.format(name="ro"))
-    real = writer_module._replace_file
+    real = writer_module.replace_file
 
     def read_only(path: Path, chunks: Iterable[bytes], info: object) -> None:
         if path.parent.name == "ro":  # as a read-only directory answers
             raise PermissionError(13, "Permission denied")
         real(path, chunks, info)
 
-    monkeypatch.setattr(writer_module, "_replace_file", read_only)
+    monkeypatch.setattr(writer_module, "replace_file", read_only)
     as_json = convert("t", "-o", "json")
     assert as_json.exit_code == 3
     again = convert("t")  # own.yaml is converted now; ro/job.yaml still cannot be written

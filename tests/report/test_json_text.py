@@ -1,9 +1,11 @@
 """Every JSON report is the text json.dumps(indent=2, ensure_ascii=False) writes, whichever
-encoder made it (gpudra.report.json_text)."""
+encoder made it (gpudra.report.json_text), but for the characters a terminal acts on, which
+are `\\u` escapes (the same data)."""
 
 from __future__ import annotations
 
 import json
+import re
 from typing import Any
 
 from hypothesis import given, settings
@@ -12,8 +14,13 @@ from hypothesis import strategies as st
 from gpudra.report import json_text
 
 
+_TERMINAL_ACTS_ON = re.compile("[\x7f-\x9f\u061c\u200e\u200f\u2028\u2029\u202a-\u202e\u2066-\u2069"
+                               "\ud800-\udfff]")
+
+
 def _plain(data: Any) -> str:
-    return json.dumps(data, indent=2, ensure_ascii=False) + "\n"
+    text = json.dumps(data, indent=2, ensure_ascii=False) + "\n"
+    return _TERMINAL_ACTS_ON.sub(lambda m: f"\\u{ord(m.group()):04x}", text)
 
 
 # Floats from 1e-4 up: below it the two spell the same number differently (1e-05, 0.00001).
@@ -40,3 +47,11 @@ def test_control_characters_and_non_ascii_are_spelled_as_json_spells_them() -> N
     data = {"text": "".join(map(chr, range(0, 0x80))) + "é ✓ \u2028 𝄞", "e": [], "m": {}}
     assert json_text.dumps(data) == _plain(data)
     assert json.loads(json_text.dumps({"tiny": 1e-05}))["tiny"] == 1e-05
+
+
+def test_what_a_terminal_acts_on_is_escaped_and_the_data_is_the_same() -> None:
+    data = {"name": "a\x1b[2Jb\x9b31m\u202egpj.exe\u2066c\ud800\x7f"}
+    text = json_text.dumps(data)
+    assert not re.search("[\x00-\x09\x0b-\x1f\x7f-\x9f\u202a-\u202e\u2066-\u2069\ud800-\udfff]",
+                         text)
+    assert json.loads(text) == data

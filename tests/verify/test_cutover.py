@@ -204,16 +204,29 @@ def test_runbook_and_wave_manifests(tmp_path: Path) -> None:
     code, report, err = cutover(tmp_path, safe_fleet(), "--output-dir", str(out))
     assert code == 0, err
     first = report["waves"][0]
-    assert "kubectl label node b-1 nvidia.com/gpu.deploy.device-plugin=false --overwrite" \
-        in first["steps"][1]
-    assert any(s.startswith("gpudra verify") for s in first["steps"])
-    assert first["rollback"][0] == f"kubectl apply -f {out}/wave-1/original/ --recursive"
-    original = (out / "wave-1" / "original" / "ml" / "deployment-pinned.yaml").read_text()
-    assert "nvidia.com/gpu" in original
-    converted = list((out / "wave-1" / "converted").rglob("*.yaml"))
-    text = "\n".join(p.read_text() for p in converted)
-    assert "resourceClaimTemplateName" in text and "kind: ResourceClaimTemplate" in text
-    assert "nvidia.com/gpu:" not in text.split("kind: ResourceClaimTemplate")[0]
+    assert "kubectl label node b-1 nvidia.com/gpu.deploy.device-plugin=false --overwrite   " \
+        "# the device plugin leaves (GPU Operator)" in first["steps"]
+    assert first["steps"][-1].startswith("gpudra verify")
+    # The claim templates first; the Deployment replaced (apply would keep its limit); the
+    # drain before either stack changes; each node's slice waited for before the uncordon.
+    commands = [s.split("   #")[0] for s in first["steps"]]
+    assert commands[:3] == [f"kubectl apply -f {out}/wave-1/converted/claims/ --recursive",
+                            "kubectl cordon b-1",
+                            f"kubectl replace -f {out}/wave-1/converted/replace/ --recursive"]
+    assert commands.index("kubectl drain b-1 --ignore-daemonsets --delete-emptydir-data") < \
+        commands.index("kubectl label node b-1 gpudra.io/gpu-stack=dra --overwrite") < \
+        commands.index("kubectl wait --for=create resourceslices --field-selector "
+                       "spec.nodeName=b-1 --timeout=10m") < commands.index("kubectl uncordon b-1")
+    assert f"kubectl replace -f {out}/wave-1/original/replace/ --recursive" in first["rollback"]
+    original = (out / "wave-1" / "original" / "replace" / "ml" / "deployment-pinned.yaml")
+    assert "nvidia.com/gpu" in original.read_text()
+    replaced = (out / "wave-1" / "converted" / "replace" / "ml" / "deployment-pinned.yaml")
+    assert "resourceClaimTemplateName" in replaced.read_text()
+    assert "nvidia.com/gpu:" not in replaced.read_text()
+    assert "ResourceClaimTemplate" not in replaced.read_text()
+    claims = (out / "wave-1" / "converted" / "claims" / "ml" / "deployment-pinned.yaml")
+    assert "kind: ResourceClaimTemplate" in claims.read_text()
+    assert "kind: Deployment" not in claims.read_text()
     runbook = (out / "runbook.md").read_text()
     assert "## Wave 1: b (1 nodes)" in runbook and "Rollback:" in runbook
 
@@ -255,3 +268,35 @@ def test_live_cluster_and_table(tmp_path: Path) -> None:
     assert lines[1].split()[:4] == ["1", "big", "2", "1"]
     assert lines[2].split()[:5] == ["2", "small-1,", "small-2", "2", "1"]
     assert "2 waves" in run.stdout
+
+
+def test_a_quota_counts_claims_from_its_namespaces_first_wave_and_gpus_until_its_last(
+        tmp_path: Path) -> None:
+    """ml's `pinned` moves in the first wave, its Job and Deployment `web` in the last: the
+    quota gains the DRA key in the first (its nvidia.com/gpu key stays: `web` and the Job still
+    run on the device plugin) and loses the old key in the last; each rollback puts back what
+    it had."""
+    quota = {"apiVersion": "v1", "kind": "ResourceQuota",
+             "metadata": {"name": "gpus", "namespace": "ml"},
+             "spec": {"hard": {"requests.nvidia.com/gpu": "24"}}}
+    out = tmp_path / "cutover"
+    code, report, err = cutover(tmp_path, [*safe_fleet(), quota], "--output-dir", str(out))
+    assert code == 0, err
+    waves = report["waves"]
+    assert len(waves) == 2 and {w["name"] for w in waves[0]["workloads"]} == {"pinned"}
+    for wave in waves:
+        where = out / f"wave-{wave['wave']}"
+        assert wave["steps"][0] == (f"kubectl replace -f {where}/converted/quotas/ --recursive"
+                                    "   # 1 quota of the namespaces moving count claims too "
+                                    "(device-plugin keys go with a namespace's last workload)")
+        assert f"kubectl replace -f {where}/original/quotas/ --recursive" in wave["rollback"]
+    first = yaml.safe_load((out / "wave-1/converted/quotas/ml/resourcequota-gpus.yaml")
+                           .read_text())["spec"]["hard"]
+    last = yaml.safe_load((out / "wave-2/converted/quotas/ml/resourcequota-gpus.yaml")
+                          .read_text())["spec"]["hard"]
+    back = yaml.safe_load((out / "wave-2/original/quotas/ml/resourcequota-gpus.yaml")
+                          .read_text())["spec"]["hard"]
+    dra_key = "gpu.nvidia.com.deviceclass.resource.k8s.io/devices"
+    assert first["requests.nvidia.com/gpu"] == "24" and first[dra_key] == "24"
+    assert "requests.nvidia.com/gpu" not in last and last[dra_key] == "24"
+    assert back == first

@@ -144,7 +144,7 @@ def test_after_cutover_every_claim_allocated_and_safe_to_decommission() -> None:
     assert (train["pods"], train["pods_ready"], train["claims_allocated"]) == (2, 2, 2)
     assert gate(report)["outcome"] == "pass"
     assert gate(report)["message"] == "safe to remove the device plugin"
-    assert report["decommission"] == {"safe": True, "blockers": []}
+    assert report["decommission"] == {"safe": True, "judged": True, "blockers": []}
 
 
 def test_during_cutover_exit_1_and_running_claims_pass(during) -> None:
@@ -201,12 +201,14 @@ def test_node_with_both_stacks_blocks_the_gate(during) -> None:
     assert not during[1]["decommission"]["safe"]
     assert "pod ml/legacy-0 holds 2 device-plugin GPUs on dp-1" in blockers
     assert ("node both-1 publishes ResourceSlices and still advertises nvidia.com/gpu: 2 "
-            "(the device plugin still serves it)") in blockers
+            "(the device plugin was not stopped there)") in blockers
+    assert ("node dp-1 serves nvidia.com/gpu: 4 through the device plugin only (switch it to "
+            "DRA first)") in blockers
     assert ("device-plugin DaemonSet gpu-operator/nvidia-device-plugin-daemonset runs on DRA "
             "nodes: both-1") in blockers
     assert "ml/ResourceQuota/gpus keys on device-plugin GPUs: hard requests.nvidia.com/gpu" \
         in blockers
-    assert len(blockers) == 4
+    assert len(blockers) == 5
 
 
 def test_before_cutover_nothing_on_claims_exit_0_gate_closed() -> None:
@@ -330,3 +332,82 @@ def test_verify_judges_the_benchmark_cluster(migrating) -> None:
         assert "is not allocated" in reasons
         assert "scheduler: 0/30 nodes are available: 10 cannot allocate all claims" in reasons
         assert "16 matching devices are held by other claims" in reasons  # the plan engine
+
+
+def _cronjob(active: bool) -> dict[str, Any]:
+    template = {"spec": {"template": {"spec": {**f.pod_spec(template_name="gpu"),
+                                               "restartPolicy": "OnFailure"}}}}
+    cronjob: dict[str, Any] = {"apiVersion": "batch/v1", "kind": "CronJob",
+                               "metadata": {"name": "nightly", "namespace": NS,
+                                            "uid": "uid-nightly"},
+                               "spec": {"schedule": "0 3 * * *", "jobTemplate": template}}
+    if active:
+        cronjob["status"] = {"active": [{"kind": "Job", "namespace": NS,
+                                         "name": "nightly-29000000"}]}
+    return cronjob
+
+
+@pytest.mark.parametrize("active", [False, True])
+def test_a_cronjob_on_claims_is_judged_by_its_running_jobs(active: bool) -> None:
+    """Between its scheduled runs a CronJob has no pods, and that is no failure; during a run
+    (status.active) its pods must be there."""
+    data = f.state(f.node("dra-1", 8, dra=True), f.gpu_slice("dra-1", 8), f.device_class(),
+                   f.template(NS, "gpu"), _cronjob(active))
+    code, report, _ = verify(data, "-o", "json")
+    nightly = by_name(report)["nightly"]
+    assert nightly["outcome"] == ("fail" if active else "pass"), nightly
+    assert code == (1 if active else 0)
+
+
+def _cronjob_on_device_plugin() -> dict[str, Any]:
+    cronjob = _cronjob(active=False)
+    cronjob["spec"]["jobTemplate"]["spec"]["template"]["spec"] = {
+        **f.pod_spec(gpus=1), "restartPolicy": "OnFailure"}
+    return cronjob
+
+
+# Each: what is added to a cluster whose gate is open, and the line that must close it.
+GATE_CLOSERS = {
+    "cronjob between runs": (
+        [_cronjob_on_device_plugin()],
+        "ml/CronJob/nightly asks for device-plugin GPUs in its pod template (no pods now; its "
+        "next pod would)"),
+    "deployment scaled to 0": (
+        deployed("idle", f.pod_spec(gpus=1), [], replicas=0),
+        "ml/Deployment/idle asks for device-plugin GPUs in its pod template (no pods now; its "
+        "next pod would)"),
+    "pending pod bound to no node": (
+        [f.pod(NS, "waiting", f.pod_spec(gpus=2), phase="Pending")],
+        "pod ml/waiting asks for 2 device-plugin GPUs (Pending, not scheduled)"),
+    "old revision left by a rollout": (
+        [f.pod(NS, "train-old", f.pod_spec(gpus=1), owner=("ReplicaSet", "train-rs"),
+               node_name="dra-1")],
+        "pod ml/train-old holds 1 device-plugin GPU on dra-1"),
+    "node still on the device plugin": (
+        [f.node("dp-9", 4)],
+        "node dp-9 serves nvidia.com/gpu: 4 through the device plugin only (switch it to DRA "
+        "first)"),
+}
+
+
+@pytest.mark.parametrize("case", sorted(GATE_CLOSERS))
+def test_the_gate_stays_closed_while_anything_would_still_ask_the_device_plugin(
+        case: str) -> None:
+    added, line = GATE_CLOSERS[case]
+    data = after_cutover()
+    data["objects"] = data["objects"] + added
+    code, report, err = verify(data, "-o", "json", "--decommission")
+    assert report["decommission"]["safe"] is False, report["decommission"]
+    assert line in report["decommission"]["blockers"]
+    assert code == 1, err
+
+
+def test_the_gate_is_not_judged_from_one_namespace_or_a_selector() -> None:
+    for scope in (["-n", NS], ["--selector", "app=train"]):
+        code, report, err = verify(after_cutover(), "-o", "json", *scope)
+        assert code == 0, err
+        assert report["decommission"] == {"safe": False, "judged": False, "blockers": []}
+        assert gate(report)["outcome"] == "unavailable"
+        assert gate(report)["message"].startswith("not judged:")
+        code, _, err = verify(after_cutover(), "--decommission", *scope)
+        assert code == 2 and "--decommission judges the whole cluster" in err

@@ -1,0 +1,205 @@
+"""A wave's manifests on disk (`cutover --output-dir`), laid out by how the runbook applies
+them, so that every step is one kubectl command over one folder:
+
+    wave-N/original/replace/<namespace>/<kind>-<name>.yaml   the moving workloads as exported
+    wave-N/original/recreate/...                              (the rollback puts these back)
+    wave-N/converted/claims/...      the ResourceClaimTemplates and claims convert wrote for
+                                     them: applied first, so no workload names a missing one
+    wave-N/converted/replace/...     workloads whose pod template can change in place
+                                     (Deployment, StatefulSet, CronJob, ...): `kubectl replace`
+    wave-N/converted/recreate/...    Jobs, JobSets and bare Pods, whose pod template cannot
+                                     change: deleted, then created again on claims
+    wave-N/converted/quotas/...      the ResourceQuotas of the namespaces the wave moves, with
+    wave-N/original/quotas/...       the DRA keys that count claims (the first wave of a
+                                     namespace; its keys on nvidia.com/gpu stay while workloads
+                                     there remain on the device plugin, and go in its last
+                                     wave), and as they were before the wave (the rollback)
+
+`kubectl replace`, not `apply`: an object that `kubectl apply` did not create has no
+last-applied configuration, so apply removes nothing from it, and the converted template would
+keep its `nvidia.com/gpu` limit beside the claim (its pods then wait for both).
+"""
+
+from __future__ import annotations
+
+import io
+import shutil
+import tempfile
+from collections import Counter
+from collections.abc import Mapping
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from gpudra.cutover.fleet import Fleet, Workload
+from gpudra.cutover.waves import CutoverPlan, Wave
+from gpudra.dra.versions import TargetVersion
+from gpudra.model import ExitCode, InputError
+from gpudra.workloads import WorkloadTable
+
+# Kinds whose pod template the API server will not change: Job (spec.template is immutable),
+# JobSet (spec.replicatedJobs is immutable), Pod (a pod's containers' resources are fixed).
+RECREATED_KINDS = frozenset({"Pod", "Job", "JobSet"})
+CLAIM_KINDS = frozenset({"ResourceClaimTemplate", "ResourceClaim"})
+REPLACE, RECREATE, CLAIMS, QUOTAS = "replace", "recreate", "claims", "quotas"
+
+
+@dataclass(frozen=True)
+class QuotaChange:
+    """A quota replaced in a wave: converted from what the cluster holds, keeping its
+    device-plugin keys (`keep`) while workloads of its namespace stay on the device plugin;
+    `before` is what the previous change made of it (None: the quota as read)."""
+
+    quota: Mapping[str, Any]
+    keep: bool
+    before: bool | None = None  # the `keep` of the previous change, None for the first
+
+
+def quota_changes(result: CutoverPlan, fleet: Fleet) -> dict[int, tuple[QuotaChange, ...]]:
+    """Per wave, the quotas it replaces: in the first wave that moves a workload of their
+    namespace (DRA keys added), and in the wave after which none is left on the device plugin
+    there (device-plugin keys removed); one change when both are the same wave."""
+    remaining: Counter[str] = Counter(w.namespace for w in fleet.workloads if not w.on_claims)
+    remaining.update(label.split("/", 1)[0] for label in fleet.unconvertible)
+    last: dict[tuple[str, str], bool] = {}  # quota -> keep of its last change
+    out: dict[int, tuple[QuotaChange, ...]] = {}
+    for wave in result.waves:
+        moved = {w.namespace for w in wave.moved}
+        remaining.subtract(w.namespace for w in wave.moved)
+        changes = []
+        for quota in fleet.quotas:
+            meta = quota["metadata"]
+            key = (meta["namespace"], meta["name"])
+            keep = remaining[key[0]] > 0
+            if key[0] in moved and last.get(key) in (None, True) and last.get(key) != keep:
+                changes.append(QuotaChange(quota, keep, last.get(key)))
+                last[key] = keep
+        out[wave.number] = tuple(changes)
+    return out
+
+
+def mode(workload: Workload) -> str:
+    """How a moving workload gets onto claims: replaced in place, or deleted and created."""
+    return RECREATE if workload.kind in RECREATED_KINDS else REPLACE
+
+
+def wave_modes(wave: Wave) -> frozenset[str]:
+    return frozenset(mode(w) for w in wave.moved)
+
+
+def write_waves(result: CutoverPlan, fleet: Fleet, out: Path, table: WorkloadTable,
+                target: TargetVersion) -> list[InputError]:
+    """Each wave's original/ and converted/ folders (above); the workloads and quotas
+    converted by `gpudra convert` for the release the cutover plans for."""
+    errors: list[InputError] = []
+    quotas = quota_changes(result, fleet)
+    for wave in result.waves:
+        if wave.moved:
+            where = out / f"wave-{wave.number}"
+            errors += _write_wave(wave, where, table, target)
+            errors += _write_quotas(quotas.get(wave.number, ()), where, target)
+    return errors
+
+
+def _write_quotas(changes: tuple[QuotaChange, ...], where: Path,
+                  target: TargetVersion) -> list[InputError]:
+    """converted/quotas/ and original/quotas/ of a wave; each quota converted from the
+    cluster's copy (convert decides its keys), as `keep` says."""
+    from gpudra.convert.export import clean, dump, file_name
+    from gpudra.convert.writer import write_under
+
+    errors: list[InputError] = []
+    staging = Path(tempfile.mkdtemp(prefix=".quotas-", dir=where))
+    try:
+        for change in changes:
+            name = file_name(change.quota)
+            if name is None:
+                continue  # fleet.device_plugin_quotas let only valid names through
+            exported = dump(clean(change.quota, [])).encode("utf-8")
+            source = staging / "read" / name
+            write_under(staging / "read", name, exported)
+            after = _convert_quota(source, staging / "after", change.keep, target, errors)
+            before = exported if change.before is None else _convert_quota(
+                source, staging / "before", change.before, target, errors)
+            if after is not None and before is not None:
+                write_under(where / "converted" / QUOTAS, name, after)
+                write_under(where / "original" / QUOTAS, name, before)
+    finally:
+        shutil.rmtree(staging, ignore_errors=True)
+    return errors
+
+
+def _convert_quota(source: Path, output: Path, keep: bool, target: TargetVersion,
+                   errors: list[InputError]) -> bytes | None:
+    errors += _convert(source, output, target, keep_quota=keep)
+    converted = output / source.name
+    return converted.read_bytes() if converted.is_file() else None
+
+
+def _write_wave(wave: Wave, where: Path, table: WorkloadTable,
+                target: TargetVersion) -> list[InputError]:
+    from gpudra.convert.export import clean, dump, file_name
+    from gpudra.convert.writer import write_under
+    from gpudra.gpu_use import read_object
+
+    errors: list[InputError] = []
+    modes: dict[str, str] = {}  # exported file name -> replace or recreate
+    for workload in wave.moved:
+        data = workload.original
+        group = str(data.get("apiVersion", "")).rpartition("/")[0]
+        paths = [p.spec.path for p in read_object(table, group, workload.kind, data).pods]
+        name = file_name(data)
+        if name is None:
+            errors.append(InputError(None, "not a valid Kubernetes name; left out",
+                                     object=workload.label))
+            continue
+        modes[name] = mode(workload)
+        write_under(where / "original" / modes[name], name,
+                    dump(clean(data, paths)).encode("utf-8"))
+    where.mkdir(parents=True, exist_ok=True)
+    staging = Path(tempfile.mkdtemp(prefix=".converting-", dir=where))
+    try:
+        for kind in sorted(set(modes.values())):
+            errors += _convert(where / "original" / kind, staging / kind, target)
+        for name, kind in modes.items():
+            converted = staging / kind / name
+            if converted.is_file():
+                _split(converted.read_text(encoding="utf-8"), name, kind, where / "converted")
+    finally:
+        shutil.rmtree(staging, ignore_errors=True)
+    return errors
+
+
+def _convert(source: Path, output: Path, target: TargetVersion,
+             keep_quota: bool = False) -> list[InputError]:
+    from gpudra.convert.run import ConvertRequest, run_convert
+
+    stderr = io.StringIO()
+    code = run_convert(ConvertRequest(paths=(str(source),), output_dir=output,
+                                      target_version=str(target), quiet=True,
+                                      keep_device_plugin_quota=keep_quota),
+                       stdout=io.StringIO(), stderr=stderr)
+    if code in (ExitCode.OK, 4):
+        return []
+    return [InputError(str(source), "convert failed: "
+                       + (stderr.getvalue().strip() or f"exit {int(code)}"))]
+
+
+def _split(text: str, name: str, kind: str, converted: Path) -> None:
+    """One converted file into the workload (under replace/ or recreate/) and its claim
+    objects (under claims/), each document's text as convert wrote it."""
+    import yaml
+
+    from gpudra.convert.writer import write_under
+    from gpudra.sources.documents import split_documents
+
+    parts: dict[str, list[str]] = {kind: [], CLAIMS: []}
+    for chunk in split_documents(text):
+        document = yaml.safe_load(chunk.text)
+        if not isinstance(document, dict):
+            continue
+        body = chunk.text if chunk.text.startswith("---") else "---\n" + chunk.text
+        parts[CLAIMS if document.get("kind") in CLAIM_KINDS else kind].append(body)
+    for folder, bodies in parts.items():
+        if bodies:
+            write_under(converted / folder, name, "".join(bodies).encode("utf-8"))

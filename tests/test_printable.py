@@ -1,0 +1,60 @@
+"""gpudra.printable: what every output prints of a value (escape_text, quote_name, escaped) and
+what it never prints (redact)."""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from gpudra.model import Severity
+from gpudra.printable import escape_text, escaped, quote_name, redact
+
+UNSAFE = re.compile("[\x00-\x1f\x7f-\x9f\u061c\u200e\u200f\u2028\u2029\u202a-\u202e"
+                    "\u2066-\u2069\ud800-\udfff]")
+HOSTILE = st.text(st.characters(codec=None, categories=None), max_size=40) | st.text(
+    st.sampled_from("a:/@\\\"\x1b\n\r\x07\x9b\u202e\u2066\u2028\ud800 "), max_size=40)
+
+
+@settings(max_examples=300, derandomize=True, deadline=None)
+@given(HOSTILE)
+def test_escaped_text_is_one_safe_line_and_escaping_twice_changes_nothing(text: str) -> None:
+    once = escape_text(text)
+    assert not UNSAFE.search(once)
+    assert escape_text(once) == once
+    assert not UNSAFE.search(quote_name(text))
+    if not UNSAFE.search(text):
+        assert once is text
+
+
+@settings(max_examples=300, derandomize=True, deadline=None)
+@given(st.from_regex(r"[a-z][a-z0-9+.-]{0,6}", fullmatch=True), st.text(
+    st.characters(blacklist_characters="/?#@\"'<>\\", blacklist_categories=("Zs", "Cc")),
+    min_size=1, max_size=20), st.text(max_size=20))
+def test_no_userinfo_survives_redaction(scheme: str, userinfo: str, rest: str) -> None:
+    secret = f"{scheme}://{userinfo}@host.example{rest}"
+    assert f"{userinfo}@" not in redact(f"cannot reach {secret}: refused")
+    assert "Bearer ***" in redact(f"header b'Bearer {userinfo}'") or not userinfo.strip()
+
+
+@dataclass(frozen=True, slots=True)
+class _Record:
+    name: str
+    file: str
+    severity: Severity
+    notes: tuple[str, ...] = ()
+    extra: dict | None = None
+
+
+def test_escaped_escapes_every_value_but_file_names_and_enums() -> None:
+    record = _Record("a\nb", "x\ny.yaml", Severity.ERROR, ("c\x1bd",), {"k\u202e": ["e\rf"]})
+    assert escaped(record) == _Record("a\\nb", "x\ny.yaml", Severity.ERROR, ("c\\x1bd",),
+                                      {"k\\u202e": ["e\\rf"]})
+    assert escaped(record).severity is Severity.ERROR
+
+
+def test_escaped_keeps_the_very_object_when_nothing_needs_escaping() -> None:
+    record = _Record("a", "b.yaml", Severity.INFO, ("c",), {"k": ["v"]})
+    assert escaped(record) is record
