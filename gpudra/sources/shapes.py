@@ -421,7 +421,8 @@ def object_label(obj: Mapping[str, Any]) -> str:
     kind = obj.get("kind")
     name, namespace = meta.get("name"), meta.get("namespace")
     parts = [str(part) for part in (namespace, name) if isinstance(part, str) and part]
-    return f"{kind if isinstance(kind, str) and kind else 'object'} {'/'.join(parts) or '(no name)'}"
+    kind_name = kind if isinstance(kind, str) and kind else "object"
+    return f"{kind_name} {'/'.join(parts) or '(no name)'}"
 
 
 def well_formed(objects: Iterable[Any], errors: list[InputError],
