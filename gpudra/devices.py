@@ -13,6 +13,12 @@ import re
 from dataclasses import dataclass
 
 GPU = "nvidia.com/gpu"
+# The most devices one node is believed to hold. A DRA driver publishes a node's devices in
+# ResourceSlices of at most 128 devices each (ResourceSliceMaxDevices, docs/facts.md), and the
+# NVIDIA driver publishes one per node; the largest GPU nodes hold 16 GPUs, 112 MIG devices
+# at 7 per GPU. A node label or allocatable count above it (`nvidia.com/gpu.count:
+# "10000000"`) would have plan and cutover predict millions of devices: it is refused.
+MAX_NODE_DEVICES = 128
 _MIG = re.compile(r"^nvidia\.com/mig-(?P<profile>(?:\d+c\.)?\d+g\.\d+gb(?:\.(?:me|gfx|all))*)(?P<shared>\.shared)?$")
 # HAMi's vGPU scheduler reuses the nvidia.com/ prefix for slices of memory and compute.
 HAMI_RESOURCES = frozenset({"nvidia.com/gpumem", "nvidia.com/gpumem-percentage",

@@ -156,7 +156,9 @@ class Listing:
         page = []
         for item in document.get("items") or ():
             metadata = item.get("metadata") if isinstance(item.get("metadata"), dict) else {}
-            key = metadata.get("uid") or f"{metadata.get('namespace')}/{metadata.get('name')}"
+            uid = metadata.get("uid")  # a str from a real server; anything from a hostile one
+            key = uid if isinstance(uid, str) and uid else \
+                f"{metadata.get('namespace')}/{metadata.get('name')}"
             if restarted and key in seen:
                 continue
             seen.add(key)

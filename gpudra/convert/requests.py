@@ -30,7 +30,7 @@ from dataclasses import dataclass, field, replace
 
 from gpudra.convert.naming import free_name
 from gpudra.convert.records import Blocked
-from gpudra.devices import DeviceKind
+from gpudra.devices import MAX_NODE_DEVICES, DeviceKind
 from gpudra.dra import emit
 from gpudra.dra.mig_memory import usable_mib
 from gpudra.dra.versions import TargetVersion
@@ -43,11 +43,6 @@ GPU_CLASS = emit.GPU_CLASS
 MIG_CLASS = emit.MIG_CLASS
 MAX_REQUESTS = 32  # resourceapi.DeviceRequestsMaxSize: requests in one claim
 MAX_DEVICES = 32   # resourceapi.AllocationResultsMaxSize: devices one claim allocates
-# A container's devices are on its one node: the largest GPU nodes hold 16 GPUs, 112 MIG slices
-# at 7 per GPU. 1,024 (32 claims of 32 devices) is far past any; a count beyond it is a typo
-# or a hostile file, and planning it would build a claim per 32 devices (4294967296: 134
-# million of them).
-MAX_CONTAINER_DEVICES = MAX_REQUESTS * MAX_DEVICES
 _NAME_ROOM = 56    # a request name is a DNS label (63); room for "-rest" and "-NN"
 
 
@@ -94,10 +89,11 @@ def find_needs(pod: PodSpecUse) -> list[DeviceNeed]:
                               "convert the rendered manifest, or write the count")
             if count.value is None:
                 raise Blocked(f"{asks} {request.limit!r}, which is {count.invalid}")
-            if count.value > MAX_CONTAINER_DEVICES:
-                raise Blocked(f"{asks} {request.limit!r}, more devices than any node holds "
-                              f"(gpudra converts at most {MAX_CONTAINER_DEVICES:,} per "
-                              "container): check the count")
+            if count.value > MAX_NODE_DEVICES:
+                # No node holds them, so no pod of it ever ran; cut into claims of 32 devices,
+                # 10,000,000 would be 312,500 claims (minutes, gigabytes).
+                raise Blocked(f"{asks} {count.value:,}, more devices than a node holds (at most "
+                              f"{MAX_NODE_DEVICES}): no pod of it can run; fix the count")
             if request.in_requests and \
                     parse_device_count(request.request).value != count.value:
                 raise Blocked(f"{asks} with requests and limits that differ; the API server "

@@ -69,7 +69,7 @@ def run_cutover(request: CutoverRequest, *, on_page: Callable[[Any], None] | Non
     errors: list[InputError] = []
     target = request.target_version
     if request.sources:
-        objects, read = _read_files(request.sources, errors)
+        objects, read = _read_files(request.sources, errors, table)
     else:
         objects, read, version = _read_cluster(request, table, errors, on_page)
         target = target or live_target(version.minor, version.git_version)
@@ -102,13 +102,15 @@ def pool_sizes(fleet: Fleet) -> dict[str, int]:
     return {name: len(nodes) for name, nodes in fleet.pools().items()}
 
 
-def _read_files(sources: Sequence[str], errors: list[InputError]
+def _read_files(sources: Sequence[str], errors: list[InputError], table: WorkloadTable
                 ) -> tuple[list[dict[str, Any]], int]:
     from gpudra.sources.files import FileSource
+    from gpudra.sources.shapes import well_formed_items
 
     source = FileSource(list(sources), ())
     objects: list[dict[str, Any]] = []
-    for item in source.items():
+    # An export is judged as the cluster's objects are: each through its kind's reader.
+    for item in well_formed_items(source.items(), errors, table):
         if isinstance(item, InputError):
             errors.append(item)
         elif isinstance(item, SourceObject) and not item.listing:

@@ -78,6 +78,8 @@ def run_plan(request: PlanRequest, *, on_page: Callable[[Any], None] | None = No
     target = request.target_version
     errors: list[InputError] = []
     if request.paths:
+        from gpudra.sources.shapes import well_formed_items
+
         # No line index: the plan names a workload's file, never a line in it. A large tree
         # is read by worker processes from here on, all of it (plan keeps every object),
         # while this process reads the inventory: on two cores both reads take the time of
@@ -86,7 +88,8 @@ def run_plan(request: PlanRequest, *, on_page: Callable[[Any], None] | None = No
         with contextlib.closing(tree.items()) as items:
             inventory = _inventory_files(request.inventory, errors, request.consumable_shares)
             with _set_aside():
-                objects, read = _collected(tree, items, errors)
+                objects, read = _collected(tree, well_formed_items(items, errors, table),
+                                           errors)
         if inventory is None and any(_kind(o) in _INVENTORY_KINDS for o in objects):
             inventory = _inventory_from(objects, "tree", request.consumable_shares)
         if inventory is None:
@@ -144,11 +147,13 @@ def _inventory_files(files: Sequence[str], errors: list[InputError],
     # Only the data: the line index and text of 100,000 devices' documents would double the
     # peak memory and the collector's work, and no report points into an inventory file. Each
     # object becomes devices as it is read (and is then let go), while workers parse the rest.
+    from gpudra.sources.shapes import well_formed_items
+
     with collector_paused():
         source = FileSource(list(files), (), lines=False)
         inventory = _inventory_from(_lists_after_their_text(_kept(
-            source.items(), errors, lambda o: (o.data, o.in_list))),
-            "file", shares)
+            well_formed_items(source.items(), errors, None, _INVENTORY_KINDS), errors,
+            lambda o: (o.data, o.in_list))), "file", shares)
         if source.stats.files == 0 and not errors:
             raise UsageError(f"--inventory {', '.join(files)}: no YAML or JSON files found")
         return inventory
@@ -196,6 +201,7 @@ def _cluster_inventory(request: PlanRequest, on_page: Callable[[Any], None] | No
     """Devices of the current cluster for a tree: its ResourceSlices and Nodes."""
     from gpudra.cluster import ClusterOptions, connect
     from gpudra.sources.cluster_reads import NODES, RESOURCESLICES
+    from gpudra.sources.shapes import well_formed
 
     errors: list[InputError] = []
     objects: list[dict[str, Any]] = []
@@ -205,7 +211,7 @@ def _cluster_inventory(request: PlanRequest, on_page: Callable[[Any], None] | No
             resource = cluster.resource(read.group, read.resource, read.versions)
             if resource is not None:
                 for page in cluster.list(resource, on_page=on_page):
-                    objects += page
+                    objects += well_formed(page, errors)
         errors += [InputError(None, str(p), object=p.subject) for p in cluster.errors]
     return _inventory_from(objects, "cluster", request.consumable_shares), errors
 

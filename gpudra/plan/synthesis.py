@@ -52,6 +52,7 @@ from fractions import Fraction
 from types import MappingProxyType
 from typing import Any
 
+from gpudra.devices import MAX_NODE_DEVICES
 from gpudra.dra.attributes import NVIDIA_DOMAIN, STANDARD_DOMAIN
 from gpudra.dra.cel import Version
 from gpudra.dra.mig_memory import usable_mib
@@ -61,6 +62,12 @@ from gpudra.plan.inventory import Device, Inventory, RequestPolicy
 from gpudra.quantity import parse_quantity
 
 MIB = 2**20
+# The most devices one plan predicts from labels: twice the largest fleet gpudra is measured
+# on (100,000 devices, benchmarks/README), about 150 MB of devices. Each node's count is
+# bounded already (gpudra.devices.MAX_NODE_DEVICES, by the typed reader); this bounds what a
+# file of many small Node objects can ask for (10,000 of them at 128 devices would be 1.28
+# million devices, gigabytes).
+MAX_PREDICTED_DEVICES = 200_000
 GPU_LABEL = "nvidia.com/gpu."
 _MIXED_COUNT = re.compile(r"^nvidia\.com/mig-(.+)\.count$")
 _MIG_RESOURCE = re.compile(r"^nvidia\.com/mig-(.+)$")
@@ -136,13 +143,16 @@ def mig_profile(resource_form: str) -> str:
 
 
 def synthesize(nodes: Iterable[Mapping[str, Any]],
-               consumable_shares: str | int | None = None) -> Inventory:
+               consumable_shares: str | int | None = None,
+               limit: int = MAX_PREDICTED_DEVICES) -> Inventory:
     """Predicted devices for every Node object in `nodes` (plain dicts; other kinds ignored).
-    Nodes without GPU labels or allocatable GPUs yield no devices."""
+    Nodes without GPU labels or allocatable GPUs yield no devices. Nodes whose devices would
+    pass `limit` are not predicted (a problem of the inventory names them)."""
     shares = Shares.parse(consumable_shares)
     devices: list[Device] = []
     labels_by_node: dict[str, Mapping[str, str]] = {}
     notes: list[str] = []
+    left_out: list[str] = []
     for node, _ in expand_lists(nodes):
         if node.get("kind") != "Node":
             continue
@@ -155,12 +165,18 @@ def synthesize(nodes: Iterable[Mapping[str, Any]],
         allocatable = {str(k): v for k, v in
                        as_mapping(as_mapping(node.get("status")).get("allocatable")).items()}
         found, node_notes = _node_devices(name, labels, allocatable, shares)
+        if len(devices) + len(found) > limit:
+            left_out.append(name)
+            continue
         devices.extend(found)
         notes.extend(f"node {name}: {n}" for n in node_notes)
     if devices:
         notes.append(_unknown_summary(devices))
+    problems = (f"{len(left_out)} nodes not predicted ({', '.join(left_out[:5])}"
+                f"{', ...' if len(left_out) > 5 else ''}): their devices would pass "
+                f"{limit:,} predicted devices, the most one plan predicts",) if left_out else ()
     return Inventory(tuple(devices), node_labels=labels_by_node, source="synthesised",
-                     notes=tuple(notes))
+                     problems=problems, notes=tuple(notes))
 
 
 @dataclass(frozen=True, slots=True)
@@ -200,17 +216,24 @@ def _node_devices(node: str, labels: Mapping[str, str], allocatable: Mapping[str
         count = _count(labels.get(GPU_LABEL + "count"))
         if count is None and gpu_allocatable is not None:
             count = gpu_allocatable // replicas
+        if _too_many(count or 0, notes):
+            return [], notes
         devices += _mig_devices(node, mig_profile(profile), count or 0, labels, GPU_LABEL,
                                 common, shares)
         return devices, notes + list(common.notes)
     full = _full_gpu_count(labels, gpu_allocatable, replicas, bool(mixed), notes)
-    for index in range(full):
-        devices.append(_gpu(node, index, labels, common, shares))
+    if _too_many(full, notes):
+        return [], notes
+    if full:
+        first = _gpu(node, 0, labels, common, shares)
+        devices += [first, *(_renamed(first, f"gpu-{index}") for index in range(1, full))]
     for resource_form in sorted(mixed):
         prefix = f"nvidia.com/mig-{resource_form}."
         count = _count(labels.get(prefix + "count"))
         if count is None:
             count = _count(mig_allocatable.get(resource_form)) or 0
+        if _too_many(count, notes):
+            return [], notes
         mig_common = common
         mig_product = labels.get(prefix + "product")
         parent = _SINGLE_PRODUCT.match(mig_product or "")
@@ -221,6 +244,16 @@ def _node_devices(node: str, labels: Mapping[str, str], allocatable: Mapping[str
         devices += _mig_devices(node, mig_profile(resource_form), count, labels, prefix,
                                 mig_common, shares)
     return devices, notes + list(common.notes)
+
+
+def _too_many(count: int, notes: list[str]) -> bool:
+    """A count no node holds (the typed readers refuse such nodes; this guards every other
+    caller): the node gets no devices instead of millions."""
+    if count <= MAX_NODE_DEVICES:
+        return False
+    notes.append(f"{count} devices is more than a node holds (at most {MAX_NODE_DEVICES}): "
+                 "no devices predicted")
+    return True
 
 
 def _full_gpu_count(labels: Mapping[str, str], allocatable: int | None, replicas: int,
@@ -316,8 +349,18 @@ def _mig_devices(node: str, profile: str, count: int, labels: Mapping[str, str],
         else:
             capacity[capacity_name] = Fraction(value * MIB if capacity_name == "memory" else value)
     slug = re.sub(r"[^a-z0-9-]", "", profile.lower().replace("+", "-"))
-    return [_device(node, f"gpu-mig-{slug}-{k}", attributes, capacity, unknown, shares)
-            for k in range(count)]
+    if count <= 0:
+        return []
+    first = _device(node, f"gpu-mig-{slug}-0", attributes, capacity, unknown, shares)
+    return [first, *(_renamed(first, f"gpu-mig-{slug}-{k}") for k in range(1, count))]
+
+
+def _renamed(device: Device, name: str) -> Device:
+    """`device` under another name, sharing its (immutable) mappings: a node's GPUs, or its
+    MIG devices of one profile, differ only in name, and a fleet has 100,000s of them."""
+    renamed = object.__new__(Device)
+    renamed.__dict__.update(device.__dict__, name=name)
+    return renamed
 
 
 def _device(node: str, name: str, attributes: Mapping[str, Any], capacity: dict[str, Fraction],

@@ -58,6 +58,10 @@ from gpudra.sources.cluster_reads import (
 from gpudra.workloads import WorkloadTable
 
 OwnerKey = tuple[str, str, str]  # (namespace, kind, name)
+# The commands that judge objects field by field (placing claims, reading pod states): they
+# read every object through its kind's typed reader (gpudra.sources.shapes) and leave out one
+# that does not decode. The audit and export read objects as rules and convert do, tolerantly.
+TYPED_COMMANDS = frozenset({"plan", "verify", "cutover"})
 
 
 class ClusterReader(Protocol):
@@ -84,6 +88,8 @@ class ClusterSource:
     stats: ScanStats = field(default_factory=ScanStats)
     # Sees every pod as it is read (verify keeps what it judges; the source keeps no pod)
     on_pod: Callable[[Mapping[str, Any]], None] | None = None
+    # Objects left out by the typed reader, reported once everything is read
+    refused: list[InputError] = field(default_factory=list)
 
     def items(self) -> Iterator[Item]:
         owners = _Owners(self.table)
@@ -124,6 +130,8 @@ class ClusterSource:
             for obj in self._list(read):
                 info = owners.node_info(obj) if read.resource == "nodes" else None
                 yield ClusterObject(obj, info)
+        yield from self.refused
+        self.refused.clear()
         namespaced_run = getattr(getattr(self.cluster, "target", None), "list_namespace", None)
         for problem in self.cluster.errors:
             refused = _refused_cluster_read(problem) if namespaced_run else None
@@ -160,6 +168,8 @@ class ClusterSource:
             if obj is None:
                 continue  # deleted meanwhile
             self.stats.objects += 1
+            if not self._well_formed(obj):
+                continue
             if obj.get("kind") == "Pod":
                 yield ClusterObject(obj, replace(owners.info_for_pod(obj), controller_gone=gone))
                 continue
@@ -173,6 +183,19 @@ class ClusterSource:
         """The cluster's release (1.<minor>), for rules whose truth depends on it."""
         version = getattr(self.cluster, "server_version", None)  # cached by discovery
         return None if version is None else int(version().minor)
+
+    def _well_formed(self, obj: Mapping[str, Any]) -> bool:
+        """True when `obj` decodes as its kind (always, for the commands that read objects
+        tolerantly); else its input error is kept for the end of the items."""
+        if self.command not in TYPED_COMMANDS:
+            return True
+        from gpudra.sources.shapes import object_problem, refusal
+
+        problem = object_problem(obj, self.table)
+        if problem is None:
+            return True
+        self.refused.append(refusal(obj, problem))
+        return False
 
     def _reads(self, reads: Iterable[Read]) -> list[Read]:
         return [r for r in reads if self.command in r.commands]
@@ -213,9 +236,10 @@ class ClusterSource:
         if resource is None:
             return  # not served: nothing to read, nothing wrong
         failed = len(self.cluster.errors)
+        typed = self.command in TYPED_COMMANDS
         for page in self.cluster.list(resource, on_page=self.on_page):
             self.stats.objects += len(page)
-            yield from page
+            yield from (obj for obj in page if self._well_formed(obj)) if typed else page
         if owners is not None and len(self.cluster.errors) > failed:
             owners.unreadable.add(str(getattr(resource, "kind", "")))
 

@@ -371,7 +371,8 @@ def check_containerd(host: Host, identity: RuntimeIdentity, config: ContainerdCo
     unreadable = [p for p in config.problems if p.unreadable]
     if unreadable:
         return result(NODE003, CheckOutcome.UNAVAILABLE, str(unreadable[0]),
-                      "run gpudra as root on the node, or mount the host root readable",
+                      unreadable[0].fix or "run gpudra as root on the node, or mount the host "
+                      "root readable",
                       subject=subject, details=map(str, config.problems)), None
     if config.problems:
         first = config.problems[0]

@@ -25,6 +25,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import BinaryIO
 
+from gpudra.preflight.node.host import open_regular
+
 MAGIC = b"\xff Go buildinf:"
 HEADER_SIZE = 32
 ALIGN = 16
@@ -131,7 +133,7 @@ class _Elf:
 def read_go_build_info(path: Path) -> GoBuildInfo | None:
     """The build information of the Go binary at `path`; None when it is not a Go binary
     (or not ELF). Raises OSError when the file cannot be read."""
-    with open(path, "rb") as handle:
+    with open_regular(path) as handle:
         try:
             return _read_build_info(_Elf(handle))
         except (ValueError, struct.error, IndexError):

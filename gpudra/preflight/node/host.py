@@ -15,20 +15,26 @@ runner and never run real commands.
 
 from __future__ import annotations
 
+import errno
 import fnmatch
 import os
 import shutil
+import stat
 import subprocess
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path, PurePosixPath
-from typing import Protocol
+from typing import BinaryIO, Protocol
 
 from gpudra.errors import GpudraError
 
 MAX_SYMLINKS = 40  # Linux's limit (MAXSYMLINKS)
 COMMAND_TIMEOUT = 15.0
 MAX_READ_BYTES = 4 * 1024 * 1024  # config files and CDI specs are small; /proc files unbounded
+# Opened without waiting: a FIFO without a writer would block the open (and the read) forever.
+_OPEN_FLAGS = os.O_RDONLY | getattr(os, "O_NONBLOCK", 0) | getattr(os, "O_NOCTTY", 0)
+_KINDS = {stat.S_IFIFO: "a FIFO", stat.S_IFCHR: "a character device",
+          stat.S_IFBLK: "a block device", stat.S_IFSOCK: "a socket"}
 
 # Where installers put tools that are not on PATH, checked after it: the GPU Operator installs
 # nvidia-ctk there (NVIDIA's DRA install docs pass `nvidiaCtkPath=/usr/local/nvidia/toolkit/
@@ -175,7 +181,7 @@ class LocalHost:
     def read_text(self, path: str) -> str | None:
         local = self._local(path)
         try:
-            with local.open("rb") as handle:
+            with open_regular(local) as handle:
                 data = handle.read(MAX_READ_BYTES + 1)
         except FileNotFoundError:
             return None
@@ -183,6 +189,8 @@ class LocalHost:
             return None
         except IsADirectoryError as exc:
             raise HostReadError(path, "is a directory") from exc
+        except NotRegularFileError as exc:
+            raise HostReadError(path, str(exc)) from exc
         except OSError as exc:
             raise HostReadError(path, exc.strerror or str(exc)) from exc
         if len(data) > MAX_READ_BYTES:
@@ -234,6 +242,30 @@ class LocalHost:
         if self._runner is None:
             return None
         return self._runner(argv)
+
+
+class NotRegularFileError(OSError):
+    """A path that is a FIFO, a device or a socket: never read."""
+
+
+def open_regular(local: Path) -> BinaryIO:
+    """`local` opened for reading, if it is a regular file (after symlinks); else
+    NotRegularFileError, at once: the open does not wait for a FIFO's writer, and a device
+    (`/dev/zero`, `/dev/urandom`) is never read."""
+    descriptor = os.open(local, _OPEN_FLAGS)
+    try:
+        mode = os.fstat(descriptor).st_mode
+        if stat.S_ISDIR(mode):
+            raise IsADirectoryError(errno.EISDIR, "is a directory", str(local))
+        if not stat.S_ISREG(mode):
+            kind = _KINDS.get(stat.S_IFMT(mode), "not a regular file")
+            raise NotRegularFileError(f"not a regular file ({kind})")
+        if hasattr(os, "set_blocking"):
+            os.set_blocking(descriptor, True)
+        return os.fdopen(descriptor, "rb")
+    except BaseException:
+        os.close(descriptor)
+        raise
 
 
 def _has_magic(part: str) -> bool:

@@ -65,7 +65,10 @@ def _rpm(host: Host, names: tuple[str, ...]) -> list[InstalledPackage]:
         except ImportError:
             return []
         try:
-            uri = host.local_path(database).as_uri() + "?mode=ro&immutable=1"
+            local = host.local_path(database)
+            if not local.is_file():  # a FIFO or a device: sqlite would wait on it
+                continue
+            uri = local.as_uri() + "?mode=ro&immutable=1"
             with sqlite3.connect(uri, uri=True) as connection:
                 rows = connection.execute("SELECT blob FROM Packages").fetchall()
         except (sqlite3.Error, HostReadError, OSError, ValueError):

@@ -42,7 +42,9 @@ def read_toml(host: Host, path: str) -> TomlFile | FileProblem | None:
     try:
         text = host.read_text(path)
     except HostReadError as exc:
-        return FileProblem(path, f"cannot read: {exc.reason}", unreadable=True)
+        special = exc.reason.startswith("not a regular file")  # a FIFO, device or socket
+        return FileProblem(path, f"cannot read: {exc.reason}", unreadable=True,
+                           fix=f"make {path} a regular file (or remove it)" if special else None)
     if text is None:
         return None
     try:

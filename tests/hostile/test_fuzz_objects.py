@@ -1,0 +1,132 @@
+"""Fuzzing the typed readers of plan, verify and cutover (issue 31): well-formed fleets and
+inventories with a few values replaced anywhere by wrong types, bombs and specials, read as
+`plan --inventory` files, `cutover --from` exports and live cluster objects.
+
+For every example: nothing is raised but GpudraError, every input error is one line, and the
+run ends in bounded time. Bounded: a fixed number of derandomized examples per test
+(GPUDRA_FUZZ_EXAMPLES runs a deeper search).
+"""
+
+from __future__ import annotations
+
+import copy
+import json
+import os
+import tempfile
+import time
+from pathlib import Path
+from typing import Any
+from unittest import mock
+
+import yaml
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+import gpudra.cluster
+from gpudra.cutover.run import CutoverRequest, run_cutover
+from gpudra.errors import GpudraError
+from gpudra.plan.run import PlanRequest, run_plan
+from gpudra.verify.run import VerifyRequest, run_verify
+from tests.hostile.test_object_readers import _Connected, good_fleet
+from tests.verify import fleet as f
+
+FIXTURES = Path(__file__).resolve().parents[1] / "plan" / "fixtures"
+EXAMPLES = int(os.environ.get("GPUDRA_FUZZ_EXAMPLES", "40"))
+SETTINGS = settings(max_examples=EXAMPLES, derandomize=True, database=None, deadline=None,
+                    report_multiple_bugs=False,
+                    suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large])
+
+# Wrong types, the bombs of family 7 and the specials of family 9.
+ODD = [5, -1, "x", "", [], {}, None, True, [1], {"a": 1}, [None], float("inf"), float("nan"),
+       -5.5, 2**64, 10_000_000, "10000000", str(2**64), "1e999", ".inf", "１", [{"a": 1}]]
+
+
+def _inventory_seeds() -> list[dict[str, Any]]:
+    out: list[dict[str, Any]] = []
+    for name in ("inventory-a100-h100.yaml", "inventory-mig.yaml", "inventory-consumable.yaml",
+                 "inventory-partitionable.yaml", "nodes-gfd.yaml"):
+        out += [d for d in yaml.safe_load_all((FIXTURES / name).read_text()) if d]
+    return out
+
+
+INVENTORY = _inventory_seeds()
+FLEET = good_fleet() + [f.node("gfd-1", 2, dra=True, plugin=False)]
+
+
+def _paths(value: Any, prefix: tuple = ()) -> list[tuple]:
+    out = [prefix] if prefix else []
+    if isinstance(value, dict):
+        for key, item in value.items():
+            out += _paths(item, (*prefix, key))
+    elif isinstance(value, list):
+        for index, item in enumerate(value):
+            out += _paths(item, (*prefix, index))
+    return out
+
+
+@st.composite
+def mutated(draw: st.DrawFn, seeds: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    objects = copy.deepcopy(seeds)
+    for _ in range(draw(st.integers(1, 3))):
+        target = objects[draw(st.integers(0, len(objects) - 1))]
+        paths = _paths(target)
+        path = paths[draw(st.integers(0, len(paths) - 1))]
+        parent = target
+        for key in path[:-1]:
+            parent = parent[key]
+        parent[path[-1]] = copy.deepcopy(draw(st.sampled_from(ODD)))
+    return objects
+
+
+def _one_line_errors(errors: Any) -> None:
+    for error in errors:
+        assert "\n" not in error.message, error.message
+
+
+def _bounded(run: Any) -> Any:
+    started = time.monotonic()
+    try:
+        result = run()
+    except GpudraError as exc:
+        assert "\n" not in str(exc), str(exc)
+        return None
+    assert time.monotonic() - started < 30
+    _one_line_errors(result.errors)
+    return result
+
+
+def _dump(objects: list[dict[str, Any]], path: Path, as_json: bool) -> None:
+    if as_json:  # JSON has no .inf or .nan: written as the API would never send them
+        path.write_text(json.dumps({"apiVersion": "v1", "kind": "List", "items": objects}))
+    else:
+        path.write_text(yaml.safe_dump_all(objects))
+
+
+@SETTINGS
+@given(mutated(INVENTORY), st.booleans())
+def test_plan_inventory(objects: list[dict[str, Any]], as_json: bool) -> None:
+    with tempfile.TemporaryDirectory() as tmp:
+        inventory = Path(tmp) / ("inventory.json" if as_json else "inventory.yaml")
+        _dump(objects, inventory, as_json)
+        _bounded(lambda: run_plan(PlanRequest(paths=(str(FIXTURES / "workloads-gpu.yaml"),),
+                                              inventory=(str(inventory),))))
+
+
+@SETTINGS
+@given(mutated(FLEET), st.booleans())
+def test_cutover_from(objects: list[dict[str, Any]], as_json: bool) -> None:
+    with tempfile.TemporaryDirectory() as tmp:
+        export = Path(tmp) / ("fleet.json" if as_json else "fleet.yaml")
+        _dump(objects, export, as_json)
+        _bounded(lambda: run_cutover(CutoverRequest(sources=(str(export),))))
+
+
+@SETTINGS
+@given(mutated(FLEET), st.sampled_from(["verify", "plan", "cutover"]))
+def test_live_cluster_objects(objects: list[dict[str, Any]], command: str) -> None:
+    cluster = _Connected(objects, page_size=4)
+    run = {"verify": lambda: run_verify(VerifyRequest()),
+           "plan": lambda: run_plan(PlanRequest()),
+           "cutover": lambda: run_cutover(CutoverRequest())}[command]
+    with mock.patch.object(gpudra.cluster, "connect", lambda *_, **__: cluster):
+        _bounded(run)
