@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import re
+
 from collections.abc import Iterator, Mapping
 from dataclasses import dataclass
 from typing import Any, Protocol
@@ -266,3 +268,30 @@ def format_path(path: PathT) -> str:
 
 def _plain(key: str) -> bool:
     return key.replace("_", "").replace("-", "").isalnum()
+
+
+# Names as the API server validates them (apimachinery pkg/util/validation, docs/facts.md): what
+# a file may claim for a node, namespace or label before gpudra puts it in a shell command.
+_DNS_SUBDOMAIN = re.compile(r"[a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*")
+_DNS_LABEL = re.compile(r"[a-z0-9]([-a-z0-9]{0,61}[a-z0-9])?")
+_LABEL_NAME = re.compile(r"[A-Za-z0-9]([-A-Za-z0-9_.]{0,61}[A-Za-z0-9])?")
+_LABEL_VALUE = re.compile(r"([A-Za-z0-9]([-A-Za-z0-9_.]{0,61}[A-Za-z0-9])?)?")
+
+
+def is_dns_subdomain(name: object) -> bool:
+    """A node's or most objects' name: lower-case DNS subdomain, at most 253 characters."""
+    return isinstance(name, str) and len(name) <= 253 and bool(_DNS_SUBDOMAIN.fullmatch(name))
+
+
+def is_dns_label(name: object) -> bool:
+    """A namespace's name: a lower-case DNS label, at most 63 characters."""
+    return isinstance(name, str) and bool(_DNS_LABEL.fullmatch(name))
+
+
+def is_label(key: object, value: object) -> bool:
+    """A label the API server accepts: `[prefix/]name` and its value."""
+    if not (isinstance(key, str) and isinstance(value, str)):
+        return False
+    prefix, _, name = key.rpartition("/")
+    return (not prefix or is_dns_subdomain(prefix)) and bool(_LABEL_NAME.fullmatch(name)) \
+        and bool(_LABEL_VALUE.fullmatch(value))

@@ -19,7 +19,7 @@ from typing import Any
 from gpudra.cutover.eligibility import eligible
 from gpudra.dra.versions import DEFAULT, TargetVersion
 from gpudra.gpu_use import read_object
-from gpudra.objects import as_mapping, dig
+from gpudra.objects import as_mapping, dig, is_dns_label, is_dns_subdomain, is_label
 from gpudra.workloads import WorkloadTable
 
 # Cloud node-pool labels, first found wins; else the GFD product label.
@@ -187,9 +187,8 @@ def plugin_pods(objects: Iterable[Mapping[str, Any]]) -> tuple[tuple[str, str], 
         selector = as_mapping(dig(daemonset, "spec", "selector"))
         labels = as_mapping(selector.get("matchLabels"))
         namespace = dig(daemonset, "metadata", "namespace")
-        if (not labels or selector.get("matchExpressions") or not isinstance(namespace, str)
-                or not all(isinstance(k, str) and isinstance(v, str)
-                           for k, v in labels.items())):
+        if (not labels or selector.get("matchExpressions") or not is_dns_label(namespace)
+                or not all(is_label(k, v) for k, v in labels.items())):
             continue
         found.append((namespace, ",".join(f"{k}={v}" for k, v in sorted(labels.items()))))
     return tuple(sorted(set(found)))
@@ -266,17 +265,26 @@ def _node(obj: Mapping[str, Any], publishing: Mapping[str, int], pool_label: str
     from gpudra.gpu_use import device_plugin_total
 
     meta = as_mapping(obj.get("metadata"))
-    name = str(meta.get("name") or "")
+    name = meta.get("name")
+    if not is_dns_subdomain(name):
+        # No API server holds such a node; from a file it is only a way into the runbook's
+        # shell lines (`--all` would be an option of kubectl label).
+        return None
     labels = {str(k): str(v) for k, v in as_mapping(meta.get("labels")).items()}
     advertised = device_plugin_total(dig(obj, "status", "allocatable"))
     counted = labels.get("nvidia.com/gpu.count", "")
-    gpus = advertised or publishing.get(name, 0) or (int(counted) if counted.isdigit() else 0)
+    gpus = advertised or publishing.get(name, 0) or (int(counted) if _digits(counted) else 0)
     if not gpus and name not in publishing:
         return None  # not a GPU node
     pool = next((labels[k] for k in ((pool_label,) if pool_label else POOL_LABELS)
                  if k and k in labels), None) or labels.get(PRODUCT_LABEL) or "(no pool label)"
     replicas = labels.get("nvidia.com/gpu.replicas", "")
-    shared = int(replicas) if replicas.isdigit() and int(replicas) > 1 else 1
+    shared = int(replicas) if _digits(replicas) and int(replicas) > 1 else 1
     devices = publishing.get(name) or (gpus // shared if advertised else gpus)
     return Node(name, pool, labels, gpus, name in publishing and not advertised,
                 copy.deepcopy(dict(obj)), devices)
+
+
+def _digits(text: str) -> bool:
+    """ASCII digits only: str.isdigit() is true of '²', which int() refuses."""
+    return text.isascii() and text.isdigit()

@@ -93,11 +93,18 @@ def write_waves(result: CutoverPlan, fleet: Fleet, out: Path, table: WorkloadTab
     converted by `gpudra convert` for the release the cutover plans for."""
     errors: list[InputError] = []
     quotas = quota_changes(result, fleet)
+    from gpudra.convert.writer import WriteRefused
+
     for wave in result.waves:
-        if wave.moved:
-            where = out / f"wave-{wave.number}"
+        if not wave.moved:
+            continue
+        where = out / f"wave-{wave.number}"
+        try:
             errors += _write_wave(wave, where, table, target)
             errors += _write_quotas(quotas.get(wave.number, ()), where, target)
+        except (OSError, WriteRefused) as exc:  # a full disk, a file where a folder goes
+            reason = str(exc) if isinstance(exc, WriteRefused) else exc.strerror or str(exc)
+            errors.append(InputError(str(where), f"cannot write the wave's manifests: {reason}"))
     return errors
 
 
@@ -179,7 +186,7 @@ def _convert(source: Path, output: Path, target: TargetVersion,
                                       target_version=str(target), quiet=True,
                                       keep_device_plugin_quota=keep_quota),
                        stdout=io.StringIO(), stderr=stderr)
-    if code in (ExitCode.OK, 4):
+    if code in (ExitCode.OK, ExitCode.BLOCKED):
         return []
     return [InputError(str(source), "convert failed: "
                        + (stderr.getvalue().strip() or f"exit {int(code)}"))]

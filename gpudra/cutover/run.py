@@ -11,7 +11,7 @@ from typing import Any
 
 from gpudra.cutover.fleet import Fleet, build_fleet
 from gpudra.cutover.manifests import quota_changes, write_waves
-from gpudra.cutover.runbook import WaveContext, markdown
+from gpudra.cutover.runbook import Runbook, WaveContext
 from gpudra.cutover.waves import CutoverPlan, order_waves
 from gpudra.dra.versions import DEFAULT, TargetVersion, live_target
 from gpudra.errors import UsageError
@@ -83,10 +83,14 @@ def run_cutover(request: CutoverRequest, *, on_page: Callable[[Any], None] | Non
         errors += write_waves(result, fleet, out, table, target)
         from gpudra.convert.writer import WriteRefused, write_under
 
+        from gpudra.report.formats import Kind, RenderOptions, render
+
         try:
-            write_under(out, "runbook.md",
-                        markdown(result, str(out), pool_sizes(fleet),
-                                 wave_context(result, fleet)).encode("utf-8"))
+            # Through the registry, as -o markdown: names escaped and credentials redacted.
+            text = render(Kind.RUNBOOK, "markdown", Runbook(result, str(out), pool_sizes(fleet),
+                                                            wave_context(result, fleet)),
+                          RenderOptions())
+            write_under(out, "runbook.md", text.encode("utf-8"))
         except (OSError, WriteRefused) as exc:
             reason = str(exc) if isinstance(exc, WriteRefused) else exc.strerror or str(exc)
             errors.append(InputError(str(out / "runbook.md"), f"cannot write: {reason}"))
@@ -117,28 +121,35 @@ def _read_files(sources: Sequence[str], errors: list[InputError], table: Workloa
             objects.append(dict(item.data))
     if source.stats.files == 0 and not errors:
         raise UsageError(f"--from {', '.join(sources)}: no YAML or JSON files found")
-    return top_owners(objects), source.stats.files
+    return top_owners(objects, table), source.stats.files
 
 
-def top_owners(objects: list[dict[str, Any]]) -> list[dict[str, Any]]:
-    """`objects` without those whose controller is among them (a CronJob's Jobs, a
-    Deployment's ReplicaSets and pods, a JobSet's Jobs, an InferenceService's Deployment), as
-    the live reader resolves owners: each workload is planned once, at its top owner. An object
-    whose controller is not in the files stands for itself, as a dangling reference does live."""
+def top_owners(objects: list[dict[str, Any]], table: WorkloadTable) -> list[dict[str, Any]]:
+    """`objects` without those whose controller is among them and is of a kind gpudra reads
+    (a CronJob's Jobs, a Deployment's ReplicaSets and pods, a JobSet's Jobs), as the live
+    reader resolves owners: each workload is planned once, at its top owner. An object whose
+    controller is not in the files, or is of a kind gpudra does not read (an operator's own
+    resource), stands for itself, as it does live."""
     from gpudra.objects import dig
     from gpudra.sources.cluster import controller_of
 
-    present = {(str(dig(o, "metadata", "namespace") or ""), str(o.get("kind", "")),
-                str(dig(o, "metadata", "name") or "")) for o in objects}
+    readers = {(str(dig(o, "metadata", "namespace") or ""), str(o.get("kind", "")),
+                str(dig(o, "metadata", "name") or "")) for o in objects
+               if o.get("kind") in _BETWEEN_KINDS or table.lookup(
+                   str(o.get("apiVersion", "")).rpartition("/")[0], str(o.get("kind", "")))}
     kept = []
     for obj in objects:
         controller = controller_of(obj)
         namespace = str(dig(obj, "metadata", "namespace") or "")
-        if controller is not None and ((namespace, *controller) in present
-                                       or ("", *controller) in present):
+        if controller is not None and ((namespace, *controller) in readers
+                                       or ("", *controller) in readers):
             continue
         kept.append(obj)
     return kept
+
+
+# Kinds between a workload and its pods, which the live reader reads to resolve owners.
+_BETWEEN_KINDS = frozenset({"ReplicaSet", "Job", "Pod"})
 
 
 def _read_cluster(request: CutoverRequest, table: WorkloadTable, errors: list[InputError],

@@ -102,15 +102,18 @@ def wave_steps(wave: Wave, directory: str | None,
 def _switch(names: tuple[str, ...], nodes: str, plugin_pods: tuple[tuple[str, str], ...]
             ) -> list[str]:
     """The nodes drained, moved from the device plugin to the DRA driver, each move waited
-    for, and opened again."""
+    for, and opened again. The device plugin's pods are waited for after both labels: the GPU
+    Operator's leaves on the first, the standalone chart's on the second; the nodes hold no
+    GPU pod by then (drained) and take none until the uncordon, so the moment both stacks run
+    there serves nobody."""
     return [
         f"kubectl drain {nodes} --ignore-daemonsets --delete-emptydir-data   # what stays on "
         "the device plugin restarts on the nodes that keep it",
         f"kubectl label node {nodes} {OPERATOR_LABEL}=false --overwrite   # the device plugin "
         "leaves (GPU Operator)",
-        *_wait_plugin_gone(names, plugin_pods),
         f"kubectl label node {nodes} {STACK_LABEL}=dra --overwrite   # the DRA kubelet plugin "
         "starts (the standalone device-plugin chart leaves)",
+        *_wait_plugin_gone(names, plugin_pods),
         *(f"kubectl wait --for=create resourceslices --field-selector "
           f"spec.nodeName={shlex.quote(n)} --timeout=10m" for n in names),
         f"kubectl uncordon {nodes}",

@@ -33,14 +33,17 @@ from gpudra.verify.judge import DEVICE_PLUGIN, Verdict
 SAFE = "safe to remove the device plugin"
 NOT_JUDGED = ("not judged: the device plugin serves the whole cluster, so the gate reads every "
               "namespace and workload (run gpudra verify without -n and --selector)")
+NOT_JUDGED_UNREAD = ("not judged: some of the cluster could not be read (see the errors), and "
+                     "what was not read may still need the device plugin")
 MAX_LISTED = 10  # workloads and pods named; the rest are counted
 
 
 @dataclass(frozen=True)
 class Gate:
     blockers: tuple[str, ...]  # one line each; past MAX_LISTED pods, one line counts the rest
-    judged: bool = True   # False under -n or --selector: neither safe nor blocked
+    judged: bool = True   # False under -n or --selector, or with objects unread: neither safe
     count: int | None = None   # how many things stand in the way (None: one per line)
+    why_not: str = NOT_JUDGED  # the message when not judged
 
     @property
     def safe(self) -> bool:
@@ -49,7 +52,7 @@ class Gate:
     @property
     def message(self) -> str:
         if not self.judged:
-            return NOT_JUDGED
+            return self.why_not
         if self.safe:
             return SAFE
         count = len(self.blockers) if self.count is None else self.count
@@ -57,8 +60,8 @@ class Gate:
                 f"{plural(count, 'thing')} in the way")
 
 
-def not_judged() -> Gate:
-    return Gate((), judged=False)
+def not_judged(why: str = NOT_JUDGED) -> Gate:
+    return Gate((), judged=False, why_not=why)
 
 
 def decommission_gate(state: ClusterState, verdicts: Sequence[Verdict]) -> Gate:

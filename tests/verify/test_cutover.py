@@ -423,3 +423,20 @@ def test_a_from_export_plans_each_workload_once_at_its_top_owner(tmp_path: Path)
     moved = sorted(f"{w['kind']}/{w['name']}" for wave in report["waves"]
                    for w in wave["workloads"])
     assert moved == ["CronJob/nightly", "Deployment/pinned", "Deployment/web", "Job/batch"]
+
+
+def test_names_no_api_server_holds_never_reach_the_runbooks_shell_lines(tmp_path: Path) -> None:
+    """From a file anything can be a name: a node called `--all` would make `kubectl label
+    node --all ...` switch every node, a selector value with a comma would widen the wait,
+    and a '²' in a count label is a digit to str.isdigit() only."""
+    objects = safe_fleet()
+    objects.append(f.node("--all", 8, pool="b"))
+    objects.append(f.node("odd", 8, pool="a", labels={"nvidia.com/gpu.replicas": "²"}))
+    daemonset = f.plugin_daemonset([])[0]
+    daemonset["spec"]["selector"] = {"matchLabels": {"app": "x,name!=y"}}
+    objects.append(daemonset)
+    code, report, err = cutover(tmp_path, objects)
+    assert code == 0, err
+    lines = [s for wave in report["waves"] for s in wave["steps"] + wave["rollback"]]
+    assert [s for s in lines if "kubectl label node" in s]  # the waves were written
+    assert not [s for s in lines if "--all" in s or "x,name" in s]

@@ -445,3 +445,15 @@ def test_a_pod_on_both_stacks_holds_only_once_bound(node: str | None, said: str)
                    deployed("both", spec, [pod]))
     _, report, _ = verify(data, "-o", "json")
     assert f"pod {NS}/both-0: {said}" in by_name(report)["both"]["details"]
+
+
+def test_the_gate_is_not_judged_when_part_of_the_cluster_was_not_read() -> None:
+    """A pod its reader refuses (containers: 5) is left out, and may hold GPUs: the gate
+    cannot say safe, nor list what it did not see."""
+    data = after_cutover()
+    data["objects"] = data["objects"] + [{"apiVersion": "v1", "kind": "Pod", "metadata": {
+        "name": "odd", "namespace": NS, "uid": "uid-odd"}, "spec": {"containers": 5}}]
+    code, report, _ = verify(data, "-o", "json")
+    assert code == 3
+    assert report["decommission"] == {"safe": False, "judged": False, "blockers": []}
+    assert gate(report)["message"].startswith("not judged: some of the cluster could not be read")

@@ -72,7 +72,7 @@ def _shared_nodes(snapshot: ClusterSnapshot) -> list[str]:
     for facts in snapshot.node_facts or ():
         labels: Mapping[str, str] = facts.labels
         replicas = str(labels.get("nvidia.com/gpu.replicas", "1"))
-        if (replicas.isdigit() and int(replicas) > 1) or \
+        if (replicas.isascii() and replicas.isdigit() and int(replicas) > 1) or \
                 str(labels.get("nvidia.com/gpu.product", "")).endswith("-SHARED") or \
                 any(name.endswith(".shared") for name in facts.device_plugin_resources):
             shared.append(facts.name)
