@@ -391,6 +391,13 @@ def _write_copy(report: ConvertReport, request: ConvertRequest,
             continue
         try:
             data = changed[label].new if label in changed else read_regular(str(source))
+            if not _may_replace(out / relative, data, source):
+                if label in changed:
+                    unwritten.add(label)
+                errors.append(InputError(label, f"cannot write a copy: {quote_name(relative)} "
+                                                "in --output-dir holds a file gpudra did not "
+                                                "write; kept, not replaced"))
+                continue
             write_under(out, relative, data)
         except (OSError, WriteRefused, UnreadableInputError) as exc:
             if label in changed:
@@ -398,6 +405,16 @@ def _write_copy(report: ConvertReport, request: ConvertRequest,
             reason = exc.strerror or str(exc) if isinstance(exc, OSError) else str(exc)
             errors.append(InputError(label, f"cannot write a copy: {reason}"))
     return errors, unwritten
+
+
+def _may_replace(target: Path, data: bytes, source: Path) -> bool:
+    """Whether the copy may go to `target`: nothing regular is there, or what is there is
+    this copy already or the input itself (a copy of the input an earlier run left); anything
+    else is a file of the user's, which a copy never replaces."""
+    if target.is_symlink() or not target.is_file():
+        return True  # nothing there; a link or a FIFO is write_under's to refuse
+    existing = read_regular(str(target))
+    return existing == data or existing == read_regular(str(source))
 
 
 def _lexical_base(paths: tuple[str, ...]) -> str:

@@ -92,3 +92,20 @@ def test_a_claims_file_that_is_a_fifo_or_a_device_is_refused_without_a_hang(
     assert "cannot read t/claims.yaml: not a regular file" in result.stderr
     assert "internal error" not in result.stderr
     assert (work / "t" / "job.yaml").read_text() == JOB.format(name="near")
+
+
+def test_a_file_of_the_users_in_the_output_dir_is_never_replaced(work: Path) -> None:
+    """out/job.yaml is the user's own file, where the copy of t/job.yaml would go: it is kept
+    (an error says so, exit 3) and the other copies are written; a second run into the same
+    directory replaces only what is already its copy."""
+    (work / "out").mkdir()
+    (work / "out" / "job.yaml").write_text("# mine\n")
+    result = invoke("convert", "t", "--output-dir", "out", "-o", "json")
+    assert result.exit_code == 3, said(result)
+    assert "job.yaml in --output-dir holds a file gpudra did not write; kept" in said(result)
+    assert (work / "out" / "job.yaml").read_text() == "# mine\n"
+    assert "resourceClaimTemplateName" in (work / "out" / "sub" / "deep.yaml").read_text()
+    (work / "out" / "job.yaml").unlink()
+    assert invoke("convert", "t", "--output-dir", "out").exit_code == 0
+    again = invoke("convert", "t", "--output-dir", "out")
+    assert again.exit_code == 0, said(again)
