@@ -59,6 +59,8 @@ def cache_directory(environ: Mapping[str, str] = os.environ) -> Path:
     """Where gpudra keeps what outlives a run: GPUDRA_CACHE_DIR, else the XDG cache.
     FileNotFoundError when there is no home directory to put it in."""
     if environ.get("GPUDRA_CACHE_DIR"):
+        if not os.path.isabs(environ["GPUDRA_CACHE_DIR"]):  # never a cache inside the tree
+            raise FileNotFoundError("GPUDRA_CACHE_DIR must be an absolute path")
         return Path(environ["GPUDRA_CACHE_DIR"])
     xdg = environ.get("XDG_CACHE_HOME")
     if xdg and os.path.isabs(xdg):
@@ -162,7 +164,7 @@ def journal_of(path: Path, roots: tuple[str, ...]) -> list[Entry] | None:
     import msgspec
 
     try:
-        document = msgspec.json.decode(data, type=_types()[1])
+        document = msgspec.json.decode(data, type=_journal_type())
     except msgspec.DecodeError as exc:  # ValidationError included: it names the field
         raise JournalRefused(f"not a gpudra journal ({exc}); not read") from None
     if document.version != _VERSION:
@@ -182,8 +184,8 @@ def journal_of(path: Path, roots: tuple[str, ...]) -> list[Entry] | None:
 
 
 @functools.cache
-def _types() -> tuple[type, type]:
-    """The journal's msgspec types, built on first use: only a run that reads a journal
+def _journal_type() -> type:
+    """The journal's msgspec type, built on first use: only a run that reads a journal
     imports msgspec."""
     import msgspec
 
@@ -193,7 +195,7 @@ def _types() -> tuple[type, type]:
     journal = msgspec.defstruct("Journal", [("version", int), ("host", str),
                                             ("roots", list[str]), ("files", list[file])],
                                 forbid_unknown_fields=True)
-    return file, journal
+    return journal
 
 
 def finish(roots: tuple[str, ...], environ: Mapping[str, str] = os.environ

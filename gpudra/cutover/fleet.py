@@ -18,7 +18,7 @@ from typing import Any
 
 from gpudra.cutover.eligibility import eligible
 from gpudra.dra.versions import DEFAULT, TargetVersion
-from gpudra.gpu_use import read_object
+from gpudra.gpu_use import quota_keys, read_object
 from gpudra.objects import as_mapping, dig, is_dns_label, is_dns_subdomain, is_label
 from gpudra.workloads import WorkloadTable
 
@@ -166,8 +166,6 @@ def build_fleet(objects: Iterable[Mapping[str, Any]], table: WorkloadTable,
 def device_plugin_quotas(objects: Iterable[Mapping[str, Any]]) -> tuple[Mapping[str, Any], ...]:
     """The ResourceQuotas with a key on an NVIDIA device-plugin resource
     (`requests.nvidia.com/gpu`, MIG forms), each with a valid namespace and name."""
-    from gpudra.gpu_use import quota_keys
-
     return tuple(o for o in objects if o.get("kind") == "ResourceQuota"
                  and o.get("apiVersion") == "v1"
                  and isinstance(dig(o, "metadata", "namespace"), str)

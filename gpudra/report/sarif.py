@@ -12,7 +12,6 @@ stdin (``-``) has no artifact, so such a result carries only its logical locatio
 from __future__ import annotations
 
 import hashlib
-import json
 from collections import Counter
 from pathlib import PurePath
 from typing import Any

@@ -216,3 +216,12 @@ def test_without_a_home_directory_no_journal_goes_into_the_tree(
     assert result.exit_code == 0, said(result)
     assert "resourceClaimTemplateName" in (work / "t" / "b.yaml").read_text()
     assert sorted(p.name for p in work.iterdir()) == ["outside", "t"]
+
+
+def test_a_relative_cache_directory_is_no_place_for_a_journal() -> None:
+    """GPUDRA_CACHE_DIR=cache would put the journal inside whatever tree convert runs in."""
+    from gpudra.convert.journal import cache_directory
+
+    with pytest.raises(FileNotFoundError):
+        cache_directory({"GPUDRA_CACHE_DIR": "cache", "HOME": "/home/u"})
+    assert str(cache_directory({"GPUDRA_CACHE_DIR": "/var/cache/g"})) == "/var/cache/g"
