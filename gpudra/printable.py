@@ -75,6 +75,12 @@ def redact(text: str) -> str:
     return text
 
 
+def short_repr(value: Any, width: int = 40) -> str:
+    """A value of an input in a one-line message: its repr, cut to `width` characters."""
+    text = repr(value)
+    return text if len(text) <= width else f"{text[:width - 3]}..."
+
+
 def printable_line(text: str) -> str:
     """A message for stderr or a log: credentials redacted, unsafe characters escaped."""
     return escape_text(redact(text))

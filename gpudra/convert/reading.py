@@ -15,6 +15,7 @@ from gpudra.convert.openshift import objects_of
 from gpudra.convert.records import WorkloadResult
 from gpudra.devices import DEVICE_NAME_PATTERN
 from gpudra.model import InputError
+from gpudra.printable import short_repr
 from gpudra.sources import ScanStats
 from gpudra.sources.documents import Chunk
 from gpudra.sources.files import STDIN, InputFile, ReadFile, documents
@@ -176,13 +177,8 @@ def _shape(value: Any, where: str, expected: type) -> str | None:
     if value is None or isinstance(value, expected):
         return None
     shape = ("a list" if isinstance(value, list) else "a mapping" if isinstance(value, dict)
-             else f"the scalar {_short(value)}")
+             else f"the scalar {short_repr(value)}")
     return f"{where} is {shape}, not {'a list' if expected is list else 'a mapping'}"
-
-
-def _short(value: Any) -> str:
-    text = repr(value)
-    return text if len(text) <= 40 else f"{text[:37]}..."
 
 
 def _get(value: Any, key: str) -> Any:

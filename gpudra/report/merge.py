@@ -20,6 +20,7 @@ from typing import Any
 from gpudra.errors import UnreadableInputError, UsageError
 from gpudra.input_files import decode_json, read_small
 from gpudra.model import ExitCode, FailOn, Severity
+from gpudra.printable import short_repr
 from gpudra.report import json_text
 from gpudra.report.formats import RenderOptions
 from gpudra.report.json_report import SCHEMA_VERSION
@@ -74,18 +75,13 @@ def load_report(path: str, name: str | None = None) -> LoadedReport:
     version = data.get("schema_version")
     if version != SCHEMA_VERSION:
         what = ("has no schema_version (written by a gpudra before reports were versioned?)"
-                if version is None else f"has schema_version {_short(version)}")
+                if version is None else f"has schema_version {short_repr(version)}")
         raise UnreadableInputError(f"{path}: {what}; this gpudra reads schema_version "
                              f"{SCHEMA_VERSION}: write the report again with this version")
     problem = _first_problem(data)
     if problem:
         raise UnreadableInputError(f"{path}: not a valid gpudra report: {problem}")
     return LoadedReport(path, data, name)
-
-
-def _short(value: Any) -> str:
-    text = repr(value)
-    return text if len(text) <= 40 else f"{text[:37]}..."
 
 
 def _first_problem(data: Any) -> str | None:

@@ -25,8 +25,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from gpudra.objects import as_mapping, dig, plural
-from gpudra.gpu_use import is_device_plugin_resource
-from gpudra.quantity import parse_device_count
+from gpudra.preflight.cluster.nodes import advertised_device_plugin_resources
 from gpudra.verify.collect import ClusterState, PodState, keys_on_device_plugin
 from gpudra.verify.judge import DEVICE_PLUGIN, Verdict
 
@@ -125,7 +124,7 @@ def _nodes(nodes: Sequence[Mapping[str, Any]], dra_nodes: set[str]) -> list[str]
     lines = []
     for node in nodes:
         name = str(dig(node, "metadata", "name"))
-        advertised = _advertised(node)
+        advertised = advertised_device_plugin_resources(node)
         if not advertised:
             continue
         what = ", ".join(f"{k}: {v}" for k, v in sorted(advertised.items()))
@@ -136,18 +135,3 @@ def _nodes(nodes: Sequence[Mapping[str, Any]], dra_nodes: set[str]) -> list[str]
             lines.append(f"node {name} serves {what} through the device plugin only (switch it "
                          "to DRA first)")
     return lines
-
-
-def _advertised(node: Mapping[str, Any]) -> dict[str, int]:
-    """Device-plugin resources in the node's capacity or allocatable, the larger count: the
-    kubelet keeps a stopped plugin's capacity for a while after its allocatable drops to 0."""
-    status = as_mapping(node.get("status"))
-    found: dict[str, int] = {}
-    for field in ("capacity", "allocatable"):
-        for name, value in as_mapping(status.get(field)).items():
-            if not is_device_plugin_resource(name):
-                continue
-            count = parse_device_count(value).value
-            if isinstance(count, int) and count > 0:
-                found[name] = max(found.get(name, 0), count)
-    return found

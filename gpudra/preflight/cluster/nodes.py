@@ -79,7 +79,22 @@ def slice_devices_by_node(slices: Iterable[Mapping[str, Any]] | None,
 def device_plugin_resources(node: Mapping[str, Any]) -> dict[str, int]:
     """NVIDIA device-plugin resources the node offers (allocatable, else capacity), > 0 only."""
     status = as_mapping(node.get("status"))
-    offered = as_mapping(status.get("allocatable")) or as_mapping(status.get("capacity"))
+    return _device_plugin_counts(as_mapping(status.get("allocatable"))
+                                 or as_mapping(status.get("capacity")))
+
+
+def advertised_device_plugin_resources(node: Mapping[str, Any]) -> dict[str, int]:
+    """NVIDIA device-plugin resources in the node's capacity or allocatable, the larger count
+    of the two, > 0 only: the kubelet keeps a stopped plugin's capacity for a while after its
+    allocatable drops to 0."""
+    status = as_mapping(node.get("status"))
+    found = _device_plugin_counts(as_mapping(status.get("capacity")))
+    for name, count in _device_plugin_counts(as_mapping(status.get("allocatable"))).items():
+        found[name] = max(found.get(name, 0), count)
+    return found
+
+
+def _device_plugin_counts(offered: Mapping[str, Any]) -> dict[str, int]:
     found: dict[str, int] = {}
     for name, value in offered.items():
         if not is_device_plugin_resource(name):
