@@ -87,13 +87,14 @@ def wave_modes(wave: Wave) -> frozenset[str]:
     return frozenset(mode(w) for w in wave.moved)
 
 
-def write_waves(result: CutoverPlan, fleet: Fleet, out: Path, table: WorkloadTable,
-                target: TargetVersion) -> list[InputError]:
-    """Each wave's original/ and converted/ folders (above); the workloads and quotas
-    converted by `gpudra convert` for the release the cutover plans for."""
-    errors: list[InputError] = []
-    quotas = quota_changes(result, fleet)
+def write_waves(result: CutoverPlan, quotas: Mapping[int, tuple[QuotaChange, ...]], out: Path,
+                table: WorkloadTable, target: TargetVersion) -> list[InputError]:
+    """Each wave's original/ and converted/ folders (above); the workloads and the quotas
+    `quota_changes` gave each wave, converted by `gpudra convert` for the release the cutover
+    plans for."""
     from gpudra.convert.writer import WriteRefused
+
+    errors: list[InputError] = []
 
     for wave in result.waves:
         if not wave.moved:

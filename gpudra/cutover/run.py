@@ -39,14 +39,11 @@ class CutoverResult:
     errors: tuple[InputError, ...]
     read: int
     output_dir: Path | None = None
+    context: WaveContext = WaveContext()  # what the runbook's steps need besides the plan
 
     @property
     def pools(self) -> dict[str, int]:
         return pool_sizes(self.fleet)
-
-    @property
-    def context(self) -> WaveContext:
-        return wave_context(self.plan, self.fleet)
 
     def exit_code(self) -> ExitCode:
         """3 when an input could not be read (or nothing was); 1 when no safe order exists."""
@@ -78,28 +75,24 @@ def run_cutover(request: CutoverRequest, *, on_page: Callable[[Any], None] | Non
     if request.pool_label and not any(request.pool_label in n.labels for n in fleet.nodes):
         raise UsageError(f"--pool-label {request.pool_label}: no GPU node has this label")
     result = order_waves(fleet, table, request.max_wave_nodes)
+    quotas = quota_changes(result, fleet)
+    context = WaveContext(fleet.plugin_pods, {n: len(c) for n, c in quotas.items() if c})
     if out is not None:
-        out.mkdir(parents=True, exist_ok=True)  # the runbook is written even with no wave
-        errors += write_waves(result, fleet, out, table, target)
         from gpudra.convert.writer import WriteRefused, write_under
-
         from gpudra.report.formats import Kind, RenderOptions, render
+
+        out.mkdir(parents=True, exist_ok=True)  # the runbook is written even with no wave
+        errors += write_waves(result, quotas, out, table, target)
 
         try:
             # Through the registry, as -o markdown: names escaped and credentials redacted.
-            text = render(Kind.RUNBOOK, "markdown", Runbook(result, str(out), pool_sizes(fleet),
-                                                            wave_context(result, fleet)),
-                          RenderOptions())
+            text = render(Kind.RUNBOOK, "markdown",
+                          Runbook(result, str(out), pool_sizes(fleet), context), RenderOptions())
             write_under(out, "runbook.md", text.encode("utf-8"))
         except (OSError, WriteRefused) as exc:
             reason = str(exc) if isinstance(exc, WriteRefused) else exc.strerror or str(exc)
             errors.append(InputError(str(out / "runbook.md"), f"cannot write: {reason}"))
-    return CutoverResult(result, fleet, tuple(errors), read, out)
-
-
-def wave_context(plan: CutoverPlan, fleet: Fleet) -> WaveContext:
-    quotas = quota_changes(plan, fleet)
-    return WaveContext(fleet.plugin_pods, {n: len(c) for n, c in quotas.items() if c})
+    return CutoverResult(result, fleet, tuple(errors), read, out, context)
 
 
 def pool_sizes(fleet: Fleet) -> dict[str, int]:
