@@ -16,6 +16,8 @@ import re
 import shutil
 import subprocess
 import sys
+import time
+from collections.abc import Callable
 from pathlib import Path
 
 SOURCE = Path(__file__).resolve().parent
@@ -77,3 +79,20 @@ def _run(argv: list[str], cwd: Path | None = None, nice: bool = False) -> str:
     if result.returncode != 0:
         raise Unavailable(f"{' '.join(argv[:2])} failed: {result.stderr.strip()[-2000:]}")
     return result.stdout
+
+
+def build_command(argv: list[str], module: str, name: str, make: Callable[[], Path]) -> int:
+    """`python -m <module> build`: build (or find cached) `name` with `make`, print the path,
+    and say on stderr how long it took; exit 1 with the reason when it cannot be built."""
+    if argv != ["build"]:
+        print(f"usage: python -m {module} build", file=sys.stderr)
+        return 2
+    started = time.monotonic()
+    try:
+        path = make()
+    except Unavailable as error:
+        print(f"{name}: {error}", file=sys.stderr)
+        return 1
+    print(path)
+    print(f"{name}: ready in {time.monotonic() - started:.0f}s", file=sys.stderr)
+    return 0

@@ -12,6 +12,7 @@ import pytest
 
 from gpudra.errors import UnreadableInputError
 from gpudra.report.targets import OutputTarget, write_targets
+from tests.support.data import replaced
 from tests.support.manifests import gpu_job
 from tests.support.run import invoke as run
 from tests.support.run import said
@@ -40,12 +41,7 @@ def report(tmp_path: Path) -> dict[str, Any]:
 
 
 def _with(report: dict[str, Any], *path: Any, value: Any) -> dict[str, Any]:
-    data = json.loads(json.dumps(report))
-    place = data
-    for part in path[:-1]:
-        place = place[part]
-    place[path[-1]] = value
-    return data
+    return replaced(report, path, value)
 
 
 HUGE = int("9" * 4000)

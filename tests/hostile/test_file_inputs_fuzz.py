@@ -28,6 +28,7 @@ from gpudra.model import FailOn
 from gpudra.report.formats import Kind, RenderOptions, render
 from gpudra.report.merge import exit_code, load_report, merge_reports
 from gpudra.rules import catalogue
+from tests.support.data import replaced
 from tests.support.manifests import gpu_job
 
 EXAMPLES = int(os.environ.get("GPUDRA_FUZZ_EXAMPLES", "60"))
@@ -55,17 +56,6 @@ def _places(value: Any, path: tuple = ()) -> list[tuple]:
     for key, child in items:
         places += _places(child, (*path, key))
     return places
-
-
-def _plant(value: Any, path: tuple, new: Any) -> Any:
-    if not path:
-        return new
-    copy = json.loads(json.dumps(value))
-    place = copy
-    for key in path[:-1]:
-        place = place[key]
-    place[path[-1]] = new
-    return copy
 
 
 def _get(value: Any, path: tuple) -> Any:
@@ -117,7 +107,7 @@ def _hostile(seed: Any, data: st.DataObject) -> bytes:
     planted = seed
     for _ in range(data.draw(st.integers(1, 3))):
         place = data.draw(st.sampled_from(_places(planted)[1:]))  # a root replaced is one case, not most
-        planted = _plant(planted, place, data.draw(_odd_for(_get(planted, place))))
+        planted = replaced(planted, place, data.draw(_odd_for(_get(planted, place))))
     text = json.dumps(planted).encode()  # a lone surrogate is escaped: \ud800
     if data.draw(st.booleans()):
         text = _damaged(text, data.draw(st.integers(0, len(text))), data.draw(DAMAGE))
@@ -159,7 +149,7 @@ ODD_YAML = st.sampled_from([None, 5, -1, 10**4000, 1.5, True, "", "x", "2026-13-
 @given(data=st.data())
 def test_config_reads_or_refuses(seeds: dict[str, Any], tmp_path_factory, data) -> None:
     seed = seeds["config"]
-    planted = _plant(seed, data.draw(st.sampled_from(_places(seed))),
+    planted = replaced(seed, data.draw(st.sampled_from(_places(seed))),
                      data.draw(ODD_YAML | ODD_JSON.filter(lambda v: "\ud800" not in str(v)
                                                           and "\udfff" not in str(v))))
     text = yaml.safe_dump(planted, allow_unicode=True).encode() if isinstance(planted, dict) \

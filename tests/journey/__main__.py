@@ -4,27 +4,17 @@ path. .ci/run calls it before the suite, beside the control plane's build."""
 from __future__ import annotations
 
 import sys
-import time
+from pathlib import Path
 
-from tests.controlplane.build import Unavailable
+from tests.controlplane.build import build_command
 from tests.journey import kwok
 
 
-def main(argv: list[str]) -> int:
-    if argv != ["build"]:
-        print("usage: python -m tests.journey build", file=sys.stderr)
-        return 2
-    started = time.monotonic()
-    try:
-        path = kwok.binary()
-        kwok.stage_configs()
-    except Unavailable as error:
-        print(f"kwok: {error}", file=sys.stderr)
-        return 1
-    print(path)
-    print(f"kwok: ready in {time.monotonic() - started:.0f}s", file=sys.stderr)
-    return 0
+def _kwok_and_its_stages() -> Path:
+    path = kwok.binary()
+    kwok.stage_configs()  # the module download, checked before any test needs it
+    return path
 
 
 if __name__ == "__main__":
-    sys.exit(main(sys.argv[1:]))
+    sys.exit(build_command(sys.argv[1:], "tests.journey", "kwok", _kwok_and_its_stages))
