@@ -6,8 +6,6 @@ wave by wave, and every workload must be running again after each wave."""
 from __future__ import annotations
 
 import json
-import subprocess
-import sys
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -15,48 +13,24 @@ import pytest
 
 from tests.journey import runbook
 from tests.journey.cluster import Cluster, journey_cluster_at
-from tests.journey.fleets import GKE, POOL_LABEL, Fleet, node
+from tests.journey.fleets import GKE
 from tests.journey.observe import gpu_pods, running_by_owner
-
-
-def gpudra(cluster: Cluster, *args: str) -> subprocess.CompletedProcess[str]:
-    home = cluster.kubeconfig.parent
-    return subprocess.run([sys.executable, "-m", "gpudra", *args, "--kubeconfig",
-                           str(cluster.kubeconfig)], capture_output=True, text=True,
-                          check=False, cwd=home, timeout=300,
-                          env={"PATH": "/usr/bin:/bin", "NO_COLOR": "1", "HOME": str(home)})
-
-
-def _bring_up(cluster: Cluster, fleet: Fleet) -> None:
-    plane = cluster.plane
-    for name, machine in fleet.machines().items():
-        cluster.stack.add(name, machine)
-        plane.create_node(node(name, machine))
-    for namespace in fleet.namespaces:
-        plane.ensure_namespace(namespace)
-    for obj in fleet.objects:
-        plane.admin.create(plane.object_path(obj).rpartition("/")[0], obj)
-    plane.wait("every GPU workload running on the device plugin", lambda: running_by_owner(
-        gpu_pods(plane.admin, fleet.namespaces)) == fleet.running_before, timeout=120)
+from tests.journey.steps import (bring_up, gpudra, moved_by_wave, running_now, where_they_run,
+                                 workload_rows)
 
 
 @pytest.fixture(scope="module")
 def gke(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Cluster]:
     with journey_cluster_at(tmp_path_factory.mktemp("gke"), GKE.apiserver_args) as cluster:
-        _bring_up(cluster, GKE)
+        bring_up(cluster, GKE)
         yield cluster
-
-
-def _rows(report: dict) -> dict[tuple[str, str, str], dict]:
-    return {(row["namespace"], row["kind"], row["name"]): row for row in report["workloads"]
-            if row.get("kind")}
 
 
 def test_before_the_first_wave_verify_sees_what_the_api_server_shows(gke: Cluster) -> None:
     result = gpudra(gke, "verify", "-o", "json")
     assert result.returncode == 0, result.stderr  # nothing on claims yet, so nothing failing
     report = json.loads(result.stdout)
-    rows = _rows(report)
+    rows = workload_rows(report)
     workloads = {(obj["metadata"]["namespace"], obj["kind"], obj["metadata"]["name"])
                  for obj in GKE.objects if obj["kind"] != "ResourceQuota"}
     assert set(rows) == workloads
@@ -72,29 +46,6 @@ def test_before_the_first_wave_verify_sees_what_the_api_server_shows(gke: Cluste
     assert named == {f"{view.namespace}/{view.name}" for view in shown if view.node}
 
 
-def _pods_where_they_were(cluster: Cluster, fleet: Fleet) -> dict[tuple[str, str, str], int]:
-    return dict(running_by_owner(gpu_pods(cluster.plane.admin, fleet.namespaces)))
-
-
-def _moved_by_wave(cluster: Cluster) -> dict[int, set[tuple[str, str, str]]]:
-    planned = gpudra(cluster, "cutover", "-o", "json")
-    assert planned.returncode == 0, planned.stderr
-    return {wave["wave"]: {(w["namespace"], w["kind"], w["name"]) for w in wave["workloads"]}
-            for wave in json.loads(planned.stdout)["waves"]}
-
-
-def _where_they_run(cluster: Cluster) -> dict[tuple[str, str, str], set[tuple[bool, str]]]:
-    """Per workload, the (on claims, node pool) of each of its pods Running and Ready."""
-    pools = {name: machine.labels[POOL_LABEL] for name, machine in GKE.machines().items()}
-    out: dict[tuple[str, str, str], set[tuple[bool, str]]] = {}
-    for view in gpu_pods(cluster.plane.admin, GKE.namespaces):
-        if view.phase == "Running" and view.ready:
-            on_claims = view.claims and not view.device_plugin
-            out.setdefault((view.namespace, *view.owner), set()).add(
-                (on_claims, pools.get(view.node or "", "")))
-    return out
-
-
 def test_the_runbook_runs_as_written_and_every_workload_runs_after_each_wave(
         gke: Cluster, tmp_path: Path) -> None:
     """Every shell line of every wave exits 0 as written (its own waits included, and its
@@ -103,8 +54,8 @@ def test_the_runbook_runs_as_written_and_every_workload_runs_after_each_wave(
     on before (the fleet's node selectors pin each workload to one product's pool). The first
     wave is also rolled back as written (everything back on the device plugin) and done
     again."""
-    moved_in = _moved_by_wave(gke)
-    before = _where_they_run(gke)
+    moved_in = moved_by_wave(gke)
+    before = where_they_run(gke, GKE)
     made = gpudra(gke, "cutover", "--output-dir", str(tmp_path / "cutover"), "-o", "markdown")
     assert made.returncode == 0, made.stderr
     waves = runbook.parse(made.stdout)
@@ -120,8 +71,8 @@ def test_the_runbook_runs_as_written_and_every_workload_runs_after_each_wave(
         expected = {key: {(key in now_moved, pool) for _, pool in places}
                     for key, places in before.items()}
         gke.plane.wait(f"every GPU workload running again after wave {wave.number} {what}",
-                       lambda: _pods_where_they_were(gke, GKE) == GKE.running_before
-                       and _where_they_run(gke) == expected, timeout=60)
+                       lambda: running_now(gke, GKE) == GKE.running_before
+                       and where_they_run(gke, GKE) == expected, timeout=60)
 
     for wave in waves:
         if wave.number == 1:  # the first wave once forward, rolled back, then forward again
