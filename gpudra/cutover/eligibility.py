@@ -9,6 +9,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
+from gpudra.node_selection import selects_node
 from gpudra.objects import as_mapping, dig
 
 _AUTO_TOLERATED = frozenset({"nvidia.com/gpu"})
@@ -17,13 +18,7 @@ _AUTO_TOLERATED = frozenset({"nvidia.com/gpu"})
 def eligible(pod_spec: Mapping[str, Any], node: Mapping[str, Any]) -> bool:
     labels = {str(k): str(v) for k, v in as_mapping(dig(node, "metadata", "labels")).items()}
     name = str(dig(node, "metadata", "name") or "")
-    selector = as_mapping(pod_spec.get("nodeSelector"))
-    if any(labels.get(str(k)) != str(v) for k, v in selector.items()):
-        return False
-    required = dig(pod_spec, "affinity", "nodeAffinity",
-                   "requiredDuringSchedulingIgnoredDuringExecution", "nodeSelectorTerms")
-    if isinstance(required, list) and required and not any(
-            _term(t, labels, name) for t in required if isinstance(t, Mapping)):
+    if not selects_node(pod_spec, labels, name):
         return False
     tolerations = [t for t in pod_spec.get("tolerations") or () if isinstance(t, Mapping)]
     for taint in dig(node, "spec", "taints") or ():
@@ -35,35 +30,6 @@ def eligible(pod_spec: Mapping[str, Any], node: Mapping[str, Any]) -> bool:
         if not any(_tolerates(t, taint) for t in tolerations):
             return False
     return True
-
-
-def _term(term: Mapping[str, Any], labels: Mapping[str, str], name: str) -> bool:
-    expressions = [e for e in term.get("matchExpressions") or () if isinstance(e, Mapping)]
-    fields = [e for e in term.get("matchFields") or () if isinstance(e, Mapping)]
-    if not expressions and not fields:
-        return False  # an empty term matches no node
-    return all(_match(e, labels.get(str(e.get("key")))) for e in expressions) and all(
-        _match(e, name if e.get("key") == "metadata.name" else None) for e in fields)
-
-
-def _match(expression: Mapping[str, Any], value: str | None) -> bool:
-    op = expression.get("operator")
-    values = [str(v) for v in expression.get("values") or ()]
-    if op == "In":
-        return value is not None and value in values
-    if op == "NotIn":
-        return value is None or value not in values
-    if op == "Exists":
-        return value is not None
-    if op == "DoesNotExist":
-        return value is None
-    if op in ("Gt", "Lt") and value is not None and values:
-        try:
-            have, bound = int(value), int(values[0])
-        except ValueError:
-            return False
-        return have > bound if op == "Gt" else have < bound
-    return False
 
 
 def _tolerates(toleration: Mapping[str, Any], taint: Mapping[str, Any]) -> bool:

@@ -34,11 +34,13 @@ from gpudra.object_fields import (
     pod_ready,
     workload_name,
 )
-from gpudra.objects import dig
+from gpudra.node_selection import describe_selection, selects_node
+from gpudra.objects import as_mapping, dig, plural
 from gpudra.preflight.check_records import CheckOutcome, CheckResult, Tier, check, result
 from gpudra.preflight.cluster.nodes import (
     gpu_nodes,
     named,
+    node_name,
     slice_devices_by_node,
 )
 from gpudra.preflight.cluster.options import NO_OPTIONS, ClusterOptions
@@ -102,13 +104,15 @@ Moving a cluster node pool by node pool is normal: nodes that still use the devi
 have no slices yet, so a partial result is a warning, not a failure.
 
 **Outcomes.** *pass*: every GPU node publishes devices. *warn*: some GPU nodes publish none
-(the message names them). *fail*: no GPU node publishes any, or `resource.k8s.io` is not
-served. *unavailable*: nodes or ResourceSlices could not be listed, or no node could be
-recognised as a GPU node.
+(the message names them), or none does yet while every GPU node offers device-plugin GPUs (the
+state before the first wave: the driver installed beside the plugin, no node switched).
+*fail*: no GPU node publishes any while some GPU node is on neither stack, or
+`resource.k8s.io` is not served. *unavailable*: nodes or ResourceSlices could not be listed,
+or no node could be recognised as a GPU node.
 
-**Fix.** Check the driver's kubelet plugin on the named nodes (CLUSTER006): its node
-affinity wants `feature.node.kubernetes.io/pci-10de.present=true` or
-`nvidia.com/gpu.present=true`, and its logs say why a node publishes nothing.
+**Fix.** Check the driver's kubelet plugin on the named nodes (CLUSTER006 names the node
+selector and affinity its DaemonSet really has), and its logs say why a node publishes
+nothing.
 """,
     (CheckOutcome.PASS, CheckOutcome.WARN, CheckOutcome.FAIL, CheckOutcome.UNAVAILABLE))
 
@@ -124,9 +128,17 @@ or GPU Operator name and labels, or by its image (`dra-driver-nvidia-gpu`,
 plugin pod is not ready. A DaemonSet without a `gpus` container runs only the ComputeDomain
 plugin: GPU allocation is off.
 
-**Outcomes.** *pass*: one DaemonSet serves GPUs and all its pods are ready. *warn*: some pods
-are not ready, or more than one DaemonSet serves GPUs. *fail*: no kubelet plugin DaemonSet,
-one without GPU allocation, one scheduled on no node, or none of its pods ready.
+When the DaemonSet is scheduled on no node, gpudra reads its own `nodeSelector` and required
+node affinity (the chart's default wants `feature.node.kubernetes.io/pci-10de.present=true` or
+`nvidia.com/gpu.present=true`; docs/cutover.md installs it with `gpudra.io/gpu-stack: dra`),
+says them, and counts the nodes they select.
+
+**Outcomes.** *pass*: one DaemonSet serves GPUs and all its pods are ready; or it is scheduled
+on no node because no node has what it selects yet while every GPU node offers device-plugin
+GPUs (the state before the first wave: labelling a wave's nodes starts it there). *warn*: some
+pods are not ready, or more than one DaemonSet serves GPUs. *fail*: no kubelet plugin
+DaemonSet, one without GPU allocation, one scheduled on no node otherwise (the message says
+its selection and which nodes match it), or none of its pods ready.
 *unavailable*: DaemonSets could not be listed, or slices from `gpu.nvidia.com` exist but no
 DaemonSet could be recognised as the driver.
 
@@ -218,6 +230,14 @@ def check_resource_slices(snapshot: ClusterSnapshot,
         return result(CLUSTER005, CheckOutcome.PASS,
                       f"{every} {NVIDIA_DRIVER} devices ({total} in all)", details=details)
     names = named([f.name for f in silent])
+    if not publishing and all(f.device_plugin_resources for f in silent):
+        every = "the GPU node is" if len(gpus) == 1 else f"all {len(gpus)} GPU nodes are"
+        return result(CLUSTER005, CheckOutcome.WARN,
+                      f"no GPU node publishes {NVIDIA_DRIVER} devices yet: {every} on the "
+                      "device plugin (expected before the first wave)",
+                      "switch the first wave's nodes as gpudra cutover's runbook says: the "
+                      "DRA driver's kubelet plugin then publishes their GPUs (CLUSTER006)",
+                      details=details)
     if not publishing:
         return result(CLUSTER005, CheckOutcome.FAIL,
                       f"no GPU node publishes {NVIDIA_DRIVER} devices ({names})",
@@ -283,7 +303,7 @@ def check_driver_pods(snapshot: ClusterSnapshot,
                       "GPU allocation is off", "helm upgrade the driver with --set "
                       "resources.gpus.enabled=true --set gpuResourcesEnabledOverride=true")
     pods = snapshot.listing(PODS)
-    results = [_judge_driver(d, pods) for d in serving]
+    results = [_judge_driver(d, pods, snapshot) for d in serving]
     worst = max(results, key=lambda r: r.outcome.rank)
     if len(serving) > 1 and worst.outcome is CheckOutcome.PASS:
         return result(CLUSTER006, CheckOutcome.WARN,
@@ -294,16 +314,14 @@ def check_driver_pods(snapshot: ClusterSnapshot,
     return worst
 
 
-def _judge_driver(driver: DriverDaemonSet, pods: Listing) -> CheckResult:
+def _judge_driver(driver: DriverDaemonSet, pods: Listing,
+                  snapshot: ClusterSnapshot) -> CheckResult:
     status = daemonset_status(driver.obj)
     namespace, _, short = driver.name.rpartition("/")
     describe = f"kubectl -n {namespace or 'default'} describe daemonset {short}"
     details = [f"{driver.name}: {status.ready}/{status.desired} pods ready"]
     if status.desired == 0:
-        return result(CLUSTER006, CheckOutcome.FAIL,
-                      f"{driver.name} is scheduled on no node: its node affinity wants "
-                      "feature.node.kubernetes.io/pci-10de.present=true or "
-                      "nvidia.com/gpu.present=true", describe, details=details)
+        return _scheduled_nowhere(driver, snapshot, describe, details)
     if status.all_ready:
         return result(CLUSTER006, CheckOutcome.PASS,
                       f"{driver.name}: all {status.desired} kubelet-plugin pods ready",
@@ -323,3 +341,41 @@ def _judge_driver(driver: DriverDaemonSet, pods: Listing) -> CheckResult:
                   f"{driver.name}: {status.ready} of {status.desired} kubelet-plugin pods "
                   f"ready{where}", f"{describe}; kubectl -n {namespace or 'default'} logs "
                   f"daemonset/{short} -c gpus", details=details)
+
+
+def _scheduled_nowhere(driver: DriverDaemonSet, snapshot: ClusterSnapshot, describe: str,
+                       details: list[str]) -> CheckResult:
+    """A kubelet plugin on no node: waiting for the first wave (every GPU node still on the
+    device plugin, no node selected yet), or kept off the nodes it should serve. Said with the
+    DaemonSet's own selection, never the chart's default."""
+    template = as_mapping(dig(driver.obj, "spec", "template", "spec"))
+    wants = describe_selection(template)
+    details = [*details, f"{driver.name} runs on nodes with {wants}"]
+    nodes, facts = snapshot.listing(NODES).items, snapshot.node_facts
+    if nodes is None or facts is None:
+        return result(CLUSTER006, CheckOutcome.FAIL,
+                      f"{driver.name} is scheduled on no node: it runs on nodes with {wants} "
+                      f"(nodes not read: {snapshot.listing(NODES).reason})", describe,
+                      details=details)
+    selected = sorted(node_name(n) for n in nodes
+                      if selects_node(template, labels_of(n), node_name(n)))
+    gpus = gpu_nodes(facts)
+    if selected:
+        return result(CLUSTER006, CheckOutcome.FAIL,
+                      f"{driver.name} is scheduled on no node although "
+                      f"{plural(len(selected), 'node')} ({named(selected)}) match its "
+                      f"{wants}: their taints are not tolerated, or the DaemonSet controller "
+                      "is not running",
+                      f"{describe} (its tolerations, events)", details=details)
+    if gpus and all(f.device_plugin_resources for f in gpus):
+        every = "the GPU node is" if len(gpus) == 1 else f"all {len(gpus)} GPU nodes are"
+        return result(CLUSTER006, CheckOutcome.PASS,
+                      f"{driver.name} is installed and scheduled on no node yet: it runs on "
+                      f"nodes with {wants}, which no node has, and {every} on the device "
+                      "plugin (the state before the first wave: switching a wave's nodes "
+                      "starts it there)", details=details)
+    return result(CLUSTER006, CheckOutcome.FAIL,
+                  f"{driver.name} is scheduled on no node: it runs on nodes with {wants}, "
+                  "which no node has",
+                  f"label the GPU nodes it should serve to match, or change its node selection "
+                  f"in the chart values; {describe}", details=details)
