@@ -288,12 +288,10 @@ class _Owners:
         held = device_plugin_gpus(pod)
         if held and dig(pod, "status", "extendedResourceClaimStatus"):
             self.bridged[key] += 1  # DRA serves its nvidia.com/gpu: no device-plugin GPU held
-        else:
-            node = dig(pod, "spec", "nodeName")
-            if held and isinstance(node, str) and \
-                    dig(pod, "status", "phase") in ("Running", "Pending"):
-                self.holders[node].append(f"{namespace}/{_name(pod)} ({held})")
-                self.nodes[key].add(node)
+        elif (holding := device_plugin_holding(pod)) is not None:
+            node, held = holding
+            self.holders[node].append(f"{namespace}/{_name(pod)} ({held})")
+            self.nodes[key].add(node)
         controlled = owner is not None and owner[0] in top_kinds and bool(owner[1])
         if controlled:
             self.pod_controllers[f"{namespace}/{_name(pod)}"] = \
@@ -405,6 +403,18 @@ def device_plugin_gpus(pod: Mapping[str, Any]) -> int:
     spec = as_mapping(pod.get("spec"))
     # As the scheduler counts: app containers together, or the largest init container.
     return max(sum(held(spec.get("containers"))), max(held(spec.get("initContainers")), default=0))
+
+
+def device_plugin_holding(pod: Mapping[str, Any]) -> tuple[str, int] | None:
+    """(node, GPUs) when the pod holds device-plugin GPUs on a node: bound, Running or
+    Pending (its GPUs are the node's until it ends), and not served by the KEP-5004 bridge."""
+    held = device_plugin_gpus(pod)
+    node = dig(pod, "spec", "nodeName")
+    if not held or not isinstance(node, str) or not node or \
+            dig(pod, "status", "phase") not in ("Running", "Pending") or \
+            dig(pod, "status", "extendedResourceClaimStatus"):
+        return None
+    return node, held
 
 
 def _replicas(obj: Mapping[str, Any], table: WorkloadTable) -> int | None:

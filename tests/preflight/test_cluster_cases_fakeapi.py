@@ -27,17 +27,21 @@ import pytest
 from gpudra.cluster import ClusterOptions as ConnectOptions
 from gpudra.cluster import connect
 from gpudra.preflight.cluster import CLUSTER_CHECKS, run_cluster_checks
+from gpudra.preflight.cluster.nodes import slice_devices_by_node
 from gpudra.preflight.cluster.read import KUEUE_NAMESPACE, read_snapshot
 from gpudra.preflight.cluster.snapshot import (
     ALWAYS_SERVED_GROUPS,
     DISCOVERY,
+    GPU_HOLDERS,
     KUEUE_CONFIG,
     PODS,
     RESOURCES,
+    RESOURCESLICES,
     VERSION,
     ClusterSnapshot,
     ResourceRef,
 )
+from gpudra.sources.cluster import device_plugin_holding
 from tests.fakeapi import FakeCluster
 from tests.preflight.cluster_case_data import (
     Case,
@@ -257,7 +261,19 @@ def assert_read_back(wanted: ClusterSnapshot, setup: FakeSetup, got: ClusterSnap
         if ref.key == PODS.key:
             expected = [p for p in expected
                         if p["metadata"].get("namespace", "default") in pod_namespaces]
+        if ref.key == GPU_HOLDERS.key:
+            expected = _holders_on_publishing_nodes(expected, got)
         _assert_same_objects(ref, got.objects[ref.key], expected)
+
+
+def _holders_on_publishing_nodes(pods: list[dict[str, Any]], got: ClusterSnapshot
+                                 ) -> list[dict[str, Any]]:
+    """The pods read for GPU_HOLDERS: those holding device-plugin GPUs on a node that publishes
+    gpu.nvidia.com devices in the slices read."""
+    publishing = {node for node, count in (slice_devices_by_node(
+        got.objects.get(RESOURCESLICES.key, ())) or {}).items() if count}
+    return [p for p in pods if (holding := device_plugin_holding(p)) is not None
+            and holding[0] in publishing]
 
 
 def _why_not_read(ref: ResourceRef, got: ClusterSnapshot) -> str | None:
@@ -267,6 +283,8 @@ def _why_not_read(ref: ResourceRef, got: ClusterSnapshot) -> str | None:
         return "discovery could not tell whether it is served"
     if ref is PODS and "daemonsets" not in got.objects:
         return "pods are read in the namespaces of the DaemonSets read"
+    if ref is GPU_HOLDERS and RESOURCESLICES.key not in got.objects:
+        return "GPU holders are read only when the slices say which nodes publish"
     return None
 
 

@@ -11,9 +11,10 @@ offer the same GPUs through a device plugin and a DRA driver; different nodes ma
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from typing import Any
 
+from gpudra.dra.allocations import unpublished_allocations
 from gpudra.dra.emit import NVIDIA_DRIVER
 from gpudra.object_fields import (
     daemonset_status,
@@ -27,18 +28,22 @@ from gpudra.plugin_daemonsets import device_plugin_daemonsets
 from gpudra.preflight.check_records import CheckOutcome, CheckResult, Tier, check, result
 from gpudra.preflight.cluster.driver import driver_daemonsets
 from gpudra.preflight.cluster.nodes import (
+    NodeFacts,
     label_selector_matches,
     named,
 )
 from gpudra.preflight.cluster.options import NO_OPTIONS, ClusterOptions
 from gpudra.preflight.cluster.snapshot import (
     DAEMONSETS,
+    GPU_HOLDERS,
     NODES,
     PODS,
+    RESOURCECLAIMS,
     RESOURCESLICES,
     ClusterSnapshot,
     unreadable,
 )
+from gpudra.sources.cluster import device_plugin_holding
 
 OPERATOR_SWITCH_LABEL = "nvidia.com/gpu.deploy.device-plugin"
 
@@ -83,14 +88,29 @@ refuses GPU allocation by default for this reason. Different nodes may use diffe
 
 gpudra flags a node that offers device-plugin resources (`nvidia.com/gpu`, `nvidia.com/mig-*`,
 `*.shared`, allocatable > 0) and publishes `gpu.nvidia.com` devices in ResourceSlices, and,
-when pods can be read, a node running both a device-plugin pod and a DRA driver pod.
+when pods can be read, a node running both a device-plugin pod and a DRA driver pod. It also
+flags the two windows of a switch in which capacity and slices look apart while GPUs are still
+given twice:
 
-**Outcomes.** *pass*: no node does both. *fail*: the message names the nodes.
-*unavailable*: nodes or ResourceSlices could not be listed.
+- a node that publishes `gpu.nvidia.com` devices while pods still hold its device-plugin GPUs
+  (Running or Pending there, not served by the KEP-5004 bridge): it was labelled before it was
+  drained. Its `nvidia.com/gpu` allocatable is already 0, but those pods keep their GPUs and
+  the driver offers the same GPUs to claims. gpudra lists the pods of every namespace for
+  this, only when a node publishes, and keeps only those.
+- a node that offers device-plugin GPUs again while a claim in use (reserved for a pod) still
+  holds one of its devices that the driver no longer publishes: it went back to the device
+  plugin before its claim pods were drained, and the device plugin hands that GPU out again.
 
-**Fix.** Take the node off the device plugin first (CLUSTER007), check that `nvidia.com/gpu`
-is gone from its allocatable (`kubectl get node <node> -o jsonpath='{.status.allocatable}'`),
-then let the DRA driver serve it.
+**Outcomes.** *pass*: no node does any of these. *fail*: the message names the nodes, the
+details say which pods or claims. *unavailable*: nodes or ResourceSlices could not be listed,
+or, with nothing found, the pods (while a node publishes) or the claims (while a node offers
+device-plugin GPUs) could not be.
+
+**Fix.** Drain a node (its device-plugin pods gone) before the label that starts the DRA driver
+on it, and drain its claim pods before it goes back to the device plugin, as the runbook does;
+take the node off the device plugin first (CLUSTER007), check that `nvidia.com/gpu` is gone
+from its allocatable (`kubectl get node <node> -o jsonpath='{.status.allocatable}'`), then let
+the DRA driver serve it.
 """,
     (CheckOutcome.PASS, CheckOutcome.FAIL, CheckOutcome.UNAVAILABLE))
 
@@ -177,22 +197,83 @@ def check_double_counting(snapshot: ClusterSnapshot,
         return unreadable(CLUSTER008, "nodes", snapshot.listing(NODES), "nodes")
     if slices.items is None:
         return unreadable(CLUSTER008, "ResourceSlices", slices, "resourceslices.resource.k8s.io")
-    both = {f.name: f"offers {', '.join(sorted(f.device_plugin_resources))} and publishes "
-                    f"{f.slice_devices} {NVIDIA_DRIVER} devices"
-            for f in facts if f.device_plugin_resources and f.slice_devices}
+    both: dict[str, list[str]] = {}
+    for f in facts:
+        if f.device_plugin_resources and f.slice_devices:
+            both.setdefault(f.name, []).append(
+                f"offers {', '.join(sorted(f.device_plugin_resources))} and publishes "
+                f"{f.slice_devices} {NVIDIA_DRIVER} devices")
     for name, why in _nodes_running_both(snapshot).items():
-        both.setdefault(name, why)
-    details = [f"{name}: {why}" for name, why in sorted(both.items())]
+        both.setdefault(name, [why])
+    windows, unknown = _switch_windows(snapshot, facts, slices.items)
+    for name, why in windows:
+        both.setdefault(name, []).append(why)
+    details = [f"{name}: {'; '.join(why)}" for name, why in sorted(both.items())]
     if both:
         return result(CLUSTER008, CheckOutcome.FAIL,
                       f"{plural(len(both), 'node')} {'serves' if len(both) == 1 else 'serve'} "
                       "GPUs through both "
                       f"the device plugin and DRA ({named(sorted(both))}): one GPU can be given "
                       "to two pods",
-                      "take these nodes off the device plugin (CLUSTER007) or off the DRA driver",
+                      "drain a node's device-plugin pods before it publishes DRA devices, and "
+                      "its claim pods before it goes back to the device plugin; take these "
+                      "nodes off the device plugin (CLUSTER007) or off the DRA driver",
                       details=details)
+    if unknown:
+        return result(CLUSTER008, CheckOutcome.UNAVAILABLE,
+                      f"no node offers device-plugin GPUs and publishes DRA devices, but {unknown}",
+                      "grant list on pods and resourceclaims.resource.k8s.io in all namespaces")
     return result(CLUSTER008, CheckOutcome.PASS,
                   "no node serves GPUs through both the device plugin and DRA")
+
+
+def _switch_windows(snapshot: ClusterSnapshot, facts: Sequence[NodeFacts],
+                    slices: Sequence[Mapping[str, Any]]) -> tuple[list[tuple[str, str]], str]:
+    """The two windows of a node's switch in which it serves GPUs twice although its capacity
+    and slices look apart: it publishes DRA devices while pods still hold its device-plugin
+    GPUs (labelled before drained), or it offers device-plugin GPUs while a claim in use still
+    holds one of its devices the driver no longer publishes (switched back before its claim
+    pods were drained). Returns (node, why) pairs, and what could not be judged ("" when
+    everything could)."""
+    found: list[tuple[str, str]] = []
+    unknown: list[str] = []
+    publishing = {f.name: f.slice_devices for f in facts if f.slice_devices}
+    if publishing:
+        holders = snapshot.listing(GPU_HOLDERS)
+        if holders.items is None:
+            unknown.append(f"whether pods hold device-plugin GPUs on the "
+                           f"{plural(len(publishing), 'node')} that "
+                           f"{'publishes' if len(publishing) == 1 else 'publish'} DRA devices is "
+                           f"unknown ({holders.reason})")
+        else:
+            held: dict[str, list[str]] = {}
+            for pod in holders.items:
+                holding = device_plugin_holding(pod)
+                if holding is not None and holding[0] in publishing:
+                    held.setdefault(holding[0], []).append(
+                        f"{dig(pod, 'metadata', 'namespace')}/{dig(pod, 'metadata', 'name')} "
+                        f"({holding[1]})")
+            for node, pods in sorted(held.items()):
+                found.append((node, f"publishes {publishing[node]} {NVIDIA_DRIVER} devices while "
+                                    f"{plural(len(pods), 'pod')} still "
+                                    f"{'holds' if len(pods) == 1 else 'hold'} device-plugin "
+                                    f"GPUs on it: {', '.join(sorted(pods))}"))
+    offering = {f.name: f.device_plugin_resources for f in facts if f.device_plugin_resources}
+    if offering:
+        claims = snapshot.listing(RESOURCECLAIMS)
+        if claims.items is None:
+            unknown.append(f"whether claims still hold devices on the "
+                           f"{plural(len(offering), 'node')} that "
+                           f"{'offers' if len(offering) == 1 else 'offer'} device-plugin GPUs is "
+                           f"unknown ({claims.reason})")
+        else:
+            for stale in unpublished_allocations(claims.items, slices):
+                if stale.node in offering:
+                    found.append((stale.node, (
+                        f"offers {', '.join(sorted(offering[stale.node]))} while claim "
+                        f"{stale.claim} (used by {', '.join(stale.users)}) still holds "
+                        f"{stale.device}, which {NVIDIA_DRIVER} no longer publishes")))
+    return found, "; ".join(unknown)
 
 
 def _nodes_running_both(snapshot: ClusterSnapshot) -> dict[str, str]:

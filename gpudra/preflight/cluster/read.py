@@ -3,7 +3,8 @@
 Follows the snapshot's reading contract (snapshot.py): what was listed goes to `objects`, what
 could not be read to `unavailable` with the server's reason, what the cluster does not serve is
 left out. Pods are read only in the namespaces of the device-plugin and DRA driver DaemonSets
-(what the checks look at), not across a large cluster.
+(what the checks look at), not across a large cluster; of the other namespaces' pods only those
+holding device-plugin GPUs on a node that publishes DRA devices are kept (`GPU_HOLDERS`).
 """
 
 from __future__ import annotations
@@ -13,19 +14,24 @@ from typing import Any
 
 from gpudra.cluster.errors import ClusterRequestError
 from gpudra.cluster.records import ResourceType
+from gpudra.dra.emit import NVIDIA_DRIVER
 from gpudra.plugin_daemonsets import device_plugin_daemonsets
 from gpudra.preflight.cluster.driver import driver_daemonsets
+from gpudra.preflight.cluster.nodes import slice_devices_by_node
 from gpudra.preflight.cluster.snapshot import (
     ALWAYS_SERVED_GROUPS,
     DAEMONSETS,
     DISCOVERY,
+    GPU_HOLDERS,
     KUEUE_CONFIG,
     PODS,
     RESOURCES,
+    RESOURCESLICES,
     VERSION,
     ClusterSnapshot,
     ResourceRef,
 )
+from gpudra.sources.cluster import device_plugin_holding
 
 KUEUE_NAMESPACE = "kueue-system"
 KUEUE_CONFIGMAP = "kueue-manager-config"
@@ -50,8 +56,8 @@ def read_snapshot(cluster: Any, on_page: Callable[[Any], None] | None = None) ->
     # discovery documents again (and raise); read what every server serves, leave the rest out.
     locate = _locate if groups is not None else _locate_without_discovery
     for ref in RESOURCES:
-        if ref is PODS:
-            continue  # below, narrowed to the namespaces the checks look at
+        if ref is PODS or ref is GPU_HOLDERS:
+            continue  # below, narrowed to what the checks look at
         if ref is KUEUE_CONFIG:
             if groups is not None:
                 _read_kueue_config(cluster, objects, unavailable)
@@ -73,7 +79,39 @@ def read_snapshot(cluster: Any, on_page: Callable[[Any], None] | None = None) ->
             objects[PODS.key] = tuple(pods)
         scopes[PODS.key] = ("namespaces " + ", ".join(namespaces)) if namespaces \
             else "no device-plugin or DRA driver namespace"
+    _read_gpu_holders(cluster, locate(cluster, GPU_HOLDERS), objects, unavailable, scopes,
+                      on_page)
     return ClusterSnapshot(version, groups, objects, unavailable, scopes)
+
+
+def _read_gpu_holders(cluster: Any, resource: ResourceType | None,
+                      objects: dict[str, tuple[dict[str, Any], ...]],
+                      unavailable: dict[str, str], scopes: dict[str, str],
+                      on_page: Callable[[Any], None] | None) -> None:
+    """The pods that hold device-plugin GPUs on nodes that publish gpu.nvidia.com devices: all
+    pods are listed page by page, and only those are kept. Nothing is listed when no node
+    publishes (before the first wave), or when slices could not be read (CLUSTER008 says
+    unavailable for the slices then)."""
+    slices = objects.get(RESOURCESLICES.key)
+    if slices is None or resource is None:
+        return
+    publishing = {node for node, count in (slice_devices_by_node(slices) or {}).items()
+                  if count}
+    if not publishing:
+        objects[GPU_HOLDERS.key] = ()
+        scopes[GPU_HOLDERS.key] = f"none listed: no node publishes {NVIDIA_DRIVER} devices"
+        return
+    listing = cluster.list(resource, namespace=None, on_page=on_page)
+    kept = tuple(pod for page in listing for pod in page
+                 if (holding := device_plugin_holding(pod)) is not None
+                 and holding[0] in publishing)
+    if listing.error is not None:
+        unavailable[GPU_HOLDERS.key] = _reason(listing.error)
+    elif not listing.not_served:
+        objects[GPU_HOLDERS.key] = kept
+    scopes[GPU_HOLDERS.key] = (f"pods of every namespace, kept when they hold device-plugin "
+                               f"GPUs on one of the {len(publishing)} nodes that publish "
+                               f"{NVIDIA_DRIVER} devices")
 
 
 def _locate(cluster: Any, ref: ResourceRef) -> ResourceType | None:

@@ -60,6 +60,10 @@ DEPLOYMENTS = ResourceRef("deployments", "apps", ("v1",), "deployments", True, k
 # Pods are read only in the namespaces of the device-plugin and DRA driver DaemonSets
 # (read.py; `scopes` says so).
 PODS = ResourceRef("pods", "", ("v1",), "pods", True, kind="Pod")
+# Pods of every namespace that hold device-plugin GPUs on a node publishing gpu.nvidia.com
+# devices (CLUSTER008): read cluster-wide, only when a node publishes, and kept only when they
+# hold such GPUs there (read.py), so a large cluster's pods are never held.
+GPU_HOLDERS = ResourceRef("gpuholders", "", ("v1",), "pods", True, kind="Pod")
 RESOURCEQUOTAS = ResourceRef("resourcequotas", "", ("v1",), "resourcequotas", True,
                              kind="ResourceQuota")
 DEVICECLASSES = ResourceRef("deviceclasses", "resource.k8s.io", ("v1", "v1beta2", "v1beta1"),
@@ -84,7 +88,7 @@ NODEPOOLS = ResourceRef("nodepools", "karpenter.sh", ("v1", "v1beta1"), "nodepoo
                         custom=True, kind="NodePool")
 
 RESOURCES: tuple[ResourceRef, ...] = (
-    NODES, DAEMONSETS, DEPLOYMENTS, PODS, RESOURCEQUOTAS, DEVICECLASSES, RESOURCESLICES,
+    NODES, DAEMONSETS, DEPLOYMENTS, PODS, GPU_HOLDERS, RESOURCEQUOTAS, DEVICECLASSES, RESOURCESLICES,
     RESOURCECLAIMS, PROMETHEUSRULES, CLUSTERPOLICIES, GPUCLUSTERS, CLUSTERQUEUES, KUEUE_CONFIG, NODEPOOLS)
 
 # Groups every API server serves (at v1): their resources can be read, and "served" be taken
