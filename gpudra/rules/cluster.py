@@ -1,6 +1,7 @@
 """GPU8xx: the state of GPU nodes, as a live cluster shows it.
 
-These rules read Nodes, ResourceSlices and DaemonSets. They fire on what a cluster audit reads
+These rules read Nodes (with the pods that hold device-plugin GPUs on them), ResourceSlices,
+ResourceClaims and DaemonSets. They fire on what a cluster audit reads
 (a manifest tree rarely holds Nodes), and on a device-plugin DaemonSet in either.
 """
 
@@ -9,6 +10,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
+from gpudra.dra.allocations import unpublished_allocations
 from gpudra.dra.emit import NVIDIA_DRIVER
 from gpudra.gpu_use import device_plugin_total
 from gpudra.model import Severity
@@ -20,8 +22,12 @@ CATEGORY = "cluster"
 
 GPU801 = rule(
     "GPU801", "node-double-counting", Severity.ERROR, CATEGORY,
-    "A node advertises nvidia.com/gpu and publishes the same GPUs in DRA ResourceSlices.",
-    "Run either the device plugin or the DRA GPU plugin on a node, never both.",
+    "A node serves its GPUs through the device plugin and DRA at once: it advertises "
+    "nvidia.com/gpu, or its pods still hold device-plugin GPUs, while its GPUs are published in "
+    "DRA ResourceSlices; or it advertises nvidia.com/gpu while a claim in use holds one of its "
+    "GPUs that the DRA driver no longer publishes.",
+    "Run either the device plugin or the DRA GPU plugin on a node, never both, and drain the "
+    "pods of one before the other starts.",
 )
 
 GPU802 = rule(
@@ -42,15 +48,23 @@ class ClusterState(Checker):
 
     def __init__(self) -> None:
         self._advertising: dict[str, tuple[SourceObject, int]] = {}
+        self._holding: dict[str, tuple[SourceObject, tuple[str, ...]]] = {}
         self._publishing: set[str] = set()
+        self._slices: list[Mapping[str, Any]] = []
+        self._claims: list[Mapping[str, Any]] = []
 
     def check_object(self, obj: SourceObject, ctx: AuditContext) -> None:
         if obj.kind == "Node" and obj.group == "":
             self._node(obj, ctx)
         elif obj.kind == "ResourceSlice" and obj.group == "resource.k8s.io":
             node = dig(obj.data, "spec", "nodeName")
-            if dig(obj.data, "spec", "driver") == NVIDIA_DRIVER and isinstance(node, str):
-                self._publishing.add(node)
+            if dig(obj.data, "spec", "driver") == NVIDIA_DRIVER:
+                self._slices.append(obj.data)
+                if isinstance(node, str):
+                    self._publishing.add(node)
+        elif obj.kind == "ResourceClaim" and obj.group == "resource.k8s.io" and \
+                dig(obj.data, "status", "allocation") is not None:
+            self._claims.append(obj.data)
         elif obj.kind == "DaemonSet" and obj.group == "apps" and is_device_plugin(obj.data):
             desired = dig(obj.data, "status", "desiredNumberScheduled")
             ready = dig(obj.data, "status", "numberReady")
@@ -64,6 +78,27 @@ class ClusterState(Checker):
                          f"publishes {NVIDIA_DRIVER} ResourceSlices: a device-plugin pod and a "
                          "claim can get the same GPU", path=("status", "allocatable"),
                          resource="nvidia.com/gpu", quantity=gpus)
+        # A node labelled before it was drained: its allocatable no longer shows the plugin's
+        # GPUs, but the pods that got them keep them while the driver publishes them.
+        for name, (node, holders) in sorted(self._holding.items()):
+            if name in self._publishing and name not in self._advertising:
+                ctx.emit(GPU801, node, f"node {name} publishes {NVIDIA_DRIVER} ResourceSlices "
+                         f"while {plural(len(holders), 'pod')} still "
+                         f"{'holds' if len(holders) == 1 else 'hold'} device-plugin GPUs on "
+                         f"it ({_shown(holders)}): a claim can get a GPU such a pod uses",
+                         hint="drain the node before the label that starts the DRA driver on it")
+        # A node back on the device plugin before its claim pods were drained.
+        for stale in unpublished_allocations(self._claims, self._slices):
+            if stale.node in self._advertising:
+                node, gpus = self._advertising[stale.node]
+                ctx.emit(GPU801, node, f"node {stale.node} advertises {gpus} × nvidia.com/gpu "
+                         f"while claim {stale.claim} (used by {', '.join(stale.users)}) still "
+                         f"holds {stale.device}, which {NVIDIA_DRIVER} no longer publishes: the "
+                         "device plugin can give that GPU to another pod",
+                         path=("status", "allocatable"), resource="nvidia.com/gpu",
+                         quantity=gpus,
+                         hint="drain the claim's pods before the node goes back to the device "
+                              "plugin")
 
     def _node(self, obj: SourceObject, ctx: AuditContext) -> None:
         gpus = _advertised(obj.data)
@@ -71,11 +106,15 @@ class ClusterState(Checker):
             self._advertising[obj.name or ""] = (obj, gpus)
         holders = obj.cluster.gpu_holders if obj.cluster is not None else ()
         if holders:
-            shown = ", ".join(holders[:5]) + (f" and {len(holders) - 5} more"
-                                              if len(holders) > 5 else "")
+            self._holding[obj.name or ""] = (obj, holders)
             verb = "holds" if len(holders) == 1 else "hold"
             ctx.emit(GPU803, obj, f"node {obj.name}: {plural(len(holders), 'pod')} {verb} "
-                     f"device-plugin GPUs: {shown}")
+                     f"device-plugin GPUs: {_shown(holders)}")
+
+
+def _shown(holders: tuple[str, ...]) -> str:
+    return ", ".join(holders[:5]) + (f" and {len(holders) - 5} more" if len(holders) > 5
+                                     else "")
 
 
 def _plugin_message(obj: SourceObject, desired: Any, ready: Any) -> str:
