@@ -139,8 +139,9 @@ GPUs (the state before the first wave: labelling a wave's nodes starts it there)
 pods are not ready, or more than one DaemonSet serves GPUs. *fail*: no kubelet plugin
 DaemonSet, one without GPU allocation, one scheduled on no node otherwise (the message says
 its selection and which nodes match it), or none of its pods ready.
-*unavailable*: DaemonSets could not be listed, or slices from `gpu.nvidia.com` exist but no
-DaemonSet could be recognised as the driver.
+*unavailable*: DaemonSets could not be listed, slices from `gpu.nvidia.com` exist but no
+DaemonSet could be recognised as the driver, or it is scheduled on no node and nodes could not
+be listed.
 
 **Fix.** `kubectl -n <namespace> describe daemonset <name>` and the logs of its `gpus`
 container; install the driver with GPU allocation on if it is missing.
@@ -353,9 +354,10 @@ def _scheduled_nowhere(driver: DriverDaemonSet, snapshot: ClusterSnapshot, descr
     details = [*details, f"{driver.name} runs on nodes with {wants}"]
     nodes, facts = snapshot.listing(NODES).items, snapshot.node_facts
     if nodes is None or facts is None:
-        return result(CLUSTER006, CheckOutcome.FAIL,
-                      f"{driver.name} is scheduled on no node: it runs on nodes with {wants} "
-                      f"(nodes not read: {snapshot.listing(NODES).reason})", describe,
+        return result(CLUSTER006, CheckOutcome.UNAVAILABLE,
+                      f"{driver.name} is scheduled on no node (it runs on nodes with {wants}); "
+                      "whether that is the state before the first wave cannot be told: cannot "
+                      f"read nodes: {snapshot.listing(NODES).reason}", "grant list on nodes",
                       details=details)
     selected = sorted(node_name(n) for n in nodes
                       if selects_node(template, labels_of(n), node_name(n)))
@@ -363,7 +365,8 @@ def _scheduled_nowhere(driver: DriverDaemonSet, snapshot: ClusterSnapshot, descr
     if selected:
         return result(CLUSTER006, CheckOutcome.FAIL,
                       f"{driver.name} is scheduled on no node although "
-                      f"{plural(len(selected), 'node')} ({named(selected)}) match its "
+                      f"{plural(len(selected), 'node')} ({named(selected)}) "
+                      f"{'matches' if len(selected) == 1 else 'match'} its "
                       f"{wants}: their taints are not tolerated, or the DaemonSet controller "
                       "is not running",
                       f"{describe} (its tolerations, events)", details=details)
