@@ -55,15 +55,15 @@ def test_selects_node(spec: dict[str, Any], labels: dict[str, str], name: str,
 
 DESCRIBED = [
     (GPU_STACK, "nodeSelector gpudra.io/gpu-stack=dra"),
-    (CHART_DEFAULT, "node affinity (feature.node.kubernetes.io/pci-10de.present=true) or "
-                    "(nvidia.com/gpu.present=true)"),
-    (EXPRESSIONS, "node affinity pool not in (cpu, old) and gpus > 3 and legacy does not exist "
-                  "and metadata.name in (n1, n2)"),
+    (CHART_DEFAULT, ("node affinity (feature.node.kubernetes.io/pci-10de.present=true) or "
+                     "(nvidia.com/gpu.present=true)")),
+    (EXPRESSIONS, ("node affinity pool not in (cpu, old) and gpus > 3 and legacy does not "
+                   "exist and metadata.name in (n1, n2)")),
     (EMPTY_TERM, "node affinity an empty term (matches no node)"),
     ({}, "no node selector or required node affinity"),
-    ({**GPU_STACK, **CHART_DEFAULT}, "nodeSelector gpudra.io/gpu-stack=dra and node affinity "
-                                     "(feature.node.kubernetes.io/pci-10de.present=true) or "
-                                     "(nvidia.com/gpu.present=true)"),
+    ({**GPU_STACK, **CHART_DEFAULT}, ("nodeSelector gpudra.io/gpu-stack=dra and node affinity "
+                                      "(feature.node.kubernetes.io/pci-10de.present=true) or "
+                                      "(nvidia.com/gpu.present=true)")),
 ]
 
 

@@ -89,7 +89,7 @@ class ClusterState(Checker):
                          hint="drain the node before the label that starts the DRA driver on it")
         # A node back on the device plugin before its claim pods were drained.
         for stale in unpublished_allocations(self._claims, self._slices):
-            if stale.node in self._advertising:
+            if stale.node is not None and stale.node in self._advertising:
                 node, gpus = self._advertising[stale.node]
                 ctx.emit(GPU801, node, f"node {stale.node} advertises {gpus} × nvidia.com/gpu "
                          f"while claim {stale.claim} (used by {', '.join(stale.users)}) still "

@@ -22,12 +22,12 @@ from typing import Any
 
 import pytest
 
+from tests.controlplane.nvidia import A100_80GB
 from tests.journey.cluster import Cluster, journey_cluster_at
 from tests.journey.fleets import ADMISSION, Fleet, Pool, deployment
 from tests.journey.gpu_stack import DRA_KUBELET_PLUGIN, DRA_LABEL, NAMESPACE, PLUGIN_LABEL
 from tests.journey.observe import gpu_pods
 from tests.journey.steps import bring_up, gpudra
-from tests.controlplane.nvidia import A100_80GB
 
 NS = "ml"
 GPU_SPEC = {"nodeSelector": {"nvidia.com/gpu.product": A100_80GB.label},
@@ -141,8 +141,8 @@ def test_a_node_labelled_before_it_is_drained_is_flagged_until_drained(
     assert double["outcome"] == "fail" and code == 1, double
     assert f"({name})" in double["message"]
     [detail] = [d for d in double["details"] if d.startswith(f"{name}:")]
-    assert detail.endswith(f"hold device-plugin GPUs on it: {', '.join(holders)}") or \
-        detail.endswith(f"holds device-plugin GPUs on it: {', '.join(holders)}"), detail
+    verb = "holds" if len(holders) == 1 else "hold"
+    assert detail.endswith(f"{verb} device-plugin GPUs on it: {', '.join(holders)}"), detail
     assert f"publishes {published(cluster, name)} gpu.nvidia.com devices" in detail
     assert checks["CLUSTER006"]["outcome"] == "pass", checks["CLUSTER006"]
     findings = gpu801(cluster)

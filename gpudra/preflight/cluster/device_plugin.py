@@ -254,10 +254,10 @@ def _switch_windows(snapshot: ClusterSnapshot, facts: Sequence[NodeFacts],
                         f"{dig(pod, 'metadata', 'namespace')}/{dig(pod, 'metadata', 'name')} "
                         f"({holding[1]})")
             for node, pods in sorted(held.items()):
-                found.append((node, f"publishes {publishing[node]} {NVIDIA_DRIVER} devices while "
-                                    f"{plural(len(pods), 'pod')} still "
-                                    f"{'holds' if len(pods) == 1 else 'hold'} device-plugin "
-                                    f"GPUs on it: {', '.join(sorted(pods))}"))
+                found.append((node, (f"publishes {publishing[node]} {NVIDIA_DRIVER} devices "
+                                     f"while {plural(len(pods), 'pod')} still "
+                                     f"{'holds' if len(pods) == 1 else 'hold'} device-plugin "
+                                     f"GPUs on it: {', '.join(sorted(pods))}")))
     offering = {f.name: f.device_plugin_resources for f in facts if f.device_plugin_resources}
     if offering:
         claims = snapshot.listing(RESOURCECLAIMS)
@@ -268,7 +268,7 @@ def _switch_windows(snapshot: ClusterSnapshot, facts: Sequence[NodeFacts],
                            f"unknown ({claims.reason})")
         else:
             for stale in unpublished_allocations(claims.items, slices):
-                if stale.node in offering:
+                if stale.node is not None and stale.node in offering:
                     found.append((stale.node, (
                         f"offers {', '.join(sorted(offering[stale.node]))} while claim "
                         f"{stale.claim} (used by {', '.join(stale.users)}) still holds "

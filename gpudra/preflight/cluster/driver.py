@@ -24,6 +24,7 @@ from typing import Any
 
 from gpudra.devices import DeviceKind, classify
 from gpudra.dra.emit import GPU_CLASS, MIG_CLASS, NVIDIA_DRIVER
+from gpudra.node_selection import describe_selection, selects_node
 from gpudra.object_fields import (
     containers,
     daemonset_status,
@@ -34,7 +35,6 @@ from gpudra.object_fields import (
     pod_ready,
     workload_name,
 )
-from gpudra.node_selection import describe_selection, selects_node
 from gpudra.objects import as_mapping, dig, plural
 from gpudra.preflight.check_records import CheckOutcome, CheckResult, Tier, check, result
 from gpudra.preflight.cluster.nodes import (
