@@ -22,10 +22,13 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 from gen_cluster import build_state  # noqa: E402
 
 from gpudra.preflight.cluster import ClusterSnapshot, run_cluster_checks  # noqa: E402
+from gpudra.preflight.cluster.nodes import slice_devices_by_node  # noqa: E402
+from gpudra.sources.cluster import device_plugin_holding  # noqa: E402
 
 KEYS = {"Node": "nodes", "DaemonSet": "daemonsets", "Deployment": "deployments", "Pod": "pods",
         "ResourceQuota": "resourcequotas", "DeviceClass": "deviceclasses",
-        "ResourceSlice": "resourceslices", "ClusterPolicy": "clusterpolicies"}
+        "ResourceSlice": "resourceslices", "ResourceClaim": "resourceclaims",
+        "ClusterPolicy": "clusterpolicies"}
 CUSTOM = {"ClusterPolicy"}
 
 
@@ -38,6 +41,13 @@ def snapshot_of(state: dict) -> ClusterSnapshot:
         if obj["kind"] not in CUSTOM:
             obj = {k: v for k, v in obj.items() if k not in ("kind", "apiVersion")}
         objects[key].append(obj)
+    # The reader keeps, of every namespace's pods, those that hold device-plugin GPUs on a node
+    # that publishes DRA devices (CLUSTER008's switch windows): the same filter here.
+    publishing = {node for node, count in (slice_devices_by_node(objects["resourceslices"])
+                                           or {}).items() if count}
+    objects["gpuholders"] = [p for p in objects["pods"]
+                             if (holding := device_plugin_holding(p)) is not None
+                             and holding[0] in publishing]
     groups = {"": ("v1",), "apps": ("v1",), "resource.k8s.io": ("v1",), "nvidia.com": ("v1",)}
     return ClusterSnapshot(f"v{state.get('version', '1.34.2')}", groups,
                            {k: tuple(v) for k, v in objects.items()})
