@@ -1,9 +1,9 @@
 """Build (once, cached) the Go program in this directory: etcd, the Kubernetes control plane,
-kubectl and kustomize in one binary.
+kubectl and kustomize in one binary, once per release (releases.py: one go.mod file each).
 
-The binary is cached under ~/.cache/gpudra-tests (or $GPUDRA_TEST_CACHE), named by a hash of
-the Go sources, go.mod, go.sum and `go version`, so a second run starts at once and a changed pin
-rebuilds. The Go build cache makes a rebuild after such a change a relink (about a minute) rather
+Each binary is cached under ~/.cache/gpudra-tests (or $GPUDRA_TEST_CACHE), named by its release
+and a hash of the Go sources, its go.mod and go.sum, its build tags and `go version`, so a second
+run starts at once and a changed pin rebuilds. The Go build cache makes a rebuild after such a change a relink (about a minute) rather
 than a cold build (about 15 minutes of CPU on 2 cores).
 """
 
@@ -20,6 +20,8 @@ import time
 from collections.abc import Callable
 from pathlib import Path
 
+from tests.controlplane.releases import NEWEST, Release
+
 SOURCE = Path(__file__).resolve().parent
 
 
@@ -27,42 +29,53 @@ class Unavailable(Exception):
     """The control plane cannot be built here; the message says why."""
 
 
-def kubernetes_version() -> str:
-    """The k8s.io/kubernetes release go.mod pins, e.g. 'v1.37.2'."""
-    found = re.search(r"^\s*k8s\.io/kubernetes (v\S+)", (SOURCE / "go.mod").read_text(), re.M)
+def kubernetes_version(release: Release = NEWEST) -> str:
+    """The k8s.io/kubernetes release the release's go.mod pins, e.g. 'v1.37.2'."""
+    found = re.search(r"^\s*k8s\.io/kubernetes (v\S+)", (SOURCE / release.modfile).read_text(),
+                      re.M)
     if not found:
-        raise Unavailable("tests/controlplane/go.mod does not pin k8s.io/kubernetes")
+        raise Unavailable(f"tests/controlplane/{release.modfile} does not pin k8s.io/kubernetes")
     return found.group(1)
 
 
-def binary(progress=sys.stderr) -> Path:
-    """The path of the built binary, building it first when the cache has none for these sources."""
+def binary(release: Release = NEWEST, progress=sys.stderr) -> Path:
+    """The path of the release's built binary, building it first when the cache has none for
+    these sources."""
     go = shutil.which("go")
     if go is None:
         raise Unavailable("Go is not installed (the control plane is built from the Go module proxy)")
     go_version = _run([go, "version"]).strip()
-    digest = hashlib.sha256(go_version.encode())
-    for path in sorted(SOURCE.glob("*.go")) + [SOURCE / "go.mod", SOURCE / "go.sum"]:
+    digest = hashlib.sha256(go_version.encode() + b"\0" + ",".join(release.build_tags).encode())
+    for path in sorted(SOURCE.glob("*.go")) + [SOURCE / release.modfile, SOURCE / release.sumfile]:
         digest.update(path.name.encode() + b"\0" + path.read_bytes())
     cache = Path(os.environ.get("GPUDRA_TEST_CACHE") or Path.home() / ".cache" / "gpudra-tests")
     cache.mkdir(parents=True, exist_ok=True)
-    target = cache / f"controlplane-{digest.hexdigest()[:16]}"
+    target = cache / f"controlplane-{release.name}-{digest.hexdigest()[:16]}"
     with open(cache / "controlplane.lock", "w") as lock:
         fcntl.flock(lock, fcntl.LOCK_EX)  # two test runs at once build once
         if not target.exists():
-            print(f"controlplane: building Kubernetes {kubernetes_version()} into {target} "
+            print(f"controlplane: building Kubernetes {kubernetes_version(release)} into {target} "
                   "(cold: ~15 min on 2 cores; warm Go cache: ~1 min)", file=progress, flush=True)
             partial = target.with_suffix(".partial")
-            _run([go, "build", "-ldflags", _ldflags(), "-o", str(partial), "."], cwd=SOURCE,
-                 nice=True)
+            argv = [go, "build", "-modfile", release.modfile, "-ldflags", _ldflags(release)]
+            if release.build_tags:
+                argv += ["-tags", ",".join(release.build_tags)]
+            _run([*argv, "-o", str(partial), "."], cwd=SOURCE, nice=True)
             partial.rename(target)
     return target
 
 
-def _ldflags() -> str:
+def all_binaries(progress=sys.stderr) -> list[Path]:
+    """Every release's binary (releases.RELEASES), built where the cache has none."""
+    from tests.controlplane.releases import RELEASES
+
+    return [binary(release, progress) for release in RELEASES]
+
+
+def _ldflags(release: Release) -> str:
     # The version packages read these at run time: /version, the components' --version and
     # kubectl's client version would otherwise say v0.0.0-master.
-    version = kubernetes_version()
+    version = kubernetes_version(release)
     major, minor = version.lstrip("v").split(".")[:2]
     flags = ["-s", "-w"]
     for package in ("k8s.io/component-base/version", "k8s.io/client-go/pkg/version"):
@@ -81,18 +94,20 @@ def _run(argv: list[str], cwd: Path | None = None, nice: bool = False) -> str:
     return result.stdout
 
 
-def build_command(argv: list[str], module: str, name: str, make: Callable[[], Path]) -> int:
-    """`python -m <module> build`: build (or find cached) `name` with `make`, print the path,
+def build_command(argv: list[str], module: str, name: str,
+                  make: Callable[[], Path | list[Path]]) -> int:
+    """`python -m <module> build`: build (or find cached) `name` with `make`, print the path(s),
     and say on stderr how long it took; exit 1 with the reason when it cannot be built."""
     if argv != ["build"]:
         print(f"usage: python -m {module} build", file=sys.stderr)
         return 2
     started = time.monotonic()
     try:
-        path = make()
+        made = make()
     except Unavailable as error:
         print(f"{name}: {error}", file=sys.stderr)
         return 1
-    print(path)
+    for path in made if isinstance(made, list) else [made]:
+        print(path)
     print(f"{name}: ready in {time.monotonic() - started:.0f}s", file=sys.stderr)
     return 0

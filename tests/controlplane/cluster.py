@@ -22,10 +22,9 @@ from pathlib import Path
 from typing import Any
 from urllib.parse import quote, urlencode
 
-# Beside the default resource.k8s.io/v1, the two beta versions (off by default since 1.34) are
-# served, so output gpudra writes for older targets (v1beta1 for 1.32, v1beta2 for 1.33) can be
-# dry-run too.
-RUNTIME_CONFIG = "resource.k8s.io/v1beta1=true,resource.k8s.io/v1beta2=true"
+from tests.controlplane.releases import NEWEST, Release
+
+RUNTIME_CONFIG = NEWEST.runtime_config  # releases.py says why
 # No kubelet heartbeats: the node lifecycle controller would taint every node unreachable.
 CONTROLLERS = "*,-node-lifecycle-controller"
 SERVICE_RANGE = "10.0.0.0/24"
@@ -105,10 +104,11 @@ class ControlPlane:
     """Start with start(), stop with stop(). `admin` is a client in system:masters."""
 
     def __init__(self, binary: Path, workdir: Path,
-                 apiserver_args: tuple[str, ...] = ()) -> None:
-        self.binary = binary
+                 apiserver_args: tuple[str, ...] = (), release: Release = NEWEST) -> None:
+        self.binary = binary  # built for `release` (build.binary(release))
         self.workdir = workdir
         self.apiserver_args = apiserver_args  # more kube-apiserver flags (admission plugins)
+        self.release = release
         self.pki = workdir / "pki"
         self._processes: list[tuple[str, subprocess.Popen[bytes]]] = []
         self.port = 0
@@ -141,10 +141,10 @@ class ControlPlane:
                     "--service-account-signing-key-file", pki / "sa.key",
                     "--service-cluster-ip-range", SERVICE_RANGE,
                     "--authorization-mode", "Node,RBAC",
-                    "--runtime-config", RUNTIME_CONFIG,
+                    "--runtime-config", self.release.runtime_config,
                     # 127.0.0.1 cannot back the kubernetes Service; nothing in-cluster needs it.
                     "--endpoint-reconciler-type", "none",
-                    "--profiling=false", *self.apiserver_args)
+                    "--profiling=false", *self._feature_gates(), *self.apiserver_args)
         self.admin = self.client(Credentials(pki / "admin.crt", pki / "admin.key"))
         self._wait("the API server to be ready", self._ready, timeout)
         for component in ("kube-scheduler", "kube-controller-manager"):
@@ -154,7 +154,8 @@ class ControlPlane:
         self._spawn("kube-scheduler", "--kubeconfig", kubeconfig,
                     "--authentication-kubeconfig", kubeconfig,
                     "--authorization-kubeconfig", kubeconfig,
-                    "--leader-elect=false", "--bind-address", "127.0.0.1", "--secure-port", "0")
+                    "--leader-elect=false", "--bind-address", "127.0.0.1", "--secure-port", "0",
+                    *self._feature_gates())
         kubeconfig = self.workdir / "kube-controller-manager.kubeconfig"
         self._spawn("kube-controller-manager", "--kubeconfig", kubeconfig,
                     "--authentication-kubeconfig", kubeconfig,
@@ -164,7 +165,7 @@ class ControlPlane:
                     "--service-account-private-key-file", pki / "sa.key",
                     "--root-ca-file", pki / "ca.crt",
                     "--service-cluster-ip-range", SERVICE_RANGE,
-                    "--controllers", CONTROLLERS)
+                    "--controllers", CONTROLLERS, *self._feature_gates())
         self._wait("the default ServiceAccount", self._default_service_account, timeout)
 
     def stop(self) -> None:
@@ -340,6 +341,12 @@ class ControlPlane:
             if time.monotonic() > deadline:
                 raise TimeoutError(f"timed out after {timeout:.0f}s waiting for {what}")
             time.sleep(0.2)
+
+    def _feature_gates(self) -> tuple[str, ...]:
+        # The same gates on every component: a beta DRA needs its gate in the API server (the
+        # API), the scheduler (allocation) and the controller manager (claims from templates).
+        gates = self.release.feature_gates
+        return ("--feature-gates", gates) if gates else ()
 
     def _ready(self) -> bool:
         try:

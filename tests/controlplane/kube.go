@@ -1,11 +1,9 @@
 package main
 
 import (
-	"os"
 	_ "time/tzdata" // CronJob time zones, as the upstream kube-apiserver and controller manager build them
 
 	"k8s.io/component-base/cli"
-	"k8s.io/component-base/logs"
 	_ "k8s.io/component-base/logs/json/register"
 	kubectl "k8s.io/kubectl/pkg/cmd"
 	kubectlutil "k8s.io/kubectl/pkg/cmd/util"
@@ -21,9 +19,7 @@ func runScheduler() int { return cli.Run(scheduler.NewSchedulerCommand()) }
 func runControllerManager() int { return cli.Run(controllermanager.NewControllerManagerCommand()) }
 
 func runKubectl() int {
-	// kubectl reads its verbosity before flag parsing so that plugin lookup and .kuberc loading log
-	// at the level asked for; the upstream main does the same.
-	_, _ = logs.GlogSetter(kubectl.GetLogVerbosity(os.Args))
+	presetKubectlVerbosity()
 	if err := cli.RunNoErrOutput(kubectl.NewDefaultKubectlCommand()); err != nil {
 		kubectlutil.CheckErr(err) // prints kubectl's one-line error and exits 1
 	}
