@@ -19,6 +19,7 @@ import pytest
 from tests.controlplane import build
 from tests.controlplane.cluster import ControlPlane, Credentials, path_for
 from tests.controlplane.nvidia import DEVICE_CLASSES
+from tests.controlplane.releases import NEWEST, Release
 from tests.journey import kwok
 from tests.journey.gpu_stack import DEVICE_PLUGIN, DRA_KUBELET_PLUGIN, NAMESPACE, GpuStack
 
@@ -37,22 +38,25 @@ def _unavailable(reason: str) -> None:
 
 
 @contextmanager
-def journey_cluster_at(workdir: Path, apiserver_args: tuple[str, ...] = ()) -> Iterator[Cluster]:
-    """A started cluster: control plane, DeviceClasses, kwok, the two GPU DaemonSets and the
-    stack that plays them (nodes are added by the test)."""
+def journey_cluster_at(workdir: Path, apiserver_args: tuple[str, ...] = (),
+                       release: Release = NEWEST) -> Iterator[Cluster]:
+    """A started cluster of `release`: control plane, DeviceClasses, kwok, the two GPU
+    DaemonSets and the stack that plays them (nodes are added by the test)."""
     if os.environ.get("GPUDRA_SKIP_CONTROLPLANE") and not os.environ.get("CI"):
         pytest.skip("GPUDRA_SKIP_CONTROLPLANE is set")
     try:
-        plane_binary, kwok_binary = build.binary(), kwok.binary()
+        plane_binary, kwok_binary = build.binary(release), kwok.binary()
     except build.Unavailable as error:
         _unavailable(str(error))
-    plane = ControlPlane(plane_binary, workdir, apiserver_args)
+    plane = ControlPlane(plane_binary, workdir, apiserver_args, release)
     kubelets: kwok.Kwok | None = None
     stack: GpuStack | None = None
     try:
         plane.start()
-        for device_class in DEVICE_CLASSES:
-            plane.admin.create(path_for(device_class, "deviceclasses"), device_class)
+        for device_class in DEVICE_CLASSES:  # v1's shape, which v1beta2 shares
+            served = {**device_class,
+                      "apiVersion": f"resource.k8s.io/{release.resource_version}"}
+            plane.admin.create(path_for(served, "deviceclasses"), served)
         kubeconfig = plane.write_kubeconfig(workdir / "admin.kubeconfig", Credentials(
             plane.pki / "admin.crt", plane.pki / "admin.key"))
         kubelets = kwok.Kwok(kwok_binary, kubeconfig, workdir)
@@ -60,7 +64,7 @@ def journey_cluster_at(workdir: Path, apiserver_args: tuple[str, ...] = ()) -> I
         plane.ensure_namespace(NAMESPACE)
         for daemonset in (DEVICE_PLUGIN, DRA_KUBELET_PLUGIN):
             plane.admin.create(path_for(daemonset, "daemonsets"), daemonset)
-        stack = GpuStack(plane.admin, {})
+        stack = GpuStack(plane.admin, {}, resource_version=release.resource_version)
         stack.start()
         yield Cluster(plane, stack, kubeconfig)
     finally:

@@ -74,6 +74,9 @@ def _pod_spec(product: Product, gpus: int, init_gpus: int = 0) -> dict[str, Any]
     return spec
 
 
+pod_spec = _pod_spec  # the other clusters' fleets (fleet_*.py) build their pods the same way
+
+
 def _meta(namespace: str, name: str) -> dict[str, Any]:
     return {"name": name, "namespace": namespace, "labels": {"app": name}}
 

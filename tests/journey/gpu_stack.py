@@ -60,8 +60,11 @@ class GpuStack:
     plugin pods running on it, every `period` seconds, until stop()."""
 
     def __init__(self, client: Client, machines: Mapping[str, Machine],
-                 period: float = 0.3) -> None:
+                 period: float = 0.3, resource_version: str = "v1") -> None:
         self._client = client
+        # the resource.k8s.io version the cluster serves slices at (v1beta2 on 1.33)
+        self._slices = f"/apis/resource.k8s.io/{resource_version}/resourceslices"
+        self._resource_version = resource_version
         self._machines = dict(machines)
         self._period = period
         self._stop = threading.Event()
@@ -84,7 +87,7 @@ class GpuStack:
         """One pass: every known node's capacity and slice made to match its plugin pods."""
         running = self._running_plugins()
         slices = {s["spec"].get("nodeName"): s["metadata"]["name"] for s in self._client.get(
-            "/apis/resource.k8s.io/v1/resourceslices")["items"]}
+            self._slices)["items"]}
         for node, machine in list(self._machines.items()):
             self._sync_capacity(node, machine, (node, PLUGIN_APP) in running)
             self._sync_slice(node, machine, (node, DRA_APP) in running, slices.get(node))
@@ -119,7 +122,9 @@ class GpuStack:
     def _sync_slice(self, node: str, machine: Machine, driver_runs: bool,
                     existing: str | None) -> None:
         if driver_runs and existing is None:
-            slice_ = dra_node(machine, node)[1]
-            self._client.create("/apis/resource.k8s.io/v1/resourceslices", slice_)
+            # v1beta2 devices have v1's shape (no `basic` wrapper): only the version differs.
+            slice_ = {**dra_node(machine, node)[1],
+                      "apiVersion": f"resource.k8s.io/{self._resource_version}"}
+            self._client.create(self._slices, slice_)
         elif not driver_runs and existing is not None:
-            self._client.delete(f"/apis/resource.k8s.io/v1/resourceslices/{quote(existing)}")
+            self._client.delete(f"{self._slices}/{quote(existing)}")
