@@ -3,8 +3,9 @@ kubectl and kustomize in one binary, once per release (releases.py: one go.mod f
 
 Each binary is cached under ~/.cache/gpudra-tests (or $GPUDRA_TEST_CACHE), named by its release
 and a hash of the Go sources, its go.mod and go.sum, its build tags and `go version`, so a second
-run starts at once and a changed pin rebuilds. The Go build cache makes a rebuild after such a change a relink (about a minute) rather
-than a cold build (about 15 minutes of CPU on 2 cores).
+run starts at once and a changed pin rebuilds. The Go build cache makes a rebuild after such a
+change a relink (about a minute) rather than a cold build (about 15 minutes of CPU on 2 cores
+per release).
 """
 
 from __future__ import annotations
