@@ -23,6 +23,7 @@ from tests.journey.steps import (WorkloadKey, bring_up, gpudra, moved_by_wave, r
                                  where_they_run, workload_rows)
 
 QUOTA = "/api/v1/namespaces/ml/resourcequotas/gpu-quota"
+DEVICES = "gpu.nvidia.com.deviceclass.resource.k8s.io/devices"
 
 
 @pytest.fixture(scope="module")
@@ -91,6 +92,19 @@ def _allocated_claims(cluster: Cluster) -> dict[str, set[str]]:
     return out
 
 
+def _devices_allocated(cluster: Cluster, namespace: str) -> int:
+    claims = cluster.plane.admin.get(
+        f"/apis/{API_VERSION}/namespaces/{namespace}/resourceclaims")["items"]
+    return sum(len(((claim.get("status") or {}).get("allocation") or {}).get("devices", {})
+                   .get("results") or []) for claim in claims)
+
+
+def _used(cluster: Cluster) -> dict[str, str]:
+    """The GPU lines of the quota's usage (device-plugin GPUs and DRA devices)."""
+    used = cluster.plane.admin.get(QUOTA).get("status", {}).get("used") or {}
+    return {key: value for key, value in used.items() if "nvidia.com" in key}
+
+
 def test_the_runbook_writes_v1beta2_runs_as_written_and_verify_follows_the_api_server(
         v133: Cluster, tmp_path: Path) -> None:
     moved_in = moved_by_wave(v133)
@@ -132,7 +146,13 @@ def test_the_runbook_writes_v1beta2_runs_as_written_and_verify_follows_the_api_s
     report = json.loads(gpudra(v133, "verify", "-o", "json").stdout)
     assert report["decommission"] == {"safe": True, "judged": True, "blockers": []}
     hard = v133.plane.admin.get(QUOTA)["spec"]["hard"]
-    assert hard["gpu.nvidia.com.deviceclass.resource.k8s.io/devices"] == "8"
+    assert hard[DEVICES] == "8" and "requests.nvidia.com/gpu" not in hard, hard
+    # 1.33's quota controller counts the converted quota's devices from the claims (v1beta1
+    # inside): what the namespace's allocated claims hold, and no device-plugin GPUs.
+    held = _devices_allocated(v133, "ml")
+    assert held > 0
+    v133.plane.wait("the quota to count the claims' devices",
+                    lambda: _used(v133) == {DEVICES: str(held)}, timeout=60)
     assert not [v for v in gpu_pods(v133.plane.admin, V133.namespaces) if v.device_plugin]
     for name in V133.machines():
         capacity = v133.plane.admin.get(f"/api/v1/nodes/{name}")["status"]["capacity"]
