@@ -79,6 +79,30 @@ def _verify_agrees_with_the_api_server(cluster: Cluster, moved: set[WorkloadKey]
                       for key in V133.running_before}, when
     shown = running_by_owner(gpu_pods(cluster.plane.admin, V133.namespaces))
     assert {key: row["pods_ready"] for key, row in rows.items()} == dict(shown), when
+    # a moved workload's claims are all allocated, as verify says; the API server agrees
+    # that each of its running pods' claims is allocated and reserved for that pod
+    assert {key for key, row in rows.items()
+            if row["claims"] and row["claims_allocated"] == row["claims"]} == moved, when
+    assert _pods_whose_claims_are_not_allocated_for_them(cluster) == [], when
+
+
+def _pods_whose_claims_are_not_allocated_for_them(cluster: Cluster) -> list[str]:
+    """Running pods that name a claim the API server shows unallocated or not reserved for
+    them."""
+    out = []
+    for namespace in V133.namespaces:
+        claims = {c["metadata"]["name"]: c.get("status") or {} for c in cluster.plane.admin.get(
+            f"/apis/{API_VERSION}/namespaces/{namespace}/resourceclaims")["items"]}
+        for pod in cluster.plane.admin.get(f"/api/v1/namespaces/{namespace}/pods")["items"]:
+            status = pod.get("status") or {}
+            if status.get("phase") != "Running":
+                continue
+            for entry in status.get("resourceClaimStatuses") or []:
+                claim = claims.get(entry.get("resourceClaimName"), {})
+                reserved = {ref.get("uid") for ref in claim.get("reservedFor") or []}
+                if not claim.get("allocation") or pod["metadata"]["uid"] not in reserved:
+                    out.append(f"{namespace}/{pod['metadata']['name']}")
+    return out
 
 
 def _allocated_claims(cluster: Cluster) -> dict[str, set[str]]:
