@@ -15,7 +15,10 @@ with every other byte kept:
   is rewritten where the intent is unambiguous (gpudra.dra.cel_repair);
 - GPU609: a pod's `resourceClaims[].source: {...}` entry is lifted into the entry.
 
-What cannot be repaired is left as it is and said (the audit rules keep reporting it).
+What cannot be repaired is left as it is and said (the audit rules keep reporting it). That
+includes an object of a newer version that uses a field the older target's API does not have
+(a v1 DeviceClass's `extendedResourceName` for 1.33): under the target's version the API server
+would refuse it (strict decoding) or a lenient client would drop the field.
 """
 
 from __future__ import annotations
@@ -61,6 +64,12 @@ def repair_dra_object(data: Mapping[str, Any], base: PathT, target: TargetVersio
     new_version = version
     if (target.served_by_default and not found.served_by_default) or not found.exists:
         new_version = target.resource_api_version.rpartition("/")[2]
+    lacking = _fields_the_target_lacks(kind, as_mapping(data.get("spec")), target)
+    if new_version != version and lacking:
+        out.left.append(f"{api_version} -> {GROUP}/{new_version} not done: Kubernetes {target} "
+                        f"has no {', '.join(lacking)}; write it for {target} by hand, or "
+                        "target a release that has it")
+        return out
     flat = new_version in FLAT_VERSIONS
     # A shape change that comes with the new version is part of it, not a GPU601 repair.
     rule = "GPU601: " if new_version == version else ""
@@ -83,6 +92,36 @@ def repair_dra_object(data: Mapping[str, Any], base: PathT, target: TargetVersio
         out.ops.append(Replace(base + ("apiVersion",), f"{GROUP}/{new_version}"))
         out.done.append(f"{api_version} -> {GROUP}/{new_version} ({_why(found, target)})")
     return out
+
+
+# Fields of a claim's request that arrived after 1.32, with the feature (versions.FEATURES)
+# whose first release has them: a request may set them flat (v1beta1), under `exactly:`, or in
+# a firstAvailable alternative.
+_REQUEST_FIELDS = (("firstAvailable", "firstAvailable"), ("tolerations", "taints"),
+                   ("capacity", "allowMultipleAllocations"))
+
+
+def _fields_the_target_lacks(kind: str, spec: Mapping[str, Any], target: TargetVersion
+                             ) -> list[str]:
+    """The fields `spec` sets that `target`'s resource.k8s.io API does not have."""
+    if kind == "DeviceClass":
+        return (["spec.extendedResourceName"] if "extendedResourceName" in spec
+                and not target.supports("extendedResourceName").available else [])
+    claim = as_mapping(spec.get("spec")) if kind == "ResourceClaimTemplate" else spec
+    if kind == "ResourceClaimTemplate" and "devices" in spec and "spec" not in spec:
+        claim = spec  # GPU602's shape
+    requests = as_mapping(claim.get("devices")).get("requests")
+    bodies: list[Mapping[str, Any]] = []
+    for request in requests if isinstance(requests, list) else ():
+        request = as_mapping(request)
+        alternatives = request.get("firstAvailable")
+        bodies += [request, as_mapping(request.get("exactly")),
+                   *(as_mapping(a) for a in (alternatives if isinstance(alternatives, list)
+                                             else ()))]
+    found = [f"request field {name}" for name, feature in _REQUEST_FIELDS
+             if any(name in body for body in bodies)
+             and not target.supports(feature).available]
+    return found
 
 
 def repair_pod_claims(spec: PodSpecRef, base: PathT) -> Repair:

@@ -9,12 +9,14 @@ from __future__ import annotations
 
 import os
 from collections.abc import Iterator
+from pathlib import Path
 
 import pytest
 
 from tests.controlplane import build
 from tests.controlplane.cluster import ControlPlane, path_for
 from tests.controlplane.nvidia import DEVICE_CLASSES, RUNTIME_CLASS
+from tests.controlplane.releases import NEWEST, V1_33, Release
 
 
 def _unavailable(reason: str) -> None:
@@ -25,20 +27,38 @@ def _unavailable(reason: str) -> None:
 
 @pytest.fixture(scope="session")
 def control_plane(tmp_path_factory: pytest.TempPathFactory) -> Iterator[ControlPlane]:
+    plane = started_plane(NEWEST, tmp_path_factory.mktemp("controlplane"))
+    yield plane
+    plane.stop()
+
+
+@pytest.fixture(scope="session")
+def control_plane_1_33(tmp_path_factory: pytest.TempPathFactory) -> Iterator[ControlPlane]:
+    """A Kubernetes 1.33 control plane (releases.V1_33: DRA on, resource.k8s.io v1beta1 and
+    v1beta2), started only by the tests that ask for it."""
+    plane = started_plane(V1_33, tmp_path_factory.mktemp("controlplane-1.33"))
+    yield plane
+    plane.stop()
+
+
+def started_plane(release: Release, workdir: Path) -> ControlPlane:
+    """A started control plane of `release` with the NVIDIA DeviceClasses (in the release's
+    resource.k8s.io version) and RuntimeClass; the caller stops it."""
     if os.environ.get("GPUDRA_SKIP_CONTROLPLANE") and not os.environ.get("CI"):
         pytest.skip("GPUDRA_SKIP_CONTROLPLANE is set")
     try:
-        binary = build.binary()
+        binary = build.binary(release)
     except build.Unavailable as error:
         _unavailable(str(error))
-    plane = ControlPlane(binary, tmp_path_factory.mktemp("controlplane"))
+    plane = ControlPlane(binary, workdir, release=release)
     try:
         plane.start()
-        for device_class in DEVICE_CLASSES:
-            plane.admin.create(path_for(device_class, "deviceclasses"), device_class)
+        for device_class in DEVICE_CLASSES:  # v1's shape, which v1beta2 shares
+            served = {**device_class,
+                      "apiVersion": f"resource.k8s.io/{release.resource_version}"}
+            plane.admin.create(path_for(served, "deviceclasses"), served)
         plane.admin.create(path_for(RUNTIME_CLASS, "runtimeclasses"), RUNTIME_CLASS)
     except BaseException:
         plane.stop()
         raise
-    yield plane
-    plane.stop()
+    return plane
