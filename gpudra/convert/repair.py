@@ -64,11 +64,15 @@ def repair_dra_object(data: Mapping[str, Any], base: PathT, target: TargetVersio
     new_version = version
     if (target.served_by_default and not found.served_by_default) or not found.exists:
         new_version = target.resource_api_version.rpartition("/")[2]
-    lacking = _fields_the_target_lacks(kind, as_mapping(data.get("spec")), target)
+    # Moving to an older release's version (the target has not the object's): every field
+    # the object uses must work there as it is, not only behind a gate that is off by default.
+    # (Moving up, to v1 from a beta of the same release, every field exists in v1 too.)
+    lacking = [] if found.exists else _fields_the_target_lacks(
+        kind, as_mapping(data.get("spec")), target)
     if new_version != version and lacking:
         out.left.append(f"{api_version} -> {GROUP}/{new_version} not done: Kubernetes {target} "
-                        f"has no {', '.join(lacking)}; write it for {target} by hand, or "
-                        "target a release that has it")
+                        f"{'; '.join(lacking)}; write it for {target} by hand, or target a "
+                        "release that has it")
         return out
     flat = new_version in FLAT_VERSIONS
     # A shape change that comes with the new version is part of it, not a GPU601 repair.
@@ -103,25 +107,35 @@ _REQUEST_FIELDS = (("firstAvailable", "firstAvailable"), ("tolerations", "taints
 
 def _fields_the_target_lacks(kind: str, spec: Mapping[str, Any], target: TargetVersion
                              ) -> list[str]:
-    """The fields `spec` sets that `target`'s resource.k8s.io API does not have."""
+    """What `target`'s resource.k8s.io API does with each field `spec` sets that it lacks or
+    keeps behind a gate that is off by default (where the API server drops the field)."""
+    used: list[tuple[str, str]] = []  # (field as said, feature)
     if kind == "DeviceClass":
-        return (["spec.extendedResourceName"] if "extendedResourceName" in spec
-                and not target.supports("extendedResourceName").available else [])
-    claim = as_mapping(spec.get("spec")) if kind == "ResourceClaimTemplate" else spec
-    if kind == "ResourceClaimTemplate" and "devices" in spec and "spec" not in spec:
-        claim = spec  # GPU602's shape
-    requests = as_mapping(claim.get("devices")).get("requests")
-    bodies: list[Mapping[str, Any]] = []
-    for request in requests if isinstance(requests, list) else ():
-        request = as_mapping(request)
-        alternatives = request.get("firstAvailable")
-        bodies += [request, as_mapping(request.get("exactly")),
-                   *(as_mapping(a) for a in (alternatives if isinstance(alternatives, list)
-                                             else ()))]
-    found = [f"request field {name}" for name, feature in _REQUEST_FIELDS
-             if any(name in body for body in bodies)
-             and not target.supports(feature).available]
-    return found
+        if "extendedResourceName" in spec:
+            used.append(("spec.extendedResourceName", "extendedResourceName"))
+    else:
+        claim = as_mapping(spec.get("spec")) if kind == "ResourceClaimTemplate" else spec
+        if kind == "ResourceClaimTemplate" and "devices" in spec and "spec" not in spec:
+            claim = spec  # GPU602's shape
+        requests = as_mapping(claim.get("devices")).get("requests")
+        bodies: list[Mapping[str, Any]] = []
+        for request in requests if isinstance(requests, list) else ():
+            request = as_mapping(request)
+            alternatives = request.get("firstAvailable")
+            bodies += [request, as_mapping(request.get("exactly")),
+                       *(as_mapping(a) for a in (alternatives if isinstance(alternatives, list)
+                                                 else ()))]
+        used += [(f"request field {name}", feature) for name, feature in _REQUEST_FIELDS
+                 if any(name in body for body in bodies)]
+    out = []
+    for name, feature in used:
+        support = target.supports(feature)
+        if not support.available:
+            out.append(f"has no {name}")
+        elif not support.default_on:
+            out.append(f"has {name} only behind the {support.stage} feature gate "
+                       f"{support.gate} (off by default: the API server drops the field)")
+    return out
 
 
 def repair_pod_claims(spec: PodSpecRef, base: PathT) -> Repair:
