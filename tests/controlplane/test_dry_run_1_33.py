@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import io
 import shutil
+from itertools import pairwise
 from pathlib import Path
 
 import pytest
@@ -26,7 +27,7 @@ API_VERSION = "resource.k8s.io/v1beta2"
 def _targets_1_33(case: Path) -> bool:
     args = (yaml.safe_load((case / "case.yaml").read_text()) or {}).get("args") or []
     return any(a == "--target-version" and b.lstrip("v").startswith("1.33")
-               for a, b in zip(args, args[1:]))
+               for a, b in pairwise(args))
 
 
 CASES = sorted(p.name for p in GOLDEN.iterdir()

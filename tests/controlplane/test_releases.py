@@ -11,7 +11,7 @@ import pytest
 from tests.controlplane import build
 from tests.controlplane.releases import RELEASES, Release
 
-_REPLACED = re.compile(r"^\s*(k8s\.io/\S+) => k8s\.io/\S+ (v\S+)\s*$", re.M)
+_REPLACED = re.compile(r"^\s*(k8s\.io/\S+) => k8s\.io/\S+ (v\S+)\s*$", re.MULTILINE)
 
 
 @pytest.mark.parametrize("release", RELEASES, ids=lambda r: r.name)

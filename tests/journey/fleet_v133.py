@@ -12,8 +12,17 @@ from __future__ import annotations
 
 from tests.controlplane.nvidia import A100_80GB, L4
 from tests.controlplane.releases import V1_33
-from tests.journey.fleets import (ADMISSION, Fleet, Pool, deployment, job, pod, pod_spec,
-                                  quota, statefulset)
+from tests.journey.fleets import (
+    ADMISSION,
+    Fleet,
+    Pool,
+    deployment,
+    job,
+    pod,
+    pod_spec,
+    quota,
+    statefulset,
+)
 
 RELEASE = V1_33
 API_VERSION = f"resource.k8s.io/{RELEASE.resource_version}"  # what gpudra must write here

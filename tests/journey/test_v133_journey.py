@@ -19,8 +19,15 @@ from tests.journey import runbook
 from tests.journey.cluster import Cluster, journey_cluster_at
 from tests.journey.fleet_v133 import API_VERSION, RELEASE, V133
 from tests.journey.observe import gpu_pods, running_by_owner
-from tests.journey.steps import (WorkloadKey, bring_up, gpudra, moved_by_wave, running_now,
-                                 where_they_run, workload_rows)
+from tests.journey.steps import (
+    WorkloadKey,
+    bring_up,
+    gpudra,
+    moved_by_wave,
+    running_now,
+    where_they_run,
+    workload_rows,
+)
 
 QUOTA = "/api/v1/namespaces/ml/resourcequotas/gpu-quota"
 DEVICES = "gpu.nvidia.com.deviceclass.resource.k8s.io/devices"
