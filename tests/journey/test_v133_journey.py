@@ -57,9 +57,11 @@ def test_the_cluster_runs_1_33_and_serves_no_resource_k8s_io_v1(v133: Cluster) -
     assert (version["major"], version["minor"]) == ("1", "33"), version
     served = {v["version"] for v in v133.plane.admin.get("/apis/resource.k8s.io")["versions"]}
     assert served == {"v1beta1", "v1beta2"}
-    # the GPU stack stand-in publishes its slices at v1beta2, as the driver does on 1.33
-    slices = v133.plane.admin.get(f"/apis/{API_VERSION}/resourceslices")["items"]
-    assert {s["spec"]["nodeName"] for s in slices} == set()  # no node on DRA before wave 1
+    # the chart's DeviceClasses, created at v1beta2; no slice until a wave labels a node (the
+    # stand-in's v1beta2 slices are what the scheduler allocates from in the runbook test)
+    classes = v133.plane.admin.get(f"/apis/{API_VERSION}/deviceclasses")["items"]
+    assert {c["metadata"]["name"] for c in classes} == {"gpu.nvidia.com", "mig.nvidia.com"}
+    assert v133.plane.admin.get(f"/apis/{API_VERSION}/resourceslices")["items"] == []
 
 
 def test_convert_from_cluster_writes_v1beta2_which_the_api_server_accepts(
