@@ -56,10 +56,12 @@ from gpudra.dra.cel import (
 from gpudra.plan.inventory import Device
 from gpudra.plan.selector_hints import unknown_names
 from gpudra.plan.selector_text import (
+    apply_chain,
     format_quantity,
     parse_comparison,
     projection,
     split_conjunction,
+    string_chain,
     term_label,
 )
 
@@ -397,9 +399,12 @@ class Matcher:
         if comparison is None:
             return None
         kind, domain, name, op, _ = comparison
+        chain = string_chain(term) if op in ("==", "in") else ""
         present: Counter[Any] = Counter()
         for rep, members in base:
             value = _value(self.devices[rep], kind, domain, name)
+            if chain and isinstance(value, str):
+                value = apply_chain(chain, value)  # what the term compares, not the raw value
             if value is not None:
                 present[value] += len(members)
         if not present:

@@ -103,14 +103,45 @@ _REF = (r"""device\.(?P<kind>attributes|capacity)\[(?P<dq>["'])(?P<domain>[^"']+
         r"""(?:\.(?P<name>\w+)|\[(?P<nq>["'])(?P<name2>[^"']+)(?P=nq)\])""")
 _COMPARE = re.compile(rf"^{_REF}\.compareTo\({_OPERAND}\)\s*(?P<op>>=|<=|==|!=|>|<)\s*0$")
 _METHOD = re.compile(rf"^{_REF}\.(?P<method>isGreaterThan|isLessThan)\({_OPERAND}\)$")
-_EQUALS = re.compile(rf"""^{_REF}\s*(?P<op>==)\s*(?P<sq>["'])(?P<arg>[^"']*)(?P=sq)$""")
+# The string methods convert puts between an attribute and `==` (GFD's label spelling of
+# productName and architecture): `.lowerAscii()`, `.replace(" ", "-")`.
+_CHAIN_STEP = re.compile(r"""\.(?:(?P<case>lowerAscii|upperAscii)\(\)"""
+                         r"""|replace\(\s*(?P<oq>["'])(?P<old>[^"']*)(?P=oq)\s*,"""
+                         r"""\s*(?P<nq>["'])(?P<new>[^"']*)(?P=nq)\s*\))""")
+_CHAIN = r"""(?P<chain>(?:\.(?:lowerAscii|upperAscii)\(\)|\.replace\(\s*"[^"]*"\s*,\s*"[^"]*"\s*\)"""\
+    r"""|\.replace\(\s*'[^']*'\s*,\s*'[^']*'\s*\))*)"""
+_EQUALS = re.compile(
+    rf"""^{_REF}{_CHAIN}\s*(?P<op>==)\s*(?P<sq>["'])(?P<arg>[^"']*)(?P=sq)$""")
+_MEMBER = re.compile(rf"""^{_REF}{_CHAIN}\s+(?P<op>in)\s+\[(?P<arg>[^\]]*)\]$""")
+
+
+def string_chain(term: str) -> str:
+    """The string methods an equality term applies to its attribute before comparing
+    (`.replace(" ", "-")`); empty for any other term."""
+    match = _EQUALS.match(term.strip()) or _MEMBER.match(term.strip())
+    return match.group("chain") if match else ""
+
+
+def apply_chain(chain: str, value: str) -> str:
+    """`value` as CEL turns it with `chain` (see :func:`string_chain`); the same transforms
+    only, ASCII case as lowerAscii/upperAscii change it."""
+    for step in _CHAIN_STEP.finditer(chain):
+        case = step.group("case")
+        if case == "lowerAscii":
+            value = "".join(c.lower() if c.isascii() else c for c in value)
+        elif case == "upperAscii":
+            value = "".join(c.upper() if c.isascii() else c for c in value)
+        else:
+            value = value.replace(step.group("old"), step.group("new"))
+    return value
 
 
 def parse_comparison(term: str) -> tuple[str, str, str, str, str] | None:
     """(kind, domain, name, operator, operand) for ``x.compareTo(quantity("90Gi")) >= 0``,
-    ``x.isGreaterThan(semver("1.0.0"))`` or ``x == "value"``; None for anything else."""
+    ``x.isGreaterThan(semver("1.0.0"))``, ``x == "value"`` or ``x in ["a", "b"]`` (the last two
+    also with the string methods of :func:`string_chain`); None for anything else."""
     term = term.strip()
-    for pattern in (_COMPARE, _METHOD, _EQUALS):
+    for pattern in (_COMPARE, _METHOD, _EQUALS, _MEMBER):
         match = pattern.match(term)
         if match:
             op = match.groupdict().get("op") or (
@@ -128,7 +159,9 @@ def term_label(term: str) -> str:
         return term
     kind, _, name, op, operand = parsed
     if op == "==" and kind == "attribute" and ".compareTo(" not in term:
-        operand = f'"{operand}"'
+        return f'{name}{string_chain(term)} {op} "{operand}"'
+    if op == "in":
+        return f"{name}{string_chain(term)} in [{operand}]"
     return f"{name} {op} {operand}"
 
 

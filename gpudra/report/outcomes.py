@@ -52,6 +52,9 @@ class OutcomeReport:
     # A command whose JSON is a contract of its own (plan's, docs/plan.md) says it here;
     # -o json then prints it instead of the outcomes.
     own_json: Mapping[str, Any] | None = None
+    # Outcomes every other format lists with the items, but whose JSON is a top-level key of
+    # its own in `extra` (verify's gate is `.decommission`, not a workload): their ids.
+    apart: frozenset[str] = frozenset()
 
     def counts(self) -> dict[str, int]:
         counts = {status: 0 for status in STATUSES}
@@ -122,8 +125,11 @@ def outcome_data(o: Outcome, key: str = "id") -> dict[str, Any]:
     return data
 
 
-def as_data(report: OutcomeReport) -> dict[str, Any]:
-    return {report.item_key: [outcome_data(o) for o in report.outcomes],
+def as_data(report: OutcomeReport, *, every_outcome: bool = False) -> dict[str, Any]:
+    """The JSON report; `every_outcome` keeps those `apart` among the items too (for HTML,
+    which shows them in the list)."""
+    return {report.item_key: [outcome_data(o) for o in report.outcomes
+                              if every_outcome or o.id not in report.apart],
             **report.extra,
             "errors": [error_data(e) for e in report.errors],
             "summary": dict(report.summary)}
@@ -138,7 +144,7 @@ def render_html(report: OutcomeReport, options: RenderOptions) -> str:
     from gpudra import __version__
     from gpudra.report.html import render_outcomes
 
-    return render_outcomes(as_data(report), report.tool, report.item_key,
+    return render_outcomes(as_data(report, every_outcome=True), report.tool, report.item_key,
                            tool_version=__version__)
 
 

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from collections import defaultdict
 from collections.abc import Callable, Mapping
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any
 
 from gpudra.gpu_use import quota_keys, read_object
@@ -92,6 +92,9 @@ class ClusterState:
     events: dict[tuple[str, str], str] = field(default_factory=dict)  # pod -> last message
     errors: list[InputError] = field(default_factory=list)
     read: int = 0
+    # Under -n: why the claims of other namespaces (which hold devices too) could not be read;
+    # None when they were, or when every namespace was read anyway.
+    other_claims_unread: str | None = None
 
     def pods_of(self, workload: ClusterObject) -> list[PodState]:
         if workload.kind == "Pod" and workload.group == "":
@@ -207,7 +210,33 @@ def read_cluster(cluster: Any, table: WorkloadTable,
     state.plugin_daemonsets = device_plugin_daemonsets(daemonsets)
     state.read = source.stats.objects
     _read_scheduling_events(cluster, state, on_page)
+    if cluster.target.list_namespace is not None:
+        _read_other_namespaces_claims(cluster, state, on_page)
     return state
+
+
+def _read_other_namespaces_claims(cluster: Any, state: ClusterState,
+                                  on_page: Callable[[Any], None] | None) -> None:
+    """Under -n the explanations still need every device that is taken: claims of other
+    namespaces hold devices on the same nodes. They are read cluster-wide and kept for their
+    allocations only; a refused read is not an input error (the namespace's own verdicts stand),
+    it is said where free devices are counted."""
+    from gpudra.sources.cluster_reads import OTHERS
+
+    read = next(r for r in OTHERS if r.resource == "resourceclaims")
+    claims = cluster.resource(read.group, read.resource, read.versions)
+    if claims is None:
+        return
+    before = len(cluster.errors)
+    for page in cluster.list(claims, namespace=None, on_page=on_page):
+        for claim in page:
+            record = claim_state(claim)
+            key = (record.namespace, record.name)
+            if record.allocated and key not in state.claims:
+                state.claims[key] = replace(record, data=None)
+    problems = cluster.errors[before:]
+    if problems:
+        state.other_claims_unread = "; ".join(problem_message(p) for p in problems)
 
 
 def _keep_dra_object(state: ClusterState, kind: str, data: Mapping[str, Any]) -> None:

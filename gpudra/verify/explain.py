@@ -25,6 +25,7 @@ from gpudra.objects import as_mapping, dig
 from gpudra.plan.engine import PlanOptions, plan
 from gpudra.plan.inventory import Inventory, parse_inventory
 from gpudra.verify.collect import ClusterState, DeviceKey, PodState
+from gpudra.verify.eligible import eligible_nodes, node_selector, selector_text
 from gpudra.workloads import WorkloadTable
 
 MAX_NAMED = 5
@@ -53,7 +54,8 @@ def explain_pod(pod: PodState, state: ClusterState, inventory: Inventory,
     if pod.data is None or all(r.claim and (c := state.claims.get((pod.namespace, r.claim)))
                                is not None and c.allocated for r in pod.claims):
         return []  # nothing to allocate: what is wrong is said by the pod's own problems
-    reasons = _missing_classes(pod, state)
+    # No driver on any node the pod may use says more than any count of devices elsewhere.
+    reasons = _missing_classes(pod, state) + _driverless_nodes(pod, state, inventory)
     own = {(pod.namespace, r.claim) for r in pod.claims if r.claim}
     held = held_devices(state, own)
     objects = _objects(pod, state)
@@ -63,6 +65,10 @@ def explain_pod(pod: PodState, state: ClusterState, inventory: Inventory,
     report = plan(objects, free, options).workloads
     if report:
         reasons += _free_reasons(report[0])
+    if state.other_claims_unread:
+        reasons.append("devices held by other namespaces' claims are not known (their "
+                       f"claims could not be read cluster-wide: {state.other_claims_unread}): "
+                       "some devices counted free here may be taken")
     holders = Inventory(tuple(replace(d, node=held[(d.driver, d.pool, d.name)])
                               for d in inventory.devices if (d.driver, d.pool, d.name) in held),
                         inventory.counter_sets, {}, "cluster")
@@ -74,7 +80,6 @@ def explain_pod(pod: PodState, state: ClusterState, inventory: Inventory,
                     f"claim {request.claim} request {request.name}: "
                     f"{request.matching_devices} matching devices are held by other claims: "
                     f"{_named(request.nodes)}")
-    reasons += _driverless_nodes(pod, state, inventory)
     return list(dict.fromkeys(reasons))
 
 
@@ -146,21 +151,16 @@ def _missing_classes(pod: PodState, state: ClusterState) -> list[str]:
 
 
 def _driverless_nodes(pod: PodState, state: ClusterState, inventory: Inventory) -> list[str]:
-    selector = as_mapping(dig(pod.data, "spec", "nodeSelector"))
-    eligible = [str(dig(n, "metadata", "name")) for n in state.nodes
-                if all(as_mapping(dig(n, "metadata", "labels")).get(str(k)) == str(v)
-                       for k, v in selector.items())]
+    eligible = eligible_nodes(pod, state)
     with_devices = {d.node for d in inventory.devices if d.node}
     without = [n for n in eligible if n not in with_devices]
     if eligible and len(without) == len(eligible):
-        where = f" (nodeSelector {_selector_text(selector)})" if selector else ""
+        selector = node_selector(pod)
+        where = f" (nodeSelector {selector_text(selector)})" if selector else ""
         return [f"no DRA driver publishes devices on any node the pod may use{where}: "
-                f"{_named(without)}"]
+                f"{_named(without)} (not switched: the wave's label step starts the DRA "
+                "driver's kubelet plugin there, and its ResourceSlices follow)"]
     return []
-
-
-def _selector_text(selector: Mapping[str, Any]) -> str:
-    return ", ".join(f"{k}={v}" for k, v in sorted(selector.items()))
 
 
 def _named(names: Sequence[str]) -> str:

@@ -12,6 +12,7 @@ from gpudra.gpu_use import read_object
 from gpudra.objects import ClusterObject, plural
 from gpudra.plan.inventory import Inventory
 from gpudra.verify.collect import ClusterState, PodState, event_message
+from gpudra.verify.device_plugin_pending import pending_reasons
 from gpudra.verify.explain import explain_pod
 from gpudra.workloads import WorkloadTable
 
@@ -53,11 +54,12 @@ def judge_workload(workload: ClusterObject, state: ClusterState, inventory: Inve
         message = (f"still on the device plugin: {plural(len(pods), 'pod')} "
                    f"({running} Running and Ready) hold {held} nvidia.com/gpu" if pods else
                    "still on the device plugin (no pods now)")
-        return Verdict(workload, kind, False, message, (), len(pods), running, 0, 0)
+        return Verdict(workload, kind, False, message, _device_plugin_reasons(pods, state),
+                       len(pods), running, 0, 0)
     problems: list[str] = []
     allocated = total = fine = 0
     explained = False
-    shown = 0
+    troubled: list[tuple[PodState, list[str]]] = []
     for pod in pods:
         pod_problems = _pod_problems(pod, state, kind)
         allocated += sum(1 for r in pod.claims if r.claim and (c := state.claims.get(
@@ -66,9 +68,8 @@ def judge_workload(workload: ClusterObject, state: ClusterState, inventory: Inve
         if not pod_problems:
             fine += pod.fine
             continue
-        shown += 1
-        if shown > MAX_PODS_SHOWN:
-            continue
+        troubled.append((pod, pod_problems))
+    for pod, pod_problems in _most_telling(troubled):
         problems += [f"pod {pod.subject}: {p}" for p in pod_problems]
         event = event_message(state, pod)
         if event:
@@ -76,8 +77,8 @@ def judge_workload(workload: ClusterObject, state: ClusterState, inventory: Inve
         if not explained and pod.phase == "Pending" and kind == CLAIMS:
             explained = True  # the pods of one template share their reasons: explain one
             problems += explain_pod(pod, state, inventory, table, target)
-    if shown > MAX_PODS_SHOWN:
-        problems.append(f"... and {shown - MAX_PODS_SHOWN} more pods with problems")
+    if len(troubled) > MAX_PODS_SHOWN:
+        problems.append(f"... and {len(troubled) - MAX_PODS_SHOWN} more pods with problems")
     replicas = _wanted_now(workload)
     if not pods and replicas:
         problems.append(f"no pods yet: {plural(replicas, 'replica')} wanted")
@@ -89,6 +90,39 @@ def judge_workload(workload: ClusterObject, state: ClusterState, inventory: Inve
         message = f"on {kind}: no pods now (scaled to 0, or no Job running)"
     return Verdict(workload, kind, ok, message, tuple(dict.fromkeys(problems)), len(pods), fine,
                    allocated, total)
+
+
+def _rank(pod: PodState) -> int:
+    """Pods whose reasons matter most first: Pending and unscheduled (nothing runs them),
+    Pending on a node, failed or unknown, then Running but not Ready (old pods of a rollout
+    that still run, or are going away, say the least)."""
+    if pod.phase == "Pending":
+        return 1 if pod.node else 0
+    return 3 if pod.phase == "Running" else 2
+
+
+def _most_telling(troubled: list[tuple[PodState, list[str]]]
+                  ) -> list[tuple[PodState, list[str]]]:
+    """The MAX_PODS_SHOWN pods to show: most telling first, so a crowd of old pods never hides
+    the one Pending pod's reason."""
+    return sorted(troubled, key=lambda t: _rank(t[0]))[:MAX_PODS_SHOWN]
+
+
+def _device_plugin_reasons(pods: list[PodState], state: ClusterState) -> tuple[str, ...]:
+    """For a workload on the device plugin, why its pods that are not Running and Ready wait."""
+    troubled = [(p, [p.phase + (f" on {p.node}" if p.node else " (not scheduled)")
+                     if p.phase != "Running" else f"Running on {p.node} but not Ready"])
+                for p in pods if not p.fine]
+    reasons: list[str] = []
+    for pod, said in _most_telling(troubled):
+        reasons += [f"pod {pod.subject}: {line}" for line in said]
+        event = event_message(state, pod)
+        if event:
+            reasons.append(f"scheduler: {event}")
+        reasons += pending_reasons(pod, state)
+    if len(troubled) > MAX_PODS_SHOWN:
+        reasons.append(f"... and {len(troubled) - MAX_PODS_SHOWN} more pods with problems")
+    return tuple(dict.fromkeys(reasons))
 
 
 def _wanted_now(workload: ClusterObject) -> int | None:

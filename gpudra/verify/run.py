@@ -125,6 +125,8 @@ def judge(state: ClusterState, table: WorkloadTable, target: TargetVersion,
     return VerifyResult(verdicts, gate, tuple(state.errors), state.read, decommission)
 
 
+GATE_ID = "decommission"
+
 _REMEDY = {
     DEVICE_PLUGIN: "gpudra convert (or gpudra cutover for the order), then apply",
     CLAIMS: "fix what the reasons name; kubectl describe pod shows the same events",
@@ -147,7 +149,7 @@ def as_report(result: VerifyResult) -> OutcomeReport:
                    else "fail" if result.decommission else "warn")
     remedy = ("clear each line, then run gpudra verify again" if gate.judged and not gate.safe
               else None)
-    outcomes.append(Outcome("decommission", "Decommission gate", gate_status, gate.message,
+    outcomes.append(Outcome(GATE_ID, "Decommission gate", gate_status, gate.message,
                             remedy, None, gate.blockers))
     states = {s: sum(1 for v in result.verdicts if v.state == s)
               for s in (DEVICE_PLUGIN, "bridge", CLAIMS)}
@@ -160,7 +162,13 @@ def as_report(result: VerifyResult) -> OutcomeReport:
     def failing(o: Outcome) -> bool:
         return o.status == "fail"
 
+    # The gate is a row of every human format, but in JSON only `.decommission`: it is not a
+    # workload, and `.workloads` holds workloads alone.
     return OutcomeReport("verify", "workloads", tuple(outcomes), result.errors, summary,
                          failing, "gpudra verify",
                          extra={"decommission": {"safe": gate.safe, "judged": gate.judged,
-                                                 "blockers": list(gate.blockers)}})
+                                                 "blockers": list(gate.blockers),
+                                                 "outcome": gate_status,
+                                                 "message": gate.message,
+                                                 "remediation": remedy}},
+                         apart=frozenset({GATE_ID}))

@@ -41,8 +41,7 @@ def bring_up(cluster: Cluster, fleet: Fleet) -> None:
 
 def workload_rows(report: dict[str, Any]) -> dict[WorkloadKey, dict[str, Any]]:
     """verify -o json's workload rows by (namespace, kind, name)."""
-    return {(row["namespace"], row["kind"], row["name"]): row for row in report["workloads"]
-            if row.get("kind")}
+    return {(row["namespace"], row["kind"], row["name"]): row for row in report["workloads"]}
 
 
 def running_now(cluster: Cluster, fleet: Fleet) -> dict[WorkloadKey, int]:
