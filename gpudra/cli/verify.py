@@ -20,11 +20,13 @@ EPILOG = (
     "workload at its top owner (device plugin, bridge or claims), reasons for every Pending "
     "pod or unallocated claim, and the decommission gate.\n\n"
     "Exit codes: 0 every workload on claims is allocated and Running; 1 one is not (or, with "
+    "--wave-of, a workload the wave moves is still on the device plugin or missing; with "
     "--decommission, the device plugin cannot be removed yet); 2 usage error; 3 the cluster "
-    "could not be read.\n\n"
+    "or a wave folder could not be read.\n\n"
     "Examples:\n\n\b\n"
     "  gpudra verify                          # every namespace of the current context\n"
     "  gpudra verify -n ml --selector app=trainer -o json\n"
+    "  gpudra verify --wave-of cutover/wave-1  # after the runbook's wave 1\n"
     "  gpudra verify --decommission -o github # CI: the last step of the migration")
 
 
@@ -38,6 +40,10 @@ def verify(
                                                 "(app=x,tier!=y,key,!key)."),
     decommission: bool = typer.Option(False, "--decommission",
                                       help="Exit 1 while the device plugin cannot be removed."),
+    wave_of: list[str] = typer.Option([], "--wave-of", metavar="WAVE_DIR",
+                                      help="A wave folder of `gpudra cutover --output-dir` "
+                                           "that was applied (repeatable): a workload it moves "
+                                           "still on the device plugin, or missing, fails."),
     config: Optional[Path] = config_option(),
     quiet: bool = quiet_option(),
     kubeconfig: Optional[str] = kubeconfig_option(),
@@ -61,7 +67,8 @@ def verify(
     exclusive_namespaces(namespace, all_namespaces)
     cfg = load_cfg([], config)
     connection = Connection(kubeconfig, context, namespace, request_timeout)
-    request = VerifyRequest(connection.cluster_options(), selector, decommission, cfg)
+    request = VerifyRequest(connection.cluster_options(), selector, decommission, cfg,
+                            tuple(wave_of))
     with ListProgress(quiet) as on_page:
         result = run_verify(request, on_page=on_page)
     write_outcomes(output, as_report(result))

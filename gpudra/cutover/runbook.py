@@ -95,7 +95,8 @@ def wave_steps(wave: Wave, directory: str | None,
         steps += _switch(wave.nodes, nodes, context.plugin_pods)
     if RECREATE in modes:
         steps.append(f"kubectl create -f {where}/converted/recreate/ --recursive")
-    steps.append("gpudra verify   # the gate: exit 0 before the next wave")
+    steps.append(f"gpudra verify --wave-of {where}   # exit 0 before the next wave: what the "
+                 "wave moves runs on claims")
     return {"steps": steps, "rollback": _rollback(wave, nodes, where, modes, quotas)}
 
 

@@ -31,6 +31,13 @@ class Verdict:
     pods_fine: int
     claims_allocated: int
     claims: int
+    must_move: str | None = None  # a wave (verify --wave-of) moves it: the file that does
+
+    @property
+    def failing(self) -> bool:
+        """Fails the run: on claims (or the bridge) and not fine, or still on the device
+        plugin though a wave that was applied moves it."""
+        return not self.ok and (self.state != DEVICE_PLUGIN or self.must_move is not None)
 
     @property
     def subject(self) -> str:

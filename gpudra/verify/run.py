@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Callable, Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any
 
 from gpudra.dra.versions import MAX_MINOR, MIN_MINOR, TargetVersion
@@ -17,7 +17,9 @@ from gpudra.report.outcomes import Outcome, OutcomeReport
 from gpudra.verify.collect import ClusterState, read_cluster
 from gpudra.verify.explain import live_inventory
 from gpudra.verify.gate import NOT_JUDGED_UNREAD, Gate, decommission_gate, not_judged
+from gpudra.verify.expected import MovedWorkload, read_wave
 from gpudra.verify.judge import CLAIMS, DEVICE_PLUGIN, Verdict, judge_workload
+from gpudra.verify.moved import held_to_waves
 from gpudra.workloads import WorkloadTable
 
 _TERM = re.compile(r"^\s*(?P<not>!)?\s*(?P<key>[A-Za-z0-9_./-]+)\s*"
@@ -30,6 +32,7 @@ class VerifyRequest:
     selector: str | None = None    # a label selector on the workloads (their own labels)
     decommission: bool = False     # the gate fails the run while it is not safe
     config: Any = None             # gpudra.config.Config
+    waves: tuple[str, ...] = ()    # --wave-of: wave folders applied; what they move must move
 
 
 @dataclass(frozen=True)
@@ -39,6 +42,7 @@ class VerifyResult:
     errors: tuple[InputError, ...]
     read: int
     decommission: bool = False
+    missing: tuple[MovedWorkload, ...] = ()  # moved by a wave, but not in the cluster
 
     def exit_code(self) -> ExitCode:
         """3 when something could not be read (or nothing was); 1 when a workload on claims
@@ -46,7 +50,7 @@ class VerifyResult:
         is closed; else 0."""
         if self.errors or self.read == 0:
             return ExitCode.INPUT_ERROR
-        if any(not v.ok and v.state != DEVICE_PLUGIN for v in self.verdicts):
+        if any(v.failing for v in self.verdicts) or self.missing:
             return ExitCode.FINDINGS
         if self.decommission and not self.gate.safe:
             return ExitCode.FINDINGS
@@ -86,6 +90,7 @@ def run_verify(request: VerifyRequest, *, on_page: Callable[[Any], None] | None 
     from gpudra.config import Config
 
     terms = parse_selector(request.selector) if request.selector else []
+    waves = tuple(read_wave(folder) for folder in request.waves)  # before any network call
     config = request.config or Config()
     table = WorkloadTable().with_kinds(config.workloads)
     options = request.cluster or ClusterOptions(all_namespaces=True)
@@ -96,8 +101,13 @@ def run_verify(request: VerifyRequest, *, on_page: Callable[[Any], None] | None 
     with connect(options) as cluster:
         version = cluster.server_version()
         state = read_cluster(cluster, table, on_page=on_page)
-    return judge(state, table, release_of(version.minor), terms, request.decommission,
-                 whole_cluster)
+        namespace = cluster.target.list_namespace
+    result = judge(state, table, release_of(version.minor), terms, request.decommission,
+                   whole_cluster)
+    if not waves:
+        return result
+    verdicts, missing = held_to_waves(result.verdicts, waves, namespace, not terms)
+    return replace(result, verdicts=verdicts, missing=missing)
 
 
 def release_of(minor: int) -> TargetVersion:
@@ -126,6 +136,8 @@ def judge(state: ClusterState, table: WorkloadTable, target: TargetVersion,
 
 
 GATE_ID = "decommission"
+MISSING = "missing"  # the state of a workload a wave moves that the cluster does not have
+MISSING_REMEDY = "kubectl create -f the wave's converted/recreate/ (the runbook's step)"
 
 _REMEDY = {
     DEVICE_PLUGIN: "gpudra convert (or gpudra cutover for the order), then apply",
@@ -136,14 +148,23 @@ _REMEDY = {
 def as_report(result: VerifyResult) -> OutcomeReport:
     outcomes = []
     for v in result.verdicts:
-        status = "pass" if v.ok else "warn" if v.state == DEVICE_PLUGIN else "fail"
+        status = "pass" if v.ok else "fail" if v.failing else "warn"
         remedy = None if v.ok else _REMEDY.get(v.state, _REMEDY[CLAIMS])
         outcomes.append(Outcome(
             v.workload.name or "", v.workload.kind, status, v.message, remedy, v.subject, v.reasons,
             extra={"state": v.state, "pods": v.pods, "pods_ready": v.pods_fine,
                    "claims": v.claims, "claims_allocated": v.claims_allocated,
                    "kind": v.workload.kind, "name": v.workload.name,
-                   "namespace": v.workload.namespace}))
+                   "namespace": v.workload.namespace, "moved_by_wave": v.must_move}))
+    for m in result.missing:
+        outcomes.append(Outcome(
+            m.name, m.kind, "fail", "moved by a wave that was applied, but not in the cluster",
+            MISSING_REMEDY, "/".join(x for x in (m.namespace, m.kind, m.name) if x),
+            (f"the wave creates it on claims ({m.file}): the runbook's kubectl create was not "
+             "run, or failed",),
+            extra={"state": MISSING, "pods": 0, "pods_ready": 0, "claims": 0,
+                   "claims_allocated": 0, "kind": m.kind, "name": m.name,
+                   "namespace": m.namespace or None, "moved_by_wave": m.file}))
     gate = result.gate
     gate_status = ("unavailable" if not gate.judged else "pass" if gate.safe
                    else "fail" if result.decommission else "warn")
@@ -155,8 +176,9 @@ def as_report(result: VerifyResult) -> OutcomeReport:
               for s in (DEVICE_PLUGIN, "bridge", CLAIMS)}
     summary = {"workloads": len(result.verdicts),
                "ok": sum(1 for v in result.verdicts if v.ok),
-               "not_ok": sum(1 for v in result.verdicts if not v.ok and v.state != DEVICE_PLUGIN),
+               "not_ok": sum(1 for v in result.verdicts if v.failing) + len(result.missing),
                **{f"on_{k.replace(' ', '_')}": n for k, n in states.items()},
+               "missing": len(result.missing),
                "safe_to_remove_device_plugin": gate.safe, "objects_read": result.read}
 
     def failing(o: Outcome) -> bool:

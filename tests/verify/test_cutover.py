@@ -400,7 +400,7 @@ def test_workloads_left_on_the_device_plugin_of_switched_nodes_move_in_a_wave_of
     commands = [s.split("   #")[0] for s in wave["steps"]]
     assert commands == [f"kubectl apply -f {out}/wave-1/converted/claims/ --recursive",
                         f"kubectl replace -f {out}/wave-1/converted/replace/ --recursive",
-                        "gpudra verify"]
+                        f"gpudra verify --wave-of {out}/wave-1"]
 
 
 def test_a_from_export_plans_each_workload_once_at_its_top_owner(tmp_path: Path) -> None:
