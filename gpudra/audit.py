@@ -5,7 +5,7 @@ from __future__ import annotations
 import datetime
 import os
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any
 
 from gpudra.config import Config
@@ -96,12 +96,15 @@ def audit_cluster(options: Any, config: Config, *,
     gpudra.cluster.ClusterError when it cannot be read at all; a resource type that cannot be
     read is an error in the report, and the rest is audited."""
     from gpudra.cluster import connect  # the Kubernetes client loads only for cluster work
+    from gpudra.cluster.records import cluster_read
     from gpudra.sources.cluster import ClusterSource
 
     table = WorkloadTable().with_kinds(config.workloads)
     with connect(options) as cluster:
+        read = cluster_read(cluster.target)
         cluster.server_version()  # fails fast, with one clear error, when it cannot be reached
-        return audit(ClusterSource(cluster, table, on_page), config, target)
+        return replace(audit(ClusterSource(cluster, table, on_page), config, target),
+                       cluster_read=read)
 
 
 def _check(obj: SourceObject, checkers: list, ctx: AuditContext) -> None:

@@ -254,6 +254,7 @@ class Report:
     # A multi-cluster audit: each cluster's own report, in the order asked for; the fields
     # above then hold all of them together, each finding and error with its context.
     clusters: tuple[ClusterAudit, ...] = ()
+    cluster_read: ClusterRead | None = None  # a live audit: the cluster read, and when
 
     @property
     def nothing_read(self) -> bool:
@@ -279,3 +280,29 @@ class Report:
         if any(fail_on.triggered_by(f.severity) for f in self.findings):
             return ExitCode.FINDINGS
         return ExitCode.OK
+
+
+@dataclass(frozen=True, slots=True)
+class ClusterRead:
+    """Which cluster a live report read, and when: every live report names it in each of its
+    formats, so a report pasted into a ticket says where it came from.
+
+    Built by gpudra.cluster.records.cluster_read from the connection; `server` is already
+    redacted (no userinfo, no token), so it may be shown anywhere."""
+
+    context: str | None  # the kubeconfig context; None: the in-cluster service account
+    server: str          # the API server URL, credentials redacted
+    read_at: str         # when the read began, UTC ISO 8601 to the second: 2026-12-07T13:04:27Z
+
+    @property
+    def who(self) -> str:
+        return f'context "{self.context}"' if self.context is not None else \
+            "the in-cluster service account"
+
+    def describe(self) -> str:
+        """`cluster: context "prod" (https://api.example:6443), read 2026-12-07T13:04:27Z`."""
+        return f"cluster: {self.who} ({self.server}), read {self.read_at}"
+
+    def as_data(self) -> dict[str, str | None]:
+        """The JSON form, one key `cluster` of every live JSON report."""
+        return {"context": self.context, "server": self.server, "read_at": self.read_at}

@@ -111,7 +111,7 @@ def write_runbook(fmt: Any, result: Any, where: Optional[str]) -> None:
     from gpudra.cutover.runbook import Runbook
 
     sys.stdout.write(render(Kind.RUNBOOK, fmt.value, Runbook(result.plan, where, result.pools,
-                                                             result.context)))
+                                                             result.context, result.cluster)))
 
 
 def write_checks(fmt: Any) -> None:

@@ -3,9 +3,13 @@ failed for one resource type, and list progress."""
 
 from __future__ import annotations
 
+import datetime
 import re
 from dataclasses import dataclass
 from urllib.parse import quote, urlsplit, urlunsplit
+
+from gpudra.model import ClusterRead
+from gpudra.printable import redact
 
 _VERSION = re.compile(r"^v?(\d+)\.(\d+)(?:\.(\d+))?")
 
@@ -50,6 +54,24 @@ class ClusterTarget:
         """`context "prod" (https://…)` or `the in-cluster service account (https://…)`."""
         who = "the in-cluster service account" if self.in_cluster else f'context "{self.context}"'
         return f"{who} ({self.shown_server})"
+
+
+def cluster_read(target: ClusterTarget, at: datetime.datetime | None = None) -> ClusterRead:
+    """What a live report says of where and when it read: `target`'s context and server
+    (userinfo and tokens redacted) and `at` (default: now) in UTC to the second."""
+    when = (at or datetime.datetime.now(datetime.timezone.utc)).astimezone(
+        datetime.timezone.utc).replace(microsecond=0)
+    return ClusterRead(target.context, redact(_without_query(target.shown_server)),
+                       when.strftime("%Y-%m-%dT%H:%M:%SZ"))
+
+
+def _without_query(url: str) -> str:
+    """A server URL has no business with a query or fragment; one there may carry a token."""
+    try:
+        parts = urlsplit(url)
+    except ValueError:
+        return url.split("?", 1)[0].split("#", 1)[0]
+    return urlunsplit(parts._replace(query="", fragment=""))
 
 
 @dataclass(frozen=True, slots=True)

@@ -11,7 +11,7 @@ from typing import Any
 from gpudra.convert.records import ConvertRequest, WorkloadResult
 from gpudra.convert.writer import write_under
 from gpudra.errors import UsageError
-from gpudra.model import InputError
+from gpudra.model import ClusterRead, InputError
 from gpudra.objects import dig
 from gpudra.workloads import WorkloadTable
 
@@ -43,14 +43,17 @@ def _exported_pod_specs(item: Any, table: WorkloadTable) -> list | None:
     return [p.spec.path for p in use.pods]
 
 
-def export_cluster(request: ConvertRequest, table: WorkloadTable
-            ) -> tuple[tuple[InputError, ...], tuple[WorkloadResult, ...], int, bool, Any]:
+def export_cluster(request: ConvertRequest, table: WorkloadTable,
+                   reads: list[ClusterRead] | None = None
+                   ) -> tuple[tuple[InputError, ...], tuple[WorkloadResult, ...], int, bool, Any]:
     """Write the cluster's GPU workloads (bare pods included), the claims and templates they
     use, and GPU quotas, as clean manifests under --output-dir. Returns what could not be read,
     the GPU pods left out (with why), how many files were written, and whether a node carries
     the `nvidia.com/gpu` NoSchedule taint, and the cluster's version (gpudra.cluster
-    ServerVersion). Raises a ClusterError when the cluster cannot be read at all."""
+    ServerVersion); which cluster and when, into `reads`. Raises a ClusterError when the
+    cluster cannot be read at all."""
     from gpudra.cluster import connect
+    from gpudra.cluster.records import cluster_read
     from gpudra.convert.export import clean, dump, file_name
     from gpudra.convert.tolerations import has_gpu_taint
     from gpudra.gpu_use import read_object
@@ -63,6 +66,8 @@ def export_cluster(request: ConvertRequest, table: WorkloadTable
     skipped: list[WorkloadResult] = []
     tainted = False
     with connect(request.cluster) as cluster:
+        if reads is not None:
+            reads.append(cluster_read(cluster.target))
         version = cluster.server_version()
         for item in ClusterSource(cluster, table, command="export").items():
             if isinstance(item, InputError):

@@ -31,7 +31,7 @@ from gpudra.dra.versions import DEFAULT, TargetVersion, live_target
 from gpudra.errors import UnreadableInputError, UsageError
 from gpudra.kustomize import KUSTOMIZATION_FILES
 from gpudra.kustomize.tree import real_roots
-from gpudra.model import ExitCode, InputError
+from gpudra.model import ClusterRead, ExitCode, InputError
 from gpudra.printable import quote_name
 from gpudra.quantity import parse_quantity
 from gpudra.report.formats import Kind, RenderOptions, find, render
@@ -166,8 +166,9 @@ def run_convert(request: ConvertRequest, *, stdout: IO[str], stderr: IO[str],
     table = WorkloadTable().with_kinds(config.workloads)
     exported: tuple[InputError, ...] = ()
     skipped: tuple[WorkloadResult, ...] = ()
+    reads: list[ClusterRead] = []  # --from-cluster: which cluster, and when
     if request.cluster is not None:
-        exported, skipped, count, tainted, version = export_cluster(request, table)
+        exported, skipped, count, tainted, version = export_cluster(request, table, reads)
         if request.target_version is None:  # written for the release the cluster runs
             live = live_target(version.minor, version.git_version)
             options = replace(options, target=build_options(
@@ -197,7 +198,8 @@ def run_convert(request: ConvertRequest, *, stdout: IO[str], stderr: IO[str],
         report = replace(report, errors=report.errors + tuple(write_errors),
                          unwritten=frozenset(unwritten))
     written = not (request.diff or request.check) and request.paths != ("-",)
-    summary = ConvertSummary(report, written=written, with_diffs=request.diff)
+    summary = ConvertSummary(report, written=written, with_diffs=request.diff,
+                             cluster=reads[0] if reads else None)
     options = RenderOptions(verbose=request.verbose)
     if request.output == "json":  # the requested output, not a summary: -q keeps it
         stdout.write(render(Kind.CONVERT, "json", summary, options))

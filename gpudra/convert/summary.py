@@ -9,6 +9,7 @@ from typing import Any
 
 from gpudra.convert.converter import ConvertReport
 from gpudra.convert.writer import unified_diff
+from gpudra.model import ClusterRead
 from gpudra.objects import plural
 from gpudra.report.formats import RenderOptions
 from gpudra.report.json_report import skipped_data
@@ -26,16 +27,20 @@ class ConvertSummary:
     report: ConvertReport
     written: bool      # the changes were written (not --diff, --check or stdin)
     with_diffs: bool   # --diff: the JSON carries each file's diff
+    cluster: ClusterRead | None = None  # --from-cluster: the cluster read, and when
 
 
 def render_table(summary: ConvertSummary, options: RenderOptions) -> str:
     action = "changed" if summary.written else "would change"
-    return as_text(summary.report, action=action, verbose=options.verbose)
+    read = f"{summary.cluster.describe()}\n" if summary.cluster is not None else ""
+    return read + as_text(summary.report, action=action, verbose=options.verbose)
 
 
 def render_json(summary: ConvertSummary, options: RenderOptions) -> str:
-    return json.dumps(as_data(summary.report, with_diffs=summary.with_diffs,
-                              written=summary.written), indent=2) + "\n"
+    data = as_data(summary.report, with_diffs=summary.with_diffs, written=summary.written)
+    if summary.cluster is not None:
+        data = {"cluster": summary.cluster.as_data(), **data}
+    return json.dumps(data, indent=2) + "\n"
 
 
 def as_data(report: ConvertReport, *, with_diffs: bool, written: bool) -> dict[str, Any]:

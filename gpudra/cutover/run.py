@@ -15,7 +15,7 @@ from gpudra.cutover.runbook import Runbook, WaveContext
 from gpudra.cutover.waves import CutoverPlan, order_waves
 from gpudra.dra.versions import DEFAULT, TargetVersion, live_target
 from gpudra.errors import UsageError
-from gpudra.model import ExitCode, InputError
+from gpudra.model import ClusterRead, ExitCode, InputError
 from gpudra.objects import SourceObject
 from gpudra.workloads import WorkloadTable
 
@@ -40,6 +40,7 @@ class CutoverResult:
     read: int
     output_dir: Path | None = None
     context: WaveContext = WaveContext()  # what the runbook's steps need besides the plan
+    cluster: ClusterRead | None = None    # live: the cluster read, and when
 
     @property
     def pools(self) -> dict[str, int]:
@@ -65,10 +66,11 @@ def run_cutover(request: CutoverRequest, *, on_page: Callable[[Any], None] | Non
     table = WorkloadTable().with_kinds(config.workloads)
     errors: list[InputError] = []
     target = request.target_version
+    reads: list[ClusterRead] = []  # the cluster, when one is read
     if request.sources:
         objects, read = _read_files(request.sources, errors, table)
     else:
-        objects, read, version = _read_cluster(request, table, errors, on_page)
+        objects, read, version = _read_cluster(request, table, errors, on_page, reads)
         target = target or live_target(version.minor, version.git_version)
     target = target or DEFAULT
     fleet = build_fleet(objects, table, request.pool_label, target)
@@ -87,12 +89,14 @@ def run_cutover(request: CutoverRequest, *, on_page: Callable[[Any], None] | Non
         try:
             # Through the registry, as -o markdown: names escaped and credentials redacted.
             text = render(Kind.RUNBOOK, "markdown",
-                          Runbook(result, str(out), pool_sizes(fleet), context), RenderOptions())
+                          Runbook(result, str(out), pool_sizes(fleet), context,
+                                  reads[0] if reads else None), RenderOptions())
             write_under(out, "runbook.md", text.encode("utf-8"))
         except (OSError, WriteRefused) as exc:
             reason = str(exc) if isinstance(exc, WriteRefused) else exc.strerror or str(exc)
             errors.append(InputError(str(out / "runbook.md"), f"cannot write: {reason}"))
-    return CutoverResult(result, fleet, tuple(errors), read, out, context)
+    return CutoverResult(result, fleet, tuple(errors), read, out, context,
+                         reads[0] if reads else None)
 
 
 def pool_sizes(fleet: Fleet) -> dict[str, int]:
@@ -146,17 +150,19 @@ _BETWEEN_KINDS = frozenset({"ReplicaSet", "Job", "Pod"})
 
 
 def _read_cluster(request: CutoverRequest, table: WorkloadTable, errors: list[InputError],
-                  on_page: Callable[[Any], None] | None
+                  on_page: Callable[[Any], None] | None, reads: list[ClusterRead]
                   ) -> tuple[list[dict[str, Any]], int, Any]:
     """The cluster's objects, how many were read, and its version (gpudra.cluster
     ServerVersion: the converted manifests are for its release unless --target-version says
-    otherwise)."""
+    otherwise); which cluster and when, into `reads`."""
     from gpudra.cluster import ClusterOptions, connect
+    from gpudra.cluster.records import cluster_read
     from gpudra.model import NotRead
     from gpudra.sources.cluster import ClusterSource
 
     objects: list[dict[str, Any]] = []
     with connect(request.cluster or ClusterOptions(all_namespaces=True)) as cluster:
+        reads.append(cluster_read(cluster.target))
         version = cluster.server_version()
         source = ClusterSource(cluster, table, on_page, command="cutover")
         for item in source.items():

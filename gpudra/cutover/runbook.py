@@ -20,6 +20,7 @@ from typing import Any
 from gpudra.cutover.fleet import RISK_NAMES, Workload
 from gpudra.cutover.manifests import RECREATE, REPLACE, mode, wave_modes
 from gpudra.cutover.waves import CutoverPlan, Side, Wave
+from gpudra.model import ClusterRead
 from gpudra.objects import as_mapping
 from gpudra.report.formats import RenderOptions
 
@@ -272,16 +273,26 @@ class Runbook:
     directory: str | None       # --output-dir, which the steps name
     pools: dict[str, int]       # nodes per pool
     context: WaveContext = WaveContext()
+    cluster: ClusterRead | None = None  # live: the cluster read, and when
+
+
+def _read_line(runbook: Runbook) -> list[str]:
+    return [runbook.cluster.describe()] if runbook.cluster is not None else []
 
 
 def render_table(runbook: Runbook, options: RenderOptions) -> str:
-    return table(runbook.plan)
+    return "".join(f"{line}\n\n" for line in _read_line(runbook)) + table(runbook.plan)
 
 
 def render_markdown(runbook: Runbook, options: RenderOptions) -> str:
-    return markdown(runbook.plan, runbook.directory, runbook.pools, runbook.context)
+    text = markdown(runbook.plan, runbook.directory, runbook.pools, runbook.context)
+    title, _, rest = text.partition("\n\n")
+    read = "".join(f"{_md(line)}\n\n" for line in _read_line(runbook))
+    return f"{title}\n\n{read}{rest}"
 
 
 def render_json(runbook: Runbook, options: RenderOptions) -> str:
-    return json.dumps(as_json(runbook.plan, runbook.directory, runbook.pools,
-                              runbook.context), indent=2) + "\n"
+    data = as_json(runbook.plan, runbook.directory, runbook.pools, runbook.context)
+    if runbook.cluster is not None:
+        data = {"cluster": runbook.cluster.as_data(), **data}
+    return json.dumps(data, indent=2) + "\n"

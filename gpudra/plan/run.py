@@ -18,7 +18,7 @@ from typing import Any
 
 from gpudra.dra.versions import DEFAULT, TargetVersion
 from gpudra.errors import UsageError
-from gpudra.model import ExitCode, InputError, NotRead
+from gpudra.model import ClusterRead, ExitCode, InputError, NotRead
 from gpudra.objects import SourceObject, as_mapping
 from gpudra.plan.engine import PlanOptions, collector_paused, plan
 from gpudra.plan.inventory import Inventory, InventoryReader
@@ -48,6 +48,7 @@ class PlanResult:
     report: PlanReport
     errors: tuple[InputError, ...]
     read: int                          # files or objects read
+    cluster: ClusterRead | None = None  # the cluster read (devices or workloads), and when
 
     def exit_code(self) -> ExitCode:
         """3 when an input could not be read; 1 when a workload cannot be satisfied, or is
@@ -77,6 +78,7 @@ def run_plan(request: PlanRequest, *, on_page: Callable[[Any], None] | None = No
             raise UsageError(str(exc)) from None
     target = request.target_version
     errors: list[InputError] = []
+    reads: list[ClusterRead] = []  # the cluster, when one is read
     if request.paths:
         from gpudra.sources.shapes import well_formed_items
 
@@ -93,11 +95,11 @@ def run_plan(request: PlanRequest, *, on_page: Callable[[Any], None] | None = No
         if inventory is None and any(_kind(o) in _INVENTORY_KINDS for o in objects):
             inventory = _inventory_from(objects, "tree", request.consumable_shares)
         if inventory is None:
-            inventory, more = _cluster_inventory(request, on_page)
+            inventory, more = _cluster_inventory(request, on_page, reads)
             errors += more
     else:
         inventory = _inventory_files(request.inventory, errors, request.consumable_shares)
-        objects, read, more = _cluster_objects(request, table, on_page)
+        objects, read, more = _cluster_objects(request, table, on_page, reads)
         errors += more
         if inventory is None:
             inventory = _inventory_from(objects, "cluster", request.consumable_shares)
@@ -107,7 +109,8 @@ def run_plan(request: PlanRequest, *, on_page: Callable[[Any], None] | None = No
     options = PlanOptions.for_target(target, converter=converter, table=table,
                                      engine=default_engine(target),
                                      node_sample=None if request.full_matches else NODE_SAMPLE)
-    return PlanResult(plan(workloads, inventory, options), tuple(errors), read)
+    return PlanResult(plan(workloads, inventory, options), tuple(errors), read,
+                      reads[0] if reads else None)
 
 
 def _collected(source: FileSource, items: Iterator[Any], errors: list[InputError]
@@ -196,16 +199,19 @@ def _inventory_from(objects: Iterable[Any], source: str, shares: str | None) -> 
     return slices.merged(predicted) if slices.devices else predicted
 
 
-def _cluster_inventory(request: PlanRequest, on_page: Callable[[Any], None] | None
-                       ) -> tuple[Inventory, list[InputError]]:
-    """Devices of the current cluster for a tree: its ResourceSlices and Nodes."""
+def _cluster_inventory(request: PlanRequest, on_page: Callable[[Any], None] | None,
+                       reads: list[ClusterRead]) -> tuple[Inventory, list[InputError]]:
+    """Devices of the current cluster for a tree: its ResourceSlices and Nodes (the cluster
+    and the time, into `reads`)."""
     from gpudra.cluster import ClusterOptions, connect
+    from gpudra.cluster.records import cluster_read
     from gpudra.sources.cluster_reads import NODES, RESOURCESLICES
     from gpudra.sources.shapes import well_formed
 
     errors: list[InputError] = []
     objects: list[dict[str, Any]] = []
     with connect(request.cluster or ClusterOptions(all_namespaces=True)) as cluster:
+        reads.append(cluster_read(cluster.target))
         cluster.server_version()
         for read in (RESOURCESLICES, NODES):
             resource = cluster.resource(read.group, read.resource, read.versions)
@@ -216,15 +222,18 @@ def _cluster_inventory(request: PlanRequest, on_page: Callable[[Any], None] | No
     return _inventory_from(objects, "cluster", request.consumable_shares), errors
 
 
-def _cluster_objects(request: PlanRequest, table: Any, on_page: Callable[[Any], None] | None
-                     ) -> tuple[list[Any], int, list[InputError]]:
-    """Top-level workloads (owner-resolved: no pod counted twice), DRA objects and nodes."""
+def _cluster_objects(request: PlanRequest, table: Any, on_page: Callable[[Any], None] | None,
+                     reads: list[ClusterRead]) -> tuple[list[Any], int, list[InputError]]:
+    """Top-level workloads (owner-resolved: no pod counted twice), DRA objects and nodes (the
+    cluster and the time, into `reads`)."""
     from gpudra.cluster import ClusterOptions, connect
+    from gpudra.cluster.records import cluster_read
     from gpudra.sources.cluster import ClusterSource
 
     objects: list[Any] = []
     errors: list[InputError] = []
     with connect(request.cluster or ClusterOptions(all_namespaces=True)) as cluster:
+        reads.append(cluster_read(cluster.target))
         cluster.server_version()
         source = ClusterSource(cluster, table, on_page, command="plan")
         for item in source.items():
@@ -305,4 +314,5 @@ def as_report(result: PlanResult) -> OutcomeReport:
     data = result.report.to_json()  # -o json: the plan's own contract (docs/plan.md)
     own_json = {**data, "errors": [error_data(e) for e in result.errors]}
     return OutcomeReport("plan", "workloads", tuple(verdicts), result.errors, data["summary"],
-                         lambda v: v.status == "fail", "gpudra plan", own_json=own_json)
+                         lambda v: v.status == "fail", "gpudra plan", own_json=own_json,
+                         cluster=result.cluster)

@@ -11,7 +11,7 @@ from dataclasses import dataclass, field, replace
 from typing import TYPE_CHECKING, Any
 
 from gpudra.errors import UnreadableInputError, UsageError
-from gpudra.model import FAIL_ON_SYNONYMS, ExitCode, InputError
+from gpudra.model import FAIL_ON_SYNONYMS, ClusterRead, ExitCode, InputError
 from gpudra.preflight import catalogue
 from gpudra.preflight.check_records import CheckOutcome, CheckResult, apply_skips, count_outcomes
 from gpudra.report.outcomes import Outcome as Verdict
@@ -59,6 +59,7 @@ class PreflightResult:
     errors: tuple[InputError, ...] = ()
     target: str | None = None
     facts: dict[str, Any] = field(default_factory=dict)
+    cluster: ClusterRead | None = None  # the cluster tier: which cluster was read, and when
 
     def failing(self, result: CheckResult, fail_on: str) -> bool:
         return not result.skipped and result.outcome.rank >= FAIL_ON[fail_on].rank
@@ -97,17 +98,19 @@ def run_preflight(request: PreflightRequest, *,
     else:
         result = _cluster(request, target, on_page)
     return PreflightResult(result.tier, apply_skips(result.results, skips), result.errors,
-                           str(target) if target else None, result.facts)
+                           str(target) if target else None, result.facts, result.cluster)
 
 
 def _cluster(request: PreflightRequest, target: Any,
              on_page: Callable[[Any], None] | None) -> PreflightResult:
     from gpudra.cluster import ClusterOptions, connect
+    from gpudra.cluster.records import cluster_read
     from gpudra.preflight.cluster import run_cluster_checks
     from gpudra.preflight.cluster.options import ClusterOptions as CheckOptions
     from gpudra.preflight.cluster.read import read_snapshot
 
     with connect(request.cluster or ClusterOptions(all_namespaces=True)) as cluster:
+        read = cluster_read(cluster.target)
         snapshot = read_snapshot(cluster, on_page)
         facts = {"server": cluster.target.shown_server, "server_version": snapshot.server_version}
     results = run_cluster_checks(snapshot, CheckOptions(target_version=target))
@@ -115,7 +118,7 @@ def _cluster(request: PreflightRequest, target: Any,
     # unavailable, and the run is partial (exit 3), as a partial audit is.
     errors = tuple(InputError(None, reason, object=key)
                    for key, reason in sorted(snapshot.unavailable.items()))
-    return PreflightResult("cluster", results, errors, None, facts)
+    return PreflightResult("cluster", results, errors, None, facts, read)
 
 
 def _node(request: PreflightRequest) -> PreflightResult:
@@ -172,4 +175,5 @@ def as_report(result: PreflightResult, fail_on: str) -> OutcomeReport:
         headline = (f"gpudra preflight ({result.tier}; baseline: {known['known']} known "
                     f"findings not counted, {known['fixed']} entries fixed)")
     return OutcomeReport("preflight", "checks", verdicts, result.errors, summary,
-                         lambda v: result.failing(by_id[v.id], fail_on), headline)
+                         lambda v: result.failing(by_id[v.id], fail_on), headline,
+                         cluster=result.cluster)

@@ -28,6 +28,8 @@ def render(report: Report, options: RenderOptions) -> str:
     names = {r.id: r.name for r in report.rules}
     lines = [_finding_command(f, names.get(f.rule)) for f in report.findings]
     lines += [_error_command(e) for e in report.errors]
+    if report.cluster_read is not None:
+        lines.append(escape_data(f"gpudra: {report.cluster_read.describe()}"))
     lines.append(summary_line(report))
     return "\n".join(lines) + "\n"
 

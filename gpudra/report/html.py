@@ -83,7 +83,8 @@ def render_outcomes(data: Mapping[str, Any], tool: str, item_key: str,
 
     items = data.get(item_key, [])
     counts = Counter(item.get("outcome") for item in items)
-    parts = [f"<header><h1>gpudra {e(tool)}</h1>{_generated(tool_version)}",
+    parts = [f"<header><h1>gpudra {e(tool)}</h1>{_generated(tool_version)}"
+             f"{_cluster_read(data.get('cluster'))}",
              _figures([(s, counts.get(s, 0), f"outcome-{s}") for s in STATUSES]),
              "</header>"]
     caption = ", ".join(f"{counts.get(s, 0):,} {s}" for s in STATUSES)
@@ -118,6 +119,16 @@ def _page(title: str, body: str) -> str:
 
 def _generated(tool_version: str) -> str:
     return f'<p class="meta">Written by gpudra {e(tool_version)}.</p>' if tool_version else ""
+
+
+def _cluster_read(read: Any) -> str:
+    """The cluster a live report read and when (the JSON's `cluster`); nothing for files."""
+    if not isinstance(read, Mapping):
+        return ""
+    context = read.get("context")
+    who = f'context "{context}"' if context is not None else "the in-cluster service account"
+    return (f'<p class="meta">Cluster: {e(who)} ({e(read.get("server"))}), read '
+            f'<time>{e(read.get("read_at"))}</time>.</p>')
 
 
 def _section(heading: str, content: str, id: str = "") -> str:
@@ -208,7 +219,7 @@ def _header(data: Mapping[str, Any], summary: Mapping[str, Any],
     title = "gpudra migration report" + (" (fleet)" if clusters else "")
     return (f"<header><h1>{title}</h1><p class=\"meta\">{e(read)}"
             + (f"; {e(', '.join(held))}" if held else "") + f".</p>{_generated(tool_version)}"
-            f"{figures}</header>")
+            f"{_cluster_read(data.get('cluster'))}{figures}</header>")
 
 
 def _state_parts(summary: Mapping[str, Any]) -> list[tuple[str, int]]:

@@ -33,9 +33,14 @@ def as_data(report: Report) -> dict[str, Any]:
     if report.source == "cluster":
         data["not_read"] = [{"object": r.object, "message": r.message, "without": r.adds}
                             for r in report.not_read]
+    if report.cluster_read is not None:
+        data["cluster"] = report.cluster_read.as_data()
     if report.clusters:
         data["clusters"] = [{"name": c.name, "summary": summarize(c.report).as_dict(),
-                             "error": c.error} for c in report.clusters]
+                             "error": c.error,
+                             **({"cluster": c.report.cluster_read.as_data()}
+                                if c.report.cluster_read is not None else {})}
+                            for c in report.clusters]
     return data
 
 

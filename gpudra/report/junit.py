@@ -74,6 +74,9 @@ def _properties(report: Report) -> ET.Element:
                         ("percent_migrated", s.percent_migrated)):
         ET.SubElement(props, "property", name=name,
                       value="unknown" if value is None else str(value))
+    if report.cluster_read is not None:
+        for name, value in report.cluster_read.as_data().items():
+            ET.SubElement(props, "property", name=f"cluster.{name}", value=value or "")
     return props
 
 

@@ -122,7 +122,9 @@ def _headline(s: Summary, report: Report) -> str:
               for r in report.not_read]
     if report.nothing_read and not s.errors:
         facts.append(f"**{report.nothing_read_message}**")
-    return f"{title}\n\n" + " · ".join(facts)
+    read = f"\n\n{escape_cell(report.cluster_read.describe())}" \
+        if report.cluster_read is not None else ""
+    return f"{title}\n\n" + " · ".join(facts) + read
 
 
 def _severity_section(severity: Severity, findings: list[Finding], collapse: bool) -> str:

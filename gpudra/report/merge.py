@@ -133,7 +133,8 @@ def merge_reports(reports: Sequence[LoadedReport]) -> dict[str, Any]:
             entries, tag = list(data["clusters"]), None
         else:
             tag = cluster_name(report)
-            entries = [{"name": tag, "summary": data["summary"], "error": None}]
+            entries = [{"name": tag, "summary": data["summary"], "error": None,
+                        **({"cluster": data["cluster"]} if data.get("cluster") else {})}]
         for entry in entries:
             if entry["name"] in seen:
                 raise UsageError(f"cluster {entry['name']!r} is in {seen[entry['name']]} and "

@@ -16,7 +16,7 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
-from gpudra.model import InputError
+from gpudra.model import ClusterRead, InputError
 from gpudra.objects import plural
 from gpudra.report import json_text
 from gpudra.report.formats import RenderOptions
@@ -55,6 +55,7 @@ class OutcomeReport:
     # Outcomes every other format lists with the items, but whose JSON is a top-level key of
     # its own in `extra` (verify's gate is `.decommission`, not a workload): their ids.
     apart: frozenset[str] = frozenset()
+    cluster: ClusterRead | None = None  # a live run: the cluster read and when
 
     def counts(self) -> dict[str, int]:
         counts = {status: 0 for status in STATUSES}
@@ -80,6 +81,9 @@ def render_table(report: OutcomeReport, options: RenderOptions) -> str:
 
     buffer = io.StringIO()
     console = console_for(buffer, options.color, options.width)
+    if report.cluster is not None:
+        console.print(Text(report.cluster.describe(), style="dim"))
+        console.print()
     table = Table(show_header=False, box=None, pad_edge=False, padding=(0, 1))
     table.add_column("status", no_wrap=True)
     table.add_column("id", no_wrap=True)
@@ -131,12 +135,15 @@ def as_data(report: OutcomeReport, *, every_outcome: bool = False) -> dict[str, 
     return {report.item_key: [outcome_data(o) for o in report.outcomes
                               if every_outcome or o.id not in report.apart],
             **report.extra,
+            **({"cluster": report.cluster.as_data()} if report.cluster is not None else {}),
             "errors": [error_data(e) for e in report.errors],
             "summary": dict(report.summary)}
 
 
 def render_json(report: OutcomeReport, options: RenderOptions) -> str:
     data = as_data(report) if report.own_json is None else report.own_json
+    if report.own_json is not None and report.cluster is not None:
+        data = {**data, "cluster": report.cluster.as_data()}
     return json_text.dumps(data)
 
 
@@ -159,6 +166,9 @@ def render_junit(report: OutcomeReport, options: RenderOptions) -> str:
     for name, value in report.summary.items():
         if isinstance(value, (str, int, float, bool)):
             ET.SubElement(props, "property", name=name, value=str(value))
+    if report.cluster is not None:
+        for name, value in report.cluster.as_data().items():
+            ET.SubElement(props, "property", name=f"cluster.{name}", value=value or "")
     cases = []
     for o in report.outcomes:
         case = ET.SubElement(suite, "testcase", classname=f"gpudra.{report.tool}",
@@ -188,6 +198,8 @@ def render_markdown(report: OutcomeReport, options: RenderOptions) -> str:
     from gpudra.report.markdown import escape_cell
 
     lines = [f"## gpudra {report.tool}: {_counts_text(report)}", ""]
+    if report.cluster is not None:
+        lines += [escape_cell(report.cluster.describe()).replace("cluster:", "Cluster:", 1), ""]
     if report.headline:
         lines += [report.headline, ""]
     lines += ["| Outcome | Check | Subject | Message | Fix |", "| --- | --- | --- | --- | --- |"]
@@ -207,7 +219,7 @@ _LOCATED = re.compile(r"^(?P<file>[^\s:]+):(?P<line>\d+) (?P<text>\S.*)$")
 
 
 def render_github(report: OutcomeReport, options: RenderOptions) -> str:
-    from gpudra.report.github import command
+    from gpudra.report.github import command, escape_data
 
     lines = []
     for o in report.outcomes:
@@ -231,5 +243,7 @@ def render_github(report: OutcomeReport, options: RenderOptions) -> str:
                                      "title": title}, message))
     lines += [command("error", {"title": f"gpudra {report.tool} input error"},
                       f"{e.where}: {e.message}") for e in report.errors]
+    if report.cluster is not None:
+        lines.append(escape_data(f"gpudra {report.tool}: {report.cluster.describe()}"))
     lines.append(f"gpudra {report.tool}: {_counts_text(report)}")
     return "\n".join(lines) + "\n"

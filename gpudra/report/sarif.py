@@ -183,6 +183,8 @@ def _invocation(report: Report) -> dict[str, Any]:
     invocation: dict[str, Any] = {"executionSuccessful": not notes}
     if notes:
         invocation["toolExecutionNotifications"] = notes
+    if report.cluster_read is not None:  # which cluster, and when (SARIF: a property bag)
+        invocation["properties"] = {"cluster": report.cluster_read.as_data()}
     return invocation
 
 

@@ -41,6 +41,9 @@ def render(report: Report, options: RenderOptions) -> str:
         return _render_clusters(report, options)
     buffer = io.StringIO()
     console = console_for(buffer, options.color, options.width)
+    if report.cluster_read is not None:
+        console.print(Text(report.cluster_read.describe(), style="dim"))
+        console.print()
     findings = sorted(report.findings, key=_group) if report.source == "cluster" \
         else report.findings
     for heading, group in groupby(findings, key=_group):

@@ -11,7 +11,7 @@ from typing import Any
 
 from gpudra.dra.versions import MAX_MINOR, MIN_MINOR, TargetVersion
 from gpudra.errors import UsageError
-from gpudra.model import ExitCode, InputError
+from gpudra.model import ClusterRead, ExitCode, InputError
 from gpudra.objects import as_mapping, dig
 from gpudra.report.outcomes import Outcome, OutcomeReport
 from gpudra.verify.collect import ClusterState, read_cluster
@@ -43,6 +43,7 @@ class VerifyResult:
     read: int
     decommission: bool = False
     missing: tuple[MovedWorkload, ...] = ()  # moved by a wave, but not in the cluster
+    cluster: ClusterRead | None = None  # which cluster was read, and when
 
     def exit_code(self) -> ExitCode:
         """3 when something could not be read (or nothing was); 1 when a workload on claims
@@ -87,6 +88,7 @@ def run_verify(request: VerifyRequest, *, on_page: Callable[[Any], None] | None 
     """Raises UsageError for a bad selector, gpudra.cluster.ClusterError when the cluster
     cannot be reached."""
     from gpudra.cluster import ClusterOptions, connect
+    from gpudra.cluster.records import cluster_read
     from gpudra.config import Config
 
     terms = parse_selector(request.selector) if request.selector else []
@@ -99,11 +101,12 @@ def run_verify(request: VerifyRequest, *, on_page: Callable[[Any], None] | None 
         raise UsageError("--decommission judges the whole cluster (the device plugin serves "
                          "every namespace): drop -n and --selector")
     with connect(options) as cluster:
+        read = cluster_read(cluster.target)
         version = cluster.server_version()
         state = read_cluster(cluster, table, on_page=on_page)
         namespace = cluster.target.list_namespace
-    result = judge(state, table, release_of(version.minor), terms, request.decommission,
-                   whole_cluster)
+    result = replace(judge(state, table, release_of(version.minor), terms,
+                           request.decommission, whole_cluster), cluster=read)
     if not waves:
         return result
     verdicts, missing = held_to_waves(result.verdicts, waves, namespace, not terms)
@@ -193,4 +196,4 @@ def as_report(result: VerifyResult) -> OutcomeReport:
                                                  "outcome": gate_status,
                                                  "message": gate.message,
                                                  "remediation": remedy}},
-                         apart=frozenset({GATE_ID}))
+                         apart=frozenset({GATE_ID}), cluster=result.cluster)
