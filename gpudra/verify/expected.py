@@ -31,6 +31,7 @@ class MovedWorkload:
     kind: str
     name: str
     file: str  # the wave file that moves it, for the reason
+    recreated: bool = False  # under converted/recreate/: deleted, then created again
 
     @property
     def key(self) -> tuple[str, str, str]:
@@ -51,13 +52,14 @@ def read_wave(folder: str) -> ExpectedWave:
     if not (root / "converted").is_dir():
         raise UsageError(f"--wave-of {folder}: not a wave folder of gpudra cutover --output-dir "
                          "(it has no converted/ folder)")
-    files = sorted(f for part in parts if part.is_dir() for f in _yaml_files(part))
+    files = sorted((f, part.name == "recreate") for part in parts if part.is_dir()
+                   for f in _yaml_files(part))
     if len(files) > MAX_FILES:
         raise UnreadableInputError(f"{folder}: more than {MAX_FILES} files under "
                                    f"{' and '.join(MOVED_FOLDERS)}: not a wave gpudra wrote")
     moved: dict[tuple[str, str, str], MovedWorkload] = {}
-    for path in files:
-        for workload in _workloads_in(path):
+    for path, recreated in files:
+        for workload in _workloads_in(path, recreated):
             moved.setdefault(workload.key, workload)
     return ExpectedWave(folder, tuple(sorted(moved.values())))
 
@@ -72,7 +74,7 @@ def _yaml_files(top: Path) -> list[Path]:
     return found
 
 
-def _workloads_in(path: Path) -> list[MovedWorkload]:
+def _workloads_in(path: Path, recreated: bool) -> list[MovedWorkload]:
     from gpudra.sources.documents import ParseError, parse_data, split_documents
 
     data = read_small(str(path), MAX_FILE)
@@ -88,11 +90,11 @@ def _workloads_in(path: Path) -> list[MovedWorkload]:
             raise UnreadableInputError(f"{path}:{exc.line or 1}: {exc.message}") from None
         if document is None:
             continue
-        out.append(_workload(document, path))
+        out.append(_workload(document, path, recreated))
     return out
 
 
-def _workload(document: Any, path: Path) -> MovedWorkload:
+def _workload(document: Any, path: Path, recreated: bool) -> MovedWorkload:
     metadata = document.get("metadata") if isinstance(document, dict) else None
     kind = document.get("kind") if isinstance(document, dict) else None
     name = metadata.get("name") if isinstance(metadata, dict) else None
@@ -101,4 +103,4 @@ def _workload(document: Any, path: Path) -> MovedWorkload:
             and isinstance(namespace, str)):
         raise UnreadableInputError(f"{path}: not a Kubernetes object with a kind, a name and "
                                    "a namespace: not a workload gpudra cutover wrote")
-    return MovedWorkload(namespace, kind, name, str(path))
+    return MovedWorkload(namespace, kind, name, str(path), recreated)

@@ -1,6 +1,7 @@
 """Verdicts held against the waves that were applied (verify --wave-of): a workload a wave
-moves must be on claims. Still on the device plugin, it fails with the reason; not in the
-cluster at all (a Job or Pod deleted and never created again), it is reported missing."""
+moves must be on claims. Still on the device plugin, it fails with the reason; one the wave
+deletes and creates again (a Job, JobSet or Pod) that is not in the cluster at all is reported
+missing. (A replaced workload verify does not find is not: the wave never removes it.)"""
 
 from __future__ import annotations
 
@@ -32,6 +33,6 @@ def held_to_waves(verdicts: tuple[Verdict, ...], waves: tuple[ExpectedWave, ...]
         out.append(verdict)
     found = {(v.workload.namespace or "", v.workload.kind, v.workload.name or "")
              for v in verdicts}
-    missing = tuple(w for key, w in sorted(moved.items()) if key not in found) \
+    missing = tuple(w for key, w in sorted(moved.items()) if key not in found and w.recreated) \
         if every_workload else ()
     return tuple(out), missing

@@ -262,7 +262,8 @@ def test_live_cluster_and_table(tmp_path: Path) -> None:
                               str(cluster.kubeconfig)], capture_output=True, text=True,
                              timeout=120)
     assert run.returncode == 0, run.stderr
-    lines = run.stdout.splitlines()
+    read, blank, *lines = run.stdout.splitlines()  # first, the cluster read and when
+    assert read.startswith('cluster: context "fake"') and blank == ""
     assert lines[0].split() == ["wave", "pools", "nodes", "moves", "device", "plugin", "after",
                                 "DRA", "after"]
     assert lines[1].split()[:4] == ["1", "big", "2", "1"]
