@@ -109,3 +109,27 @@ def test_the_server_is_shown_without_credentials(server: str, shown: str) -> Non
     assert read.describe() == f'cluster: context "prod" ({shown}), read 2026-12-07T12:03:09Z'
     in_pod = cluster_read(ClusterTarget(server, None, "default", True), at)
     assert in_pod.describe().startswith("cluster: the in-cluster service account (")
+
+
+def test_each_cluster_of_a_multi_cluster_audit_names_its_read(cluster: Any,
+                                                             tmp_path: Path) -> None:
+    """`--context a --context b`: each cluster entry has its own read (the one that could not
+    be read has none); the table and the page name it; report merge keeps each input's."""
+    def audit(*args: str) -> str:
+        return subprocess.run([sys.executable, "-m", "gpudra", "audit", *args, "--kubeconfig",
+                               str(cluster.kubeconfig)], capture_output=True, text=True,
+                              timeout=120, cwd=tmp_path).stdout
+
+    contexts = ("--context", CONTEXT, "--context", "fake-expired")
+    entries = {c["name"]: c for c in json.loads(audit(*contexts, "-o", "json"))["clusters"]}
+    assert entries[CONTEXT]["cluster"]["server"] == cluster.url
+    assert STAMP.fullmatch(entries[CONTEXT]["cluster"]["read_at"])
+    assert "cluster" not in entries["fake-expired"]
+    for fmt in ("table", "html"):
+        assert cluster.url in audit(*contexts, "-o", fmt), fmt
+    one = tmp_path / "one.json"
+    one.write_text(audit("-o", "json"))
+    merged = subprocess.run([sys.executable, "-m", "gpudra", "report", "merge", str(one),
+                             "-o", "json"], capture_output=True, text=True, timeout=120)
+    [entry] = json.loads(merged.stdout)["clusters"]
+    assert entry["cluster"] == json.loads(one.read_text())["cluster"], merged.stderr

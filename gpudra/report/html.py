@@ -244,7 +244,12 @@ def _clusters_section(clusters: Sequence[Mapping[str, Any]]) -> str:
         counts = s["findings"]
         problem = f'<td class="o-fail">{e(c["error"])}</td>' if c.get("error") else \
             f"<td>{s['errors']:,} unreadable inputs</td>" if s["errors"] else "<td></td>"
-        rows.append(f'<th scope="row">{e(c["name"])}</th><td>{s["gpu_workloads"]:,}</td>'
+        read = c.get("cluster")
+        where = (f'<br><span class="meta">{e(read.get("server"))}, read '
+                 f'<time>{e(read.get("read_at"))}</time></span>'
+                 if isinstance(read, Mapping) else "")
+        rows.append(f'<th scope="row">{e(c["name"])}{where}</th>'
+                    f'<td>{s["gpu_workloads"]:,}</td>'
                     f"<td>{s['on_device_plugin']:,}</td><td>{s['on_bridge']:,}</td>"
                     f"<td>{s['on_dra']:,}</td>{_progress(s['percent_migrated'])}"
                     + "".join(f"<td>{counts.get(sev, 0):,}</td>" for sev in SEVERITIES)
