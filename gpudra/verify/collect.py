@@ -95,6 +95,35 @@ class ClusterState:
     # Under -n: why the claims of other namespaces (which hold devices too) could not be read;
     # None when they were, or when every namespace was read anyway.
     other_claims_unread: str | None = None
+    # Worked out once, on first use, for the reasons of Pending device-plugin pods.
+    _held_per_node: dict[str, int] | None = field(default=None, repr=False)
+    _allocatable: dict[str, dict[str, int]] = field(default_factory=dict, repr=False)
+
+    def device_plugin_held(self) -> dict[str, int]:
+        """Node -> device-plugin GPUs its pods that have not ended hold."""
+        if self._held_per_node is None:
+            held: dict[str, int] = {}
+            for pods in self.pods.values():
+                for pod in pods:
+                    if pod.node and pod.device_plugin_gpus and \
+                            pod.phase not in ("Succeeded", "Failed"):
+                        held[pod.node] = held.get(pod.node, 0) + pod.device_plugin_gpus
+            self._held_per_node = held
+        return self._held_per_node
+
+    def allocatable_gpus(self, resource: str) -> dict[str, int]:
+        """Node -> its allocatable `resource` (a whole count; anything else is 0)."""
+        if resource not in self._allocatable:
+            counts: dict[str, int] = {}
+            for node in self.nodes:
+                value = as_mapping(dig(node, "status", "allocatable")).get(resource)
+                try:
+                    count = max(int(str(value)), 0) if value is not None else 0
+                except ValueError:
+                    count = 0  # not a whole count: nothing the scheduler would hand out
+                counts[str(dig(node, "metadata", "name"))] = count
+            self._allocatable[resource] = counts
+        return self._allocatable[resource]
 
     def pods_of(self, workload: ClusterObject) -> list[PodState]:
         if workload.kind == "Pod" and workload.group == "":

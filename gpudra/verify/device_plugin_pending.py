@@ -11,7 +11,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-from gpudra.objects import as_mapping, dig
+from gpudra.sources.cluster import device_plugin_gpus
 from gpudra.verify.collect import ClusterState, PodState
 from gpudra.verify.eligible import eligible_nodes, node_selector, selector_text
 
@@ -23,19 +23,20 @@ def pending_reasons(pod: PodState, state: ClusterState) -> list[str]:
     """Reasons for a Pending pod on the device plugin (empty for any other pod)."""
     if pod.phase != "Pending" or pod.node or pod.data is None:
         return []
-    asked = pod.device_plugin_gpus
+    asked = device_plugin_gpus(pod.data)  # what its spec asks, bound or not
     selector = node_selector(pod)
     where = f" (nodeSelector {selector_text(selector)})" if selector else ""
     eligible = eligible_nodes(pod, state)
     if not eligible:
         return [f"no node matches the pod's nodeSelector{where}"]
-    advertised = {name: _allocatable(state, name) for name in eligible}
+    allocatable = state.allocatable_gpus(RESOURCE)
+    advertised = {name: allocatable.get(name, 0) for name in eligible}
     serving = [name for name in eligible if advertised[name]]
     if not serving:
         return [f"no node the pod may use{where} advertises {RESOURCE}: {_named(eligible)} "
                 "(the device plugin no longer serves them: if they were switched to DRA, "
                 "convert and apply this workload, or roll the wave back)"]
-    held = _held_per_node(state)
+    held = state.device_plugin_held()
     free = {name: advertised[name] - held.get(name, 0) for name in serving}
     fits = [name for name in serving if free[name] >= asked]
     shown = [f"{name} {max(free[name], 0)} of {advertised[name]} free" for name in serving]
@@ -45,26 +46,6 @@ def pending_reasons(pod: PodState, state: ClusterState) -> list[str]:
                 "yet, or something else keeps it off (taints, CPU or memory)"]
     return [f"the pod asks for {asked} {RESOURCE}; the nodes it may use{where} have less "
             f"free: {_named(shown)}"]
-
-
-def _allocatable(state: ClusterState, name: str) -> int:
-    for node in state.nodes:
-        if dig(node, "metadata", "name") == name:
-            value = as_mapping(dig(node, "status", "allocatable")).get(RESOURCE)
-            try:
-                return max(int(str(value)), 0) if value is not None else 0
-            except ValueError:
-                return 0  # not a whole count: nothing the scheduler would hand out
-    return 0
-
-
-def _held_per_node(state: ClusterState) -> dict[str, int]:
-    held: dict[str, int] = {}
-    for pods in state.pods.values():
-        for pod in pods:
-            if pod.node and pod.device_plugin_gpus and pod.phase not in ("Succeeded", "Failed"):
-                held[pod.node] = held.get(pod.node, 0) + pod.device_plugin_gpus
-    return held
 
 
 def _named(names: Sequence[str]) -> str:
