@@ -7,6 +7,8 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any
 
+from gpudra.cluster.records import ClusterTarget
+
 # (group, plural) -> (version, kind, namespaced)
 _TYPES = {
     ("", "pods"): ("v1", "Pod", True), ("", "nodes"): ("v1", "Node", False),
@@ -51,6 +53,9 @@ class MemoryCluster:
     problems: list[Any] = field(default_factory=list)
     listed: list[str] = field(default_factory=list)
     extra_types: dict[tuple[str, str], tuple[str, str, bool]] = field(default_factory=dict)
+    # Where a real client says it is connected (every namespace: list() ignores namespaces).
+    target: ClusterTarget = field(default_factory=lambda: ClusterTarget(
+        "https://memory.invalid", "memory", "default", True))
 
     def _types(self) -> dict[tuple[str, str], tuple[str, str, bool]]:
         return {**_TYPES, **self.extra_types}
