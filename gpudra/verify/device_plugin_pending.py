@@ -13,7 +13,7 @@ from collections.abc import Sequence
 
 from gpudra.sources.cluster import device_plugin_gpus
 from gpudra.verify.collect import ClusterState, PodState
-from gpudra.verify.eligible import eligible_nodes, node_selector, selector_text
+from gpudra.verify.eligible import eligible_nodes, where
 
 RESOURCE = "nvidia.com/gpu"
 MAX_NODES = 5
@@ -24,16 +24,15 @@ def pending_reasons(pod: PodState, state: ClusterState) -> list[str]:
     if pod.phase != "Pending" or pod.node or pod.data is None:
         return []
     asked = device_plugin_gpus(pod.data)  # what its spec asks, bound or not
-    selector = node_selector(pod)
-    where = f" (nodeSelector {selector_text(selector)})" if selector else ""
+    selection = where(pod)
     eligible = eligible_nodes(pod, state)
     if not eligible:
-        return [f"no node matches the pod's nodeSelector{where}"]
+        return [f"no node matches the pod's node selection{selection}"]
     allocatable = state.allocatable_gpus(RESOURCE)
     advertised = {name: allocatable.get(name, 0) for name in eligible}
     serving = [name for name in eligible if advertised[name]]
     if not serving:
-        return [f"no node the pod may use{where} advertises {RESOURCE}: {_named(eligible)} "
+        return [f"no node the pod may use{selection} advertises {RESOURCE}: {_named(eligible)} "
                 "(the device plugin no longer serves them: if they were switched to DRA, "
                 "convert and apply this workload, or roll the wave back)"]
     held = state.device_plugin_held()
@@ -41,10 +40,10 @@ def pending_reasons(pod: PodState, state: ClusterState) -> list[str]:
     fits = [name for name in serving if free[name] >= asked]
     shown = [f"{name} {max(free[name], 0)} of {advertised[name]} free" for name in serving]
     if fits:
-        return [f"{RESOURCE} on the nodes the pod may use{where}: {_named(shown)}; "
+        return [f"{RESOURCE} on the nodes the pod may use{selection}: {_named(shown)}; "
                 f"{_named(fits)} could take its {asked}: the scheduler may not have retried "
                 "yet, or something else keeps it off (taints, CPU or memory)"]
-    return [f"the pod asks for {asked} {RESOURCE}; the nodes it may use{where} have less "
+    return [f"the pod asks for {asked} {RESOURCE}; the nodes it may use{selection} have less "
             f"free: {_named(shown)}"]
 
 

@@ -1,26 +1,34 @@
-"""The nodes a pod may use, as verify judges them: by its nodeSelector only (required
-affinity, taints and resources are the scheduler's to say, in its event)."""
+"""The nodes a pod may use, as verify judges them: its nodeSelector and required node
+affinity (gpudra.node_selection, the one reading of them); taints and resources are the
+scheduler's to say, in its event."""
 
 from __future__ import annotations
 
 from collections.abc import Mapping
 from typing import Any
 
+from gpudra.node_selection import describe_selection, selects_node
 from gpudra.objects import as_mapping, dig
 from gpudra.verify.collect import ClusterState, PodState
 
 
 def eligible_nodes(pod: PodState, state: ClusterState) -> list[str]:
-    """The nodes whose labels satisfy the pod's nodeSelector, in the order they were read."""
-    selector = node_selector(pod)
-    return [str(dig(n, "metadata", "name")) for n in state.nodes
-            if all(as_mapping(dig(n, "metadata", "labels")).get(str(k)) == str(v)
-                   for k, v in selector.items())]
+    """The nodes the pod's spec selects, in the order they were read."""
+    spec = _spec(pod)
+    return [name for n in state.nodes
+            if selects_node(spec, as_mapping(dig(n, "metadata", "labels")),
+                            name := str(dig(n, "metadata", "name")))]
 
 
-def node_selector(pod: PodState) -> Mapping[str, Any]:
-    return as_mapping(dig(pod.data, "spec", "nodeSelector"))
+def where(pod: PodState) -> str:
+    """` (nodeSelector a=b)`, ` (node affinity ...)`, said after "the nodes the pod may use";
+    empty when the pod may use any node."""
+    spec = _spec(pod)
+    if not as_mapping(spec.get("nodeSelector")) and not dig(
+            spec, "affinity", "nodeAffinity", "requiredDuringSchedulingIgnoredDuringExecution"):
+        return ""
+    return f" ({describe_selection(spec)})"
 
 
-def selector_text(selector: Mapping[str, Any]) -> str:
-    return ", ".join(f"{k}={v}" for k, v in sorted(selector.items()))
+def _spec(pod: PodState) -> Mapping[str, Any]:
+    return as_mapping(dig(pod.data, "spec"))

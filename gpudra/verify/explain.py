@@ -25,7 +25,7 @@ from gpudra.objects import as_mapping, dig
 from gpudra.plan.engine import PlanOptions, plan
 from gpudra.plan.inventory import Inventory, parse_inventory
 from gpudra.verify.collect import ClusterState, DeviceKey, PodState
-from gpudra.verify.eligible import eligible_nodes, node_selector, selector_text
+from gpudra.verify.eligible import eligible_nodes, where
 from gpudra.workloads import WorkloadTable
 
 MAX_NAMED = 5
@@ -155,9 +155,7 @@ def _driverless_nodes(pod: PodState, state: ClusterState, inventory: Inventory) 
     with_devices = {d.node for d in inventory.devices if d.node}
     without = [n for n in eligible if n not in with_devices]
     if eligible and len(without) == len(eligible):
-        selector = node_selector(pod)
-        where = f" (nodeSelector {selector_text(selector)})" if selector else ""
-        return [f"no DRA driver publishes devices on any node the pod may use{where}: "
+        return [f"no DRA driver publishes devices on any node the pod may use{where(pod)}: "
                 f"{_named(without)} (not switched: the wave's label step starts the DRA "
                 "driver's kubelet plugin there, and its ResourceSlices follow)"]
     return []

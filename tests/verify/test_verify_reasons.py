@@ -100,7 +100,7 @@ def pending_on_device_plugin(nodes: list[dict[str, Any]], held: int = 0) -> dict
      f"nvidia.com/gpu on the nodes the pod may use (nodeSelector {f.POOL_LABEL}=a): "
      "dp-a 4 of 4 free; dp-a could take its 2"),
     ([f.node("dp-b", 4, pool="b")], 0,
-     f"no node matches the pod's nodeSelector (nodeSelector {f.POOL_LABEL}=a)"),
+     f"no node matches the pod's node selection (nodeSelector {f.POOL_LABEL}=a)"),
 ])
 def test_a_pending_device_plugin_pod_gets_a_reason(nodes: list[dict[str, Any]], held: int,
                                                    reason: str) -> None:
@@ -188,3 +188,22 @@ def test_under_n_unreadable_other_claims_are_said_not_counted_free() -> None:
     said = "\n".join(details(report, "want"))
     assert "devices held by other namespaces' claims are not known" in said
     assert "some devices counted free here may be taken" in said
+
+
+def test_required_node_affinity_is_the_pods_selection_too() -> None:
+    """A pod pinned by required node affinity instead of a nodeSelector: the nodes it may use
+    are those the affinity selects (gpudra.node_selection), and the reason says so."""
+    spec = f.pod_spec(gpus=1)
+    spec["affinity"] = {"nodeAffinity": {"requiredDuringSchedulingIgnoredDuringExecution": {
+        "nodeSelectorTerms": [{"matchExpressions": [
+            {"key": f.POOL_LABEL, "operator": "In", "values": ["a"]}]}]}}}
+    data = f.state(f.node("dra-a", 4, dra=True, pool="a"), f.node("dp-b", 4, pool="b"),
+                   deployed("stuck", spec, [f.pod(NS, "stuck-0", spec,
+                                                  owner=("ReplicaSet", "stuck-rs"),
+                                                  phase="Pending")]))
+    code, report, err = verify(data, "-o", "json")
+    assert code == 0, err
+    said = [line for line in details(report, "stuck") if "advertises nvidia.com/gpu" in line]
+    assert len(said) == 1, details(report, "stuck")
+    assert said[0].startswith("no node the pod may use (node affinity ")
+    assert said[0].split(" advertises nvidia.com/gpu: ")[1].startswith("dra-a (")
