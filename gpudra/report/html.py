@@ -83,8 +83,8 @@ def render_outcomes(data: Mapping[str, Any], tool: str, item_key: str,
 
     items = data.get(item_key, [])
     counts = Counter(item.get("outcome") for item in items)
-    parts = [f"<header><h1>gpudra {e(tool)}</h1>{_generated(tool_version)}"
-             f"{_cluster_read(data.get('cluster'))}",
+    parts = [(f"<header><h1>gpudra {e(tool)}</h1>{_generated(tool_version)}"
+              f"{_cluster_read(data.get('cluster'))}"),
              _figures([(s, counts.get(s, 0), f"outcome-{s}") for s in STATUSES]),
              "</header>"]
     caption = ", ".join(f"{counts.get(s, 0):,} {s}" for s in STATUSES)
@@ -245,18 +245,16 @@ def _clusters_section(clusters: Sequence[Mapping[str, Any]]) -> str:
         problem = f'<td class="o-fail">{e(c["error"])}</td>' if c.get("error") else \
             f"<td>{s['errors']:,} unreadable inputs</td>" if s["errors"] else "<td></td>"
         read = c.get("cluster")
-        where = (f'<br><span class="meta">{e(read.get("server"))}, read '
-                 f'<time>{e(read.get("read_at"))}</time></span>'
-                 if isinstance(read, Mapping) else "")
-        rows.append(f'<th scope="row">{e(c["name"])}{where}</th>'
-                    f'<td>{s["gpu_workloads"]:,}</td>'
+        where = (f'<td>{e(read.get("server"))}, <time>{e(read.get("read_at"))}</time></td>'
+                 if isinstance(read, Mapping) else "<td></td>")
+        rows.append(f'<th scope="row">{e(c["name"])}</th><td>{s["gpu_workloads"]:,}</td>'
                     f"<td>{s['on_device_plugin']:,}</td><td>{s['on_bridge']:,}</td>"
                     f"<td>{s['on_dra']:,}</td>{_progress(s['percent_migrated'])}"
                     + "".join(f"<td>{counts.get(sev, 0):,}</td>" for sev in SEVERITIES)
-                    + problem)
+                    + problem + where)
     return _section(f"Clusters ({len(clusters)})", _table(
         ("Cluster", "GPU workloads", "Device plugin", "Bridge", "Claims", "Migrated",
-         "Errors", "Warnings", "Info", "Problem"), rows, "clusters"), "by-cluster")
+         "Errors", "Warnings", "Info", "Problem", "Read from"), rows, "clusters"), "by-cluster")
 
 
 def _namespaces_section(summary: Mapping[str, Any],

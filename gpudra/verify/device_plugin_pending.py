@@ -32,19 +32,19 @@ def pending_reasons(pod: PodState, state: ClusterState) -> list[str]:
     advertised = {name: allocatable.get(name, 0) for name in eligible}
     serving = [name for name in eligible if advertised[name]]
     if not serving:
-        return [f"no node the pod may use{selection} advertises {RESOURCE}: {_named(eligible)} "
-                "(the device plugin no longer serves them: if they were switched to DRA, "
-                "convert and apply this workload, or roll the wave back)"]
+        return [(f"no node the pod may use{selection} advertises {RESOURCE}: "
+                 f"{_named(eligible)} (the device plugin no longer serves them: if they were "
+                 "switched to DRA, convert and apply this workload, or roll the wave back)")]
     held = state.device_plugin_held()
     free = {name: advertised[name] - held.get(name, 0) for name in serving}
     fits = [name for name in serving if free[name] >= asked]
     shown = [f"{name} {max(free[name], 0)} of {advertised[name]} free" for name in serving]
     if fits:
-        return [f"{RESOURCE} on the nodes the pod may use{selection}: {_named(shown)}; "
-                f"{_named(fits)} could take its {asked}: the scheduler may not have retried "
-                "yet, or something else keeps it off (taints, CPU or memory)"]
-    return [f"the pod asks for {asked} {RESOURCE}; the nodes it may use{selection} have less "
-            f"free: {_named(shown)}"]
+        return [(f"{RESOURCE} on the nodes the pod may use{selection}: {_named(shown)}; "
+                 f"{_named(fits)} could take its {asked}: the scheduler may not have retried "
+                 "yet, or something else keeps it off (taints, CPU or memory)")]
+    return [(f"the pod asks for {asked} {RESOURCE}; the nodes it may use{selection} have "
+             f"less free: {_named(shown)}")]
 
 
 def _named(names: Sequence[str]) -> str:

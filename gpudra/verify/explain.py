@@ -155,9 +155,9 @@ def _driverless_nodes(pod: PodState, state: ClusterState, inventory: Inventory) 
     with_devices = {d.node for d in inventory.devices if d.node}
     without = [n for n in eligible if n not in with_devices]
     if eligible and len(without) == len(eligible):
-        return [f"no DRA driver publishes devices on any node the pod may use{where(pod)}: "
-                f"{_named(without)} (not switched: the wave's label step starts the DRA "
-                "driver's kubelet plugin there, and its ResourceSlices follow)"]
+        return [(f"no DRA driver publishes devices on any node the pod may use{where(pod)}: "
+                 f"{_named(without)} (not switched: the wave's label step starts the DRA "
+                 "driver's kubelet plugin there, and its ResourceSlices follow)")]
     return []
 
 

@@ -163,8 +163,8 @@ def as_report(result: VerifyResult) -> OutcomeReport:
         outcomes.append(Outcome(
             m.name, m.kind, "fail", "moved by a wave that was applied, but not in the cluster",
             MISSING_REMEDY, "/".join(x for x in (m.namespace, m.kind, m.name) if x),
-            (f"the wave creates it on claims ({m.file}): the runbook's kubectl create was not "
-             "run, or failed",),
+            ((f"the wave creates it on claims ({m.file}): the runbook's kubectl create was "
+              "not run, or failed"),),
             extra={"state": MISSING, "pods": 0, "pods_ready": 0, "claims": 0,
                    "claims_allocated": 0, "kind": m.kind, "name": m.name,
                    "namespace": m.namespace or None, "moved_by_wave": m.file}))

@@ -187,7 +187,8 @@ def test_a_wave_applied_without_relabelling_its_nodes_fails_verify(cluster: Clus
             assert done.exit_code == 0, f"{step}\n{done.output}"
     for namespace, _, name in moved:
         cluster.plane.wait(f"{namespace}/{name} moved: every pod Running and Ready on claims",
-                           lambda: all_on_claims(cluster, namespace, name), timeout=90)
+                           lambda namespace=namespace, name=name: all_on_claims(
+                               cluster, namespace, name), timeout=90)
     line = wave["steps"][-1]
     assert line.startswith("gpudra verify --wave-of ")
     done = runbook.run(line, bin_dir=bin_dir, kubeconfig=cluster.kubeconfig, cwd=work)

@@ -89,16 +89,16 @@ def pending_on_device_plugin(nodes: list[dict[str, Any]], held: int = 0) -> dict
 @pytest.mark.parametrize("nodes,held,reason", [
     # the wave switched the pool's nodes, the workload was not converted
     ([f.node("dra-a", 4, dra=True, pool="a"), f.node("dp-b", 4, pool="b")], 0,
-     f"no node the pod may use (nodeSelector {f.POOL_LABEL}=a) advertises nvidia.com/gpu: "
-     "dra-a"),
+     (f"no node the pod may use (nodeSelector {f.POOL_LABEL}=a) advertises nvidia.com/gpu: "
+      "dra-a")),
     # the pool's one node is full
     ([f.node("dp-a", 4, pool="a")], 3,
-     f"the pod asks for 2 nvidia.com/gpu; the nodes it may use (nodeSelector "
-     f"{f.POOL_LABEL}=a) have less free: dp-a 1 of 4 free"),
+     (f"the pod asks for 2 nvidia.com/gpu; the nodes it may use (nodeSelector "
+      f"{f.POOL_LABEL}=a) have less free: dp-a 1 of 4 free")),
     # room: the scheduler has not got to it
     ([f.node("dp-a", 4, pool="a")], 0,
-     f"nvidia.com/gpu on the nodes the pod may use (nodeSelector {f.POOL_LABEL}=a): "
-     "dp-a 4 of 4 free; dp-a could take its 2"),
+     (f"nvidia.com/gpu on the nodes the pod may use (nodeSelector {f.POOL_LABEL}=a): "
+      "dp-a 4 of 4 free; dp-a could take its 2")),
     ([f.node("dp-b", 4, pool="b")], 0,
      f"no node matches the pod's node selection (nodeSelector {f.POOL_LABEL}=a)"),
 ])
