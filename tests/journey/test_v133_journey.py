@@ -177,7 +177,8 @@ def test_the_runbook_writes_v1beta2_runs_as_written_and_verify_follows_the_api_s
         follow(wave, wave.steps, "steps", moved)
 
     report = json.loads(gpudra(v133, "verify", "-o", "json").stdout)
-    assert report["decommission"] == {"safe": True, "judged": True, "blockers": []}
+    gate = report["decommission"]  # also its outcome, message and remediation
+    assert (gate["safe"], gate["judged"], gate["blockers"]) == (True, True, [])
     hard = v133.plane.admin.get(QUOTA)["spec"]["hard"]
     assert hard[DEVICES] == "8" and "requests.nvidia.com/gpu" not in hard, hard
     # 1.33's quota controller counts the converted quota's devices from the claims (v1beta1
