@@ -27,8 +27,11 @@ EPILOG = (
     "  gpudra cutover                                   # the current context; wave table\n"
     "  gpudra cutover --output-dir cutover/ -o markdown > runbook.md\n"
     "  gpudra cutover --pool-label node.kubernetes.io/instance-type --max-wave-nodes 4\n"
-    "  kubectl get nodes,deploy,sts,jobs,cronjobs,ds,quota -A -o yaml > fleet.yaml\n"
-    "  gpudra cutover --from fleet.yaml -o json")
+    "  kubectl get nodes,pods,rs,deploy,sts,jobs,cronjobs,ds,quota,resourceslices,"
+    "resourceclaimtemplates,deviceclasses -A -o yaml > fleet.yaml\n"
+    "  kubectl get leaderworkersets,jobsets,rayclusters,inferenceservices -A -o yaml "
+    "> operators.yaml   # the kinds the cluster serves\n"
+    "  gpudra cutover --from fleet.yaml --from operators.yaml -o json")
 
 _OUTPUT = typer.Option("table", "-o", "--output", metavar="table|markdown|json",
                        help="Wave table, the Markdown runbook, or JSON.")

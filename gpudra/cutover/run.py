@@ -122,31 +122,16 @@ def _read_files(sources: Sequence[str], errors: list[InputError], table: Workloa
 
 
 def top_owners(objects: list[dict[str, Any]], table: WorkloadTable) -> list[dict[str, Any]]:
-    """`objects` without those whose controller is among them and is of a kind gpudra reads
-    (a CronJob's Jobs, a Deployment's ReplicaSets and pods, a JobSet's Jobs), as the live
-    reader resolves owners: each workload is planned once, at its top owner. An object whose
-    controller is not in the files, or is of a kind gpudra does not read (an operator's own
-    resource), stands for itself, as it does live."""
-    from gpudra.objects import dig
-    from gpudra.sources.cluster import controller_of
+    """What the live reader makes of `objects` (an export): each workload once, at its top
+    owner, its children (a CronJob's or a JobSet's Jobs, a Deployment's ReplicaSets, a
+    LeaderWorkerSet's StatefulSets, an InferenceService's Deployment, the pods of any) left out,
+    and what it does not read dropped. The export is served to that very reader, so a file
+    plans exactly what the cluster it was read from would."""
+    from gpudra.sources.cluster import ClusterSource
+    from gpudra.sources.exported import ExportedCluster
 
-    readers = {(str(dig(o, "metadata", "namespace") or ""), str(o.get("kind", "")),
-                str(dig(o, "metadata", "name") or "")) for o in objects
-               if o.get("kind") in _BETWEEN_KINDS or table.lookup(
-                   str(o.get("apiVersion", "")).rpartition("/")[0], str(o.get("kind", "")))}
-    kept = []
-    for obj in objects:
-        controller = controller_of(obj)
-        namespace = str(dig(obj, "metadata", "namespace") or "")
-        if controller is not None and ((namespace, *controller) in readers
-                                       or ("", *controller) in readers):
-            continue
-        kept.append(obj)
-    return kept
-
-
-# Kinds between a workload and its pods, which the live reader reads to resolve owners.
-_BETWEEN_KINDS = frozenset({"ReplicaSet", "Job", "Pod"})
+    source = ClusterSource(ExportedCluster(objects), table, command="cutover")
+    return [dict(item.data) for item in source.items() if isinstance(item, SourceObject)]
 
 
 def _read_cluster(request: CutoverRequest, table: WorkloadTable, errors: list[InputError],

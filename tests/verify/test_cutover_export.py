@@ -1,0 +1,174 @@
+"""`cutover --from` on an export plans what `cutover` plans on the cluster it was exported from
+(issue 32, item 9). The cluster is the journey's operators fleet as its controllers leave it:
+a JobSet's Jobs and their pods, a LeaderWorkerSet's leader StatefulSet, leader pod and the
+worker StatefulSet that pod controls, a RayCluster's pods, an InferenceService's predictor
+Deployment with its ReplicaSet, every Deployment's ReplicaSet. Served live by the fake API
+server, then exported with the `kubectl get` lines docs/cutover.md prescribes (each file what
+its line lists) and planned with the docs' `cutover --from` line: both must give the same
+waves, each workload once at its top owner."""
+
+from __future__ import annotations
+
+import copy
+import json
+import re
+import shlex
+import subprocess
+import sys
+from pathlib import Path
+from typing import Any
+
+import pytest
+import yaml
+
+from tests.controlplane.nvidia import device_plugin_capacity
+from tests.fakeapi import FakeCluster
+from tests.journey import fleet_operators as ops
+from tests.journey.fleets import node as fleet_node
+from tests.verify import fleet as f
+
+
+DOCS = Path(__file__).resolve().parents[2] / "docs" / "cutover.md"
+_EXPORT = re.compile(r"^kubectl get (\S+) -A -o yaml > (\S+)$", re.M)
+_PLAN = re.compile(r"^gpudra cutover --from .*$", re.M)
+
+
+def docs_export(objects: list[dict[str, Any]], directory: Path) -> list[str]:
+    """The docs' export, written: each `kubectl get` line's file holds the objects of the
+    resource types it lists, as a List; then the docs' `cutover --from` arguments."""
+    text = DOCS.read_text(encoding="utf-8")
+    for plurals, target in _EXPORT.findall(text):
+        wanted = set(plurals.split(","))
+        items = [o for o in objects if {f"{o['kind'].lower()}s", f"{o['kind'].lower()}es"}
+                 & wanted]
+        (directory / target).write_text(yaml.safe_dump(
+            {"apiVersion": "v1", "kind": "List", "items": items}), encoding="utf-8")
+    line = _PLAN.search(text)
+    assert line is not None, "docs/cutover.md has no `gpudra cutover --from` line"
+    args = shlex.split(line.group(0))[2:]
+    return [str(directory / a) if (directory / a).exists() else a for a in args]
+
+
+def _uid(obj: dict[str, Any]) -> dict[str, Any]:
+    obj["metadata"]["uid"] = f"uid-{obj['kind']}-{obj['metadata']['name']}"
+    return obj
+
+
+def _pods(owner: dict[str, Any], count: int, template: dict[str, Any], node: str,
+          names: list[str] | None = None) -> list[dict[str, Any]]:
+    """Running pods of `owner`'s template on `node`, as its controller and the kubelet leave
+    them."""
+    pods = []
+    for index in range(count):
+        name = names[index] if names else f"{owner['metadata']['name']}-{index}"
+        pod = {"apiVersion": "v1", "kind": "Pod",
+               "metadata": {"name": name, "namespace": owner["metadata"]["namespace"],
+                            "labels": dict(template.get("metadata", {}).get("labels", {})),
+                            "ownerReferences": [ops.owner_reference(owner)]},
+               "spec": {**copy.deepcopy(template["spec"]), "nodeName": node},
+               "status": {"phase": "Running",
+                          "conditions": [{"type": "Ready", "status": "True"}]}}
+        pods.append(_uid(pod))
+    return pods
+
+
+def _replicaset(deploy: dict[str, Any], node: str) -> list[dict[str, Any]]:
+    rs = _uid({"apiVersion": "apps/v1", "kind": "ReplicaSet",
+               "metadata": {"name": f"{deploy['metadata']['name']}-7c9d",
+                            "namespace": deploy["metadata"]["namespace"],
+                            "ownerReferences": [ops.owner_reference(deploy)]},
+               "spec": copy.deepcopy(deploy["spec"])})
+    return [rs, *_pods(rs, deploy["spec"]["replicas"], deploy["spec"]["template"], node,
+                       [f"{rs['metadata']['name']}-x{i}" for i in range(
+                           deploy["spec"]["replicas"])])]
+
+
+def operators_cluster() -> list[dict[str, Any]]:
+    """The operators fleet with everything its controllers (and Kubernetes') made of it."""
+    fleet = ops.OPERATORS
+    by_product: dict[str, str] = {}
+    objects: list[dict[str, Any]] = []
+    for name, machine in fleet.machines().items():
+        obj = fleet_node(name, machine)
+        obj["status"]["capacity"] = obj["status"]["allocatable"] = {
+            "cpu": "64", "memory": "512Gi", **device_plugin_capacity(machine)}
+        by_product.setdefault(machine.product.label, name)
+        objects.append(obj)
+
+    def node_for(template: dict[str, Any]) -> str:
+        return by_product[template["spec"]["nodeSelector"]["nvidia.com/gpu.product"]]
+
+    for parent in map(_uid, copy.deepcopy(list(fleet.objects))):
+        objects.append(parent)
+        kind = parent["kind"]
+        if kind == "Deployment":
+            objects += _replicaset(parent, node_for(parent["spec"]["template"]))
+        elif kind == "JobSet":
+            for job in map(_uid, ops.jobset_jobs(parent)):
+                objects += [job, *_pods(job, 1, job["spec"]["template"],
+                                        node_for(job["spec"]["template"]))]
+        elif kind == "LeaderWorkerSet":
+            leaders = _uid(ops.lws_leader_statefulset(parent))
+            objects.append(leaders)
+            for leader in _pods(leaders, leaders["spec"]["replicas"],
+                                leaders["spec"]["template"],
+                                node_for(leaders["spec"]["template"])):
+                workers = _uid(ops.lws_worker_statefulset(parent, leader))
+                objects += [leader, workers]
+                objects += _pods(workers, workers["spec"]["replicas"],
+                                 workers["spec"]["template"],
+                                 node_for(workers["spec"]["template"]),
+                                 [f"{workers['metadata']['name']}-{i + 1}"
+                                  for i in range(workers["spec"]["replicas"])])
+        elif kind == "RayCluster":
+            for index, (prefix, group, template) in enumerate(ops.ray_pod_specs(parent)):
+                pod = ops.ray_pod(parent, prefix, group, template)
+                pod["metadata"]["name"] = f"{prefix}{index:05d}"
+                pod["spec"]["nodeName"] = node_for(template) if group != "headgroup" \
+                    else next(iter(by_product.values()))
+                pod["status"] = {"phase": "Running"}
+                objects.append(_uid(pod))
+        elif kind == "InferenceService":
+            predictor = _uid(ops.kserve_predictor_deployment(parent))
+            objects += [predictor, *_replicaset(predictor,
+                                                node_for(predictor["spec"]["template"]))]
+    return [*objects, f.device_class()]
+
+
+def _cutover(*args: str) -> dict[str, Any]:
+    run = subprocess.run([sys.executable, "-m", "gpudra", "cutover", *args, "-o", "json"],
+                         capture_output=True, text=True, timeout=180)
+    assert run.stdout.startswith("{"), run.stderr
+    return json.loads(run.stdout)
+
+
+def _waves(report: dict[str, Any]) -> list[tuple[list[str], list[str]]]:
+    return [(wave["nodes"], sorted(f"{w['namespace']}/{w['kind']}/{w['name']}"
+                                   for w in wave["workloads"])) for wave in report["waves"]]
+
+
+@pytest.fixture(scope="module")
+def reports(tmp_path_factory: pytest.TempPathFactory) -> tuple[dict[str, Any], dict[str, Any]]:
+    objects = operators_cluster()
+    crds = [f"{plural}.{group}" for group, _, plural, _ in ops.CRD_TYPES]
+    with FakeCluster(f.state(*objects, version="1.37.2", crds=crds), tls=False) as cluster:
+        live = _cutover("--kubeconfig", str(cluster.kubeconfig))
+    return live, _cutover(*docs_export(objects, tmp_path_factory.mktemp("export")))
+
+
+def test_an_export_gives_the_waves_the_live_cluster_gives(
+        reports: tuple[dict[str, Any], dict[str, Any]]) -> None:
+    live, exported = reports
+    assert _waves(exported) == _waves(live)
+    assert exported["blocked"] == live["blocked"]
+
+
+def test_each_workload_moves_once_at_its_top_owner(
+        reports: tuple[dict[str, Any], dict[str, Any]]) -> None:
+    """No child of an operator moves as a workload of its own, the RayCluster is not dropped,
+    and the InferenceService KServe would run differently without its GPU limit stays."""
+    _, exported = reports
+    moved = sorted(label for _, labels in _waves(exported) for label in labels)
+    assert moved == ["batch/JobSet/pretrain", "research/RayCluster/ray",
+                     "serving/InferenceService/chat", "serving/LeaderWorkerSet/llm",
+                     "web/Deployment/embed", "web/Deployment/rerank"]
