@@ -52,6 +52,14 @@ def in_memory_converter(options: ConvertOptions, table: WorkloadTable | None = N
     return convert
 
 
+def convert_result(options: ConvertOptions, table: WorkloadTable,
+                   data: Mapping[str, Any]) -> Any:
+    """What convert would say of `data` alone (gpudra.convert.records.WorkloadResult: its
+    strategy, and why when blocked), or None for an object it does not look at."""
+    plan = Planner(options, table).plan("<memory>", data, (), _Anything())
+    return plan.result
+
+
 _KEY = b'"nvidia.com/'
 
 

@@ -65,6 +65,9 @@ class Workload:
     # one by the checks: their pods are interchangeable. None: checked on its own.
     shape: str | None = None
     pod: Mapping[str, Any] | None = None  # its pinned pod spec, for a shape's stand-in
+    # Why convert cannot move it (its controller reads the GPU limit convert removes): it
+    # stays on the device plugin, where its pods keep needing room. None: it can move.
+    stays: str | None = None
 
     @property
     def key(self) -> tuple[str, str, str]:
@@ -134,6 +137,12 @@ def build_fleet(objects: Iterable[Mapping[str, Any]], table: WorkloadTable,
             continue
         label = f"{dig(obj, 'metadata', 'namespace') or ''}/{kind}/{dig(obj, 'metadata', 'name')}"
         converted = [dict(obj), *_own_templates(obj, templates)] if use.dra else converter(obj)
+        stays = None
+        if not converted and use.device_plugin:
+            # Its pods still need device-plugin GPUs where they may run: they are placed as
+            # the plain pods they are (one Deployment of each GPU pod template).
+            stays = blocked_reason(obj, table, target)
+            converted = _as_plain_pods(obj, group, kind, table, converter) if stays else None
         if not converted:
             blocked.append(label)
             continue
@@ -153,14 +162,63 @@ def build_fleet(objects: Iterable[Mapping[str, Any]], table: WorkloadTable,
         claimed = [p.data for p in table.pod_specs(group, kind, pinned)
                    if p.data.get("resourceClaims")]
         shape, pod = _pod_shape(groups, claimed, mark)
+        if stays:
+            shape, pod = None, None
         workloads.append(Workload(kind, str(dig(obj, "metadata", "name")),
                                   str(dig(obj, "metadata", "namespace") or ""), pods, per_pod,
                                   _risk(kind, pods), use.dra, allowed, obj,
-                                  (pinned, *rest), mark, shape, pod))
+                                  (pinned, *rest), mark, shape, pod, stays))
     node_marks = {n.name: tuple(m for allowed, m in marks.items() if n.name in allowed)
                   for n in nodes}
     return Fleet(nodes, tuple(workloads), slices, classes, pool_label, tuple(blocked),
                  node_marks, target, plugin_pods(objects), device_plugin_quotas(objects))
+
+
+def blocked_reason(obj: Mapping[str, Any], table: WorkloadTable, target: TargetVersion
+                   ) -> str | None:
+    """Why convert blocks `obj` (a controller that reads the GPU limit it would remove), or
+    None when convert leaves it for another reason (nothing to convert)."""
+    from gpudra.convert.memory import convert_result
+    from gpudra.convert.planner import ConvertOptions
+
+    result = convert_result(ConvertOptions(target), table, obj)
+    return result.reason if result is not None and result.strategy == "blocked" else None
+
+
+def _as_plain_pods(obj: Mapping[str, Any], group: str, kind: str, table: WorkloadTable,
+                   converter: Any) -> list[Mapping[str, Any]] | None:
+    """A workload convert cannot move, as one Deployment of its GPU pods (named as it is, in
+    its namespace), converted in memory: what its pods ask, for the plan engine to place
+    while it stays on the device plugin. None when its pods cannot be told."""
+    from gpudra.gpu_use import device_plugin_total
+    from gpudra.pod_counts import pod_count
+
+    specs = [ref for ref in table.pod_specs(group, kind, obj)
+             if any(device_plugin_total(dig(c.data, "resources", "limits"))
+                    for c in ref.containers)]
+    if len(specs) != 1:
+        return None
+    pods, _ = pod_count(kind, obj, specs[0].path)
+    name, namespace = dig(obj, "metadata", "name"), dig(obj, "metadata", "namespace")
+    plain = {"apiVersion": "apps/v1", "kind": "Deployment",
+             "metadata": {"name": name, "namespace": namespace},
+             "spec": {"replicas": 1 if pods is None else pods,
+                      "selector": {"matchLabels": {"gpudra.io/stays": str(name)}},
+                      "template": {"metadata": {"labels": {"gpudra.io/stays": str(name)}},
+                                   "spec": _plain_pod_spec(specs[0])}}}
+    return converter(plain)
+
+
+def _plain_pod_spec(ref: Any) -> dict[str, Any]:
+    """A pod spec of the containers a workload's pod template holds wherever its kind keeps
+    them (KServe's `model`, say), with its node constraints."""
+    spec: dict[str, Any] = {k: copy.deepcopy(ref.data[k]) for k in _PLACEMENT if k in ref.data}
+    for key, init in (("containers", False), ("initContainers", True)):
+        found = [{"name": f"c{index}", **copy.deepcopy(dict(c.data))}
+                 for index, c in enumerate(ref.containers) if c.init is init]
+        if found:
+            spec[key] = found
+    return spec
 
 
 def device_plugin_quotas(objects: Iterable[Mapping[str, Any]]) -> tuple[Mapping[str, Any], ...]:

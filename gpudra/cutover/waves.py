@@ -121,14 +121,14 @@ def order_waves(fleet: Fleet, table: WorkloadTable, max_wave_nodes: int | None =
                 break
             best = best or attempt
         if wave is None:
-            return CutoverPlan(tuple(waves), _blocked_message(best), best, start)
+            return CutoverPlan(tuple(waves), _blocked_message(best, fleet), best, start)
         waves.append(wave)
         dra |= set(wave.nodes)
         migrated |= {w.key for w in wave.moved}
         waiting = [u for u in waiting if u.name not in wave.units]
         if on_wave is not None:
             on_wave(len(waves))
-    left = [w for w in fleet.workloads if w.key not in migrated]
+    left = [w for w in fleet.workloads if w.key not in migrated and w.stays is None]
     # Workloads still on the device plugin whose nodes all publish already (switched before
     # this plan, or by hand) move in a wave of their own that switches no node.
     stranded = [w for w in left if w.eligible and w.eligible <= dra]
@@ -138,7 +138,7 @@ def order_waves(fleet: Fleet, table: WorkloadTable, max_wave_nodes: int | None =
         moved = tuple(sorted(stranded, key=lambda w: (w.risk, w.label)))
         wave = Wave(len(waves) + 1, (), (), moved, plugin_side, dra_side)
         if not dra_side.ok:
-            return CutoverPlan(tuple(waves), _blocked_message(wave), wave, start)
+            return CutoverPlan(tuple(waves), _blocked_message(wave, fleet), wave, start)
         waves.append(wave)
         migrated |= keys
         left = [w for w in left if w.key not in keys]
@@ -168,12 +168,14 @@ def _try(fleet: Fleet, table: WorkloadTable, dra: set[str], migrated: set[tuple[
     new_dra = dra | set(switching)
     plugin_nodes = {n.name for n in fleet.nodes} - new_dra
     staying = [w for w in fleet.workloads if w.key not in migrated]
-    forced = {w.key for w in staying if final or not (w.eligible & plugin_nodes)}
+    # What convert cannot move stays on the device plugin whatever the wave: never forced.
+    forced = {w.key for w in staying
+              if w.stays is None and (final or not (w.eligible & plugin_nodes))}
     dra_gpus, plugin_gpus = _devices(fleet, new_dra), _gpus(fleet, plugin_nodes)
     on_dra = sum(w.gpus for w in fleet.workloads if w.key in migrated or w.key in forced)
     left = sum(w.gpus for w in staying if w.key not in forced)
     optional = [w for w in sorted(staying, key=lambda w: (w.risk, -w.gpus, w.label))
-                if w.key not in forced and w.eligible & new_dra]
+                if w.key not in forced and w.stays is None and w.eligible & new_dra]
     moving = set(forced)
     for workload in optional:
         # Move while the device-plugin side is fuller than the DRA side would be: headroom on
@@ -194,7 +196,8 @@ def _try(fleet: Fleet, table: WorkloadTable, dra: set[str], migrated: set[tuple[
             moving -= back
         elif not plugin_side.ok:
             more = [by_key[k] for k in plugin_side.failed
-                    if k in by_key and k not in moving and by_key[k].eligible & new_dra]
+                    if k in by_key and k not in moving and by_key[k].stays is None
+                    and by_key[k].eligible & new_dra]
             room = _devices(fleet, new_dra) - dra_side.demand
             changed = False
             for workload in more:
@@ -262,12 +265,16 @@ def check_side(stack: str, workloads: Sequence[Workload], nodes: Sequence[Node],
     report = plan(objects, inventory, options)
     failed: list[tuple[str, str, str]] = []
     failures: list[str] = []
+    # A workload placed as another kind (one convert cannot move, as plain pods) by its own
+    by_placed = {(w.namespace, str(w.converted[0].get("kind", "")), w.name): w.key
+                 for w in workloads if w.shape is None and w.converted}
     for result in report.workloads:
         if result.satisfiable:
             continue
         key = (result.namespace or "", result.kind, result.name)
         same = members.get(key)
         if same is None:
+            key = by_placed.get(key, key)
             failed.append(key)
             failures.append(f"{'/'.join(key)}: {result.reason}")
         else:
@@ -305,9 +312,17 @@ def _inventory(nodes: Sequence[Node], fleet: Fleet) -> Inventory:
         else published
 
 
-def _blocked_message(wave: Wave | None) -> str:
+def _blocked_message(wave: Wave | None, fleet: Fleet) -> str:
     if wave is None:
         return "no node pool left to switch"
+    switching = set(wave.nodes)
+    held = [w for w in fleet.workloads if w.stays is not None and w.eligible & switching]
+    if held and not wave.plugin_side.ok and wave.dra_side.ok:
+        # Workloads convert cannot move keep the nodes they may run on.
+        return (f"{', '.join(wave.units)} ({len(wave.nodes)} nodes) stays on the device plugin "
+                f"for {len(held)} workloads convert cannot move: "
+                + "; ".join(f"{w.label}: {w.stays}" for w in held)
+                + "; migrate them by hand (docs/convert.md), then run cutover again")
     parts = []
     for side in (wave.plugin_side, wave.dra_side):
         if side.ok:

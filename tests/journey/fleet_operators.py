@@ -4,7 +4,7 @@ A LeaderWorkerSet, a JobSet, a RayCluster, two KServe InferenceServices (raw dep
 and two Deployments, one a Helm release's and one an Argo CD application's, on a GKE-style
 cluster of four pools (H100, A100, and two L4 pools of one node each). One InferenceService
 serves a Hugging Face model without a `runtimeVersion`: KServe picks its image by its GPU limit,
-so convert blocks it and cutover must leave it (and the L4 node it needs) on the device plugin.
+so convert blocks it and cutover must leave it (and an L4 node for it) on the device plugin.
 
 What each operator makes of its object is written here as data, from each project's source
 (docs/facts.md, "The operators' children"): the stand-in controllers of the journey
@@ -253,7 +253,7 @@ def kserve_predictor_deployment(isvc: dict[str, Any]) -> dict[str, Any]:
 def _operators() -> Fleet:
     pools = (Pool("h100", H100_80GB, 2, 4), Pool("a100", A100_80GB, 2, 4),
              Pool("l4", L4, 1, 4), Pool("l4-spare", L4, 1, 4))
-    custom = _gpu_spec(L4, 1, "kserve-container")
+    custom = _gpu_spec(H100_80GB, 1, "kserve-container")
     hf_model = {"nodeSelector": {"nvidia.com/gpu.product": L4.label},
                 "model": {"modelFormat": {"name": "huggingface"},
                           "storageUri": "hf://example/summarizer",
@@ -265,13 +265,13 @@ def _operators() -> Fleet:
         jobset("batch", "pretrain", "workers", 2, _gpu_spec(A100_80GB, 2)),
         raycluster("research", "ray", "gpu", 2, _gpu_spec(A100_80GB, 1, "ray-worker")),
         helm_managed(deployment("web", "embed", 2, _gpu_spec(H100_80GB, 1)), "embed"),
-        argo_managed(deployment("web", "rerank", 1, _gpu_spec(L4, 1)), "rerank"),
+        argo_managed(deployment("web", "rerank", 2, _gpu_spec(L4, 1)), "rerank"),
     )
     running = {("serving", "LeaderWorkerSet", "llm"): 2,
                ("serving", "InferenceService", "chat"): 1,
                ("serving", "InferenceService", "summarize"): 1,
                ("batch", "JobSet", "pretrain"): 2, ("research", "RayCluster", "ray"): 2,
-               ("web", "Deployment", "embed"): 2, ("web", "Deployment", "rerank"): 1}
+               ("web", "Deployment", "embed"): 2, ("web", "Deployment", "rerank"): 2}
     return Fleet(pools, ("serving", "batch", "research", "web"), objects, running, ADMISSION)
 
 

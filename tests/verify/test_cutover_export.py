@@ -172,3 +172,22 @@ def test_each_workload_moves_once_at_its_top_owner(
     assert moved == ["batch/JobSet/pretrain", "research/RayCluster/ray",
                      "serving/InferenceService/chat", "serving/LeaderWorkerSet/llm",
                      "web/Deployment/embed", "web/Deployment/rerank"]
+
+
+def test_a_workload_convert_cannot_move_keeps_its_nodes_and_cutover_says_why(
+        reports: tuple[dict[str, Any], dict[str, Any]]) -> None:
+    """KServe picks the summarizer's image by its GPU limit, so convert blocks it: no wave
+    moves it, no wave switches the last node it may run on, and cutover (exit 1) names it,
+    its reason and what to do, live as from the export."""
+    for report in reports:
+        assert report["complete"] is False
+        switched = {node for wave in report["waves"] for node in wave["nodes"]}
+        l4_nodes = {name for name, machine in ops.OPERATORS.machines().items()
+                    if machine.product.label == "NVIDIA-L4"}
+        assert len(l4_nodes - switched) == 1  # one L4 node stays for it
+        assert report["blocked"].startswith(
+            f"l4-spare (1 nodes) stays on the device plugin for 1 workloads convert cannot "
+            f"move: {'/'.join(ops.BLOCKED)}: KServe picks the "
+            "huggingfaceserver image by the GPU limit")
+        assert report["blocked"].endswith("migrate them by hand (docs/convert.md), then run "
+                                          "cutover again")
