@@ -89,7 +89,10 @@ def wave_steps(wave: Wave, directory: str | None,
                      f"{_count(replaced, 'workload')} roll onto claims; their new pods wait "
                      "for this wave's devices")
     if RECREATE in modes:
-        steps.append(f"kubectl delete -f {where}/original/recreate/ --recursive --wait   # "
+        # Foreground: the delete returns once what they made (a JobSet's Jobs, the Jobs' pods,
+        # a pod's claims) is gone too, so the objects created below do not meet their names.
+        steps.append(f"kubectl delete -f {where}/original/recreate/ --recursive --wait "
+                     f"--cascade=foreground   # "
                      f"{_count(recreated, 'Job or bare Pod', 'Jobs or bare Pods')}: the pod "
                      "template cannot change; created again below (a Job starts over)")
     if wave.nodes:
@@ -127,7 +130,8 @@ def _rollback(wave: Wave, nodes: str, where: str, modes: frozenset[str], quotas:
     """The wave's steps undone, in the reverse order."""
     steps = [f"kubectl cordon {nodes}"] if wave.nodes else []
     if RECREATE in modes:
-        steps.append(f"kubectl delete -f {where}/converted/recreate/ --recursive --wait")
+        steps.append(f"kubectl delete -f {where}/converted/recreate/ --recursive --wait "
+                     "--cascade=foreground")
     if REPLACE in modes:
         steps.append(f"kubectl replace -f {where}/original/replace/ --recursive")
     if wave.nodes:

@@ -95,7 +95,10 @@ def jobset(namespace: str, name: str, job: str, replicas: int, spec: dict[str, A
 
 def raycluster(namespace: str, name: str, group: str, replicas: int, spec: dict[str, Any]
                ) -> dict[str, Any]:
-    head = {"containers": [{"name": "ray-head", "image": "rayproject/ray:2.41.0"}]}
+    # The head asks for no GPU; it tolerates the GPU nodes' taint to run on one of them.
+    head = {"containers": [{"name": "ray-head", "image": "rayproject/ray:2.41.0"}],
+            "tolerations": [{"key": "nvidia.com/gpu", "operator": "Exists",
+                             "effect": "NoSchedule"}]}
     return {"apiVersion": API_VERSIONS["RayCluster"], "kind": "RayCluster",
             "metadata": _meta(namespace, name),
             "spec": {"headGroupSpec": {"rayStartParams": {}, "template": {"spec": head}},

@@ -4,6 +4,7 @@ top owner, node, phase and readiness, and which stack serves it."""
 from __future__ import annotations
 
 from collections import Counter
+from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
@@ -49,7 +50,12 @@ def _top_owner(client: Client, pod: dict[str, Any]) -> tuple[str, str]:
     return kind, name
 
 
-def gpu_pods(client: Client, namespaces: tuple[str, ...]) -> list[PodView]:
+def gpu_pods(client: Client, namespaces: tuple[str, ...],
+             top_owner: Callable[[Client, dict[str, Any]], tuple[str, str]] | None = None
+             ) -> list[PodView]:
+    """`top_owner`: how a pod's top owner is found (default: up to a Deployment, CronJob or
+    JobSet; the operators' cluster walks further)."""
+    top_owner = top_owner or _top_owner
     views = []
     for namespace in namespaces:
         for pod in client.get(f"/api/v1/namespaces/{namespace}/pods")["items"]:
@@ -60,7 +66,7 @@ def gpu_pods(client: Client, namespaces: tuple[str, ...]) -> list[PodView]:
                 continue
             ready = any(c.get("type") == "Ready" and c.get("status") == "True"
                         for c in status.get("conditions") or [])
-            views.append(PodView(namespace, _top_owner(client, pod), pod["metadata"]["name"],
+            views.append(PodView(namespace, top_owner(client, pod), pod["metadata"]["name"],
                                  spec.get("nodeName"), status.get("phase", ""), ready,
                                  device_plugin, claims))
     return views

@@ -441,3 +441,19 @@ def test_names_no_api_server_holds_never_reach_the_runbooks_shell_lines(tmp_path
     lines = [s for wave in report["waves"] for s in wave["steps"] + wave["rollback"]]
     assert [s for s in lines if "kubectl label node" in s]  # the waves were written
     assert not [s for s in lines if "--all" in s or "x,name" in s]
+
+
+def test_what_cannot_change_its_template_is_deleted_in_the_foreground(tmp_path: Path) -> None:
+    """The wave deletes its Job (and the rollback the converted one) in the foreground: the
+    delete returns once the Job's pods and their claims are gone, so the object created again
+    never meets an old child of the same name (a JobSet's Jobs are named by index)."""
+    out = tmp_path / "cutover"
+    code, report, err = cutover(tmp_path, safe_fleet(), "--output-dir", str(out))
+    assert code == 0, err
+    wave = next(w for w in report["waves"] if any(m["kind"] == "Job" for m in w["workloads"]))
+    where = out / f"wave-{wave['wave']}"
+    deletes = [s.split("   #")[0] for s in wave["steps"] + wave["rollback"]
+               if s.startswith("kubectl delete")]
+    assert deletes == [
+        f"kubectl delete -f {where}/original/recreate/ --recursive --wait --cascade=foreground",
+        f"kubectl delete -f {where}/converted/recreate/ --recursive --wait --cascade=foreground"]
