@@ -135,7 +135,10 @@ def test_the_runbook_runs_as_written_and_every_workload_runs_after_each_wave(
     as many pods as before, those moved so far on claims and the others on the device plugin,
     each on the pool it ran on before. The Helm- and Argo CD-managed workloads are named with
     their manager in the wave that moves them; the InferenceService convert cannot move is
-    never moved, and cutover names it (exit 1); the gate stays closed for it alone."""
+    never moved, and cutover names it (exit 1); the gate stays closed for it alone. Each wave
+    that moves an operator's workload is also rolled back as written (all back on the device
+    plugin, on the same GPU products) and done again; after every step verify says what the
+    API server shows."""
     planned = gpudra(fleet, "cutover", "-o", "json")
     report = json.loads(planned.stdout)
     moved_in = {wave["wave"]: {(w["namespace"], w["kind"], w["name"]) for w in wave["workloads"]}
@@ -154,22 +157,35 @@ def test_the_runbook_runs_as_written_and_every_workload_runs_after_each_wave(
         section = made.stdout.split(f"## Wave {wave}:")[1].split("## Wave")[0]
         assert f"web/Deployment/{name}" in section and manager in section, section
     bin_dir = runbook.tools(tmp_path / "bin", fleet.plane.binary)
-    moved: set[Key] = set()
-    for wave in waves:
-        moved |= moved_in[wave.number]
-        for step in wave.steps:
+
+    def follow(wave: runbook.Wave, steps: tuple[str, ...], what: str, now: set[Key]) -> None:
+        for step in steps:
             done = runbook.run(step, bin_dir=bin_dir, kubeconfig=fleet.kubeconfig, cwd=tmp_path)
-            assert done.exit_code == 0, f"wave {wave.number}: {step}\n{done.output}"
-        expected = {key: {(key in moved, pool) for _, pool in places}
+            assert done.exit_code == 0, f"wave {wave.number} {what}: {step}\n{done.output}"
+        expected = {key: {(key in now, product) for _, product in places}
                     for key, places in before.items()}
         try:
-            fleet.plane.wait(f"every GPU workload running again after wave {wave.number}",
+            fleet.plane.wait(f"every GPU workload running again after wave {wave.number} {what}",
                              lambda: running(fleet) == OPERATORS.running_before
                              and where_they_run(fleet) == expected, timeout=120)
         except TimeoutError:
-            pytest.fail(f"after wave {wave.number}: running {running(fleet)}, where "
+            pytest.fail(f"after wave {wave.number} {what}: running {running(fleet)}, where "
                         f"{where_they_run(fleet)}, expected {expected}; pods "
                         f"{[(v.name, v.owner, v.node, v.phase) for v in pods_now(fleet)]}")
+        # What verify says of each workload is what the API server shows.
+        rows = workload_rows(json.loads(gpudra(fleet, "verify", "-o", "json").stdout))
+        assert {key: (row["state"], row["pods_ready"]) for key, row in rows.items()} == {
+            key: ("claims" if key in now else "device plugin", count)
+            for key, count in running(fleet).items()}
+
+    moved: set[Key] = set()
+    for wave in waves:
+        operators_moving = {key for key in moved_in[wave.number] if key[1] != "Deployment"}
+        if operators_moving:  # an operator's wave once forward, rolled back, then again
+            follow(wave, wave.steps, "steps", moved | moved_in[wave.number])
+            follow(wave, wave.rollback, "rollback", moved)
+        moved |= moved_in[wave.number]
+        follow(wave, wave.steps, "steps", moved)
     # Everything moved but the InferenceService convert cannot move: the gate is closed, for
     # its pod and the node left on the device plugin for it.
     gate = json.loads(gpudra(fleet, "verify", "-o", "json").stdout)["decommission"]
