@@ -261,6 +261,17 @@ def table(result: CutoverPlan) -> str:
                      f"{w.dra_side.demand}/{w.dra_side.gpus} GPUs"))
     widths = [max(len(r[i]) for r in rows) for i in range(len(rows[0]))]
     out = ["  ".join(c.ljust(widths[i]) for i, c in enumerate(r)).rstrip() for r in rows]
+    # The table lists no workload, but one a tool manages needs its source changed too.
+    managed = [(w.number, m, found) for w in result.waves for m in w.moved
+               if (found := manager(m)) is not None]
+    if managed:
+        out.append("")
+        out += [f"wave {number}: {m.label} is managed by {found}: convert its chart values or "
+                "Git tree too, or it puts the device-plugin template back"
+                for number, m, found in managed[:MAX_LISTED]]
+        if len(managed) > MAX_LISTED:
+            out.append(f"... and {len(managed) - MAX_LISTED} more managed workloads "
+                       "(-o markdown or -o json)")
     if result.blocked:
         out += ["", f"blocked: {result.blocked}"]
     else:

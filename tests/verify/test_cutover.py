@@ -382,6 +382,12 @@ def test_a_workload_a_tool_manages_is_named_with_its_manager(tmp_path: Path) -> 
                               timeout=120).stdout
     assert "- ml/Deployment/pinned (1 pods, 8 GPUs; StatefulSet or singleton): **managed by " \
         "Helm release trainer (namespace ml)**: convert its source too" in markdown
+    table = subprocess.run([sys.executable, "-m", "gpudra", "cutover", "--from", str(source)],
+                           capture_output=True, text=True, timeout=120).stdout
+    wave = next(w["wave"] for w in report["waves"]
+                if any(m["name"] == "pinned" for m in w["workloads"]))
+    assert f"wave {wave}: ml/Deployment/pinned is managed by Helm release trainer (namespace " \
+        "ml): convert its chart values or Git tree too" in table
 
 
 def test_workloads_left_on_the_device_plugin_of_switched_nodes_move_in_a_wave_of_their_own(
