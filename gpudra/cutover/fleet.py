@@ -117,8 +117,9 @@ def build_fleet(objects: Iterable[Mapping[str, Any]], table: WorkloadTable,
     classes = tuple(o for o in objects if o.get("kind") == "DeviceClass")
     templates = [o for o in objects if o.get("kind") == "ResourceClaimTemplate"]
     publishing = _devices_per_node(slices)
-    nodes = tuple(n for n in (_node(o, publishing, pool_label) for o in objects
-                              if o.get("kind") == "Node") if n is not None)
+    nodes = tuple(sorted((n for n in (_node(o, publishing, pool_label) for o in objects
+                                      if o.get("kind") == "Node") if n is not None),
+                         key=lambda n: n.name))
     # Cluster state (read live or exported): a bare pod's nodeName is where the scheduler put
     # it, and the converted pod is created anew, as convert --from-cluster writes it.
     converter = in_memory_converter(ConvertOptions(target), table, objects, live=True)
@@ -170,6 +171,9 @@ def build_fleet(objects: Iterable[Mapping[str, Any]], table: WorkloadTable,
                                   (pinned, *rest), mark, shape, pod, stays))
     node_marks = {n.name: tuple(m for allowed, m in marks.items() if n.name in allowed)
                   for n in nodes}
+    # The plan engine places greedily, in the order it is given: one canonical order makes a
+    # file plan what the cluster it was exported from plans, whatever order each lists in.
+    workloads.sort(key=lambda w: w.label)
     return Fleet(nodes, tuple(workloads), slices, classes, pool_label, tuple(blocked),
                  node_marks, target, plugin_pods(objects), device_plugin_quotas(objects))
 

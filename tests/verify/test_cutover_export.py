@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import copy
 import json
+import random
 import re
 import shlex
 import subprocess
@@ -191,3 +192,39 @@ def test_a_workload_convert_cannot_move_keeps_its_nodes_and_cutover_says_why(
             "huggingfaceserver image by the GPU limit")
         assert report["blocked"].endswith("migrate them by hand (docs/convert.md), then run "
                                           "cutover again")
+
+
+def _busy_fleet(nodes: int, workloads: int, seed: int = 1) -> list[dict[str, Any]]:
+    """Ten pools, 70% busy, one workload in five pinned to a pool: tight enough that where
+    the plan engine places each pod depends on the order it meets them."""
+    rng = random.Random(seed)
+    pools = [f"pool-{i}" for i in range(10)]
+    objects = [f.node(f"gpu-{i:04d}", 8, pool=pools[i % len(pools)]) for i in range(nodes)]
+    for index in range(workloads):
+        kind = rng.choice(["Job", "Deployment", "Deployment", "StatefulSet"])
+        replicas = rng.choice([1, 1, 2]) if kind != "Job" else 1
+        selector = {f.POOL_LABEL: rng.choice(pools)} if index % 5 == 0 else None
+        obj = f.deployment(f"team-{index % 20}", f"w-{index:04d}",
+                           f.pod_spec(gpus=rng.choice([1, 1, 1, 2]), node_selector=selector),
+                           replicas, kind="Job" if kind == "Job" else "Deployment")
+        if kind == "StatefulSet":
+            obj["kind"] = "StatefulSet"
+        objects.append(obj)
+    return objects
+
+
+@pytest.mark.parametrize("order", ["reversed", "shuffled"])
+def test_the_order_objects_are_listed_in_does_not_change_the_plan(tmp_path: Path,
+                                                                  order: str) -> None:
+    """The cluster lists kind by kind, an export in whatever order it was written: the waves
+    are the same (the plan engine places greedily, in the order it is given)."""
+    objects = _busy_fleet(100, 400)
+    listed = list(reversed(objects)) if order == "reversed" else \
+        random.Random(7).sample(objects, len(objects))
+    reports = []
+    for name, items in (("as-written", objects), (order, listed)):
+        source = tmp_path / f"{name}.json"
+        source.write_text(json.dumps({"apiVersion": "v1", "kind": "List", "items": items}),
+                          encoding="utf-8")
+        reports.append(_cutover("--from", str(source)))
+    assert _waves(reports[1]) == _waves(reports[0])
