@@ -126,11 +126,12 @@ def top_owners(objects: list[dict[str, Any]], table: WorkloadTable) -> list[dict
     owner, its children (a CronJob's or a JobSet's Jobs, a Deployment's ReplicaSets, a
     LeaderWorkerSet's StatefulSets, an InferenceService's Deployment, the pods of any) left out,
     and what it does not read dropped. The export is served to that very reader, so a file
-    plans exactly what the cluster it was read from would."""
+    plans exactly what the cluster it was read from would. `objects` were judged by their
+    typed readers (with the file and line of each refusal) and are not judged again."""
     from gpudra.sources.cluster import ClusterSource
     from gpudra.sources.exported import ExportedCluster
 
-    source = ClusterSource(ExportedCluster(objects), table, command="cutover")
+    source = ClusterSource(ExportedCluster(objects), table, command="cutover", judged=True)
     return [dict(item.data) for item in source.items() if isinstance(item, SourceObject)]
 
 

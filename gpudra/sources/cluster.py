@@ -90,6 +90,9 @@ class ClusterSource:
     on_pod: Callable[[Mapping[str, Any]], None] | None = None
     # Objects left out by the typed reader, reported once everything is read
     refused: list[InputError] = field(default_factory=list)
+    # The objects were judged by their typed readers already (an export read as files, each
+    # refusal naming its file and line): not judged twice
+    judged: bool = False
 
     def items(self) -> Iterator[Item]:
         owners = _Owners(self.table)
@@ -187,7 +190,7 @@ class ClusterSource:
     def _well_formed(self, obj: Mapping[str, Any]) -> bool:
         """True when `obj` decodes as its kind (always, for the commands that read objects
         tolerantly); else its input error is kept for the end of the items."""
-        if self.command not in TYPED_COMMANDS:
+        if self.command not in TYPED_COMMANDS or self.judged:
             return True
         from gpudra.sources.shapes import object_problem, refusal
 
@@ -236,7 +239,7 @@ class ClusterSource:
         if resource is None:
             return  # not served: nothing to read, nothing wrong
         failed = len(self.cluster.errors)
-        typed = self.command in TYPED_COMMANDS
+        typed = self.command in TYPED_COMMANDS and not self.judged
         for page in self.cluster.list(resource, on_page=self.on_page):
             self.stats.objects += len(page)
             yield from (obj for obj in page if self._well_formed(obj)) if typed else page
