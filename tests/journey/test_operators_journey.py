@@ -20,7 +20,7 @@ import pytest
 from tests.controlplane.cluster import path_for
 from tests.journey import runbook
 from tests.journey.cluster import Cluster, journey_cluster_at
-from tests.journey.fleet_operators import BLOCKED, CRDS, CRD_TYPES, OPERATORS
+from tests.journey.fleet_operators import BLOCKED, CRD_TYPES, CRDS, OPERATORS
 from tests.journey.fleets import node
 from tests.journey.observe import PodView, gpu_pods
 from tests.journey.operators import Operators, top_owner
@@ -112,8 +112,8 @@ def test_the_docs_export_plans_what_the_cluster_plans(fleet: Cluster, tmp_path: 
     """docs/cutover.md's export lines run as written with kubectl, then its `cutover --from`
     line: the waves (nodes, workloads) and what blocks are the live cutover's."""
     text = DOCS.read_text(encoding="utf-8")
-    lines = re.findall(r"^kubectl get \S+ -A -o yaml > \S+$", text, re.M)
-    plan_line = re.search(r"^gpudra cutover --from .*$", text, re.M)
+    lines = re.findall(r"^kubectl get \S+ -A -o yaml > \S+$", text, re.MULTILINE)
+    plan_line = re.search(r"^gpudra cutover --from .*$", text, re.MULTILINE)
     assert len(lines) == 2 and plan_line is not None
     bin_dir = runbook.tools(tmp_path / "bin", fleet.plane.binary)
     for line in lines:
