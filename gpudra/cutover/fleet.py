@@ -97,6 +97,9 @@ class Fleet:
     plugin_pods: tuple[tuple[str, str], ...] = ()
     # ResourceQuotas that count device-plugin GPUs: converted in the waves of their namespace
     quotas: tuple[Mapping[str, Any], ...] = ()
+    # (workload label, template name) of workloads on claims that name a ResourceClaimTemplate
+    # the input does not hold: they cannot be placed, and capacity is not why
+    missing_templates: tuple[tuple[str, str], ...] = ()
 
     def pools(self) -> dict[str, tuple[Node, ...]]:
         out: dict[str, list[Node]] = {}
@@ -125,6 +128,7 @@ def build_fleet(objects: Iterable[Mapping[str, Any]], table: WorkloadTable,
     converter = in_memory_converter(ConvertOptions(target), table, objects, live=True)
     workloads: list[Workload] = []
     blocked: list[str] = []
+    missing: list[tuple[str, str]] = []
     allowed_nodes: dict[str, frozenset[str]] = {}  # placement constraints -> nodes
     marks: dict[frozenset[str], str] = {}
     for obj in objects:
@@ -137,6 +141,11 @@ def build_fleet(objects: Iterable[Mapping[str, Any]], table: WorkloadTable,
         if not (use.device_plugin or use.dra):
             continue
         label = f"{dig(obj, 'metadata', 'namespace') or ''}/{kind}/{dig(obj, 'metadata', 'name')}"
+        if use.dra:
+            absent = _missing_templates(obj, group, kind, table, templates)
+            if absent:
+                missing += [(label, name) for name in absent]
+                continue
         converted = [dict(obj), *_own_templates(obj, templates)] if use.dra else converter(obj)
         stays = None
         if not converted and use.device_plugin:
@@ -175,7 +184,8 @@ def build_fleet(objects: Iterable[Mapping[str, Any]], table: WorkloadTable,
     # file plan what the cluster it was exported from plans, whatever order each lists in.
     workloads.sort(key=lambda w: w.label)
     return Fleet(nodes, tuple(workloads), slices, classes, pool_label, tuple(blocked),
-                 node_marks, target, plugin_pods(objects), device_plugin_quotas(objects))
+                 node_marks, target, plugin_pods(objects), device_plugin_quotas(objects),
+                 tuple(missing))
 
 
 def blocked_reason(obj: Mapping[str, Any], table: WorkloadTable, target: TargetVersion
@@ -304,6 +314,19 @@ def _pinned(obj: Mapping[str, Any], mark: str, table: WorkloadTable) -> Mapping[
             spec.data["nodeSelector"] = {mark: "true"}
             spec.data.pop("affinity", None)
     return pinned
+
+
+def _missing_templates(obj: Mapping[str, Any], group: str, kind: str, table: WorkloadTable,
+                       templates: list[Mapping[str, Any]]) -> list[str]:
+    """The ResourceClaimTemplates `obj`'s pods name that are not in its namespace."""
+    namespace = dig(obj, "metadata", "namespace")
+    held = {dig(t, "metadata", "name") for t in templates
+            if dig(t, "metadata", "namespace") == namespace}
+    named = [entry.get("resourceClaimTemplateName")
+             for spec in table.pod_specs(group, kind, obj)
+             for entry in spec.data.get("resourceClaims") or ()
+             if isinstance(entry, Mapping)]
+    return sorted({str(n) for n in named if isinstance(n, str) and n and n not in held})
 
 
 def _own_templates(obj: Mapping[str, Any], templates: list[Mapping[str, Any]]

@@ -142,6 +142,15 @@ def order_waves(fleet: Fleet, table: WorkloadTable, max_wave_nodes: int | None =
         waves.append(wave)
         migrated |= keys
         left = [w for w in left if w.key not in keys]
+    if fleet.missing_templates:  # workloads on claims whose pods cannot be created
+        named = "; ".join(f"{label} names ResourceClaimTemplate {name}"
+                          for label, name in fleet.missing_templates[:5])
+        more = len(fleet.missing_templates) - 5
+        return CutoverPlan(tuple(waves), (
+            f"{named}{f' (and {more} more)' if more > 0 else ''}, which its namespace does not "
+            "hold: their pods cannot be created, so they are not planned (from --from files, "
+            "export resourceclaimtemplates too: docs/cutover.md; live, create the template or "
+            "fix the workload)"), None, start)
     if left:  # GPU workloads that fit on no GPU node at all
         names = ", ".join(w.label for w in left[:5])
         return CutoverPlan(tuple(waves), f"{len(left)} workloads may run on no GPU node: {names}",

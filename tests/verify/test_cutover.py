@@ -463,3 +463,27 @@ def test_what_cannot_change_its_template_is_deleted_in_the_foreground(tmp_path: 
     assert deletes == [
         f"kubectl delete -f {where}/original/recreate/ --recursive --wait --cascade=foreground",
         f"kubectl delete -f {where}/converted/recreate/ --recursive --wait --cascade=foreground"]
+
+
+@pytest.mark.parametrize("with_template", [False, True])
+def test_a_claim_template_missing_from_the_input_is_named_not_taken_for_capacity(
+        tmp_path: Path, with_template: bool) -> None:
+    """A workload already on claims names a ResourceClaimTemplate: without it in the export
+    its pods cannot be created, which cutover says (it is not short of capacity); with it the
+    plan completes."""
+    objects = [f.node("a-1", 8, pool="a"), f.node("b-1", 8, dra=True, pool="b"),
+               f.gpu_slice("b-1", 8), f.device_class(),
+               f.deployment("ml", "web", f.pod_spec(gpus=2), replicas=2),
+               f.deployment("ml", "claimed", f.pod_spec(template_name="gpu-tpl"), replicas=2)]
+    if with_template:
+        objects.append(f.template("ml", "gpu-tpl"))
+    code, report, err = cutover(tmp_path, objects)
+    assert report is not None, err
+    if with_template:
+        assert (code, report["blocked"]) == (0, None)
+    else:
+        assert code == 1
+        assert report["blocked"].startswith(
+            "ml/Deployment/claimed names ResourceClaimTemplate gpu-tpl, which its namespace "
+            "does not hold: their pods cannot be created, so they are not planned (from --from "
+            "files, export resourceclaimtemplates too: docs/cutover.md")
