@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import copy
 import json
-from collections.abc import Iterable, Mapping
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -20,7 +20,7 @@ from gpudra.cutover.eligibility import eligible
 from gpudra.dra.versions import DEFAULT, TargetVersion
 from gpudra.gpu_use import quota_keys, read_object
 from gpudra.objects import as_mapping, dig, is_dns_label, is_dns_subdomain, is_label
-from gpudra.workloads import WorkloadTable
+from gpudra.workloads import PodSpecRef, WorkloadTable
 
 # Cloud node-pool labels, first found wins; else the GFD product label.
 POOL_LABELS = ("cloud.google.com/gke-nodepool", "eks.amazonaws.com/nodegroup",
@@ -200,7 +200,8 @@ def blocked_reason(obj: Mapping[str, Any], table: WorkloadTable, target: TargetV
 
 
 def _as_plain_pods(obj: Mapping[str, Any], group: str, kind: str, table: WorkloadTable,
-                   converter: Any) -> list[Mapping[str, Any]] | None:
+                   converter: Callable[[Mapping[str, Any]], Sequence[Mapping[str, Any]] | None]
+                   ) -> Sequence[Mapping[str, Any]] | None:
     """A workload convert cannot move, as one Deployment of its GPU pods (named as it is, in
     its namespace), converted in memory: what its pods ask, for the plan engine to place
     while it stays on the device plugin. None when its pods cannot be told."""
@@ -223,7 +224,7 @@ def _as_plain_pods(obj: Mapping[str, Any], group: str, kind: str, table: Workloa
     return converter(plain)
 
 
-def _plain_pod_spec(ref: Any) -> dict[str, Any]:
+def _plain_pod_spec(ref: PodSpecRef) -> dict[str, Any]:
     """A pod spec of the containers a workload's pod template holds wherever its kind keeps
     them (KServe's `model`, say), with its node constraints."""
     spec: dict[str, Any] = {k: copy.deepcopy(ref.data[k]) for k in _PLACEMENT if k in ref.data}
@@ -324,9 +325,13 @@ def _missing_templates(obj: Mapping[str, Any], group: str, kind: str, table: Wor
             if dig(t, "metadata", "namespace") == namespace}
     named = [entry.get("resourceClaimTemplateName")
              for spec in table.pod_specs(group, kind, obj)
-             for entry in spec.data.get("resourceClaims") or ()
+             for entry in _as_list(spec.data.get("resourceClaims"))
              if isinstance(entry, Mapping)]
     return sorted({str(n) for n in named if isinstance(n, str) and n and n not in held})
+
+
+def _as_list(value: Any) -> list[Any]:
+    return value if isinstance(value, list) else []
 
 
 def _own_templates(obj: Mapping[str, Any], templates: list[Mapping[str, Any]]
