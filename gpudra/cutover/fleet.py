@@ -160,7 +160,9 @@ def build_fleet(objects: Iterable[Mapping[str, Any]], table: WorkloadTable,
         if not demand.workloads:
             blocked.append(label)
             continue
-        groups = demand.workloads[0].groups
+        # A workload that stays is placed as one Deployment per GPU pod template: all count.
+        groups = [g for w in demand.workloads for g in w.groups] if stays \
+            else demand.workloads[0].groups
         pods = sum(g.pods or 0 for g in groups)
         per_pod = max((sum(r.alternatives[0].count for c in g.claims if c.spec
                            for r in c.spec.requests) for g in groups), default=0)
@@ -169,6 +171,9 @@ def build_fleet(objects: Iterable[Mapping[str, Any]], table: WorkloadTable,
         mark = marks.setdefault(allowed, f"{ELIGIBLE_LABEL}{len(marks)}")
         main, *rest = converted
         pinned = _pinned(main, mark, table)
+        if stays:
+            rest = [_pinned(o, mark, table) if o.get("kind") == "Deployment" else o
+                    for o in rest]
         claimed = [p.data for p in table.pod_specs(group, kind, pinned)
                    if p.data.get("resourceClaims")]
         shape, pod = _pod_shape(groups, claimed, mark)
@@ -202,26 +207,32 @@ def blocked_reason(obj: Mapping[str, Any], table: WorkloadTable, target: TargetV
 def _as_plain_pods(obj: Mapping[str, Any], group: str, kind: str, table: WorkloadTable,
                    converter: Callable[[Mapping[str, Any]], Sequence[Mapping[str, Any]] | None]
                    ) -> Sequence[Mapping[str, Any]] | None:
-    """A workload convert cannot move, as one Deployment of its GPU pods (named as it is, in
-    its namespace), converted in memory: what its pods ask, for the plan engine to place
-    while it stays on the device plugin. None when its pods cannot be told."""
+    """A workload convert cannot move, as one Deployment per GPU pod template (the first named
+    as it is, the others `<name>-<n>`, in its namespace), converted in memory: what its pods
+    ask, for the plan engine to place while it stays on the device plugin. None when there is
+    no such template or one does not convert."""
     from gpudra.gpu_use import device_plugin_total
     from gpudra.pod_counts import pod_count
 
     specs = [ref for ref in table.pod_specs(group, kind, obj)
              if any(device_plugin_total(dig(c.data, "resources", "limits"))
                     for c in ref.containers)]
-    if len(specs) != 1:
-        return None
-    pods, _ = pod_count(kind, obj, specs[0].path)
-    name, namespace = dig(obj, "metadata", "name"), dig(obj, "metadata", "namespace")
-    plain = {"apiVersion": "apps/v1", "kind": "Deployment",
-             "metadata": {"name": name, "namespace": namespace},
-             "spec": {"replicas": 1 if pods is None else pods,
-                      "selector": {"matchLabels": {"gpudra.io/stays": str(name)}},
-                      "template": {"metadata": {"labels": {"gpudra.io/stays": str(name)}},
-                                   "spec": _plain_pod_spec(specs[0])}}}
-    return converter(plain)
+    out: list[Mapping[str, Any]] = []
+    for index, ref in enumerate(specs):
+        pods, _ = pod_count(kind, obj, ref.path)
+        name = str(dig(obj, "metadata", "name")) + (f"-{index}" if index else "")
+        labels = {"gpudra.io/stays": name}
+        plain = {"apiVersion": "apps/v1", "kind": "Deployment",
+                 "metadata": {"name": name, "namespace": dig(obj, "metadata", "namespace")},
+                 "spec": {"replicas": 1 if pods is None else pods,
+                          "selector": {"matchLabels": labels},
+                          "template": {"metadata": {"labels": labels},
+                                       "spec": _plain_pod_spec(ref)}}}
+        converted = converter(plain)
+        if not converted:
+            return None
+        out += converted
+    return out or None
 
 
 def _plain_pod_spec(ref: PodSpecRef) -> dict[str, Any]:

@@ -275,8 +275,8 @@ def check_side(stack: str, workloads: Sequence[Workload], nodes: Sequence[Node],
     failed: list[tuple[str, str, str]] = []
     failures: list[str] = []
     # A workload placed as another kind (one convert cannot move, as plain pods) by its own
-    by_placed = {(w.namespace, str(w.converted[0].get("kind", "")), w.name): w.key
-                 for w in workloads if w.shape is None and w.converted}
+    by_placed = {(w.namespace, str(o.get("kind", "")), str(dig(o, "metadata", "name"))): w.key
+                 for w in workloads if w.shape is None for o in w.converted}
     for result in report.workloads:
         if result.satisfiable:
             continue

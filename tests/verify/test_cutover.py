@@ -487,3 +487,28 @@ def test_a_claim_template_missing_from_the_input_is_named_not_taken_for_capacity
             "ml/Deployment/claimed names ResourceClaimTemplate gpu-tpl, which its namespace "
             "does not hold: their pods cannot be created, so they are not planned (from --from "
             "files, export resourceclaimtemplates too: docs/cutover.md")
+
+
+def test_a_blocked_workload_of_several_gpu_templates_keeps_the_nodes_all_its_pods_need(
+        tmp_path: Path) -> None:
+    """A v1 MPIJob whose launcher holds a GPU: convert blocks it (the training operator treats
+    the launcher as a GPU host only while it has the limit). Its launcher and both workers stay
+    on the device plugin, so the pool they may run on is not switched, and cutover says why."""
+    def replica(count: int) -> dict[str, Any]:
+        return {"replicas": count, "template": {"spec": f.pod_spec(
+            gpus=1, node_selector=pinned("b"))}}
+
+    mpi = {"apiVersion": "kubeflow.org/v1", "kind": "MPIJob",
+           "metadata": {"name": "allreduce", "namespace": "ml"},
+           "spec": {"mpiReplicaSpecs": {"Launcher": replica(1), "Worker": replica(2)}}}
+    objects = [f.node("a-1", 8, pool="a"), f.node("b-1", 8, pool="b"), f.node("b-2", 8, pool="b"),
+               f.deployment("ml", "web", f.pod_spec(gpus=2), replicas=2), mpi]
+    code, report, err = cutover(tmp_path, objects)
+    assert code == 1, err
+    assert [w["pools"] for w in report["waves"]] == [["a"]]
+    assert report["blocked"].startswith(
+        "b (2 nodes) stays on the device plugin for 1 workloads convert cannot move: "
+        "ml/MPIJob/allreduce: training-operator's v1 MPIJob treats the launcher as a GPU host")
+    # the launcher and the two workers were placed: 3 of the pool's 16 GPUs
+    start = report["start"][0]
+    assert (start["workloads"], start["gpus_requested"]) == (2, 4 + 3)
