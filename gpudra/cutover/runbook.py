@@ -89,10 +89,8 @@ def wave_steps(wave: Wave, directory: str | None,
                      f"{_count(replaced, 'workload')} roll onto claims; their new pods wait "
                      "for this wave's devices")
     if RECREATE in modes:
-        # Foreground: the delete returns once what they made (a JobSet's Jobs, the Jobs' pods,
-        # a pod's claims) is gone too, so the objects created below do not meet their names.
-        steps.append(f"kubectl delete -f {where}/original/recreate/ --recursive --wait "
-                     f"--cascade=foreground   # "
+        steps.append(f"kubectl delete -f {where}/original/recreate/ --recursive --wait"
+                     f"{_cascade(wave)}   # "
                      f"{_count(recreated, 'Job or bare Pod', 'Jobs or bare Pods')}: the pod "
                      "template cannot change; created again below (a Job starts over)")
     if wave.nodes:
@@ -102,6 +100,21 @@ def wave_steps(wave: Wave, directory: str | None,
     steps.append(f"gpudra verify --wave-of {where}   # exit 0 before the next wave: what the "
                  "wave moves runs on claims")
     return {"steps": steps, "rollback": _rollback(wave, nodes, where, modes, quotas)}
+
+
+# Kinds whose children have fixed names: a JobSet's Jobs are `<jobset>-<job>-<index>`.
+_NAMED_CHILDREN = frozenset({"JobSet"})
+
+
+def _cascade(wave: Wave) -> str:
+    """` --cascade=foreground` when the wave re-creates a kind whose children have fixed
+    names: the delete then returns once they are gone, so the object created again does not
+    meet them (its controller would wait for the garbage collector). Jobs and Pods are
+    deleted in the background, as kubectl does by default: their pods and claims have
+    generated names, and a pod in foreground deletion waits for its claims, which wait for it
+    to stop (a 1.33 control plane never finished that delete)."""
+    recreated = {w.kind for w in wave.moved if mode(w) == RECREATE}
+    return " --cascade=foreground" if recreated & _NAMED_CHILDREN else ""
 
 
 def _switch(names: tuple[str, ...], nodes: str, plugin_pods: tuple[tuple[str, str], ...]
@@ -130,8 +143,8 @@ def _rollback(wave: Wave, nodes: str, where: str, modes: frozenset[str], quotas:
     """The wave's steps undone, in the reverse order."""
     steps = [f"kubectl cordon {nodes}"] if wave.nodes else []
     if RECREATE in modes:
-        steps.append(f"kubectl delete -f {where}/converted/recreate/ --recursive --wait "
-                     "--cascade=foreground")
+        steps.append(f"kubectl delete -f {where}/converted/recreate/ --recursive --wait"
+                     f"{_cascade(wave)}")
     if REPLACE in modes:
         steps.append(f"kubectl replace -f {where}/original/replace/ --recursive")
     if wave.nodes:

@@ -449,20 +449,32 @@ def test_names_no_api_server_holds_never_reach_the_runbooks_shell_lines(tmp_path
     assert not [s for s in lines if "--all" in s or "x,name" in s]
 
 
-def test_what_cannot_change_its_template_is_deleted_in_the_foreground(tmp_path: Path) -> None:
-    """The wave deletes its Job (and the rollback the converted one) in the foreground: the
-    delete returns once the Job's pods and their claims are gone, so the object created again
-    never meets an old child of the same name (a JobSet's Jobs are named by index)."""
+JOBSET = {"apiVersion": "jobset.x-k8s.io/v1alpha2", "kind": "JobSet",
+          "metadata": {"name": "pretrain", "namespace": "ml"},
+          "spec": {"replicatedJobs": [{"name": "workers", "replicas": 1, "template": {"spec": {
+              "parallelism": 1, "completions": 1, "template": {"spec": {
+                  **f.pod_spec(gpus=4), "restartPolicy": "Never"}}}}}]}}
+
+
+@pytest.mark.parametrize(("kind", "cascade"), [("Job", ""), ("JobSet", " --cascade=foreground")])
+def test_a_jobset_is_deleted_in_the_foreground_before_it_is_created_again(
+        tmp_path: Path, kind: str, cascade: str) -> None:
+    """A re-created JobSet is deleted in the foreground (its Jobs are named by index: created
+    again too soon, they would meet the old ones), in the wave and in its rollback; a Job in
+    the background, as kubectl does by default (its pods and claims have generated names)."""
+    objects = safe_fleet()
+    if kind == "JobSet":
+        objects = [o for o in objects if o["kind"] != "Job"] + [JOBSET]
     out = tmp_path / "cutover"
-    code, report, err = cutover(tmp_path, safe_fleet(), "--output-dir", str(out))
+    code, report, err = cutover(tmp_path, objects, "--output-dir", str(out))
     assert code == 0, err
-    wave = next(w for w in report["waves"] if any(m["kind"] == "Job" for m in w["workloads"]))
+    wave = next(w for w in report["waves"] if any(m["kind"] == kind for m in w["workloads"]))
     where = out / f"wave-{wave['wave']}"
     deletes = [s.split("   #")[0] for s in wave["steps"] + wave["rollback"]
                if s.startswith("kubectl delete")]
     assert deletes == [
-        f"kubectl delete -f {where}/original/recreate/ --recursive --wait --cascade=foreground",
-        f"kubectl delete -f {where}/converted/recreate/ --recursive --wait --cascade=foreground"]
+        f"kubectl delete -f {where}/original/recreate/ --recursive --wait{cascade}",
+        f"kubectl delete -f {where}/converted/recreate/ --recursive --wait{cascade}"]
 
 
 @pytest.mark.parametrize("with_template", [False, True])
