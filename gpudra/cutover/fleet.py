@@ -14,6 +14,7 @@ import copy
 import json
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
+from functools import cached_property
 from typing import Any
 
 from gpudra.cutover.eligibility import eligible
@@ -69,15 +70,15 @@ class Workload:
     # stays on the device plugin, where its pods keep needing room. None: it can move.
     stays: str | None = None
 
-    @property
+    @cached_property  # read a million times while waves are tried on a large fleet
     def key(self) -> tuple[str, str, str]:
         return (self.namespace, self.kind, self.name)
 
-    @property
+    @cached_property
     def label(self) -> str:
         return f"{self.namespace}/{self.kind}/{self.name}"
 
-    @property
+    @cached_property
     def gpus(self) -> int:
         return self.pods * self.gpus_per_pod
 
@@ -166,16 +167,17 @@ def build_fleet(objects: Iterable[Mapping[str, Any]], table: WorkloadTable,
         pods = sum(g.pods or 0 for g in groups)
         per_pod = max((sum(r.alternatives[0].count for c in g.claims if c.spec
                            for r in c.spec.requests) for g in groups), default=0)
-        specs = [s.data for s in table.pod_specs(group, kind, obj)]
+        specs = [p.spec.data for p in use.pods]  # table.pod_specs of obj, as read_object read it
         allowed = _allowed_nodes(specs, nodes, allowed_nodes)
         mark = marks.setdefault(allowed, f"{ELIGIBLE_LABEL}{len(marks)}")
         main, *rest = converted
-        pinned = _pinned(main, mark, table)
+        pinned, pinned_specs = _pinned(main, mark, table)
         if stays:
-            rest = [_pinned(o, mark, table) if o.get("kind") == "Deployment" else o
+            rest = [_pinned(o, mark, table)[0] if o.get("kind") == "Deployment" else o
                     for o in rest]
-        claimed = [p.data for p in table.pod_specs(group, kind, pinned)
-                   if p.data.get("resourceClaims")]
+            # placed as plain pods of another kind: its own kind's pod specs, as read
+            pinned_specs = [p.data for p in table.pod_specs(group, kind, pinned)]
+        claimed = [p for p in pinned_specs if p.get("resourceClaims")]
         shape, pod = _pod_shape(groups, claimed, mark)
         if stays:
             shape, pod = None, None
@@ -291,8 +293,10 @@ def _devices_per_node(slices: Iterable[Mapping[str, Any]]) -> dict[str, int]:
 def _allowed_nodes(specs: list[Mapping[str, Any]], nodes: tuple[Node, ...],
                    cache: dict[str, frozenset[str]]) -> frozenset[str]:
     """The nodes every pod spec may run on, computed once per set of placement constraints."""
-    constraints = json.dumps([[s.get(k) for k in _PLACEMENT] for s in specs],
-                             sort_keys=True, default=str)
+    # The key only finds a result computed before: repr tells apart what JSON would (and
+    # constraints written in another key order are merely computed again), at a fraction of
+    # json.dumps's cost.
+    constraints = repr([[s.get(k) for k in _PLACEMENT] for s in specs])
     allowed = cache.get(constraints)
     if allowed is None:
         allowed = cache[constraints] = frozenset(
@@ -315,17 +319,31 @@ def _pod_shape(groups: Any, claimed: list[Mapping[str, Any]], mark: str
     return None, None
 
 
-def _pinned(obj: Mapping[str, Any], mark: str, table: WorkloadTable) -> Mapping[str, Any]:
+def _pinned(obj: Mapping[str, Any], mark: str, table: WorkloadTable
+            ) -> tuple[Mapping[str, Any], list[Mapping[str, Any]]]:
     """The object with every pod spec's node constraints replaced by the mark's nodeSelector:
     the plan engine honours nodeSelector, so the nodes a workload may use (its nodeSelector,
-    required affinity and tolerations, judged here) carry the mark."""
-    pinned = copy.deepcopy(dict(obj))
+    required affinity and tolerations, judged here) carry the mark. Also its pod specs."""
+    pinned = _copied(obj)
     group = str(pinned.get("apiVersion", "")).rpartition("/")[0]
-    for spec in table.pod_specs(group, str(pinned.get("kind", "")), pinned):
-        if isinstance(spec.data, dict):
-            spec.data["nodeSelector"] = {mark: "true"}
-            spec.data.pop("affinity", None)
-    return pinned
+    specs = [spec.data for spec in table.pod_specs(group, str(pinned.get("kind", "")), pinned)]
+    for spec in specs:
+        if isinstance(spec, dict):
+            spec["nodeSelector"] = {mark: "true"}
+            spec.pop("affinity", None)
+    return pinned, specs
+
+
+def _copied(data: Any) -> Any:
+    """A deep copy of parsed YAML or JSON (mappings, lists, scalars), a few times faster than
+    copy.deepcopy, which a fleet of 10,000 workloads felt; anything else is deep-copied."""
+    if isinstance(data, Mapping):
+        return {k: _copied(v) for k, v in data.items()}
+    if isinstance(data, list):
+        return [_copied(v) for v in data]
+    if data is None or isinstance(data, (str, int, float, bool)):
+        return data
+    return copy.deepcopy(data)
 
 
 def _missing_templates(obj: Mapping[str, Any], group: str, kind: str, table: WorkloadTable,
@@ -381,7 +399,7 @@ def _node(obj: Mapping[str, Any], publishing: Mapping[str, int], pool_label: str
     shared = int(replicas) if _digits(replicas) and int(replicas) > 1 else 1
     devices = publishing.get(name) or (gpus // shared if advertised else gpus)
     return Node(name, pool, labels, gpus, name in publishing and not advertised,
-                copy.deepcopy(dict(obj)), devices)
+                _copied(obj), devices)
 
 
 def _digits(text: str) -> bool:

@@ -33,7 +33,7 @@ from gpudra.dra.cel import default_engine
 from gpudra.objects import dig
 from gpudra.plan.engine import PlanOptions, plan
 from gpudra.plan.inventory import Inventory, parse_inventory
-from gpudra.plan.synthesis import synthesize
+from gpudra.plan.synthesis import NodePrediction, assemble, predict_nodes
 from gpudra.workloads import WorkloadTable
 
 SHAPE_PREFIX = "gpudra-cutover-shape-"
@@ -104,9 +104,10 @@ def units(fleet: Fleet, max_wave_nodes: int | None) -> list[Unit]:
 
 def order_waves(fleet: Fleet, table: WorkloadTable, max_wave_nodes: int | None = None,
                 on_wave: Callable[[int], None] | None = None) -> CutoverPlan:
+    judge = _Judge(fleet, table)
     dra = {n.name for n in fleet.nodes if n.on_dra}
     migrated = {w.key for w in fleet.workloads if w.on_claims}
-    start = _sides(fleet, table, dra, migrated)
+    start = judge.sides(dra, migrated)
     waiting = units(fleet, max_wave_nodes)
     waves: list[Wave] = []
     while waiting:
@@ -115,7 +116,7 @@ def order_waves(fleet: Fleet, table: WorkloadTable, max_wave_nodes: int | None =
         wave = None
         for group in _candidates(waiting, max_wave_nodes):
             final = sum(len(u.nodes) for u in group) == sum(len(u.nodes) for u in waiting)
-            attempt = _try(fleet, table, dra, migrated, group, len(waves) + 1, final)
+            attempt = _try(judge, dra, migrated, group, len(waves) + 1, final)
             if attempt.plugin_side.ok and attempt.dra_side.ok:
                 wave = attempt
                 break
@@ -134,7 +135,7 @@ def order_waves(fleet: Fleet, table: WorkloadTable, max_wave_nodes: int | None =
     stranded = [w for w in left if w.eligible and w.eligible <= dra]
     if stranded:
         keys = {w.key for w in stranded}
-        plugin_side, dra_side = _sides(fleet, table, dra, migrated | keys)
+        plugin_side, dra_side = judge.sides(dra, migrated | keys)
         moved = tuple(sorted(stranded, key=lambda w: (w.risk, w.label)))
         wave = Wave(len(waves) + 1, (), (), moved, plugin_side, dra_side)
         if not dra_side.ok:
@@ -168,23 +169,30 @@ def _candidates(waiting: list[Unit], max_wave_nodes: int | None
     yield from sorted(pairs, key=lambda p: (sum(u.gpus for u in p), [u.name for u in p]))
 
 
-def _try(fleet: Fleet, table: WorkloadTable, dra: set[str], migrated: set[tuple[str, str, str]],
+def _try(judge: _Judge, dra: set[str], migrated: set[tuple[str, str, str]],
          group: tuple[Unit, ...], number: int, final: bool) -> Wave:
     """The wave that switches `unit`: what must move, then what fits, lowest risk first; when
     the engine disagrees, optional moves the DRA side cannot hold go back, and workloads the
     device-plugin side cannot hold move if the DRA side has room (a few rounds)."""
+    fleet = judge.fleet
     switching = tuple(n.name for u in group for n in u.nodes)
     new_dra = dra | set(switching)
     plugin_nodes = {n.name for n in fleet.nodes} - new_dra
     staying = [w for w in fleet.workloads if w.key not in migrated]
+    # Workloads share a few eligible sets (one per placement constraint): each is compared
+    # with the two sides once, not once per workload.
+    on_plugin = _meets(plugin_nodes)
+    reaches_dra = _meets(new_dra)
     # What convert cannot move stays on the device plugin whatever the wave: never forced.
     forced = {w.key for w in staying
-              if w.stays is None and (final or not (w.eligible & plugin_nodes))}
+              if w.stays is None and (final or not on_plugin(w.eligible))}
     dra_gpus, plugin_gpus = _devices(fleet, new_dra), _gpus(fleet, plugin_nodes)
     on_dra = sum(w.gpus for w in fleet.workloads if w.key in migrated or w.key in forced)
     left = sum(w.gpus for w in staying if w.key not in forced)
-    optional = [w for w in sorted(staying, key=lambda w: (w.risk, -w.gpus, w.label))
-                if w.key not in forced and w.stays is None and w.eligible & new_dra]
+    # judge.by_risk is every workload in this order, sorted once: filtering it keeps the
+    # order sorting the staying ones would give (the sort is stable)
+    optional = [w for w in judge.by_risk if w.key not in migrated and w.key not in forced
+                and w.stays is None and reaches_dra(w.eligible)]
     moving = set(forced)
     for workload in optional:
         # Move while the device-plugin side is fuller than the DRA side would be: headroom on
@@ -198,7 +206,7 @@ def _try(fleet: Fleet, table: WorkloadTable, dra: set[str], migrated: set[tuple[
             left -= workload.gpus
     by_key = {w.key: w for w in staying}
     for _ in range(3):
-        plugin_side, dra_side = _sides(fleet, table, new_dra, migrated | moving)
+        plugin_side, dra_side = judge.sides(new_dra, migrated | moving)
         if not dra_side.ok:
             back = {k for k in dra_side.failed if k in moving and k not in forced}
             changed = bool(back)
@@ -206,7 +214,7 @@ def _try(fleet: Fleet, table: WorkloadTable, dra: set[str], migrated: set[tuple[
         elif not plugin_side.ok:
             more = [by_key[k] for k in plugin_side.failed
                     if k in by_key and k not in moving and by_key[k].stays is None
-                    and by_key[k].eligible & new_dra]
+                    and reaches_dra(by_key[k].eligible)]
             room = _devices(fleet, new_dra) - dra_side.demand
             changed = False
             for workload in more:
@@ -232,66 +240,120 @@ def _devices(fleet: Fleet, names: set[str]) -> int:
     return sum(n.devices for n in fleet.nodes if n.name in names)
 
 
-def _sides(fleet: Fleet, table: WorkloadTable, dra: set[str],
-           migrated: set[tuple[str, str, str]]) -> tuple[Side, Side]:
-    plugin_nodes = [n for n in fleet.nodes if n.name not in dra]
-    dra_nodes = [n for n in fleet.nodes if n.name in dra]
-    return (check_side("device plugin", [w for w in fleet.workloads if w.key not in migrated],
-                       plugin_nodes, fleet, table),
-            check_side("DRA", [w for w in fleet.workloads if w.key in migrated], dra_nodes,
-                       fleet, table))
+def _meets(nodes: set[str]) -> Callable[[frozenset[str]], bool]:
+    """Whether an eligible set shares a node with `nodes`, remembered per eligible set."""
+    known: dict[frozenset[str], bool] = {}
+
+    def meets(eligible: frozenset[str]) -> bool:
+        found = known.get(eligible)
+        if found is None:
+            found = known[eligible] = not eligible.isdisjoint(nodes)
+        return found
+    return meets
 
 
-def check_side(stack: str, workloads: Sequence[Workload], nodes: Sequence[Node], fleet: Fleet,
-               table: WorkloadTable) -> Side:
-    """Do `workloads` all fit on `nodes` at once? Judged by the plan engine; a side whose
-    GPUs are fewer than its pods request is judged by the count (the engine could only agree)."""
-    gpus = sum(n.devices if stack == "DRA" else n.gpus for n in nodes)
-    demand = sum(w.gpus for w in workloads)
-    if not workloads:
-        return Side(stack, len(nodes), gpus, 0, 0, ())
-    if demand > gpus:
-        return Side(stack, len(nodes), gpus, len(workloads), demand,
-                    (f"{demand} GPUs requested, {gpus} on the nodes",))
-    objects: list[Any] = list(fleet.classes)
-    shapes: dict[str, list[Workload]] = {}
-    for workload in workloads:
-        if workload.shape is None:
-            objects += workload.converted
-        else:
-            shapes.setdefault(workload.shape, []).append(workload)
-    members: dict[tuple[str, str, str], list[Workload]] = {}
-    for index, same in enumerate(shapes.values()):
-        stand_in = _stand_in(index, same)
-        objects += [stand_in, *same[0].converted[1:]]
-        members[(same[0].namespace, "Deployment", stand_in["metadata"]["name"])] = same
-    inventory = _inventory(nodes, fleet)
-    options = PlanOptions.for_target(fleet.target, table=table, explain=False,
-                                     engine=default_engine(fleet.target))
-    # with no tainted device the taint gate changes nothing and costs a check per device
-    options = replace(options, device_taints=options.device_taints
-                      and any(d.taints for d in inventory.devices))
-    report = plan(objects, inventory, options)
-    failed: list[tuple[str, str, str]] = []
-    failures: list[str] = []
-    # A workload placed as another kind (one convert cannot move, as plain pods) by its own
-    by_placed = {(w.namespace, str(o.get("kind", "")), str(dig(o, "metadata", "name"))): w.key
-                 for w in workloads if w.shape is None for o in w.converted}
-    for result in report.workloads:
-        if result.satisfiable:
-            continue
-        key = (result.namespace or "", result.kind, result.name)
-        same = members.get(key)
-        if same is None:
-            key = by_placed.get(key, key)
-            failed.append(key)
-            failures.append(f"{'/'.join(key)}: {result.reason}")
-        else:
-            failed += [w.key for w in same]
-            more = f" and {len(same) - 1} more of its shape" if len(same) > 1 else ""
-            failures.append(f"{same[0].label}{more}: {result.reason}")
-    return Side(stack, len(nodes), gpus, len(workloads), demand, tuple(failures),
-                tuple(failed))
+class _Judge:
+    """Judges both sides of waves of one fleet with the plan engine. What no wave changes is
+    worked out once per cutover: each node's predicted devices, the devices its
+    ResourceSlices publish, the plan options, the order optional moves are considered in."""
+
+    def __init__(self, fleet: Fleet, table: WorkloadTable) -> None:
+        self.fleet = fleet
+        self.table = table
+        self._options = PlanOptions.for_target(fleet.target, table=table, explain=False,
+                                               engine=default_engine(fleet.target))
+        # lowest risk first, then the most GPUs: the order optional moves are considered in
+        self.by_risk = sorted(fleet.workloads, key=lambda w: (w.risk, -w.gpus, w.label))
+        self._predicted: dict[str, NodePrediction] = {}
+        self._published: dict[frozenset[str], Inventory] = {}
+
+    def sides(self, dra: set[str], migrated: set[tuple[str, str, str]]) -> tuple[Side, Side]:
+        fleet = self.fleet
+        plugin_nodes = [n for n in fleet.nodes if n.name not in dra]
+        dra_nodes = [n for n in fleet.nodes if n.name in dra]
+        staying: list[Workload] = []
+        moved: list[Workload] = []
+        for workload in fleet.workloads:
+            (moved if workload.key in migrated else staying).append(workload)
+        return (self.check("device plugin", staying, plugin_nodes),
+                self.check("DRA", moved, dra_nodes))
+
+    def check(self, stack: str, workloads: Sequence[Workload], nodes: Sequence[Node]) -> Side:
+        """Do `workloads` all fit on `nodes` at once? Judged by the plan engine; a side whose
+        GPUs are fewer than its pods request is judged by the count (the engine could only
+        agree)."""
+        fleet = self.fleet
+        gpus = sum(n.devices if stack == "DRA" else n.gpus for n in nodes)
+        demand = sum(w.gpus for w in workloads)
+        if not workloads:
+            return Side(stack, len(nodes), gpus, 0, 0, ())
+        if demand > gpus:
+            return Side(stack, len(nodes), gpus, len(workloads), demand,
+                        (f"{demand} GPUs requested, {gpus} on the nodes",))
+        objects: list[Any] = list(fleet.classes)
+        shapes: dict[str, list[Workload]] = {}
+        for workload in workloads:
+            if workload.shape is None:
+                objects += workload.converted
+            else:
+                shapes.setdefault(workload.shape, []).append(workload)
+        members: dict[tuple[str, str, str], list[Workload]] = {}
+        for index, same in enumerate(shapes.values()):
+            stand_in = _stand_in(index, same)
+            objects += [stand_in, *same[0].converted[1:]]
+            members[(same[0].namespace, "Deployment", stand_in["metadata"]["name"])] = same
+        inventory = self._inventory(nodes)
+        # with no tainted device the taint gate changes nothing and costs a check per device
+        options = replace(self._options, device_taints=self._options.device_taints
+                          and any(d.taints for d in inventory.devices))
+        report = plan(objects, inventory, options)
+        failed: list[tuple[str, str, str]] = []
+        failures: list[str] = []
+        # A workload placed as another kind (one convert cannot move, as plain pods) by its own
+        by_placed = {(w.namespace, str(o.get("kind", "")), str(dig(o, "metadata", "name"))):
+                     w.key for w in workloads if w.shape is None for o in w.converted}
+        for result in report.workloads:
+            if result.satisfiable:
+                continue
+            key = (result.namespace or "", result.kind, result.name)
+            same = members.get(key)
+            if same is None:
+                key = by_placed.get(key, key)
+                failed.append(key)
+                failures.append(f"{'/'.join(key)}: {result.reason}")
+            else:
+                failed += [w.key for w in same]
+                more = f" and {len(same) - 1} more of its shape" if len(same) > 1 else ""
+                failures.append(f"{same[0].label}{more}: {result.reason}")
+        return Side(stack, len(nodes), gpus, len(workloads), demand, tuple(failures),
+                    tuple(failed))
+
+    def _inventory(self, nodes: Sequence[Node]) -> Inventory:
+        """The devices of `nodes`: as their ResourceSlices publish them where the driver runs,
+        else predicted from the node (labelled with the marks of the workloads that may use
+        it)."""
+        live = frozenset(n.name for n in nodes if n.on_dra)
+        waiting = [n for n in nodes if n.name not in live]
+        for node in waiting:
+            if node.name not in self._predicted:
+                [self._predicted[node.name]] = predict_nodes([self._labelled(node)])
+        predicted = assemble(self._predicted[n.name] for n in waiting)
+        published = self._published.get(live)
+        if published is None:
+            slices = [s for s in self.fleet.slices if dig(s, "spec", "nodeName") in live]
+            published = self._published[live] = parse_inventory(
+                [*slices, *[self._labelled(n) for n in nodes if n.name in live]], "cluster")
+        if not published.devices:
+            return predicted
+        return published.merged(predicted) if predicted.devices or predicted.node_labels \
+            else published
+
+    def _labelled(self, node: Node) -> dict[str, Any]:
+        marks = self.fleet.node_marks.get(node.name, ())
+        return {"apiVersion": "v1", "kind": "Node",
+                "metadata": {"name": node.name,
+                             "labels": {**node.labels, **{m: "true" for m in marks}}},
+                "status": {"allocatable": {"nvidia.com/gpu": str(node.gpus)}}}
 
 
 def _stand_in(index: int, same: Sequence[Workload]) -> dict[str, Any]:
@@ -301,24 +363,6 @@ def _stand_in(index: int, same: Sequence[Workload]) -> dict[str, Any]:
             "metadata": {"name": f"{SHAPE_PREFIX}{index}", "namespace": same[0].namespace},
             "spec": {"replicas": sum(w.pods for w in same),
                      "template": {"spec": same[0].pod}}}
-
-
-def _inventory(nodes: Sequence[Node], fleet: Fleet) -> Inventory:
-    labelled = []
-    for node in nodes:
-        labels = {**node.labels, **{m: "true" for m in fleet.node_marks.get(node.name, ())}}
-        labelled.append({"apiVersion": "v1", "kind": "Node",
-                         "metadata": {"name": node.name, "labels": labels},
-                         "status": {"allocatable": {"nvidia.com/gpu": str(node.gpus)}}})
-    live = {n.name for n in nodes if n.on_dra}
-    slices = [s for s in fleet.slices if dig(s, "spec", "nodeName") in live]
-    published = parse_inventory([*slices, *[n for n in labelled
-                                            if n["metadata"]["name"] in live]], "cluster")
-    predicted = synthesize([n for n in labelled if n["metadata"]["name"] not in live])
-    if not published.devices:
-        return predicted
-    return published.merged(predicted) if predicted.devices or predicted.node_labels \
-        else published
 
 
 def _blocked_message(wave: Wave | None, fleet: Fleet) -> str:

@@ -120,6 +120,7 @@ class Simulation(NodeSearch):
         self._steps = 0
         self.free = FreeCounts()
         self._candidates: dict[tuple[int, str], tuple[int, ...]] = {}
+        self._plain: dict[int, bool] = {}  # id of a candidates tuple -> _plain_devices
         self._cursor: dict[tuple, int] = {}
         self._feasible: dict[tuple, tuple[str, ...]] = {}
         self._reaches: dict[tuple, tuple[str, ...] | None] = {}
@@ -160,6 +161,13 @@ class Simulation(NodeSearch):
             local = alternative.by_node.get(node, ()) if node != ANY_NODE else ()
             found = tuple(sorted(local + alternative.network))
             self._candidates[key] = found
+        return found
+
+    def _plain_devices(self, candidates: tuple[int, ...]) -> bool:
+        # Once per candidates tuple: `candidates` keeps each one alive, so its id is its own.
+        found = self._plain.get(id(candidates))
+        if found is None:
+            found = self._plain[id(candidates)] = super()._plain_devices(candidates)
         return found
 
     # --- running ----------------------------------------------------------------------------
@@ -225,9 +233,16 @@ class Simulation(NodeSearch):
             wanted = ", ".join(f"{k}={v}" for k, v in sorted(group.node_selector.items()))
             return GroupOutcome(group.path, pods, 0, {}, (
                 f"no known node matches the pod's nodeSelector ({wanted})"), "no-node")
+        # Without a shared claim (whose first pod pins the rest to its node) every pod of the
+        # group is placed alike: where it may go and what it needs are worked out once, not
+        # per pod (a fleet's checks place hundreds of thousands of pods).
+        alike = None if daemon or not pods or any(c.shared is not None for c in claims) else \
+            self._where(claims, eligible, None)
+        checks = self.free.checks(alike[0]) if alike is not None and \
+            not isinstance(alike, _Failure) else None
         for pod in range(pods):
             only = (eligible[pod],) if daemon else None
-            result = self._place_pod(claims, eligible, only, warnings)
+            result = self._place_pod(claims, eligible, only, warnings, alike, checks)
             if isinstance(result, _Failure):
                 failure, kind = result.message, result.kind
                 if daemon:
@@ -254,9 +269,14 @@ class Simulation(NodeSearch):
                             tuple(sorted(warnings)))
 
     def _place_pod(self, claims: tuple[ResolvedClaim, ...], eligible: tuple[str, ...],
-                   only: tuple[str, ...] | None, warnings: set[str]
+                   only: tuple[str, ...] | None, warnings: set[str],
+                   where: tuple[list[ResolvedClaim], tuple[str, ...], tuple, bool] | _Failure
+                   | None = None, checks: list | None = None
                    ) -> tuple[str, list[Pick]] | _Failure:
-        where = self._where(claims, eligible, only)
+        """`where`: what _where gives for these claims, and `checks` what free.checks gives
+        for its claims, when the caller knows they hold."""
+        if where is None:
+            where = self._where(claims, eligible, only)
         if isinstance(where, _Failure):
             return where
         to_allocate, nodes, shape, pinned = where
@@ -264,7 +284,7 @@ class Simulation(NodeSearch):
             return nodes[0], []
         cacheable = (self.options.reuse and not pinned and only is None
                      and not any(c.shared for c in to_allocate))
-        placed = self._scan(to_allocate, nodes, shape, cacheable, warnings)
+        placed = self._scan(to_allocate, nodes, shape, cacheable, warnings, checks)
         if placed is not None:
             return placed
         if self._fits_when_empty(shape, to_allocate, nodes):
@@ -304,12 +324,14 @@ class Simulation(NodeSearch):
         return to_allocate, nodes, shape, bool(pinned)
 
     def _scan(self, claims: list[ResolvedClaim], nodes: tuple[str, ...], shape: tuple,
-              cacheable: bool, warnings: set[str]) -> tuple[str, list[Pick]] | _Failure | None:
+              cacheable: bool, warnings: set[str], checks: list | None = None
+              ) -> tuple[str, list[Pick]] | _Failure | None:
         """The first node (from the shape's cursor) that holds the claims, committed; a
         failure when the allocator would return an error or some node's search ran out of
         budget; None when no node fits."""
         start = self._cursor.get(shape, 0) if cacheable else 0
-        checks = self.free.checks(claims)
+        if checks is None:
+            checks = self.free.checks(claims)
         # The first node a later pod of this shape must try again: every node before it was
         # searched to the end without a fit and without a warning, and will be again.
         reopen: int | None = None

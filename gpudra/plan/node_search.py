@@ -88,6 +88,9 @@ class NodeSearch:
     def _allocate_on(self, node: str, claims: Sequence[ResolvedClaim], warnings: set[str]
                      ) -> list[Pick] | None:
         """All `claims` on `node`, or None (state unchanged). Raises BudgetSpent."""
+        picks = self._plain_picks(node, claims)
+        if picks is not None:
+            return picks
         tasks = [(position, request) for position, claim in enumerate(claims)
                  for request in claim.requests]
         states = [[_ConstraintState(c) for c in claim.constraints] for claim in claims]
@@ -96,6 +99,61 @@ class NodeSearch:
         if self._solve(node, claims, tasks, 0, states, picks, warnings):
             return picks
         return None
+
+    def _plain_picks(self, node: str, claims: Sequence[ResolvedClaim]) -> list[Pick] | None:
+        """The search's result, committed, for the commonest pod: one claim of one request of
+        one alternative taking a count of exclusive devices, with no constraint, and on
+        candidates with no taint, counter, capacity policy or sharing. Every free candidate
+        fits then, so the search takes the first `count` free ones in order, without
+        backtracking, in (position of the last + 1) steps. None, with nothing changed, for any
+        other pod, for too few free candidates and past the budget: the search decides."""
+        if len(claims) != 1 or claims[0].constraints or len(claims[0].requests) != 1:
+            return None
+        alternatives = claims[0].requests[0].alternatives
+        if len(alternatives) != 1:
+            return None
+        alt = alternatives[0]
+        request = alt.request
+        options = self.options
+        shared_capacity = options.consumable_capacity
+        if (request.allocation_mode == ALL or request.admin_access or request.count < 1
+                or (shared_capacity and request.capacity)):
+            return None
+        candidates = self.candidates(alt, node)
+        if not self._plain_devices(candidates):
+            return None
+        chosen: list[int] = []
+        taken = self.taken
+        steps = 0
+        for index in candidates:
+            steps += 1
+            if index in taken:
+                continue
+            chosen.append(index)
+            if len(chosen) == request.count:
+                break
+        else:
+            return None
+        if steps > options.search_budget:
+            return None
+        self._steps = steps
+        picks = []
+        for index in chosen:
+            self._take(index)
+            picks.append(Pick(0, alt.name, index))
+        return picks
+
+    def _plain_devices(self, candidates: tuple[int, ...]) -> bool:
+        """No candidate has a taint the options judge, counters, capacity policies or sharing:
+        any free one serves a plain request (see _plain_picks)."""
+        options = self.options
+        shared_capacity = options.consumable_capacity
+        devices = self.devices
+        return not any(
+            devices[i].consumes_counters or (devices[i].taints and options.device_taints)
+            or (shared_capacity and (devices[i].allow_multiple_allocations
+                                     or devices[i].request_policies))
+            for i in candidates)
 
     def _solve(self, node: str, claims: Sequence[ResolvedClaim], tasks: list, at: int,
                states: list, picks: list[Pick], warnings: set[str]) -> bool:

@@ -148,11 +148,27 @@ def synthesize(nodes: Iterable[Mapping[str, Any]],
     """Predicted devices for every Node object in `nodes` (plain dicts; other kinds ignored).
     Nodes without GPU labels or allocatable GPUs yield no devices. Nodes whose devices would
     pass `limit` are not predicted (a problem of the inventory names them)."""
+    return assemble(predict_nodes(nodes, consumable_shares), limit)
+
+
+@dataclass(frozen=True, slots=True)
+class NodePrediction:
+    """What one Node object predicts: its devices, its labels and its notes. A caller that
+    plans many subsets of one fleet (cutover's waves) predicts each node once and assembles
+    the subsets."""
+
+    name: str
+    labels: Mapping[str, str]
+    devices: tuple[Device, ...]
+    notes: tuple[str, ...]      # each "node NAME: ..."
+    unknown: frozenset[str]     # the unknown names of its devices, as the notes give them
+
+
+def predict_nodes(nodes: Iterable[Mapping[str, Any]],
+                  consumable_shares: str | int | None = None) -> list[NodePrediction]:
+    """One prediction per Node object with a name, in input order (other kinds ignored)."""
     shares = Shares.parse(consumable_shares)
-    devices: list[Device] = []
-    labels_by_node: dict[str, Mapping[str, str]] = {}
-    notes: list[str] = []
-    left_out: list[str] = []
+    out: list[NodePrediction] = []
     for node, _ in expand_lists(nodes):
         if node.get("kind") != "Node":
             continue
@@ -161,17 +177,34 @@ def synthesize(nodes: Iterable[Mapping[str, Any]],
         if not isinstance(name, str):
             continue
         labels = {str(k): str(v) for k, v in as_mapping(metadata.get("labels")).items()}
-        labels_by_node[name] = labels
         allocatable = {str(k): v for k, v in
                        as_mapping(as_mapping(node.get("status")).get("allocatable")).items()}
         found, node_notes = _node_devices(name, labels, allocatable, shares)
-        if len(devices) + len(found) > limit:
-            left_out.append(name)
+        out.append(NodePrediction(name, labels, tuple(found),
+                                  tuple(f"node {name}: {n}" for n in node_notes),
+                                  _unknown_names(found)))
+    return out
+
+
+def assemble(predictions: Iterable[NodePrediction], limit: int = MAX_PREDICTED_DEVICES
+             ) -> Inventory:
+    """The inventory of these nodes' predictions, in their order; nodes whose devices would
+    pass `limit` left out (a problem names them)."""
+    devices: list[Device] = []
+    labels_by_node: dict[str, Mapping[str, str]] = {}
+    notes: list[str] = []
+    left_out: list[str] = []
+    unknown: set[str] = set()
+    for prediction in predictions:
+        labels_by_node[prediction.name] = prediction.labels
+        if len(devices) + len(prediction.devices) > limit:
+            left_out.append(prediction.name)
             continue
-        devices.extend(found)
-        notes.extend(f"node {name}: {n}" for n in node_notes)
+        devices.extend(prediction.devices)
+        notes.extend(prediction.notes)
+        unknown |= prediction.unknown
     if devices:
-        notes.append(_unknown_summary(devices))
+        notes.append(_unknown_summary(unknown))
     problems = (f"{len(left_out)} nodes not predicted ({', '.join(left_out[:5])}"
                 f"{', ...' if len(left_out) > 5 else ''}): their devices would pass "
                 f"{limit:,} predicted devices, the most one plan predicts",) if left_out else ()
@@ -399,8 +432,11 @@ def _count(value: Any) -> int | None:
     return int(parsed)
 
 
-def _unknown_summary(devices: list[Device]) -> str:
-    names = sorted({n.rpartition("/")[2] if n.startswith(NVIDIA_DOMAIN + "/") else n
-                    for d in devices for n in d.unknown})
+def _unknown_names(devices: Iterable[Device]) -> frozenset[str]:
+    return frozenset(n.rpartition("/")[2] if n.startswith(NVIDIA_DOMAIN + "/") else n
+                     for d in devices for n in d.unknown)
+
+
+def _unknown_summary(names: Iterable[str]) -> str:
     return ("not predictable from node labels (selectors reading them are reported as "
-            "unknown on predicted devices): " + ", ".join(names))
+            "unknown on predicted devices): " + ", ".join(sorted(names)))
