@@ -119,16 +119,19 @@ def _write_quotas(changes: tuple[QuotaChange, ...], where: Path,
     errors: list[InputError] = []
     staging = Path(tempfile.mkdtemp(prefix=".quotas-", dir=where))
     try:
-        for change in changes:
+        for index, change in enumerate(changes):
             name = file_name(change.quota)
             if name is None:
                 continue  # fleet.device_plugin_quotas let only valid names through
             exported = dump(clean(change.quota, [])).encode("utf-8")
             source = staging / "read" / name
             write_under(staging / "read", name, exported)
-            after = _convert_quota(source, staging / "after", change.keep, target, errors)
+            # convert writes a file's copy under its base name: quotas of one name in two
+            # namespaces each get an output folder of their own
+            converted = staging / str(index)
+            after = _convert_quota(source, converted / "after", change.keep, target, errors)
             before = exported if change.before is None else _convert_quota(
-                source, staging / "before", change.before, target, errors)
+                source, converted / "before", change.before, target, errors)
             if after is not None and before is not None:
                 write_under(where / "converted" / QUOTAS, name, after)
                 write_under(where / "original" / QUOTAS, name, before)

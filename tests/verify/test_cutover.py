@@ -410,6 +410,33 @@ def test_workloads_left_on_the_device_plugin_of_switched_nodes_move_in_a_wave_of
                         f"gpudra verify --wave-of {out}/wave-1"]
 
 
+def test_quotas_of_one_name_in_two_namespaces_are_both_written(tmp_path: Path) -> None:
+    """Two namespaces each hold a quota called `gpus` and move in the same wave: each gets
+    its own converted and original file (the second once collided with the first's
+    converted copy and cutover refused to write the wave, exit 3)."""
+    objects = [f.node("b-1", 8, pool="b"),
+               f.deployment("ml", "pinned", f.pod_spec(gpus=4, node_selector=pinned("b"))),
+               f.deployment("web", "pinned", f.pod_spec(gpus=4, node_selector=pinned("b")))]
+    quotas = [{"apiVersion": "v1", "kind": "ResourceQuota",
+               "metadata": {"name": "gpus", "namespace": namespace},
+               "spec": {"hard": {"requests.nvidia.com/gpu": gpus}}}
+              for namespace, gpus in (("ml", "4"), ("web", "6"))]
+    out = tmp_path / "cutover"
+    code, report, err = cutover(tmp_path, [*objects, *quotas], "--output-dir", str(out))
+    assert code == 0, err
+    assert len(report["waves"]) == 1
+    dra_key = "gpu.nvidia.com.deviceclass.resource.k8s.io/devices"
+    for namespace, gpus in (("ml", "4"), ("web", "6")):
+        converted = yaml.safe_load((out / f"wave-1/converted/quotas/{namespace}/"
+                                    "resourcequota-gpus.yaml").read_text())
+        original = yaml.safe_load((out / f"wave-1/original/quotas/{namespace}/"
+                                   "resourcequota-gpus.yaml").read_text())
+        assert converted["metadata"]["namespace"] == namespace
+        assert converted["spec"]["hard"][dra_key] == gpus
+        assert "requests.nvidia.com/gpu" not in converted["spec"]["hard"]
+        assert original["spec"]["hard"] == {"requests.nvidia.com/gpu": gpus}
+
+
 def test_a_from_export_plans_each_workload_once_at_its_top_owner(tmp_path: Path) -> None:
     """An export of a CronJob holds the Job it runs and that Job's pod: cutover moves the
     CronJob alone, as it does live (the Job and the pod are its children)."""
