@@ -126,3 +126,28 @@ def test_file_names() -> None:
     assert file_name({"apiVersion": "batch.volcano.sh/v1alpha1", "kind": "Job",
                       "metadata": {"name": "t", "namespace": "ml"}}) == \
         "ml/job.batch.volcano.sh-t.yaml"
+
+
+_ZONE = "topology.kubernetes.io/zone"
+_REGION = "topology.kubernetes.io/region"
+
+
+@pytest.mark.parametrize(("node_name", "labels", "kept"), [
+    # bound: what PodTopologyLabels copied from the node goes, the author's labels stay
+    ("gpu-1", {"app": "debug", _ZONE: "us-a", _REGION: "us"}, {"app": "debug"}),
+    ("gpu-1", {_ZONE: "us-a"}, None),
+    # not bound: no binding copied anything, so a zone label is the author's
+    (None, {"app": "debug", _ZONE: "us-a"}, {"app": "debug", _ZONE: "us-a"}),
+])
+def test_a_bound_pod_loses_the_labels_its_binding_copied_from_the_node(
+        node_name: str | None, labels: dict[str, str], kept: dict[str, str] | None) -> None:
+    spec: dict = {"containers": [{"name": "main", "image": "cuda",
+                                  "resources": {"limits": {"nvidia.com/gpu": "1"}}}]}
+    if node_name:
+        spec["nodeName"] = node_name
+    pod = {"apiVersion": "v1", "kind": "Pod",
+           "metadata": {"name": "debug", "namespace": "ml", "labels": dict(labels)},
+           "spec": spec}
+    out = clean(pod, [("spec",)])
+    assert out["metadata"].get("labels") == kept
+    assert pod["metadata"]["labels"] == labels

@@ -61,6 +61,8 @@ _RESTART_ALWAYS_KINDS = frozenset({"Deployment", "StatefulSet", "DaemonSet", "Re
 # volume (`kube-api-access-<suffix>`, mounted in every container), and DefaultTolerationSeconds'
 # two NoExecute tolerations (node.kubernetes.io/not-ready and /unreachable, 300 s).
 _API_ACCESS_PREFIX = "kube-api-access-"
+# Node labels the PodTopologyLabels admission plugin copies onto a pod at binding.
+BINDING_LABELS = ("topology.kubernetes.io/zone", "topology.kubernetes.io/region")
 _DEFAULT_TOLERATIONS = ("node.kubernetes.io/not-ready", "node.kubernetes.io/unreachable")
 _DEFAULT_TOLERATION_SECONDS = 300
 
@@ -83,6 +85,8 @@ def clean(obj: Mapping[str, Any], pod_spec_paths: list[PathT]) -> dict[str, Any]
                 _drop_defaults(job, _SPEC_DEFAULTS["Job"])
                 _clean_job(job)
     if kind == "Pod" and isinstance(spec, dict):
+        if spec.get("nodeName"):
+            _drop_binding_labels(out.get("metadata"))
         _clean_admitted_pod(spec)
     for path in pod_spec_paths:
         pod = dig(out, *path)
@@ -115,6 +119,19 @@ def _clean_metadata(metadata: Any) -> None:
             labels.pop(key, None)
         if not labels:
             del metadata["labels"]
+
+
+def _drop_binding_labels(metadata: Any) -> None:
+    """A bound pod's labels without those the API server copied from its node when it was
+    bound (PodTopologyLabels, on by default from 1.35: docs/facts.md): the pod created again
+    from the export gets its new node's."""
+    labels = metadata.get("labels") if isinstance(metadata, dict) else None
+    if not isinstance(labels, dict):
+        return
+    for key in BINDING_LABELS:
+        labels.pop(key, None)
+    if not labels:
+        del metadata["labels"]
 
 
 def _clean_admitted_pod(spec: dict[str, Any]) -> None:

@@ -29,6 +29,10 @@ POOL_LABELS = ("cloud.google.com/gke-nodepool", "eks.amazonaws.com/nodegroup",
                "node.kubernetes.io/instance-type")
 PRODUCT_LABEL = "nvidia.com/gpu.product"
 ELIGIBLE_LABEL = "cutover.gpudra.io/eligible-"
+# Set by the runbook with the DRA stack label: the wave that switched the node, so a re-run
+# numbers its waves after the ones done (docs/cutover.md, "Running cutover again").
+WAVE_LABEL = "gpudra.io/cutover-wave"
+MAX_WAVE = 100_000  # more waves than nodes any cluster has: a larger label value is not ours
 _PLACEMENT = ("nodeSelector", "affinity", "tolerations")
 _BATCH = frozenset({"Job", "CronJob", "JobSet", "PyTorchJob", "TFJob", "MPIJob", "XGBoostJob",
                     "PaddleJob", "TrainJob", "RayJob", "Workflow", "VolcanoJob"})
@@ -46,6 +50,7 @@ class Node:
     # What the DRA driver publishes (or would): physical devices. `gpus` is what the device
     # plugin advertises, time-slicing replicas included (GFD's nvidia.com/gpu.replicas).
     devices: int = 0
+    wave: int = 0         # the runbook wave that switched it (WAVE_LABEL), 0: none
 
 
 @dataclass(frozen=True)
@@ -101,6 +106,12 @@ class Fleet:
     # (workload label, template name) of workloads on claims that name a ResourceClaimTemplate
     # the input does not hold: they cannot be placed, and capacity is not why
     missing_templates: tuple[tuple[str, str], ...] = ()
+
+    @property
+    def waves_done(self) -> int:
+        """The highest wave number of the nodes a runbook switched and that are on DRA now:
+        a re-run numbers its waves from the next one, so they keep the first plan's numbers."""
+        return max((n.wave for n in self.nodes if n.on_dra), default=0)
 
     def pools(self) -> dict[str, tuple[Node, ...]]:
         out: dict[str, list[Node]] = {}
@@ -398,8 +409,10 @@ def _node(obj: Mapping[str, Any], publishing: Mapping[str, int], pool_label: str
     replicas = labels.get("nvidia.com/gpu.replicas", "")
     shared = int(replicas) if _digits(replicas) and int(replicas) > 1 else 1
     devices = publishing.get(name) or (gpus // shared if advertised else gpus)
+    wave = labels.get(WAVE_LABEL, "")
+    done = int(wave) if _digits(wave) and len(wave) <= 6 and int(wave) <= MAX_WAVE else 0
     return Node(name, pool, labels, gpus, name in publishing and not advertised,
-                _copied(obj), devices)
+                _copied(obj), devices, done)
 
 
 def _digits(text: str) -> bool:

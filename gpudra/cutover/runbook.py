@@ -17,7 +17,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
-from gpudra.cutover.fleet import RISK_NAMES, Workload
+from gpudra.cutover.fleet import RISK_NAMES, WAVE_LABEL, Workload
 from gpudra.cutover.manifests import RECREATE, REPLACE, mode, wave_modes
 from gpudra.cutover.waves import CutoverPlan, Side, Wave
 from gpudra.model import ClusterRead
@@ -94,9 +94,10 @@ def wave_steps(wave: Wave, directory: str | None,
                      f"{_count(recreated, 'Job or bare Pod', 'Jobs or bare Pods')}: the pod "
                      "template cannot change; created again below (a Job starts over)")
     if wave.nodes:
-        steps += _switch(wave.nodes, nodes, context.plugin_pods)
+        steps += _switch(wave.number, wave.nodes, nodes, context.plugin_pods)
     if RECREATE in modes:
         steps.append(f"kubectl create -f {where}/converted/recreate/ --recursive")
+    steps += _settled(wave)
     steps.append(f"gpudra verify --wave-of {where}   # exit 0 before the next wave: what the "
                  "wave moves runs on claims")
     return {"steps": steps, "rollback": _rollback(wave, nodes, where, modes, quotas)}
@@ -117,8 +118,8 @@ def _cascade(wave: Wave) -> str:
     return " --cascade=foreground" if recreated & _NAMED_CHILDREN else ""
 
 
-def _switch(names: tuple[str, ...], nodes: str, plugin_pods: tuple[tuple[str, str], ...]
-            ) -> list[str]:
+def _switch(number: int, names: tuple[str, ...], nodes: str,
+            plugin_pods: tuple[tuple[str, str], ...]) -> list[str]:
     """The nodes drained, moved from the device plugin to the DRA driver, each move waited
     for, and opened again. The device plugin's pods are waited for after both labels: the GPU
     Operator's leaves on the first, the standalone chart's on the second; the nodes hold no
@@ -129,8 +130,9 @@ def _switch(names: tuple[str, ...], nodes: str, plugin_pods: tuple[tuple[str, st
         "the device plugin restarts on the nodes that keep it",
         f"kubectl label node {nodes} {OPERATOR_LABEL}=false --overwrite   # the device plugin "
         "leaves (GPU Operator)",
-        f"kubectl label node {nodes} {STACK_LABEL}=dra --overwrite   # the DRA kubelet plugin "
-        "starts (the standalone device-plugin chart leaves)",
+        f"kubectl label node {nodes} {STACK_LABEL}=dra {WAVE_LABEL}={number} --overwrite   "
+        "# the DRA kubelet plugin starts (the standalone device-plugin chart leaves); the wave "
+        "number keeps a re-run's numbers",
         *_wait_plugin_gone(names, plugin_pods),
         *(f"kubectl wait --for=create resourceslices --field-selector "
           f"spec.nodeName={shlex.quote(n)} --timeout=10m" for n in names),
@@ -150,8 +152,8 @@ def _rollback(wave: Wave, nodes: str, where: str, modes: frozenset[str], quotas:
     if wave.nodes:
         steps += [
             f"kubectl drain {nodes} --ignore-daemonsets --delete-emptydir-data",
-            f"kubectl label node {nodes} {STACK_LABEL}- --overwrite   # the DRA kubelet "
-            "plugin leaves",
+            f"kubectl label node {nodes} {STACK_LABEL}- {WAVE_LABEL}- --overwrite   # the DRA "
+            "kubelet plugin leaves",
             *(f"kubectl wait --for=delete resourceslices --field-selector "
               f"spec.nodeName={shlex.quote(n)} --timeout=10m" for n in wave.nodes),
             f"kubectl label node {nodes} {OPERATOR_LABEL}=true --overwrite   # the device "
@@ -160,10 +162,57 @@ def _rollback(wave: Wave, nodes: str, where: str, modes: frozenset[str], quotas:
         ]
     if RECREATE in modes:
         steps.append(f"kubectl create -f {where}/original/recreate/ --recursive")
+    steps += _settled(wave)
     if quotas:
         steps.append(f"kubectl replace -f {where}/original/quotas/ --recursive")
     steps.append("gpudra verify   # the workloads are back on the device plugin")
     return steps
+
+
+def _settled(wave: Wave) -> list[str]:
+    """What the wave changed, waited for before verify judges it: the pods of OnDelete
+    StatefulSets deleted in ordinal order, each Ready before the next (their controller puts
+    a new template only on pods that are deleted; the drain deleted those on the wave's
+    nodes, which are skipped); the bare Pods and Jobs created again, Ready (their claims
+    exist only once the pods do)."""
+    lines: list[str] = []
+    for workload in wave.moved:
+        namespace, name = shlex.quote(workload.namespace), shlex.quote(workload.name)
+        if workload.kind == "StatefulSet" and on_delete(workload):
+            start = _ordinals_start(workload)
+            for ordinal in range(start, start + workload.pods):
+                pod = shlex.quote(f"{workload.name}-{ordinal}")
+                revision = ("-o jsonpath='{.metadata.labels.controller-revision-hash}' "
+                            "--ignore-not-found")
+                lines.append(
+                    f'test "$(kubectl get pod {pod} -n {namespace} {revision})" = '
+                    f'"$(kubectl get statefulset {name} -n {namespace} -o '
+                    "jsonpath='{.status.updateRevision}')\" || kubectl delete pod "
+                    f"{pod} -n {namespace} --ignore-not-found --wait   # updateStrategy "
+                    "OnDelete: a pod of the old template is replaced only when deleted")
+                lines.append(_ready(f"pod/{pod}", namespace))
+        elif workload.kind == "Pod":
+            lines.append(_ready(f"pod/{name}", namespace))
+        elif workload.kind == "Job" and workload.pods:
+            lines.append(f"kubectl wait --for=jsonpath='{{.status.ready}}'={workload.pods} "
+                         f"job/{name} -n {namespace} --timeout=10m")
+    return lines
+
+
+def _ready(pod: str, namespace: str) -> str:
+    return (f"kubectl wait --for=create {pod} -n {namespace} --timeout=10m && "
+            f"kubectl wait --for=condition=Ready {pod} -n {namespace} --timeout=10m")
+
+
+def on_delete(workload: Workload) -> bool:
+    strategy = as_mapping(as_mapping(workload.original.get("spec")).get("updateStrategy"))
+    return strategy.get("type") == "OnDelete"
+
+
+def _ordinals_start(workload: Workload) -> int:
+    start = as_mapping(as_mapping(workload.original.get("spec")).get("ordinals")).get("start")
+    return start if isinstance(start, int) and not isinstance(start, bool) and \
+        0 <= start <= 1_000_000 else 0
 
 
 def _wait_plugin_gone(nodes: tuple[str, ...], plugin_pods: tuple[tuple[str, str], ...]

@@ -30,13 +30,16 @@ from typing import Any
 
 from gpudra.cutover.fleet import Fleet, Node, Workload
 from gpudra.dra.cel import default_engine
-from gpudra.objects import dig
+from gpudra.gpu_use import is_device_plugin_resource
+from gpudra.objects import as_mapping, dig
 from gpudra.plan.engine import PlanOptions, plan
 from gpudra.plan.inventory import Inventory, parse_inventory
 from gpudra.plan.synthesis import NodePrediction, assemble, predict_nodes
 from gpudra.workloads import WorkloadTable
 
 SHAPE_PREFIX = "gpudra-cutover-shape-"
+REPLICAS_LABEL = "nvidia.com/gpu.replicas"  # GFD: the device plugin's time-slicing replicas
+COUNT_LABEL = "nvidia.com/gpu.count"        # GFD: physical GPUs
 
 
 @dataclass(frozen=True)
@@ -110,13 +113,14 @@ def order_waves(fleet: Fleet, table: WorkloadTable, max_wave_nodes: int | None =
     start = judge.sides(dra, migrated)
     waiting = units(fleet, max_wave_nodes)
     waves: list[Wave] = []
+    first = fleet.waves_done + 1  # a re-run keeps the numbers of the waves already done
     while waiting:
         waiting.sort(key=lambda u: (u.gpus, len(u.nodes), u.name))
         best: Wave | None = None
         wave = None
         for group in _candidates(waiting, max_wave_nodes):
             final = sum(len(u.nodes) for u in group) == sum(len(u.nodes) for u in waiting)
-            attempt = _try(judge, dra, migrated, group, len(waves) + 1, final)
+            attempt = _try(judge, dra, migrated, group, first + len(waves), final)
             if attempt.plugin_side.ok and attempt.dra_side.ok:
                 wave = attempt
                 break
@@ -137,7 +141,7 @@ def order_waves(fleet: Fleet, table: WorkloadTable, max_wave_nodes: int | None =
         keys = {w.key for w in stranded}
         plugin_side, dra_side = judge.sides(dra, migrated | keys)
         moved = tuple(sorted(stranded, key=lambda w: (w.risk, w.label)))
-        wave = Wave(len(waves) + 1, (), (), moved, plugin_side, dra_side)
+        wave = Wave(first + len(waves), (), (), moved, plugin_side, dra_side)
         if not dra_side.ok:
             return CutoverPlan(tuple(waves), _blocked_message(wave, fleet), wave, start)
         waves.append(wave)
@@ -152,8 +156,13 @@ def order_waves(fleet: Fleet, table: WorkloadTable, max_wave_nodes: int | None =
             "hold: their pods cannot be created, so they are not planned (from --from files, "
             "export resourceclaimtemplates too: docs/cutover.md; live, create the template or "
             "fix the workload)"), None, start)
-    if left:  # GPU workloads that fit on no GPU node at all
+    if left:  # GPU workloads whose node constraints match no GPU node at all
         names = ", ".join(w.label for w in left[:5])
+        if len(dra) == len(fleet.nodes):  # nothing is left to switch: they are unconverted
+            return CutoverPlan(tuple(waves), (
+                f"{len(left)} workloads are not converted (they still ask for device-plugin "
+                "GPUs) while every GPU node is on DRA, and their node selector, affinity or "
+                f"tolerations match none of those nodes: {names}"), None, start)
         return CutoverPlan(tuple(waves), f"{len(left)} workloads may run on no GPU node: {names}",
                            None, start)
     return CutoverPlan(tuple(waves), None, None, start)
@@ -264,7 +273,7 @@ class _Judge:
                                                engine=default_engine(fleet.target))
         # lowest risk first, then the most GPUs: the order optional moves are considered in
         self.by_risk = sorted(fleet.workloads, key=lambda w: (w.risk, -w.gpus, w.label))
-        self._predicted: dict[str, NodePrediction] = {}
+        self._predicted: dict[tuple[str, str], NodePrediction] = {}  # (node, stack)
         self._published: dict[frozenset[str], Inventory] = {}
 
     def sides(self, dra: set[str], migrated: set[tuple[str, str, str]]) -> tuple[Side, Side]:
@@ -302,7 +311,7 @@ class _Judge:
             stand_in = _stand_in(index, same)
             objects += [stand_in, *same[0].converted[1:]]
             members[(same[0].namespace, "Deployment", stand_in["metadata"]["name"])] = same
-        inventory = self._inventory(nodes)
+        inventory = self._inventory(nodes, stack)
         # with no tainted device the taint gate changes nothing and costs a check per device
         options = replace(self._options, device_taints=self._options.device_taints
                           and any(d.taints for d in inventory.devices))
@@ -328,32 +337,34 @@ class _Judge:
         return Side(stack, len(nodes), gpus, len(workloads), demand, tuple(failures),
                     tuple(failed))
 
-    def _inventory(self, nodes: Sequence[Node]) -> Inventory:
-        """The devices of `nodes`: as their ResourceSlices publish them where the driver runs,
-        else predicted from the node (labelled with the marks of the workloads that may use
-        it)."""
+    def _inventory(self, nodes: Sequence[Node], stack: str) -> Inventory:
+        """The devices of `nodes` on `stack`: as their ResourceSlices publish them where the
+        driver runs, else predicted from the node as that stack offers it (`_offered`),
+        labelled with the marks of the workloads that may use it."""
         live = frozenset(n.name for n in nodes if n.on_dra)
         waiting = [n for n in nodes if n.name not in live]
         for node in waiting:
-            if node.name not in self._predicted:
-                [self._predicted[node.name]] = predict_nodes([self._labelled(node)])
-        predicted = assemble(self._predicted[n.name] for n in waiting)
+            if (node.name, stack) not in self._predicted:
+                [self._predicted[(node.name, stack)]] = predict_nodes(
+                    [self._labelled(node, stack)])
+        predicted = assemble(self._predicted[(n.name, stack)] for n in waiting)
         published = self._published.get(live)
         if published is None:
             slices = [s for s in self.fleet.slices if dig(s, "spec", "nodeName") in live]
             published = self._published[live] = parse_inventory(
-                [*slices, *[self._labelled(n) for n in nodes if n.name in live]], "cluster")
+                [*slices, *[self._labelled(n, "DRA") for n in nodes if n.name in live]],
+                "cluster")
         if not published.devices:
             return predicted
         return published.merged(predicted) if predicted.devices or predicted.node_labels \
             else published
 
-    def _labelled(self, node: Node) -> dict[str, Any]:
-        marks = self.fleet.node_marks.get(node.name, ())
+    def _labelled(self, node: Node, stack: str) -> dict[str, Any]:
+        labels, allocatable = _offered(node, stack)
+        labels.update({m: "true" for m in self.fleet.node_marks.get(node.name, ())})
         return {"apiVersion": "v1", "kind": "Node",
-                "metadata": {"name": node.name,
-                             "labels": {**node.labels, **{m: "true" for m in marks}}},
-                "status": {"allocatable": {"nvidia.com/gpu": str(node.gpus)}}}
+                "metadata": {"name": node.name, "labels": labels},
+                "status": {"allocatable": allocatable}}
 
 
 def _stand_in(index: int, same: Sequence[Workload]) -> dict[str, Any]:
@@ -363,6 +374,25 @@ def _stand_in(index: int, same: Sequence[Workload]) -> dict[str, Any]:
             "metadata": {"name": f"{SHAPE_PREFIX}{index}", "namespace": same[0].namespace},
             "spec": {"replicas": sum(w.pods for w in same),
                      "template": {"spec": same[0].pod}}}
+
+
+def _offered(node: Node, stack: str) -> tuple[dict[str, str], dict[str, str]]:
+    """The labels and allocatable from which the node's devices are predicted on `stack`:
+    the device plugin's resources as it advertises them (MIG forms included), so the
+    prediction has the MIG devices of a mixed-strategy node. On the device-plugin side each
+    time-slicing replica is a GPU a pod can get, so the replicas label goes (else the
+    prediction divides the advertised count by it, or takes GFD's physical count); on the DRA
+    side both stay, and the driver's physical GPUs are predicted."""
+    labels = dict(node.labels)
+    advertised = {str(k): str(v) for k, v in as_mapping(
+        dig(node.data, "status", "allocatable")).items() if is_device_plugin_resource(str(k))}
+    if not advertised:  # counted from its slices or its count label: physical GPUs
+        labels.pop(REPLICAS_LABEL, None)
+        return labels, {"nvidia.com/gpu": str(node.gpus)}
+    if stack != "DRA":  # what it advertises is what pods get: no physical count applies
+        labels.pop(REPLICAS_LABEL, None)
+        labels.pop(COUNT_LABEL, None)
+    return labels, advertised
 
 
 def _blocked_message(wave: Wave | None, fleet: Fleet) -> str:
@@ -387,5 +417,22 @@ def _blocked_message(wave: Wave | None, fleet: Fleet) -> str:
             " (enough GPUs in total, but not where the workloads may run)"
         parts.append(f"the {side.stack} side would have {numbers}{need}; first: "
                      f"{side.failures[0]}")
+    if not wave.nodes:  # the wave of workloads whose nodes all publish already
+        return (f"cannot move the {len(wave.moved)} workloads still on the device plugin (not "
+                "converted) onto the nodes that publish already: " + "; ".join(parts))
     return (f"cannot cut over without more capacity: switching the smallest pool left "
-            f"({', '.join(wave.units)}, {len(wave.nodes)} nodes) fails: " + "; ".join(parts))
+            f"({', '.join(wave.units)}, {len(wave.nodes)} nodes) fails: " + "; ".join(parts)
+            + _shared_note(wave, fleet))
+
+
+def _shared_note(wave: Wave, fleet: Fleet) -> str:
+    """Why a time-sliced pool holds fewer pods on DRA (issue 32, item 7): the device plugin
+    advertises each GPU once per replica, the DRA driver publishes the physical GPU once."""
+    shared = [n for n in fleet.nodes if n.name in wave.nodes and n.gpus > n.devices]
+    if wave.dra_side.ok or not shared:
+        return ""
+    advertised, physical = sum(n.gpus for n in shared), sum(n.devices for n in shared)
+    return (f"; {', '.join(wave.units)}: the device plugin time-slices these GPUs, "
+            f"{advertised} time-slicing replicas on {physical} physical GPUs, and on DRA each "
+            "claim gets a whole physical GPU: scale the workloads down for the switch, or "
+            "let pods share a GPU through one ResourceClaim")

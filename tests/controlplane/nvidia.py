@@ -61,6 +61,9 @@ class Machine:
     gpus: int
     mig: tuple[tuple[str, int], ...] = ()  # (profile, count) on GPU 0, which is then MIG-only
     labels: dict[str, str] = field(default_factory=dict)
+    # Device-plugin time-slicing: each whole GPU advertised `replicas` times (1: not shared).
+    # The DRA driver still publishes the physical GPUs.
+    replicas: int = 1
 
     def gfd_labels(self) -> dict[str, str]:
         major, minor = self.product.compute.split(".")
@@ -77,6 +80,12 @@ class Machine:
         }
         if self.mig:
             labels["nvidia.com/mig.strategy"] = "mixed"
+        if self.replicas > 1:
+            # GFD on a time-sliced node (resource not renamed): the replicas, the strategy,
+            # and -SHARED after the product (docs/facts.md).
+            labels["nvidia.com/gpu.replicas"] = str(self.replicas)
+            labels["nvidia.com/gpu.sharing-strategy"] = "time-slicing"
+            labels["nvidia.com/gpu.product"] = f"{self.product.label}-SHARED"
         return {**labels, **self.labels}
 
 
@@ -94,11 +103,12 @@ def _node(name: str, labels: dict[str, str], extended: dict[str, str]) -> dict[s
 
 
 def device_plugin_capacity(machine: Machine) -> dict[str, str]:
-    """The extended resources the device plugin (mixed MIG strategy) advertises for `machine`."""
+    """The extended resources the device plugin (mixed MIG strategy) advertises for `machine`:
+    a time-sliced GPU counts `replicas` times."""
     extended: dict[str, str] = {}
     whole = machine.gpus - (1 if machine.mig else 0)
     if whole:
-        extended["nvidia.com/gpu"] = str(whole)
+        extended["nvidia.com/gpu"] = str(whole * machine.replicas)
     for profile, count in machine.mig:
         # The plugin turns the '+' of a profile into '.': 1g.10gb+me -> nvidia.com/mig-1g.10gb.me.
         extended[f"nvidia.com/mig-{profile.replace('+', '.')}"] = str(count)

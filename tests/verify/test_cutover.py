@@ -214,7 +214,8 @@ def test_runbook_and_wave_manifests(tmp_path: Path) -> None:
                             "kubectl cordon b-1",
                             f"kubectl replace -f {out}/wave-1/converted/replace/ --recursive"]
     assert commands.index("kubectl drain b-1 --ignore-daemonsets --delete-emptydir-data") < \
-        commands.index("kubectl label node b-1 gpudra.io/gpu-stack=dra --overwrite") < \
+        commands.index("kubectl label node b-1 gpudra.io/gpu-stack=dra "
+                       "gpudra.io/cutover-wave=1 --overwrite") < \
         commands.index("kubectl wait --for=create resourceslices --field-selector "
                        "spec.nodeName=b-1 --timeout=10m") < commands.index("kubectl uncordon b-1")
     assert f"kubectl replace -f {out}/wave-1/original/replace/ --recursive" in first["rollback"]
@@ -551,3 +552,127 @@ def test_a_blocked_workload_of_several_gpu_templates_keeps_the_nodes_all_its_pod
     # the launcher and the two workers were placed: 3 of the pool's 16 GPUs
     start = report["start"][0]
     assert (start["workloads"], start["gpus_requested"]) == (2, 4 + 3)
+
+
+# --- issue 32: shared GPUs, the end of a migration, re-runs, OnDelete StatefulSets -----------
+
+def _sharing_fleet() -> list[dict[str, Any]]:
+    """The journey's second cluster as the device plugin shows it (tests/journey)."""
+    from tests.controlplane.nvidia import DEVICE_CLASSES, device_plugin_capacity
+    from tests.journey.fleet_sharing import SHARING
+    from tests.journey.fleets import node
+
+    objects: list[dict[str, Any]] = []
+    for name, machine in SHARING.machines().items():
+        obj = node(name, machine)
+        for key in ("capacity", "allocatable"):
+            obj["status"][key].update(device_plugin_capacity(machine))
+        objects.append(obj)
+    return objects + [dict(o) for o in SHARING.objects] + DEVICE_CLASSES
+
+
+def test_a_mig_pool_moves_and_a_time_sliced_pool_says_why_it_cannot(tmp_path: Path) -> None:
+    """Both sides are judged on the devices each stack offers: on the device plugin a MIG
+    node's slices and a time-sliced node's replicas, on DRA the MIG devices and the physical
+    GPUs. The MIG pool moves; the time-sliced pool's 7 pods cannot fit its 4 GPUs, and
+    cutover says that sharing is why."""
+    code, report, err = cutover(tmp_path, _sharing_fleet())
+    assert code == 1, err
+    assert [(w["pools"], sorted(m["name"] for m in w["workloads"]),
+             w["device_plugin_side"]["gpus"], w["dra_side"]["gpus"])
+            for w in report["waves"]] == [(["mig"], ["mid", "probe", "tiny", "whole"], 16, 8)]
+    assert report["blocked"].startswith("cannot cut over without more capacity: switching the "
+                                        "smallest pool left (ts, 2 nodes) fails")
+    assert report["blocked"].endswith(
+        "; ts: the device plugin time-slices these GPUs, 16 time-slicing replicas on 4 "
+        "physical GPUs, and on DRA each claim gets a whole physical GPU: scale the workloads "
+        "down for the switch, or let pods share a GPU through one ResourceClaim")
+
+
+_LATE = f.deployment("ml", "late", f.pod_spec(gpus=2), replicas=2)
+_LOST = f.deployment("ml", "lost", f.pod_spec(gpus=1, node_selector={"no-such": "node"}))
+
+
+@pytest.mark.parametrize(("workloads", "said"), [
+    # placeable ones move in a wave of their own; the one no node takes is unconverted
+    ([_LATE, _LOST], "1 workloads are not converted (they still ask for device-plugin GPUs) "
+                     "while every GPU node is on DRA, and their node selector, affinity or "
+                     "tolerations match none of those nodes: ml/Deployment/lost"),
+    # too many for the switched nodes: no pool is left to switch, so none is named
+    ([f.deployment("ml", "late", f.pod_spec(gpus=2), replicas=8)],
+     "cannot move the 1 workloads still on the device plugin (not converted) onto the nodes "
+     "that publish already: the DRA side would have 8 GPUs on 1 nodes for 16 GPUs of 1 "
+     "workloads (short by 8 GPUs); first: 16 GPUs requested, 8 on the nodes"),
+])
+def test_with_every_node_on_dra_what_is_left_is_said_to_be_unconverted(
+        tmp_path: Path, workloads: list[dict[str, Any]], said: str) -> None:
+    objects = [f.node("d-1", 8, dra=True, pool="d"), f.gpu_slice("d-1", 8), f.device_class(),
+               *workloads]
+    code, report, err = cutover(tmp_path, objects)
+    assert code == 1, err
+    assert report["blocked"] == said
+
+
+@pytest.mark.parametrize(("label", "on_dra", "first"), [
+    ("1", True, 2),        # wave 1 done: the rest are waves 2, 3, ... as first planned
+    ("7", True, 8),
+    ("1", False, 1),       # labelled but not switched (a wave stopped half way): not done
+    ("²", True, 1),        # not a number to int(); not gpudra's label
+    ("9999999", True, 1),  # more waves than any cluster has nodes
+    ("-1", True, 1),
+])
+def test_a_rerun_numbers_its_waves_after_those_its_nodes_say_are_done(
+        tmp_path: Path, label: str, on_dra: bool, first: int) -> None:
+    labels = {"gpudra.io/cutover-wave": label}
+    switched = [f.node("b-1", 8, dra=True, pool="b", labels=labels), f.gpu_slice("b-1", 8)] \
+        if on_dra else [f.node("b-1", 8, pool="b", labels=labels)]
+    objects = [f.node("a-1", 8, pool="a"), f.node("c-1", 8, pool="c"), *switched,
+               f.device_class(),
+               f.deployment("ml", "web", f.pod_spec(gpus=2, node_selector=pinned("a"))),
+               f.deployment("ml", "api", f.pod_spec(gpus=2, node_selector=pinned("c")))]
+    out = tmp_path / "cutover"
+    code, report, err = cutover(tmp_path, objects, "--output-dir", str(out))
+    assert code == 0, err
+    numbers = [w["wave"] for w in report["waves"]]
+    assert numbers == list(range(first, first + len(numbers)))
+    assert sorted(p.name for p in out.iterdir() if p.is_dir()) == \
+        sorted(f"wave-{w['wave']}" for w in report["waves"] if w["workloads"])
+    for wave in report["waves"]:  # each switch records its number; its rollback takes it off
+        assert any(f"gpudra.io/cutover-wave={wave['wave']} --overwrite" in s
+                   for s in wave["steps"])
+        assert any("gpudra.io/gpu-stack- gpudra.io/cutover-wave- --overwrite" in s
+                   for s in wave["rollback"])
+
+
+def test_an_on_delete_statefulsets_pods_are_deleted_in_ordinal_order_after_the_replace(
+        tmp_path: Path) -> None:
+    """Its controller gives the new template only to pods that are deleted; the drain deletes
+    those on the wave's nodes, the runbook the others (each pod of the old revision, lowest
+    ordinal first, each Ready before the next). A RollingUpdate one rolls by itself."""
+    rolling = f.deployment("ml", "rolling", f.pod_spec(gpus=1, node_selector=pinned("b")),
+                           replicas=2, kind="StatefulSet")
+    manual = f.deployment("ml", "manual", f.pod_spec(gpus=1, node_selector=pinned("b")),
+                          replicas=2, kind="StatefulSet")
+    manual["spec"]["updateStrategy"] = {"type": "OnDelete"}
+    manual["spec"]["ordinals"] = {"start": 3}
+    objects = [f.node("a-1", 8, pool="a"), f.node("b-1", 8, pool="b"), rolling, manual]
+    code, report, err = cutover(tmp_path, objects)
+    assert code == 0, err
+    for wave in report["waves"]:
+        for steps in (wave["steps"], wave["rollback"]):
+            commands = [s.split("   #")[0] for s in steps]
+            deletes = [(i, c) for i, c in enumerate(commands) if "kubectl delete pod" in c]
+            touched = [c.split("kubectl delete pod ")[1].split()[0] for _, c in deletes]
+            if not any(w["name"] == "manual" for w in wave["workloads"]):
+                assert touched == []
+                continue
+            replace = next(i for i, c in enumerate(commands) if c.startswith("kubectl replace")
+                           and "/replace/" in c)
+            assert touched == ["manual-3", "manual-4"]
+            assert all(i > replace for i, _ in deletes)
+            for index, command in deletes:
+                pod = command.split("kubectl delete pod ")[1].split()[0]
+                assert command.startswith(f'test "$(kubectl get pod {pod} -n ml ')
+                assert commands[index + 1] == (
+                    f"kubectl wait --for=create pod/{pod} -n ml --timeout=10m && kubectl wait "
+                    f"--for=condition=Ready pod/{pod} -n ml --timeout=10m")
