@@ -80,15 +80,13 @@ def plan_quota(file: str, data: Mapping[str, Any], base: PathT, *, keep: bool,
 
 
 def _dra_keys(totals: Mapping[str, int]) -> dict[str, str]:
-    """The DRA quota keys that cap `totals` (devices per class); the claim count is shared."""
-    additions: dict[str, str] = {}
-    for cls, count in totals.items():
-        for key, value in emit.quota_keys(cls, count).items():
-            if key.startswith("count/"):
-                additions[key] = str(int(additions.get(key, "0")) + count)
-            else:
-                additions[key] = value
-    return additions
+    """The DRA quota keys that cap `totals` (devices per class). No claim count: it would cap
+    every ResourceClaim of the namespace, of classes the quota never limited too (a quota on
+    `nvidia.com/mig-1g.10gb` would then refuse a whole-GPU Job's claim: issue 32's sharing
+    journey), and the device keys already cap what the quota capped."""
+    return {key: value for cls, count in totals.items()
+            for key, value in emit.quota_keys(cls, count).items()
+            if key != emit.QUOTA_CLAIM_COUNT}
 
 
 def _notes(asked: bool, keep: bool, profiles: set[str], unenforced: bool) -> list[str]:
