@@ -50,7 +50,13 @@ def _inventory_seeds() -> list[dict[str, Any]]:
 
 
 INVENTORY = _inventory_seeds()
-FLEET = good_fleet() + [f.node("gfd-1", 2, dra=True, plugin=False)]
+# A switched node with the runbook's wave label, and a time-sliced node with MIG slices: the
+# values cutover reads from them (issue 32) are fuzzed with the rest.
+_SHARED = f.node("ts-1", 8, labels={"nvidia.com/gpu.replicas": "4", "nvidia.com/gpu.count": "2"})
+for _key in ("capacity", "allocatable"):
+    _SHARED["status"][_key]["nvidia.com/mig-1g.10gb"] = "2"
+FLEET = good_fleet() + [f.node("gfd-1", 2, dra=True, plugin=False,
+                               labels={"gpudra.io/cutover-wave": "3"}), _SHARED]
 
 
 def _paths(value: Any, prefix: tuple = ()) -> list[tuple]:
