@@ -162,19 +162,20 @@ def _rollback(wave: Wave, nodes: str, where: str, modes: frozenset[str], quotas:
         ]
     if RECREATE in modes:
         steps.append(f"kubectl create -f {where}/original/recreate/ --recursive")
-    steps += _settled(wave)
     if quotas:
         steps.append(f"kubectl replace -f {where}/original/quotas/ --recursive")
+    steps += _settled(wave)
     steps.append("gpudra verify   # the workloads are back on the device plugin")
     return steps
 
 
 def _settled(wave: Wave) -> list[str]:
-    """What the wave changed, waited for before verify judges it: the pods of OnDelete
-    StatefulSets deleted in ordinal order, each Ready before the next (their controller puts
-    a new template only on pods that are deleted; the drain deleted those on the wave's
-    nodes, which are skipped); the bare Pods and Jobs created again, Ready (their claims
-    exist only once the pods do)."""
+    """What the wave changed, waited for before verify judges it (a verify run at once finds
+    pods not yet scheduled and claims not yet created): the pods of OnDelete StatefulSets
+    deleted in ordinal order, each Ready before the next (their controller puts a new
+    template only on pods that are deleted; the drain deleted those on the wave's nodes,
+    which are skipped); the rollout of the other Deployments and StatefulSets; the bare Pods
+    and Jobs created again, Ready (their claims exist only once the pods do)."""
     lines: list[str] = []
     for workload in wave.moved:
         namespace, name = shlex.quote(workload.namespace), shlex.quote(workload.name)
@@ -191,6 +192,9 @@ def _settled(wave: Wave) -> list[str]:
                     f"{pod} -n {namespace} --ignore-not-found --wait   # updateStrategy "
                     "OnDelete: a pod of the old template is replaced only when deleted")
                 lines.append(_ready(f"pod/{pod}", namespace))
+        elif workload.kind in ("Deployment", "StatefulSet"):
+            lines.append(f"kubectl rollout status {workload.kind.lower()}/{name} -n "
+                         f"{namespace} --timeout=10m")
         elif workload.kind == "Pod":
             lines.append(_ready(f"pod/{name}", namespace))
         elif workload.kind == "Job" and workload.pods:

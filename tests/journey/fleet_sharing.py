@@ -23,8 +23,8 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
-from tests.controlplane.nvidia import A100_80GB, L4, Machine, Product
-from tests.journey.fleets import (ADMISSION, GPU_TAINT, POOL_LABEL, Fleet, deployment, job,
+from tests.controlplane.nvidia import A100_80GB, L4, Machine
+from tests.journey.fleets import (ADMISSION, GPU_TAINT, POOL_LABEL, Fleet, Pool, deployment, job,
                                   pod, statefulset)
 
 ZONE_LABEL = "topology.kubernetes.io/zone"
@@ -32,15 +32,11 @@ _TOLERATE_GPU_TAINT = [{"key": GPU_TAINT["key"], "operator": "Exists", "effect":
 
 
 @dataclass(frozen=True)
-class SharedPool:
+class SharedPool(Pool):
     """A pool of nodes whose GPUs the device plugin shares: time-sliced `replicas` ways, or
-    with a static MIG layout on GPU 0."""
+    with a static MIG layout on GPU 0; in one zone."""
 
-    name: str
-    product: Product
-    nodes: int
-    gpus_per_node: int
-    zone: str
+    zone: str = "us-central1-a"
     replicas: int = 1
     mig: tuple[tuple[str, int], ...] = ()
 
@@ -87,7 +83,7 @@ def _sharing() -> Fleet:
     running = {("serving", "Deployment", "chat"): 3, ("serving", "Deployment", "burst"): 4,
                ("ml", "Deployment", "tiny"): 2, ("ml", "StatefulSet", "mid"): 1,
                ("ml", "Job", "whole"): 1, ("ml", "Pod", "probe"): 1}
-    return Fleet(pools, ("serving", "ml"), objects, running, ADMISSION)  # type: ignore[arg-type]
+    return Fleet(pools, ("serving", "ml"), objects, running, ADMISSION)
 
 
 SHARING = _sharing()

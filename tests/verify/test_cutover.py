@@ -408,6 +408,7 @@ def test_workloads_left_on_the_device_plugin_of_switched_nodes_move_in_a_wave_of
     commands = [s.split("   #")[0] for s in wave["steps"]]
     assert commands == [f"kubectl apply -f {out}/wave-1/converted/claims/ --recursive",
                         f"kubectl replace -f {out}/wave-1/converted/replace/ --recursive",
+                        "kubectl rollout status deployment/late -n ml --timeout=10m",
                         f"gpudra verify --wave-of {out}/wave-1"]
 
 
@@ -642,6 +643,35 @@ def test_a_rerun_numbers_its_waves_after_those_its_nodes_say_are_done(
                    for s in wave["steps"])
         assert any("gpudra.io/gpu-stack- gpudra.io/cutover-wave- --overwrite" in s
                    for s in wave["rollback"])
+
+
+def test_verify_runs_once_what_the_wave_changed_has_settled(tmp_path: Path) -> None:
+    """A verify run at once finds the new pods not yet scheduled and the re-created ones'
+    claims not yet created (the sharing journey's bare Pod: 'claim ... not created yet'): the
+    runbook waits for each moving workload, forward and back, right before verify."""
+    quota = {"apiVersion": "v1", "kind": "ResourceQuota",  # its rollback is a change too
+             "metadata": {"name": "gpus", "namespace": "ml"},
+             "spec": {"hard": {"requests.nvidia.com/gpu": "24"}}}
+    objects = [*safe_fleet(), quota,
+               f.pod("ml", "debug", f.pod_spec(gpus=1), node_name="b-1")]
+    code, report, err = cutover(tmp_path, objects)
+    assert code == 0, err
+    expected = {
+        "web": "kubectl rollout status deployment/web -n ml --timeout=10m",
+        "pinned": "kubectl rollout status deployment/pinned -n ml --timeout=10m",
+        "batch": "kubectl wait --for=jsonpath='{.status.ready}'=1 job/batch -n ml "
+                 "--timeout=10m",
+        "debug": "kubectl wait --for=create pod/debug -n ml --timeout=10m && kubectl wait "
+                 "--for=condition=Ready pod/debug -n ml --timeout=10m"}
+    for wave in report["waves"]:
+        for steps in (wave["steps"], wave["rollback"]):
+            commands = [s.split("   #")[0] for s in steps]
+            waits = {expected[w["name"]] for w in wave["workloads"]}
+            assert commands[-1] == "gpudra verify"
+            assert set(commands[-1 - len(waits):-1]) == waits, commands
+            last_change = max(i for i, c in enumerate(commands) if c.startswith(
+                ("kubectl create", "kubectl replace", "kubectl uncordon")))
+            assert last_change < len(commands) - 1 - len(waits)
 
 
 def test_an_on_delete_statefulsets_pods_are_deleted_in_ordinal_order_after_the_replace(
