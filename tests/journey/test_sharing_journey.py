@@ -135,8 +135,20 @@ def test_mig_moves_time_slicing_stops_with_its_reason_then_moves_in_wave_2(
     assert _on_update_revision(sharing, "ml", "mid")
     quota = sharing.plane.admin.get("/api/v1/namespaces/ml/resourcequotas/mig-quota")
     assert not [key for key in quota["spec"]["hard"] if "nvidia.com/mig" in key], quota
+    # verify says what the API server shows: the MIG workloads on claims, every claim
+    # allocated, as many pods Ready as run; the time-sliced ones still on the device plugin.
+    checked = gpudra(sharing, "verify", "-o", "json")
+    assert checked.returncode == 0, checked.stdout
+    report = json.loads(checked.stdout)
+    rows = workload_rows(report)
+    assert {key: row["state"] for key, row in rows.items()} == {
+        **{key: "claims" for key in MIG_MOVES}, **{key: "device plugin" for key in SHARED}}
+    assert {key: row["pods_ready"] for key, row in rows.items()} == running_now(
+        sharing, SHARING) == running
+    assert {key: (row["claims"], row["claims_allocated"]) for key, row in rows.items()
+            if key in MIG_MOVES} == {key: (n, n) for key, n in running.items()
+                                     if key in MIG_MOVES}
     # The gate stays closed: the time-sliced pool still serves through the device plugin.
-    report = json.loads(gpudra(sharing, "verify", "-o", "json").stdout)
     assert report["decommission"]["safe"] is False
     held = {b.split()[1].split("/")[0] for b in report["decommission"]["blockers"]
             if b.startswith("pod ")}
