@@ -102,6 +102,12 @@ def _notes(asked: bool, keep: bool, profiles: set[str], unenforced: bool) -> lis
         notes.append(f"the MIG profiles {', '.join(sorted(profiles))} share one "
                      "mig.nvidia.com cap: quota counts devices per DeviceClass, not per "
                      "profile, so the limit is looser than before")
+    if profiles:
+        # The device plugin counted each nvidia.com/mig-<profile> on its own; a claim of any
+        # profile is a mig.nvidia.com device.
+        notes.append(f"claims of every MIG profile now count against the mig.nvidia.com cap, "
+                     f"not only {', '.join(sorted(profiles))}: raise it by the slices of "
+                     "other profiles this namespace runs")
     if unenforced:
         notes.append("Kubernetes never enforced the limits./bare device-plugin keys of this "
                      "quota (only requests.<resource>); their value is now the DRA cap")
