@@ -13,7 +13,8 @@ ExtendedResourceToleration on, a zone label on every node as the cloud sets it):
 Workloads: two Deployments asking time-sliced `nvidia.com/gpu` (7 pods: they fit the 16
 slices, not the 4 physical GPUs), and on the MIG pool a Deployment of 1g.10gb slices, a
 StatefulSet with `updateStrategy: OnDelete` on a 3g.40gb slice, a Job on a whole GPU and a bare
-Pod on a 1g.10gb slice; a quota on `requests.nvidia.com/mig-1g.10gb`. MIG resources are not
+Pod on a 1g.10gb slice; a quota on `requests.nvidia.com/mig-1g.10gb`; later (LATE) an OnDelete
+StatefulSet on a 1g.10gb slice, made after its pool switched. MIG resources are not
 `nvidia.com/gpu`, so ExtendedResourceToleration gives their pods no toleration of the GPU
 taint: they carry their own, as users on tainted MIG pools do.
 """
@@ -83,7 +84,11 @@ def _sharing() -> Fleet:
     running = {("serving", "Deployment", "chat"): 3, ("serving", "Deployment", "burst"): 4,
                ("ml", "Deployment", "tiny"): 2, ("ml", "StatefulSet", "mid"): 1,
                ("ml", "Job", "whole"): 1, ("ml", "Pod", "probe"): 1}
-    return Fleet(pools, ("serving", "ml"), objects, running, ADMISSION)
+    return Fleet(pools, ("serving", "ml", "lab"), objects, running, ADMISSION)
 
 
 SHARING = _sharing()
+# Created once the MIG pool is on DRA, from a manifest that still asks the device plugin: its
+# pod waits (Pending), and cutover moves it in a wave that switches no node. OnDelete: that
+# pod takes the converted template only when the runbook deletes it.
+LATE = _on_delete(statefulset("lab", "late", 1, _pod_spec("mig", "nvidia.com/mig-1g.10gb")))

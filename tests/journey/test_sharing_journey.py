@@ -6,8 +6,10 @@ the MIG devices the driver publishes, each on the pool it ran on); the time-slic
 its pods hold 7 of 16 time-slicing replicas, and DRA capacity is the 4 physical GPUs, so
 cutover stops there and says why (issue 32, item 7). Wave 1 is rolled back and done again; the
 gate stays closed while the time-sliced pool serves through the device plugin. Then the user
-does what cutover says (scales a workload down), cutover is run again, its wave keeps its
-number (2: wave 1 is done), and after it the gate opens."""
+does what cutover says (scales a workload down), cutover is run again, and its wave keeps its
+number (2: wave 1 is done). Wave 2 switches the time-sliced pool and also moves an OnDelete
+StatefulSet made after the MIG pool switched, whose Pending pod is on no node wave 2 drains:
+it takes the new template only because the runbook deletes it. Then the gate opens."""
 
 from __future__ import annotations
 
@@ -19,7 +21,7 @@ import pytest
 
 from tests.journey import runbook
 from tests.journey.cluster import Cluster, journey_cluster_at
-from tests.journey.fleet_sharing import SHARING, ZONE_LABEL
+from tests.journey.fleet_sharing import LATE, SHARING, ZONE_LABEL
 from tests.journey.observe import gpu_pods
 from tests.journey.steps import (WorkloadKey, bring_up, gpudra, running_now, where_they_run,
                                  workload_rows)
@@ -27,6 +29,7 @@ from tests.journey.steps import (WorkloadKey, bring_up, gpudra, running_now, whe
 MIG_MOVES = {("ml", "Deployment", "tiny"), ("ml", "StatefulSet", "mid"), ("ml", "Job", "whole"),
              ("ml", "Pod", "probe")}
 SHARED = {("serving", "Deployment", "chat"), ("serving", "Deployment", "burst")}
+LATE_KEY = ("lab", "StatefulSet", "late")
 
 
 @pytest.fixture(scope="module")
@@ -161,13 +164,24 @@ def test_mig_moves_time_slicing_stops_with_its_reason_then_moves_in_wave_2(
     running[("serving", "Deployment", "burst")] = 1
     sharing.plane.wait("burst scaled to 1", lambda: running_now(sharing, SHARING) == running,
                        timeout=60)
+    # A StatefulSet made from an old manifest after the MIG pool switched: its pod waits, as
+    # no node advertises nvidia.com/mig-1g.10gb any more.
+    sharing.plane.admin.create(sharing.plane.object_path(LATE).rpartition("/")[0], LATE)
+    sharing.plane.wait("the late StatefulSet's pod made", lambda: [
+        v for v in gpu_pods(sharing.plane.admin, ("lab",)) if v.phase == "Pending"], timeout=60)
     again = gpudra(sharing, "cutover", "--output-dir", str(tmp_path / "again"), "-o", "markdown")
     assert again.returncode == 0, again.stdout + again.stderr
     [wave_2] = runbook.parse(again.stdout)
-    assert wave_2.number == 2  # wave 1 is done: the rest keeps the numbers of the first plan
-    assert (tmp_path / "again" / "wave-2").is_dir()
+    # wave 1 is done: the rest keeps the numbers of the first plan. The late StatefulSet moves
+    # with it (its nodes publish already), though wave 2 drains none of them: its Pending
+    # pod takes the converted template only when the runbook deletes it (OnDelete).
+    assert wave_2.number == 2
+    assert "- lab/StatefulSet/late (1 pods, 1 GPUs; StatefulSet or singleton)" in again.stdout
+    assert sorted(p.name for p in (tmp_path / "again").iterdir() if p.is_dir()) == ["wave-2"]
+    running[LATE_KEY] = 1
     _follow(sharing, wave_2, wave_2.steps, "steps", bin_dir, tmp_path,
-            _expected(before, MIG_MOVES | SHARED), running)
+            {**_expected(before, MIG_MOVES | SHARED), LATE_KEY: {(True, "mig")}}, running)
+    assert _on_update_revision(sharing, "lab", "late")
     report = json.loads(gpudra(sharing, "verify", "-o", "json").stdout)
     assert report["decommission"] == {"safe": True, "judged": True, "blockers": []}
     assert not [v for v in gpu_pods(sharing.plane.admin, SHARING.namespaces) if v.device_plugin]
