@@ -192,9 +192,17 @@ def _settled(wave: Wave) -> list[str]:
                     f"{pod} -n {namespace} --ignore-not-found --wait   # updateStrategy "
                     "OnDelete: a pod of the old template is replaced only when deleted")
                 lines.append(_ready(f"pod/{pod}", namespace))
-        elif workload.kind in ("Deployment", "StatefulSet"):
+        elif workload.kind == "Deployment" or (workload.kind == "StatefulSet"
+                                                and _strategy(workload) == "RollingUpdate"):
             lines.append(f"kubectl rollout status {workload.kind.lower()}/{name} -n "
                          f"{namespace} --timeout=10m")
+        elif workload.kind == "StatefulSet":
+            # kubectl rollout status refuses other strategies (Recreate, alpha in 1.37): every
+            # pod of the update revision, then every pod Ready.
+            lines.append(f"kubectl wait --for=jsonpath='{{.status.updatedReplicas}}'="
+                         f"{workload.pods} statefulset/{name} -n {namespace} --timeout=10m && "
+                         f"kubectl wait --for=jsonpath='{{.status.readyReplicas}}'="
+                         f"{workload.pods} statefulset/{name} -n {namespace} --timeout=10m")
         elif workload.kind == "Pod":
             lines.append(_ready(f"pod/{name}", namespace))
         elif workload.kind == "Job" and workload.pods:
@@ -209,8 +217,14 @@ def _ready(pod: str, namespace: str) -> str:
 
 
 def on_delete(workload: Workload) -> bool:
+    return _strategy(workload) == "OnDelete"
+
+
+def _strategy(workload: Workload) -> str:
+    """A StatefulSet's update strategy type; RollingUpdate when unset (the API's default)."""
     strategy = as_mapping(as_mapping(workload.original.get("spec")).get("updateStrategy"))
-    return strategy.get("type") == "OnDelete"
+    kind = strategy.get("type")
+    return kind if isinstance(kind, str) and kind else "RollingUpdate"
 
 
 def _ordinals_start(workload: Workload) -> int:

@@ -674,6 +674,28 @@ def test_verify_runs_once_what_the_wave_changed_has_settled(tmp_path: Path) -> N
             assert last_change < len(commands) - 1 - len(waits)
 
 
+@pytest.mark.parametrize(("strategy", "wait"), [
+    (None, "kubectl rollout status statefulset/db -n ml --timeout=10m"),
+    ({"type": "RollingUpdate"}, "kubectl rollout status statefulset/db -n ml --timeout=10m"),
+    # kubectl rollout status refuses any other strategy (exit 1 would stop the runbook)
+    ({"type": "Recreate"}, "kubectl wait --for=jsonpath='{.status.updatedReplicas}'=2 "
+     "statefulset/db -n ml --timeout=10m && kubectl wait --for=jsonpath="
+     "'{.status.readyReplicas}'=2 statefulset/db -n ml --timeout=10m"),
+])
+def test_a_statefulset_is_waited_for_as_its_update_strategy_allows(
+        tmp_path: Path, strategy: dict[str, str] | None, wait: str) -> None:
+    db = f.deployment("ml", "db", f.pod_spec(gpus=1, node_selector=pinned("b")), replicas=2,
+                      kind="StatefulSet")
+    if strategy is not None:
+        db["spec"]["updateStrategy"] = strategy
+    code, report, err = cutover(tmp_path, [f.node("a-1", 8, pool="a"),
+                                           f.node("b-1", 8, pool="b"), db])
+    assert code == 0, err
+    [moving] = [w for w in report["waves"] if w["workloads"]]
+    for steps in (moving["steps"], moving["rollback"]):
+        assert [s for s in steps if "statefulset/db" in s] == [wait]
+
+
 def test_an_on_delete_statefulsets_pods_are_deleted_in_ordinal_order_after_the_replace(
         tmp_path: Path) -> None:
     """Its controller gives the new template only to pods that are deleted; the drain deletes
