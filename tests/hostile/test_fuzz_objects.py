@@ -50,13 +50,15 @@ def _inventory_seeds() -> list[dict[str, Any]]:
 
 
 INVENTORY = _inventory_seeds()
-# A switched node with the runbook's wave label, and a time-sliced node with MIG slices: the
-# values cutover reads from them (issue 32) are fuzzed with the rest.
+# A switched node with the runbook's wave label, a time-sliced node with MIG slices and an
+# OnDelete StatefulSet: the values cutover reads from them (issue 32) are fuzzed with the rest.
 _SHARED = f.node("ts-1", 8, labels={"nvidia.com/gpu.replicas": "4", "nvidia.com/gpu.count": "2"})
 for _key in ("capacity", "allocatable"):
     _SHARED["status"][_key]["nvidia.com/mig-1g.10gb"] = "2"
+_ON_DELETE = f.deployment("ml", "ordered", f.pod_spec(gpus=1), replicas=2, kind="StatefulSet")
+_ON_DELETE["spec"].update(updateStrategy={"type": "OnDelete"}, ordinals={"start": 1})
 FLEET = good_fleet() + [f.node("gfd-1", 2, dra=True, plugin=False,
-                               labels={"gpudra.io/cutover-wave": "3"}), _SHARED]
+                               labels={"gpudra.io/cutover-wave": "3"}), _SHARED, _ON_DELETE]
 
 
 def _paths(value: Any, prefix: tuple = ()) -> list[tuple]:
@@ -124,7 +126,12 @@ def test_cutover_from(objects: list[dict[str, Any]], as_json: bool) -> None:
     with tempfile.TemporaryDirectory() as tmp:
         export = Path(tmp) / ("fleet.json" if as_json else "fleet.yaml")
         _dump(objects, export, as_json)
-        _bounded(lambda: run_cutover(CutoverRequest(sources=(str(export),))))
+        result = _bounded(lambda: run_cutover(CutoverRequest(sources=(str(export),))))
+    if result is not None:  # the runbook's steps are written from the same values
+        from gpudra.cutover.runbook import as_json as runbook_json
+        runbook = runbook_json(result.plan, "out", result.pools, result.context)
+        lines = [s for w in runbook["waves"] for s in w["steps"] + w["rollback"]]
+        assert all("\n" not in line for line in lines)
 
 
 @SETTINGS
