@@ -206,8 +206,10 @@ def _settled(wave: Wave) -> list[str]:
         elif workload.kind == "Pod":
             lines.append(_ready(f"pod/{name}", namespace))
         elif workload.kind == "Job" and workload.pods:
+            # A Job whose pods all finished before the wait is no longer ready, but Complete.
             lines.append(f"kubectl wait --for=jsonpath='{{.status.ready}}'={workload.pods} "
-                         f"job/{name} -n {namespace} --timeout=10m")
+                         f"job/{name} -n {namespace} --timeout=10m || kubectl wait "
+                         f"--for=condition=Complete job/{name} -n {namespace} --timeout=1s")
     return lines
 
 

@@ -660,7 +660,8 @@ def test_verify_runs_once_what_the_wave_changed_has_settled(tmp_path: Path) -> N
         "web": "kubectl rollout status deployment/web -n ml --timeout=10m",
         "pinned": "kubectl rollout status deployment/pinned -n ml --timeout=10m",
         "batch": "kubectl wait --for=jsonpath='{.status.ready}'=1 job/batch -n ml "
-                 "--timeout=10m",
+                 "--timeout=10m || kubectl wait --for=condition=Complete job/batch -n ml "
+                 "--timeout=1s",
         "debug": "kubectl wait --for=create pod/debug -n ml --timeout=10m && kubectl wait "
                  "--for=condition=Ready pod/debug -n ml --timeout=10m"}
     for wave in report["waves"]:
