@@ -32,8 +32,9 @@ from tests.journey.fleet_failures import FAILURES, pinned_spec
 from tests.journey.fleets import deployment
 from tests.journey.steps import bring_up, gpudra, workload_rows
 
-# The lines of a wave that switch its nodes' stack (and wait for it): what path 1 leaves out.
-SWITCHING = ("kubectl label node", "kubectl wait")
+# The lines of a wave that switch its nodes' stack (and wait for it, or for what moves onto
+# it): what path 1 leaves out.
+SWITCHING = ("kubectl label node", "kubectl wait", "kubectl rollout status")
 
 
 @pytest.fixture(scope="module")
