@@ -273,7 +273,7 @@ class _Judge:
                                                engine=default_engine(fleet.target))
         # lowest risk first, then the most GPUs: the order optional moves are considered in
         self.by_risk = sorted(fleet.workloads, key=lambda w: (w.risk, -w.gpus, w.label))
-        self._predicted: dict[tuple[str, str], NodePrediction] = {}  # (node, stack)
+        self._predicted: dict[tuple[str, str], NodePrediction] = {}  # by _seen_as
         self._published: dict[frozenset[str], Inventory] = {}
 
     def sides(self, dra: set[str], migrated: set[tuple[str, str, str]]) -> tuple[Side, Side]:
@@ -344,10 +344,10 @@ class _Judge:
         live = frozenset(n.name for n in nodes if n.on_dra)
         waiting = [n for n in nodes if n.name not in live]
         for node in waiting:
-            if (node.name, stack) not in self._predicted:
-                [self._predicted[(node.name, stack)]] = predict_nodes(
+            if _seen_as(node, stack) not in self._predicted:
+                [self._predicted[_seen_as(node, stack)]] = predict_nodes(
                     [self._labelled(node, stack)])
-        predicted = assemble(self._predicted[(n.name, stack)] for n in waiting)
+        predicted = assemble(self._predicted[_seen_as(n, stack)] for n in waiting)
         published = self._published.get(live)
         if published is None:
             slices = [s for s in self.fleet.slices if dig(s, "spec", "nodeName") in live]
@@ -380,19 +380,26 @@ def _offered(node: Node, stack: str) -> tuple[dict[str, str], dict[str, str]]:
     """The labels and allocatable from which the node's devices are predicted on `stack`:
     the device plugin's resources as it advertises them (MIG forms included), so the
     prediction has the MIG devices of a mixed-strategy node. On the device-plugin side each
-    time-slicing replica is a GPU a pod can get, so the replicas label goes (else the
-    prediction divides the advertised count by it, or takes GFD's physical count); on the DRA
-    side both stay, and the driver's physical GPUs are predicted."""
+    time-slicing replica is a GPU a pod can get, so on a time-sliced node the replicas and
+    count labels go (else the prediction divides the advertised count by the replicas, or
+    takes GFD's physical count); on the DRA side both stay, and the driver's physical GPUs are
+    predicted."""
     labels = dict(node.labels)
     advertised = {str(k): str(v) for k, v in as_mapping(
         dig(node.data, "status", "allocatable")).items() if is_device_plugin_resource(str(k))}
     if not advertised:  # counted from its slices or its count label: physical GPUs
         labels.pop(REPLICAS_LABEL, None)
         return labels, {"nvidia.com/gpu": str(node.gpus)}
-    if stack != "DRA":  # what it advertises is what pods get: no physical count applies
+    if stack != "DRA" and REPLICAS_LABEL in labels:  # each replica is what a pod gets
         labels.pop(REPLICAS_LABEL, None)
         labels.pop(COUNT_LABEL, None)
     return labels, advertised
+
+
+def _seen_as(node: Node, stack: str) -> tuple[str, str]:
+    """The key of the node's prediction: one per stack where `_offered` differs (time-sliced
+    nodes), else one for both."""
+    return (node.name, stack if REPLICAS_LABEL in node.labels else "")
 
 
 def _blocked_message(wave: Wave | None, fleet: Fleet) -> str:
