@@ -98,6 +98,8 @@ class ClusterState:
     # Worked out once, on first use, for the reasons of Pending device-plugin pods.
     _held_per_node: dict[str, int] | None = field(default=None, repr=False)
     _allocatable: dict[str, dict[str, int]] = field(default_factory=dict, repr=False)
+    # Node selection (its repr) -> the nodes it selects: the pods of one workload share theirs.
+    eligible_by_selection: dict[str, list[str]] = field(default_factory=dict, repr=False)
 
     def device_plugin_held(self) -> dict[str, int]:
         """Node -> device-plugin GPUs its pods that have not ended hold."""

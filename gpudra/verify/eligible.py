@@ -13,11 +13,19 @@ from gpudra.verify.collect import ClusterState, PodState
 
 
 def eligible_nodes(pod: PodState, state: ClusterState) -> list[str]:
-    """The nodes the pod's spec selects, in the order they were read."""
+    """The nodes the pod's spec selects, in the order they were read. Worked out once per
+    selection: the Pending pods of a workload share theirs, and matching every node again for
+    each of them was a tenth of verify's time on a cluster of 500 nodes."""
     spec = _spec(pod)
-    return [name for n in state.nodes
-            if selects_node(spec, as_mapping(dig(n, "metadata", "labels")),
-                            name := str(dig(n, "metadata", "name")))]
+    # Only these two fields decide (gpudra.node_selection); repr is exact for JSON values.
+    key = repr((spec.get("nodeSelector"), dig(spec, *_REQUIRED)))
+    found = state.eligible_by_selection.get(key)
+    if found is None:
+        found = [name for n in state.nodes
+                 if selects_node(spec, as_mapping(dig(n, "metadata", "labels")),
+                                 name := str(dig(n, "metadata", "name")))]
+        state.eligible_by_selection[key] = found
+    return list(found)
 
 
 def where(pod: PodState) -> str:
@@ -28,6 +36,9 @@ def where(pod: PodState) -> str:
             spec, "affinity", "nodeAffinity", "requiredDuringSchedulingIgnoredDuringExecution"):
         return ""
     return f" ({describe_selection(spec)})"
+
+
+_REQUIRED = ("affinity", "nodeAffinity", "requiredDuringSchedulingIgnoredDuringExecution")
 
 
 def _spec(pod: PodState) -> Mapping[str, Any]:
