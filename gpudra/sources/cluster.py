@@ -291,7 +291,7 @@ class _Owners:
         held = device_plugin_gpus(pod)
         if held and dig(pod, "status", "extendedResourceClaimStatus"):
             self.bridged[key] += 1  # DRA serves its nvidia.com/gpu: no device-plugin GPU held
-        elif (holding := device_plugin_holding(pod)) is not None:
+        elif (holding := device_plugin_holding(pod, held)) is not None:
             node, held = holding
             self.holders[node].append(f"{namespace}/{_name(pod)} ({held})")
             self.nodes[key].add(node)
@@ -408,10 +408,12 @@ def device_plugin_gpus(pod: Mapping[str, Any]) -> int:
     return max(sum(held(spec.get("containers"))), max(held(spec.get("initContainers")), default=0))
 
 
-def device_plugin_holding(pod: Mapping[str, Any]) -> tuple[str, int] | None:
+def device_plugin_holding(pod: Mapping[str, Any], held: int | None = None
+                          ) -> tuple[str, int] | None:
     """(node, GPUs) when the pod holds device-plugin GPUs on a node: bound, Running or
-    Pending (its GPUs are the node's until it ends), and not served by the KEP-5004 bridge."""
-    held = device_plugin_gpus(pod)
+    Pending (its GPUs are the node's until it ends), and not served by the KEP-5004 bridge.
+    `held`: the pod's device_plugin_gpus when the caller has it (not counted twice per pod)."""
+    held = device_plugin_gpus(pod) if held is None else held
     node = dig(pod, "spec", "nodeName")
     if not held or not isinstance(node, str) or not node or \
             dig(pod, "status", "phase") not in ("Running", "Pending") or \
