@@ -251,6 +251,9 @@ def device_keys(data: Any) -> Iterator[tuple[PathT, str, Any]]:
                 yield path, request.resource, dig(data, *path)
 
 
+_NVIDIA_PREFIX = "nvidia.com/"
+
+
 def device_plugin_total(resources: Any) -> int:
     """NVIDIA device-plugin devices in a resource list (a container's limits, a node's
     allocatable); counts that are not whole numbers count as none."""
@@ -262,6 +265,10 @@ def device_plugin_total(resources: Any) -> int:
 
 
 def is_device_plugin_resource(name: str) -> bool:
+    # Every device-plugin resource is `nvidia.com/...`: the other names (cpu, memory, on every
+    # container of every pod) are answered without classify's patterns.
+    if not isinstance(name, str) or not name.startswith(_NVIDIA_PREFIX):
+        return False
     device = classify(name)
     return device is not None and device.is_nvidia_device_plugin
 
