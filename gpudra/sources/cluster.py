@@ -86,8 +86,9 @@ class ClusterSource:
     command: str = "audit"
     kind: str = "cluster"
     stats: ScanStats = field(default_factory=ScanStats)
-    # Sees every pod as it is read (verify keeps what it judges; the source keeps no pod)
-    on_pod: Callable[[Mapping[str, Any]], None] | None = None
+    # Sees every pod as it is read, with what the source works out of it (verify keeps what
+    # it judges; the source keeps no pod)
+    on_pod: Callable[[Mapping[str, Any], PodRead], None] | None = None
     # Objects left out by the typed reader, reported once everything is read
     refused: list[InputError] = field(default_factory=list)
     # The objects were judged by their typed readers already (an export read as files, each
@@ -101,9 +102,10 @@ class ClusterSource:
                       *(kind for kind, _ in crds)}
         pods = self._resource(PODS) if self.command in PODS.commands else None
         for pod in self._pages(pods, owners):
+            read = PodRead(controller_of(pod), device_plugin_gpus(pod))
             if self.on_pod is not None:
-                self.on_pod(pod)
-            if not owners.add_pod(pod, read_kinds, pods):
+                self.on_pod(pod, read)
+            if not owners.add_pod(pod, read_kinds, pods, read):
                 yield ClusterObject(pod, owners.info_for_pod(pod))
         # A controller may be controlled by a pod (a LeaderWorkerSet's worker StatefulSets):
         # from here on, Pod is a kind whose objects were read.
@@ -280,15 +282,17 @@ class _Owners:
         default_factory=lambda: defaultdict(list))
     unreadable: set[str] = field(default_factory=set)              # kinds whose list failed
 
-    def add_pod(self, pod: Mapping[str, Any], top_kinds: set[str], resource: Any = None) -> bool:
+    def add_pod(self, pod: Mapping[str, Any], top_kinds: set[str], resource: Any = None,
+                read: PodRead | None = None) -> bool:
         """Count the pod; True when its controller is of a kind gpudra reads (the pod is then
-        audited through its controller, not itself)."""
+        audited through its controller, not itself). `read`: the pod's owner and GPUs when
+        the caller has them."""
         namespace = str(dig(pod, "metadata", "namespace") or "")
-        owner = controller_of(pod)
+        owner = controller_of(pod) if read is None else read.owner
         key = (namespace, owner[0], owner[1]) if owner else ("", "Pod", _name(pod))
         if dig(pod, "status", "phase") == "Running":
             self.running[key] += 1
-        held = device_plugin_gpus(pod)
+        held = device_plugin_gpus(pod) if read is None else read.device_plugin_gpus
         if held and dig(pod, "status", "extendedResourceClaimStatus"):
             self.bridged[key] += 1  # DRA serves its nvidia.com/gpu: no device-plugin GPU held
         elif (holding := device_plugin_holding(pod, held)) is not None:
@@ -383,6 +387,14 @@ def _refused_cluster_read(problem: Any) -> str | None:
                 read.group == getattr(problem, "group", None) and read.without:
             return read.without
     return None
+
+
+@dataclass(frozen=True, slots=True)
+class PodRead:
+    """What the source works out of each pod once, for its indexes and for `on_pod`."""
+
+    owner: tuple[str, str] | None  # (kind, name) of its controller
+    device_plugin_gpus: int
 
 
 def controller_of(obj: Mapping[str, Any]) -> tuple[str, str] | None:

@@ -18,6 +18,7 @@ from gpudra.model import InputError, NotRead
 from gpudra.objects import ClusterObject, as_mapping, dig
 from gpudra.sources.cluster import (
     ClusterSource,
+    PodRead,
     controller_of,
     device_plugin_gpus,
     problem_message,
@@ -206,17 +207,17 @@ def read_cluster(cluster: Any, table: WorkloadTable,
 
     state = ClusterState()
 
-    def keep_pod(pod: Mapping[str, Any]) -> None:
+    def keep_pod(pod: Mapping[str, Any], read: PodRead) -> None:
         # Most pods of a cluster hold no GPU: what decides that is read first, and the pod's
         # record made only for those kept (100,000 records cost a tenth of verify's time).
-        owner = controller_of(pod)
+        owner = read.owner
         if owner is not None and owner[0] == "DaemonSet":
             node = dig(pod, "spec", "nodeName")
             if isinstance(node, str) and node:
                 namespace = str(as_mapping(pod.get("metadata")).get("namespace") or "")
                 state.daemonset_nodes[(namespace, owner[1])].add(node)
         if any(isinstance(e, Mapping) for e in dig(pod, "spec", "resourceClaims") or ()) \
-                or device_plugin_gpus(pod):
+                or read.device_plugin_gpus:
             record = pod_state(pod)
             state.pods[record.owner].append(record)
 
