@@ -51,6 +51,8 @@ class PodState:
     device_plugin_gpus: int      # held through the device plugin (the bridge's excluded)
     bridged: bool                # nvidia.com/gpu served by DRA (extendedResourceClaimStatus)
     data: Mapping[str, Any] | None = None  # the whole pod, for pods that are not fine
+    # the device-plugin resources its containers ask for (nvidia.com/gpu, nvidia.com/mig-...)
+    device_plugin_names: tuple[str, ...] = ()
 
     @property
     def fine(self) -> bool:
@@ -162,7 +164,22 @@ def pod_state(pod: Mapping[str, Any]) -> PodState:
     fine = phase == "Succeeded" or (phase == "Running" and ready)
     return PodState(namespace, name, str(meta.get("uid") or ""), key, phase, ready,
                     node if isinstance(node, str) else None, tuple(claims),
-                    0 if bridged else held, bridged, None if fine else pod)
+                    0 if bridged else held, bridged, None if fine else pod,
+                    _device_plugin_names(pod) if held else ())
+
+
+def _device_plugin_names(pod: Mapping[str, Any]) -> tuple[str, ...]:
+    from gpudra.gpu_use import is_device_plugin_resource
+
+    names: set[str] = set()
+    for field in ("containers", "initContainers"):
+        containers = dig(pod, "spec", field)
+        for container in containers if isinstance(containers, list) else ():
+            limits = dig(container, "resources", "limits")
+            if isinstance(limits, Mapping):
+                names.update(name for name in limits
+                             if isinstance(name, str) and is_device_plugin_resource(name))
+    return tuple(sorted(names))
 
 
 def claim_state(claim: Mapping[str, Any]) -> ClaimState:

@@ -162,7 +162,9 @@ def _pod_problems(pod: PodState, state: ClusterState, kind: str) -> list[str]:
     if kind == CLAIMS and pod.device_plugin_gpus:
         # A pod bound to no node holds nothing yet: it asks, and waits for both stacks.
         verb = "still holds" if pod.node else "still asks for"
-        out.append(f"{verb} {pod.device_plugin_gpus} device-plugin nvidia.com/gpu")
+        # named as the pod asks (a MIG profile's nvidia.com/mig-1g.10gb is not nvidia.com/gpu)
+        asked = " + ".join(pod.device_plugin_names) or "nvidia.com/gpu"
+        out.append(f"{verb} {pod.device_plugin_gpus} device-plugin {asked}")
     if pod.phase != "Running":
         out.append(f"{pod.phase}" + (f" on {pod.node}" if pod.node else " (not scheduled)"))
     elif not pod.ready:

@@ -434,13 +434,16 @@ def test_the_gate_counts_what_stands_in_the_way_not_its_lines() -> None:
         "still on the device plugin: 12 pods (12 Running and Ready) hold 12 nvidia.com/gpu")
 
 
-@pytest.mark.parametrize(("node", "said"), [
-    ("dra-1", "still holds 1 device-plugin nvidia.com/gpu"),
-    (None, "still asks for 1 device-plugin nvidia.com/gpu"),
+@pytest.mark.parametrize(("node", "resource", "said"), [
+    ("dra-1", "nvidia.com/gpu", "still holds 1 device-plugin nvidia.com/gpu"),
+    (None, "nvidia.com/gpu", "still asks for 1 device-plugin nvidia.com/gpu"),
+    # a MIG profile's resource is named as the pod asks for it, not as nvidia.com/gpu
+    (None, "nvidia.com/mig-1g.10gb", "still asks for 1 device-plugin nvidia.com/mig-1g.10gb"),
 ])
-def test_a_pod_on_both_stacks_holds_only_once_bound(node: str | None, said: str) -> None:
+def test_a_pod_on_both_stacks_holds_only_once_bound(node: str | None, resource: str,
+                                                    said: str) -> None:
     spec = f.pod_spec(template_name="gpu")
-    spec["containers"][0]["resources"]["limits"] = {"nvidia.com/gpu": "1"}
+    spec["containers"][0]["resources"]["limits"] = {resource: "1"}
     pod = f.pod(NS, "both-0", spec, owner=("ReplicaSet", "both-rs"),
                 phase="Running" if node else "Pending", node_name=node, claims={"gpu": "c"})
     data = f.state(f.node("dra-1", 8, dra=True, plugin=True), f.gpu_slice("dra-1", 8),
