@@ -19,13 +19,13 @@ relabels a node switches its stack through the real DaemonSet controller, schedu
 
 from __future__ import annotations
 
-import threading
 from collections.abc import Mapping
 from typing import Any
 from urllib.parse import quote
 
-from tests.controlplane.cluster import APIError, Client
+from tests.controlplane.cluster import Client
 from tests.controlplane.nvidia import Machine, device_plugin_capacity, dra_node
+from tests.journey.reconciler import Reconciler
 
 NAMESPACE = "gpu-operator"
 PLUGIN_APP = "nvidia-device-plugin-daemonset"
@@ -55,33 +55,21 @@ DRA_KUBELET_PLUGIN = _daemonset("nvidia-dra-driver-gpu-kubelet-plugin", DRA_APP,
                                 "nvcr.io/nvidia/k8s-dra-driver-gpu:v25.12.0", "gpus")
 
 
-class GpuStack:
+class GpuStack(Reconciler):
     """Keeps each known node's device-plugin capacity and ResourceSlice in line with the
     plugin pods running on it, every `period` seconds, until stop()."""
 
     def __init__(self, client: Client, machines: Mapping[str, Machine],
                  period: float = 0.3, resource_version: str = "v1") -> None:
+        super().__init__("gpu-stack", period)
         self._client = client
         # the resource.k8s.io version the cluster serves slices at (v1beta2 on 1.33)
         self._slices = f"/apis/resource.k8s.io/{resource_version}/resourceslices"
         self._resource_version = resource_version
         self._machines = dict(machines)
-        self._period = period
-        self._stop = threading.Event()
-        self._thread: threading.Thread | None = None
-        self.errors: list[str] = []
 
     def add(self, name: str, machine: Machine) -> None:
         self._machines[name] = machine
-
-    def start(self) -> None:
-        self._thread = threading.Thread(target=self._loop, name="gpu-stack", daemon=True)
-        self._thread.start()
-
-    def stop(self) -> None:
-        self._stop.set()
-        if self._thread is not None:
-            self._thread.join(timeout=10)
 
     def sync(self) -> None:
         """One pass: every known node's capacity and slice made to match its plugin pods."""
@@ -91,13 +79,6 @@ class GpuStack:
         for node, machine in list(self._machines.items()):
             self._sync_capacity(node, machine, (node, PLUGIN_APP) in running)
             self._sync_slice(node, machine, (node, DRA_APP) in running, slices.get(node))
-
-    def _loop(self) -> None:
-        while not self._stop.wait(self._period):
-            try:
-                self.sync()
-            except (OSError, APIError) as error:  # the next pass tries again
-                self.errors.append(str(error))
 
     def _running_plugins(self) -> set[tuple[str, str]]:
         pods = self._client.get(f"/api/v1/namespaces/{NAMESPACE}/pods")["items"]

@@ -18,13 +18,13 @@ from __future__ import annotations
 
 import hashlib
 import json
-import threading
 from collections import Counter
 from typing import Any
 from urllib.parse import quote
 
 from tests.controlplane.cluster import APIError, Client
 from tests.journey import fleet_operators as ops
+from tests.journey.reconciler import Reconciler
 
 HASH = "journey.gpudra.io/template-hash"
 _PLURALS = {kind: (group, version, plural) for group, version, plural, kind in ops.CRD_TYPES}
@@ -48,31 +48,12 @@ def _alive(obj: dict[str, Any]) -> bool:
     return not obj["metadata"].get("deletionTimestamp")
 
 
-class Operators:
+class Operators(Reconciler):
     """Reconciles every operator object in the cluster every `period` seconds, until stop()."""
 
     def __init__(self, client: Client, period: float = 0.1) -> None:
+        super().__init__("operators", period)
         self._client = client
-        self._period = period
-        self._stop = threading.Event()
-        self._thread: threading.Thread | None = None
-        self.errors: list[str] = []
-
-    def start(self) -> None:
-        self._thread = threading.Thread(target=self._loop, name="operators", daemon=True)
-        self._thread.start()
-
-    def stop(self) -> None:
-        self._stop.set()
-        if self._thread is not None:
-            self._thread.join(timeout=10)
-
-    def _loop(self) -> None:
-        while not self._stop.wait(self._period):
-            try:
-                self.sync()
-            except (OSError, APIError) as error:  # the next pass tries again
-                self.errors.append(str(error))
 
     def sync(self) -> None:
         for parent in self._parents("JobSet"):
