@@ -62,3 +62,12 @@ def run(command: str, *, bin_dir: Path, kubeconfig: Path, cwd: Path) -> StepResu
     done = subprocess.run(["bash", "-c", command], capture_output=True, text=True,
                           check=False, cwd=cwd, env=env, timeout=300)
     return StepResult(command, done.returncode, (done.stdout + done.stderr)[-4000:])
+
+
+def run_all(steps: tuple[str, ...], *, bin_dir: Path, kubeconfig: Path, cwd: Path,
+            what: str) -> None:
+    """Every step run as written, in order; the first that exits non-zero fails the test,
+    named with `what` (the wave and its block) and what it printed."""
+    for step in steps:
+        done = run(step, bin_dir=bin_dir, kubeconfig=kubeconfig, cwd=cwd)
+        assert done.exit_code == 0, f"{what}: {step}\n{done.output}"

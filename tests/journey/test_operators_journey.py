@@ -159,9 +159,8 @@ def test_the_runbook_runs_as_written_and_every_workload_runs_after_each_wave(
     bin_dir = runbook.tools(tmp_path / "bin", fleet.plane.binary)
 
     def follow(wave: runbook.Wave, steps: tuple[str, ...], what: str, now: set[Key]) -> None:
-        for step in steps:
-            done = runbook.run(step, bin_dir=bin_dir, kubeconfig=fleet.kubeconfig, cwd=tmp_path)
-            assert done.exit_code == 0, f"wave {wave.number} {what}: {step}\n{done.output}"
+        runbook.run_all(steps, bin_dir=bin_dir, kubeconfig=fleet.kubeconfig, cwd=tmp_path,
+                        what=f"wave {wave.number} {what}")
         expected = {key: {(key in now, product) for _, product in places}
                     for key, places in before.items()}
         try:

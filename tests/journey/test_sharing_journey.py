@@ -43,9 +43,8 @@ def sharing(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Cluster]:
 def _follow(cluster: Cluster, wave: runbook.Wave, steps: tuple[str, ...], what: str,
             bin_dir: Path, cwd: Path, expected: dict[WorkloadKey, set[tuple[bool, str]]],
             running: dict[WorkloadKey, int]) -> None:
-    for step in steps:
-        done = runbook.run(step, bin_dir=bin_dir, kubeconfig=cluster.kubeconfig, cwd=cwd)
-        assert done.exit_code == 0, f"wave {wave.number} {what}: {step}\n{done.output}"
+    runbook.run_all(steps, bin_dir=bin_dir, kubeconfig=cluster.kubeconfig, cwd=cwd,
+                    what=f"wave {wave.number} {what}")
     cluster.plane.wait(f"every GPU workload running again after wave {wave.number} {what}",
                        lambda: running_now(cluster, SHARING) == running
                        and where_they_run(cluster, SHARING) == expected, timeout=90)

@@ -153,9 +153,8 @@ def test_the_runbook_writes_v1beta2_runs_as_written_and_verify_follows_the_api_s
 
     def follow(wave: runbook.Wave, steps: tuple[str, ...], what: str,
                now_moved: set[WorkloadKey]) -> None:
-        for step in steps:
-            done = runbook.run(step, bin_dir=bin_dir, kubeconfig=v133.kubeconfig, cwd=tmp_path)
-            assert done.exit_code == 0, f"wave {wave.number} {what}: {step}\n{done.output}"
+        runbook.run_all(steps, bin_dir=bin_dir, kubeconfig=v133.kubeconfig, cwd=tmp_path,
+                        what=f"wave {wave.number} {what}")
         expected = {key: {(key in now_moved, pool) for _, pool in places}
                     for key, places in before.items()}
         v133.plane.wait(f"every GPU workload running again after wave {wave.number} {what}",
