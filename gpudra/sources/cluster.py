@@ -36,7 +36,7 @@ from collections.abc import Callable, Iterable, Iterator, Mapping
 from dataclasses import dataclass, field, replace
 from typing import Any, Protocol
 
-from gpudra.gpu_use import device_plugin_total, read_object
+from gpudra.gpu_use import device_plugin_total, is_device_plugin_resource, read_object
 from gpudra.managed import managed_by
 from gpudra.model import ClusterInfo, InputError, NotRead
 from gpudra.objects import ClusterObject, as_mapping, dig
@@ -411,13 +411,26 @@ def _name(obj: Mapping[str, Any]) -> str:
 
 def device_plugin_gpus(pod: Mapping[str, Any]) -> int:
     """NVIDIA device-plugin devices a pod's containers hold (init containers: the largest)."""
-    def held(containers: Any) -> list[int]:
-        return [device_plugin_total(dig(c, "resources", "limits"))
-                for c in (containers if isinstance(containers, list) else ())]
-
     spec = as_mapping(pod.get("spec"))
     # As the scheduler counts: app containers together, or the largest init container.
-    return max(sum(held(spec.get("containers"))), max(held(spec.get("initContainers")), default=0))
+    return max(sum(map(device_plugin_total, _limits(spec.get("containers")))),
+               max(map(device_plugin_total, _limits(spec.get("initContainers"))), default=0))
+
+
+def device_plugin_names(pod: Mapping[str, Any]) -> tuple[str, ...]:
+    """The device-plugin resources a pod's containers ask for (`nvidia.com/gpu`, a MIG
+    profile's `nvidia.com/mig-1g.10gb`), sorted."""
+    spec = as_mapping(pod.get("spec"))
+    return tuple(sorted({name for field in ("containers", "initContainers")
+                         for limits in _limits(spec.get(field)) if isinstance(limits, Mapping)
+                         for name in limits
+                         if isinstance(name, str) and is_device_plugin_resource(name)}))
+
+
+def _limits(containers: Any) -> Iterator[Any]:
+    """Each container's `resources.limits` (None where it has none)."""
+    for container in containers if isinstance(containers, list) else ():
+        yield dig(container, "resources", "limits")
 
 
 def device_plugin_holding(pod: Mapping[str, Any], held: int | None = None

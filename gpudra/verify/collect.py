@@ -21,6 +21,7 @@ from gpudra.sources.cluster import (
     PodRead,
     controller_of,
     device_plugin_gpus,
+    device_plugin_names,
     problem_message,
     problem_subject,
 )
@@ -165,21 +166,7 @@ def pod_state(pod: Mapping[str, Any]) -> PodState:
     return PodState(namespace, name, str(meta.get("uid") or ""), key, phase, ready,
                     node if isinstance(node, str) else None, tuple(claims),
                     0 if bridged else held, bridged, None if fine else pod,
-                    _device_plugin_names(pod) if held else ())
-
-
-def _device_plugin_names(pod: Mapping[str, Any]) -> tuple[str, ...]:
-    from gpudra.gpu_use import is_device_plugin_resource
-
-    names: set[str] = set()
-    for field in ("containers", "initContainers"):
-        containers = dig(pod, "spec", field)
-        for container in containers if isinstance(containers, list) else ():
-            limits = dig(container, "resources", "limits")
-            if isinstance(limits, Mapping):
-                names.update(name for name in limits
-                             if isinstance(name, str) and is_device_plugin_resource(name))
-    return tuple(sorted(names))
+                    device_plugin_names(pod) if held else ())
 
 
 def claim_state(claim: Mapping[str, Any]) -> ClaimState:
