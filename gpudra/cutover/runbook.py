@@ -267,6 +267,8 @@ def as_json(result: CutoverPlan, directory: str | None, pools: dict[str, int],
                                   "managed_by": manager(m)} for m in w.moved],
                    "device_plugin_side": _side(w.plugin_side), "dra_side": _side(w.dra_side),
                    **wave_steps(w, directory, context)} for w in result.waves],
+        "unconverted": [{"kind": u.kind, "namespace": u.namespace, "name": u.name,
+                         "reason": u.reason} for u in result.unconverted],
         "attempt": None if result.attempt is None else {
             "pools": list(result.attempt.units), "nodes": list(result.attempt.nodes),
             "device_plugin_side": _side(result.attempt.plugin_side),
