@@ -19,7 +19,7 @@ from rich.text import Text
 
 from gpudra.charts import helm_renders
 from gpudra.model import MOST_SEVERE_FIRST, Finding, Report
-from gpudra.printable import quote_name
+from gpudra.printable import file_name, quote_name
 from gpudra.report import RenderOptions
 from gpudra.report.summary import held_back, severity_counts, summarize
 
@@ -123,7 +123,7 @@ def _group(f: Finding) -> str:
     """Manifest findings by file; live ones by namespace (cluster-scoped objects apart)."""
     if f.source == "cluster":
         return f"namespace {f.namespace}" if f.namespace else "cluster-scoped objects"
-    return quote_name(f.file) if f.file else "-"
+    return file_name(f.file) if f.file else "-"
 
 
 def _live(f: Finding) -> str:
