@@ -533,6 +533,17 @@ def _templated_passes(obj: Mapping[str, Any], table: WorkloadTable, group: str,
     return True
 
 
+def decoded_pod(obj: Any, table: WorkloadTable | None = None) -> tuple[Pod | None, str | None]:
+    """object_problem, keeping the decoded Pod when `obj` is a core Pod that passes: what the
+    source reads of every pod is then read from it, not looked up in the dicts again."""
+    if isinstance(obj, Mapping) and obj.get("kind") == "Pod" and obj.get("apiVersion") == "v1":
+        try:
+            return msgspec.convert(obj, Pod), None
+        except msgspec.ValidationError:
+            pass  # object_problem names the field
+    return None, object_problem(obj, table)
+
+
 def _pod_specs_problem(obj: Mapping[str, Any], table: WorkloadTable, group: str,
                        kind: str) -> str | None:
     # Nearly every workload passes: checked first without pod_specs' paths and order, which
