@@ -91,7 +91,8 @@ def _render_clusters(report: Report, options: RenderOptions) -> str:
     console = console_for(buffer, options.color, options.width)
     for audit in report.clusters:
         console.print(Text(f"Cluster {audit.name}", style="bold reverse"))
-        buffer.write(render(audit.report, options, audit.name))  # already styled: not through rich again
+        # already styled: not through rich again; its hints name its context
+        buffer.write(render(audit.report, options, audit.name))
         console.print()
     console.print(Text(f"Clusters ({len(report.clusters)})", style="bold"))
     table = Table(box=None, padding=(0, 2), pad_edge=False)

@@ -1,6 +1,6 @@
 """verify reads each pod's controller and device-plugin GPUs once (from the pod's typed
-decoding), for the source's indexes and the pods it keeps alike (issue 32: verify's time beyond the audit's on 100,000 pods), and keeps
-the same pods."""
+decoding), for the source's indexes and the pods it keeps alike (issue 32: verify's time
+beyond the audit's on 100,000 pods), and keeps the same pods."""
 
 from __future__ import annotations
 
