@@ -320,3 +320,26 @@ def quota_keys(data: Mapping[str, Any]) -> list[QuotaKey]:
 def is_nvidia(device: DeviceResource | None) -> bool:
     # classify() never calls an nvidia.com/ name another vendor's: the prefix is enough.
     return device is not None and device.name.startswith("nvidia.com/")
+
+
+def advertised_device_plugin_resources(node: Mapping[str, Any]) -> dict[str, int]:
+    """NVIDIA device-plugin resources in the node's capacity or allocatable, the larger count
+    of the two, > 0 only: the kubelet keeps a stopped plugin's capacity for a while after its
+    allocatable drops to 0."""
+    status = as_mapping(node.get("status"))
+    found = device_plugin_counts(as_mapping(status.get("capacity")))
+    for name, count in device_plugin_counts(as_mapping(status.get("allocatable"))).items():
+        found[name] = max(found.get(name, 0), count)
+    return found
+
+
+def device_plugin_counts(offered: Mapping[str, Any]) -> dict[str, int]:
+    """NVIDIA device-plugin resources of a capacity or allocatable mapping, > 0 only."""
+    found: dict[str, int] = {}
+    for name, value in offered.items():
+        if not is_device_plugin_resource(name):
+            continue
+        count = parse_device_count(value).value
+        if isinstance(count, int) and count > 0:
+            found[name] = count
+    return found

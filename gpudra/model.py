@@ -154,12 +154,12 @@ class InputError:
         """`file:line`, else the file, else the object: how every format names the input
         (a file name that is unsafe to print is quoted, gpudra.printable); in a multi-cluster
         audit after the context it belongs to."""
-        from gpudra.printable import quote_name
+        from gpudra.printable import file_name
 
         if self.file and self.line:
-            where = f"{quote_name(self.file)}:{self.line}"
+            where = f"{file_name(self.file)}:{self.line}"
         else:
-            where = quote_name(self.file) if self.file else self.object or ""
+            where = file_name(self.file) if self.file else self.object or ""
         if self.context is not None:
             return f"{self.context}: {where}" if where else self.context
         return where or "-"

@@ -55,6 +55,15 @@ def quote_name(name: str) -> str:
     return '"' + needs_quotes.sub(_escape, name) + '"'
 
 
+STDIN_NAME = "<stdin>"  # how the human formats name standard input, read as the path `-`
+
+
+def file_name(name: str) -> str:
+    """A file as the human formats show it: `<stdin>` for `-`, else quote_name's form
+    (issue 36, item 5: a bare `-` read as a missing value)."""
+    return STDIN_NAME if name == "-" else quote_name(name)
+
+
 def escape_text(text: str) -> str:
     """`text` with every unsafe character written as its C escape (`\\n`, `\\x1b`, `\\u202e`);
     text without one is returned as it is."""

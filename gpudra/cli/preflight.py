@@ -29,6 +29,7 @@ EPILOG = (
     "  gpudra preflight --target-version 1.36 --context prod\n"
     "  gpudra preflight --node --host-root /host -o json\n"
     "  gpudra preflight --manifests ./manifests -o github --require-migrated\n"
+    "  gpudra preflight --manifests apps/ platform/ web/     # several paths\n"
     "  gpudra preflight --skip CLUSTER013,CLUSTER014 --fail-on warn")
 
 _HOST_ROOT = typer.Option("/", "--host-root", metavar="DIR",
@@ -49,6 +50,10 @@ _FAIL_ON = typer.Option(OutcomeWord.FAIL, "--fail-on", case_sensitive=False,
              epilog=EPILOG)
 @guarded
 def preflight(
+    paths: Optional[list[str]] = typer.Argument(
+        None, metavar="[PATH]...",
+        help="More paths for --manifests, as audit, convert and plan take them: "
+             "`--manifests a b c`."),
     node: bool = typer.Option(False, "--node", help="Check this node instead of the cluster."),
     host_root: str = _HOST_ROOT,
     manifests: list[str] = _MANIFESTS,
@@ -75,8 +80,11 @@ def preflight(
     """
     from gpudra.preflight.run import as_report, run_preflight
 
+    if paths and not manifests:
+        raise UsageError(f"unexpected argument {paths[0]!r}: paths go with --manifests "
+                         f"(gpudra preflight --manifests {' '.join(paths)})")
     request = _request(
-        node=node, host_root=host_root, manifests=tuple(manifests),
+        node=node, host_root=host_root, manifests=(*manifests, *(paths or ())),
         target_version=target_version, require_migrated=require_migrated, skip=tuple(skip),
         fail_on=fail_on, config=config, strict=strict, baseline=baseline,
         connection=Connection(kubeconfig=kubeconfig, context=context,

@@ -106,6 +106,8 @@ class Fleet:
     # (workload label, template name) of workloads on claims that name a ResourceClaimTemplate
     # the input does not hold: they cannot be placed, and capacity is not why
     missing_templates: tuple[tuple[str, str], ...] = ()
+    # Why convert writes nothing for each of `unconvertible`, in the same order
+    unconvertible_why: tuple[str, ...] = ()
 
     @property
     def waves_done(self) -> int:
@@ -140,6 +142,7 @@ def build_fleet(objects: Iterable[Mapping[str, Any]], table: WorkloadTable,
     converter = in_memory_converter(ConvertOptions(target), table, objects, live=True)
     workloads: list[Workload] = []
     blocked: list[str] = []
+    why: list[str] = []
     missing: list[tuple[str, str]] = []
     allowed_nodes: dict[str, frozenset[str]] = {}  # placement constraints -> nodes
     marks: dict[frozenset[str], str] = {}
@@ -167,10 +170,12 @@ def build_fleet(objects: Iterable[Mapping[str, Any]], table: WorkloadTable,
             converted = _as_plain_pods(obj, group, kind, table, converter) if stays else None
         if not converted:
             blocked.append(label)
+            why.append(unconvertible_reason(obj, table, target))
             continue
         demand = extract_demand(converted, table)
         if not demand.workloads:
             blocked.append(label)
+            why.append("its converted pods ask for no device to place")
             continue
         # A workload that stays is placed as one Deployment per GPU pod template: all count.
         groups = [g for w in demand.workloads for g in w.groups] if stays \
@@ -203,7 +208,7 @@ def build_fleet(objects: Iterable[Mapping[str, Any]], table: WorkloadTable,
     workloads.sort(key=lambda w: w.label)
     return Fleet(nodes, tuple(workloads), slices, classes, pool_label, tuple(blocked),
                  node_marks, target, plugin_pods(objects), device_plugin_quotas(objects),
-                 tuple(missing))
+                 tuple(missing), tuple(why))
 
 
 def blocked_reason(obj: Mapping[str, Any], table: WorkloadTable, target: TargetVersion
@@ -215,6 +220,20 @@ def blocked_reason(obj: Mapping[str, Any], table: WorkloadTable, target: TargetV
 
     result = convert_result(ConvertOptions(target), table, obj)
     return result.reason if result is not None and result.strategy == "blocked" else None
+
+
+def unconvertible_reason(obj: Mapping[str, Any], table: WorkloadTable,
+                         target: TargetVersion) -> str:
+    """Why convert writes no claims for a workload that asks for device-plugin GPUs."""
+    from gpudra.convert.memory import convert_result
+    from gpudra.convert.planner import ConvertOptions
+
+    result = convert_result(ConvertOptions(target), table, obj)
+    if result is None:
+        return "convert does not read this object"
+    if result.reason:
+        return str(result.reason)
+    return f"convert leaves it as it is (strategy {result.strategy})"
 
 
 def _as_plain_pods(obj: Mapping[str, Any], group: str, kind: str, table: WorkloadTable,

@@ -267,6 +267,8 @@ def as_json(result: CutoverPlan, directory: str | None, pools: dict[str, int],
                                   "managed_by": manager(m)} for m in w.moved],
                    "device_plugin_side": _side(w.plugin_side), "dra_side": _side(w.dra_side),
                    **wave_steps(w, directory, context)} for w in result.waves],
+        "unconverted": [{"kind": u.kind, "namespace": u.namespace, "name": u.name,
+                         "reason": u.reason} for u in result.unconverted],
         "attempt": None if result.attempt is None else {
             "pools": list(result.attempt.units), "nodes": list(result.attempt.nodes),
             "device_plugin_side": _side(result.attempt.plugin_side),
@@ -335,7 +337,7 @@ def _md(text: str) -> str:
     return escape_cell(text)
 
 
-def table(result: CutoverPlan) -> str:
+def table(result: CutoverPlan, directory: str | None = None) -> str:
     rows = [("wave", "pools", "nodes", "moves", "device plugin after", "DRA after")]
     for w in result.waves:
         rows.append((str(w.number), ", ".join(w.units) or "-", str(len(w.nodes)), str(len(w.moved)),
@@ -354,12 +356,36 @@ def table(result: CutoverPlan) -> str:
         if len(managed) > MAX_LISTED:
             out.append(f"... and {len(managed) - MAX_LISTED} more managed workloads "
                        "(-o markdown or -o json)")
+    out += _moves(result)
     if result.blocked:
         out += ["", f"blocked: {result.blocked}"]
     else:
         out += ["", f"{len(result.waves)} waves; after the last, run gpudra verify "
                 "--decommission"]
+    out.append(_where_the_steps_are(directory))
     return "\n".join(out) + "\n"
+
+
+def _moves(result: CutoverPlan) -> list[str]:
+    """Each wave's moving workloads (issue 36: the table named none), then what stays."""
+    out = [""] if result.waves or result.unconverted else []
+    for w in result.waves:
+        labels = [m.label for m in w.moved]
+        more = f" (and {len(labels) - MAX_LISTED} more)" if len(labels) > MAX_LISTED else ""
+        out.append(f"wave {w.number} moves: {', '.join(labels[:MAX_LISTED]) or 'nothing'}{more}")
+    if result.unconverted:
+        labels = [f"{u.namespace}/{u.kind}/{u.name}" for u in result.unconverted]
+        more = f" (and {len(labels) - MAX_LISTED} more)" if len(labels) > MAX_LISTED else ""
+        out.append(f"stays on the device plugin: {', '.join(labels[:MAX_LISTED])}{more} "
+                   "(why: -o json, .unconverted)")
+    return out
+
+
+def _where_the_steps_are(directory: str | None) -> str:
+    if directory is not None:
+        return f"steps per wave: {directory}/runbook.md; the manifests: {directory}/wave-N/"
+    return ("steps per wave: -o markdown (the runbook), or --output-dir DIR (the runbook "
+            "and the manifests)")
 
 
 @dataclass(frozen=True, slots=True)
@@ -378,7 +404,8 @@ def _read_line(runbook: Runbook) -> list[str]:
 
 
 def render_table(runbook: Runbook, options: RenderOptions) -> str:
-    return "".join(f"{line}\n\n" for line in _read_line(runbook)) + table(runbook.plan)
+    return "".join(f"{line}\n\n" for line in _read_line(runbook)) + table(runbook.plan,
+                                                                        runbook.directory)
 
 
 def render_markdown(runbook: Runbook, options: RenderOptions) -> str:

@@ -69,12 +69,24 @@ class Wave:
     dra_side: Side
 
 
+@dataclass(frozen=True, slots=True)
+class Unconverted:
+    """A GPU workload that is on the device plugin after the last wave, and why."""
+
+    kind: str
+    namespace: str
+    name: str
+    reason: str
+
+
 @dataclass(frozen=True)
 class CutoverPlan:
     waves: tuple[Wave, ...]
     blocked: str | None                # why no further wave works, with the numbers
     attempt: Wave | None = None        # the best failed attempt, for the numbers
     start: tuple[Side, Side] | None = None  # the fleet before the first wave
+    # the GPU workloads still on the device plugin after the waves (sorted), each with why
+    unconverted: tuple[Unconverted, ...] = ()
 
     @property
     def complete(self) -> bool:
@@ -107,6 +119,31 @@ def units(fleet: Fleet, max_wave_nodes: int | None) -> list[Unit]:
 
 def order_waves(fleet: Fleet, table: WorkloadTable, max_wave_nodes: int | None = None,
                 on_wave: Callable[[int], None] | None = None) -> CutoverPlan:
+    """The waves, and what stays on the device plugin after them."""
+    result = _order_waves(fleet, table, max_wave_nodes, on_wave)
+    return replace(result, unconverted=unconverted(fleet, result))
+
+
+UNCONVERTED_BLOCKED = "no wave moves it: the cutover is blocked (see blocked)"
+UNCONVERTED_NO_NODE = "its node selector, affinity or tolerations match no GPU node"
+
+
+def unconverted(fleet: Fleet, result: CutoverPlan) -> tuple[Unconverted, ...]:
+    """The fleet's GPU workloads still on the device plugin once `result`'s waves are done:
+    the ones convert cannot move, and under a blocked plan the ones no wave reached."""
+    moved = {w.key for wave in result.waves for w in wave.moved}
+    out = [Unconverted(w.kind, w.namespace, w.name,
+                       f"convert cannot move it: {w.stays}" if w.stays is not None else
+                       UNCONVERTED_NO_NODE if not w.eligible else UNCONVERTED_BLOCKED)
+           for w in fleet.workloads if not w.on_claims and w.key not in moved]
+    for label, why in zip(fleet.unconvertible, fleet.unconvertible_why):
+        namespace, kind, name = label.split("/", 2)
+        out.append(Unconverted(kind, namespace, name, f"convert cannot move it: {why}"))
+    return tuple(sorted(out, key=lambda u: (u.namespace, u.kind, u.name)))
+
+
+def _order_waves(fleet: Fleet, table: WorkloadTable, max_wave_nodes: int | None,
+                 on_wave: Callable[[int], None] | None) -> CutoverPlan:
     judge = _Judge(fleet, table)
     dra = {n.name for n in fleet.nodes if n.on_dra}
     migrated = {w.key for w in fleet.workloads if w.on_claims}

@@ -7,10 +7,23 @@ selector_text and selector_hints), capacity, resolve, allocate (over node_search
 and unplaced), report, engine.
 """
 
-from gpudra.plan.engine import PlanOptions, plan
-from gpudra.plan.inventory import Device, Inventory, parse_inventory
-from gpudra.plan.report import PlanReport, exit_code
-from gpudra.plan.synthesis import synthesize
+from __future__ import annotations
+
+import importlib
+from typing import Any
+
+# Loaded on first use: verify's explanations need the engine and the inventory, not the
+# synthesis from Node objects (issue 32: verify's start-up beyond the audit's).
+_FROM = {"PlanOptions": "engine", "plan": "engine", "Device": "inventory",
+         "Inventory": "inventory", "parse_inventory": "inventory", "PlanReport": "report",
+         "exit_code": "report", "synthesize": "synthesis"}
 
 __all__ = ["Device", "Inventory", "PlanOptions", "PlanReport", "exit_code", "parse_inventory",
            "plan", "synthesize"]
+
+
+def __getattr__(name: str) -> Any:
+    module = _FROM.get(name)
+    if module is None:
+        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+    return getattr(importlib.import_module(f"{__name__}.{module}"), name)

@@ -293,12 +293,17 @@ def _role(pod_group: str) -> str:
 def as_report(result: PlanResult) -> OutcomeReport:
     """Workloads as verdicts, for the shared report formats (the JSON is plan's own)."""
     verdicts = []
+    by_node = result.report.devices.by_node
+    # Devices predicted from a node still on the device plugin are marked, as the JSON's
+    # `predicted` counts them (issue 36, item 5: they read like published ones).
+    shown = {name: f"{name} (predicted)" if devices.predicted else name
+             for name, devices in by_node.items()}
     for w in result.report.workloads:
         subject = "/".join(x for x in (w.namespace, w.kind, w.name) if x)
         several = len({r.pod_group for r in w.requests}) > 1  # Master/Worker, head/workers
         lines = [f"{_role(r.pod_group) + ' ' if several else ''}request {r.name}: {r.count} × "
                  f"{r.matching_devices} matching"
-                 + (f" on {', '.join(r.nodes[:5])}" if r.nodes else "")
+                 + (f" on {', '.join(shown.get(n, n) for n in r.nodes[:5])}" if r.nodes else "")
                  for r in w.requests]
         lines += list(w.warnings)
         message = (f"{w.pods_placed}/{w.pods} pods placed" if w.satisfiable

@@ -254,7 +254,8 @@ def _node_devices(node: str, labels: Mapping[str, str], allocatable: Mapping[str
         devices += _mig_devices(node, mig_profile(profile), count or 0, labels, GPU_LABEL,
                                 common, shares)
         return devices, notes + list(common.notes)
-    full = _full_gpu_count(labels, gpu_allocatable, replicas, bool(mixed), notes)
+    full = _full_gpu_count(labels, gpu_allocatable, replicas, bool(mixed), notes,
+                           bool(mig_allocatable))
     if _too_many(full, notes):
         return [], notes
     if full:
@@ -290,11 +291,16 @@ def _too_many(count: int, notes: list[str]) -> bool:
 
 
 def _full_gpu_count(labels: Mapping[str, str], allocatable: int | None, replicas: int,
-                    mixed: bool, notes: list[str]) -> int:
+                    mixed: bool, notes: list[str], mig_advertised: bool = False) -> int:
     if mixed:
         # gpu.count counts MIG-enabled GPUs too; allocatable nvidia.com/gpu only full ones.
         if allocatable is not None:
             return allocatable // replicas
+        if mig_advertised:
+            # The device plugin advertises MIG devices and no nvidia.com/gpu: every GPU is in
+            # MIG mode, none is full (issue 36, item 5: the note below said allocatable was
+            # missing while it was set).
+            return 0
         notes.append("mixed MIG without status.allocatable: the number of full (non-MIG) GPUs "
                      "is unknown; 0 assumed")
         return 0

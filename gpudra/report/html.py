@@ -47,9 +47,11 @@ def e(value: Any) -> str:
 
 
 def percent_text(value: float | None) -> str:
+    """A whole percent, as the table, Markdown and GitHub formats print it (issue 36, item 5:
+    the page said 16.7% where the table said 17%)."""
     if value is None:
         return "unknown"
-    return f"{value:.1f}".removesuffix(".0") + "%"
+    return f"{value:.0f}%"
 
 
 def render_fleet(data: Mapping[str, Any], options: RenderOptions) -> str:
@@ -77,6 +79,12 @@ def render_data(data: Mapping[str, Any], *, tool_version: str = "") -> str:
     return _page(title, "".join(body))
 
 
+# What a verdict's id and title are, per command (issue 36, item 5: verify's page labelled a
+# workload's name and kind "Id" and "Title").
+_VERDICT_NAMES = {"preflight": ("Check", "Title"), "plan": ("Workload", "Kind"),
+                  "verify": ("Workload", "Kind")}
+
+
 def render_outcomes(data: Mapping[str, Any], tool: str, item_key: str,
                     *, tool_version: str = "") -> str:
     """The page for preflight, plan or verify: verdicts by outcome, each with its fix."""
@@ -101,7 +109,8 @@ def render_outcomes(data: Mapping[str, Any], tool: str, item_key: str,
             for i in sorted(items, key=lambda i: STATUSES.index(i.get("outcome"))
                             if i.get("outcome") in STATUSES else len(STATUSES))]
     parts.append(_section(f"Every verdict ({len(items):,})", _table(
-        ("Outcome", "Id", "Title", "Subject", "What was found", "Fix"),
+        ("Outcome", *_VERDICT_NAMES.get(tool, ("Check", "Title")), "Subject", "What was found",
+         "Fix"),
         ["".join(r) for r in rows], "verdicts")))
     parts.append(_errors_section(data.get("errors", []), False))
     return _page(f"gpudra {tool}", "".join(parts))
@@ -385,7 +394,7 @@ def _workloads_section(workloads: Sequence[Mapping[str, Any]], by_cluster: bool)
                     f"<td>{e(gpus)}</td><td>{e(', '.join(w['blocked_by']))}</td>"
                     f"<td>{e(where)}</td>")
     header = (("Cluster",) if by_cluster else ()) + (
-        "Namespace", "Kind", "Name", "State", "GPUs", "Blocked by", "Where")
+        "Namespace", "Kind", "Name", "State", "GPUs per pod", "Blocked by", "Where")
     intro = (f'<p><span id="workloads-blocked">{blocked:,}</span> of '
              f'<span id="workloads-total">{len(workloads):,}</span> GPU workloads are blocked '
              "by an error finding (fix those before converting).</p>")

@@ -14,7 +14,7 @@ import re
 
 from gpudra.model import MOST_SEVERE_FIRST, Finding, InputError, Report, Severity
 from gpudra.objects import plural
-from gpudra.printable import escape_text, quote_name
+from gpudra.printable import escape_text, file_name, quote_name
 from gpudra.report import RenderOptions
 from gpudra.report.summary import Summary, held_back, severity_counts, summarize
 
@@ -152,7 +152,7 @@ def _progress_section(s: Summary) -> str:
 
 
 def _location(f: Finding) -> str:
-    file = quote_name(f.file) if f.file else "-"
+    file = file_name(f.file) if f.file else "-"
     return f"{file}:{f.line}" if f.line is not None else file
 
 

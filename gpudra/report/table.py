@@ -8,6 +8,7 @@ be read as a closing tag, and a tag-like name would silently vanish.
 from __future__ import annotations
 
 import io
+import re
 import shlex
 from collections import Counter
 from itertools import groupby
@@ -16,8 +17,9 @@ from rich.console import Console
 from rich.table import Table
 from rich.text import Text
 
+from gpudra.charts import helm_renders
 from gpudra.model import MOST_SEVERE_FIRST, Finding, Report
-from gpudra.printable import quote_name
+from gpudra.printable import file_name, quote_name
 from gpudra.report import RenderOptions
 from gpudra.report.summary import held_back, severity_counts, summarize
 
@@ -36,7 +38,9 @@ def console_for(buffer: io.StringIO, color: bool, width: int | None) -> Console:
                    emoji=False)
 
 
-def render(report: Report, options: RenderOptions) -> str:
+def render(report: Report, options: RenderOptions, context: str | None = None) -> str:
+    """The audit as a table; `context`: the cluster's, when one of several (its hints name
+    it)."""
     if report.clusters:
         return _render_clusters(report, options)
     buffer = io.StringIO()
@@ -75,7 +79,7 @@ def render(report: Report, options: RenderOptions) -> str:
         for s in report.skipped:
             console.print(Text(f"  {quote_name(s.file)}:{s.line}: {s.reason}"))
         console.print()
-    _summary(console, report, options.inputs)
+    _summary(console, report, options.inputs, context)
     # Rich pads cells to the full width; trailing blanks only get in the way of copy and diff.
     return "".join(line.rstrip() + "\n" for line in buffer.getvalue().splitlines())
 
@@ -87,7 +91,8 @@ def _render_clusters(report: Report, options: RenderOptions) -> str:
     console = console_for(buffer, options.color, options.width)
     for audit in report.clusters:
         console.print(Text(f"Cluster {audit.name}", style="bold reverse"))
-        buffer.write(render(audit.report, options))  # already styled: not through rich again
+        # already styled: not through rich again; its hints name its context
+        buffer.write(render(audit.report, options, audit.name))
         console.print()
     console.print(Text(f"Clusters ({len(report.clusters)})", style="bold"))
     table = Table(box=None, padding=(0, 2), pad_edge=False)
@@ -119,7 +124,7 @@ def _group(f: Finding) -> str:
     """Manifest findings by file; live ones by namespace (cluster-scoped objects apart)."""
     if f.source == "cluster":
         return f"namespace {f.namespace}" if f.namespace else "cluster-scoped objects"
-    return quote_name(f.file) if f.file else "-"
+    return file_name(f.file) if f.file else "-"
 
 
 def _live(f: Finding) -> str:
@@ -143,7 +148,8 @@ def _live(f: Finding) -> str:
     return f"  ({'; '.join(parts)})" if parts else ""
 
 
-def _summary(console: Console, report: Report, inputs: tuple[str, ...] = ()) -> None:
+def _summary(console: Console, report: Report, inputs: tuple[str, ...] = (),
+             context: str | None = None) -> None:
     s = summarize(report)
     counts = severity_counts(s.findings) or "no findings"
     console.print(Text("Summary", style="bold"))
@@ -180,7 +186,7 @@ def _summary(console: Console, report: Report, inputs: tuple[str, ...] = ()) -> 
         table.add_row(Text(f"  {ns.namespace}"), str(ns.gpu_workloads), str(ns.on_dra),
                       *bridged, f"{ns.percent_migrated:.0f}%")
     console.print(table)
-    steps = next_steps(report, inputs)
+    steps = next_steps(report, inputs, context)
     if steps:
         console.print()
         console.print(Text("Next", style="bold"))
@@ -189,7 +195,11 @@ def _summary(console: Console, report: Report, inputs: tuple[str, ...] = ()) -> 
             console.print(Text(f"  {command:<{width}}  # {why}"))
 
 
-def next_steps(report: Report, inputs: tuple[str, ...]) -> list[tuple[str, str]]:
+_SLUG = re.compile(r"[^A-Za-z0-9_.-]")
+
+
+def next_steps(report: Report, inputs: tuple[str, ...], context: str | None = None
+               ) -> list[tuple[str, str]]:
     """What to run after this audit: the most frequent of the most severe rules explained,
     the conversion previewed, the cluster checked."""
     steps = []
@@ -198,14 +208,26 @@ def next_steps(report: Report, inputs: tuple[str, ...]) -> list[tuple[str, str]]
                    if any(f.severity is sev for f in report.findings))
         rule = Counter(f.rule for f in report.findings if f.severity is top).most_common(1)[0][0]
         steps.append((f"gpudra explain {rule}", "why it matters and how to fix it"))
+    # In a multi-cluster audit each cluster's hints name its context: they must run as shown.
+    where = f" --context {shlex.quote(context)}" if context else ""
+    # and write apart: --from-cluster wants a new or empty directory for each
+    into = f"converted/{_SLUG.sub('-', context).lstrip('.') or 'cluster'}/" if context \
+        else "converted/"
     if any(w.device_plugin for w in report.workloads):
         if report.source == "cluster":
-            steps.append(("gpudra convert --from-cluster --output-dir converted/",
+            steps.append((f"gpudra convert --from-cluster{where} --output-dir {into}",
                           "the live GPU workloads as converted manifests"))
-        elif inputs != ("-",):  # a pipe cannot be read again
+        elif inputs != ("-",) and _convert_can_rewrite(report):  # a pipe cannot be read again
             paths = " ".join(shlex.quote(p) for p in inputs) or "PATH"
             steps.append((f"gpudra convert --diff {paths}",
                           "preview the rewrite to ResourceClaims; without --diff it writes"))
-        steps.append(("gpudra preflight", "is the cluster ready for DRA?"))
+        steps.append((f"gpudra preflight{where}", "is the cluster ready for DRA?"))
     return steps
+
+
+def _convert_can_rewrite(report: Report) -> bool:
+    """A workload on the device plugin that convert rewrites: one a Helm chart renders is
+    blocked (the chart's values or templates must change), so a tree of charts has none."""
+    return any(w.device_plugin and not (w.file and w.file != "-" and helm_renders(w.file))
+               for w in report.workloads)
 

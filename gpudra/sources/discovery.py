@@ -9,6 +9,8 @@ from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
 
+from gpudra.charts import chart_of_file as _chart_of_file
+from gpudra.charts import enclosing_chart as _enclosing_chart
 from gpudra.model import InputError
 
 MANIFEST_SUFFIXES = (".yaml", ".yml", ".json")
@@ -224,28 +226,6 @@ def _named_entries(kustomization: str) -> list[str]:
     return [entry for field in _NAMING_FIELDS if isinstance(data.get(field), list)
             for entry in data[field]
             if isinstance(entry, str) and entry.strip() and "\0" not in entry]
-
-
-def _enclosing_chart(dirpath: str) -> str | None:
-    """The chart whose templates/ tree holds `dirpath` (when a walk starts inside one)."""
-    probe = os.path.abspath(dirpath)
-    for _ in range(6):
-        parent, leaf = os.path.split(probe)
-        if leaf == "templates" and os.path.isfile(os.path.join(parent, "Chart.yaml")):
-            return parent if os.path.isabs(dirpath) else os.path.relpath(parent)
-        if not parent or parent == probe:
-            return None
-        probe = parent
-    return None
-
-
-def _chart_of_file(path: str) -> str | None:
-    """The chart `path` belongs to, if any: a values file or Chart.yaml beside Chart.yaml, or
-    a file in a chart's templates/ tree."""
-    directory = os.path.dirname(path) or os.curdir
-    if os.path.isfile(os.path.join(directory, "Chart.yaml")):
-        return directory
-    return _enclosing_chart(directory)
 
 
 def _classify(path: str, chart: str | None) -> InputFile:

@@ -244,7 +244,6 @@ def documents(read: ReadFile, parse: Callable[[Chunk], T], stats: ScanStats, *,
         yield Document(Chunk(read.text, 1), True, template=read.entry.role)
         return
     if read.json:
-        stats.documents += 1
         parse_json = _parse_json if lines else functools.partial(_parse_json, lines=False)
         yield _classified(Chunk(read.text, 1), parse_json, label, stats)
         return
@@ -260,8 +259,8 @@ def documents(read: ReadFile, parse: Callable[[Chunk], T], stats: ScanStats, *,
         if template is None:
             yield Document(chunk)
             continue
-        stats.documents += 1
         if template:
+            stats.documents += 1
             yield Document(chunk, True, template="go-template")
             continue
         yield _classified(chunk, parse, label, stats)
@@ -269,6 +268,9 @@ def documents(read: ReadFile, parse: Callable[[Chunk], T], stats: ScanStats, *,
 
 def _classified(chunk: Chunk, parse: Callable[[Chunk], Any], label: str,
                 stats: ScanStats) -> Document:
+    # Counted as parsed unless it fails to parse (issue 36, item 5: "2 documents parsed" with
+    # one of the two unreadable).
+    stats.documents += 1
     try:
         parsed = parse(chunk)
     except ParseError as exc:
@@ -276,6 +278,7 @@ def _classified(chunk: Chunk, parse: Callable[[Chunk], Any], label: str,
             return _skip(chunk, NOT_AN_OBJECT.format(f"; {exc.message}"), label, stats)
         if "{{" in chunk.text:
             return Document(chunk, True, template="go-template")
+        stats.documents -= 1
         return Document(chunk, True, error=InputError(label, exc.message, exc.line))
     data = parsed.data
     if not (isinstance(data, dict) and "kind" in data and "apiVersion" in data) and \

@@ -186,7 +186,6 @@ def keys_on_device_plugin(obj: Mapping[str, Any]) -> list[str]:
     """What in a quota, Kueue ClusterQueue, Karpenter NodePool or PrometheusRule still keys on
     device-plugin GPUs; empty for anything else."""
     from gpudra.gpu_use import is_device_plugin_resource
-    from gpudra.preflight.cluster.monitoring import gpu_metric_rules
 
     kind = obj.get("kind")
     if kind == "ResourceQuota":
@@ -199,6 +198,9 @@ def keys_on_device_plugin(obj: Mapping[str, Any]) -> list[str]:
         return [f"limit {k}" for k in as_mapping(dig(obj, "spec", "limits"))
                 if is_device_plugin_resource(str(k))]
     if kind == "PrometheusRule":
+        # Imported only for one: it loads every preflight check (gpudra.preflight.cluster).
+        from gpudra.preflight.cluster.monitoring import gpu_metric_rules
+
         return [f"rule {r} reads device-plugin GPU metrics" for r in gpu_metric_rules(obj)]
     return []
 

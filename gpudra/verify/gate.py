@@ -25,7 +25,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from gpudra.objects import as_mapping, dig, plural
-from gpudra.preflight.cluster.nodes import advertised_device_plugin_resources
+from gpudra.gpu_use import advertised_device_plugin_resources
 from gpudra.verify.collect import ClusterState, PodState, keys_on_device_plugin
 from gpudra.verify.judge import DEVICE_PLUGIN, Verdict
 

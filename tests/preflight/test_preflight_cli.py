@@ -183,3 +183,25 @@ def test_a_host_root_that_is_no_directory_is_an_input_error(tmp_path: Path, make
     assert code == 3 and out == ""
     assert f"--host-root {root}: " + ("not a directory" if make == "file"
                                       else "no such directory") in err
+
+
+# issue 36, item 6: `--manifests a b c` takes several paths, as audit, convert and plan do.
+@pytest.mark.parametrize("args", [
+    ("--manifests", "apps", "platform", "web"),
+    ("--manifests", "apps", "--manifests", "platform", "web"),
+    ("--manifests", "apps", "--manifests", "platform", "--manifests", "web"),
+    ("apps", "platform", "--manifests", "web"),
+])
+def test_manifests_takes_several_paths(args: tuple[str, ...], monkeypatch: Any) -> None:
+    monkeypatch.chdir(EXAMPLES)
+    code, out, err = _run(*args, "-o", "json")
+    one_by_one = _run("--manifests", "apps", "--manifests", "platform", "--manifests", "web",
+                      "-o", "json")
+    assert (code, out) == one_by_one[:2], err
+    assert code in (0, 1) and json.loads(out)["checks"]
+
+
+def test_paths_without_manifests_are_a_usage_error_that_says_so() -> None:
+    code, _, err = _run("apps", "web")
+    assert code == 2
+    assert "paths go with --manifests (gpudra preflight --manifests apps web)" in err

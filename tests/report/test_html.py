@@ -30,7 +30,8 @@ def audit(tmp_path: Path, *paths: str) -> tuple[dict, str]:
 def check_counts(data: dict, page: Page) -> None:
     summary = data["summary"]
     assert page.number("gpu-workloads") == summary["gpu_workloads"]
-    assert page.number("percent-migrated") == summary["percent_migrated"]
+    # a whole percent, as every other format prints it
+    assert page.number("percent-migrated") == int(f"{summary['percent_migrated']:.0f}")
     for severity in ("error", "warning", "info"):
         assert page.number(f"findings-{severity}") == summary["findings"][severity]
     assert page.number("states-device_plugin") == summary["on_device_plugin"]
@@ -236,3 +237,58 @@ def test_verdict_pages(tmp_path, command):
         assert page.number(f"outcome-{status}") == outcomes.count(status)
     assert page.count("tr") - 1 == len(outcomes)  # one row per verdict under the header
     assert network_urls(page, text) == []
+
+
+# issue 36, item 5: the page said 16.7% where the table said 17%.
+@pytest.mark.parametrize("paths", [("examples",), ("examples/apps", "examples/migrated"),
+                                   ("examples/apps",), ("examples/migrated",)])
+def test_the_page_and_the_table_print_one_percentage(tmp_path, paths):
+    full = [str(ROOT / p) for p in paths]
+    _, text = audit(tmp_path, *full)
+    table = CliRunner().invoke(app, ["audit", *full], env={"NO_COLOR": "1", "COLUMNS": ""})
+    said = table.stdout.split("migrated: ", 1)[1].split("%", 1)[0]
+    page = Page(text)
+    assert page.text_by_id["percent-migrated"].strip() == f"{said}%"
+    namespaces = page.text_by_id["namespaces"]
+    for line in table.stdout.split("migrated\n", 1)[1].split("\n\n", 1)[0].splitlines():
+        assert line.split()[-1] in namespaces  # each namespace's percent, as the table's
+
+
+def _headers(text: str, table_id: str) -> list[str]:
+    import re
+
+    table = text.split(f'<table id="{table_id}">', 1)[1].split("</thead>", 1)[0]
+    return re.findall(r'<th scope="col">([^<]*)</th>', table)
+
+
+# issue 36, item 5: verify's page called a workload's name and kind "Id" and "Title"; the
+# workloads' "GPUs" column is per pod and did not say so.
+@pytest.mark.parametrize(("tool", "named"), [("preflight", ["Check", "Title"]),
+                                             ("plan", ["Workload", "Kind"]),
+                                             ("verify", ["Workload", "Kind"])])
+def test_each_pages_columns_say_what_they_hold(tool, named):
+    from gpudra.report.html import render_outcomes
+
+    text = render_outcomes({"items": [{"id": "a", "title": "b", "outcome": "pass"}]}, tool,
+                           "items")
+    assert _headers(text, "verdicts")[1:3] == named
+
+
+def test_the_workloads_gpus_column_says_per_pod(tmp_path):
+    (tmp_path / "job.yaml").write_text("""\
+apiVersion: kubeflow.org/v1
+kind: PyTorchJob
+metadata: {name: train, namespace: ml}
+spec:
+  pytorchReplicaSpecs:
+    Worker:
+      replicas: 2
+      template:
+        spec:
+          containers:
+          - {name: pytorch, image: x, resources: {limits: {nvidia.com/gpu: 4}}}
+""")
+    data, text = audit(tmp_path, str(tmp_path))
+    headers = _headers(text, "workload-list")
+    assert "GPUs per pod" in headers and "GPUs" not in headers
+    assert data["workloads"][0]["gpus"] == 4  # per pod: the job uses 8

@@ -90,3 +90,95 @@ def test_pod_specs_are_ordered_only_for_a_problem(obj: dict[str, Any], problem: 
     monkeypatch.setattr(WorkloadTable, "pod_specs", counting)
     shapes.object_problem(obj, table)
     assert bool(ordered) is wanted
+
+
+def _with(obj: dict[str, Any], *path: Any, value: Any) -> dict[str, Any]:
+    """`obj` with the value at `path` replaced (a copy)."""
+    obj = copy.deepcopy(obj)
+    where = obj
+    for key in path[:-1]:
+        where = where[key]
+    where[path[-1]] = value
+    return obj
+
+
+def _statefulset() -> dict[str, Any]:
+    return {**_deployment(), "apiVersion": "apps/v1", "kind": "StatefulSet"}
+
+
+# Workloads whose one pod spec is spec.template.spec, passing and failing in every place the
+# one-decode check (issue 32) could see differently from the Workload decode plus the pod specs
+# the table and the generic search find.
+TEMPLATED: list[dict[str, Any]] = [
+    _deployment(),
+    _statefulset(),
+    _with(_deployment(), "spec", "replicas", value="3"),
+    _with(_deployment(), "spec", "replicas", value=2**40),
+    _with(_deployment(), "metadata", "labels", value={"a": 1}),
+    _with(_deployment(), "status", value={"desiredNumberScheduled": "x"}),
+    _with(_deployment(), "spec", "template", value="not a template"),
+    _with(_deployment(), "spec", "template", value={"spec": None}),
+    _with(_deployment(), "spec", "template", value={"spec": ["a list"]}),
+    _with(_deployment(), "spec", "template", "spec", "containers", value="c"),
+    _with(_deployment(), "spec", "template", "spec", "containers", value=[]),
+    _with(_deployment(), "spec", "template", "spec", "nodeName", value=7),
+    _nested_elsewhere("n1"),
+    _nested_elsewhere(["n1"]),
+    # "containers" named where the generic search does not look, or as a value
+    _with(_deployment(), "metadata", "annotations", value={"containers": "2"}),
+    _with(_deployment(), "spec", "template", "metadata", value={"labels": {"x": "containers"}}),
+    _with(_deployment(), "spec", "extra", value={"containers": [{"name": "y", "image": 5}]}),
+    _with(_deployment(), "spec", "extra", value={"containers": "none"}),
+    _with(_with(_deployment(), "spec", "template", "spec", value={"nodeName": "n"}),
+          "spec", "other", value={"containers": [{"name": 3}]}),
+    _with(_deployment(), "spec", "template", "spec", "initContainers",
+          value=[{"name": "i", "resources": {"limits": {"nvidia.com/gpu": [1]}}}]),
+    # not JSON data: decided by the checks themselves
+    _with(_deployment(), "spec", "template", "spec", "nodeSelector", value={1: "a"}),
+]
+
+
+def _reference(obj: dict[str, Any], table: WorkloadTable) -> str | None:
+    """The Workload decode, then the pod specs in pod_specs' order: the checks as they were
+    before the one-decode path."""
+    declared = shapes.Workload if table.lookup("apps", obj["kind"]) else shapes.Other
+    return shapes._decoded(obj, declared) or _exact(obj, table)
+
+
+@pytest.mark.parametrize("obj", TEMPLATED)
+def test_the_one_decode_check_says_what_the_two_checks_say(obj: dict[str, Any]) -> None:
+    table = WorkloadTable()
+    assert shapes.object_problem(copy.deepcopy(obj), table) == _reference(obj, table)
+
+
+def test_a_passing_templated_workload_is_not_searched_in_python(
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    """The generic search (a walk of the whole object) ran for each of a cluster's Deployments
+    and ReplicaSets: three quarters of their typed check (failed before)."""
+    import gpudra.workloads
+
+    searched: list[Any] = []
+    original = gpudra.workloads._generic_pod_specs
+
+    def counting(data: Any, limit: int = 12) -> Any:
+        searched.append(data)
+        return original(data, limit)
+
+    passing = [_deployment(), _statefulset(),
+               _with(_deployment(), "spec", "template", value={"spec": None}),
+               _with(_deployment(), "spec", "template", "spec", "containers", value=[]),
+               _with(_deployment(), "metadata", "annotations", value={"gpu": "2"})]
+    assert all(_reference(obj, WorkloadTable()) is None for obj in passing)
+    monkeypatch.setattr(gpudra.workloads, "_generic_pod_specs", counting)
+    for obj in passing:
+        assert shapes.object_problem(obj, WorkloadTable()) is None
+    assert searched == []
+
+
+def test_a_kind_the_user_maps_elsewhere_is_checked_as_the_table_says() -> None:
+    """A user entry for Deployment with another pod-spec path: not the one-decode kind."""
+    from gpudra.workloads import WorkloadKind
+
+    table = WorkloadTable().with_kinds([WorkloadKind("apps", "Deployment", ("spec.podSpec",))])
+    obj = _with(_deployment(), "spec", "podSpec", value={"nodeName": 5})
+    assert shapes.object_problem(obj, table) == "spec.podSpec.nodeName: expected `str`, got `int`"

@@ -282,6 +282,18 @@ def driver_daemonsets(daemonsets: Iterable[Mapping[str, Any]]) -> list[DriverDae
     return found
 
 
+UNRECOGNISED = (f"{NVIDIA_DRIVER} publishes ResourceSlices, but no DaemonSet is recognisable "
+                "as its kubelet plugin (renamed image or DaemonSet?)")
+CHECK_BY_HAND = "kubectl get daemonsets -A and check the driver's pods by hand"
+
+
+def driver_unrecognised(snapshot: ClusterSnapshot) -> bool:
+    """The driver publishes devices but none of the DaemonSets read looks like it: what it
+    runs with cannot be judged (CLUSTER006, CLUSTER016 say so alike)."""
+    slices = snapshot.listing(RESOURCESLICES).items or ()
+    return any(dig(s, "spec", "driver") == NVIDIA_DRIVER for s in slices)
+
+
 def check_driver_pods(snapshot: ClusterSnapshot,
                       options: ClusterOptions = NO_OPTIONS) -> CheckResult:
     daemonsets = snapshot.listing(DAEMONSETS)
@@ -290,12 +302,8 @@ def check_driver_pods(snapshot: ClusterSnapshot,
     found = driver_daemonsets(daemonsets.items)
     serving = [d for d in found if d.serves_gpus]
     if not found:
-        slices = snapshot.listing(RESOURCESLICES).items or ()
-        if any(dig(s, "spec", "driver") == NVIDIA_DRIVER for s in slices):
-            return result(CLUSTER006, CheckOutcome.UNAVAILABLE,
-                          f"{NVIDIA_DRIVER} publishes ResourceSlices, but no DaemonSet is "
-                          "recognisable as its kubelet plugin (renamed image or DaemonSet?)",
-                          "kubectl get daemonsets -A and check the driver's pods by hand")
+        if driver_unrecognised(snapshot):
+            return result(CLUSTER006, CheckOutcome.UNAVAILABLE, UNRECOGNISED, CHECK_BY_HAND)
         return result(CLUSTER006, CheckOutcome.FAIL,
                       "no NVIDIA DRA driver kubelet-plugin DaemonSet found", INSTALL_DRIVER)
     if not serving:

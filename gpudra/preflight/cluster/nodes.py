@@ -25,12 +25,14 @@ from dataclasses import dataclass
 from typing import Any
 
 from gpudra.dra.emit import NVIDIA_DRIVER
-from gpudra.gpu_use import is_device_plugin_resource
+# advertised_device_plugin_resources lives beside is_device_plugin_resource: verify's gate
+# reads it without loading every preflight check.
+from gpudra.gpu_use import advertised_device_plugin_resources  # noqa: F401 (re-exported)
+from gpudra.gpu_use import device_plugin_counts as _device_plugin_counts
 from gpudra.object_fields import labels_of
 from gpudra.objects import as_mapping, dig
 from gpudra.preflight.check_records import CheckInfo, CheckOutcome, CheckResult, result
 from gpudra.preflight.runtime import Judgement
-from gpudra.quantity import parse_device_count
 
 GFD_PRESENT = "nvidia.com/gpu.present"
 GFD_VALUE_LABELS = ("nvidia.com/gpu.product", "nvidia.com/gpu.count")
@@ -81,28 +83,6 @@ def device_plugin_resources(node: Mapping[str, Any]) -> dict[str, int]:
     status = as_mapping(node.get("status"))
     return _device_plugin_counts(as_mapping(status.get("allocatable"))
                                  or as_mapping(status.get("capacity")))
-
-
-def advertised_device_plugin_resources(node: Mapping[str, Any]) -> dict[str, int]:
-    """NVIDIA device-plugin resources in the node's capacity or allocatable, the larger count
-    of the two, > 0 only: the kubelet keeps a stopped plugin's capacity for a while after its
-    allocatable drops to 0."""
-    status = as_mapping(node.get("status"))
-    found = _device_plugin_counts(as_mapping(status.get("capacity")))
-    for name, count in _device_plugin_counts(as_mapping(status.get("allocatable"))).items():
-        found[name] = max(found.get(name, 0), count)
-    return found
-
-
-def _device_plugin_counts(offered: Mapping[str, Any]) -> dict[str, int]:
-    found: dict[str, int] = {}
-    for name, value in offered.items():
-        if not is_device_plugin_resource(name):
-            continue
-        count = parse_device_count(value).value
-        if isinstance(count, int) and count > 0:
-            found[name] = count
-    return found
 
 
 def gpu_evidence(labels: Mapping[str, str], resources: Mapping[str, int],

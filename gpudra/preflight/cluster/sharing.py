@@ -17,7 +17,12 @@ from collections.abc import Mapping
 from gpudra.dra.sharing import EXCLUSIVE_GATES, NO_REPLICAS, REQUIRED_GATES
 from gpudra.object_fields import Container, containers, flag_value
 from gpudra.preflight.check_records import CheckOutcome, CheckResult, Tier, check, result
-from gpudra.preflight.cluster.driver import driver_daemonsets
+from gpudra.preflight.cluster.driver import (
+    CHECK_BY_HAND,
+    UNRECOGNISED,
+    driver_daemonsets,
+    driver_unrecognised,
+)
 from gpudra.preflight.cluster.nodes import named
 from gpudra.preflight.cluster.options import NO_OPTIONS, ClusterOptions
 from gpudra.preflight.cluster.snapshot import DAEMONSETS, ClusterSnapshot, unreadable
@@ -44,7 +49,8 @@ resources.
 gate where GPUs are shared today). *warn*: GPUs are shared today and no sharing gate is on;
 MPSSupport together with consumable shares. *fail*: an exclusive pair, a missing required
 gate, or `--consumable-shares` without the ConsumableShares gate. *unavailable*: DaemonSets
-could not be read.
+could not be read, or slices from `gpu.nvidia.com` exist but no DaemonSet could be recognised
+as the driver (as CLUSTER006 says).
 
 **Fix.** Set the driver chart's `featureGates` (and `consumableShares`) to one valid
 combination: decide per workload between one shared ResourceClaim, ConsumableShares and MPS.
@@ -84,7 +90,12 @@ def check_sharing_gates(snapshot: ClusterSnapshot,
     daemonsets = snapshot.listing(DAEMONSETS)
     if daemonsets.items is None:
         return unreadable(CLUSTER016, "DaemonSets", daemonsets, "daemonsets.apps in all namespaces")
-    drivers = [d for d in driver_daemonsets(daemonsets.items) if d.serves_gpus]
+    found = driver_daemonsets(daemonsets.items)
+    drivers = [d for d in found if d.serves_gpus]
+    if not found and driver_unrecognised(snapshot):
+        # as CLUSTER006 says of the same cluster: a driver runs, its gates cannot be read
+        return result(CLUSTER016, CheckOutcome.UNAVAILABLE,
+                      f"{UNRECOGNISED}: its feature gates cannot be read", CHECK_BY_HAND)
     if not drivers:
         return result(CLUSTER016, CheckOutcome.PASS,
                       "no NVIDIA DRA driver DaemonSet serves GPUs: no driver gates to judge")

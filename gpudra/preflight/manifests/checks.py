@@ -6,6 +6,7 @@ findings, so one scan serves the audit rules and these checks alike.
 
 from __future__ import annotations
 
+import re
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 
@@ -160,12 +161,26 @@ def run_manifest_checks(tree: ManifestInput,
             check_dra_lint(tree))
 
 
-def where(obj: ManifestObject) -> str:
-    return f"{obj.file}:{obj.first_line}"
+def where(obj: ManifestObject, line: int | None = None) -> str:
+    return f"{obj.file}:{obj.first_line if line is None else line}"
 
 
-def describe(obj: ManifestObject) -> str:
-    return f"{where(obj)} {obj.kind} {obj.name or '(unnamed)'}"
+def describe(obj: ManifestObject, line: int | None = None) -> str:
+    return f"{where(obj, line)} {obj.kind} {obj.name or '(unnamed)'}"
+
+
+_SEGMENT = re.compile(r"([^.\[\]]+)|\[(\d+)\]")
+
+
+def _at_field(obj: ManifestObject, problem: str) -> str:
+    """`file:line Kind name: path: message`, the line that of the field the problem names (as
+    the audit cites it; issue 36, item 5: MANIFEST002 cited the object's first line)."""
+    path_text = problem.split(": ", 1)[0]
+    path: tuple[str | int, ...] = ()
+    if path_text != "(root)":
+        path = tuple(int(index) if index else key
+                     for key, index in _SEGMENT.findall(path_text))
+    return f"{describe(obj, obj.line_of(path))}: {problem}"
 
 
 def dra_objects(objects: Iterable[ManifestObject]) -> list[ManifestObject]:
@@ -255,7 +270,7 @@ def check_strict_validation(tree: ManifestInput, target: TargetVersion,
         if obj.listing:
             continue
         if obj.group != GROUP:
-            problems += [f"{describe(obj)}: {e}" for e in semantic_errors(obj.data)]
+            problems += [_at_field(obj, e) for e in semantic_errors(obj.data)]
             continue
         if not availability(target, obj.api_version, obj.kind).exists:
             skipped.append(f"not validated (see MANIFEST001): {describe(obj)}")
@@ -263,11 +278,11 @@ def check_strict_validation(tree: ManifestInput, target: TargetVersion,
         checked += 1
         if schema_missing is None:
             try:
-                problems += [f"{describe(obj)}: {e}" for e in validator.errors(obj.data)]
+                problems += [_at_field(obj, e) for e in validator.errors(obj.data)]
                 continue
             except UnavailableError as exc:
                 schema_missing = str(exc)
-        problems += [f"{describe(obj)}: {e}" for e in semantic_errors(obj.data)]
+        problems += [_at_field(obj, e) for e in semantic_errors(obj.data)]
     details = problems + skipped + _errors_note(tree)
     if problems:
         return result(MANIFEST002, CheckOutcome.FAIL,
