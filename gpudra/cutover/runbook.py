@@ -53,6 +53,8 @@ class WaveContext:
 
     plugin_pods: tuple[tuple[str, str], ...] = ()
     quotas: Mapping[int, int] = field(default_factory=dict)
+    # --strategy bridge: what each wave leaves unchanged (gpudra.cutover.bridge); None: rewrite
+    bridge: Any = None
 
 
 def wave_steps(wave: Wave, directory: str | None,
@@ -66,7 +68,11 @@ def wave_steps(wave: Wave, directory: str | None,
     changes, so no GPU is ever held through the device plugin while the DRA driver offers it;
     each switch is waited for (the device plugin's pods gone, each node's ResourceSlice
     there) before the nodes take pods again. Every value read from the cluster or a file is
-    quoted for the shell."""
+    quoted for the shell. Under --strategy bridge, gpudra.cutover.bridge_runbook's steps."""
+    if context.bridge is not None:
+        from gpudra.cutover.bridge_runbook import bridge_wave_steps
+
+        return bridge_wave_steps(wave, directory, context)
     nodes = " ".join(shlex.quote(n) for n in wave.nodes)
     where = (shlex.quote(f"{directory}/wave-{wave.number}") if directory
              else f"<output-dir>/wave-{wave.number}")
@@ -264,7 +270,8 @@ def as_json(result: CutoverPlan, directory: str | None, pools: dict[str, int],
                    "workloads": [{"kind": m.kind, "name": m.name, "namespace": m.namespace,
                                   "pods": m.pods, "gpus": m.gpus,
                                   "risk": RISK_NAMES[m.risk],
-                                  "managed_by": manager(m)} for m in w.moved],
+                                  "managed_by": manager(m),
+                                  **_bridged_field(m, w, context)} for m in w.moved],
                    "device_plugin_side": _side(w.plugin_side), "dra_side": _side(w.dra_side),
                    **wave_steps(w, directory, context)} for w in result.waves],
         "attempt": None if result.attempt is None else {
@@ -272,6 +279,14 @@ def as_json(result: CutoverPlan, directory: str | None, pools: dict[str, int],
             "device_plugin_side": _side(result.attempt.plugin_side),
             "dra_side": _side(result.attempt.dra_side)},
     }
+
+
+def _bridged_field(workload: Workload, wave: Wave, context: WaveContext) -> dict[str, Any]:
+    """`bridged` under --strategy bridge (left unchanged for the bridge, or converted); nothing
+    under rewrite, whose JSON stays as it was."""
+    if context.bridge is None:
+        return {}
+    return {"bridged": workload.key in context.bridge.of(wave.number)}
 
 
 def _fits(side: Side) -> str:
@@ -295,7 +310,9 @@ def markdown(result: CutoverPlan, directory: str | None, pools: dict[str, int],
         lines += [f"## Wave {wave.number}: {what}", ""]
         lines += [f"After it: device plugin {_fits(wave.plugin_side)}; DRA "
                   f"{_fits(wave.dra_side)}; no node serves both.", ""]
-        if wave.moved:
+        if wave.moved and context.bridge is not None:
+            lines += _bridge_lists(wave, context)
+        elif wave.moved:
             lines += ["Workloads that move to claims:", ""]
             lines += [f"- {_md(m.label)} ({m.pods} pods, {m.gpus} GPUs; {RISK_NAMES[m.risk]})"
                       + _managed_note(m) for m in wave.moved[:MAX_LISTED]]
@@ -310,6 +327,26 @@ def markdown(result: CutoverPlan, directory: str | None, pools: dict[str, int],
                   "plugin\", uninstall it (or set the GPU Operator's `devicePlugin.enabled: "
                   "false`).", ""]
     return "\n".join(lines)
+
+
+def _bridge_lists(wave: Wave, context: WaveContext) -> list[str]:
+    """Under --strategy bridge: the moving workloads left unchanged, then those converted."""
+    lines: list[str] = []
+    bridged = context.bridge.of(wave.number)
+    for title, members in (
+            ("Workloads the bridge serves unchanged (their pods are restarted onto DRA):",
+             [m for m in wave.moved if m.key in bridged]),
+            ("Workloads that move to claims (the bridge cannot serve them):",
+             [m for m in wave.moved if m.key not in bridged])):
+        if not members:
+            continue
+        lines += [title, ""]
+        lines += [f"- {_md(m.label)} ({m.pods} pods, {m.gpus} GPUs; {RISK_NAMES[m.risk]})"
+                  + _managed_note(m) for m in members[:MAX_LISTED]]
+        if len(members) > MAX_LISTED:
+            lines.append(f"- ... and {len(members) - MAX_LISTED} more (JSON: -o json)")
+        lines.append("")
+    return lines
 
 
 def manager(workload: Workload) -> str | None:
