@@ -79,7 +79,13 @@ def served_by_bridge(workload: Workload, table: WorkloadTable, target: TargetVer
 
     if workload.on_claims or workload.stays is not None:
         return False
-    result = convert_result(ConvertOptions(target, strategy="bridge"), table, workload.original)
+    data = workload.original
+    spec = data.get("spec")
+    if data.get("kind") == "Pod" and isinstance(spec, Mapping) and "nodeName" in spec:
+        # read live: the scheduler's binding, not the author's; the runbook creates the pod
+        # anew without it (as the in-memory converter of the rewrite strategy judges it)
+        data = {**data, "spec": {k: v for k, v in spec.items() if k != "nodeName"}}
+    result = convert_result(ConvertOptions(target, strategy="bridge"), table, data)
     return result is not None and result.strategy == "bridge"
 
 
