@@ -112,6 +112,14 @@ def rewritten_only(plan: CutoverPlan, bridge: BridgePlan) -> CutoverPlan:
     return replace(plan, waves=waves)
 
 
+def without_bridged(fleet: Fleet, bridge: BridgePlan) -> Fleet:
+    """The fleet as the quotas see it: a namespace's device-plugin quota keys go with its last
+    workload that is converted; the bridged ones keep asking nvidia.com/gpu, which
+    `requests.nvidia.com/gpu` counts whether the device plugin or the bridge serves it."""
+    bridged = frozenset().union(*bridge.bridged.values())
+    return replace(fleet, workloads=tuple(w for w in fleet.workloads if w.key not in bridged))
+
+
 def split(moved: Sequence[Workload], bridged: frozenset[tuple[str, str, str]]
           ) -> tuple[tuple[Workload, ...], tuple[Workload, ...]]:
     """(converted, bridged) of a wave's moving workloads."""

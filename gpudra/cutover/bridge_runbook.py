@@ -6,9 +6,12 @@ what it leaves unchanged: the mapping DeviceClass written first when the cluster
 can unmap the name: docs/facts.md), a wait after the switch until each node's
 `nvidia.com/gpu` capacity is 0 or gone (the scheduler serves a mapped name through DRA only
 on a node without device-plugin capacity for it), and the unchanged pods started again once
-the nodes take pods: Deployments and StatefulSets restarted (`kubectl rollout restart`; an
-OnDelete StatefulSet's pods then deleted in order, as the rewrite strategy does), Jobs and
-bare Pods deleted before the drain and created again, unchanged, after it.
+the nodes take pods. The drain restarts them: their controllers make new pods, which wait
+(the nodes are cordoned) until the switch is done and then go through the bridge; Jobs and
+bare Pods are deleted before the drain (it refuses bare Pods) and created again, unchanged,
+after it. No `kubectl rollout restart`: with the template unchanged, the old ReplicaSet's pods
+and the new one's would compete for the same GPUs, and on a full pool the rollout (at most 0
+unavailable) never finishes (tried on the journey's sharing cluster).
 """
 
 from __future__ import annotations
@@ -23,9 +26,6 @@ from gpudra.cutover.runbook import (
     OPERATOR_LABEL, STACK_LABEL, WaveContext, _cascade, _count, _settled, _switch,
 )
 from gpudra.cutover.waves import Wave
-
-_RESTARTED = frozenset({"Deployment", "StatefulSet"})
-
 
 def bridge_wave_steps(wave: Wave, directory: str | None, context: WaveContext
                       ) -> dict[str, list[str]]:
@@ -73,7 +73,6 @@ def bridge_wave_steps(wave: Wave, directory: str | None, context: WaveContext
         steps.append(f"kubectl create -f {where}/converted/recreate/ --recursive")
     if RECREATE in kept:
         steps.append(f"kubectl create -f {where}/{BRIDGED}/recreate/ --recursive")
-    steps += [_restart(w) for w in bridged if w.kind in _RESTARTED]
     steps += _settled(wave)
     steps.append(f"gpudra verify --wave-of {where}   # exit 0 before the next wave: what the "
                  "wave moves runs on DRA (the bridge or claims)")
@@ -90,12 +89,6 @@ def capacity_gone(node: str) -> str:
              ')" =~ ^0*$ ]]; do sleep 2; done')
     return (f"timeout 10m bash -c {shlex.quote(inner)}   # no {BRIDGED_NAME} capacity left "
             "on the node: only then does the bridge serve it")
-
-
-def _restart(workload: Workload) -> str:
-    return (f"kubectl rollout restart {workload.kind.lower()}/{shlex.quote(workload.name)} -n "
-            f"{shlex.quote(workload.namespace)}   # unchanged; its pods start again through the "
-            "bridge")
 
 
 def _rollback(wave: Wave, rewritten: Wave, bridged: tuple[Workload, ...], nodes: str,

@@ -10,7 +10,7 @@ from pathlib import Path
 from typing import Any
 
 from gpudra.cutover.bridge import (
-    BridgePlan, check_strategy, plan_bridge, rewritten_only, write_bridged,
+    BridgePlan, check_strategy, plan_bridge, rewritten_only, without_bridged, write_bridged,
 )
 from gpudra.cutover.fleet import Fleet, build_fleet
 from gpudra.cutover.manifests import quota_changes, write_waves
@@ -87,7 +87,7 @@ def run_cutover(request: CutoverRequest, *, on_page: Callable[[Any], None] | Non
     bridge = plan_bridge(result, fleet, table) if request.strategy == "bridge" else None
     # under the bridge, only what a wave converts changes its manifests and quotas
     rewritten = result if bridge is None else rewritten_only(result, bridge)
-    quotas = quota_changes(rewritten, fleet)
+    quotas = quota_changes(rewritten, fleet if bridge is None else without_bridged(fleet, bridge))
     context = WaveContext(fleet.plugin_pods, {n: len(c) for n, c in quotas.items() if c},
                           bridge)
     if out is not None:

@@ -18,13 +18,11 @@ import pytest
 
 from tests.journey import runbook
 from tests.journey.cluster import Cluster, journey_cluster_at
-from tests.journey.fleets import GKE, POOL_LABEL
-from tests.journey.observe import gpu_pods
+from tests.journey.bridged import BRIDGE, DEVICE_PLUGIN, served
+from tests.journey.fleets import GKE
 from tests.journey.steps import WorkloadKey, bring_up, gpudra, running_now, workload_rows
 
-BRIDGE_ANNOTATION = "resource.kubernetes.io/extended-resource-claim"
 MAPPING_CLASS = "gpu-extended-resource.gpudra.io"
-DEVICE_PLUGIN, BRIDGE = "device plugin", "bridge"
 
 
 @pytest.fixture(scope="module")
@@ -32,37 +30,6 @@ def gke(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Cluster]:
     with journey_cluster_at(tmp_path_factory.mktemp("gke-bridge"), GKE.apiserver_args) as cluster:
         bring_up(cluster, GKE)
         yield cluster
-
-
-def _stack(cluster: Cluster, pod: dict[str, Any], pools: dict[str, str]) -> str:
-    """How the API server shows the pod served: BRIDGE only when its status names a claim the
-    scheduler made for it, allocated on devices of the DRA driver's pools (one per node) in
-    the pod's own node pool; else the device plugin (the pod still asks nvidia.com/gpu)."""
-    status = pod.get("status", {}).get("extendedResourceClaimStatus")
-    if not status:
-        return DEVICE_PLUGIN
-    namespace, node = pod["metadata"]["namespace"], pod["spec"]["nodeName"]
-    claim = cluster.plane.admin.get(f"/apis/resource.k8s.io/v1/namespaces/{namespace}/"
-                                    f"resourceclaims/{status['resourceClaimName']}")
-    results = claim.get("status", {}).get("allocation", {}).get("devices", {}).get("results")
-    owners = [r["uid"] for r in claim["metadata"].get("ownerReferences", [])]
-    assert claim["metadata"]["annotations"][BRIDGE_ANNOTATION] == "true", claim
-    assert owners == [pod["metadata"]["uid"]], claim
-    assert results and {pools[r["pool"]] for r in results} == {pools[node]}, (claim, node)
-    return BRIDGE
-
-
-def served(cluster: Cluster) -> dict[WorkloadKey, set[tuple[str, str]]]:
-    """Per workload, the (stack, node pool) of each of its pods Running and Ready."""
-    pools = {name: machine.labels[POOL_LABEL] for name, machine in GKE.machines().items()}
-    out: dict[WorkloadKey, set[tuple[str, str]]] = {}
-    for view in gpu_pods(cluster.plane.admin, GKE.namespaces):
-        if view.phase != "Running" or not view.ready:
-            continue
-        pod = cluster.plane.admin.get(f"/api/v1/namespaces/{view.namespace}/pods/{view.name}")
-        out.setdefault((view.namespace, *view.owner), set()).add(
-            (_stack(cluster, pod, pools), pools[view.node or ""]))
-    return out
 
 
 def _plan(cluster: Cluster, *args: str) -> dict[str, Any]:
@@ -82,7 +49,7 @@ def test_the_bridge_runbook_runs_as_written_and_every_workload_ends_on_dra(
         (w["wave"], w["nodes"]) for w in rewrite["waves"]]
     assert all(m["bridged"] for w in bridge["waves"] for m in w["workloads"])
     before = {key: {(DEVICE_PLUGIN, pool) for _, pool in places}
-              for key, places in served(gke).items()}
+              for key, places in served(gke, GKE).items()}
     quota_before = gke.plane.admin.get("/api/v1/namespaces/ml/resourcequotas/gpu-quota")
     out = tmp_path / "cutover"
     made = gpudra(gke, "cutover", "--strategy", "bridge", "--output-dir", str(out), "-o",
@@ -107,7 +74,7 @@ def test_the_bridge_runbook_runs_as_written_and_every_workload_ends_on_dra(
                           for _, pool in places} for key, places in before.items()}
         gke.plane.wait(f"every GPU workload running again after wave {wave.number} {what}",
                        lambda: running_now(gke, GKE) == GKE.running_before
-                       and served(gke) == expected, timeout=60)
+                       and served(gke, GKE) == expected, timeout=60)
         # verify says of each workload what the API server shows: the ones the waves so far
         # moved on the bridge (the idle ones too: their next pods would be), the rest on the
         # device plugin.
