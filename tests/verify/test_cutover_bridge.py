@@ -59,7 +59,8 @@ def fleet(*extra: dict[str, Any]) -> list[dict[str, Any]]:
 BRIDGED = {"web": True, "debug": True, "visible": False}
 
 
-def test_whole_gpus_stay_unchanged_what_the_bridge_cannot_serve_is_converted(tmp_path: Path) -> None:
+def test_whole_gpus_stay_unchanged_what_the_bridge_cannot_serve_is_converted(
+        tmp_path: Path) -> None:
     code, out, err = cutover(tmp_path, fleet(), "--strategy", "bridge", "-o", "json",
                              "--output-dir", "out")
     assert code == 0, err
