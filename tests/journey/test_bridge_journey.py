@@ -59,8 +59,17 @@ def test_the_bridge_runbook_runs_as_written_and_every_workload_ends_on_dra(
     assert [wave.number for wave in waves] == sorted(moved_in) == [1, 2, 3]
     # Nothing is converted: no wave has a converted/ folder, only the unchanged workloads.
     assert not list(out.rglob("converted"))
-    changed = {"rewrite": sum(len(w["workloads"]) for w in rewrite["waves"]),
-               "bridge": len(list(out.rglob("converted/*/*/*.yaml")))}
+    # What each strategy changes, for the closing note: manifests replaced or created anew
+    # (workloads), claim-template files, quotas replaced.
+    rewritten = tmp_path / "rewrite"
+    assert gpudra(gke, "cutover", "--output-dir", str(rewritten)).returncode == 0
+    changed = {name: {kind: sum(len(list(top.glob(f"wave-*/converted/{folder}/*/*.yaml")))
+                                for folder in folders)
+                      for kind, folders in (("workloads", ("replace", "recreate")),
+                                            ("claim files", ("claims",)),
+                                            ("quotas", ("quotas",)))}
+               for name, top in (("rewrite", rewritten), ("bridge", out))}
+    assert changed["bridge"] == {"workloads": 0, "claim files": 0, "quotas": 0}
     bin_dir = runbook.tools(tmp_path / "bin", gke.plane.binary)
     took: list[str] = []
 
