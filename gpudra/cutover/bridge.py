@@ -15,12 +15,14 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, replace
+from pathlib import Path
 from typing import Any
 
 from gpudra.cutover.fleet import Fleet, Workload
 from gpudra.cutover.waves import CutoverPlan
 from gpudra.dra.versions import TargetVersion
 from gpudra.errors import UsageError
+from gpudra.model import InputError
 from gpudra.objects import dig
 from gpudra.workloads import WorkloadTable
 
@@ -132,8 +134,8 @@ MAPPING = "mapping"    # wave-N/mapping/: the mapping DeviceClass, in the wave t
 MAPPING_FILE = "deviceclass-nvidia-gpu.yaml"
 
 
-def write_bridged(plan: CutoverPlan, bridge: BridgePlan, out: Any, table: WorkloadTable,
-                  target: TargetVersion) -> list[Any]:
+def write_bridged(plan: CutoverPlan, bridge: BridgePlan, out: Path, table: WorkloadTable,
+                  target: TargetVersion) -> list[InputError]:
     """Each wave's unchanged workloads under wave-N/bridged/<replace|recreate>/ (verify
     --wave-of holds the wave to them; the runbook deletes and creates the recreated kinds from
     there), and the mapping class under the first wave's mapping/ when the cluster has none.
@@ -141,7 +143,6 @@ def write_bridged(plan: CutoverPlan, bridge: BridgePlan, out: Any, table: Worklo
     from gpudra.convert.export import dump
     from gpudra.convert.writer import WriteRefused, write_under
     from gpudra.cutover.manifests import export_original, mode
-    from gpudra.model import InputError
 
     errors: list[InputError] = []
     for wave in plan.waves:

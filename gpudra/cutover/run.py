@@ -163,6 +163,9 @@ def _read_cluster(request: CutoverRequest, table: WorkloadTable, errors: list[In
     with connect(request.cluster or ClusterOptions(all_namespaces=True)) as cluster:
         reads.append(cluster_read(cluster.target))
         version = cluster.server_version()
+        # refused before anything else is read: the release has no bridge
+        check_strategy(request.strategy, request.target_version
+                       or live_target(version.minor, version.git_version))
         source = ClusterSource(cluster, table, on_page, command="cutover")
         for item in source.items():
             if isinstance(item, InputError):

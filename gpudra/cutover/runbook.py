@@ -17,6 +17,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
+from gpudra.cutover.bridge import MAPPING_CLASS, BridgePlan
 from gpudra.cutover.fleet import RISK_NAMES, WAVE_LABEL, Workload
 from gpudra.cutover.manifests import RECREATE, REPLACE, mode, wave_modes
 from gpudra.cutover.waves import CutoverPlan, Side, Wave
@@ -54,7 +55,7 @@ class WaveContext:
     plugin_pods: tuple[tuple[str, str], ...] = ()
     quotas: Mapping[int, int] = field(default_factory=dict)
     # --strategy bridge: what each wave leaves unchanged (gpudra.cutover.bridge); None: rewrite
-    bridge: Any = None
+    bridge: BridgePlan | None = None
 
 
 def wave_steps(wave: Wave, directory: str | None,
@@ -265,6 +266,7 @@ def as_json(result: CutoverPlan, directory: str | None, pools: dict[str, int],
         "blocked": result.blocked,
         "pools": pools,
         "prerequisites": prerequisites(),
+        **_bridge_json(context),
         "start": [_side(s) for s in result.start] if result.start else [],
         "waves": [{"wave": w.number, "pools": list(w.units), "nodes": list(w.nodes),
                    "workloads": [{"kind": m.kind, "name": m.name, "namespace": m.namespace,
@@ -302,7 +304,8 @@ def markdown(result: CutoverPlan, directory: str | None, pools: dict[str, int],
     if result.blocked:
         lines += [f"**Blocked:** {_md(result.blocked)}", ""]
     lines += ["## Before the first wave", ""]
-    lines += [f"{i}. {step}" for i, step in enumerate(prerequisites(), 1)] + [""]
+    lines += [f"{i}. {step}" for i, step in enumerate(
+        prerequisites() + _bridge_prerequisite(context), 1)] + [""]
     for wave in result.waves:
         steps = wave_steps(wave, directory, context)
         what = (f"{_md(', '.join(wave.units))} ({len(wave.nodes)} nodes)" if wave.nodes else
@@ -327,6 +330,29 @@ def markdown(result: CutoverPlan, directory: str | None, pools: dict[str, int],
                   "plugin\", uninstall it (or set the GPU Operator's `devicePlugin.enabled: "
                   "false`).", ""]
     return "\n".join(lines)
+
+
+def _bridge_json(context: WaveContext) -> dict[str, Any]:
+    """Under --strategy bridge, which classes map nvidia.com/gpu and which one the runbook
+    writes (None: the cluster has one); nothing under rewrite."""
+    bridge = context.bridge
+    if bridge is None:
+        return {}
+    return {"strategy": "bridge", "bridge": {
+        "mapped_by": list(bridge.mapped_by),
+        "writes_mapping_class": MAPPING_CLASS if bridge.write_mapping else None}}
+
+
+def _bridge_prerequisite(context: WaveContext) -> list[str]:
+    bridge = context.bridge
+    if bridge is None:
+        return []
+    if bridge.mapped_by:
+        return [f"The bridge: DeviceClass {_md(', '.join(bridge.mapped_by))} maps "
+                "nvidia.com/gpu already; the runbook writes no other (with two, the newest "
+                "wins, and deleting the other can unmap the name)."]
+    return ["The bridge: no DeviceClass maps nvidia.com/gpu; the first wave's first step "
+            f"writes {MAPPING_CLASS} (the driver chart's whole-GPU selector)."]
 
 
 def _bridge_lists(wave: Wave, context: WaveContext) -> list[str]:

@@ -73,6 +73,9 @@ def test_whole_gpus_stay_unchanged_what_the_bridge_cannot_serve_is_converted(
                                           for w in json.loads(rewrite)["waves"]]
     assert {m["name"]: m["bridged"] for w in report["waves"] for m in w["workloads"]} == BRIDGED
     assert all("bridged" not in m for w in json.loads(rewrite)["waves"] for m in w["workloads"])
+    assert (report["strategy"], report["bridge"]) == (
+        "bridge", {"mapped_by": [], "writes_mapping_class": MAPPING_CLASS})
+    assert "bridge" not in json.loads(rewrite) and "strategy" not in json.loads(rewrite)
     written = sorted(str(p.relative_to(tmp_path / "out")) for p in (tmp_path / "out").rglob(
         "*.yaml"))
     first = report["waves"][0]["wave"]
@@ -113,6 +116,7 @@ def test_no_second_mapping_class_when_one_maps_the_name(tmp_path: Path) -> None:
                              "json", "--output-dir", "out")
     assert code == 0, err
     report = json.loads(out)
+    assert report["bridge"] == {"mapped_by": ["gpu.nvidia.com"], "writes_mapping_class": None}
     assert not [s for w in report["waves"] for s in w["steps"] + w["rollback"]
                 if "/mapping/" in s]
     assert not list((tmp_path / "out").rglob("mapping"))
