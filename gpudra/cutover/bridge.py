@@ -162,3 +162,13 @@ def write_bridged(plan: CutoverPlan, bridge: BridgePlan, out: Path, table: Workl
             reason = str(exc) if isinstance(exc, WriteRefused) else exc.strerror or str(exc)
             errors.append(InputError(str(where), f"cannot write the wave's manifests: {reason}"))
     return errors
+
+
+def released(fleet: Fleet, table: WorkloadTable) -> Fleet:
+    """The fleet with the workloads the rewrite cannot move (their controller reads the GPU
+    limit it would remove: KServe picks an image by it) free to move where the bridge serves
+    them: the bridge keeps the limit, so what reads it keeps working."""
+    freed = tuple(replace(w, stays=None) if w.stays is not None
+                  and served_by_bridge(replace(w, stays=None), table, fleet.target) else w
+                  for w in fleet.workloads)
+    return replace(fleet, workloads=freed)

@@ -10,7 +10,8 @@ from pathlib import Path
 from typing import Any
 
 from gpudra.cutover.bridge import (
-    BridgePlan, check_strategy, plan_bridge, rewritten_only, without_bridged, write_bridged,
+    BridgePlan, check_strategy, plan_bridge, released, rewritten_only, without_bridged,
+    write_bridged,
 )
 from gpudra.cutover.fleet import Fleet, build_fleet
 from gpudra.cutover.manifests import quota_changes, write_waves
@@ -81,6 +82,8 @@ def run_cutover(request: CutoverRequest, *, on_page: Callable[[Any], None] | Non
     target = target or DEFAULT
     check_strategy(request.strategy, target)  # the live cluster's release, once read
     fleet = build_fleet(objects, table, request.pool_label, target)
+    if request.strategy == "bridge":
+        fleet = released(fleet, table)
     if request.pool_label and not any(request.pool_label in n.labels for n in fleet.nodes):
         raise UsageError(f"--pool-label {request.pool_label}: no GPU node has this label")
     result = order_waves(fleet, table, request.max_wave_nodes)

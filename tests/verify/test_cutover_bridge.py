@@ -167,3 +167,32 @@ def test_the_capacity_wait_ends_only_when_no_gpu_is_advertised(
     run = subprocess.run(["bash", "-c", line], env={"PATH": f"{tmp_path}:/usr/bin:/bin"},
                          capture_output=True, text=True, timeout=30)
     assert run.returncode == (124 if waits else 0), run.stderr
+
+
+def reads_the_limit() -> dict[str, Any]:
+    """A KServe InferenceService whose image KServe picks by the GPU limit: the rewrite cannot
+    move it (convert blocks it); the bridge keeps the limit."""
+    return {"apiVersion": "serving.kserve.io/v1beta1", "kind": "InferenceService",
+            "metadata": {"name": "summarize", "namespace": "serving", "uid": "uid-summarize",
+                         "annotations": {"serving.kserve.io/deploymentMode": "RawDeployment"}},
+            "spec": {"predictor": {"minReplicas": 1, "maxReplicas": 1,
+                                   "nodeSelector": {POOL: "b"},
+                                   "model": {"modelFormat": {"name": "huggingface"},
+                                             "storageUri": "hf://example/summarizer",
+                                             "resources": {"limits": {"nvidia.com/gpu": "1"}}}}}}
+
+
+@pytest.mark.parametrize(("strategy", "code", "moved"), [
+    ("rewrite", 1, []),                 # stays on the device plugin: pool b cannot switch
+    ("bridge", 0, [("summarize", True)]),
+])
+def test_a_workload_whose_controller_reads_the_limit_moves_only_under_the_bridge(
+        tmp_path: Path, strategy: str, code: int, moved: list[tuple[str, bool]]) -> None:
+    objects = [f.node("a-1", 8, pool="a"), f.node("b-1", 8, pool="b"), reads_the_limit()]
+    got, out, err = cutover(tmp_path, objects, "--strategy", strategy, "-o", "json")
+    assert got == code, err
+    report = json.loads(out)
+    assert [(m["name"], m.get("bridged", False)) for w in report["waves"]
+            for m in w["workloads"]] == moved
+    assert ("KServe picks the huggingfaceserver image by the GPU limit" in (
+        report["blocked"] or "")) == (strategy == "rewrite")
