@@ -65,13 +65,32 @@ class BridgePlan:
         return self.bridged.get(number, frozenset())
 
 
-def plan_bridge(plan: CutoverPlan, fleet: Fleet, table: WorkloadTable) -> BridgePlan:
-    bridged = {wave.number: frozenset(w.key for w in wave.moved
-                                      if served_by_bridge(w, table, fleet.target))
-               for wave in plan.waves}
+def plan_bridge(plan: CutoverPlan, fleet: Fleet, table: WorkloadTable
+                ) -> tuple[CutoverPlan, BridgePlan]:
+    """The plan's waves with each workload the bridge serves moved to the wave after which
+    every GPU node it may run on is switched (an unchanged pod may land on any of them, the
+    device plugin's too: only then are all its pods on DRA), and what each wave leaves
+    unchanged. Converted workloads keep their wave. The sides of each wave stay the rewrite
+    plan's: the capacity checks, which the scheduler, free to put an unchanged pod on either
+    stack, can only beat."""
+    switched = {n.name for n in fleet.nodes if n.on_dra}
+    carried: list[Workload] = []
+    waves = []
+    bridged: dict[int, frozenset[tuple[str, str, str]]] = {}
+    for wave in plan.waves:
+        switched |= set(wave.nodes)
+        kept = [w for w in wave.moved if served_by_bridge(w, table, fleet.target)]
+        converted = [w for w in wave.moved if w not in kept]
+        candidates = carried + kept
+        ready = [w for w in candidates if w.eligible <= switched]
+        carried = [w for w in candidates if not w.eligible <= switched]
+        moved = sorted(converted + ready, key=lambda w: (w.risk, w.label))
+        waves.append(replace(wave, moved=tuple(moved)))
+        bridged[wave.number] = frozenset(w.key for w in ready)
     mapped = mapping_classes(fleet.classes)
     first = plan.waves[0].number if plan.waves else None
-    return BridgePlan(bridged, not mapped, tuple(mapped), first)
+    return (replace(plan, waves=tuple(waves)),
+            BridgePlan(bridged, not mapped, tuple(mapped), first))
 
 
 def served_by_bridge(workload: Workload, table: WorkloadTable, target: TargetVersion) -> bool:

@@ -87,7 +87,9 @@ def run_cutover(request: CutoverRequest, *, on_page: Callable[[Any], None] | Non
     if request.pool_label and not any(request.pool_label in n.labels for n in fleet.nodes):
         raise UsageError(f"--pool-label {request.pool_label}: no GPU node has this label")
     result = order_waves(fleet, table, request.max_wave_nodes)
-    bridge = plan_bridge(result, fleet, table) if request.strategy == "bridge" else None
+    bridge = None
+    if request.strategy == "bridge":
+        result, bridge = plan_bridge(result, fleet, table)
     # under the bridge, only what a wave converts changes its manifests and quotas
     rewritten = result if bridge is None else rewritten_only(result, bridge)
     quotas = quota_changes(rewritten, fleet if bridge is None else without_bridged(fleet, bridge))

@@ -30,9 +30,9 @@ def held_to_waves(verdicts: tuple[Verdict, ...], waves: tuple[ExpectedWave, ...]
             if expected.bridged:
                 reason = (f"the wave leaves it unchanged for the bridge ({expected.file}) but "
                           "it is still on the device plugin: a node it may run on still "
-                          "advertises nvidia.com/gpu, or its pods were not started again after "
-                          "the switch (the runbook's rollout restart), or no DeviceClass maps "
-                          "nvidia.com/gpu")
+                          "advertises nvidia.com/gpu, or its pods did not start again after "
+                          "the switch (the runbook's drain, or delete and create), or no "
+                          "DeviceClass maps nvidia.com/gpu")
             verdict = replace(verdict, must_move=expected.file,
                               message=f"not moved: {verdict.message}",
                               reasons=(reason, *verdict.reasons))

@@ -4,8 +4,11 @@ pod Running and Ready."""
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import Any
 
+from tests.controlplane.cluster import Client
+from tests.controlplane.nvidia import Machine
 from tests.journey.cluster import Cluster
 from tests.journey.fleets import POOL_LABEL, Fleet
 from tests.journey.observe import gpu_pods
@@ -13,6 +16,7 @@ from tests.journey.steps import WorkloadKey
 
 BRIDGE_ANNOTATION = "resource.kubernetes.io/extended-resource-claim"
 DEVICE_PLUGIN, BRIDGE, CLAIMS = "device plugin", "bridge", "claims"
+TopOwner = Callable[[Client, dict[str, Any]], tuple[str, str]]
 
 
 def _bridge_claim(cluster: Cluster, pod: dict[str, Any], pools: dict[str, str]) -> bool:
@@ -33,17 +37,21 @@ def _bridge_claim(cluster: Cluster, pod: dict[str, Any], pools: dict[str, str]) 
     return True
 
 
-def served(cluster: Cluster, fleet: Fleet) -> dict[WorkloadKey, set[tuple[str, str]]]:
-    """Per workload, the (stack, node pool) of each of its pods Running and Ready: BRIDGE for
-    a pod on a scheduler-made claim, CLAIMS for one that names claims, else DEVICE_PLUGIN."""
+def served(cluster: Cluster, fleet: Fleet, top_owner: TopOwner | None = None,
+           place: Callable[[Machine], str] = lambda m: m.labels[POOL_LABEL]
+           ) -> dict[WorkloadKey, set[tuple[str, str]]]:
+    """Per workload, the (stack, `place` of its node: the node pool) of each of its pods
+    Running and Ready: BRIDGE for a pod on a scheduler-made claim, CLAIMS for one that names
+    claims, else DEVICE_PLUGIN. `top_owner`: how a pod's workload is found (observe.gpu_pods)."""
     pools = {name: machine.labels[POOL_LABEL] for name, machine in fleet.machines().items()}
+    places = {name: place(machine) for name, machine in fleet.machines().items()}
     out: dict[WorkloadKey, set[tuple[str, str]]] = {}
-    for view in gpu_pods(cluster.plane.admin, fleet.namespaces):
+    for view in gpu_pods(cluster.plane.admin, fleet.namespaces, top_owner):
         if view.phase != "Running" or not view.ready:
             continue
         pod = cluster.plane.admin.get(f"/api/v1/namespaces/{view.namespace}/pods/{view.name}")
         stack = (BRIDGE if _bridge_claim(cluster, pod, pools) else
                  CLAIMS if view.claims and not view.device_plugin else DEVICE_PLUGIN)
         out.setdefault((view.namespace, *view.owner), set()).add(
-            (stack, pools[view.node or ""]))
+            (stack, places[view.node or ""]))
     return out

@@ -196,3 +196,24 @@ def test_a_workload_whose_controller_reads_the_limit_moves_only_under_the_bridge
             for m in w["workloads"]] == moved
     assert ("KServe picks the huggingfaceserver image by the GPU limit" in (
         report["blocked"] or "")) == (strategy == "rewrite")
+
+
+def test_an_unchanged_workload_is_on_the_bridge_only_once_every_node_it_may_use_switched(
+        tmp_path: Path) -> None:
+    """`spread` may run on both pools. The rewrite moves it in the first wave (its converted
+    pods can only go to DRA nodes); unchanged, its pods could come back on the other pool's
+    device plugin, so the bridge holds it to the wave that switches its last pool."""
+    objects = [f.node("a-1", 8, pool="a"), f.node("b-1", 8, pool="b"),
+               f.deployment("ml", "spread", f.pod_spec(gpus=1), replicas=2),
+               f.deployment("ml", "on-b", f.pod_spec(gpus=1, node_selector={POOL: "b"}))]
+    code, rewrite, err = cutover(tmp_path, objects, "-o", "json")
+    assert code == 0, err
+    code, bridge, err = cutover(tmp_path, objects, "--strategy", "bridge", "-o", "json")
+    assert code == 0, err
+
+    def waves(out: str) -> list[tuple[list[str], list[str]]]:
+        return [(w["nodes"], [m["name"] for m in w["workloads"]])
+                for w in json.loads(out)["waves"]]
+
+    assert waves(rewrite) == [(["a-1"], ["spread"]), (["b-1"], ["on-b"])]
+    assert waves(bridge) == [(["a-1"], []), (["b-1"], ["spread", "on-b"])]
