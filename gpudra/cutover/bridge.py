@@ -167,6 +167,9 @@ def write_bridged(plan: CutoverPlan, bridge: BridgePlan, out: Path, table: Workl
     for wave in plan.waves:
         where = out / f"wave-{wave.number}"
         try:
+            # every wave's folder, so its `verify --wave-of` line reads one (a wave may hold
+            # no workload: the bridge holds each to the wave that switches its last node)
+            (where / BRIDGED).mkdir(parents=True, exist_ok=True)
             if bridge.write_mapping and wave.number == bridge.mapping_wave:
                 write_under(where / MAPPING, MAPPING_FILE,
                             dump(mapping_class(target)).encode("utf-8"))

@@ -38,13 +38,13 @@ def _bridge_claim(cluster: Cluster, pod: dict[str, Any], pools: dict[str, str]) 
 
 
 def served(cluster: Cluster, fleet: Fleet, top_owner: TopOwner | None = None,
-           place: Callable[[Machine], str] = lambda m: m.labels[POOL_LABEL]
+           place: Callable[[str, Machine], str] = lambda _, m: m.labels[POOL_LABEL]
            ) -> dict[WorkloadKey, set[tuple[str, str]]]:
-    """Per workload, the (stack, `place` of its node: the node pool) of each of its pods
+    """Per workload, the (stack, `place` of its node: its node pool) of each of its pods
     Running and Ready: BRIDGE for a pod on a scheduler-made claim, CLAIMS for one that names
     claims, else DEVICE_PLUGIN. `top_owner`: how a pod's workload is found (observe.gpu_pods)."""
     pools = {name: machine.labels[POOL_LABEL] for name, machine in fleet.machines().items()}
-    places = {name: place(machine) for name, machine in fleet.machines().items()}
+    places = {name: place(name, machine) for name, machine in fleet.machines().items()}
     out: dict[WorkloadKey, set[tuple[str, str]]] = {}
     for view in gpu_pods(cluster.plane.admin, fleet.namespaces, top_owner):
         if view.phase != "Running" or not view.ready:

@@ -4,14 +4,17 @@ CD-managed Deployments; stand-ins make the children the real operators make), wi
 `gpudra cutover --strategy bridge`. The InferenceService whose image KServe picks by the GPU
 limit, which the rewrite cannot move, moves here: the bridge keeps the limit. The runbook is
 followed as written; each wave that moves an operator's workload is rolled back and done
-again; after every step every pod runs unchanged on the GPU product it ran on, those of the
-waves done through the bridge, and verify says what the API server shows. Then the gate
+again; after every step every pod runs unchanged on the GPU product it ran on, through the
+bridge exactly when its node is switched (a workload that may use both L4 pools is held to the
+wave that switches the second), and verify says what the API server shows. Then the gate
 opens."""
 
 from __future__ import annotations
 
 import json
 from pathlib import Path
+
+import pytest
 
 from tests.journey import runbook
 from tests.journey.bridged import BRIDGE, DEVICE_PLUGIN, served
@@ -22,10 +25,14 @@ from tests.journey.steps import WorkloadKey, gpudra, workload_rows
 from tests.journey.test_operators_journey import fleet, running  # noqa: F401 (the fixture)
 
 
-def by_product(cluster: Cluster) -> dict[WorkloadKey, set[tuple[str, str]]]:
-    """(stack, GPU product) per workload: the two L4 pools are one product, and a pod may come
-    back on either."""
-    return served(cluster, OPERATORS, top_owner, lambda machine: machine.product.label)
+def by_node(cluster: Cluster) -> dict[WorkloadKey, set[tuple[str, str]]]:
+    """(stack, node) of each pod Running and Ready, per workload."""
+    return served(cluster, OPERATORS, top_owner, lambda name, _: name)
+
+
+def switched(cluster: Cluster) -> set[str]:
+    return {name for name in OPERATORS.machines() if cluster.plane.admin.get(
+        f"/api/v1/nodes/{name}")["metadata"]["labels"].get("gpudra.io/gpu-stack") == "dra"}
 
 
 def test_every_operator_workload_ends_on_the_bridge_even_the_one_the_rewrite_cannot_move(
@@ -37,8 +44,9 @@ def test_every_operator_workload_ends_on_the_bridge_even_the_one_the_rewrite_can
                 for wave in report["waves"]}
     assert BLOCKED in set().union(*moved_in.values())
     assert all(w["bridged"] for wave in report["waves"] for w in wave["workloads"])
-    before = {key: {product for _, product in places}
-              for key, places in by_product(fleet).items()}
+    product = {name: machine.product.label for name, machine in OPERATORS.machines().items()}
+    before = {key: {product[node] for _, node in places}
+              for key, places in by_node(fleet).items()}
     made = gpudra(fleet, "cutover", "--strategy", "bridge", "--output-dir",
                   str(tmp_path / "cutover"), "-o", "markdown")
     assert made.returncode == 0, made.stderr
@@ -47,19 +55,35 @@ def test_every_operator_workload_ends_on_the_bridge_even_the_one_the_rewrite_can
     assert not list((tmp_path / "cutover").rglob("converted"))  # no manifest changed
     bin_dir = runbook.tools(tmp_path / "bin", fleet.plane.binary)
 
+    def settled(held: set[WorkloadKey]) -> bool:
+        """Every workload runs its pods on the GPU products it ran on (the two L4 pools are
+        one product: a pod may come back on either), each through the bridge exactly when
+        its node is switched; those the waves so far hold, only through the bridge."""
+        on_dra, now = switched(fleet), by_node(fleet)
+        return (running(fleet) == OPERATORS.running_before
+                and {key: {product[node] for _, node in places}
+                     for key, places in now.items()} == before
+                and all((stack == BRIDGE) == (node in on_dra)
+                        for places in now.values() for stack, node in places)
+                and all(stack == BRIDGE for key in held for stack, _ in now.get(key, ())))
+
     def follow(wave: runbook.Wave, steps: tuple[str, ...], what: str,
-               now: set[WorkloadKey]) -> None:
+               held: set[WorkloadKey]) -> None:
         runbook.run_all(steps, bin_dir=bin_dir, kubeconfig=fleet.kubeconfig, cwd=tmp_path,
                         what=f"wave {wave.number} {what}")
-        expected = {key: {(BRIDGE if key in now else DEVICE_PLUGIN, product)
-                          for product in products} for key, products in before.items()}
-        fleet.plane.wait(f"every GPU workload running again after wave {wave.number} {what}",
-                         lambda: running(fleet) == OPERATORS.running_before
-                         and by_product(fleet) == expected, timeout=120)
+        try:
+            fleet.plane.wait(f"every GPU workload running again after wave {wave.number} "
+                             f"{what}", lambda: settled(held), timeout=120)
+        except TimeoutError:
+            pytest.fail(f"after wave {wave.number} {what}: running {running(fleet)}, where "
+                        f"{by_node(fleet)}, switched {switched(fleet)}, held {held}")
+        # verify says of each workload what the API server shows: on the bridge when every
+        # pod is, else on the device plugin
         rows = workload_rows(json.loads(gpudra(fleet, "verify", "-o", "json").stdout))
+        now = by_node(fleet)
         assert {key: (row["state"], row["pods_ready"]) for key, row in rows.items()} == {
-            key: (BRIDGE if key in now else DEVICE_PLUGIN, count)
-            for key, count in running(fleet).items()}
+            key: (BRIDGE if all(stack == BRIDGE for stack, _ in now[key]) else DEVICE_PLUGIN,
+                  count) for key, count in running(fleet).items()}
 
     moved: set[WorkloadKey] = set()
     for wave in waves:

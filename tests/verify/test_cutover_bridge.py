@@ -217,3 +217,9 @@ def test_an_unchanged_workload_is_on_the_bridge_only_once_every_node_it_may_use_
 
     assert waves(rewrite) == [(["a-1"], ["spread"]), (["b-1"], ["on-b"])]
     assert waves(bridge) == [(["a-1"], []), (["b-1"], ["spread", "on-b"])]
+    # the wave that holds nothing still has its folder: its verify --wave-of line reads it
+    code, _, err = cutover(tmp_path, objects, "--strategy", "bridge", "--output-dir", "out")
+    assert code == 0, err
+    assert sorted(p.name for p in (tmp_path / "out").iterdir()) == [
+        "runbook.md", "wave-1", "wave-2"]
+    assert (tmp_path / "out" / "wave-1" / "bridged").is_dir()
