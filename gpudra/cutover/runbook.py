@@ -442,7 +442,21 @@ def _read_line(runbook: Runbook) -> list[str]:
 
 
 def render_table(runbook: Runbook, options: RenderOptions) -> str:
-    return "".join(f"{line}\n\n" for line in _read_line(runbook)) + table(runbook.plan)
+    return ("".join(f"{line}\n\n" for line in _read_line(runbook)) + table(runbook.plan)
+            + _bridge_table_note(runbook))
+
+
+def _bridge_table_note(runbook: Runbook) -> str:
+    """Under --strategy bridge, what stays unchanged and what the first step writes."""
+    bridge = runbook.context.bridge
+    if bridge is None:
+        return ""
+    kept = sum(len(keys) for keys in bridge.bridged.values())
+    converted = sum(len(w.moved) for w in runbook.plan.waves) - kept
+    mapping = (f"DeviceClass {', '.join(bridge.mapped_by)} maps nvidia.com/gpu" if
+               bridge.mapped_by else f"the first wave writes {MAPPING_CLASS}")
+    return (f"strategy bridge: {kept} workloads stay unchanged (the bridge serves them), "
+            f"{converted} move to claims; {mapping}\n")
 
 
 def render_markdown(runbook: Runbook, options: RenderOptions) -> str:

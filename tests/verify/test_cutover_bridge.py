@@ -111,6 +111,22 @@ def test_whole_gpus_stay_unchanged_what_the_bridge_cannot_serve_is_converted(
         assert not [s for s in wave["steps"] if "rollout restart" in s]
 
 
+@pytest.mark.parametrize(("extra", "said"), [
+    ((), "strategy bridge: 2 workloads stay unchanged (the bridge serves them), 1 move to "
+         f"claims; the first wave writes {MAPPING_CLASS}"),
+    ((mapping_class(),), "strategy bridge: 2 workloads stay unchanged (the bridge serves "
+                         "them), 1 move to claims; DeviceClass gpu.nvidia.com maps "
+                         "nvidia.com/gpu"),
+])
+def test_the_wave_table_says_what_stays_unchanged(tmp_path: Path, extra: tuple[Any, ...],
+                                                   said: str) -> None:
+    code, out, err = cutover(tmp_path, fleet(*extra), "--strategy", "bridge")
+    assert code == 0, err
+    assert out.splitlines()[-1] == said
+    code, out, err = cutover(tmp_path, fleet(*extra))
+    assert "strategy bridge" not in out
+
+
 def test_no_second_mapping_class_when_one_maps_the_name(tmp_path: Path) -> None:
     code, out, err = cutover(tmp_path, fleet(mapping_class()), "--strategy", "bridge", "-o",
                              "json", "--output-dir", "out")
