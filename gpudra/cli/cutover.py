@@ -27,6 +27,8 @@ EPILOG = (
     "  gpudra cutover                                   # the current context; wave table\n"
     "  gpudra cutover --output-dir cutover/ -o markdown > runbook.md\n"
     "  gpudra cutover --pool-label node.kubernetes.io/instance-type --max-wave-nodes 4\n"
+    "  gpudra cutover --strategy bridge --output-dir cutover/ -o markdown   # 1.36+: no "
+    "manifest change for whole GPUs\n"
     "  kubectl get nodes,pods,rs,deploy,sts,jobs,cronjobs,ds,quota,resourceslices,"
     "resourceclaimtemplates,deviceclasses -A -o yaml > fleet.yaml\n"
     "  kubectl get leaderworkersets,jobsets,rayclusters,inferenceservices -A -o yaml "
@@ -44,6 +46,11 @@ _SOURCES = typer.Option([], "--from", metavar="FILE",
 _POOL_LABEL = typer.Option(None, "--pool-label", metavar="LABEL",
                            help="Node label that names pools (default: the cloud's node-pool "
                                 "label, else the GPU product).")
+_STRATEGY = typer.Option("rewrite", "--strategy", metavar="rewrite|bridge",
+                         help="rewrite: each wave converts its workloads to claims. bridge "
+                              "(1.36+): they stay unchanged and DRA serves their nvidia.com/gpu "
+                              "through a DeviceClass's extendedResourceName (KEP-5004); only "
+                              "what the bridge cannot serve (MIG) is converted.")
 _MAX_WAVE_NODES = typer.Option(None, "--max-wave-nodes", metavar="N",
                                help="Split pools into waves of at most N nodes.")
 
@@ -57,6 +64,7 @@ def cutover(
     sources: list[str] = _SOURCES,
     pool_label: Optional[str] = _POOL_LABEL,
     max_wave_nodes: Optional[int] = _MAX_WAVE_NODES,
+    strategy: str = _STRATEGY,
     target_version: Optional[str] = target_version_option(
         "Release the converted manifests are for (default: the cluster's own; "
         f"{DEFAULT} for --from).", default=None),
@@ -86,7 +94,7 @@ def cutover(
     cluster = None if sources else connection.cluster_options()
     target = TargetVersion.parse(target_version) if target_version else None
     request = CutoverRequest(tuple(sources), cluster, pool_label, max_wave_nodes, output_dir,
-                             target, cfg)
+                             target, cfg, strategy)
     with ListProgress(quiet or bool(sources)) as on_page:
         result = run_cutover(request, on_page=on_page)
     write_runbook(fmt, result, str(output_dir) if output_dir else None)

@@ -149,24 +149,19 @@ def _convert_quota(source: Path, output: Path, keep: bool, target: TargetVersion
 
 def _write_wave(wave: Wave, where: Path, table: WorkloadTable,
                 target: TargetVersion) -> list[InputError]:
-    from gpudra.convert.export import clean, dump, file_name
     from gpudra.convert.writer import write_under
-    from gpudra.gpu_use import read_object
 
     errors: list[InputError] = []
     modes: dict[str, str] = {}  # exported file name -> replace or recreate
     for workload in wave.moved:
-        data = workload.original
-        group = str(data.get("apiVersion", "")).rpartition("/")[0]
-        paths = [p.spec.path for p in read_object(table, group, workload.kind, data).pods]
-        name = file_name(data)
-        if name is None:
+        exported = export_original(workload, table)
+        if exported is None:
             errors.append(InputError(None, "not a valid Kubernetes name; left out",
                                      object=workload.label))
             continue
+        name, text = exported
         modes[name] = mode(workload)
-        write_under(where / "original" / modes[name], name,
-                    dump(clean(data, paths)).encode("utf-8"))
+        write_under(where / "original" / modes[name], name, text)
     where.mkdir(parents=True, exist_ok=True)
     staging = Path(tempfile.mkdtemp(prefix=".converting-", dir=where))
     try:
@@ -179,6 +174,19 @@ def _write_wave(wave: Wave, where: Path, table: WorkloadTable,
     finally:
         shutil.rmtree(staging, ignore_errors=True)
     return errors
+
+
+def export_original(workload: Workload, table: WorkloadTable) -> tuple[str, bytes] | None:
+    """(file name, text) of the workload as exported (what `convert --from-cluster` reads:
+    without status and what the API server set); None for a name no API server holds."""
+    from gpudra.convert.export import clean, dump, file_name
+    from gpudra.gpu_use import read_object
+
+    data = workload.original
+    group = str(data.get("apiVersion", "")).rpartition("/")[0]
+    paths = [p.spec.path for p in read_object(table, group, workload.kind, data).pods]
+    name = file_name(data)
+    return None if name is None else (name, dump(clean(data, paths)).encode("utf-8"))
 
 
 def _convert(source: Path, output: Path, target: TargetVersion,

@@ -9,6 +9,10 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from gpudra.cutover.bridge import (
+    BridgePlan, check_strategy, plan_bridge, released, rewritten_only, without_bridged,
+    write_bridged,
+)
 from gpudra.cutover.fleet import Fleet, build_fleet
 from gpudra.cutover.manifests import quota_changes, write_waves
 from gpudra.cutover.runbook import Runbook, WaveContext
@@ -30,6 +34,7 @@ class CutoverRequest:
     # parsed by the caller (the CLI); None: the live cluster's release, DEFAULT for --from
     target_version: TargetVersion | None = None
     config: Any = None
+    strategy: str = "rewrite"         # rewrite | bridge (gpudra.cutover.bridge)
 
 
 @dataclass(frozen=True)
@@ -41,6 +46,7 @@ class CutoverResult:
     output_dir: Path | None = None
     context: WaveContext = WaveContext()  # what the runbook's steps need besides the plan
     cluster: ClusterRead | None = None    # live: the cluster read, and when
+    bridge: BridgePlan | None = None      # --strategy bridge: what each wave leaves unchanged
 
     @property
     def pools(self) -> dict[str, int]:
@@ -57,6 +63,7 @@ def run_cutover(request: CutoverRequest, *, on_page: Callable[[Any], None] | Non
                 ) -> CutoverResult:
     from gpudra.config import Config
 
+    check_strategy(request.strategy, request.target_version or DEFAULT)
     if request.max_wave_nodes is not None and request.max_wave_nodes < 1:
         raise UsageError("--max-wave-nodes must be 1 or more")
     out = request.output_dir
@@ -73,18 +80,29 @@ def run_cutover(request: CutoverRequest, *, on_page: Callable[[Any], None] | Non
         objects, read, version = _read_cluster(request, table, errors, on_page, reads)
         target = target or live_target(version.minor, version.git_version)
     target = target or DEFAULT
+    check_strategy(request.strategy, target)  # the live cluster's release, once read
     fleet = build_fleet(objects, table, request.pool_label, target)
+    if request.strategy == "bridge":
+        fleet = released(fleet, table)
     if request.pool_label and not any(request.pool_label in n.labels for n in fleet.nodes):
         raise UsageError(f"--pool-label {request.pool_label}: no GPU node has this label")
     result = order_waves(fleet, table, request.max_wave_nodes)
-    quotas = quota_changes(result, fleet)
-    context = WaveContext(fleet.plugin_pods, {n: len(c) for n, c in quotas.items() if c})
+    bridge = None
+    if request.strategy == "bridge":
+        result, bridge = plan_bridge(result, fleet, table)
+    # under the bridge, only what a wave converts changes its manifests and quotas
+    rewritten = result if bridge is None else rewritten_only(result, bridge)
+    quotas = quota_changes(rewritten, fleet if bridge is None else without_bridged(fleet, bridge))
+    context = WaveContext(fleet.plugin_pods, {n: len(c) for n, c in quotas.items() if c},
+                          bridge)
     if out is not None:
         from gpudra.convert.writer import WriteRefused, write_under
         from gpudra.report.formats import Kind, RenderOptions, render
 
         out.mkdir(parents=True, exist_ok=True)  # the runbook is written even with no wave
-        errors += write_waves(result, quotas, out, table, target)
+        errors += write_waves(rewritten, quotas, out, table, target)
+        if bridge is not None:
+            errors += write_bridged(result, bridge, out, table, target)
 
         try:
             # Through the registry, as -o markdown: names escaped and credentials redacted.
@@ -96,7 +114,7 @@ def run_cutover(request: CutoverRequest, *, on_page: Callable[[Any], None] | Non
             reason = str(exc) if isinstance(exc, WriteRefused) else exc.strerror or str(exc)
             errors.append(InputError(str(out / "runbook.md"), f"cannot write: {reason}"))
     return CutoverResult(result, fleet, tuple(errors), read, out, context,
-                         reads[0] if reads else None)
+                         reads[0] if reads else None, bridge)
 
 
 def pool_sizes(fleet: Fleet) -> dict[str, int]:
@@ -150,6 +168,9 @@ def _read_cluster(request: CutoverRequest, table: WorkloadTable, errors: list[In
     with connect(request.cluster or ClusterOptions(all_namespaces=True)) as cluster:
         reads.append(cluster_read(cluster.target))
         version = cluster.server_version()
+        # refused before anything else is read: the release has no bridge
+        check_strategy(request.strategy, request.target_version
+                       or live_target(version.minor, version.git_version))
         source = ClusterSource(cluster, table, on_page, command="cutover")
         for item in source.items():
             if isinstance(item, InputError):

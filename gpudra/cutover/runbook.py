@@ -17,6 +17,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
+from gpudra.cutover.bridge import MAPPING_CLASS, BridgePlan
 from gpudra.cutover.fleet import RISK_NAMES, WAVE_LABEL, Workload
 from gpudra.cutover.manifests import RECREATE, REPLACE, mode, wave_modes
 from gpudra.cutover.waves import CutoverPlan, Side, Wave
@@ -53,6 +54,8 @@ class WaveContext:
 
     plugin_pods: tuple[tuple[str, str], ...] = ()
     quotas: Mapping[int, int] = field(default_factory=dict)
+    # --strategy bridge: what each wave leaves unchanged (gpudra.cutover.bridge); None: rewrite
+    bridge: BridgePlan | None = None
 
 
 def wave_steps(wave: Wave, directory: str | None,
@@ -66,7 +69,11 @@ def wave_steps(wave: Wave, directory: str | None,
     changes, so no GPU is ever held through the device plugin while the DRA driver offers it;
     each switch is waited for (the device plugin's pods gone, each node's ResourceSlice
     there) before the nodes take pods again. Every value read from the cluster or a file is
-    quoted for the shell."""
+    quoted for the shell. Under --strategy bridge, gpudra.cutover.bridge_runbook's steps."""
+    if context.bridge is not None:
+        from gpudra.cutover.bridge_runbook import bridge_wave_steps
+
+        return bridge_wave_steps(wave, directory, context)
     nodes = " ".join(shlex.quote(n) for n in wave.nodes)
     where = (shlex.quote(f"{directory}/wave-{wave.number}") if directory
              else f"<output-dir>/wave-{wave.number}")
@@ -259,12 +266,14 @@ def as_json(result: CutoverPlan, directory: str | None, pools: dict[str, int],
         "blocked": result.blocked,
         "pools": pools,
         "prerequisites": prerequisites(),
+        **_bridge_json(context),
         "start": [_side(s) for s in result.start] if result.start else [],
         "waves": [{"wave": w.number, "pools": list(w.units), "nodes": list(w.nodes),
                    "workloads": [{"kind": m.kind, "name": m.name, "namespace": m.namespace,
                                   "pods": m.pods, "gpus": m.gpus,
                                   "risk": RISK_NAMES[m.risk],
-                                  "managed_by": manager(m)} for m in w.moved],
+                                  "managed_by": manager(m),
+                                  **_bridged_field(m, w, context)} for m in w.moved],
                    "device_plugin_side": _side(w.plugin_side), "dra_side": _side(w.dra_side),
                    **wave_steps(w, directory, context)} for w in result.waves],
         "unconverted": [{"kind": u.kind, "namespace": u.namespace, "name": u.name,
@@ -274,6 +283,14 @@ def as_json(result: CutoverPlan, directory: str | None, pools: dict[str, int],
             "device_plugin_side": _side(result.attempt.plugin_side),
             "dra_side": _side(result.attempt.dra_side)},
     }
+
+
+def _bridged_field(workload: Workload, wave: Wave, context: WaveContext) -> dict[str, Any]:
+    """`bridged` under --strategy bridge (left unchanged for the bridge, or converted); nothing
+    under rewrite, whose JSON stays as it was."""
+    if context.bridge is None:
+        return {}
+    return {"bridged": workload.key in context.bridge.of(wave.number)}
 
 
 def _fits(side: Side) -> str:
@@ -289,7 +306,8 @@ def markdown(result: CutoverPlan, directory: str | None, pools: dict[str, int],
     if result.blocked:
         lines += [f"**Blocked:** {_md(result.blocked)}", ""]
     lines += ["## Before the first wave", ""]
-    lines += [f"{i}. {step}" for i, step in enumerate(prerequisites(), 1)] + [""]
+    lines += [f"{i}. {step}" for i, step in enumerate(
+        prerequisites() + _bridge_prerequisite(context), 1)] + [""]
     for wave in result.waves:
         steps = wave_steps(wave, directory, context)
         what = (f"{_md(', '.join(wave.units))} ({len(wave.nodes)} nodes)" if wave.nodes else
@@ -297,7 +315,9 @@ def markdown(result: CutoverPlan, directory: str | None, pools: dict[str, int],
         lines += [f"## Wave {wave.number}: {what}", ""]
         lines += [f"After it: device plugin {_fits(wave.plugin_side)}; DRA "
                   f"{_fits(wave.dra_side)}; no node serves both.", ""]
-        if wave.moved:
+        if wave.moved and context.bridge is not None:
+            lines += _bridge_lists(wave, context)
+        elif wave.moved:
             lines += ["Workloads that move to claims:", ""]
             lines += [f"- {_md(m.label)} ({m.pods} pods, {m.gpus} GPUs; {RISK_NAMES[m.risk]})"
                       + _managed_note(m) for m in wave.moved[:MAX_LISTED]]
@@ -312,6 +332,50 @@ def markdown(result: CutoverPlan, directory: str | None, pools: dict[str, int],
                   "plugin\", uninstall it (or set the GPU Operator's `devicePlugin.enabled: "
                   "false`).", ""]
     return "\n".join(lines)
+
+
+def _bridge_json(context: WaveContext) -> dict[str, Any]:
+    """Under --strategy bridge, which classes map nvidia.com/gpu and which one the runbook
+    writes (None: the cluster has one); nothing under rewrite."""
+    bridge = context.bridge
+    if bridge is None:
+        return {}
+    return {"strategy": "bridge", "bridge": {
+        "mapped_by": list(bridge.mapped_by),
+        "writes_mapping_class": MAPPING_CLASS if bridge.write_mapping else None}}
+
+
+def _bridge_prerequisite(context: WaveContext) -> list[str]:
+    bridge = context.bridge
+    if bridge is None:
+        return []
+    if bridge.mapped_by:
+        return [f"The bridge: DeviceClass {_md(', '.join(bridge.mapped_by))} maps "
+                "nvidia.com/gpu already; the runbook writes no other (with two, the newest "
+                "wins, and deleting the other can unmap the name)."]
+    return ["The bridge: no DeviceClass maps nvidia.com/gpu; the first wave's first step "
+            f"writes {MAPPING_CLASS} (the driver chart's whole-GPU selector)."]
+
+
+def _bridge_lists(wave: Wave, context: WaveContext) -> list[str]:
+    """Under --strategy bridge: the moving workloads left unchanged, then those converted."""
+    lines: list[str] = []
+    bridged = context.bridge.of(wave.number)
+    for title, members in (
+            ("Workloads the bridge serves unchanged (their pods are restarted onto DRA):",
+             [m for m in wave.moved if m.key in bridged]),
+            ("Workloads that move to claims (the bridge cannot serve them):",
+             [m for m in wave.moved if m.key not in bridged])):
+        if not members:
+            continue
+        lines += [title, ""]
+        # an unchanged workload needs no change in its chart or Git tree
+        lines += [f"- {_md(m.label)} ({m.pods} pods, {m.gpus} GPUs; {RISK_NAMES[m.risk]})"
+                  + ("" if m.key in bridged else _managed_note(m)) for m in members[:MAX_LISTED]]
+        if len(members) > MAX_LISTED:
+            lines.append(f"- ... and {len(members) - MAX_LISTED} more (JSON: -o json)")
+        lines.append("")
+    return lines
 
 
 def manager(workload: Workload) -> str | None:
@@ -404,8 +468,21 @@ def _read_line(runbook: Runbook) -> list[str]:
 
 
 def render_table(runbook: Runbook, options: RenderOptions) -> str:
-    return "".join(f"{line}\n\n" for line in _read_line(runbook)) + table(runbook.plan,
-                                                                        runbook.directory)
+    return ("".join(f"{line}\n\n" for line in _read_line(runbook))
+            + table(runbook.plan, runbook.directory) + _bridge_table_note(runbook))
+
+
+def _bridge_table_note(runbook: Runbook) -> str:
+    """Under --strategy bridge, what stays unchanged and what the first step writes."""
+    bridge = runbook.context.bridge
+    if bridge is None:
+        return ""
+    kept = sum(len(keys) for keys in bridge.bridged.values())
+    converted = sum(len(w.moved) for w in runbook.plan.waves) - kept
+    mapping = (f"DeviceClass {', '.join(bridge.mapped_by)} maps nvidia.com/gpu" if
+               bridge.mapped_by else f"the first wave writes {MAPPING_CLASS}")
+    return (f"strategy bridge: {kept} workloads stay unchanged (the bridge serves them), "
+            f"{converted} move to claims; {mapping}\n")
 
 
 def render_markdown(runbook: Runbook, options: RenderOptions) -> str:

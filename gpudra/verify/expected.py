@@ -3,7 +3,9 @@ DIR/wave-N, gpudra/cutover/manifests.py): `verify --wave-of DIR/wave-N` then fai
 the wave moves that is still on the device plugin, or not there at all.
 
 The folder is untrusted input: only regular files ending in .yaml/.yml under
-converted/replace/ and converted/recreate/ are read, each at most MAX_FILE bytes and MAX_FILES
+converted/replace/ and converted/recreate/ (and, under `cutover --strategy bridge`,
+bridged/replace/ and bridged/recreate/: the workloads the wave leaves unchanged for the
+bridge) are read, each at most MAX_FILE bytes and MAX_FILES
 of them, every document a Kubernetes object with a kind and a name; anything else is refused
 with the file and the reason (UnreadableInputError), since a wave read in part would pass
 workloads it was meant to check.
@@ -19,7 +21,8 @@ from typing import Any
 from gpudra.errors import UnreadableInputError, UsageError
 from gpudra.input_files import read_small
 
-MOVED_FOLDERS = ("converted/replace", "converted/recreate")
+MOVED_FOLDERS = ("converted/replace", "converted/recreate", "bridged/replace",
+                 "bridged/recreate")
 MAX_FILE = 4 << 20
 MAX_FILES = 20_000
 _SUFFIXES = (".yaml", ".yml")
@@ -31,7 +34,8 @@ class MovedWorkload:
     kind: str
     name: str
     file: str  # the wave file that moves it, for the reason
-    recreated: bool = False  # under converted/recreate/: deleted, then created again
+    recreated: bool = False  # under */recreate/: deleted, then created again
+    bridged: bool = False    # under bridged/: left unchanged, for the bridge to serve
 
     @property
     def key(self) -> tuple[str, str, str]:
@@ -49,17 +53,17 @@ def read_wave(folder: str) -> ExpectedWave:
     wave folder, UnreadableInputError when a file in it cannot be read."""
     root = Path(folder)
     parts = [root / sub for sub in MOVED_FOLDERS]
-    if not (root / "converted").is_dir():
+    if not ((root / "converted").is_dir() or (root / "bridged").is_dir()):
         raise UsageError(f"--wave-of {folder}: not a wave folder of gpudra cutover --output-dir "
-                         "(it has no converted/ folder)")
-    files = sorted((f, part.name == "recreate") for part in parts if part.is_dir()
-                   for f in _yaml_files(part))
+                         "(it has no converted/ or bridged/ folder)")
+    files = sorted((f, part.name == "recreate", part.parent.name == "bridged")
+                   for part in parts if part.is_dir() for f in _yaml_files(part))
     if len(files) > MAX_FILES:
         raise UnreadableInputError(f"{folder}: more than {MAX_FILES} files under "
                                    f"{' and '.join(MOVED_FOLDERS)}: not a wave gpudra wrote")
     moved: dict[tuple[str, str, str], MovedWorkload] = {}
-    for path, recreated in files:
-        for workload in _workloads_in(path, recreated):
+    for path, recreated, bridged in files:
+        for workload in _workloads_in(path, recreated, bridged):
             moved.setdefault(workload.key, workload)
     return ExpectedWave(folder, tuple(sorted(moved.values())))
 
@@ -74,7 +78,7 @@ def _yaml_files(top: Path) -> list[Path]:
     return found
 
 
-def _workloads_in(path: Path, recreated: bool) -> list[MovedWorkload]:
+def _workloads_in(path: Path, recreated: bool, bridged: bool) -> list[MovedWorkload]:
     from gpudra.sources.documents import ParseError, parse_data, split_documents
 
     data = read_small(str(path), MAX_FILE)
@@ -90,11 +94,11 @@ def _workloads_in(path: Path, recreated: bool) -> list[MovedWorkload]:
             raise UnreadableInputError(f"{path}:{exc.line or 1}: {exc.message}") from None
         if document is None:
             continue
-        out.append(_workload(document, path, recreated))
+        out.append(_workload(document, path, recreated, bridged))
     return out
 
 
-def _workload(document: Any, path: Path, recreated: bool) -> MovedWorkload:
+def _workload(document: Any, path: Path, recreated: bool, bridged: bool) -> MovedWorkload:
     metadata = document.get("metadata") if isinstance(document, dict) else None
     kind = document.get("kind") if isinstance(document, dict) else None
     name = metadata.get("name") if isinstance(metadata, dict) else None
@@ -103,4 +107,4 @@ def _workload(document: Any, path: Path, recreated: bool) -> MovedWorkload:
             and isinstance(namespace, str)):
         raise UnreadableInputError(f"{path}: not a Kubernetes object with a kind, a name and "
                                    "a namespace: not a workload gpudra cutover wrote")
-    return MovedWorkload(namespace, kind, name, str(path), recreated)
+    return MovedWorkload(namespace, kind, name, str(path), recreated, bridged)

@@ -15,7 +15,8 @@ these conditions (each a line of what stands in the way):
 4. the device-plugin DaemonSet (found as preflight CLUSTER007 finds it) runs on no node that
    publishes ResourceSlices;
 5. no ResourceQuota, Kueue ClusterQueue, Karpenter NodePool or PrometheusRule keys on
-   device-plugin GPUs any more.
+   device-plugin GPUs any more; a quota's `requests.nvidia.com/gpu` is no blocker while a
+   DeviceClass maps nvidia.com/gpu (it counts the bridge's claims too: docs/facts.md).
 """
 
 from __future__ import annotations
@@ -26,6 +27,7 @@ from typing import Any
 
 from gpudra.objects import as_mapping, dig, plural
 from gpudra.gpu_use import advertised_device_plugin_resources
+from gpudra.verify.bridge_served import mapped_quota_keys
 from gpudra.verify.collect import ClusterState, PodState, keys_on_device_plugin
 from gpudra.verify.judge import DEVICE_PLUGIN, Verdict
 
@@ -78,12 +80,15 @@ def decommission_gate(state: ClusterState, verdicts: Sequence[Verdict]) -> Gate:
         if both:
             blockers.append(f"device-plugin DaemonSet {key[0]}/{key[1]} runs on DRA nodes: "
                             + ", ".join(both[:5]) + (" ..." if len(both) > 5 else ""))
+    bridged = mapped_quota_keys(state)
     for obj in state.keyed_objects:
         meta = as_mapping(obj.get("metadata"))
         where = "/".join(str(x) for x in (meta.get("namespace"), obj.get("kind"),
                                           meta.get("name")) if x)
-        blockers.append(f"{where} keys on device-plugin GPUs: "
-                        + "; ".join(keys_on_device_plugin(obj)))
+        keys = [k for k in keys_on_device_plugin(obj)
+                if not (obj.get("kind") == "ResourceQuota" and k in bridged)]
+        if keys:
+            blockers.append(f"{where} keys on device-plugin GPUs: " + "; ".join(keys))
     return Gate(tuple(blockers), count=asking_pods + idle + len(blockers) - listed)
 
 

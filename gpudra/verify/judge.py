@@ -11,6 +11,7 @@ from gpudra.dra.versions import TargetVersion
 from gpudra.gpu_use import read_object
 from gpudra.objects import ClusterObject, plural
 from gpudra.plan.inventory import Inventory
+from gpudra.verify.bridge_served import bridge_serves
 from gpudra.verify.collect import ClusterState, PodState, event_message
 from gpudra.verify.device_plugin_pending import pending_reasons
 from gpudra.verify.explain import explain_pod
@@ -54,6 +55,8 @@ def judge_workload(workload: ClusterObject, state: ClusterState, inventory: Inve
         kind = CLAIMS
     elif any(p.bridged for p in pods) and not held:
         kind = BRIDGE
+    elif not pods and bridge_serves(workload, state, table):
+        kind = BRIDGE  # no pod now; the next ones will be served through the bridge
     else:
         kind = DEVICE_PLUGIN
     if kind == DEVICE_PLUGIN:

@@ -27,6 +27,12 @@ def held_to_waves(verdicts: tuple[Verdict, ...], waves: tuple[ExpectedWave, ...]
             reason = (f"the wave moves it ({expected.file}) but it is still on the device "
                       "plugin: its converted manifest was not applied, or did not take (kubectl "
                       "replace or create it as the runbook says, or roll the wave back)")
+            if expected.bridged:
+                reason = (f"the wave leaves it unchanged for the bridge ({expected.file}) but "
+                          "it is still on the device plugin: a node it may run on still "
+                          "advertises nvidia.com/gpu, or its pods did not start again after "
+                          "the switch (the runbook's drain, or delete and create), or no "
+                          "DeviceClass maps nvidia.com/gpu")
             verdict = replace(verdict, must_move=expected.file,
                               message=f"not moved: {verdict.message}",
                               reasons=(reason, *verdict.reasons))

@@ -64,6 +64,19 @@ def test_the_cluster_runs_1_33_and_serves_no_resource_k8s_io_v1(v133: Cluster) -
     assert v133.plane.admin.get(f"/apis/{API_VERSION}/resourceslices")["items"] == []
 
 
+def test_cutover_refuses_the_bridge_naming_the_release_the_cluster_runs(
+        v133: Cluster, tmp_path: Path) -> None:
+    """1.33 has no extended-resource bridge (issue 33): cutover --strategy bridge reads the
+    release from the cluster's /version and refuses in one line, planning nothing and writing
+    no file."""
+    out = tmp_path / "bridge"
+    refused = gpudra(v133, "cutover", "--strategy", "bridge", "--output-dir", str(out))
+    assert (refused.returncode, refused.stdout) == (2, ""), refused
+    assert len(refused.stderr.strip().splitlines()) == 1, refused.stderr
+    assert "Kubernetes 1.33 has no extended-resource bridge" in refused.stderr
+    assert not out.exists() or not any(out.iterdir())
+
+
 def test_convert_from_cluster_writes_v1beta2_which_the_api_server_accepts(
         v133: Cluster, tmp_path: Path) -> None:
     out = tmp_path / "converted"

@@ -129,7 +129,8 @@ FILE_BODIES = st.one_of(
 @settings(max_examples=EXAMPLES, derandomize=True, database=None, deadline=None,
           suppress_health_check=[HealthCheck.function_scoped_fixture])
 @given(bodies=st.lists(FILE_BODIES, min_size=1, max_size=3),
-       where=st.sampled_from(["converted/replace/ml", "converted/recreate", "converted"]))
+       where=st.sampled_from(["converted/replace/ml", "converted/recreate", "converted",
+                              "bridged/replace/ml", "bridged/recreate", "bridged"]))
 def test_the_wave_reader_refuses_hostile_folders_with_a_reason(tmp_path: Path,
                                                                bodies: list[bytes],
                                                                where: str) -> None:
@@ -145,6 +146,7 @@ def test_the_wave_reader_refuses_hostile_folders_with_a_reason(tmp_path: Path,
             return
     for workload in wave.workloads:
         assert workload.kind and workload.name and isinstance(workload.namespace, str)
+        assert workload.bridged == where.startswith("bridged/")  # read only under bridged/
 
 
 def test_a_fifo_in_a_wave_folder_is_refused_not_waited_on(tmp_path: Path) -> None:

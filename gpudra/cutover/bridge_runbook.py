@@ -1,0 +1,131 @@
+"""The steps of a wave under `gpudra cutover --strategy bridge`, and of its rollback.
+
+The rewrite strategy's steps (gpudra.cutover.runbook) for what the wave converts, plus, for
+what it leaves unchanged: the mapping DeviceClass written first when the cluster has none
+(never a second one: with two classes for one name the newest wins, and deleting the loser
+can unmap the name: docs/facts.md), a wait after the switch until each node's
+`nvidia.com/gpu` capacity is 0 or gone (the scheduler serves a mapped name through DRA only
+on a node without device-plugin capacity for it), and the unchanged pods started again once
+the nodes take pods. The drain restarts them: their controllers make new pods, which wait
+(the nodes are cordoned) until the switch is done and then go through the bridge; Jobs and
+bare Pods are deleted before the drain (it refuses bare Pods) and created again, unchanged,
+after it. No `kubectl rollout restart`: with the template unchanged, the old ReplicaSet's pods
+and the new one's would compete for the same GPUs, and on a full pool the rollout (at most 0
+unavailable) never finishes (tried on the journey's sharing cluster).
+"""
+
+from __future__ import annotations
+
+import shlex
+from dataclasses import replace
+
+from gpudra.cutover.bridge import BRIDGED, BRIDGED_NAME, MAPPING, split
+from gpudra.cutover.manifests import RECREATE, REPLACE, mode, wave_modes
+from gpudra.cutover.fleet import WAVE_LABEL, Workload
+from gpudra.cutover.runbook import (
+    OPERATOR_LABEL, STACK_LABEL, WaveContext, _cascade, _count, _settled, _switch,
+)
+from gpudra.cutover.waves import Wave
+
+def bridge_wave_steps(wave: Wave, directory: str | None, context: WaveContext
+                      ) -> dict[str, list[str]]:
+    bridge = context.bridge
+    converted, bridged = split(wave.moved, bridge.of(wave.number))
+    rewritten = replace(wave, moved=converted)
+    nodes = " ".join(shlex.quote(n) for n in wave.nodes)
+    where = (shlex.quote(f"{directory}/wave-{wave.number}") if directory
+             else f"<output-dir>/wave-{wave.number}")
+    modes = wave_modes(rewritten)
+    kept = frozenset(mode(w) for w in bridged)
+    quotas = context.quotas.get(wave.number, 0)
+    writes_mapping = bridge.write_mapping and bridge.mapping_wave == wave.number
+    steps: list[str] = []
+    if writes_mapping:
+        steps.append(f"kubectl apply -f {where}/{MAPPING}/ --recursive   # the DeviceClass that "
+                     f"maps {BRIDGED_NAME} (no class in the cluster does): DRA serves pods "
+                     "asking for it on nodes without device-plugin capacity")
+    if quotas:
+        steps.append(f"kubectl replace -f {where}/converted/quotas/ --recursive   # "
+                     f"{_count(quotas, 'quota')} of the namespaces whose workloads move to "
+                     "claims count claims too")
+    if converted:
+        steps.append(f"kubectl apply -f {where}/converted/claims/ --recursive   # the claim "
+                     "templates first: no workload may name a missing one")
+    if wave.nodes:
+        steps.append(f"kubectl cordon {nodes}")
+    if REPLACE in modes:
+        steps.append(f"kubectl replace -f {where}/converted/replace/ --recursive   # "
+                     f"{_count(sum(mode(w) == REPLACE for w in converted), 'workload')} the "
+                     "bridge cannot serve roll onto claims")
+    if RECREATE in modes:
+        steps.append(f"kubectl delete -f {where}/original/recreate/ --recursive --wait"
+                     f"{_cascade(rewritten)}   # created again below on claims (a Job starts "
+                     "over)")
+    if RECREATE in kept:
+        steps.append(f"kubectl delete -f {where}/{BRIDGED}/recreate/ --recursive --wait"
+                     f"{_cascade(replace(wave, moved=bridged))}   # the drain refuses bare "
+                     "Pods: created again below, unchanged, through the bridge (a Job starts "
+                     "over)")
+    if wave.nodes:
+        switch = _switch(wave.number, wave.nodes, nodes, context.plugin_pods)
+        steps += switch[:-1] + [capacity_gone(n) for n in wave.nodes] + switch[-1:]
+    if RECREATE in modes:
+        steps.append(f"kubectl create -f {where}/converted/recreate/ --recursive")
+    if RECREATE in kept:
+        steps.append(f"kubectl create -f {where}/{BRIDGED}/recreate/ --recursive")
+    steps += _settled(wave)
+    steps.append(f"gpudra verify --wave-of {where}   # exit 0 before the next wave: what the "
+                 "wave moves runs on DRA (the bridge or claims)")
+    return {"steps": steps, "rollback": _rollback(wave, rewritten, bridged, nodes, where, quotas,
+                                                  writes_mapping)}
+
+
+def capacity_gone(node: str) -> str:
+    """A line that waits until the node advertises no nvidia.com/gpu (0 or absent, in capacity
+    and allocatable): the kubelet keeps a stopped plugin's resource at 0 for a while, and the
+    scheduler serves the mapped name through DRA only where it is not above 0."""
+    inner = (f'until [[ "$(kubectl get node {shlex.quote(node)} -o '
+             "'jsonpath={.status.capacity.nvidia\\.com/gpu}{.status.allocatable.nvidia\\.com/gpu}'"
+             ')" =~ ^0*$ ]]; do sleep 2; done')
+    return (f"timeout 10m bash -c {shlex.quote(inner)}   # no {BRIDGED_NAME} capacity left "
+            "on the node: only then does the bridge serve it")
+
+
+def _rollback(wave: Wave, rewritten: Wave, bridged: tuple[Workload, ...], nodes: str,
+              where: str, quotas: int, writes_mapping: bool) -> list[str]:
+    """The wave's steps undone, in the reverse order."""
+    modes = wave_modes(rewritten)
+    kept = frozenset(mode(w) for w in bridged)
+    steps = [f"kubectl cordon {nodes}"] if wave.nodes else []
+    if RECREATE in modes:
+        steps.append(f"kubectl delete -f {where}/converted/recreate/ --recursive --wait"
+                     f"{_cascade(rewritten)}")
+    if RECREATE in kept:
+        steps.append(f"kubectl delete -f {where}/{BRIDGED}/recreate/ --recursive --wait"
+                     f"{_cascade(replace(wave, moved=bridged))}")
+    if REPLACE in modes:
+        steps.append(f"kubectl replace -f {where}/original/replace/ --recursive")
+    if wave.nodes:
+        steps += [
+            f"kubectl drain {nodes} --ignore-daemonsets --delete-emptydir-data   # the "
+            "unchanged pods start again on the nodes' device plugin once it is back",
+            f"kubectl label node {nodes} {STACK_LABEL}- {WAVE_LABEL}- --overwrite   # the DRA "
+            "kubelet plugin leaves",
+            *(f"kubectl wait --for=delete resourceslices --field-selector "
+              f"spec.nodeName={shlex.quote(n)} --timeout=10m" for n in wave.nodes),
+            f"kubectl label node {nodes} {OPERATOR_LABEL}=true --overwrite   # the device "
+            "plugin comes back",
+            f"kubectl uncordon {nodes}",
+        ]
+    if RECREATE in modes:
+        steps.append(f"kubectl create -f {where}/original/recreate/ --recursive")
+    if RECREATE in kept:
+        steps.append(f"kubectl create -f {where}/{BRIDGED}/recreate/ --recursive")
+    if quotas:
+        steps.append(f"kubectl replace -f {where}/original/quotas/ --recursive")
+    if writes_mapping:
+        steps.append(f"kubectl delete -f {where}/{MAPPING}/ --recursive --ignore-not-found   "
+                     "# the mapping class this wave wrote")
+    steps += _settled(wave)
+    steps.append("gpudra verify   # the workloads are back on the device plugin")
+    return steps
