@@ -59,44 +59,37 @@ DRA_CLAIM_KINDS = ("ResourceClaim", "ResourceClaimTemplate")
 JSON = "JSON manifest: convert rewrites YAML only"
 TEMPLATE_FILE = "Go/Helm template"
 OUTSIDE = "outside any known pod spec"
+NOT_AN_OBJECT = "not a Kubernetes object (no apiVersion and kind), so gpudra never edits it"
 # Workloads (and non-manifest files) that gpudra must leave alone, with a substring of the
 # reason it gives: (repository directory, file, kind or "", name or "", reason).
 BLOCKED_ROWS = [
     # JSON manifests.
-    ("NVIDIA__cloud-native-docs", "gpu-operator__manifests__output__mig-mixed-node-labels.json",
-     "", "", JSON),
     ("replicatedhq__troubleshoot", "pkg__analyze__files__pods__message-pending-pod-resources.json",
      "", "", JSON),
-    # Helm/Go templates, and a values file with `{{ .Release.Name }}`: never edited.
-    ("IBM__autopilot", "helm-charts__autopilot__templates__autopilot.yaml", "", "", TEMPLATE_FILE),
-    ("NVIDIA__k8s-dra-driver-gpu",
-     "deployments__helm__dra-driver-nvidia-gpu__templates__deviceclass-gpu.yaml", "", "",
-     TEMPLATE_FILE),
+    # Helm/Go templates, and a values file with `{{ .Release.Name }}`: never edited. Templates
+    # that only name a label (nvidia.com/gpu.present), a DeviceClass's extendedResourceName or
+    # a metric ask for no device: not workloads, in audit as in convert (issue 34, item 4).
     ("otwld__ollama-helm", "templates__deployment.yaml", "", "", TEMPLATE_FILE),
     ("otwld__ollama-helm", "templates__knative__service.yaml", "", "", TEMPLATE_FILE),
     ("triton-inference-server__server", "deploy__k8s-onprem__templates__deployment.yaml", "", "",
      TEMPLATE_FILE),
     ("vllm-project__production-stack", "helm__values.yaml", "", "", TEMPLATE_FILE),
-    ("volcano-sh__volcano", "installer__helm__chart__volcano__templates__grafana.yaml", "", "",
-     TEMPLATE_FILE),
-    # Helm values files (no kind): a `resources:` block that is in no pod spec.
+    # Helm values files (no kind): read as text, as the audit reads them (GPU701); a zero
+    # count is no workload (IBM autopilot, a NIM override file) (issue 34, item 3).
     ("GoogleCloudPlatform__kubernetes-engine-samples", "ai-ml__nemo-rl-on-gke__nemoRL__values.yaml",
-     "", "", OUTSIDE),
-    ("IBM__autopilot", "helm-charts__autopilot__values.yaml", "", "", OUTSIDE),
-    ("NVIDIA__nim-deploy",
-     "cloud-service-providers__azure__blueprints__vss-blueprint-aks__overrides-single-gpu.yaml",
-     "", "", OUTSIDE),
-    ("NVIDIA__nim-deploy", "cloud-service-providers__oracle__oke__values.yaml", "", "", OUTSIDE),
-    ("NVIDIA__nim-deploy", "helm__nim-llm__values.yaml", "", "", OUTSIDE),
+     "", "", NOT_AN_OBJECT),
+    ("NVIDIA__nim-deploy", "cloud-service-providers__oracle__oke__values.yaml", "", "",
+     NOT_AN_OBJECT),
+    ("NVIDIA__nim-deploy", "helm__nim-llm__values.yaml", "", "", NOT_AN_OBJECT),
     # Values and config files with device requests in shapes of their own (JupyterHub
     # kubespawner overrides, KubeAI resource profiles, a Marketplace schema).
     ("GoogleCloudPlatform__ai-on-gke",
-     "modules__jupyter__jupyter_config__config-selfauth-autopilot.yaml", "", "", OUTSIDE),
+     "modules__jupyter__jupyter_config__config-selfauth-autopilot.yaml", "", "", NOT_AN_OBJECT),
     ("awslabs__ai-on-eks", "infra__base__terraform__helm-values__jupyterhub-values-cognito.yaml",
-     "", "", OUTSIDE),
-    ("substratusai__kubeai", "charts__kubeai__values.yaml", "", "", OUTSIDE),
+     "", "", NOT_AN_OBJECT),
+    ("substratusai__kubeai", "charts__kubeai__values.yaml", "", "", NOT_AN_OBJECT),
     ("triton-inference-server__server",
-     "deploy__gke-marketplace-app__server-deployer__schema.yaml", "", "", OUTSIDE),
+     "deploy__gke-marketplace-app__server-deployer__schema.yaml", "", "", NOT_AN_OBJECT),
     # CRDs whose `spec.resources` is not a pod spec (their operator builds the pods).
     ("GoogleCloudPlatform__kubernetes-engine-samples",
      "ai-ml__infw-gw__examples__getting-started__inference-model.yaml",

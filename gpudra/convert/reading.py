@@ -20,6 +20,7 @@ from gpudra.sources import ScanStats
 from gpudra.sources.documents import Chunk
 from gpudra.sources.files import STDIN, InputFile, ReadFile, documents
 from gpudra.sources.prescan import CONVERT_NEEDLES
+from gpudra.sources.text_requests import TextRequest, text_allocates, text_requests
 from gpudra.yamledit.yaml_nodes import NodeDocument, compose_chunk
 from gpudra.yamledit.ops import Op
 
@@ -70,6 +71,7 @@ def load(read: ReadFile, stats: ScanStats, errors: list[InputError]) -> File | N
         return File(entry, read.raw) if entry.label == STDIN else None
     f = File(entry, read.raw)
     broken = False
+    not_objects: list[tuple[Doc, list[TextRequest]]] = []
     for document in documents(read, compose_chunk, stats):
         doc = Doc(document.chunk)
         f.docs.append(doc)
@@ -79,7 +81,14 @@ def load(read: ReadFile, stats: ScanStats, errors: list[InputError]) -> File | N
             errors.append(InputError(error.file, f"{error.message}; file left untouched",
                                      error.line))
             broken = True
-        elif document.template is not None and _DEVICE.search(text):
+        elif document.skipped is not None:
+            # No Kubernetes object: read as text, as the audit reads it (GPU701), and never
+            # planned, since a pod spec in it is another tool's to build pods from.
+            requests = [r for r in text_requests(entry.label, text, document.chunk.first_line)
+                        if r.allocates]
+            if requests:
+                not_objects.append((doc, requests))
+        elif document.template is not None and text_allocates(entry.label, text):
             where = "" if entry.role != "manifest" else f" (line {document.chunk.first_line})"
             doc.loaded.append(WorkloadResult(
                 entry.label, "", None, None, "blocked",
@@ -97,8 +106,6 @@ def load(read: ReadFile, stats: ScanStats, errors: list[InputError]) -> File | N
             elif document.parsed is not None:
                 doc.existing = document.parsed.data  # its DRA objects' names stay taken
         elif document.parsed is not None and any(n in text for n in CONVERT_NEEDLES):
-            # Skipped documents (no Kubernetes object) are planned too: a request-shaped GPU
-            # limit in one (a values file) is reported as blocked, for a human to move.
             doc.nodes = document.parsed
             malformed = _malformed_metadata(doc.nodes.data) or (
                 _malformed_affinity(doc.nodes.data) if "nodeSelectorTerms" in text else None)
@@ -107,7 +114,21 @@ def load(read: ReadFile, stats: ScanStats, errors: list[InputError]) -> File | N
                                          "an object; file left untouched",
                                          document.chunk.first_line))
                 broken = True
+    if not_objects:
+        # One workload per file, as the audit counts a file of text (AuditContext.note_template).
+        found = [r for _, requests in not_objects for r in requests]
+        shown = ", ".join(f"{r.shown} (line {r.line})" for r in found[:_SHOWN])
+        more = f" and {len(found) - _SHOWN} more" if len(found) > _SHOWN else ""
+        not_objects[0][0].loaded.append(WorkloadResult(
+            entry.label, "", None, None, "blocked",
+            f"{NOT_AN_OBJECT_REASON}: it sets {shown}{more}; change them in this file, or in "
+            "the tool that reads it (a job spec, values or config file), which passes them to "
+            "its pods"))
     return None if broken else f
+
+
+NOT_AN_OBJECT_REASON = "not a Kubernetes object (no apiVersion and kind), so gpudra never edits it"
+_SHOWN = 5
 
 
 def _malformed_metadata(data: Any) -> str | None:
