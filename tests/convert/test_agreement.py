@@ -3,9 +3,10 @@
 Each case writes its `files` into a tree and runs, as users do, `gpudra audit . -o json`,
 `gpudra convert . --check -o json` and then `gpudra convert . -o json`. It holds them to:
 
-* `workloads`: every workload of convert's summary and its strategy (keyed "Kind/name", or
-  "<file> -" for a whole file), and `reasons`: text in its reason;
-* `gpu_workloads`: the audit's count of GPU workloads, and `findings`: how many findings of each
+* `workloads`: every workload of convert's summary and its strategy (keyed "<file> Kind/name",
+  or "<file> -" for a whole file), and `reasons`: text in its reason;
+* `gpu_workloads`: the audit's count of GPU workloads (`on_device_plugin`: of them, still on
+  the device plugin), and `findings`: how many findings of each
   named rule the audit reports (rules not named are not counted);
 * `check_exit`: the exit code of `convert --check` (default 4 when every workload is blocked,
   0 when there is none);
@@ -43,7 +44,7 @@ def _run(*args: str) -> tuple[int, dict[str, Any]]:
 
 
 def _label(w: dict[str, Any]) -> str:
-    return f"{w['kind']}/{w['name']}" if w["kind"] else f"{w['file']} -"
+    return f"{w['file']} {w['kind']}/{w['name']}" if w["kind"] else f"{w['file']} -"
 
 
 def _tree(root: Path) -> dict[str, bytes]:
@@ -61,6 +62,8 @@ def test_agreement(case: dict[str, Any], tmp_path: Path, monkeypatch: pytest.Mon
 
     _, audit = _run("audit", ".", "--fail-on", "never")
     assert audit["summary"]["gpu_workloads"] == case["gpu_workloads"], audit["summary"]
+    if "on_device_plugin" in case:
+        assert audit["summary"]["on_device_plugin"] == case["on_device_plugin"], audit["summary"]
     rules = Counter(f["rule"] for f in audit["findings"])
     assert {r: rules[r] for r in case.get("findings", {})} == case.get("findings", {}), rules
 
