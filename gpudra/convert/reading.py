@@ -17,7 +17,7 @@ from gpudra.devices import DEVICE_NAME_PATTERN
 from gpudra.model import InputError
 from gpudra.printable import short_repr
 from gpudra.sources import ScanStats
-from gpudra.sources.documents import Chunk
+from gpudra.sources.documents import Chunk, ParseError
 from gpudra.sources.files import STDIN, InputFile, ReadFile, documents
 from gpudra.sources.prescan import CONVERT_NEEDLES
 from gpudra.sources.text_requests import TextRequest, text_allocates, text_requests
@@ -48,6 +48,7 @@ class Doc:
 class File:
     entry: InputFile
     raw: bytes
+    json: bool = False  # a .json file of JSON: one document, which new objects cannot follow
     docs: list[Doc] = field(default_factory=list)
 
     @property
@@ -69,7 +70,7 @@ def load(read: ReadFile, stats: ScanStats, errors: list[InputError]) -> File | N
     if read.text is None:
         # Nothing to convert: keep no bytes, except stdin's, which is echoed back unchanged.
         return File(entry, read.raw) if entry.label == STDIN else None
-    f = File(entry, read.raw)
+    f = File(entry, read.raw, json=read.json)
     broken = False
     not_objects: list[tuple[Doc, list[TextRequest]]] = []
     for document in documents(read, compose_chunk, stats):
@@ -96,17 +97,31 @@ def load(read: ReadFile, stats: ScanStats, errors: list[InputError]) -> File | N
                 if entry.role != "manifest" else
                 "Go/Helm template: change the template or its values; gpudra never edits "
                 f"templates{where}"))
-        elif read.json or read.utf16:
+        elif read.utf16:
             if document.parsed is not None and _DEVICE.search(text):
                 doc.loaded.append(WorkloadResult(
                     entry.label, "", None, None, "blocked",
-                    "JSON manifest: convert rewrites YAML only; convert it by hand"
-                    if read.json else "UTF-16 manifest: convert writes UTF-8 only; save it "
-                    "as UTF-8 to convert it"))
+                    "UTF-16 manifest: convert writes UTF-8 only; save it as UTF-8 to convert "
+                    "it"))
             elif document.parsed is not None:
                 doc.existing = document.parsed.data  # its DRA objects' names stay taken
+        elif document.parsed is not None and read.json and \
+                not any(n in text for n in CONVERT_NEEDLES):
+            doc.existing = document.parsed.data  # its DRA objects' names stay taken
         elif document.parsed is not None and any(n in text for n in CONVERT_NEEDLES):
-            doc.nodes = document.parsed
+            if read.json:
+                # Read as JSON (json module) by the audit; edited as the YAML it also is,
+                # its layout kept (docs/convert.md, JSON manifests).
+                try:
+                    doc.nodes = compose_chunk(document.chunk)
+                except ParseError as exc:
+                    doc.loaded.append(WorkloadResult(
+                        entry.label, "", None, None, "blocked",
+                        f"JSON that gpudra's editor cannot read ({exc.message}): convert it "
+                        "by hand"))
+                    continue
+            else:
+                doc.nodes = document.parsed
             malformed = _malformed_metadata(doc.nodes.data) or (
                 _malformed_affinity(doc.nodes.data) if "nodeSelectorTerms" in text else None)
             if malformed:
