@@ -24,9 +24,11 @@ from gpudra.convert.run import ConvertRequest, run_convert
 
 _MISSING = object()
 VERSIONS = ("v1", "v1beta2", "v1beta1")
-SHAPES = ("flat", "exactly")
-MODES = (_MISSING, "ExactCount", "All", "Count", "all", "exactcount", "Whole")
-COUNTS = (_MISSING, 1, 2, "2", 0)
+# Where the device fields sit: flat (v1beta1), under exactly:, in a firstAvailable entry, or
+# under exactly: in a template without its inner spec: (GPU602).
+SHAPES = ("flat", "exactly", "firstAvailable", "no-inner-spec")
+MODES = (_MISSING, "ExactCount", "All", "Count", "all", "Whole")
+COUNTS = (_MISSING, 1, "2", 0)
 SELECTORS = (
     None,
     'device.capacity["gpu.nvidia.com"].memory.compareTo(quantity("16Gi")) >= 0',
@@ -54,10 +56,14 @@ def grid() -> Iterator[tuple[str, dict[str, Any]]]:
             body["count"] = count
         if selector is not None:
             body["selectors"] = [{"cel": {"expression": selector}}]
-        request = {"name": "gpu", **(body if shape == "flat" else {"exactly": body})}
+        request = {"name": "gpu", **(body if shape == "flat" else
+                                     {"firstAvailable": [{"name": "a", **body}]}
+                                     if shape == "firstAvailable" else {"exactly": body})}
         devices = {"devices": {"requests": [request]}}
-        kind = "ResourceClaim" if index % 2 else "ResourceClaimTemplate"
-        spec = devices if kind == "ResourceClaim" else {"spec": devices}
+        kind = "ResourceClaim" if index % 2 and shape != "no-inner-spec" \
+            else "ResourceClaimTemplate"
+        spec = devices if kind == "ResourceClaim" or shape == "no-inner-spec" \
+            else {"spec": devices}
         yield f"o{index:04d}.yaml", {"apiVersion": f"resource.k8s.io/{version}", "kind": kind,
                                      "metadata": {"name": f"o{index:04d}", "namespace": "grid"},
                                      "spec": spec}
