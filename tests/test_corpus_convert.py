@@ -56,47 +56,38 @@ MANIFEST_SUFFIXES = (".yaml", ".yml", ".json")
 DEVICE_PLUGIN_RULES = {"GPU101", "GPU102", "GPU103"}
 DRA_CLAIM_KINDS = ("ResourceClaim", "ResourceClaimTemplate")
 
-JSON = "JSON manifest: convert rewrites YAML only"
+JSON_CLAIMS = "-gpu-claims.json"  # beside a single-object JSON file (gpudra.convert.json_files)
 TEMPLATE_FILE = "Go/Helm template"
 OUTSIDE = "outside any known pod spec"
+NOT_AN_OBJECT = "not a Kubernetes object (no apiVersion and kind), so gpudra never edits it"
 # Workloads (and non-manifest files) that gpudra must leave alone, with a substring of the
 # reason it gives: (repository directory, file, kind or "", name or "", reason).
 BLOCKED_ROWS = [
-    # JSON manifests.
-    ("NVIDIA__cloud-native-docs", "gpu-operator__manifests__output__mig-mixed-node-labels.json",
-     "", "", JSON),
-    ("replicatedhq__troubleshoot", "pkg__analyze__files__pods__message-pending-pod-resources.json",
-     "", "", JSON),
-    # Helm/Go templates, and a values file with `{{ .Release.Name }}`: never edited.
-    ("IBM__autopilot", "helm-charts__autopilot__templates__autopilot.yaml", "", "", TEMPLATE_FILE),
-    ("NVIDIA__k8s-dra-driver-gpu",
-     "deployments__helm__dra-driver-nvidia-gpu__templates__deviceclass-gpu.yaml", "", "",
-     TEMPLATE_FILE),
+    # JSON manifests are converted (issue 34 item 6): none is blocked any more.
+    # Helm/Go templates, and a values file with `{{ .Release.Name }}`: never edited. Templates
+    # that only name a label (nvidia.com/gpu.present), a DeviceClass's extendedResourceName or
+    # a metric ask for no device: not workloads, in audit as in convert (issue 34, item 4).
     ("otwld__ollama-helm", "templates__deployment.yaml", "", "", TEMPLATE_FILE),
     ("otwld__ollama-helm", "templates__knative__service.yaml", "", "", TEMPLATE_FILE),
     ("triton-inference-server__server", "deploy__k8s-onprem__templates__deployment.yaml", "", "",
      TEMPLATE_FILE),
     ("vllm-project__production-stack", "helm__values.yaml", "", "", TEMPLATE_FILE),
-    ("volcano-sh__volcano", "installer__helm__chart__volcano__templates__grafana.yaml", "", "",
-     TEMPLATE_FILE),
-    # Helm values files (no kind): a `resources:` block that is in no pod spec.
+    # Helm values files (no kind): read as text, as the audit reads them (GPU701); a zero
+    # count is no workload (IBM autopilot, a NIM override file) (issue 34, item 3).
     ("GoogleCloudPlatform__kubernetes-engine-samples", "ai-ml__nemo-rl-on-gke__nemoRL__values.yaml",
-     "", "", OUTSIDE),
-    ("IBM__autopilot", "helm-charts__autopilot__values.yaml", "", "", OUTSIDE),
-    ("NVIDIA__nim-deploy",
-     "cloud-service-providers__azure__blueprints__vss-blueprint-aks__overrides-single-gpu.yaml",
-     "", "", OUTSIDE),
-    ("NVIDIA__nim-deploy", "cloud-service-providers__oracle__oke__values.yaml", "", "", OUTSIDE),
-    ("NVIDIA__nim-deploy", "helm__nim-llm__values.yaml", "", "", OUTSIDE),
+     "", "", NOT_AN_OBJECT),
+    ("NVIDIA__nim-deploy", "cloud-service-providers__oracle__oke__values.yaml", "", "",
+     NOT_AN_OBJECT),
+    ("NVIDIA__nim-deploy", "helm__nim-llm__values.yaml", "", "", NOT_AN_OBJECT),
     # Values and config files with device requests in shapes of their own (JupyterHub
     # kubespawner overrides, KubeAI resource profiles, a Marketplace schema).
     ("GoogleCloudPlatform__ai-on-gke",
-     "modules__jupyter__jupyter_config__config-selfauth-autopilot.yaml", "", "", OUTSIDE),
+     "modules__jupyter__jupyter_config__config-selfauth-autopilot.yaml", "", "", NOT_AN_OBJECT),
     ("awslabs__ai-on-eks", "infra__base__terraform__helm-values__jupyterhub-values-cognito.yaml",
-     "", "", OUTSIDE),
-    ("substratusai__kubeai", "charts__kubeai__values.yaml", "", "", OUTSIDE),
+     "", "", NOT_AN_OBJECT),
+    ("substratusai__kubeai", "charts__kubeai__values.yaml", "", "", NOT_AN_OBJECT),
     ("triton-inference-server__server",
-     "deploy__gke-marketplace-app__server-deployer__schema.yaml", "", "", OUTSIDE),
+     "deploy__gke-marketplace-app__server-deployer__schema.yaml", "", "", NOT_AN_OBJECT),
     # CRDs whose `spec.resources` is not a pod spec (their operator builds the pods).
     ("GoogleCloudPlatform__kubernetes-engine-samples",
      "ai-ml__infw-gw__examples__getting-started__inference-model.yaml",
@@ -135,6 +126,7 @@ class Run:
     after: dict[str, bytes]
     code: int
     report: dict[str, Any]
+    claims_files: set[str] = field(default_factory=set)
     again_code: int = 0
     again_report: dict[str, Any] = field(default_factory=dict)
     again: dict[str, bytes] = field(default_factory=dict)
@@ -183,10 +175,24 @@ def run(tmp_path_factory) -> Run:
     shutil.copytree(CORPUS, root)
     before = _snapshot(root)
     code, report = _convert(root)  # must not raise
-    result = Run(root, before, _snapshot(root), code, report)
+    after, claims_files = _folded(_snapshot(root))
+    result = Run(root, before, after, code, report, claims_files)
     result.again_code, result.again_report = _convert(root)
-    result.again = _snapshot(root)
+    result.again = _folded(_snapshot(root))[0]
     return result
+
+
+def _folded(files: dict[str, bytes]) -> tuple[dict[str, bytes], set[str]]:
+    """The tree with each JSON file's claims file (where convert puts the new templates of a
+    single-object JSON file: JSON has no second document) read as documents appended to that
+    JSON file, as convert appends them to a YAML file; and the claims files."""
+    claims = {n for n in files if n.endswith(JSON_CLAIMS)
+              and f"{n.removesuffix(JSON_CLAIMS)}.json" in files}
+    out = {n: raw for n, raw in files.items() if n not in claims}
+    for name in claims:
+        owner = f"{name.removesuffix(JSON_CLAIMS)}.json"
+        out[owner] = out[owner].rstrip(b"\n") + b"\n---\n" + files[name]
+    return out, claims
 
 
 # --- an oracle for documents and objects (no gpudra code) --------------------------------------
@@ -293,6 +299,9 @@ def test_convert_reads_the_whole_corpus_without_errors(run):
     assert run.code == 4  # only blocked workloads remain (see EXPECTED_BLOCKED)
     assert run.changed, "nothing was converted"
     assert set(run.after) == set(run.before), "convert created or removed files"
+    # Besides the claims files of single-object JSON files (folded into them by the run).
+    assert run.claims_files, "the corpus has a single-object JSON manifest to convert"
+    assert {f"{n.removesuffix(JSON_CLAIMS)}.json" for n in run.claims_files} <= run.changed
 
 
 def test_documents_without_device_requests_are_byte_identical(run):
@@ -322,8 +331,6 @@ def test_every_gpu_workload_is_converted_or_blocked_for_a_listed_reason(run):
         results[(run.rel(w["file"]), w["kind"] or "", w["name"] or "")].append(w)
     problems = []
     for name in _manifests():
-        if name.endswith(".json"):
-            continue  # JSON files are blocked whole (EXPECTED_BLOCKED)
         for chunk in _chunks(run.before[name]):
             for obj in _objects(_load(chunk)):
                 if "apiVersion" not in obj or not _device_requests(obj):

@@ -77,6 +77,11 @@ def edited_chunk(f: File, doc: Doc) -> tuple[str, Style] | None:
     return text, style
 
 
+def blocked_result(result: WorkloadResult, reason: str) -> WorkloadResult:
+    """`result` blocked for `reason`, when convert would have changed it."""
+    return _blocked(result, reason)
+
+
 def _blocked(result: WorkloadResult, reason: str) -> WorkloadResult:
     if result.strategy not in ("rewrite", "repair", "quota"):
         return result
@@ -112,7 +117,7 @@ def assemble(f: File, claims_file: str | None, spool: Spool | None = None
         text, style = edited
         changed |= text != doc.chunk.text
         parts.append(text)
-        if doc.new_objects and claims_file is None:
+        if doc.new_objects and claims_file is None and not f.json:  # JSON: json_files
             if not text.endswith("\n"):
                 parts.append(style.newline)
             parts.append(render_objects(doc.new_objects, style))
@@ -196,6 +201,29 @@ def _listing_changes(tree: Tree | None, directory: Path, claims_file: str,
                 not any(os.path.dirname(r) == here for r in k.resources if os.path.isfile(r)):
             continue
         entry = os.path.relpath(os.path.join(here, claims_file), k.directory).replace(os.sep, "/")
+        earlier = next((c for c in pending + out
+                        if os.path.normpath(c.label) == os.path.normpath(k.file)), None)
+        change = _kustomization_change(Path(k.directory), entry,
+                                       earlier.new if earlier is not None else None)
+        if change is not None:
+            if earlier is not None:
+                change = FileChange(earlier.label, earlier.path, earlier.old, change.new)
+                (pending if earlier in pending else out).remove(earlier)
+            out.append(change)
+    return out
+
+
+def kustomization_listing(tree: Tree | None, listed: str, new_file: str,
+                          pending: list[FileChange]) -> list[FileChange]:
+    """Every kustomization that lists the file `listed` as a resource, listing `new_file` too
+    (each kustomization changed once, over what `pending` already changes in it)."""
+    if tree is None:
+        return []
+    out: list[FileChange] = []
+    for k in tree.kustomizations.values():
+        if os.path.realpath(listed) not in {os.path.realpath(r) for r in k.resources}:
+            continue
+        entry = os.path.relpath(new_file, k.directory).replace(os.sep, "/")
         earlier = next((c for c in pending + out
                         if os.path.normpath(c.label) == os.path.normpath(k.file)), None)
         change = _kustomization_change(Path(k.directory), entry,

@@ -19,6 +19,7 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from gpudra.convert import json_files
 from gpudra.convert.assembly import FileChange, assemble, bridge_class, claims_files, \
     claims_objects, file_change, merge
 from gpudra.convert.claim_index import ClaimIndex
@@ -199,6 +200,7 @@ class _Pass:
         self.stats = stats if stats is not None else ScanStats()
         self.stdin_data = b""  # what was read from '-', echoed when nothing changes
         self._position = 0
+        self.json_claims: list[FileChange] = []  # new claims files of JSON files, and listings
 
     def read(self, entries: list[InputFile | InputError], stdin: Callable[[], bytes] | None,
              started: Listing | None = None) -> None:
@@ -303,7 +305,11 @@ class _Pass:
                                                          "waived"))
 
     def _edited(self, f: File, position: int) -> _Slot:
+        if f.json and self.claims_file is None:
+            json_files.refuse_taken(f)
         change = assemble(f, self.claims_file, self.spool)
+        if f.json and self.claims_file is None:
+            self.json_claims += json_files.claims_changes(f, self.tree, self.json_claims)
         if self.claims_file is not None:
             objects = claims_objects(f)
             if objects:
@@ -335,7 +341,7 @@ class _Pass:
                     f, index, self.vetoes, report=False))
             self.slots[i] = self._edited(f, slot.position)
             self._release(f, slot.position)
-        changes = [s.change for s in self.slots if s.change is not None]
+        changes = [s.change for s in self.slots if s.change is not None] + self.json_claims
         per_dir: dict[Path, list[tuple[dict, Style]]] = {}
         for _, directory, objects in sorted(self.for_claims, key=lambda c: c[0]):
             per_dir.setdefault(directory, []).extend(objects)
@@ -399,6 +405,8 @@ def _planned_ahead(read: ReadFile, context: _AheadContext) -> _Ahead | None:
     f = load(read, run.stats, run.errors)
     if f is None:
         return _Ahead(run.stats, tuple(run.errors))
+    if f.json:
+        return None  # its claims file is a second change: the pass plans it
     run._file(f)
     if any(slot.waiting is not None for slot in run.slots):
         return None
@@ -454,7 +462,9 @@ def _plan_document(f: File, doc: Doc, plan_one: Callable[..., ObjectPlan]) -> No
             doc.outcomes[base] = plan.result
         doc.ops += plan.ops
         new_objects += [obj for obj, _ in plan.new_objects]
-    inside = into_objects(doc.nodes.data, new_objects)  # a Template keeps them in `objects:`
+    # A Template keeps them in `objects:`, a JSON List in its items.
+    inside = into_objects(doc.nodes.data, new_objects) or \
+        (json_files.into_items(doc.nodes.data, new_objects) if f.json else [])
     doc.ops += inside
     if not inside:
         doc.new_objects += new_objects

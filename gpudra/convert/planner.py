@@ -113,9 +113,26 @@ class Planner:
                     file, data, "manual", reason=f"device-plugin sharing config ({grants}): "
                     f"{NO_REPLICAS}; decide per workload"))
         if group == "resource.k8s.io":
-            return _repaired(file, data, base, doc,
-                             repair_dra_object(data, base, self.options.target))
+            return self._judged(file, data, base, doc,
+                                repair_dra_object(data, base, self.options.target))
         return self._workload(file, data, base, doc, group, kind)
+
+    def _judged(self, file: str, data: Mapping[str, Any], base: PathT, doc: NodeDocument,
+                repair: Repair) -> ObjectPlan:
+        """A DRA object's repairs, written only when the audit finds no error in the result;
+        else the object is left whole, `manual`, with what is left (and what convert would
+        have repaired, so the human does it all at once)."""
+        # The audit's rules (and the CEL engine) load only when the tree has DRA objects.
+        from gpudra.convert.repair_check import errors_after
+
+        left = errors_after(doc.data, base, repair.ops, self.table, self.options.target)
+        if not left:
+            return _repaired(file, data, base, doc, repair)
+        reason = "; ".join(dict.fromkeys([*repair.left, *left]))
+        if repair.done:
+            reason += f" (besides what convert repairs: {'; '.join(repair.done)})"
+        return ObjectPlan(result=result_for(file, data, "manual",
+                                            reason=f"still wrong after repair: {reason}"))
 
     def plan_quota(self, file: str, data: Mapping[str, Any], base: PathT,
                    staying: frozenset[str | None]) -> ObjectPlan:

@@ -17,9 +17,10 @@ from gpudra.devices import DEVICE_NAME_PATTERN
 from gpudra.model import InputError
 from gpudra.printable import short_repr
 from gpudra.sources import ScanStats
-from gpudra.sources.documents import Chunk
+from gpudra.sources.documents import Chunk, ParseError
 from gpudra.sources.files import STDIN, InputFile, ReadFile, documents
 from gpudra.sources.prescan import CONVERT_NEEDLES
+from gpudra.sources.text_requests import TextRequest, text_allocates, text_requests
 from gpudra.yamledit.yaml_nodes import NodeDocument, compose_chunk
 from gpudra.yamledit.ops import Op
 
@@ -47,6 +48,7 @@ class Doc:
 class File:
     entry: InputFile
     raw: bytes
+    json: bool = False  # a .json file of JSON: one document, which new objects cannot follow
     docs: list[Doc] = field(default_factory=list)
 
     @property
@@ -68,8 +70,9 @@ def load(read: ReadFile, stats: ScanStats, errors: list[InputError]) -> File | N
     if read.text is None:
         # Nothing to convert: keep no bytes, except stdin's, which is echoed back unchanged.
         return File(entry, read.raw) if entry.label == STDIN else None
-    f = File(entry, read.raw)
+    f = File(entry, read.raw, json=read.json)
     broken = False
+    not_objects: list[tuple[Doc, list[TextRequest]]] = []
     for document in documents(read, compose_chunk, stats):
         doc = Doc(document.chunk)
         f.docs.append(doc)
@@ -79,7 +82,14 @@ def load(read: ReadFile, stats: ScanStats, errors: list[InputError]) -> File | N
             errors.append(InputError(error.file, f"{error.message}; file left untouched",
                                      error.line))
             broken = True
-        elif document.template is not None and _DEVICE.search(text):
+        elif document.skipped is not None:
+            # No Kubernetes object: read as text, as the audit reads it (GPU701), and never
+            # planned, since a pod spec in it is another tool's to build pods from.
+            requests = [r for r in text_requests(entry.label, text, document.chunk.first_line)
+                        if r.allocates]
+            if requests:
+                not_objects.append((doc, requests))
+        elif document.template is not None and text_allocates(entry.label, text):
             where = "" if entry.role != "manifest" else f" (line {document.chunk.first_line})"
             doc.loaded.append(WorkloadResult(
                 entry.label, "", None, None, "blocked",
@@ -87,19 +97,31 @@ def load(read: ReadFile, stats: ScanStats, errors: list[InputError]) -> File | N
                 if entry.role != "manifest" else
                 "Go/Helm template: change the template or its values; gpudra never edits "
                 f"templates{where}"))
-        elif read.json or read.utf16:
+        elif read.utf16:
             if document.parsed is not None and _DEVICE.search(text):
                 doc.loaded.append(WorkloadResult(
                     entry.label, "", None, None, "blocked",
-                    "JSON manifest: convert rewrites YAML only; convert it by hand"
-                    if read.json else "UTF-16 manifest: convert writes UTF-8 only; save it "
-                    "as UTF-8 to convert it"))
+                    "UTF-16 manifest: convert writes UTF-8 only; save it as UTF-8 to convert "
+                    "it"))
             elif document.parsed is not None:
                 doc.existing = document.parsed.data  # its DRA objects' names stay taken
+        elif document.parsed is not None and read.json and \
+                not any(n in text for n in CONVERT_NEEDLES):
+            doc.existing = document.parsed.data  # its DRA objects' names stay taken
         elif document.parsed is not None and any(n in text for n in CONVERT_NEEDLES):
-            # Skipped documents (no Kubernetes object) are planned too: a request-shaped GPU
-            # limit in one (a values file) is reported as blocked, for a human to move.
-            doc.nodes = document.parsed
+            if read.json:
+                # Read as JSON (json module) by the audit; edited as the YAML it also is,
+                # its layout kept (docs/convert.md, JSON manifests).
+                try:
+                    doc.nodes = compose_chunk(document.chunk)
+                except ParseError as exc:
+                    doc.loaded.append(WorkloadResult(
+                        entry.label, "", None, None, "blocked",
+                        f"JSON that gpudra's editor cannot read ({exc.message}): convert it "
+                        "by hand"))
+                    continue
+            else:
+                doc.nodes = document.parsed
             malformed = _malformed_metadata(doc.nodes.data) or (
                 _malformed_affinity(doc.nodes.data) if "nodeSelectorTerms" in text else None)
             if malformed:
@@ -107,7 +129,21 @@ def load(read: ReadFile, stats: ScanStats, errors: list[InputError]) -> File | N
                                          "an object; file left untouched",
                                          document.chunk.first_line))
                 broken = True
+    if not_objects:
+        # One workload per file, as the audit counts a file of text (AuditContext.note_template).
+        found = [r for _, requests in not_objects for r in requests]
+        shown = ", ".join(f"{r.shown} (line {r.line})" for r in found[:_SHOWN])
+        more = f" and {len(found) - _SHOWN} more" if len(found) > _SHOWN else ""
+        not_objects[0][0].loaded.append(WorkloadResult(
+            entry.label, "", None, None, "blocked",
+            f"{NOT_AN_OBJECT_REASON}: it sets {shown}{more}; change them in this file, or in "
+            "the tool that reads it (a job spec, values or config file), which passes them to "
+            "its pods"))
     return None if broken else f
+
+
+NOT_AN_OBJECT_REASON = "not a Kubernetes object (no apiVersion and kind), so gpudra never edits it"
+_SHOWN = 5
 
 
 def _malformed_metadata(data: Any) -> str | None:

@@ -11,11 +11,15 @@ with every other byte kept:
 - GPU601: v1beta1 fields in a v1/v1beta2 request move under `exactly:`; `exactly:` in a
   v1beta1 request that stays v1beta1 is lifted out;
 - GPU602: a ResourceClaimTemplate's `spec.devices` moves under the inner `spec:`;
+- GPU603: an allocationMode spelt as blog posts do (`Count`, `all`) becomes `ExactCount` or
+  `All`, a count written as a string (`"2"`) a number;
 - GPU605 (memory read as an attribute) and GPU606 (`>=` on a quantity or version): the selector
   is rewritten where the intent is unambiguous (gpudra.dra.cel_repair);
 - GPU609: a pod's `resourceClaims[].source: {...}` entry is lifted into the entry.
 
-What cannot be repaired is left as it is and said (the audit rules keep reporting it). That
+What cannot be repaired is left as it is and said (the audit rules keep reporting it). A
+repair is written only when the repaired object passes the audit's own DRA rules
+(gpudra.convert.repair_check): otherwise the object is left whole and reported `manual`. That
 includes an object of a newer version that uses a field the older target's API does not have
 (a v1 DeviceClass's `extendedResourceName` for 1.33): under the target's version the API server
 would refuse it (strict decoding) or a lenient client would drop the field.
@@ -176,12 +180,15 @@ def _requests(claim: Mapping[str, Any], at: PathT, flat: bool, rule: str,
         fields = tuple(k for k in request if k in EXACT_FIELDS)
         exactly = request.get("exactly")
         body = where + ("exactly",) if isinstance(exactly, Mapping) else where
-        _selectors((exactly if isinstance(exactly, Mapping) else request).get("selectors"),
-                   body + ("selectors",), target, out)
+        fields_at = exactly if isinstance(exactly, Mapping) else request
+        _selectors(fields_at.get("selectors"), body + ("selectors",), target, out)
+        _allocation(fields_at, body, label, out)
         for j, sub in enumerate(request.get("firstAvailable") or []
                                 if isinstance(request.get("firstAvailable"), list) else []):
             _selectors(as_mapping(sub).get("selectors"),
                        where + ("firstAvailable", j, "selectors"), target, out)
+            _allocation(as_mapping(sub), where + ("firstAvailable", j),
+                        f"{label} firstAvailable[{j}]", out)
         if fields and "exactly" in request:
             out.left.append(f"{label} sets {', '.join(fields)} both flat and in exactly:")
         elif fields and not flat:
@@ -194,6 +201,26 @@ def _requests(claim: Mapping[str, Any], at: PathT, flat: bool, rule: str,
             out.ops.append(Unwrap(where, "exactly"))
             out.done.append(f"{rule}{label}: exactly: lifted into the request (the flat "
                             "v1beta1 shape)")
+
+
+# allocationMode values as blog posts write them, and what they mean: the API has ExactCount
+# (with count) and All only, spelt so.
+_MODES = {"count": "ExactCount", "exactcount": "ExactCount", "exact": "ExactCount",
+          "all": "All"}
+
+
+def _allocation(body: Mapping[str, Any], at: PathT, label: str, out: Repair) -> None:
+    """GPU603: an allocationMode spelt another way (`Count`), a count written as a string
+    (`"2"`). What has no one meaning (a count beside All, a count of 0) is left."""
+    mode = body.get("allocationMode")
+    if isinstance(mode, str) and mode not in _MODES.values() and mode.lower() in _MODES:
+        out.ops.append(Replace(at + ("allocationMode",), _MODES[mode.lower()]))
+        out.done.append(f"GPU603: {label}: allocationMode {mode!r} -> "
+                        f"{_MODES[mode.lower()]!r}")
+    count = body.get("count")
+    if isinstance(count, str) and count.strip().isdigit() and int(count) >= 1:
+        out.ops.append(Replace(at + ("count",), int(count)))
+        out.done.append(f"GPU603: {label}: count {count!r} -> {int(count)} (a number)")
 
 
 def _selectors(selectors: Any, at: PathT, target: TargetVersion, out: Repair) -> None:

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import os
 from collections.abc import Iterable, Mapping
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from importlib import resources
 from typing import Any
 
@@ -107,6 +107,13 @@ class AuditContext:
                                              device_plugin, dra, source=obj.source,
                                              bridge=bridge and device_plugin,
                                              gpus=self.gpu_use(obj).device_plugin_gpus)
+
+    def note_variant(self, key: tuple, *, device_plugin: bool, dra: bool) -> None:
+        """Another form of the workload counted at `key` (a Kustomize overlay's patch of it):
+        still one workload, on the device plugin or on DRA if either form is."""
+        old = self.workloads[key]
+        self.workloads[key] = replace(old, device_plugin=old.device_plugin or device_plugin,
+                                      dra=old.dra or dra)
 
     def note_template(self, text: TemplateText) -> None:
         """Template text (a chart, a templated document) that asks the device plugin for

@@ -8,13 +8,15 @@ A checker that runs once the whole input is read: it works from the file tree th
 Strategic-merge patch *files* are partial objects, which the file scanner already audits like
 any manifest. What it cannot see is reported here, at the patch's file and line: JSON6902
 operations on a device key (`/resources/limits/nvidia.com~1gpu`) and inline patches in a
-kustomization. Each such patch is also counted as a GPU workload on the device plugin (the
-overlay's variant of its target), so migration progress never reads 100 % while an overlay
-still asks the device plugin for GPUs.
+kustomization. A patch is a variant of its target, not a workload of its own: the target is
+counted once (a strategic-merge patch file the scan counted is folded into it), on the device
+plugin while any variant asks the device plugin for GPUs, so migration progress never reads
+100 % while an overlay still does.
 """
 
 from __future__ import annotations
 
+import os
 from collections.abc import Iterable, Mapping
 from typing import TYPE_CHECKING, Any
 
@@ -68,18 +70,20 @@ def check_overlays(paths: Iterable[str], files: Iterable[str],
     build.run()
     scope = real_roots(paths)
     seen: set[tuple] = set()
+    counted = _Counted(ctx)
     for app in build.applications:
         if not inside(app.patch.file, scope):
             continue
         targets: list[Resource | None] = list(app.targets) or [None]
         for target in targets:
+            counted.patch_file(app, target)
             data = build.data(target) if target is not None else None
             for touch in touches(app.patch, app.doc, target, data, ctx.table):
                 key = (app.patch.file, touch.line, touch.patch_path, target and target.origin)
                 if key in seen:
                     continue  # a component's patch, reached from several overlays
                 seen.add(key)
-                _report(app, target, touch, ctx)
+                _report(app, target, touch, ctx, counted)
     _renamed_references(build, scope, ctx)
     return tree.refused
 
@@ -115,7 +119,66 @@ def _renamed_references(build: Build, scope: tuple[str, ...], ctx: AuditContext)
                          "ask for a claim that does not exist", line=k.lines.get((key,)))
 
 
-def _report(app: Application, target: Resource | None, touch: Touch, ctx: AuditContext) -> None:
+class _Counted:
+    """Where the audit counts the workload a patch changes: a patch is a variant of its target,
+    not a workload of its own, so the target (the base object the scan counted, or the first
+    patch of a target the scan did not count) is one GPU workload, on the device plugin while
+    any variant asks for it."""
+
+    def __init__(self, ctx: AuditContext) -> None:
+        self.ctx = ctx
+        self.keys: dict[tuple, tuple] = {}
+        for key, status in ctx.workloads.items():
+            if status.source == "file" and status.file:
+                self.keys.setdefault(_where(status.file, status.kind, status.name,
+                                            status.namespace), key)
+        self.merged: set[tuple] = set()
+
+    def note(self, obj: ManifestObject, target: Resource | None, *, device_plugin: bool,
+             dra: bool = False) -> None:
+        where = _target(target) if target is not None else None
+        into = self.keys.get(where) if where is not None else None
+        if into is None or into not in self.ctx.workloads:
+            self.ctx.note_workload(obj, device_plugin=device_plugin, dra=dra)
+            if where is not None:
+                self.keys[where] = obj.identity
+        else:
+            self.ctx.note_variant(into, device_plugin=device_plugin, dra=dra)
+
+    def patch_file(self, app: Application, target: Resource | None) -> None:
+        """A strategic-merge patch document the scan counted as a workload of its own: count
+        it as its target."""
+        data = app.doc.data
+        if target is None or app.patch.inline or app.patch.json6902 or \
+                not isinstance(data, Mapping):
+            return
+        meta = data.get("metadata") if isinstance(data.get("metadata"), Mapping) else {}
+        own = self.keys.get(_where(app.patch.file, str(data.get("kind") or ""),
+                                   meta.get("name"), meta.get("namespace")))
+        into = self.keys.get(_target(target))
+        if own is None or own == into or (own, into) in self.merged:
+            return
+        status = self.ctx.workloads.get(own)
+        if status is None:
+            return
+        self.merged.add((own, into))
+        if into is None or into not in self.ctx.workloads:
+            self.keys[_target(target)] = own  # the base asks for no GPU: the patch is its count
+            return
+        del self.ctx.workloads[own]
+        self.ctx.note_variant(into, device_plugin=status.device_plugin, dra=status.dra)
+
+
+def _target(target: Resource) -> tuple:
+    return _where(target.file, target.kind, target.name, target.namespace)
+
+
+def _where(file: str, kind: str, name: Any, namespace: Any) -> tuple:
+    return (os.path.realpath(file), kind, name, namespace)
+
+
+def _report(app: Application, target: Resource | None, touch: Touch, ctx: AuditContext,
+            counted: _Counted) -> None:
     patch = app.patch
     obj = _patch_object(app, target, touch)
     count = touch.count
@@ -128,7 +191,7 @@ def _report(app: Application, target: Resource | None, touch: Touch, ctx: AuditC
                  f"{obj.kind}/{obj.name} (device plugin)",
                  line=touch.line, container=touch.container_name, resource=touch.resource.name,
                  quantity=count)
-        ctx.note_workload(obj, device_plugin=touch.resource.is_nvidia_device_plugin)
+        counted.note(obj, target, device_plugin=touch.resource.is_nvidia_device_plugin)
     if touch.container is not None and count and touch.resource.is_nvidia_device_plugin and \
             _has_claims(touch.container.data):
         ctx.emit(GPU110, obj,
@@ -137,7 +200,7 @@ def _report(app: Application, target: Resource | None, touch: Touch, ctx: AuditC
                  "asks for both", line=touch.line, container=touch.container_name,
                  resource=touch.resource.name, quantity=count)
         if visible:  # the scanner counted a strategic-merge patch file already
-            ctx.note_workload(obj, device_plugin=True, dra=True)
+            counted.note(obj, target, device_plugin=True, dra=True)
 
 
 def _has_claims(container: Mapping[str, Any]) -> bool:

@@ -34,10 +34,15 @@ class Monitoring(Checker):
         if NEEDLE not in obj.text and "kube_pod_resource_" not in obj.text:
             return
         starts = _rule_starts(obj)
+        reported: set[int] = set()  # one finding per rule, at its first line that reads one
         for offset, line in enumerate(obj.text.splitlines()):
             if reads_gpu_metric(line):
                 number = obj.first_line + offset
                 item = next((rule for start, rule in reversed(starts) if start <= number), None)
+                if item is not None and id(item) in reported:
+                    continue
+                if item is not None:
+                    reported.add(id(item))
                 ctx.emit(GPU501, obj, _message(obj, item), line=number,
                          resource="nvidia.com/gpu")
 

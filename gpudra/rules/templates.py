@@ -2,23 +2,12 @@
 
 from __future__ import annotations
 
-import os
-import re
-
-from gpudra.devices import DEVICE_NAME_PATTERN
-from gpudra.kustomize import KUSTOMIZATION_FILES
 from gpudra.model import Severity
 from gpudra.objects import TemplateText
-from gpudra.quantity import parse_device_count
 from gpudra.rules.base import AuditContext, Checker, rule
+from gpudra.sources.text_requests import text_requests
 
 CATEGORY = "templates"
-
-# Device resource names only: GFD labels such as nvidia.com/gpu.product are not requests.
-_DEVICE_LINE = re.compile(
-    rf"""(?<![\w./-])(?P<name>{DEVICE_NAME_PATTERN})(?![\w./-])["']?\s*:\s*"""
-    # A template action, or a plain value that ends where a flow mapping/sequence does.
-    r"""(?P<value>["']?\{\{.*?\}\}["']?|[^#\n,{}\[\]]*)""")
 
 GPU701 = rule(
     "GPU701", "templated-device-request", Severity.WARNING, CATEGORY,
@@ -38,22 +27,17 @@ class Templates(Checker):
     rules = (GPU701,)
 
     def check_template(self, text: TemplateText, ctx: AuditContext) -> None:
-        if os.path.basename(text.file) in KUSTOMIZATION_FILES:
-            return  # inline kustomize patches: gpudra.rules.kustomize_overlays reports them as such
         where = _WHAT.get(text.reason, "template")
         chart = f" of chart {text.chart}" if text.chart else ""
         fix, hint = _advice(text)
-        for number, line in text.numbered_lines():
-            for match in _DEVICE_LINE.finditer(line):
-                value = match.group("value").strip().strip("'\"")
-                count = parse_device_count(value) if value else None
-                quantity = count.value if count is not None else None
-                shown = f": {value}" if value else ""
-                ctx.emit(GPU701, text, f"{where}{chart} sets {match.group('name')}{shown}; "
-                         f"{fix}", line=number, resource=match.group("name"),
-                         quantity=quantity, hint=hint)
-                if quantity != 0:  # a placeholder (None) still asks for devices
-                    ctx.note_template(text)
+        # No request in a kustomization's inline patches: kustomize_overlays reports those.
+        for request in text_requests(text.file, text.text, text.first_line):
+            shown = f": {request.value}" if request.value else ""
+            ctx.emit(GPU701, text, f"{where}{chart} sets {request.resource}{shown}; {fix}",
+                     line=request.line, resource=request.resource,
+                     quantity=request.quantity, hint=hint)
+            if request.allocates:  # a placeholder (None) still asks for devices
+                ctx.note_template(text)
 
 
 def _advice(text: TemplateText) -> tuple[str, str | None]:

@@ -39,8 +39,11 @@ def test_records_point_at_written_requests(name: str, monkeypatch) -> None:
     objects = {}
     for change in report.changes:
         for doc in yaml.safe_load_all(change.new.decode("utf-8-sig")):
-            inner = doc.get("objects") if isinstance(doc, dict) and doc.get("kind") == "Template" \
-                else None  # an OpenShift Template keeps its claim templates in `objects:`
+            # An OpenShift Template keeps its claim templates in `objects:`, a JSON List in
+            # its items.
+            kind = doc.get("kind") if isinstance(doc, dict) else None
+            inner = doc.get("objects") if kind == "Template" else \
+                doc.get("items") if kind == "List" else None
             for obj in inner if isinstance(inner, list) else [doc]:
                 if isinstance(obj, dict) and \
                         str(obj.get("apiVersion", "")).startswith("resource."):

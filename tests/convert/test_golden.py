@@ -158,7 +158,7 @@ def _validate(tree: Path, before: dict[str, bytes], target: TargetVersion,
               report: dict[str, Any]) -> None:
     validator = StrictValidator(target)
     changed = [p for p in sorted(tree.rglob("*")) if p.is_file()
-               and p.suffix in (".yaml", ".yml")
+               and p.suffix in (".yaml", ".yml", ".json")  # JSON is YAML too
                and before.get(p.relative_to(tree).as_posix()) != p.read_bytes()]
     parameters = _template_parameters(changed)
     converted = {(w["kind"], _processed(w["name"], parameters),

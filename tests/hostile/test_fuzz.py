@@ -196,6 +196,9 @@ def _check(files: dict[str, str], claims_file: str | None = None) -> None:
             # Every document convert wrote parses (documents it left alone may not: a file can
             # hold a broken document beside a convertible one), read with libyaml as convert
             # and kubectl read it (the pure-Python reader refuses a trailing tab).
+            if name.endswith(".json"):  # a JSON file stays one JSON value (issue 34 item 6)
+                json.loads(data)
+                continue
             old = {c.text for c in split_documents(before.get(name, b"").decode("utf-8-sig"))}
             for chunk in split_documents(data.decode("utf-8-sig")):
                 if chunk.text not in old:
@@ -229,3 +232,16 @@ def test_mutated_corpus_files(texts: list[str]) -> None:
 def test_generated_pod_specs(objects: list[dict], claims_file: bool) -> None:
     files = {f"w{i}.yaml": yaml.safe_dump(obj, sort_keys=False) for i, obj in enumerate(objects)}
     _check(files, "gpu-claims.yaml" if claims_file else None)
+
+
+@FUZZ_SETTINGS
+@given(st.lists(workload(), min_size=1, max_size=3), st.booleans(), st.booleans())
+def test_generated_json_manifests(objects: list[dict], as_list: bool, compact: bool) -> None:
+    """JSON manifests are converted in place (a List, or objects with their claims files)."""
+    indent = None if compact else 2
+    if as_list:
+        files = {"all.json": json.dumps({"apiVersion": "v1", "kind": "List", "items": objects},
+                                        indent=indent)}
+    else:
+        files = {f"w{i}.json": json.dumps(obj, indent=indent) for i, obj in enumerate(objects)}
+    _check(files)
