@@ -10,10 +10,9 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
-from gpudra.gpu_use import read_object
+from gpudra.gpu_use import advertised_device_plugin_resources, read_object
 from gpudra.node_selection import selects_node
 from gpudra.objects import ClusterObject, as_mapping, dig
-from gpudra.preflight.cluster.nodes import advertised_device_plugin_resources
 from gpudra.sources.cluster import device_plugin_names
 from gpudra.verify.collect import ClusterState
 from gpudra.workloads import WorkloadTable
