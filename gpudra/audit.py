@@ -9,6 +9,7 @@ from dataclasses import dataclass, field, replace
 from typing import Any
 
 from gpudra.config import Config
+from gpudra.dra.strategy_advice import audit_mix, bridge_advice
 from gpudra.dra.versions import DEFAULT, TargetVersion
 from gpudra.model import Finding, InputError, NotRead, Report
 from gpudra.objects import SourceObject, TemplateText
@@ -72,10 +73,11 @@ def audit(source: Source, config: Config, target: TargetVersion,
         findings += waivers.expired(config.settings.severities.get(EXPIRED_RULE, info.severity),
                                     info.hint)
     stats = source.stats
+    workloads = tuple(ctx.workloads.values())
     return Report(
         findings=tuple(sorted(findings, key=Finding.sort_key)),
         errors=tuple(errors),
-        workloads=tuple(ctx.workloads.values()),
+        workloads=workloads,
         files_scanned=stats.files,
         documents_parsed=stats.documents,
         suppressed=ctx.suppressed,
@@ -86,6 +88,7 @@ def audit(source: Source, config: Config, target: TargetVersion,
         not_read=tuple(not_read),
         skipped=tuple(stats.skipped),
         waived=tuple(waived),
+        advice=bridge_advice(target, audit_mix(ctx.findings, workloads)),
     )
 
 

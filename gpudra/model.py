@@ -255,6 +255,7 @@ class Report:
     # above then hold all of them together, each finding and error with its context.
     clusters: tuple[ClusterAudit, ...] = ()
     cluster_read: ClusterRead | None = None  # a live audit: the cluster read, and when
+    advice: str | None = None  # the strategy recommendation (gpudra.dra.strategy_advice)
 
     @property
     def nothing_read(self) -> bool:

@@ -13,10 +13,12 @@ from gpudra.cutover.bridge import (
     BridgePlan, check_strategy, plan_bridge, released, rewritten_only, without_bridged,
     write_bridged,
 )
+from gpudra.cutover.bridge_context import REWRITE, fleet_mix, read_context, wave_notes
 from gpudra.cutover.fleet import Fleet, build_fleet
 from gpudra.cutover.manifests import quota_changes, write_waves
 from gpudra.cutover.runbook import Runbook, WaveContext
 from gpudra.cutover.waves import CutoverPlan, order_waves
+from gpudra.dra.strategy_advice import bridge_advice
 from gpudra.dra.versions import DEFAULT, TargetVersion, live_target
 from gpudra.errors import UsageError
 from gpudra.model import ClusterRead, ExitCode, InputError
@@ -93,8 +95,11 @@ def run_cutover(request: CutoverRequest, *, on_page: Callable[[Any], None] | Non
     # under the bridge, only what a wave converts changes its manifests and quotas
     rewritten = result if bridge is None else rewritten_only(result, bridge)
     quotas = quota_changes(rewritten, fleet if bridge is None else without_bridged(fleet, bridge))
+    # the recommendation is for those not on the bridge already
+    advice = bridge_advice(target, fleet_mix(fleet)) if bridge is None else None
     context = WaveContext(fleet.plugin_pods, {n: len(c) for n, c in quotas.items() if c},
-                          bridge)
+                          bridge, notes=around_waves(objects, fleet, result, request.strategy),
+                          advice=advice)
     if out is not None:
         from gpudra.convert.writer import WriteRefused, write_under
         from gpudra.report.formats import Kind, RenderOptions, render
@@ -115,6 +120,17 @@ def run_cutover(request: CutoverRequest, *, on_page: Callable[[Any], None] | Non
             errors.append(InputError(str(out / "runbook.md"), f"cannot write: {reason}"))
     return CutoverResult(result, fleet, tuple(errors), read, out, context,
                          reads[0] if reads else None, bridge)
+
+
+def around_waves(objects: list[dict[str, Any]], fleet: Fleet, plan: CutoverPlan,
+                 strategy: str = REWRITE) -> dict[int, tuple[str, ...]]:
+    """Per wave number, what the switch changes around its pods (gpudra.cutover.bridge_context);
+    cluster-wide set-up is said in the first wave that switches nodes."""
+    context = read_context(objects, fleet)
+    first = next((w.number for w in plan.waves if w.nodes), None)
+    notes = {w.number: wave_notes(context, w, fleet, strategy, w.number == first)
+             for w in plan.waves}
+    return {number: lines for number, lines in notes.items() if lines}
 
 
 def pool_sizes(fleet: Fleet) -> dict[str, int]:

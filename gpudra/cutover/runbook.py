@@ -56,6 +56,9 @@ class WaveContext:
     quotas: Mapping[int, int] = field(default_factory=dict)
     # --strategy bridge: what each wave leaves unchanged (gpudra.cutover.bridge); None: rewrite
     bridge: BridgePlan | None = None
+    # per wave number, what the switch changes around its pods (cutover.bridge_context)
+    notes: Mapping[int, tuple[str, ...]] = field(default_factory=dict)
+    advice: str | None = None  # the strategy recommendation (dra.strategy_advice)
 
 
 def wave_steps(wave: Wave, directory: str | None,
@@ -267,6 +270,7 @@ def as_json(result: CutoverPlan, directory: str | None, pools: dict[str, int],
         "pools": pools,
         "prerequisites": prerequisites(),
         **_bridge_json(context),
+        "recommendation": context.advice,
         "start": [_side(s) for s in result.start] if result.start else [],
         "waves": [{"wave": w.number, "pools": list(w.units), "nodes": list(w.nodes),
                    "workloads": [{"kind": m.kind, "name": m.name, "namespace": m.namespace,
@@ -275,6 +279,7 @@ def as_json(result: CutoverPlan, directory: str | None, pools: dict[str, int],
                                   "managed_by": manager(m),
                                   **_bridged_field(m, w, context)} for m in w.moved],
                    "device_plugin_side": _side(w.plugin_side), "dra_side": _side(w.dra_side),
+                   "notes": list(context.notes.get(w.number, ())),
                    **wave_steps(w, directory, context)} for w in result.waves],
         "unconverted": [{"kind": u.kind, "namespace": u.namespace, "name": u.name,
                          "reason": u.reason} for u in result.unconverted],
@@ -305,6 +310,8 @@ def markdown(result: CutoverPlan, directory: str | None, pools: dict[str, int],
     lines += [f"Pools: {', '.join(f'{_md(p)} ({n} nodes)' for p, n in pools.items())}.", ""]
     if result.blocked:
         lines += [f"**Blocked:** {_md(result.blocked)}", ""]
+    if context.advice:
+        lines += [f"**Strategy:** {_md(context.advice)}", ""]
     lines += ["## Before the first wave", ""]
     lines += [f"{i}. {step}" for i, step in enumerate(
         prerequisites() + _bridge_prerequisite(context), 1)] + [""]
@@ -315,6 +322,9 @@ def markdown(result: CutoverPlan, directory: str | None, pools: dict[str, int],
         lines += [f"## Wave {wave.number}: {what}", ""]
         lines += [f"After it: device plugin {_fits(wave.plugin_side)}; DRA "
                   f"{_fits(wave.dra_side)}; no node serves both.", ""]
+        if context.notes.get(wave.number):
+            lines += ["Around the pods:", ""]
+            lines += [f"- {_md(note)}" for note in context.notes[wave.number]] + [""]
         if wave.moved and context.bridge is not None:
             lines += _bridge_lists(wave, context)
         elif wave.moved:
@@ -401,7 +411,8 @@ def _md(text: str) -> str:
     return escape_cell(text)
 
 
-def table(result: CutoverPlan, directory: str | None = None) -> str:
+def table(result: CutoverPlan, directory: str | None = None,
+          context: WaveContext = WaveContext()) -> str:
     rows = [("wave", "pools", "nodes", "moves", "device plugin after", "DRA after")]
     for w in result.waves:
         rows.append((str(w.number), ", ".join(w.units) or "-", str(len(w.nodes)), str(len(w.moved)),
@@ -421,12 +432,18 @@ def table(result: CutoverPlan, directory: str | None = None) -> str:
             out.append(f"... and {len(managed) - MAX_LISTED} more managed workloads "
                        "(-o markdown or -o json)")
     out += _moves(result)
+    notes = [(w.number, note) for w in result.waves for note in context.notes.get(w.number, ())]
+    if notes:
+        out.append("")
+        out += [f"wave {number}: {note}" for number, note in notes]
     if result.blocked:
         out += ["", f"blocked: {result.blocked}"]
     else:
         out += ["", f"{len(result.waves)} waves; after the last, run gpudra verify "
                 "--decommission"]
     out.append(_where_the_steps_are(directory))
+    if context.advice:
+        out.append(context.advice)
     return "\n".join(out) + "\n"
 
 
@@ -469,7 +486,8 @@ def _read_line(runbook: Runbook) -> list[str]:
 
 def render_table(runbook: Runbook, options: RenderOptions) -> str:
     return ("".join(f"{line}\n\n" for line in _read_line(runbook))
-            + table(runbook.plan, runbook.directory) + _bridge_table_note(runbook))
+            + table(runbook.plan, runbook.directory, runbook.context)
+            + _bridge_table_note(runbook))
 
 
 def _bridge_table_note(runbook: Runbook) -> str:

@@ -124,7 +124,8 @@ def _headline(s: Summary, report: Report) -> str:
         facts.append(f"**{report.nothing_read_message}**")
     read = f"\n\n{escape_cell(report.cluster_read.describe())}" \
         if report.cluster_read is not None else ""
-    return f"{title}\n\n" + " · ".join(facts) + read
+    advice = f"\n\n**Strategy:** {escape_cell(s.advice)}" if s.advice else ""
+    return f"{title}\n\n" + " · ".join(facts) + read + advice
 
 
 def _severity_section(severity: Severity, findings: list[Finding], collapse: bool) -> str:

@@ -37,6 +37,7 @@ class Summary:
     on_bridge: int = 0  # served by DRA through a DeviceClass's extendedResourceName
     incomplete: bool = False  # an input could not be read: no workloads is not a fact
     skipped: int = 0
+    advice: str | None = None  # the strategy recommendation (gpudra.dra.strategy_advice)
 
     @property
     def percent_migrated(self) -> float | None:
@@ -68,6 +69,7 @@ class Summary:
             "on_dra": self.on_dra,
             "on_bridge": self.on_bridge,
             "percent_migrated": self.percent_migrated,
+            "recommendation": self.advice,
             "namespaces": [
                 {
                     "namespace": ns.namespace,
@@ -139,6 +141,7 @@ def summarize(report: Report) -> Summary:
         namespaces=namespaces,
         on_bridge=on_bridge,
         incomplete=bool(report.errors) or report.nothing_read,
+        advice=report.advice,
     )
 
 

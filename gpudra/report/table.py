@@ -174,6 +174,8 @@ def _summary(console: Console, report: Report, inputs: tuple[str, ...] = (),
     console.print(f"  GPU workloads: {s.gpu_workloads}; on DRA (Dynamic Resource Allocation): "
                   f"{s.on_dra}{bridge}; still on the device plugin: {s.on_device_plugin}; "
                   f"migrated: {s.percent_migrated:.0f}%")
+    if s.advice:
+        console.print(Text(f"  {s.advice}"))
     table = Table(box=None, padding=(0, 2), pad_edge=False)
     table.add_column("  namespace")
     table.add_column("GPU workloads", justify="right")

@@ -68,11 +68,14 @@ OTHERS = (
     Read("monitoring.coreos.com", "prometheusrules", "alerts on nvidia_com_gpu metrics",
          commands=frozenset({"audit", "preflight", "verify"})),
     Read("kueue.x-k8s.io", "clusterqueues", "Kueue quotas on nvidia.com/gpu",
-         commands=frozenset({"audit", "preflight", "verify"}),
+         commands=frozenset({"audit", "preflight", "verify", "cutover"}),
          without="GPU204 (Kueue quota on nvidia.com/gpu)"),
     Read("karpenter.sh", "nodepools", "Karpenter limits on nvidia.com/gpu",
-         commands=frozenset({"audit", "preflight", "verify"}),
+         commands=frozenset({"audit", "preflight", "verify", "cutover"}),
          without="GPU205 (Karpenter limits on nvidia.com/gpu)"),
+    # cutover's notes on what the bridge changes around the pods (gpudra.cutover.bridge_context)
+    Read("nvidia.com", "clusterpolicies", "GPU Operator device-plugin stack (the DRA driver's "
+         "path per pool)", commands=frozenset({"cutover"})),
 )
 
 

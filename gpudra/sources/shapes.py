@@ -419,6 +419,66 @@ class ResourceSlice(_Struct):
     spec: ResourceSliceSpec | None = None
 
 
+# --- what the bridge changes around the pods (gpudra.cutover.bridge_context) ---------------
+
+class ClusterQueueResourceGroup(_Struct):
+    coveredResources: list[str] | None = None
+
+
+class ClusterQueueSpec(_Struct):
+    resourceGroups: list[ClusterQueueResourceGroup] | None = None
+
+
+class ClusterQueue(_Struct):
+    """Kueue's `kueue.x-k8s.io` ClusterQueue: the resources its quota covers."""
+
+    metadata: ObjectMeta | None = None
+    spec: ClusterQueueSpec | None = None
+
+
+class NodeClaimTemplateSpec(_Struct):
+    requirements: list[NodeSelectorRequirement] | None = None
+    taints: list[Taint] | None = None
+
+
+class NodeClaimTemplate(_Struct):
+    metadata: ObjectMeta | None = None
+    spec: NodeClaimTemplateSpec | None = None
+
+
+class NodePoolSpec(_Struct):
+    template: NodeClaimTemplate | None = None
+    limits: dict[str, Quantity] | None = None
+
+
+class NodePool(_Struct):
+    """Karpenter's `karpenter.sh` NodePool: which nodes it may launch, from none."""
+
+    metadata: ObjectMeta | None = None
+    spec: NodePoolSpec | None = None
+
+
+class ClusterPolicyComponent(_Struct):
+    enabled: bool | None = None
+
+
+class ClusterPolicySpec(_Struct):
+    devicePlugin: ClusterPolicyComponent | None = None
+
+
+class ClusterPolicy(_Struct):
+    """The GPU Operator's `nvidia.com` ClusterPolicy: whether it runs the device plugin."""
+
+    metadata: ObjectMeta | None = None
+    spec: ClusterPolicySpec | None = None
+
+
+# Custom resources cutover reads around the pods, by (group, kind).
+_AROUND_KINDS: dict[tuple[str, str], type[_Struct]] = {
+    ("kueue.x-k8s.io", "ClusterQueue"): ClusterQueue,
+    ("karpenter.sh", "NodePool"): NodePool,
+    ("nvidia.com", "ClusterPolicy"): ClusterPolicy}
+
 _DRA_KINDS: dict[str, type[_Struct]] = {
     "ResourceClaim": ResourceClaim, "ResourceClaimTemplate": ResourceClaimTemplate,
     "DeviceClass": DeviceClass, "ResourceSlice": ResourceSlice}
@@ -492,7 +552,7 @@ def object_problem(obj: Any, table: WorkloadTable | None = None) -> str | None:
         return "kind and apiVersion must be strings"
     group = api_version.rpartition("/")[0]
     declared = (_DRA_KINDS.get(kind) if group == _DRA_GROUP else
-                _CORE_KINDS.get(kind) if group == "" else None)
+                _CORE_KINDS.get(kind) if group == "" else _AROUND_KINDS.get((group, kind)))
     if declared is not None:
         problem = _decoded(obj, declared)
         return _node_counts_problem(obj) if problem is None and declared is Node else problem

@@ -27,7 +27,7 @@ from gpudra.cutover.run import CutoverRequest, run_cutover
 from gpudra.errors import GpudraError
 from gpudra.plan.run import PlanRequest, run_plan
 from gpudra.verify.run import VerifyRequest, run_verify
-from tests.hostile.test_object_readers import _Connected, good_fleet
+from tests.hostile.test_object_readers import NS, _Connected, good_fleet
 from tests.verify import fleet as f
 
 FIXTURES = Path(__file__).resolve().parents[1] / "plan" / "fixtures"
@@ -132,6 +132,48 @@ def test_cutover_from(objects: list[dict[str, Any]], as_json: bool) -> None:
         runbook = runbook_json(result.plan, "out", result.pools, result.context)
         lines = [s for w in runbook["waves"] for s in w["steps"] + w["rollback"]]
         assert all("\n" not in line for line in lines)
+
+
+def _around_the_pods() -> list[dict[str, Any]]:
+    """What cutover's notes per wave rest on (gpudra.cutover.bridge_context): Kueue, a
+    cluster-autoscaler scaling a node group from zero, Karpenter and its NodePool, a quota on
+    requests.nvidia.com/gpu and a ClusterPolicy. Each controller names a GPU, so the file
+    pre-scan parses it."""
+    from tests.verify.test_bridge_context import (
+        autoscaler,
+        cluster_policy,
+        karpenter,
+        kueue,
+        quota,
+    )
+
+    controllers = kueue() + autoscaler("--nodes=0:4:plugin", "--node-group-auto-discovery=x") \
+        + karpenter()
+    for obj in controllers:
+        obj["metadata"]["labels"] = {"serves": "nvidia.com-gpu"}
+    return good_fleet() + controllers + quota(NS) + cluster_policy()
+
+
+AROUND = _around_the_pods()
+
+
+@SETTINGS
+@given(mutated(AROUND), st.booleans())
+def test_cutover_around_the_pods(objects: list[dict[str, Any]], live: bool) -> None:
+    """ClusterQueues, NodePools, ClusterPolicies, controllers' Deployments and quotas with odd
+    values anywhere, from an export or listed live: refused or said, never a crash."""
+    if live:
+        with mock.patch.object(gpudra.cluster, "connect",
+                               lambda *_, **__: _Connected(objects, page_size=4)):
+            _bounded(lambda: run_cutover(CutoverRequest()))
+        return
+    with tempfile.TemporaryDirectory() as tmp:
+        export = Path(tmp) / "fleet.yaml"
+        _dump(objects, export, False)
+        result = _bounded(lambda: run_cutover(CutoverRequest(sources=(str(export),))))
+    if result is not None:
+        assert all("\n" not in note for notes in result.context.notes.values()
+                   for note in notes)
 
 
 @SETTINGS

@@ -124,7 +124,8 @@ def test_the_wave_table_says_what_stays_unchanged(tmp_path: Path, extra: tuple[A
     assert code == 0, err
     assert out.splitlines()[-1] == said
     code, out, err = cutover(tmp_path, fleet(*extra))
-    assert "strategy bridge" not in out
+    # the rewrite's table has no such line (its last line may recommend the bridge: issue 33)
+    assert not [line for line in out.splitlines() if line.startswith("strategy bridge")]
 
 
 def test_no_second_mapping_class_when_one_maps_the_name(tmp_path: Path) -> None:

@@ -1,0 +1,284 @@
+"""What a switch changes around the pods (issue 33, item 2), judged per cluster and said per
+wave: Kueue, node autoscalers that scale pools from zero, quotas on requests.nvidia.com/gpu and
+the GPU Operator's ClusterPolicy. Each note is checked present where its cluster object is and
+absent where it is not, under the strategy it belongs to; then through `cutover --from` and
+against the fake API server, which serves ClusterQueues, NodePools and ClusterPolicies."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from dataclasses import dataclass, replace
+from pathlib import Path
+from typing import Any
+
+import pytest
+import yaml
+
+from gpudra.cutover.bridge_context import BRIDGE, REWRITE, read_context, wave_notes
+from gpudra.cutover.fleet import build_fleet
+from gpudra.cutover.run import around_waves, top_owners
+from gpudra.cutover.waves import order_waves
+from gpudra.dra.versions import TargetVersion
+from gpudra.workloads import WorkloadTable
+from tests.fakeapi import FakeCluster
+from tests.verify import fleet as f
+
+POOL = f.POOL_LABEL
+TABLE = WorkloadTable()
+
+
+def base_fleet() -> list[dict[str, Any]]:
+    """Two pools of one 8-GPU node each, a Deployment of whole GPUs pinned to each (so each
+    wave moves one): `web` in `ml` on pool a, `batch` in `other` on pool b."""
+    return [f.node("a-1", 8, pool="a", labels={"karpenter.sh/nodepool": "a"}),
+            f.node("b-1", 8, pool="b"),
+            f.deployment("ml", "web", f.pod_spec(gpus=2, node_selector={POOL: "a"}),
+                         replicas=2),
+            f.deployment("other", "batch", f.pod_spec(gpus=2, node_selector={POOL: "b"}))]
+
+
+def controller(name: str, namespace: str, image: str, *args: str) -> dict[str, Any]:
+    return {"apiVersion": "apps/v1", "kind": "Deployment",
+            "metadata": {"name": name, "namespace": namespace},
+            "spec": {"replicas": 1, "selector": {"matchLabels": {"app": name}},
+                     "template": {"metadata": {"labels": {"app": name}},
+                                  "spec": {"containers": [{"name": "main", "image": image,
+                                                           "args": list(args)}]}}}}
+
+
+def kueue() -> list[dict[str, Any]]:
+    return [controller("kueue-controller-manager", "kueue-system",
+                       "registry.k8s.io/kueue/kueue:v0.19.2"),
+            {"apiVersion": "kueue.x-k8s.io/v1beta1", "kind": "ClusterQueue",
+             "metadata": {"name": "gpu-queue"},
+             "spec": {"resourceGroups": [{"coveredResources": ["cpu", "nvidia.com/gpu"]}]}},
+            {"apiVersion": "kueue.x-k8s.io/v1beta1", "kind": "ClusterQueue",
+             "metadata": {"name": "cpu-queue"},
+             "spec": {"resourceGroups": [{"coveredResources": ["cpu"]}]}}]
+
+
+def autoscaler(*args: str) -> list[dict[str, Any]]:
+    return [controller("cluster-autoscaler", "kube-system",
+                       "registry.k8s.io/autoscaling/cluster-autoscaler:v1.37.0", *args)]
+
+
+def karpenter() -> list[dict[str, Any]]:
+    return [controller("karpenter", "karpenter",
+                       "public.ecr.aws/karpenter/controller:1.14.1"),
+            {"apiVersion": "karpenter.sh/v1", "kind": "NodePool", "metadata": {"name": "a"},
+             "spec": {"template": {"spec": {"requirements": [
+                 {"key": "karpenter.k8s.aws/instance-gpu-count", "operator": "Gt",
+                  "values": ["0"]}]}}}}]
+
+
+def quota(namespace: str, key: str = "requests.nvidia.com/gpu") -> list[dict[str, Any]]:
+    return [{"apiVersion": "v1", "kind": "ResourceQuota",
+             "metadata": {"name": "gpus", "namespace": namespace},
+             "spec": {"hard": {key: "16"}}}]
+
+
+def cluster_policy(device_plugin: bool | None = True) -> list[dict[str, Any]]:
+    spec = {} if device_plugin is None else {"devicePlugin": {"enabled": device_plugin}}
+    return [{"apiVersion": "nvidia.com/v1", "kind": "ClusterPolicy",
+             "metadata": {"name": "cluster-policy"}, "spec": spec}]
+
+
+@dataclass(frozen=True)
+class Case:
+    name: str
+    extra: tuple[dict[str, Any], ...]
+    strategy: str
+    wanted: tuple[str, ...]    # each in some wave's notes
+    unwanted: tuple[str, ...]  # in none
+
+
+CASES = (
+    Case("kueue-bridge", tuple(kueue()), BRIDGE,
+         ("Kueue v0.19.2: the pods the bridge serves", "ClusterQueues covering nvidia.com/gpu: "
+          "gpu-queue)", "KueueDRAIntegrationExtendedResource"), ("cpu-queue",)),
+    Case("kueue-claims-templates-only", tuple(kueue()), REWRITE, (), ("Kueue",)),
+    Case("no-kueue", (), BRIDGE, (), ("Kueue",)),
+    Case("autoscaler-from-zero-bridge", tuple(autoscaler("--nodes=0:4:eks-a-0123",
+                                                         "--nodes=1:4:eks-b-0456")), BRIDGE,
+         ("node group eks-a-0123 scales from zero", "kubernetes/autoscaler #8742"),
+         ("eks-b-0456",)),
+    Case("autoscaler-from-zero-claims", tuple(autoscaler("--nodes", "0:4:eks-a-0123")), REWRITE,
+         ("node group eks-a-0123 scales from zero", "preflight CLUSTER012"), ("#8742",)),
+    Case("autoscaler-not-from-zero", tuple(autoscaler("--nodes=1:4:eks-a-0123")), BRIDGE, (),
+         ("cluster-autoscaler",)),
+    # the pool `a` is a word of the group's name, not any letter in it
+    Case("autoscaler-group-of-another-pool", tuple(autoscaler("--nodes=0:4:eks-gpu-a100-9z")),
+         BRIDGE, (), ("cluster-autoscaler",)),
+    Case("autoscaler-discovers", tuple(autoscaler(
+        "--node-group-auto-discovery=asg:tag=k8s.io/cluster-autoscaler/enabled")), BRIDGE,
+         ("auto-discovered, so their minimum sizes are not visible",), ()),
+    Case("karpenter-bridge", tuple(karpenter()), BRIDGE,
+         ("Karpenter (karpenter/karpenter): NodePool a launches nodes from none",
+          "kubernetes-sigs/karpenter #3231"), ("NodePool b",)),
+    Case("karpenter-claims", tuple(karpenter()), REWRITE,
+         ("NodePool a launches no node for pods with claims", "--ignore-dra-requests"),
+         ("#3231",)),
+    Case("quota-bridge", tuple(quota("ml") + quota("idle")), BRIDGE,
+         ("ResourceQuota ml/gpus: requests.nvidia.com/gpu keeps counting",
+          "resource_claims.go"), ("idle/gpus",)),
+    Case("quota-claims", tuple(quota("ml")), REWRITE, (), ("ResourceQuota",)),
+    Case("quota-on-mig-only", tuple(quota("ml", "requests.nvidia.com/mig-1g.10gb")), BRIDGE, (),
+         ("ResourceQuota",)),
+    Case("operator-bridge", tuple(cluster_policy()), BRIDGE,
+         ("ClusterPolicy cluster-policy runs the device plugin", "gpucluster_controller.go",
+          "no extendedResourceName (NVIDIA/gpu-operator PR #2859"), ()),
+    Case("operator-claims", tuple(cluster_policy(None)), REWRITE,
+         ("ClusterPolicy cluster-policy runs the device plugin", "validations.yaml"),
+         ("#2859",)),
+    Case("operator-without-device-plugin", tuple(cluster_policy(False)), BRIDGE, (),
+         ("GPU Operator",)),
+)
+
+
+def notes_of(objects: list[dict[str, Any]], strategy: str) -> dict[int, tuple[str, ...]]:
+    """The notes cutover says per wave, from objects read as an export is."""
+    objects = top_owners(objects, TABLE)
+    fleet = build_fleet(objects, TABLE, None, TargetVersion(37))
+    plan = order_waves(fleet, TABLE)
+    assert plan.complete, plan.blocked
+    return around_waves(objects, fleet, plan, strategy)
+
+
+@pytest.mark.parametrize("case", CASES, ids=lambda c: c.name)
+def test_each_note_is_said_where_its_fact_applies(case: Case) -> None:
+    notes = notes_of(base_fleet() + list(case.extra), case.strategy)
+    said = [note for lines in notes.values() for note in lines]
+    for text in case.wanted:
+        assert any(text in note for note in said), (text, said)
+    for text in case.unwanted:
+        assert not any(text in note for note in said), (text, said)
+    if not case.wanted:
+        assert said == []
+
+
+def test_notes_are_said_in_the_wave_of_the_pool_they_concern() -> None:
+    """The autoscaler's pool `a` is named in a's wave only; the operator's set-up once, in the
+    first wave that switches nodes."""
+    extra = autoscaler("--nodes=0:4:eks-a-0123") + cluster_policy()
+    objects = top_owners(base_fleet() + extra, TABLE)
+    fleet = build_fleet(objects, TABLE, None, TargetVersion(37))
+    plan = order_waves(fleet, TABLE)
+    notes = around_waves(objects, fleet, plan, BRIDGE)
+    by_pool = {w.units[0]: notes.get(w.number, ()) for w in plan.waves}
+    assert [n for n in by_pool["a"] if "eks-a-0123" in n]
+    assert not [n for n in by_pool["b"] if "eks-a-0123" in n]
+    first = plan.waves[0].number
+    assert [number for number, lines in notes.items()
+            for line in lines if "ClusterPolicy" in line] == [first]
+
+
+def test_kueue_names_the_workloads_of_a_wave_that_share_a_claim() -> None:
+    """Under claims, a moving workload whose converted pods name a ResourceClaim directly is
+    one Kueue does not admit; one whose pods name templates is not named."""
+    objects = top_owners(base_fleet() + kueue() + [
+        f.deployment("ml", "solo", f.pod_spec(gpus=1))], TABLE)
+    fleet = build_fleet(objects, TABLE, None, TargetVersion(37))
+    plan = order_waves(fleet, TABLE)
+    context = read_context(objects, fleet)
+    wave = next(w for w in plan.waves if any(m.name == "web" for m in w.moved))
+    assert wave_notes(context, wave, fleet, REWRITE) == ()
+    web = next(m for m in wave.moved if m.name == "web")
+    pinned = json.loads(json.dumps(web.converted[0]))
+    pod = pinned["spec"]["template"]["spec"]
+    pod["resourceClaims"] = [{"name": "gpu", "resourceClaimName": "shared-gpus"}]
+    shared = replace(wave, moved=tuple(replace(m, converted=(pinned, *m.converted[1:]))
+                                       if m.name == "web" else m for m in wave.moved))
+    [note] = wave_notes(context, shared, fleet, REWRITE)
+    assert "admits no workload whose pods name a ResourceClaim directly" in note
+    assert note.endswith(": ml/Deployment/web")
+
+
+def test_an_unknown_strategy_is_refused() -> None:
+    objects = top_owners(base_fleet(), TABLE)
+    fleet = build_fleet(objects, TABLE, None, TargetVersion(37))
+    plan = order_waves(fleet, TABLE)
+    with pytest.raises(ValueError):
+        wave_notes(read_context(objects, fleet), plan.waves[0], fleet, "claims")
+
+
+def test_cutover_from_an_export_shows_the_notes_in_each_format(tmp_path: Path) -> None:
+    source = tmp_path / "fleet.yaml"
+    source.write_text(yaml.safe_dump_all(base_fleet() + karpenter() + cluster_policy()),
+                      encoding="utf-8")
+    outputs = {}
+    for fmt in ("json", "markdown", "table"):
+        run = subprocess.run([sys.executable, "-m", "gpudra", "cutover", "--from", str(source),
+                              "-o", fmt], capture_output=True, text=True, timeout=120)
+        assert run.returncode == 0, run.stderr
+        outputs[fmt] = run.stdout
+    report = json.loads(outputs["json"])
+    said = {w["wave"]: w["notes"] for w in report["waves"]}
+    assert any("ClusterPolicy cluster-policy" in n for n in said[report["waves"][0]["wave"]])
+    karpenter_waves = [number for number, notes in said.items()
+                       if any("NodePool a launches no node" in n for n in notes)]
+    assert karpenter_waves == [next(w["wave"] for w in report["waves"] if w["pools"] == ["a"])]
+    assert "Around the pods:" in outputs["markdown"]
+    assert "- GPU Operator: ClusterPolicy cluster-policy" in outputs["markdown"]
+    # From files only documents that mention a GPU are parsed (the pre-scan): Karpenter shows
+    # through its GPU NodePool, not its controller's Deployment (live, both are read).
+    assert f"wave {karpenter_waves[0]}: Karpenter (the NodePool API)" in outputs["table"]
+
+
+def test_the_live_reader_reads_what_the_notes_rest_on(tmp_path: Path) -> None:
+    """ClusterQueues, NodePools and ClusterPolicies are listed by cutover (the fake API server
+    serves their CRDs), each through its typed reader."""
+    live = [*base_fleet(), *kueue(), *karpenter(), *cluster_policy(), *quota("ml")]
+    live.append(f.replicaset(live[2]))
+    crds = ["clusterqueues.kueue.x-k8s.io", "nodepools.karpenter.sh",
+            "clusterpolicies.nvidia.com"]
+    with FakeCluster(f.state(*live, version="1.37.2", crds=crds), tls=False) as cluster:
+        run = subprocess.run([sys.executable, "-m", "gpudra", "cutover", "--kubeconfig",
+                              str(cluster.kubeconfig), "-o", "json"], capture_output=True,
+                             text=True, timeout=120)
+    assert run.returncode == 0, run.stderr
+    notes = [n for w in json.loads(run.stdout)["waves"] for n in w["notes"]]
+    assert any("ClusterPolicy cluster-policy" in n for n in notes), notes
+    assert any("NodePool a" in n for n in notes), notes
+
+
+def test_a_clusterqueue_that_does_not_decode_is_left_out_with_an_input_error(
+        tmp_path: Path) -> None:
+    broken = kueue()
+    broken[1]["spec"]["resourceGroups"][0]["coveredResources"] = "nvidia.com/gpu"
+    source = tmp_path / "fleet.yaml"
+    source.write_text(yaml.safe_dump_all(base_fleet() + broken), encoding="utf-8")
+    run = subprocess.run([sys.executable, "-m", "gpudra", "cutover", "--from", str(source),
+                          "-o", "json"], capture_output=True, text=True, timeout=120)
+    assert run.returncode == 3
+    assert "ClusterQueue gpu-queue: spec.resourceGroups[0].coveredResources: expected " \
+           "`array`, got `str`; left out" in run.stderr
+
+
+def test_cutover_under_the_bridge_says_the_bridges_notes_and_no_recommendation(
+        tmp_path: Path) -> None:
+    """`cutover --strategy bridge` judges the notes for the bridge (the quota keeps counting,
+    Karpenter does not model it, the Operator's classes have no mapping), and does not
+    recommend the strategy it already runs."""
+    source = tmp_path / "fleet.yaml"
+    source.write_text(yaml.safe_dump_all(base_fleet() + karpenter() + cluster_policy()
+                                         + quota("ml")), encoding="utf-8")
+    runs = {}
+    for strategy in ("rewrite", "bridge"):
+        run = subprocess.run([sys.executable, "-m", "gpudra", "cutover", "--from", str(source),
+                              "--strategy", strategy, "-o", "json"], capture_output=True,
+                             text=True, timeout=120)
+        assert run.returncode == 0, run.stderr
+        runs[strategy] = json.loads(run.stdout)
+    bridged = [n for w in runs["bridge"]["waves"] for n in w["notes"]]
+    assert any("ResourceQuota ml/gpus: requests.nvidia.com/gpu keeps counting" in n
+               for n in bridged), bridged
+    assert any("does not model the bridge (kubernetes-sigs/karpenter #3231" in n
+               for n in bridged), bridged
+    assert any("PR #2859" in n for n in bridged), bridged
+    assert runs["bridge"]["recommendation"] is None
+    assert runs["rewrite"]["recommendation"].startswith(
+        "recommended: the bridge strategy (gpudra cutover --strategy bridge)")
+    rewritten = [n for w in runs["rewrite"]["waves"] for n in w["notes"]]
+    assert not any("ResourceQuota" in n or "#3231" in n or "#2859" in n for n in rewritten)
