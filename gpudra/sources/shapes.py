@@ -21,6 +21,7 @@ this module, which only the cluster commands and plan's and cutover's readers im
 
 from __future__ import annotations
 
+import gc
 import re
 from collections.abc import Iterable, Iterator, Mapping
 from typing import Annotated, Any
@@ -587,7 +588,7 @@ def _templated_passes(obj: Mapping[str, Any], table: WorkloadTable, group: str,
             as_mapping(as_mapping(obj.get("spec")).get("template")).get("spec"))):
         return False
     try:
-        msgspec.convert(obj, TemplatedWorkload)
+        _convert(obj, TemplatedWorkload)
     except msgspec.ValidationError:
         return False
     return True
@@ -598,7 +599,7 @@ def decoded_pod(obj: Any, table: WorkloadTable | None = None) -> tuple[Pod | Non
     source reads of every pod is then read from it, not looked up in the dicts again."""
     if isinstance(obj, Mapping) and obj.get("kind") == "Pod" and obj.get("apiVersion") == "v1":
         try:
-            return msgspec.convert(obj, Pod), None
+            return _convert(obj, Pod), None
         except msgspec.ValidationError:
             pass  # object_problem names the field
     return None, object_problem(obj, table)
@@ -660,10 +661,24 @@ def _count(value: Any) -> Any:
 def _decoded(value: Any, declared: type[_Struct], where: tuple = ()) -> str | None:
     """Why `value` (found at `where` in its object) does not decode as `declared`."""
     try:
-        msgspec.convert(value, declared)
+        _convert(value, declared)
     except msgspec.ValidationError as exc:
         return _message(str(exc), value, declared, format_path(where) if where else "")
     return None
+
+
+def _convert(value: Any, declared: type[_Struct]) -> Any:
+    """msgspec.convert with the cyclic collector paused. A decoding is acyclic and dropped
+    (or kept a moment) by its caller, but its lists and dicts are tracked: across 100,000
+    pods they set off collections that walk every long-lived object of the run, a tenth of
+    verify's time (issue 32), as gpudra.cluster.jsonparse found for the JSON decoding."""
+    if not gc.isenabled():
+        return msgspec.convert(value, declared)
+    gc.disable()
+    try:
+        return msgspec.convert(value, declared)
+    finally:
+        gc.enable()
 
 
 _AT = " - at `$"
