@@ -84,7 +84,7 @@ def write_mapping(where: str) -> str:
     since): a second class would win as the newer, and the rollback deleting it could unmap
     the name in the scheduler."""
     return (f"kubectl get deviceclasses -o jsonpath='{{.items[*].spec.extendedResourceName}}' "
-            f"| tr ' ' '\n' | grep -qxF {BRIDGED_NAME} || kubectl apply -f {where}/{MAPPING}/ "
+            f"| tr ' ' '\\n' | grep -qxF {BRIDGED_NAME} || kubectl apply -f {where}/{MAPPING}/ "
             f"--recursive   # the DeviceClass that maps {BRIDGED_NAME}, unless one does: DRA "
             "serves pods asking for it on nodes without device-plugin capacity")
 

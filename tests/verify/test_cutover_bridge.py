@@ -98,6 +98,8 @@ def test_whole_gpus_stay_unchanged_what_the_bridge_cannot_serve_is_converted(
     steps = {w["wave"]: w["steps"] for w in report["waves"]}
     rollback = {w["wave"]: w["rollback"] for w in report["waves"]}
     assert steps[first][0] == write_mapping(f"out/wave-{first}")
+    # one shell line each: the Markdown runbook is read line by line
+    assert not [s for w in report["waves"] for s in w["steps"] + w["rollback"] if "\n" in s]
     # the rollback deletes the class this wave wrote once the nodes are back on the plugin
     [delete] = [i for i, s in enumerate(rollback[first]) if "/mapping/" in s]
     assert rollback[first][delete].startswith(f"kubectl delete -f out/wave-{first}/mapping/")
