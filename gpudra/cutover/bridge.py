@@ -5,7 +5,8 @@ A DeviceClass with `extendedResourceName: nvidia.com/gpu` lets an unchanged pod 
 `nvidia.com/gpu: N` be served by DRA; the scheduler does so only on nodes with no
 device-plugin capacity for the name (docs/facts.md, "The bridge in a cutover"). So a wave
 only has to stop the device plugin on its nodes, wait until their `nvidia.com/gpu` capacity
-is 0 or gone, and restart the unchanged workloads' pods there. What the bridge cannot serve is
+is 0 or gone, and let the drain restart the unchanged pods there; an unchanged workload is on
+the bridge once every GPU node it may run on is switched. What the bridge cannot serve is
 converted in its wave as the rewrite strategy does: convert's own `--strategy bridge`
 judgement decides (gpudra.convert.bridge: MIG single strategy is rewritten; a GPU container
 with NVIDIA_VISIBLE_DEVICES is blocked there, and rewritten here, since rewrite removes it).

@@ -41,9 +41,7 @@ def bridge_wave_steps(wave: Wave, directory: str | None, context: WaveContext
     writes_mapping = bridge.write_mapping and bridge.mapping_wave == wave.number
     steps: list[str] = []
     if writes_mapping:
-        steps.append(f"kubectl apply -f {where}/{MAPPING}/ --recursive   # the DeviceClass that "
-                     f"maps {BRIDGED_NAME} (no class in the cluster does): DRA serves pods "
-                     "asking for it on nodes without device-plugin capacity")
+        steps.append(write_mapping(where))
     if quotas:
         steps.append(f"kubectl replace -f {where}/converted/quotas/ --recursive   # "
                      f"{_count(quotas, 'quota')} of the namespaces whose workloads move to "
@@ -78,6 +76,17 @@ def bridge_wave_steps(wave: Wave, directory: str | None, context: WaveContext
                  "wave moves runs on DRA (the bridge or claims)")
     return {"steps": steps, "rollback": _rollback(wave, rewritten, bridged, nodes, where, quotas,
                                                   writes_mapping)}
+
+
+def write_mapping(where: str) -> str:
+    """The line that writes the mapping class unless a class maps the name by then (the plan
+    read none, but a --from export may lack the DeviceClasses, or the driver chart came
+    since): a second class would win as the newer, and the rollback deleting it could unmap
+    the name in the scheduler."""
+    return (f"kubectl get deviceclasses -o jsonpath='{{.items[*].spec.extendedResourceName}}' "
+            f"| tr ' ' '\\n' | grep -qxF {BRIDGED_NAME} || kubectl apply -f {where}/{MAPPING}/ "
+            f"--recursive   # the DeviceClass that maps {BRIDGED_NAME}, unless one does: DRA "
+            "serves pods asking for it on nodes without device-plugin capacity")
 
 
 def capacity_gone(node: str) -> str:

@@ -14,7 +14,7 @@ import pytest
 import yaml
 
 from gpudra.cutover.bridge import MAPPING_CLASS, check_strategy
-from gpudra.cutover.bridge_runbook import capacity_gone
+from gpudra.cutover.bridge_runbook import capacity_gone, write_mapping
 from gpudra.dra.versions import TargetVersion
 from gpudra.errors import UsageError
 from tests.verify import fleet as f
@@ -97,7 +97,9 @@ def test_whole_gpus_stay_unchanged_what_the_bridge_cannot_serve_is_converted(
     assert "nodeName" not in debug["spec"]
     steps = {w["wave"]: w["steps"] for w in report["waves"]}
     rollback = {w["wave"]: w["rollback"] for w in report["waves"]}
-    assert steps[first][0].startswith(f"kubectl apply -f out/wave-{first}/mapping/")
+    assert steps[first][0] == write_mapping(f"out/wave-{first}")
+    # one shell line each: the Markdown runbook is read line by line
+    assert not [s for w in report["waves"] for s in w["steps"] + w["rollback"] if "\n" in s]
     # the rollback deletes the class this wave wrote once the nodes are back on the plugin
     [delete] = [i for i, s in enumerate(rollback[first]) if "/mapping/" in s]
     assert rollback[first][delete].startswith(f"kubectl delete -f out/wave-{first}/mapping/")
@@ -240,3 +242,27 @@ def test_an_unchanged_workload_is_on_the_bridge_only_once_every_node_it_may_use_
     assert sorted(p.name for p in (tmp_path / "out").iterdir()) == [
         "runbook.md", "wave-1", "wave-2"]
     assert (tmp_path / "out" / "wave-1" / "bridged").is_dir()
+
+
+@pytest.mark.parametrize(("mapped", "applied"), [
+    ("", True),                                   # no class maps anything
+    ("nvidia.com/mig-1g.10gb", True),             # another name only
+    ("nvidia.com/gpu-shared", True),              # not the name itself: whole words only
+    ("nvidiaXcom/gpu", True),                     # compared as text, not as a pattern
+    ("example.com/gpu nvidia.com/gpu", False),
+    ("nvidia.com/gpu", False),                    # the driver chart's class maps it
+    ("example.com/fpga nvidia.com/gpu", False),
+])
+def test_the_mapping_class_is_written_only_when_no_class_maps_the_name(
+        tmp_path: Path, mapped: str, applied: bool) -> None:
+    """The line run by bash with a kubectl that prints the classes' extendedResourceNames as
+    `kubectl get -o jsonpath` joins them and records an apply."""
+    kubectl = tmp_path / "kubectl"
+    kubectl.write_text('#!/bin/sh\nif [ "$1" = apply ]; then echo "$@" >> applied; '
+                       f"else printf '%s' '{mapped}'; fi\n")
+    kubectl.chmod(0o755)
+    run = subprocess.run(["bash", "-c", write_mapping("out/wave-1")], cwd=tmp_path,
+                         env={"PATH": f"{tmp_path}:/usr/bin:/bin"}, capture_output=True,
+                         text=True, timeout=30)
+    assert run.returncode == 0, run.stderr
+    assert (tmp_path / "applied").exists() == applied
