@@ -8,7 +8,7 @@ from __future__ import annotations
 from pathlib import Path
 
 from tests.controlplane.cluster import ControlPlane
-from tests.controlplane.manifests import dry_run, load_tree
+from tests.controlplane.manifests import Source, dry_run, load_tree
 from tests.convert.repair_grid import convert_grid
 
 
@@ -23,8 +23,7 @@ def test_repaired_and_unreported_objects_are_accepted(control_plane: ControlPlan
     assert [str(r) for r in dry_run(control_plane, judged)] == []
 
 
-def test_the_blog_shape_is_rejected_before_repair(control_plane: ControlPlane,
-                                                  tmp_path: Path) -> None:
+def test_the_blog_shape_is_rejected_before_repair(control_plane: ControlPlane) -> None:
     """The control for the test above: `allocationMode: Count` (the blog shape) in a v1
     request is refused by the server as it is written."""
     template = {"apiVersion": "resource.k8s.io/v1", "kind": "ResourceClaimTemplate",
@@ -32,7 +31,5 @@ def test_the_blog_shape_is_rejected_before_repair(control_plane: ControlPlane,
                 "spec": {"spec": {"devices": {"requests": [
                     {"name": "gpu", "exactly": {"deviceClassName": "gpu.nvidia.com",
                                                 "allocationMode": "Count", "count": 2}}]}}}}
-    from tests.controlplane.manifests import Source
-
     [rejection] = dry_run(control_plane, [Source("inline", template)])
     assert "allocationMode" in rejection.message

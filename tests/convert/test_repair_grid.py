@@ -11,6 +11,7 @@ from collections import defaultdict
 from pathlib import Path
 
 from gpudra.audit import AuditRequest, run_audit
+from gpudra.convert.run import ConvertRequest, run_convert
 from gpudra.model import Severity
 from tests.convert.repair_grid import convert_grid
 
@@ -35,8 +36,6 @@ def test_repairs_end_right_and_manual_is_left_whole(tmp_path: Path) -> None:
     assert [n for n in manual if not errors.get(n)] == []
     counts = {s: list(result.strategies.values()).count(s) for s in ("repair", "manual")}
     assert counts["repair"] and counts["manual"], counts  # the grid exercises both
-
-    from gpudra.convert.run import ConvertRequest, run_convert
 
     out = io.StringIO()
     run_convert(ConvertRequest(paths=(str(tmp_path / "grid"),), output="json"), stdout=out,
