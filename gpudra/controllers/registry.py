@@ -130,8 +130,6 @@ def _row(index: int, raw: Any) -> ControllerRow:
         raise RegistryError(f"{where}: convert: {convert} needs the handler that acts")
     if not isinstance(raw["readsGpuLimit"], bool):
         raise RegistryError(f"{where}: readsGpuLimit must be true or false")
-    if not raw["readsGpuLimit"] and convert != "safe":
-        raise RegistryError(f"{where}: a controller that does not read the limit is safe")
     return ControllerRow(
         group=_text(where, "group", raw["group"], empty=True),
         versions=_texts(where, "versions", raw["versions"]),
