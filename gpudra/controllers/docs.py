@@ -1,14 +1,19 @@
-"""docs/controllers.md, generated from the controller registry (tests/controllers keeps the
-page equal to this; regenerate with `python -m gpudra.controllers.docs > docs/controllers.md`)."""
+"""The controller registry as text: `gpudra controllers` (table, JSON, Markdown:
+gpudra.report.formats, Kind.CONTROLLERS) and the generated docs/controllers.md
+(`gpudra controllers -o markdown > docs/controllers.md`; tests/controllers keeps them equal)."""
 
 from __future__ import annotations
+
+import json
+from collections.abc import Sequence
+from typing import Any
 
 from gpudra.controllers.registry import ControllerRow, Registry, registry
 
 _HEAD = """\
 # The controller registry
 
-<!-- Generated from gpudra/controllers/registry.yaml by gpudra.controllers.docs; do not edit. -->
+<!-- Generated from gpudra/controllers/registry.yaml: gpudra controllers -o markdown. -->
 
 convert rewrites the pod templates of the kinds below, and no others: a custom resource that is
 not in this table is **blocked** with "gpudra has not checked whether <Kind>'s controller reads
@@ -62,7 +67,33 @@ def _row(row: ControllerRow) -> str:
     return "| " + " | ".join(c.replace("|", "\\|") for c in cells) + " |"
 
 
-if __name__ == "__main__":  # the generator's entry point: prints the page (no other output)
-    import sys
+def render_table(rows: Sequence[ControllerRow], options: Any) -> str:
+    """One line per kind and API group: what convert does, and the controller."""
+    lines = [(", ".join(r.kinds), ", ".join(r.api_versions()), r.convert, r.controller)
+             for r in rows]
+    widths = [max(len(line[i]) for line in [("KIND", "API VERSIONS", "CONVERT", ""), *lines])
+              for i in range(3)]
+    out = [f"{'KIND':<{widths[0]}}  {'API VERSIONS':<{widths[1]}}  {'CONVERT':<{widths[2]}}  "
+           "CONTROLLER"]
+    out += [f"{k:<{widths[0]}}  {v:<{widths[1]}}  {c:<{widths[2]}}  {who}"
+            for k, v, c, who in lines]
+    out.append("Other custom resources are blocked unless .gpudra.yaml vouches for the kind "
+               "(docs/controllers.md).")
+    return "\n".join(out) + "\n"
 
-    sys.stdout.write(controllers_markdown())
+
+def render_json(rows: Sequence[ControllerRow], options: Any) -> str:
+    return json.dumps([_row_data(r) for r in rows], indent=2) + "\n"
+
+
+def render_markdown(rows: Sequence[ControllerRow], options: Any) -> str:
+    return controllers_markdown(Registry(tuple(rows)))
+
+
+def _row_data(row: ControllerRow) -> dict[str, Any]:
+    return {"kinds": list(row.kinds), "apiVersions": list(row.api_versions()),
+            "podSpecs": list(row.pod_specs), "containers": list(row.containers),
+            "controller": row.controller, "readsGpuLimit": row.reads_gpu_limit,
+            "convert": row.convert, "does": row.does, "reason": row.reason,
+            "source": {"repo": row.source.repo, "commit": row.source.commit,
+                       "files": list(row.source.files)}}

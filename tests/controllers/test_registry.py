@@ -25,7 +25,7 @@ TODAY = dt.date(2026, 12, 7)
 def test_docs_controllers_md_is_current() -> None:
     assert (ROOT / "docs" / "controllers.md").read_text(encoding="utf-8") == \
         controllers_markdown(), \
-        "regenerate with: python -m gpudra.controllers.docs > docs/controllers.md"
+        "regenerate with: gpudra controllers -o markdown > docs/controllers.md"
 
 
 @pytest.mark.parametrize("row", registry().rows, ids=lambda r: f"{r.group}:{','.join(r.kinds)}")
