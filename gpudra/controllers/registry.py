@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import functools
 from collections.abc import Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from importlib import resources
 from typing import Any, Literal
 
@@ -65,14 +65,20 @@ class ControllerRow:
 @dataclass(frozen=True)
 class Registry:
     rows: tuple[ControllerRow, ...]
+    # (group, version, kind) -> row: audit asks once per GPU workload of a large cluster.
+    _index: dict[tuple[str, str, str], ControllerRow] = field(
+        default_factory=dict, init=False, repr=False, compare=False)
+
+    def __post_init__(self) -> None:
+        for row in self.rows:
+            for version in row.versions:
+                for kind in row.kinds:
+                    self._index.setdefault((row.group, version, kind), row)
 
     def row_for(self, api_version: str, kind: str) -> ControllerRow | None:
         """The row of this exact group, version and kind; None: unchecked."""
         group, _, version = api_version.rpartition("/")
-        for row in self.rows:
-            if row.group == group and version in row.versions and kind in row.kinds:
-                return row
-        return None
+        return self._index.get((group, version, kind))
 
     def is_unchecked(self, api_version: str, kind: str) -> bool:
         """An object of a custom resource (its group has a dot) that no row covers. Kinds of

@@ -110,6 +110,8 @@ ADMIT_CASES = [
     ("example.com/v1", "Runner", VOUCHES, [], "The vouch of hpc expired on 2026-01-31"),
     ("example.com/v1", "Other", VOUCHES, [], "has not checked whether Other's"),
     ("trainer.kubeflow.org/v1alpha1", "TrainJob", None, [], "resourcesPerNode is not a pod spec"),
+    ("serving.knative.dev/v1", "Service", None, [], "must not set the field"),
+    ("serving.knative.dev/v1", "Service", VOUCHES, [], "knative/serving#15332"),  # a row wins
 ]
 
 
