@@ -88,8 +88,9 @@ def _vouch(where: str, raw: Any) -> Vouch:
         raise ConfigError(f"{where}: 'kind' must name one kind (no globs): gpudra trusts a "
                           "vouch for that controller only")
     texts = {}
-    for key, why in (("owner", "who answers for it"), ("reason", "why its controller does not "
-                                                       "read nvidia.com/gpu")):
+    reasons = {"owner": "who answers for it",
+               "reason": "why its controller does not read nvidia.com/gpu"}
+    for key, why in reasons.items():
         value = raw.get(key)
         if not isinstance(value, str) or not value.strip():
             raise ConfigError(f"{where}: '{key}' is required: say {why}")

@@ -44,9 +44,9 @@ the device plugin, in the cases the row names, with the reason.
 
 def controllers_markdown(table: Registry | None = None) -> str:
     table = table or registry()
-    lines = [_HEAD, "| kind | API versions | controller | reads the GPU limit | convert | "
-             "what convert does | pod templates | checked at |",
-             "|---|---|---|---|---|---|---|---|"]
+    header = ("kind", "API versions", "controller", "reads the GPU limit", "convert",
+              "what convert does", "pod templates", "checked at")
+    lines = [_HEAD, "| " + " | ".join(header) + " |", "|---" * len(header) + "|"]
     lines += [_row(row) for row in table.rows]
     lines += ["", "## Why, per row", ""]
     for row in table.rows:
@@ -73,8 +73,8 @@ def render_table(rows: Sequence[ControllerRow], options: Any) -> str:
              for r in rows]
     widths = [max(len(line[i]) for line in [("KIND", "API VERSIONS", "CONVERT", ""), *lines])
               for i in range(3)]
-    out = [f"{'KIND':<{widths[0]}}  {'API VERSIONS':<{widths[1]}}  {'CONVERT':<{widths[2]}}  "
-           "CONTROLLER"]
+    head = f"{'KIND':<{widths[0]}}  {'API VERSIONS':<{widths[1]}}  {'CONVERT':<{widths[2]}}"
+    out = [f"{head}  CONTROLLER"]
     out += [f"{k:<{widths[0]}}  {v:<{widths[1]}}  {c:<{widths[2]}}  {who}"
             for k, v, c, who in lines]
     out.append("Other custom resources are blocked unless .gpudra.yaml vouches for the kind "

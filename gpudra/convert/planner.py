@@ -17,7 +17,6 @@ from gpudra.convert import admin, nim
 from gpudra.convert.bridge import HIDE_ENV, bridge_notes
 from gpudra.convert.bridge import MIG_NOTE as BRIDGE_MIG_NOTE
 from gpudra.convert.controllers import admit, keep_controllers_working
-from gpudra.convert.provisioning import referenced_templates
 from gpudra.convert.edits import add_to_pod, prune
 from gpudra.convert.ignore import GUIDANCE_RULES, WORKLOAD_RULES, skip_reason
 from gpudra.convert.naming import ObjectNames, dra_names, free_name, namespace_of, pod_suffix, \
@@ -29,6 +28,7 @@ from gpudra.convert.placement import (
     check_scheduled,
     plan_placement,
 )
+from gpudra.convert.provisioning import referenced_templates
 from gpudra.convert.quotas import plan_quota
 from gpudra.convert.records import (
     Blocked,
