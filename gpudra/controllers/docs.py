@@ -20,7 +20,7 @@ not in this table is **blocked** with "gpudra has not checked whether <Kind>'s c
 nvidia.com/gpu", because a controller that derives something from the device-plugin limit (a
 process count, a hostfile, an image, a ComputeDomain channel) runs the converted workload
 differently, and nothing in the manifest says so. `gpudra audit` counts the GPU workloads that
-sit in such kinds (`unchecked`).
+sit in such kinds (`unchecked_kinds` in `-o json`).
 
 If you know a kind's controller does not read the limit, vouch for it in `.gpudra.yaml`
 ([configuration.md](configuration.md#vouching-for-a-controller)):
