@@ -98,3 +98,28 @@ def test_audit_counts_workloads_in_unchecked_kinds(tmp_path: Path, kinds, vouche
     said = f"{unchecked} GPU workload" if unchecked else f"{vouched} in kinds .gpudra.yaml"
     for text in (table, markdown):
         assert (said in text) == bool(unchecked or vouched), text
+
+
+def test_report_merge_sums_the_counts_and_reads_older_reports(tmp_path: Path) -> None:
+    """`gpudra report merge` adds unchecked_kinds up; a report written before the field existed
+    counts 0 (and still validates)."""
+    from typer.testing import CliRunner
+
+    from gpudra.cli import app
+
+    (tmp_path / "t").mkdir()
+    (tmp_path / "t" / "w.yaml").write_text(WORKLOAD.format(api_version="example.com/v1",
+                                                           kind="Trainer", name="w"))
+    (tmp_path / "t" / ".gpudra.yaml").write_text("{}\n")
+    new, old, merged = (tmp_path / n for n in ("new.json", "old.json", "merged.json"))
+    runner = CliRunner()
+    runner.invoke(app, ["audit", str(tmp_path / "t"), "-q", "-o", f"json={new}"])
+    data = json.loads(new.read_text())
+    assert data["summary"]["unchecked_kinds"] == 1
+    for key in ("unchecked_kinds", "vouched_kinds"):
+        del data["summary"][key]
+    old.write_text(json.dumps(data))
+    runner.invoke(app, ["report", "merge", str(new), str(old), "-o", f"json={merged}"])
+    total = json.loads(merged.read_text())
+    jsonschema.Draft202012Validator(SCHEMA).validate(total)
+    assert (total["summary"]["unchecked_kinds"], total["summary"]["vouched_kinds"]) == (1, 0)
