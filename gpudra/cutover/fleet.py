@@ -174,7 +174,7 @@ def build_fleet(objects: Iterable[Mapping[str, Any]], table: WorkloadTable,
             converted = _as_plain_pods(obj, group, kind, table, converter) if stays else None
         if not converted:
             blocked.append(label)
-            why.append(unconvertible_reason(obj, table, target))
+            why.append(unconvertible_reason(obj, table, target, vouches))
             continue
         demand = extract_demand(converted, table)
         if not demand.workloads:
@@ -227,12 +227,12 @@ def blocked_reason(obj: Mapping[str, Any], table: WorkloadTable, target: TargetV
 
 
 def unconvertible_reason(obj: Mapping[str, Any], table: WorkloadTable,
-                         target: TargetVersion) -> str:
+                         target: TargetVersion, vouches: VouchSet | None = None) -> str:
     """Why convert writes no claims for a workload that asks for device-plugin GPUs."""
     from gpudra.convert.memory import convert_result
     from gpudra.convert.planner import ConvertOptions
 
-    result = convert_result(ConvertOptions(target), table, obj)
+    result = convert_result(ConvertOptions(target, vouches=vouches), table, obj)
     if result is None:
         return "convert does not read this object"
     if result.reason:
