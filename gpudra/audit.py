@@ -46,9 +46,11 @@ def audit(source: Source, config: Config, target: TargetVersion,
     rules = catalogue()
     table = WorkloadTable().with_kinds(config.workloads)
     # A cluster source knows its release; file trees have none.
+    today = today or datetime.date.today()
     ctx = AuditContext(rules, config.settings, table, target,
                        kubernetes_minor=getattr(source, "kubernetes_minor", None),
-                       inline_suppressions=not config.strict)
+                       inline_suppressions=not config.strict,
+                       vouches=config.vouch_set(today))
     checkers = [checker() for checker in CHECKERS]
     errors: list[InputError] = []
     not_read: list[NotRead] = []
@@ -66,7 +68,7 @@ def audit(source: Source, config: Config, target: TargetVersion,
     for checker in checkers:
         checker.finish(ctx)
     errors += ctx.input_errors
-    waivers = config.waiver_set(today or datetime.date.today())
+    waivers = config.waiver_set(today)
     findings, waived = waivers.split(_unique(ctx.findings))
     if EXPIRED_RULE not in config.settings.disabled:
         info = rules[EXPIRED_RULE]

@@ -1,4 +1,5 @@
-"""`.gpudra.yaml`: disable rules, change severities, exclude paths, add pod-spec locations.
+"""`.gpudra.yaml`: disable rules, change severities, exclude paths, add pod-spec locations,
+waive findings, vouch for controllers.
 
 Found by walking up from the first scanned path (or given with --config). Unknown keys are
 errors, so a typo never silently changes nothing.
@@ -18,11 +19,12 @@ from gpudra.errors import ConfigError, UnreadableInputError
 from gpudra.model import Severity
 from gpudra.objects import noun_for
 from gpudra.rules.base import RuleSettings
+from gpudra.vouches import Vouch, VouchSet, parse_vouches
 from gpudra.waivers import Waiver, WaiverSet, parse_waivers
 from gpudra.workloads import WorkloadKind, compile_path
 
 CONFIG_NAMES = (".gpudra.yaml", ".gpudra.yml")
-_TOP_KEYS = {"rules", "exclude", "workloads", "preflight", "waivers", "strict"}
+_TOP_KEYS = {"rules", "exclude", "workloads", "preflight", "waivers", "strict", "vouch"}
 _WORKLOAD_KEYS = {"apiVersion", "group", "kind", "podSpecs", "containers"}
 # A settings file: a few KiB in practice. 1 MiB holds ~10,000 waivers, which PyYAML (pure
 # Python here) reads in ~4 s of CPU: the most a hostile file can cost every command.
@@ -38,11 +40,16 @@ class Config:
     preflight_skip: tuple[str, ...] = ()  # check ids `gpudra preflight` always skips
     waivers: tuple[Waiver, ...] = ()
     strict: bool = False  # inline gpudra.io/ignore annotations suppress nothing (--strict)
+    vouches: tuple[Vouch, ...] = ()  # kinds whose controllers the user vouches for (gpudra.vouches)
 
     def waiver_set(self, today: datetime.date) -> WaiverSet:
         """The waivers as judged on `today` (the caller's clock: tests fix it)."""
         return WaiverSet(self.waivers, today, self.path.parent if self.path else None,
                          str(self.path) if self.path else None, self.strict)
+
+    def vouch_set(self, today: datetime.date) -> VouchSet:
+        """The vouches as judged on `today` (the caller's clock: tests fix it)."""
+        return VouchSet(self.vouches, today)
 
 
 def find_config(start: Path) -> Path | None:
@@ -93,6 +100,7 @@ def load_config(path: Path | None, known_rules: Mapping[str, Any]) -> Config:
         waivers=parse_waivers(str(path), raw.get("waivers") or [], known_rules,
                               _waiver_lines(root)) if raw.get("waivers") else (),
         strict=_flag(path, "strict", raw.get("strict", False)),
+        vouches=parse_vouches(str(path), raw.get("vouch")),
     )
 
 

@@ -191,6 +191,10 @@ class WorkloadStatus:
     # GPU101-GPU103 findings carry); None when a count is not a whole number or it has none
     gpus: int | None = None
     context: str | None = None  # the kube context, in a multi-cluster audit
+    # A custom resource that gpudra's controller registry does not list (docs/controllers.md):
+    # convert blocks it unless .gpudra.yaml vouches for the kind (then `vouched`).
+    unchecked: bool = False
+    vouched: bool = False
 
     @property
     def state(self) -> str:

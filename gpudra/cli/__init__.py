@@ -25,7 +25,7 @@ __all__ = ["app", "main", "program_name"]
 # The workflow's order: find, change, check readiness, place, prove, roll out; then the
 # catalogues and helpers. `gpudra report ...` (a group) follows them.
 COMMANDS = ("audit", "convert", "preflight", "plan", "verify", "cutover", "checks", "rbac",
-            "rules", "explain")
+            "rules", "controllers", "explain")
 app.registered_commands.sort(key=lambda command: COMMANDS.index(command.callback.__name__))
 
 KUBECTL_PLUGIN = "kubectl-gpudra"

@@ -28,8 +28,8 @@ OutcomeFormat = _format_choice("OutcomeFormat", Kind.OUTCOMES)  # preflight, pla
 MergeFormat = _format_choice("MergeFormat", Kind.FLEET)  # gpudra report merge
 RunbookFormat = _format_choice("RunbookFormat", Kind.RUNBOOK)  # cutover
 CatalogueFormat = _format_choice("CatalogueFormat", Kind.CHECKS)  # checks and rules
-if names(Kind.RULES) != names(Kind.CHECKS):
-    raise AssertionError("checks and rules share one -o choice")  # pragma: no cover
+if not names(Kind.RULES) == names(Kind.CHECKS) == names(Kind.CONTROLLERS):
+    raise AssertionError("checks, rules and controllers share one -o choice")  # pragma: no cover
 
 AUDIT_FORMATS = names(Kind.AUDIT)
 OUTCOME_FORMATS = names(Kind.OUTCOMES)
@@ -126,6 +126,13 @@ def write_rules(fmt: Any) -> None:
     from gpudra.rules import catalogue
 
     sys.stdout.write(render(Kind.RULES, fmt.value, list(catalogue().values())))
+
+
+def write_controllers(fmt: Any) -> None:
+    """The controller registry."""
+    from gpudra.controllers.registry import registry
+
+    sys.stdout.write(render(Kind.CONTROLLERS, fmt.value, list(registry().rows)))
 
 
 def write_explanation(text: str) -> None:

@@ -285,8 +285,9 @@ class _Pass:
         self._release(f, position)
 
     def _plan(self, f: File) -> None:
-        self._reserved(self.planner.reserve_existing(
-            data for doc in f.docs for data, _ in objects_of(doc.data)))
+        objects = [data for doc in f.docs for data, _ in objects_of(doc.data)]
+        self.planner.read_file(objects)
+        self._reserved(self.planner.reserve_existing(objects))
         for index, doc in enumerate(f.docs):
             doc.results[:] = doc.loaded
             _plan_document(f, doc, _vetoed(self.planner.plan, f, index, self.vetoes))

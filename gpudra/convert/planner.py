@@ -16,7 +16,7 @@ from typing import Any
 from gpudra.convert import admin, nim
 from gpudra.convert.bridge import HIDE_ENV, bridge_notes
 from gpudra.convert.bridge import MIG_NOTE as BRIDGE_MIG_NOTE
-from gpudra.convert.controllers import keep_controllers_working
+from gpudra.convert.controllers import admit, keep_controllers_working
 from gpudra.convert.edits import add_to_pod, prune
 from gpudra.convert.ignore import GUIDANCE_RULES, WORKLOAD_RULES, skip_reason
 from gpudra.convert.naming import ObjectNames, dra_names, free_name, namespace_of, pod_suffix, \
@@ -28,6 +28,7 @@ from gpudra.convert.placement import (
     check_scheduled,
     plan_placement,
 )
+from gpudra.convert.provisioning import referenced_templates
 from gpudra.convert.quotas import plan_quota
 from gpudra.convert.records import (
     Blocked,
@@ -86,6 +87,13 @@ class Planner:
         # Namespaces whose converted workloads get MIG claims: how their quotas must cap them
         # ("single": nvidia.com/gpu requests that are MIG slices; "mixed": nvidia.com/mig-*).
         self.mig_claims: dict[str | None, set[str]] = {}
+        # PodTemplates a ProvisioningRequest of the file being planned references.
+        self.provisioned: frozenset[tuple[str | None, str]] = frozenset()
+
+    def read_file(self, objects: Iterable[Mapping[str, Any]]) -> None:
+        """What planning an object needs to know of the others in its file, read before any
+        of them is planned."""
+        self.provisioned = referenced_templates(objects)
 
     def reserve_existing(self, objects: Iterable[Mapping[str, Any]]
                          ) -> list[tuple[str | None, str, bool]]:
@@ -185,6 +193,9 @@ class Planner:
                 if bridged is not None:
                     return ObjectPlan(result=result_for(file, data, "bridge", notes=bridged))
                 notes.append(BRIDGE_MIG_NOTE)
+            # The bridge leaves the limit where the controller reads it: only claims need the
+            # controller checked.
+            notes += admit(str(data.get("apiVersion", "")), kind, self.options.vouches)
             shared_mode = self._claim_mode(data) == "shared"
             plan = ObjectPlan(ops=list(repair.ops))
             notes += [*repair.done, *repair.left]
@@ -227,7 +238,8 @@ class Planner:
         plan.ops += placement.ops
         notes += placement.notes
         needs = [_as_planned(need, placement, shared_mode) for need in needs]
-        keep_controllers_working(data, base, spec, needs, plan.ops, notes)  # raises Blocked
+        keep_controllers_working(data, base, spec, needs, plan.ops, notes,  # raises Blocked
+                                 self.provisioned)
         self.mig_claims.setdefault(namespace_of(data), set()).update(
             "mixed" if n.resource.startswith("nvidia.com/mig-") else "single"
             for n in needs if n.mig)

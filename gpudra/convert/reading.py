@@ -129,6 +129,11 @@ def load(read: ReadFile, stats: ScanStats, errors: list[InputError]) -> File | N
                                          "an object; file left untouched",
                                          document.chunk.first_line))
                 broken = True
+        elif document.parsed is None and document.template is None and \
+                "ProvisioningRequest" in text:
+            # Not edited, but read: a PodTemplate it names is planned differently
+            # (gpudra.convert.provisioning).
+            doc.existing = _data_or_none(document.chunk)
     if not_objects:
         # One workload per file, as the audit counts a file of text (AuditContext.note_template).
         found = [r for _, requests in not_objects for r in requests]
@@ -144,6 +149,15 @@ def load(read: ReadFile, stats: ScanStats, errors: list[InputError]) -> File | N
 
 NOT_AN_OBJECT_REASON = "not a Kubernetes object (no apiVersion and kind), so gpudra never edits it"
 _SHOWN = 5
+
+
+def _data_or_none(chunk: Chunk) -> Any:
+    """A document's data read only to look at (never edited): None when it does not parse
+    (a document without a GPU is not convert's to report)."""
+    try:
+        return compose_chunk(chunk).data
+    except ParseError:
+        return None
 
 
 def _malformed_metadata(data: Any) -> str | None:

@@ -9,6 +9,7 @@ from pathlib import Path
 from typing import Any
 
 from gpudra.dra.versions import DEFAULT, TargetVersion
+from gpudra.vouches import VouchSet
 from gpudra.waivers import WaiverSet
 from gpudra.yamledit.ops import Op
 
@@ -26,6 +27,8 @@ class ConvertOptions:
     product: str | None = None        # product-name prefix, for every request
     admin_access: bool = False        # monitoring DaemonSets get admin-access claims (KEP-5018)
     waivers: WaiverSet | None = None  # .gpudra.yaml waivers: what they cover is left alone
+    # .gpudra.yaml vouches: kinds outside the controller registry that convert may convert
+    vouches: VouchSet | None = None
 
 
 @dataclass(frozen=True)

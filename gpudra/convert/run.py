@@ -161,8 +161,9 @@ def run_convert(request: ConvertRequest, *, stdout: IO[str], stderr: IO[str],
                 stdin=None) -> ExitCode:
     request = replace(request, paths=distinct_paths(request.paths))
     config = load_config(config_for(request.paths, request.config), catalogue())
-    options = replace(build_options(request),
-                      waivers=config.waiver_set(request.today or datetime.date.today()))
+    today = request.today or datetime.date.today()
+    options = replace(build_options(request), waivers=config.waiver_set(today),
+                      vouches=config.vouch_set(today))
     table = WorkloadTable().with_kinds(config.workloads)
     exported: tuple[InputError, ...] = ()
     skipped: tuple[WorkloadResult, ...] = ()

@@ -21,6 +21,7 @@ from gpudra.cutover.eligibility import eligible
 from gpudra.dra.versions import DEFAULT, TargetVersion
 from gpudra.gpu_use import quota_keys, read_object
 from gpudra.objects import as_mapping, dig, is_dns_label, is_dns_subdomain, is_label
+from gpudra.vouches import VouchSet
 from gpudra.workloads import PodSpecRef, WorkloadTable
 
 # Cloud node-pool labels, first found wins; else the GFD product label.
@@ -123,8 +124,10 @@ class Fleet:
 
 
 def build_fleet(objects: Iterable[Mapping[str, Any]], table: WorkloadTable,
-                pool_label: str | None = None, target: TargetVersion = DEFAULT) -> Fleet:
-    """Nodes, ResourceSlices, DeviceClasses and GPU workloads among plain objects."""
+                pool_label: str | None = None, target: TargetVersion = DEFAULT,
+                vouches: VouchSet | None = None) -> Fleet:
+    """Nodes, ResourceSlices, DeviceClasses and GPU workloads among plain objects. `vouches`:
+    the kinds outside the controller registry that convert may move (.gpudra.yaml)."""
     from gpudra.convert.memory import in_memory_converter
     from gpudra.convert.planner import ConvertOptions
     from gpudra.plan.demand import extract_demand
@@ -139,7 +142,8 @@ def build_fleet(objects: Iterable[Mapping[str, Any]], table: WorkloadTable,
                          key=lambda n: n.name))
     # Cluster state (read live or exported): a bare pod's nodeName is where the scheduler put
     # it, and the converted pod is created anew, as convert --from-cluster writes it.
-    converter = in_memory_converter(ConvertOptions(target), table, objects, live=True)
+    converter = in_memory_converter(ConvertOptions(target, vouches=vouches), table, objects,
+                                    live=True)
     workloads: list[Workload] = []
     blocked: list[str] = []
     why: list[str] = []
@@ -166,11 +170,11 @@ def build_fleet(objects: Iterable[Mapping[str, Any]], table: WorkloadTable,
         if not converted and use.device_plugin:
             # Its pods still need device-plugin GPUs where they may run: they are placed as
             # the plain pods they are (one Deployment of each GPU pod template).
-            stays = blocked_reason(obj, table, target)
+            stays = blocked_reason(obj, table, target, vouches)
             converted = _as_plain_pods(obj, group, kind, table, converter) if stays else None
         if not converted:
             blocked.append(label)
-            why.append(unconvertible_reason(obj, table, target))
+            why.append(unconvertible_reason(obj, table, target, vouches))
             continue
         demand = extract_demand(converted, table)
         if not demand.workloads:
@@ -211,24 +215,24 @@ def build_fleet(objects: Iterable[Mapping[str, Any]], table: WorkloadTable,
                  tuple(missing), tuple(why))
 
 
-def blocked_reason(obj: Mapping[str, Any], table: WorkloadTable, target: TargetVersion
-                   ) -> str | None:
+def blocked_reason(obj: Mapping[str, Any], table: WorkloadTable, target: TargetVersion,
+                   vouches: VouchSet | None = None) -> str | None:
     """Why convert blocks `obj` (a controller that reads the GPU limit it would remove), or
     None when convert leaves it for another reason (nothing to convert)."""
     from gpudra.convert.memory import convert_result
     from gpudra.convert.planner import ConvertOptions
 
-    result = convert_result(ConvertOptions(target), table, obj)
+    result = convert_result(ConvertOptions(target, vouches=vouches), table, obj)
     return result.reason if result is not None and result.strategy == "blocked" else None
 
 
 def unconvertible_reason(obj: Mapping[str, Any], table: WorkloadTable,
-                         target: TargetVersion) -> str:
+                         target: TargetVersion, vouches: VouchSet | None = None) -> str:
     """Why convert writes no claims for a workload that asks for device-plugin GPUs."""
     from gpudra.convert.memory import convert_result
     from gpudra.convert.planner import ConvertOptions
 
-    result = convert_result(ConvertOptions(target), table, obj)
+    result = convert_result(ConvertOptions(target, vouches=vouches), table, obj)
     if result is None:
         return "convert does not read this object"
     if result.reason:

@@ -4,6 +4,7 @@ runbook. Read-only towards the cluster."""
 
 from __future__ import annotations
 
+import datetime
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -83,7 +84,8 @@ def run_cutover(request: CutoverRequest, *, on_page: Callable[[Any], None] | Non
         target = target or live_target(version.minor, version.git_version)
     target = target or DEFAULT
     check_strategy(request.strategy, target)  # the live cluster's release, once read
-    fleet = build_fleet(objects, table, request.pool_label, target)
+    fleet = build_fleet(objects, table, request.pool_label, target,
+                        config.vouch_set(datetime.date.today()))
     if request.strategy == "bridge":
         fleet = released(fleet, table)
     if request.pool_label and not any(request.pool_label in n.labels for n in fleet.nodes):

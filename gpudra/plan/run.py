@@ -11,6 +11,7 @@ DRA driver publishes none yet).
 from __future__ import annotations
 
 import contextlib
+import datetime
 import gc
 from collections.abc import Callable, Iterable, Iterator, Sequence
 from dataclasses import dataclass
@@ -104,7 +105,8 @@ def run_plan(request: PlanRequest, *, on_page: Callable[[Any], None] | None = No
         if inventory is None:
             inventory = _inventory_from(objects, "cluster", request.consumable_shares)
     workloads = [o for o in objects if _kind(o) not in _INVENTORY_KINDS]
-    converter = in_memory_converter(ConvertOptions(target), table,
+    converter = in_memory_converter(ConvertOptions(target, vouches=config.vouch_set(
+                                        datetime.date.today())), table,
                                     [_data(o) for o in workloads], live=not request.paths)
     options = PlanOptions.for_target(target, converter=converter, table=table,
                                      engine=default_engine(target),

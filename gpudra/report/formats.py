@@ -37,6 +37,7 @@ class Kind(str, enum.Enum):
     RUNBOOK = "runbook"      # gpudra.cutover.runbook.Runbook
     RULES = "rules"          # the rule catalogue: a list of gpudra.model.RuleInfo
     CHECKS = "checks"        # the preflight checks: a list of gpudra.preflight CheckInfo
+    CONTROLLERS = "controllers"  # the controller registry: gpudra.controllers ControllerRows
 
 
 @dataclass(frozen=True, slots=True)
@@ -94,6 +95,9 @@ FORMATS: tuple[Format, ...] = (
     Format("table", Kind.CHECKS, "gpudra.preflight.docs:render_table"),
     Format("json", Kind.CHECKS, "gpudra.preflight.docs:render_json"),
     Format("markdown", Kind.CHECKS, "gpudra.preflight.docs:render_markdown"),
+    Format("table", Kind.CONTROLLERS, "gpudra.controllers.docs:render_table"),
+    Format("json", Kind.CONTROLLERS, "gpudra.controllers.docs:render_json"),
+    Format("markdown", Kind.CONTROLLERS, "gpudra.controllers.docs:render_markdown"),
 )
 
 

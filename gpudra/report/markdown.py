@@ -16,7 +16,13 @@ from gpudra.model import MOST_SEVERE_FIRST, Finding, InputError, Report, Severit
 from gpudra.objects import plural
 from gpudra.printable import escape_text, file_name, quote_name
 from gpudra.report import RenderOptions
-from gpudra.report.summary import Summary, held_back, severity_counts, summarize
+from gpudra.report.summary import (
+    Summary,
+    held_back,
+    severity_counts,
+    summarize,
+    unchecked_words,
+)
 
 COLLAPSE_OVER = 50
 _CODE_SPAN = re.compile(r"(`[^`\n]*`)")
@@ -115,6 +121,8 @@ def _headline(s: Summary, report: Report) -> str:
         facts.append(f"**{s.percent_migrated:.0f}% migrated** to DRA ({s.on_dra}{bridge} of "
                      f"{plural(s.gpu_workloads, 'GPU workload')}; {s.on_device_plugin} still on "
                      "the device plugin)")
+        if s.unchecked or s.vouched:
+            facts.append(unchecked_words(s))
     else:
         facts.append("no GPU workloads found" + (" in what could be read" if s.incomplete
                                                  else ""))

@@ -28,6 +28,8 @@ from gpudra.report.summary import percent_of
 
 _COUNTS = ("files_scanned", "documents_parsed", "objects_read", "skipped", "errors",
            "suppressed", "gpu_workloads", "on_device_plugin", "on_dra", "on_bridge")
+# Counts a report may lack (written before they existed): summed where present.
+_OPTIONAL_COUNTS = ("unchecked_kinds", "vouched_kinds")
 
 
 # The largest report read. A report of 100,000 findings is ~70 MB, and reading, checking and
@@ -171,6 +173,8 @@ def total_summary(summaries: Sequence[Mapping[str, Any]]) -> dict[str, Any]:
     """The sum of clusters' summaries; namespaces of the same name add up, and percentages
     are computed again from the sums (never averaged)."""
     total: dict[str, Any] = {key: sum(s[key] for s in summaries) for key in _COUNTS}
+    total.update({key: sum(s.get(key, 0) for s in summaries) for key in _OPTIONAL_COUNTS
+                  if any(key in s for s in summaries)})
     total["source"] = ("cluster" if any(s["source"] == "cluster" for s in summaries)
                        else "file")
     total["findings"] = {sev.value: sum(s["findings"][sev.value] for s in summaries)

@@ -38,6 +38,10 @@ class Summary:
     incomplete: bool = False  # an input could not be read: no workloads is not a fact
     skipped: int = 0
     advice: str | None = None  # the strategy recommendation (gpudra.dra.strategy_advice)
+    # GPU workloads on the device plugin in kinds gpudra's controller registry does not list:
+    # convert blocks them (unchecked) or converts them on the user's word (vouched).
+    unchecked: int = 0
+    vouched: int = 0
 
     @property
     def percent_migrated(self) -> float | None:
@@ -70,6 +74,8 @@ class Summary:
             "on_bridge": self.on_bridge,
             "percent_migrated": self.percent_migrated,
             "recommendation": self.advice,
+            "unchecked_kinds": self.unchecked,
+            "vouched_kinds": self.vouched,
             "namespaces": [
                 {
                     "namespace": ns.namespace,
@@ -97,6 +103,17 @@ def files_read(files: int, documents: int, skipped: int) -> str:
             + (f", {skipped} skipped (not Kubernetes objects)" if skipped else ""))
 
 
+def unchecked_words(s: Summary) -> str:
+    """How many GPU workloads sit in kinds whose controllers gpudra has not checked."""
+    parts = []
+    if s.unchecked:
+        parts.append(f"{plural(s.unchecked, 'GPU workload')} in kinds whose controllers gpudra "
+                     "has not checked (convert blocks them; docs/controllers.md)")
+    if s.vouched:
+        parts.append(f"{s.vouched} in kinds .gpudra.yaml vouches for")
+    return "; ".join(parts)
+
+
 def severity_counts(counts: Mapping[str, int]) -> str:
     """`1 error, 2 warnings, 3 info`: the severities that occur, most severe first; '' if none.
     ("info" is a mass noun: `3 info`.)"""
@@ -112,10 +129,12 @@ def summarize(report: Report) -> Summary:
     """A workload counts as migrated when it no longer uses the device plugin: it is on claims,
     or its pods' nvidia.com/gpu is served by DRA through the bridge (a third state)."""
     per_ns: dict[str, list[int]] = {}
-    on_dp = on_dra = on_bridge = 0
+    on_dp = on_dra = on_bridge = unchecked = vouched = 0
     for w in report.workloads:
         state = w.state
         on_dp += state == "device_plugin"
+        unchecked += state == "device_plugin" and w.unchecked
+        vouched += state == "device_plugin" and w.vouched
         on_dra += state == "claims"
         on_bridge += state == "bridge"
         bucket = per_ns.setdefault(w.namespace or NO_NAMESPACE, [0, 0, 0])
@@ -142,6 +161,8 @@ def summarize(report: Report) -> Summary:
         on_bridge=on_bridge,
         incomplete=bool(report.errors) or report.nothing_read,
         advice=report.advice,
+        unchecked=unchecked,
+        vouched=vouched,
     )
 
 

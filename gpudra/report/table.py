@@ -21,7 +21,7 @@ from gpudra.charts import helm_renders
 from gpudra.model import MOST_SEVERE_FIRST, Finding, Report
 from gpudra.printable import file_name, quote_name
 from gpudra.report import RenderOptions
-from gpudra.report.summary import held_back, severity_counts, summarize
+from gpudra.report.summary import held_back, severity_counts, summarize, unchecked_words
 
 _STYLE = {"error": "bold red", "warning": "yellow", "info": "cyan"}
 # Without a width (stdout is no terminal and COLUMNS is unset) nothing wraps: a line is as long
@@ -176,6 +176,8 @@ def _summary(console: Console, report: Report, inputs: tuple[str, ...] = (),
                   f"migrated: {s.percent_migrated:.0f}%")
     if s.advice:
         console.print(Text(f"  {s.advice}"))
+    if s.unchecked or s.vouched:
+        console.print(Text(f"  {unchecked_words(s)}"))
     table = Table(box=None, padding=(0, 2), pad_edge=False)
     table.add_column("  namespace")
     table.add_column("GPU workloads", justify="right")

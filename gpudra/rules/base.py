@@ -14,11 +14,13 @@ from dataclasses import dataclass, field, replace
 from importlib import resources
 from typing import Any
 
+from gpudra.controllers.registry import registry
 from gpudra.dra.versions import DEFAULT, TargetVersion
 from gpudra.gpu_use import ObjectUse, read_object
 from gpudra.model import Finding, InputError, RuleInfo, Severity, WorkloadStatus
 from gpudra.objects import PathT, SourceObject, TemplateText, format_path
 from gpudra.sources import FileTree
+from gpudra.vouches import VouchSet
 from gpudra.workloads import PodSpecRef, WorkloadTable
 
 SUPPRESS_ANNOTATION = "gpudra.io/ignore"
@@ -78,6 +80,7 @@ class AuditContext:
     inline_suppressions: bool = True  # False under --strict: annotations suppress nothing
     workloads: dict[tuple, WorkloadStatus] = field(default_factory=dict)
     tree: FileTree | None = None  # a file source's inputs, set once every item is read
+    vouches: VouchSet | None = None  # .gpudra.yaml vouches: kinds convert may convert unchecked
     input_errors: list[InputError] = field(default_factory=list)  # found by finish() hooks
     # One-slot caches: checkers visit one object in a row. Keyed by identity of the data they
     # hold on to, so a recycled id() can never return another object's results.
@@ -103,10 +106,15 @@ class AuditContext:
         if old is not None:
             device_plugin, dra = device_plugin or old.device_plugin, dra or old.dra
         bridge = obj.cluster is not None and obj.cluster.on_bridge
+        unchecked = registry().is_unchecked(obj.api_version, obj.kind)
+        vouched = unchecked and self.vouches is not None and \
+            self.vouches.vouch_for(obj.api_version, obj.kind) is not None
         self.workloads[key] = WorkloadStatus(obj.file, obj.kind, obj.name, obj.namespace,
                                              device_plugin, dra, source=obj.source,
                                              bridge=bridge and device_plugin,
-                                             gpus=self.gpu_use(obj).device_plugin_gpus)
+                                             gpus=self.gpu_use(obj).device_plugin_gpus,
+                                             unchecked=unchecked and not vouched,
+                                             vouched=vouched)
 
     def note_variant(self, key: tuple, *, device_plugin: bool, dra: bool) -> None:
         """Another form of the workload counted at `key` (a Kustomize overlay's patch of it):

@@ -281,6 +281,8 @@ CONFIG_SEED: dict[str, Any] = {
     "waivers": [{"rules": ["GPU101"], "kind": "Deployment", "name": "llm-*",
                  "reason": "until the Q3 upgrade", "owner": "ml@example.com",
                  "expires": "2027-03-31"}],
+    "vouch": [{"kind": "Trainer", "apiVersion": "example.com/v1", "owner": "ml@example.com",
+               "reason": "the operator copies the template", "expires": "2027-03-31"}],
     "strict": False,
 }
 

@@ -91,7 +91,9 @@ def seeds(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Any]:
               "workloads": [{"apiVersion": "x.io/v1", "kind": "Trainer",
                              "podSpecs": ["$.spec.template.spec"]}],
               "waivers": [{"rules": ["GPU101"], "reason": "known", "kind": "Job",
-                           "expires": "2027-01-01"}]}
+                           "expires": "2027-01-01"}],
+              "vouch": [{"kind": "Trainer", "apiVersion": "x.io/v1", "owner": "ml",
+                         "reason": "copies the template", "expires": "2027-01-01"}]}
     return {"report": json.loads(text), "baseline": json.loads(as_text(report.findings)),
             "audit": report, "config": config}
 
@@ -160,5 +162,12 @@ def test_config_reads_or_refuses(seeds: dict[str, Any], tmp_path_factory, data) 
     try:
         config = load_config(path, catalogue())
         config.waiver_set(datetime.date(2026, 12, 7))
+        vouches = config.vouch_set(datetime.date(2026, 12, 7))
+        for vouch in vouches.vouches:  # what was read is whole, and lets its own kind through
+            assert vouch.kind and vouch.owner.strip() and vouch.reason.strip()
+            probe = vouch.api_version if vouch.api_version and "/" in vouch.api_version \
+                else f"{vouch.api_version or 'x.io'}/v1"
+            if not vouch.expired_on(vouches.today):
+                assert vouches.vouch_for(probe, vouch.kind) is not None
     except GpudraError as exc:
         assert "\n" not in str(exc)

@@ -23,6 +23,7 @@ HOMES = {
     Kind.RUNBOOK: ("gpudra.cutover.",),
     Kind.RULES: ("gpudra.rules.",),
     Kind.CHECKS: ("gpudra.preflight.",),
+    Kind.CONTROLLERS: ("gpudra.controllers.",),
 }
 
 
