@@ -20,6 +20,7 @@ from typing import Any
 from gpudra.cutover.bridge import MAPPING_CLASS, BridgePlan
 from gpudra.cutover.fleet import RISK_NAMES, WAVE_LABEL, Workload
 from gpudra.cutover.manifests import RECREATE, REPLACE, mode, wave_modes
+from gpudra.cutover.namespaces import label_step, unlabel_step
 from gpudra.cutover.waves import CutoverPlan, Side, Wave
 from gpudra.model import ClusterRead
 from gpudra.objects import as_mapping
@@ -59,6 +60,9 @@ class WaveContext:
     # per wave number, what the switch changes around its pods (cutover.bridge_context)
     notes: Mapping[int, tuple[str, ...]] = field(default_factory=dict)
     advice: str | None = None  # the strategy recommendation (dra.strategy_advice)
+    # per wave number, the namespaces it finishes (namespaces.finished_namespaces): labelled as
+    # migrated after the wave's verify, unlabelled first in its rollback
+    finished: Mapping[int, tuple[str, ...]] = field(default_factory=dict)
 
 
 def wave_steps(wave: Wave, directory: str | None,
@@ -110,7 +114,12 @@ def wave_steps(wave: Wave, directory: str | None,
     steps += _settled(wave)
     steps.append(f"gpudra verify --wave-of {where}   # exit 0 before the next wave: what the "
                  "wave moves runs on claims")
-    return {"steps": steps, "rollback": _rollback(wave, nodes, where, modes, quotas)}
+    finished = context.finished.get(wave.number, ())
+    rollback = _rollback(wave, nodes, where, modes, quotas)
+    if finished:
+        steps.append(label_step(finished))
+        rollback.insert(0, unlabel_step(finished))
+    return {"steps": steps, "rollback": rollback}
 
 
 # Kinds whose children have fixed names: a JobSet's Jobs are `<jobset>-<job>-<index>`.
