@@ -111,13 +111,14 @@ def wave_steps(wave: Wave, directory: str | None,
         steps += _switch(wave.number, wave.nodes, nodes, context.plugin_pods)
     if RECREATE in modes:
         steps.append(f"kubectl create -f {where}/converted/recreate/ --recursive")
+    finished = context.finished.get(wave.number, ())
+    if finished:  # after the wave's last change; its verify stays the last line
+        steps.append(label_step(finished))
     steps += _settled(wave)
     steps.append(f"gpudra verify --wave-of {where}   # exit 0 before the next wave: what the "
                  "wave moves runs on claims")
-    finished = context.finished.get(wave.number, ())
     rollback = _rollback(wave, nodes, where, modes, quotas)
     if finished:
-        steps.append(label_step(finished))
         rollback.insert(0, unlabel_step(finished))
     return {"steps": steps, "rollback": rollback}
 

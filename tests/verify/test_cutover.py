@@ -408,9 +408,9 @@ def test_workloads_left_on_the_device_plugin_of_switched_nodes_move_in_a_wave_of
     commands = [s.split("   #")[0] for s in wave["steps"]]
     assert commands == [f"kubectl apply -f {out}/wave-1/converted/claims/ --recursive",
                         f"kubectl replace -f {out}/wave-1/converted/replace/ --recursive",
+                        "kubectl label namespace ml gpudra.io/migrated=true --overwrite",
                         "kubectl rollout status deployment/late -n ml --timeout=10m",
-                        f"gpudra verify --wave-of {out}/wave-1",
-                        "kubectl label namespace ml gpudra.io/migrated=true --overwrite"]
+                        f"gpudra verify --wave-of {out}/wave-1"]
 
 
 def test_quotas_of_one_name_in_two_namespaces_are_both_written(tmp_path: Path) -> None:
@@ -667,9 +667,7 @@ def test_verify_runs_once_what_the_wave_changed_has_settled(tmp_path: Path) -> N
                  "--for=condition=Ready pod/debug -n ml --timeout=10m"}
     for wave in report["waves"]:
         for steps in (wave["steps"], wave["rollback"]):
-            # the namespace label follows verify on purpose (test_cutover_namespaces.py)
-            commands = [s.split("   #")[0] for s in steps
-                        if not s.startswith("kubectl label namespace")]
+            commands = [s.split("   #")[0] for s in steps]
             waits = {expected[w["name"]] for w in wave["workloads"]}
             assert commands[-1].startswith("gpudra verify")
             assert set(commands[-1 - len(waits):-1]) == waits, commands

@@ -1,6 +1,6 @@
 """The runbook labels a namespace as migrated (gpudra.io/migrated=true, what `gpudra guard`'s
-binding selects) after the wave that moves its last workload on the device plugin, once that
-wave's verify passed; the wave's rollback removes the label before it puts device-plugin
+binding selects) in the wave that moves its last workload on the device plugin, after the
+wave's last change (its waits and its verify line follow); the wave's rollback removes the label before it puts device-plugin
 originals back (the guard would refuse them)."""
 
 from __future__ import annotations
@@ -38,9 +38,12 @@ def test_a_namespace_is_labelled_after_its_last_wave_and_unlabelled_first_on_rol
     assert {w["namespace"] for w in steps["workloads"]} >= {finished}
     labels = [s for s in steps["steps"] if s.startswith("kubectl label namespace")]
     assert labels == [LABEL.format(finished)]
-    # after the wave's verify: the label never precedes what the wave moves
-    assert steps["steps"][-2].startswith("gpudra verify --wave-of")
-    assert steps["steps"][-1] == LABEL.format(finished)
+    # after the wave's last change (create, replace, uncordon), before its waits and verify
+    commands = [s.split("   #")[0] for s in steps["steps"]]
+    label = commands.index(LABEL.format(finished).split("   #")[0])
+    assert label > max(i for i, c in enumerate(commands) if c.startswith(
+        ("kubectl create", "kubectl replace", "kubectl uncordon", "kubectl apply")))
+    assert commands[-1].startswith("gpudra verify --wave-of")
     assert steps["rollback"][0] == UNLABEL.format(finished)
 
 
