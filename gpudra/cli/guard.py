@@ -2,9 +2,10 @@
 
 from __future__ import annotations
 
+import enum
 import sys
 from pathlib import Path
-from typing import Optional
+from typing import Optional, TypeVar
 
 import typer
 
@@ -80,12 +81,16 @@ def guard(
                         f"binding.{fmt.value}": render(objects[1:])})
 
 
-def _parse(enum: type, text: str, option: str) -> object:
+_Word = TypeVar("_Word", bound=enum.Enum)
+
+
+def _parse(words: type[_Word], text: str, option: str) -> _Word:
+    """The member of one of the core's enums whose value is `text`; a usage error otherwise."""
     try:
-        return enum(text)
+        return words(text)
     except ValueError:
-        words = " or ".join(str(member.value) for member in enum)
-        raise UsageError(f"{option} must be {words}, not {text!r}") from None
+        allowed = " or ".join(str(member.value) for member in words)
+        raise UsageError(f"{option} must be {allowed}, not {text!r}") from None
 
 
 def _write(out: Path, files: dict[str, str]) -> None:

@@ -1,7 +1,7 @@
 """The runbook labels a namespace as migrated (gpudra.io/migrated=true, what `gpudra guard`'s
 binding selects) in the wave that moves its last workload on the device plugin, after the
-wave's last change (its waits and its verify line follow); the wave's rollback removes the label before it puts device-plugin
-originals back (the guard would refuse them)."""
+wave's last change (its waits and its verify line follow); the wave's rollback removes the
+label before it puts device-plugin originals back (the guard would refuse them)."""
 
 from __future__ import annotations
 
