@@ -13,6 +13,14 @@ from gpudra.cutover.waves import CutoverPlan
 from gpudra.guard.policy import MIGRATED_LABEL, MIGRATED_VALUE
 
 
+GUARD_PREREQUISITE = (
+    "The namespace ratchet: `gpudra guard --action warn | kubectl apply -f -` (later "
+    "`--action deny`). It acts only on namespaces labelled "
+    f"`{MIGRATED_LABEL}={MIGRATED_VALUE}`, which the wave that moves a namespace's last "
+    "workload on the device plugin writes: from then on a new workload there that asks the "
+    "device plugin is warned about, then refused (docs/guard.md).")
+
+
 def finished_namespaces(result: CutoverPlan, fleet: Fleet) -> dict[int, tuple[str, ...]]:
     """Per wave number, the namespaces none of whose GPU workloads is left on the device plugin
     once the wave is done (a workload convert cannot move keeps its namespace unfinished)."""

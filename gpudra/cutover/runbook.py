@@ -20,7 +20,7 @@ from typing import Any
 from gpudra.cutover.bridge import MAPPING_CLASS, BridgePlan
 from gpudra.cutover.fleet import RISK_NAMES, WAVE_LABEL, Workload
 from gpudra.cutover.manifests import RECREATE, REPLACE, mode, wave_modes
-from gpudra.cutover.namespaces import label_step, unlabel_step
+from gpudra.cutover.namespaces import GUARD_PREREQUISITE, label_step, unlabel_step
 from gpudra.cutover.waves import CutoverPlan, Side, Wave
 from gpudra.model import ClusterRead
 from gpudra.objects import as_mapping
@@ -44,6 +44,7 @@ def prerequisites() -> list[str]:
         "oci://registry.k8s.io/dra-driver-nvidia/charts/dra-driver-nvidia-gpu "
         "-n nvidia-dra-driver-gpu --create-namespace --set gpuResourcesEnabledOverride=true "
         f"--set-string kubeletPlugin.nodeSelector.{STACK_LABEL.replace('.', chr(92) + '.')}=dra`",
+        GUARD_PREREQUISITE,
     ]
 
 

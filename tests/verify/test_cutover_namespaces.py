@@ -45,6 +45,8 @@ def test_a_namespace_is_labelled_after_its_last_wave_and_unlabelled_first_on_rol
         ("kubectl create", "kubectl replace", "kubectl uncordon", "kubectl apply")))
     assert commands[-1].startswith("gpudra verify --wave-of")
     assert steps["rollback"][0] == UNLABEL.format(finished)
+    # the guard that acts on the label is applied before the first wave
+    assert "`gpudra guard --action warn | kubectl apply -f -`" in report["prerequisites"][-1]
 
 
 def test_a_namespace_with_a_workload_convert_cannot_move_is_never_labelled(
