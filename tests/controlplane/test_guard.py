@@ -5,7 +5,7 @@ with kubectl: warned (the Warning header reaches kubectl's stderr), refused, or 
 the stage says. Namespaces without gpudra.io/migrated=true are never touched.
 
 The stages run in order on one cluster, as a user would: claims strategy with Warn, then Deny,
-then the bridge strategy with Deny. Between stages the API server's policy informer takes a
+then the bridge strategy with Deny (applied as `-o json`, a List). Between stages the API server's policy informer takes a
 moment to see the new objects: each stage waits until a probe pod (server-side dry-run) is
 treated as the stage says, then creates every case once.
 """
@@ -128,7 +128,7 @@ STAGES = (
         Case("Pod", MIGRATED, CPU, CREATED),
         *(Case(kind, PLAIN, GPU, CREATED) for kind in ("Deployment", "Job", "CronJob", "Pod")),
     ), (GPU, DENIED)),
-    Stage("bridge", ("--strategy", "bridge", "--action", "deny"), (
+    Stage("bridge", ("--strategy", "bridge", "--action", "deny", "-o", "json"), (
         Case("Pod", MIGRATED, GPU, CREATED),
         Case("Deployment", MIGRATED, GPU, CREATED),
         Case("Pod", MIGRATED, MIG, DENIED),
