@@ -13,12 +13,16 @@ from gpudra.cutover.waves import CutoverPlan
 from gpudra.guard.policy import MIGRATED_LABEL, MIGRATED_VALUE
 
 
-GUARD_PREREQUISITE = (
-    "The namespace ratchet: `gpudra guard --action warn | kubectl apply -f -` (later "
-    "`--action deny`). It acts only on namespaces labelled "
-    f"`{MIGRATED_LABEL}={MIGRATED_VALUE}`, which the wave that moves a namespace's last "
-    "workload on the device plugin writes: from then on a new workload there that asks the "
-    "device plugin is warned about, then refused (docs/guard.md).")
+def guard_prerequisite(bridge: bool) -> str:
+    """The runbook's one-time step for `gpudra guard`, with the strategy the cutover uses: under
+    the bridge, the unchanged workloads keep asking nvidia.com/gpu, which the guard must let
+    through."""
+    command = "gpudra guard --strategy bridge" if bridge else "gpudra guard"
+    return (f"The namespace ratchet: `{command} --action warn | kubectl apply -f -` (later "
+            "`--action deny`). It acts only on namespaces labelled "
+            f"`{MIGRATED_LABEL}={MIGRATED_VALUE}`, which the wave that moves a namespace's last "
+            "workload on the device plugin writes: from then on a new workload there that asks "
+            "the device plugin is warned about, then refused (docs/guard.md).")
 
 
 def finished_namespaces(result: CutoverPlan, fleet: Fleet) -> dict[int, tuple[str, ...]]:

@@ -29,10 +29,20 @@ def two_namespaces() -> list[dict[str, Any]]:
             f.deployment("infer", "pinned", f.pod_spec(gpus=4, node_selector=pinned("b")))]
 
 
+STRATEGIES = {  # cutover's options, and the guard its runbook names before the first wave
+    "rewrite": ((), "`gpudra guard --action warn | kubectl apply -f -`"),
+    # the bridge's unchanged workloads keep asking nvidia.com/gpu: the guard must allow it
+    "bridge": (("--strategy", "bridge"),
+               "`gpudra guard --strategy bridge --action warn | kubectl apply -f -`"),
+}
+
+
+@pytest.mark.parametrize("strategy", STRATEGIES)
 @pytest.mark.parametrize("wave, finished", [(1, "infer"), (2, "ml")])
 def test_a_namespace_is_labelled_after_its_last_wave_and_unlabelled_first_on_rollback(
-        tmp_path: Path, wave: int, finished: str) -> None:
-    code, report, err = cutover(tmp_path, two_namespaces())
+        tmp_path: Path, wave: int, finished: str, strategy: str) -> None:
+    options, guard = STRATEGIES[strategy]
+    code, report, err = cutover(tmp_path, two_namespaces(), *options)
     assert code == 0, err
     steps = report["waves"][wave - 1]
     assert {w["namespace"] for w in steps["workloads"]} >= {finished}
@@ -46,7 +56,7 @@ def test_a_namespace_is_labelled_after_its_last_wave_and_unlabelled_first_on_rol
     assert commands[-1].startswith("gpudra verify --wave-of")
     assert steps["rollback"][0] == UNLABEL.format(finished)
     # the guard that acts on the label is applied before the first wave
-    assert "`gpudra guard --action warn | kubectl apply -f -`" in report["prerequisites"][-1]
+    assert guard in report["prerequisites"][-1]
 
 
 def test_a_namespace_with_a_workload_convert_cannot_move_is_never_labelled(
