@@ -14,7 +14,7 @@ from pathlib import PureWindowsPath
 import typer
 
 from gpudra.cli import (  # noqa: F401 - each registers its command(s) on app
-    audit, catalogue, convert, cutover, plan, preflight, rbac, report, verify,
+    audit, catalogue, convert, cutover, guard, plan, preflight, rbac, report, verify,
 )
 from gpudra.cli.kubectl_args import global_options_after_command
 from gpudra.cli.root import INTERRUPTED, app
@@ -24,8 +24,8 @@ __all__ = ["app", "main", "program_name"]
 
 # The workflow's order: find, change, check readiness, place, prove, roll out; then the
 # catalogues and helpers. `gpudra report ...` (a group) follows them.
-COMMANDS = ("audit", "convert", "preflight", "plan", "verify", "cutover", "checks", "rbac",
-            "rules", "controllers", "explain")
+COMMANDS = ("audit", "convert", "preflight", "plan", "verify", "cutover", "guard", "checks",
+            "rbac", "rules", "controllers", "explain")
 app.registered_commands.sort(key=lambda command: COMMANDS.index(command.callback.__name__))
 
 KUBECTL_PLUGIN = "kubectl-gpudra"

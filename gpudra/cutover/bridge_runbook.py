@@ -22,6 +22,7 @@ from dataclasses import replace
 from gpudra.cutover.bridge import BRIDGED, BRIDGED_NAME, MAPPING, split
 from gpudra.cutover.manifests import RECREATE, REPLACE, mode, wave_modes
 from gpudra.cutover.fleet import WAVE_LABEL, Workload
+from gpudra.cutover.namespaces import label_step, unlabel_step
 from gpudra.cutover.runbook import (
     OPERATOR_LABEL, STACK_LABEL, WaveContext, _cascade, _count, _settled, _switch,
 )
@@ -71,11 +72,15 @@ def bridge_wave_steps(wave: Wave, directory: str | None, context: WaveContext
         steps.append(f"kubectl create -f {where}/converted/recreate/ --recursive")
     if RECREATE in kept:
         steps.append(f"kubectl create -f {where}/{BRIDGED}/recreate/ --recursive")
+    finished = context.finished.get(wave.number, ())
+    if finished:  # gpudra guard's label, as the rewrite strategy writes it (runbook.wave_steps)
+        steps.append(label_step(finished))
     steps += _settled(wave)
     steps.append(f"gpudra verify --wave-of {where}   # exit 0 before the next wave: what the "
                  "wave moves runs on DRA (the bridge or claims)")
-    return {"steps": steps, "rollback": _rollback(wave, rewritten, bridged, nodes, where, quotas,
-                                                  writes_mapping)}
+    rollback = _rollback(wave, rewritten, bridged, nodes, where, quotas, writes_mapping)
+    return {"steps": steps,
+            "rollback": [unlabel_step(finished), *rollback] if finished else rollback}
 
 
 def write_mapping(where: str) -> str:

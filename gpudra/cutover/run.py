@@ -17,6 +17,7 @@ from gpudra.cutover.bridge import (
 from gpudra.cutover.bridge_context import REWRITE, fleet_mix, read_context, wave_notes
 from gpudra.cutover.fleet import Fleet, build_fleet
 from gpudra.cutover.manifests import quota_changes, write_waves
+from gpudra.cutover.namespaces import finished_namespaces
 from gpudra.cutover.runbook import Runbook, WaveContext
 from gpudra.cutover.waves import CutoverPlan, order_waves
 from gpudra.dra.strategy_advice import bridge_advice
@@ -101,7 +102,7 @@ def run_cutover(request: CutoverRequest, *, on_page: Callable[[Any], None] | Non
     advice = bridge_advice(target, fleet_mix(fleet)) if bridge is None else None
     context = WaveContext(fleet.plugin_pods, {n: len(c) for n, c in quotas.items() if c},
                           bridge, notes=around_waves(objects, fleet, result, request.strategy),
-                          advice=advice)
+                          advice=advice, finished=finished_namespaces(result, fleet))
     if out is not None:
         from gpudra.convert.writer import WriteRefused, write_under
         from gpudra.report.formats import Kind, RenderOptions, render

@@ -20,6 +20,7 @@ from typing import Any
 from gpudra.cutover.bridge import MAPPING_CLASS, BridgePlan
 from gpudra.cutover.fleet import RISK_NAMES, WAVE_LABEL, Workload
 from gpudra.cutover.manifests import RECREATE, REPLACE, mode, wave_modes
+from gpudra.cutover.namespaces import guard_prerequisite, label_step, unlabel_step
 from gpudra.cutover.waves import CutoverPlan, Side, Wave
 from gpudra.model import ClusterRead
 from gpudra.objects import as_mapping
@@ -30,7 +31,7 @@ STACK_LABEL = "gpudra.io/gpu-stack"
 MAX_LISTED = 20
 
 
-def prerequisites() -> list[str]:
+def prerequisites(bridge: bool = False) -> list[str]:
     return [
         "Standalone device-plugin chart: keep it off nodes labelled for DRA: "
         "`helm upgrade nvdp nvdp/nvidia-device-plugin --reuse-values -f plugin-affinity.yaml` "
@@ -43,6 +44,7 @@ def prerequisites() -> list[str]:
         "oci://registry.k8s.io/dra-driver-nvidia/charts/dra-driver-nvidia-gpu "
         "-n nvidia-dra-driver-gpu --create-namespace --set gpuResourcesEnabledOverride=true "
         f"--set-string kubeletPlugin.nodeSelector.{STACK_LABEL.replace('.', chr(92) + '.')}=dra`",
+        guard_prerequisite(bridge),
     ]
 
 
@@ -59,6 +61,9 @@ class WaveContext:
     # per wave number, what the switch changes around its pods (cutover.bridge_context)
     notes: Mapping[int, tuple[str, ...]] = field(default_factory=dict)
     advice: str | None = None  # the strategy recommendation (dra.strategy_advice)
+    # per wave number, the namespaces it finishes (namespaces.finished_namespaces): labelled as
+    # migrated after the wave's verify, unlabelled first in its rollback
+    finished: Mapping[int, tuple[str, ...]] = field(default_factory=dict)
 
 
 def wave_steps(wave: Wave, directory: str | None,
@@ -107,10 +112,16 @@ def wave_steps(wave: Wave, directory: str | None,
         steps += _switch(wave.number, wave.nodes, nodes, context.plugin_pods)
     if RECREATE in modes:
         steps.append(f"kubectl create -f {where}/converted/recreate/ --recursive")
+    finished = context.finished.get(wave.number, ())
+    if finished:  # after the wave's last change; its verify stays the last line
+        steps.append(label_step(finished))
     steps += _settled(wave)
     steps.append(f"gpudra verify --wave-of {where}   # exit 0 before the next wave: what the "
                  "wave moves runs on claims")
-    return {"steps": steps, "rollback": _rollback(wave, nodes, where, modes, quotas)}
+    rollback = _rollback(wave, nodes, where, modes, quotas)
+    if finished:
+        rollback.insert(0, unlabel_step(finished))
+    return {"steps": steps, "rollback": rollback}
 
 
 # Kinds whose children have fixed names: a JobSet's Jobs are `<jobset>-<job>-<index>`.
@@ -268,7 +279,7 @@ def as_json(result: CutoverPlan, directory: str | None, pools: dict[str, int],
         "complete": result.complete,
         "blocked": result.blocked,
         "pools": pools,
-        "prerequisites": prerequisites(),
+        "prerequisites": prerequisites(context.bridge is not None),
         **_bridge_json(context),
         "recommendation": context.advice,
         "start": [_side(s) for s in result.start] if result.start else [],
@@ -314,7 +325,7 @@ def markdown(result: CutoverPlan, directory: str | None, pools: dict[str, int],
         lines += [f"**Strategy:** {_md(context.advice)}", ""]
     lines += ["## Before the first wave", ""]
     lines += [f"{i}. {step}" for i, step in enumerate(
-        prerequisites() + _bridge_prerequisite(context), 1)] + [""]
+        prerequisites(context.bridge is not None) + _bridge_prerequisite(context), 1)] + [""]
     for wave in result.waves:
         steps = wave_steps(wave, directory, context)
         what = (f"{_md(', '.join(wave.units))} ({len(wave.nodes)} nodes)" if wave.nodes else

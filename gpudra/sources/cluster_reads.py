@@ -88,6 +88,17 @@ DEVICE_PLUGIN_CONFIG = Read("", "configmaps", "the device plugin's sharing confi
 EVENTS = Read("", "events", "the scheduler's FailedScheduling events for Pending pods",
               commands=frozenset({"verify"}))
 
+# Read by verify only, for the decommission gate: namespaces labelled as migrated that no
+# binding of `gpudra guard`'s policy covers (a warning).
+GUARD_READS = (
+    Read("", "namespaces", "which namespaces are labelled gpudra.io/migrated (gpudra guard)",
+         commands=frozenset({"verify"})),
+    Read("admissionregistration.k8s.io", "validatingadmissionpolicies",
+         "gpudra guard's policy", commands=frozenset({"verify"})),
+    Read("admissionregistration.k8s.io", "validatingadmissionpolicybindings",
+         "which namespaces gpudra guard's binding covers", commands=frozenset({"verify"})),
+)
+
 # Read by preflight only (the GPU Operator's stack, Kueue's device-class mappings).
 PREFLIGHT_ONLY = (
     Read("nvidia.com", "clusterpolicies", "GPU Operator device-plugin stack",
@@ -116,4 +127,4 @@ def crd_reads(table: Iterable[Any] = BUILTIN_KINDS) -> tuple[Read, ...]:
 def all_reads() -> tuple[Read, ...]:
     """Everything audit, plan and preflight read: what `gpudra rbac` grants."""
     return (PODS, REPLICASETS, JOBS, *TOP_LEVEL, *crd_reads(), *OTHERS, DEVICE_PLUGIN_CONFIG,
-            EVENTS, *PREFLIGHT_ONLY)
+            EVENTS, *GUARD_READS, *PREFLIGHT_ONLY)

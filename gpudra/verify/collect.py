@@ -96,6 +96,9 @@ class ClusterState:
     events: dict[tuple[str, str], str] = field(default_factory=dict)  # pod -> last message
     errors: list[InputError] = field(default_factory=list)
     read: int = 0
+    # Namespaces, admission policies and bindings (the whole cluster only): is every namespace
+    # labelled as migrated covered by gpudra guard? None: not read (under -n).
+    guard: Any = None  # gpudra.verify.guarded.GuardState
     # Under -n: why the claims of other namespaces (which hold devices too) could not be read;
     # None when they were, or when every namespace was read anyway.
     other_claims_unread: str | None = None
@@ -259,6 +262,10 @@ def read_cluster(cluster: Any, table: WorkloadTable,
     _read_scheduling_events(cluster, state, on_page)
     if cluster.target.list_namespace is not None:
         _read_other_namespaces_claims(cluster, state, on_page)
+    else:
+        from gpudra.verify.guarded import read_guard
+
+        state.guard = read_guard(cluster, on_page)
     return state
 
 

@@ -29,6 +29,7 @@ from gpudra.objects import as_mapping, dig, plural
 from gpudra.gpu_use import advertised_device_plugin_resources
 from gpudra.verify.bridge_served import mapped_quota_keys
 from gpudra.verify.collect import ClusterState, PodState, keys_on_device_plugin
+from gpudra.verify.guarded import guard_warnings
 from gpudra.verify.judge import DEVICE_PLUGIN, Verdict
 
 SAFE = "safe to remove the device plugin"
@@ -45,6 +46,9 @@ class Gate:
     judged: bool = True   # False under -n or --selector, or with objects unread: neither safe
     count: int | None = None   # how many things stand in the way (None: one per line)
     why_not: str = NOT_JUDGED  # the message when not judged
+    # What does not stand in the way but should be done: migrated namespaces without
+    # gpudra guard (gpudra.verify.guarded); one line each.
+    warnings: tuple[str, ...] = ()
 
     @property
     def safe(self) -> bool:
@@ -89,7 +93,8 @@ def decommission_gate(state: ClusterState, verdicts: Sequence[Verdict]) -> Gate:
                 if not (obj.get("kind") == "ResourceQuota" and k in bridged)]
         if keys:
             blockers.append(f"{where} keys on device-plugin GPUs: " + "; ".join(keys))
-    return Gate(tuple(blockers), count=asking_pods + idle + len(blockers) - listed)
+    return Gate(tuple(blockers), count=asking_pods + idle + len(blockers) - listed,
+                warnings=guard_warnings(state.guard) if state.guard is not None else ())
 
 
 def _pods(state: ClusterState) -> tuple[list[str], int]:

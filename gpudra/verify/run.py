@@ -169,12 +169,14 @@ def as_report(result: VerifyResult) -> OutcomeReport:
                    "claims_allocated": 0, "kind": m.kind, "name": m.name,
                    "namespace": m.namespace or None, "moved_by_wave": m.file}))
     gate = result.gate
-    gate_status = ("unavailable" if not gate.judged else "pass" if gate.safe
+    gate_status = ("unavailable" if not gate.judged else
+                   ("warn" if gate.warnings else "pass") if gate.safe
                    else "fail" if result.decommission else "warn")
     remedy = ("clear each line, then run gpudra verify again" if gate.judged and not gate.safe
+              else "gpudra guard | kubectl apply -f - (docs/guard.md)" if gate.warnings
               else None)
     outcomes.append(Outcome(GATE_ID, "Decommission gate", gate_status, gate.message,
-                            remedy, None, gate.blockers))
+                            remedy, None, gate.blockers + gate.warnings))
     states = {s: sum(1 for v in result.verdicts if v.state == s)
               for s in (DEVICE_PLUGIN, "bridge", CLAIMS)}
     summary = {"workloads": len(result.verdicts),
@@ -193,6 +195,7 @@ def as_report(result: VerifyResult) -> OutcomeReport:
                          failing, "gpudra verify",
                          extra={"decommission": {"safe": gate.safe, "judged": gate.judged,
                                                  "blockers": list(gate.blockers),
+                                                 "warnings": list(gate.warnings),
                                                  "outcome": gate_status,
                                                  "message": gate.message,
                                                  "remediation": remedy}},

@@ -95,6 +95,10 @@ BUILTIN_RESOURCES: tuple[ResourceType, ...] = (
     _builtin("resource.k8s.io", _DRA, "resourceclaimtemplates", "ResourceClaimTemplate", True),
     _builtin("resource.k8s.io", _DRA, "resourceslices", "ResourceSlice", False,
              extra_fields=frozenset({"spec.nodeName", "spec.driver"})),
+    _builtin("admissionregistration.k8s.io", ("v1",), "validatingadmissionpolicies",
+             "ValidatingAdmissionPolicy", False, subresources=("status",)),
+    _builtin("admissionregistration.k8s.io", ("v1",), "validatingadmissionpolicybindings",
+             "ValidatingAdmissionPolicyBinding", False),
     _builtin("apiextensions.k8s.io", ("v1",), "customresourcedefinitions",
              "CustomResourceDefinition", False, short_names=("crd", "crds"),
              subresources=("status",)),
@@ -123,7 +127,8 @@ def served_versions(minor: int, runtime_config: Iterable[str],
             enabled.discard(version)
         else:
             raise ValueError(f"runtime_config {entry!r}: value must be true or false")
-    groups = {"": ("v1",), "apps": ("v1",), "batch": ("v1",), "apiextensions.k8s.io": ("v1",)}
+    groups = {"": ("v1",), "apps": ("v1",), "batch": ("v1",), "apiextensions.k8s.io": ("v1",),
+              "admissionregistration.k8s.io": ("v1",)}  # v1 from 1.30
     dra = tuple(version for version in _DRA if version in enabled)
     if dra:
         groups["resource.k8s.io"] = dra

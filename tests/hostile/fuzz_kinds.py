@@ -398,10 +398,38 @@ def make_journal(rng: random.Random) -> Case:
                 untouched=("outside.txt",))
 
 
+def guard_objects() -> list[dict[str, Any]]:
+    """What verify's gate reads of `gpudra guard`: labelled namespaces, the policy and its
+    binding (gpudra.guard.reading)."""
+    from gpudra.guard.policy import Action, Strategy, binding, policy
+
+    labelled = [{"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": name, "labels": {
+        "gpudra.io/migrated": "true", "kubernetes.io/metadata.name": name}}}
+        for name in ("ml", "serve")]
+    selected = binding(Action.DENY)
+    selected["spec"]["matchResources"]["namespaceSelector"]["matchExpressions"] = [
+        {"key": "kubernetes.io/metadata.name", "operator": "In", "values": ["ml"]}]
+    return [*labelled, policy(Strategy.CLAIMS), selected]
+
+
+def make_guard(rng: random.Random) -> Case:
+    """The guard's objects mutated, served with a small fleet to the whole-cluster verify that
+    judges the decommission gate."""
+    guard = guard_objects()
+    for _ in range(rng.randint(1, 4)):
+        i = rng.randrange(len(guard))
+        guard[i] = mutate(rng, guard[i], protect=_protected_for_the_fake, rounds=1)
+    state = {"version": "1.36.1", "token": "t0ken", "auto_namespaces": True,
+             "objects": [*fleet_objects(), *guard]}
+    return Case("guard", ("verify", "--decommission", "-o", rng.choice(("json", "table")),
+                          "--kubeconfig", KUBECONFIG), cluster=state)
+
+
 KINDS: dict[str, Callable[[random.Random], Case]] = {
     "audit": make_audit, "convert": make_convert, "inventory": make_inventory,
     "cutover": make_cutover, "cluster": make_cluster, "merge": make_merge,
     "baseline": make_baseline, "config": make_config, "journal": make_journal,
+    "guard": make_guard,
 }
 
 

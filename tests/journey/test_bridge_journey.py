@@ -4,7 +4,9 @@ of this fleet asks for whole GPUs, so none is changed: after each wave the pods 
 workloads moved so far run unchanged on DRA devices through the bridge (the real
 kube-scheduler makes each pod's claim and sets `status.extendedResourceClaimStatus`), allocated
 on the pool the pod was allowed on, and what `gpudra verify` says of each workload is what the
-API server shows. At the end the decommission gate opens."""
+API server shows. At the end the decommission gate opens. `gpudra guard --strategy bridge
+--action deny`, applied before the first wave, lets every unchanged pod through the waves'
+namespace labels, and at the end refuses a MIG workload in each namespace."""
 
 from __future__ import annotations
 
@@ -16,6 +18,9 @@ from typing import Any
 
 import pytest
 
+from tests.controlplane.test_guard import (
+    CREATED, DENIED, apply_guard, kubectl_create, outcome, workload,
+)
 from tests.journey import runbook
 from tests.journey.cluster import Cluster, journey_cluster_at
 from tests.journey.bridged import BRIDGE, DEVICE_PLUGIN, served
@@ -72,6 +77,9 @@ def test_the_bridge_runbook_runs_as_written_and_every_workload_ends_on_dra(
     assert changed["bridge"] == {"workloads": 0, "claim files": 0, "quotas": 0}
     bin_dir = runbook.tools(tmp_path / "bin", gke.plane.binary)
     took: list[str] = []
+    # gpudra guard for the bridge, refusing, from before the first wave: the unchanged pods the
+    # waves restart keep asking nvidia.com/gpu, which it lets through.
+    apply_guard(gke.plane, "--strategy", "bridge", "--action", "deny")
 
     def follow(wave: runbook.Wave, steps: tuple[str, ...], what: str,
                now_moved: set[WorkloadKey]) -> None:
@@ -107,6 +115,16 @@ def test_the_bridge_runbook_runs_as_written_and_every_workload_ends_on_dra(
 
     report = json.loads(gpudra(gke, "verify", "-o", "json").stdout)
     assert (report["decommission"]["safe"], report["decommission"]["blockers"]) == (True, [])
+    # Every namespace labelled by its last wave and guarded: a new workload asking for whole
+    # GPUs is let through (the bridge serves it), one asking for a MIG slice is refused.
+    assert report["decommission"]["warnings"] == []
+    for namespace in GKE.namespaces:
+        labels = gke.plane.admin.get(f"/api/v1/namespaces/{namespace}")["metadata"]["labels"]
+        assert labels.get("gpudra.io/migrated") == "true", (namespace, labels)
+        for name, limits, expected in (("whole", {"nvidia.com/gpu": "1"}, CREATED),
+                                       ("slice", {"nvidia.com/mig-1g.10gb": "1"}, DENIED)):
+            made = workload("Deployment", name, namespace, limits)
+            assert outcome(kubectl_create(gke.plane, made, dry_run=True)) == expected
     # The quota is as it was: requests.nvidia.com/gpu counts the bridge's claims.
     quota = gke.plane.admin.get("/api/v1/namespaces/ml/resourcequotas/gpu-quota")
     assert quota["spec"]["hard"] == quota_before["spec"]["hard"]

@@ -11,6 +11,7 @@ from pathlib import Path
 
 import pytest
 
+from tests.controlplane.test_guard import DENIED, apply_guard, kubectl_create, outcome, workload
 from tests.journey import runbook
 from tests.journey.cluster import Cluster, journey_cluster_at
 from tests.journey.fleets import GKE
@@ -53,7 +54,10 @@ def test_the_runbook_runs_as_written_and_every_workload_runs_after_each_wave(
     those moved so far on claims and the others on the device plugin, each on the pool it ran
     on before (the fleet's node selectors pin each workload to one product's pool). The first
     wave is also rolled back as written (everything back on the device plugin) and done
-    again."""
+    again, and so is the last, which labels the namespaces it finishes for gpudra guard: the
+    guard refuses device-plugin workloads from before the first wave, and the last wave's
+    rollback, which puts device-plugin originals back, unlabels first."""
+    apply_guard(gke.plane, "--action", "deny")
     moved_in = moved_by_wave(gke)
     before = where_they_run(gke, GKE)
     made = gpudra(gke, "cutover", "--output-dir", str(tmp_path / "cutover"), "-o", "markdown")
@@ -74,9 +78,11 @@ def test_the_runbook_runs_as_written_and_every_workload_runs_after_each_wave(
                        and where_they_run(gke, GKE) == expected, timeout=60)
 
     for wave in waves:
-        if wave.number == 1:  # the first wave once forward, rolled back, then forward again
-            follow(wave, wave.steps, "steps", moved_in[1])
-            follow(wave, wave.rollback, "rollback", set())
+        # the first and the last wave once forward, rolled back, then forward again
+        if wave.number in (waves[0].number, waves[-1].number):
+            assert any("label namespace" in step for step in wave.steps) == (wave is waves[-1])
+            follow(wave, wave.steps, "steps", moved | moved_in[wave.number])
+            follow(wave, wave.rollback, "rollback", set(moved))
         moved |= moved_in[wave.number]
         follow(wave, wave.steps, "steps", moved)
         # The quota counts claims from the namespace's first wave on, and device-plugin GPUs
@@ -93,6 +99,14 @@ def test_the_runbook_runs_as_written_and_every_workload_runs_after_each_wave(
     # opens, and the API server shows nothing left for the device plugin to serve.
     report = json.loads(gpudra(gke, "verify", "-o", "json").stdout)
     assert (report["decommission"]["safe"], report["decommission"]["blockers"]) == (True, [])
+    # Every namespace was finished by its last wave, labelled, and is guarded: a new
+    # device-plugin workload there is refused.
+    assert report["decommission"]["warnings"] == []
+    for namespace in GKE.namespaces:
+        labels = gke.plane.admin.get(f"/api/v1/namespaces/{namespace}")["metadata"]["labels"]
+        assert labels.get("gpudra.io/migrated") == "true", (namespace, labels)
+        again = workload("Deployment", "again", namespace, {"nvidia.com/gpu": "1"})
+        assert outcome(kubectl_create(gke.plane, again)) == DENIED, namespace
     quota = gke.plane.admin.get("/api/v1/namespaces/ml/resourcequotas/gpu-quota")
     hard = quota["spec"]["hard"]
     assert hard["gpu.nvidia.com.deviceclass.resource.k8s.io/devices"] == "16"

@@ -53,9 +53,10 @@ from tests.preflight.cluster_case_data import (
 
 USER = "auditor"  # the user the cases' 403 reasons name
 BY_KEY = {ref.key: ref for ref in RESOURCES}
-# Every server serves these; the fake adds batch and apiextensions.k8s.io, which no check reads.
+# Every server serves these; the fake adds batch, apiextensions.k8s.io and
+# admissionregistration.k8s.io (verify's gate reads gpudra guard's objects), which no check reads.
 BUILTIN_GROUPS = {group: ("v1",) for group in ALWAYS_SERVED_GROUPS}
-OTHER_GROUPS = frozenset({"batch", "apiextensions.k8s.io"})
+OTHER_GROUPS = frozenset({"batch", "apiextensions.k8s.io", "admissionregistration.k8s.io"})
 EVERY_TRY = 1000  # a fault `count` that outlasts the client's retries
 # A discovery that times out: the client waits REQUEST_TIMEOUT seconds, the fake answers
 # after SLOW_ANSWER. Generous, as every other request of that read has the same timeout.

@@ -408,6 +408,7 @@ def test_workloads_left_on_the_device_plugin_of_switched_nodes_move_in_a_wave_of
     commands = [s.split("   #")[0] for s in wave["steps"]]
     assert commands == [f"kubectl apply -f {out}/wave-1/converted/claims/ --recursive",
                         f"kubectl replace -f {out}/wave-1/converted/replace/ --recursive",
+                        "kubectl label namespace ml gpudra.io/migrated=true --overwrite",
                         "kubectl rollout status deployment/late -n ml --timeout=10m",
                         f"gpudra verify --wave-of {out}/wave-1"]
 
