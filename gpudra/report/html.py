@@ -21,6 +21,7 @@ from importlib import resources
 from typing import Any
 
 from gpudra.model import Report
+from gpudra.objects import plural
 from gpudra.printable import escape_text
 from gpudra.report import RenderOptions
 from gpudra.report.verdicts import STATUSES, repeats
@@ -75,7 +76,8 @@ def render_data(data: Mapping[str, Any], *, tool_version: str = "") -> str:
         _errors_section(data.get("errors", []), bool(clusters)),
         _waived_section(data.get("waived", [])),
     ]
-    title = "gpudra migration report" + (f": {len(clusters)} clusters" if clusters else "")
+    title = "gpudra migration report" + (f": {plural(len(clusters), 'cluster')}" if clusters
+                                         else "")
     return _page(title, "".join(body))
 
 
@@ -207,7 +209,7 @@ def _header(data: Mapping[str, Any], summary: Mapping[str, Any],
             f"{summary['documents_parsed']:,} documents parsed")
     if clusters:
         failed = sum(1 for c in clusters if c.get("error"))
-        read = f"{len(clusters)} clusters" + (f" ({failed} could not be read)" if failed
+        read = f"{plural(len(clusters), 'cluster')}" + (f" ({failed} could not be read)" if failed
                                                else "") + f"; {read}"
     held = []
     if data.get("waived"):

@@ -99,11 +99,12 @@ def _holder(lock) -> str:
 
 def run_build(argv: list[str], what: str, estimate: str, say: Say, *,
               cwd: Path | None = None, env: Mapping[str, str] | None = None,
-              nice: bool = False, every: float = HEARTBEAT,
+              nice: bool = False, every: float = HEARTBEAT, timeout: float | None = None,
               clock: Clock = time.monotonic) -> str:
     """Run a build step that names each package it compiles on stderr (`go build -v`),
     saying `what` and `estimate` first, a progress line every `every` seconds, and how long
-    it took at the end. Returns its stdout; raises BuildFailed when it exits non-zero."""
+    it took at the end. Returns its stdout; raises BuildFailed when it exits non-zero or
+    runs past `timeout` seconds (then it is killed)."""
     say(f"building {what} (usually {estimate}); a line every {duration(every)} until done")
     started = clock()
     # A cold build takes both cores for a quarter of an hour: at low priority, so the machine
@@ -134,6 +135,11 @@ def run_build(argv: list[str], what: str, estimate: str, say: Say, *,
             tail.append(line)
             if _is_package(line):
                 packages, last = packages + 1, line
+        if timeout is not None and clock() - started > timeout:
+            process.kill()
+            process.wait()
+            raise BuildFailed(f"{' '.join(argv[:2])} took more than {duration(timeout)}: "
+                              + "\n".join(tail)[-2000:])
         if clock() - beat >= every:
             beat = clock()
             say(f"still building {what}: {duration(beat - started)} of {estimate}, "

@@ -60,6 +60,13 @@ def test_a_failed_build_says_its_last_lines() -> None:
                            [].append, clock=fast_clock())
 
 
+def test_a_build_past_its_timeout_is_killed_and_says_so() -> None:
+    hanging = "import time\nprint('example.com/a', flush=True)\ntime.sleep(600)"
+    with pytest.raises(progress.BuildFailed, match="took more than 1m00s"):
+        progress.run_build([sys.executable, "-c", hanging], "the fake plane", "~2 min",
+                           [].append, timeout=60, clock=fast_clock())
+
+
 def test_a_lock_another_run_holds_is_waited_on_out_loud(tmp_path: Path) -> None:
     path = tmp_path / "controlplane.lock"
     other_run = open(path, "a+")  # another open file: flock treats it as another process
@@ -119,7 +126,10 @@ PLANE, PLANE_133 = (toolchain.PLANES[r.name].name for r in (NEWEST, V1_33))
     ([_item(toolchain.JOURNEY / "test_kwok.py", "journey_cluster"),
       _item(CONTROLPLANE / "test_live.py", "reader", "control_plane")],
      {PLANE: 2, PLANE_133: 1, toolchain.KWOK.name: 1}),
-], ids=["unit-tests-need-nothing", "newest", "1.33", "journey-needs-everything"])
+    ([_item(CONTROLPLANE.parent / "oracle" / "test_oracle.py", "oracle"),
+      _item(CONTROLPLANE.parent / "convert" / "test_golden.py", "oracles")],
+     {toolchain.ORACLES["1.37"].name: 2, toolchain.ORACLES["1.32"].name: 1}),
+], ids=["unit-tests-need-nothing", "newest", "1.33", "journey-needs-everything", "oracles"])
 def test_what_the_collected_tests_need(items: list[SimpleNamespace],
                                        want: dict[str, int]) -> None:
     assert {name: count for name, (_, count) in toolchain.needed(items).items()} == want

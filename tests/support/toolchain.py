@@ -1,12 +1,13 @@
-"""Before the first test runs: build (or find cached) the control planes and kwok the collected
-tests need, saying so on the terminal past pytest's output capture (issue 36: the README's
+"""Before the first test runs: build (or find cached) the control planes, kwok and the Go oracle
+the collected tests need, saying so on the terminal past pytest's output capture (issue 36: the README's
 second command sat silent for a quarter of an hour inside the first control-plane test).
 
 tests/conftest.py calls `prepare` once collection is done. Which tests need what is read from
 the tests themselves: a test using the `control_plane` fixture needs the newest release, one
-using `control_plane_1_33` the 1.33 one, and every test under tests/journey the releases and
-kwok (its clusters are built by its modules' own fixtures). What cannot be built is said here
-and left to the fixtures, which skip or, in CI, fail with the reason.
+using `control_plane_1_33` the 1.33 one, every test under tests/journey the releases and
+kwok (its clusters are built by its modules' own fixtures), and one using `oracle`,
+`oracle_132` or `oracles` the oracle of its release (tests/oracle). What cannot be built is
+said here and left to the fixtures, which skip or, in CI, fail with the reason.
 """
 
 from __future__ import annotations
@@ -21,6 +22,7 @@ from gpudra.objects import plural
 from tests.controlplane import build, progress
 from tests.controlplane.releases import NEWEST, RELEASES, V1_33
 from tests.journey import kwok
+from tests.oracle import client as oracle
 
 JOURNEY = Path(__file__).resolve().parents[1] / "journey"
 
@@ -41,11 +43,21 @@ def _plane(release) -> Tool:
                 lambda: build.cached_path(release), lambda say: build.binary(release, say))
 
 
+def _oracle(release: str) -> Tool:
+    return Tool(f"the Kubernetes {release} oracle", oracle.ESTIMATE,
+                lambda: oracle.cached_path(release), lambda say: oracle.build(release, say))
+
+
 PLANES = {release.name: _plane(release) for release in RELEASES}
 KWOK = Tool(f"kwok {kwok.VERSION}", kwok.ESTIMATE, kwok.cached_path, kwok.binary)
+ORACLES = {release: _oracle(release) for release in oracle.RELEASES}
 # fixture name -> the tools a test using it needs
 BY_FIXTURE = {"control_plane": (PLANES[NEWEST.name],),
-              "control_plane_1_33": (PLANES[V1_33.name],)}
+              "control_plane_1_33": (PLANES[V1_33.name],),
+              "oracle": (ORACLES["1.37"],), "oracle_132": (ORACLES["1.32"],),
+              "oracles": tuple(ORACLES.values())}  # picks one when it runs
+# What a tool that cannot be built here raises (no Go, a failed build).
+UNAVAILABLE = (build.Unavailable, oracle.GoMissing, oracle.OracleError)
 JOURNEY_TOOLS = (*PLANES.values(), KWOK)
 
 
@@ -59,7 +71,7 @@ def needed(items: Iterable[Any]) -> dict[str, tuple[Tool, int]]:
             tools += JOURNEY_TOOLS
         for tool in {tool.name: tool for tool in tools}.values():
             counts[tool.name] = counts.get(tool.name, 0) + 1
-    order = [*PLANES.values(), KWOK]
+    order = [*PLANES.values(), KWOK, *ORACLES.values()]
     return {tool.name: (tool, counts[tool.name]) for tool in order if tool.name in counts}
 
 
@@ -78,7 +90,7 @@ def provide(wanted: dict[str, tuple[Tool, int]], say: progress.Say, *, make: boo
     for tool, count in wanted.values():
         try:
             path = tool.cached()
-        except build.Unavailable as error:
+        except UNAVAILABLE as error:
             say(f"{tool.name}: {error}; {_tests(count, 'needs', 'need')} it and "
                 f"{'skips' if count == 1 else 'skip'} (fail in CI or under GPUDRA_REQUIRE_GO)")
             continue
@@ -94,7 +106,7 @@ def provide(wanted: dict[str, tuple[Tool, int]], say: progress.Say, *, make: boo
             "`python -m tests.journey build` do it ahead of the suite)")
         try:
             tool.make(say)
-        except build.Unavailable as error:
+        except UNAVAILABLE as error:
             say(f"{tool.name} could not be built: {error}")
 
 
