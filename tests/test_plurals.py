@@ -25,9 +25,10 @@ NOUNS = frozenset({
 })
 # An expression that is a number of things: len(...), sum(...), or a name such as n, count,
 # gpus, nodes, side.workloads. A CONSTANT is a fixed number above one, no count.
-COUNT = re.compile(r"^(len|sum)\(|(^|[._])(n|count|total|gpus|nodes|pods|workloads|replicas|"
+COUNT = re.compile(r"^(len|sum)\(|(^|[._'])(n|count|total|gpus|nodes|pods|workloads|replicas|"
                    r"demand|files|objects|waves|findings|clusters|devices|moved|held|left|"
-                   r"short|restarts|asked|candidates|of|expected|desired)\)?$")
+                   r"short|restarts|asked|candidates|of|expected|desired|known|fixed|"
+                   r"objects_read|files_scanned|documents_parsed)'?\]?\)?$")
 NEXT_WORD = re.compile(r"^ ([A-Za-z-]+(?:\(es\))?)")
 
 
