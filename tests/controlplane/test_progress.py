@@ -164,3 +164,15 @@ def test_the_suite_says_what_is_cached_missing_or_unavailable_before_the_tests(
         "GPUDRA_REQUIRE_GO)",
     ]
     assert missing.exists()
+
+
+def test_skipping_the_control_plane_still_prepares_the_oracle(
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("GPUDRA_SKIP_CONTROLPLANE", "1")
+    monkeypatch.delenv("CI", raising=False)
+    oracle = toolchain.Tool("the oracle", "~3 min", lambda: Path(__file__), lambda say: None)
+    plane = toolchain.PLANES[NEWEST.name]
+    said: list[str] = []
+    toolchain.provide({plane.name: (plane, 3), oracle.name: (oracle, 2)}, said.append)
+    assert said == ["control plane: GPUDRA_SKIP_CONTROLPLANE is set: the tests that need it skip",
+                    f"the oracle: cached ({Path(__file__)}), for 2 tests"]

@@ -82,11 +82,11 @@ def prepare(items: Iterable[Any], say: progress.Say, *, make: bool = True) -> No
 
 def provide(wanted: dict[str, tuple[Tool, int]], say: progress.Say, *, make: bool = True) -> None:
     """Each tool: cached (where), unavailable (why), or built now with progress."""
-    if not wanted:
-        return
-    if os.environ.get("GPUDRA_SKIP_CONTROLPLANE") and not os.environ.get("CI"):
+    skipped = {tool.name for tool in (*PLANES.values(), KWOK)}
+    if os.environ.get("GPUDRA_SKIP_CONTROLPLANE") and not os.environ.get("CI") and \
+            skipped & wanted.keys():
         say("control plane: GPUDRA_SKIP_CONTROLPLANE is set: the tests that need it skip")
-        return
+        wanted = {name: entry for name, entry in wanted.items() if name not in skipped}
     for tool, count in wanted.values():
         try:
             path = tool.cached()
