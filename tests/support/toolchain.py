@@ -20,7 +20,7 @@ from typing import Any
 
 from gpudra.objects import plural
 from tests.controlplane import build, progress
-from tests.controlplane.releases import NEWEST, RELEASES, V1_33
+from tests.controlplane.releases import NEWEST, RELEASES, V1_33, Release
 from tests.journey import kwok
 from tests.oracle import client as oracle
 
@@ -30,7 +30,7 @@ JOURNEY = Path(__file__).resolve().parents[1] / "journey"
 @dataclass(frozen=True)
 class Tool:
     """Something the tests need built: its name in messages, how long a cold build takes,
-    where it is cached (raises build.Unavailable without Go) and how to build it."""
+    where it is cached (raising one of UNAVAILABLE without Go) and how to build it."""
 
     name: str
     estimate: str
@@ -38,7 +38,7 @@ class Tool:
     make: Callable[[progress.Say], Path]
 
 
-def _plane(release) -> Tool:
+def _plane(release: Release) -> Tool:
     return Tool(f"the Kubernetes {release.name} control plane", build.ESTIMATE,
                 lambda: build.cached_path(release), lambda say: build.binary(release, say))
 
@@ -62,7 +62,8 @@ JOURNEY_TOOLS = (*PLANES.values(), KWOK)
 
 
 def needed(items: Iterable[Any]) -> dict[str, tuple[Tool, int]]:
-    """Tool name -> (tool, how many of `items` need it), in build order (releases, kwok)."""
+    """Tool name -> (tool, how many of `items` need it), in build order (control planes,
+    kwok, oracles)."""
     counts: dict[str, int] = {}
     for item in items:
         tools = [tool for name in getattr(item, "fixturenames", ())
