@@ -393,8 +393,9 @@ def _bridge_lists(wave: Wave, context: WaveContext) -> list[str]:
             continue
         lines += [title, ""]
         # an unchanged workload needs no change in its chart or Git tree
-        lines += [f"- {_md(m.label)} ({m.pods} pods, {m.gpus} GPUs; {RISK_NAMES[m.risk]})"
-                  + ("" if m.key in bridged else _managed_note(m)) for m in members[:MAX_LISTED]]
+        lines += [f"- {_md(m.label)} ({plural(m.pods, 'pod')}, {plural(m.gpus, 'GPU')}; "
+                  f"{RISK_NAMES[m.risk]})" + ("" if m.key in bridged else _managed_note(m))
+                  for m in members[:MAX_LISTED]]
         if len(members) > MAX_LISTED:
             lines.append(f"- ... and {len(members) - MAX_LISTED} more (JSON: -o json)")
         lines.append("")
