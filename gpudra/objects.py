@@ -243,14 +243,15 @@ def as_list(value: Any) -> list[Any]:
     return value if isinstance(value, list) else []
 
 
-def plural(n: int, noun: str) -> str:
-    """`1 file`, `2 files`: counts in human-readable summaries."""
-    return f"{n} {noun_for(n, noun)}"
+def plural(n: int, noun: str, many: str | None = None) -> str:
+    """`1 file`, `2 files`: every count gpudra says in words goes through here (`many` for a
+    plural that is not the noun and an s: `DeviceClass`, `DeviceClasses`)."""
+    return f"{n} {noun_for(n, noun, many)}"
 
 
-def noun_for(n: int, noun: str) -> str:
+def noun_for(n: int, noun: str, many: str | None = None) -> str:
     """`key` for one, `keys` otherwise: for sentences whose count is a list, not a number."""
-    return noun if n == 1 else f"{noun}s"
+    return noun if n == 1 else many or f"{noun}s"
 
 
 def format_path(path: PathT) -> str:

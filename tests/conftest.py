@@ -1,11 +1,20 @@
 """Fixtures shared by every test directory: the Kubernetes oracle (tests/oracle), and a cache
-directory of each test's own (convert's journals never go to the user's ~/.cache)."""
+directory of each test's own (convert's journals never go to the user's ~/.cache); and, once
+collected, the control planes and kwok the tests need (tests/support/toolchain.py)."""
 
 from pathlib import Path
 
 import pytest
 
 from tests.oracle.fixtures import oracle, oracle_132, oracles  # noqa: F401
+from tests.support import toolchain
+
+
+def pytest_collection_finish(session: pytest.Session) -> None:
+    # The control planes and kwok the collected tests need, built (or found cached) before the
+    # first test, with progress on the terminal rather than inside a silent fixture.
+    toolchain.prepare(session.items, toolchain.terminal(session.config),
+                      make=not session.config.option.collectonly)
 
 
 @pytest.fixture(autouse=True)

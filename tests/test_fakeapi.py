@@ -9,9 +9,11 @@ from __future__ import annotations
 import json
 import os
 import shutil
+import socket
 import ssl
 import subprocess
 import sys
+import time
 import urllib.error
 import urllib.request
 from collections.abc import Iterator
@@ -518,3 +520,40 @@ def test_generated_benchmark_cluster_is_served_whole(claim_percent: int) -> None
             path = f"{prefix}/{api_versions[kind]}/{resource.plural}"
             code, listed = http_get(small, path, "fake-token")
             assert (code, len(listed["items"])) == (200, count), kind
+
+
+def _distrustful(cluster: FakeCluster) -> None:
+    """A client of the system CAs only: it refuses the fake's certificate mid-handshake."""
+    with pytest.raises(urllib.error.URLError):
+        urllib.request.urlopen(f"{cluster.url}/version", timeout=10,
+                               context=ssl.create_default_context())
+
+
+def _plain_http(cluster: FakeCluster) -> None:
+    """A client speaking plain HTTP to the TLS port: the server's handshake reads a request."""
+    with pytest.raises((urllib.error.URLError, ConnectionError)):
+        urllib.request.urlopen(cluster.url.replace("https:", "http:") + "/version", timeout=10)
+
+
+def _gone(cluster: FakeCluster) -> None:
+    """A client that connects and leaves before the handshake."""
+    host, port = cluster.url.removeprefix("https://").rsplit(":", 1)
+    socket.create_connection((host, int(port)), timeout=10).close()
+
+
+@pytest.mark.skipif(not tls_available(), reason="the openssl CLI is needed for a TLS fake")
+@pytest.mark.parametrize("client", [_distrustful, _plain_http, _gone],
+                         ids=lambda client: client.__name__.strip("_"))
+def test_a_client_hanging_up_is_no_traceback_on_stderr(
+        client: Any, capfd: pytest.CaptureFixture[str]) -> None:
+    # Issue 36: `Exception occurred during processing of request` and an SSLError traceback
+    # came out of the server's thread into whichever test was running.
+    with FakeCluster({}, tls=True) as fake:
+        client(fake)
+        for _ in range(1000):  # the server's thread sees the hang-up after the client returns
+            if fake.hangups:
+                break
+            time.sleep(0.01)
+        assert fake.hangups, "the server never saw the client hang up"
+    err = capfd.readouterr().err
+    assert "Exception occurred" not in err and "Traceback" not in err, err

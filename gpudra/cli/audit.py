@@ -23,6 +23,7 @@ from gpudra.dra.versions import TargetVersion
 from gpudra.errors import UsageError
 from gpudra.fleet import DEFAULT_MAX_PARALLEL
 from gpudra.model import ExitCode, FailOn
+from gpudra.objects import plural
 from gpudra.printable import quote_name
 
 EPILOG = (
@@ -207,7 +208,7 @@ def _write_baseline(path: Path, findings: Any, quiet: bool) -> None:
 
     write_baseline(path, findings)
     if not quiet:
-        say(f"recorded {len(findings)} findings in {quote_name(str(path))}")
+        say(f"recorded {plural(len(findings), 'finding')} in {quote_name(str(path))}")
 
 
 def _audit_files(command: AuditCommand) -> Any:
@@ -247,7 +248,7 @@ def _audit_clusters(command: AuditCommand) -> Any:
             from gpudra.report.summary import summarize
 
             s = summarize(audit.report)
-            what = f"{s.read}, {sum(s.findings.values())} findings" + \
+            what = f"{s.read}, {plural(sum(s.findings.values()), 'finding')}" + \
                 (f", {s.errors} unreadable" if s.errors else "")
         say(f"cluster {audit.name}: {what} ({finished.seconds:.1f} s)")
 

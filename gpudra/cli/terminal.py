@@ -7,6 +7,7 @@ import shutil
 import sys
 from typing import Any
 
+from gpudra.objects import plural
 from gpudra.printable import escape_text, quote_name
 
 
@@ -89,7 +90,8 @@ class FileProgress:
             from rich.text import Text
 
             # A Text, not a string: rich would read a path such as [/srv/x] as markup.
-            self._status.update(Text(f"scanning: {self._count} files ({quote_name(label)})"))
+            self._status.update(Text(f"scanning: {plural(self._count, 'file')} "
+                                     f"({quote_name(label)})"))
 
     def __exit__(self, *exc: Any) -> None:
         if self._status is not None:

@@ -22,6 +22,7 @@ from typing import TYPE_CHECKING, Any
 
 from gpudra.cluster.errors import ClusterRequestError
 from gpudra.cluster.records import ListProgress, ResourceError, ResourceType
+from gpudra.objects import noun_for, plural
 
 if TYPE_CHECKING:
     from gpudra.cluster.transport import Transport
@@ -133,8 +134,9 @@ class Listing:
             raise self._invalid(path, "its items are not all objects")
         limit = int(self._query["limit"])
         if len(items) > limit:
-            raise self._invalid(path, f"one page held {len(items):,} objects though gpudra "
-                                      f"asked for at most {limit} (limit ignored)")
+            raise self._invalid(path, f"one page held {len(items):,} "
+                                      f"{noun_for(len(items), 'object')} though gpudra asked "
+                                      f"for at most {limit} (limit ignored)")
         token = (document.get("metadata") or {}).get("continue") or ""
         if not isinstance(token, str):
             raise self._invalid(path, "its continue token is not a string")
@@ -174,7 +176,7 @@ class Listing:
         else:
             message = error.server_message
             if error.status == 410:
-                message += f" (the list was restarted {self.restarts} times)"
+                message += f" (the list was restarted {plural(self.restarts, 'time')})"
             resulting_error = ResourceError(
                 "list", self.resource.group, self.resource.name, self.resource.version,
                 self.namespace, error.status, error.reason, message, self.objects)

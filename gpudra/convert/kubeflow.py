@@ -30,7 +30,7 @@ from collections.abc import Iterable, Mapping
 from typing import Any
 
 from gpudra.convert.records import Blocked
-from gpudra.objects import PathT, as_mapping, dig
+from gpudra.objects import PathT, as_mapping, dig, plural
 from gpudra.quantity import parse_device_count
 from gpudra.yamledit.ops import Append, Delete, Op
 
@@ -139,6 +139,7 @@ def _mpi(policy: Mapping[str, Any], base: PathT, gpus: int, ops: list[Op],
         ops.append(Append(at + ("mpi",), "numProcPerNode", gpus))
     else:  # `mpi:` with no value
         ops += [Delete(at + ("mpi",)), Append(at, "mpi", {"numProcPerNode": gpus})]
-    notes.append(f"Kubeflow Trainer MPI: mlPolicy.mpi.numProcPerNode: {gpus} keeps {gpus} slots "
-                 "per node; Trainer took them from the node container's GPUs, which are now a "
-                 "claim (a TrainJob's own numProcPerNode still wins)")
+    notes.append(f"Kubeflow Trainer MPI: mlPolicy.mpi.numProcPerNode: {gpus} keeps "
+                 f"{plural(gpus, 'slot')} per node; Trainer took them from the node "
+                 "container's GPUs, which are now a claim (a TrainJob's own numProcPerNode "
+                 "still wins)")

@@ -45,7 +45,7 @@ from gpudra.gpu_use import device_keys
 from gpudra.kustomize.build import Application, Build, Resource
 from gpudra.kustomize.patches import as_path, device_ops, pointer_tokens
 from gpudra.kustomize.touches import Touch, touches
-from gpudra.objects import dig
+from gpudra.objects import dig, plural
 from gpudra.workloads import WorkloadTable
 from gpudra.yamledit.ops import Delete, apply_to_data
 from gpudra.yamledit.textedit import LayoutError
@@ -222,8 +222,8 @@ def _binding(after: Mapping[str, Any], t: Touch, path: tuple, view: ConvertedTre
     if _device_plugin(container):
         raise Blocked(f"{label} keeps a device-plugin request after conversion")
     if len(claims) != 1 or not isinstance(claims[0], Mapping):
-        raise Blocked(f"{label} references {len(claims)} claims (init containers take devices "
-                     "from it): change the count by hand")
+        raise Blocked(f"{label} references {plural(len(claims), 'claim')} (init containers "
+                      "take devices from it): change the count by hand")
     pod_claim, request = claims[0].get("name"), claims[0].get("request")
     pod = dig(after, *t.pod) or {}
     sharing = [c for c in _all_containers(pod) if c is not container and any(

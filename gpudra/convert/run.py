@@ -32,6 +32,7 @@ from gpudra.errors import UnreadableInputError, UsageError
 from gpudra.kustomize import KUSTOMIZATION_FILES
 from gpudra.kustomize.tree import real_roots
 from gpudra.model import ClusterRead, ExitCode, InputError
+from gpudra.objects import plural
 from gpudra.printable import quote_name
 from gpudra.quantity import parse_quantity
 from gpudra.report.formats import Kind, RenderOptions, find, render
@@ -287,8 +288,9 @@ def _write_in_place(report: ConvertReport, request: ConvertRequest, stderr: IO[s
                     blocker = quote_name(change.label)
     except KeyboardInterrupt:
         if journal_file is not None and done:
-            stderr.write(f"gpudra: interrupted after writing {done} of {len(changes)} files; "
-                         "run the same command again to finish\n")
+            stderr.write(f"gpudra: interrupted after writing {done} of "
+                         f"{plural(len(changes), 'file')}; run the same command again to "
+                         "finish\n")
         raise
     if journal_file is not None:
         journal.end(journal_file)
@@ -343,8 +345,9 @@ def _interrupted_run(request: ConvertRequest) -> list[InputError]:
         return [InputError(where, f"an interrupted convert's journal: {exc}")]
     if not entries:
         return []
-    return [InputError(where, f"an interrupted convert left up to {len(entries)} files to "
-                              "write: run `gpudra convert` without --diff/--check to finish it")]
+    return [InputError(where, f"an interrupted convert left up to "
+                              f"{plural(len(entries), 'file')} to write: run `gpudra convert` "
+                              "without --diff/--check to finish it")]
 
 
 def _exit_code(report: ConvertReport, request: ConvertRequest) -> ExitCode:

@@ -12,7 +12,7 @@ from typing import Any
 from gpudra.convert.records import Blocked
 from gpudra.convert.requests import DeviceNeed
 from gpudra.dra.sharing import NO_REPLICAS
-from gpudra.objects import dig
+from gpudra.objects import dig, plural
 from gpudra.workloads import PodSpecRef
 
 MAX_RESERVED_FOR = 256  # resourceapi.ResourceClaimReservedForMaxSize: pods sharing one claim
@@ -25,8 +25,8 @@ CLUSTER_SCOPED_TEMPLATES = frozenset({"ClusterServingRuntime", "ClusterWorkflowT
 
 def shared_notes(need: DeviceNeed, notes: list[str]) -> None:
     if need.asked > 1:
-        notes.append(f"{need.resource}: {need.asked} replicas became one shared device (DRA "
-                     "has no replica count)")
+        notes.append(f"{need.resource}: {plural(need.asked, 'replica')} became one shared "
+                     "device (DRA has no replica count)")
     notes.append(f"{need.resource} was a time-slicing/MPS replica: the pods now share one "
                  "ResourceClaim (one GPU, same node); for time-slicing or MPS add a GpuConfig, "
                  f"which needs the driver gates TimeSlicingSettings/MPSSupport ({NO_REPLICAS})")
@@ -45,10 +45,10 @@ def check_sharing(kind: str, data: Mapping[str, Any], spec: PodSpecRef) -> None:
     reason = _spread_across_nodes(spec.data)
     replicas = _replicas(data)
     if replicas is not None and replicas > MAX_RESERVED_FOR:
-        raise Blocked(f"{replicas} pods at once would share one ResourceClaim, and a claim can "
-                      f"be reserved for at most {MAX_RESERVED_FOR} pods (the rest would stay "
-                      "Pending): give each pod its own claim (--claim-mode template) or migrate "
-                      "by hand")
+        raise Blocked(f"{plural(replicas, 'pod')} at once would share one ResourceClaim, and "
+                      f"a claim can be reserved for at most {MAX_RESERVED_FOR} pods (the rest "
+                      "would stay Pending): give each pod its own claim (--claim-mode template) "
+                      "or migrate by hand")
     if reason and replicas != 1:
         raise Blocked(f"{reason} puts the pods on different nodes, but one shared ResourceClaim "
                       "is allocated on one node: every pod but the first would stay Pending; "

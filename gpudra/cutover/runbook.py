@@ -23,7 +23,7 @@ from gpudra.cutover.manifests import RECREATE, REPLACE, mode, wave_modes
 from gpudra.cutover.namespaces import guard_prerequisite, label_step, unlabel_step
 from gpudra.cutover.waves import CutoverPlan, Side, Wave
 from gpudra.model import ClusterRead
-from gpudra.objects import as_mapping
+from gpudra.objects import as_mapping, plural
 from gpudra.report.formats import RenderOptions
 
 OPERATOR_LABEL = "nvidia.com/gpu.deploy.device-plugin"
@@ -310,15 +310,16 @@ def _bridged_field(workload: Workload, wave: Wave, context: WaveContext) -> dict
 
 
 def _fits(side: Side) -> str:
-    return (f"{side.demand}/{side.gpus} GPUs on {side.nodes} nodes, "
-            f"{side.workloads} workloads: " + ("fit" if side.ok else "DO NOT FIT"))
+    return (f"{side.demand}/{plural(side.gpus, 'GPU')} on {plural(side.nodes, 'node')}, "
+            f"{plural(side.workloads, 'workload')}: " + ("fit" if side.ok else "DO NOT FIT"))
 
 
 def markdown(result: CutoverPlan, directory: str | None, pools: dict[str, int],
              context: WaveContext = WaveContext()) -> str:
     lines = ["# GPU cutover runbook (gpudra cutover)", ""]
     # Pool, unit and workload names are Markdown-escaped: no link, image or emphasis of theirs.
-    lines += [f"Pools: {', '.join(f'{_md(p)} ({n} nodes)' for p, n in pools.items())}.", ""]
+    pool_sizes = ", ".join(f"{_md(p)} ({plural(n, 'node')})" for p, n in pools.items())
+    lines += [f"Pools: {pool_sizes}.", ""]
     if result.blocked:
         lines += [f"**Blocked:** {_md(result.blocked)}", ""]
     if context.advice:
@@ -328,8 +329,8 @@ def markdown(result: CutoverPlan, directory: str | None, pools: dict[str, int],
         prerequisites(context.bridge is not None) + _bridge_prerequisite(context), 1)] + [""]
     for wave in result.waves:
         steps = wave_steps(wave, directory, context)
-        what = (f"{_md(', '.join(wave.units))} ({len(wave.nodes)} nodes)" if wave.nodes else
-                "workloads only (their nodes publish already)")
+        what = (f"{_md(', '.join(wave.units))} ({plural(len(wave.nodes), 'node')})"
+                if wave.nodes else "workloads only (their nodes publish already)")
         lines += [f"## Wave {wave.number}: {what}", ""]
         lines += [f"After it: device plugin {_fits(wave.plugin_side)}; DRA "
                   f"{_fits(wave.dra_side)}; no node serves both.", ""]
@@ -340,7 +341,8 @@ def markdown(result: CutoverPlan, directory: str | None, pools: dict[str, int],
             lines += _bridge_lists(wave, context)
         elif wave.moved:
             lines += ["Workloads that move to claims:", ""]
-            lines += [f"- {_md(m.label)} ({m.pods} pods, {m.gpus} GPUs; {RISK_NAMES[m.risk]})"
+            lines += [f"- {_md(m.label)} ({plural(m.pods, 'pod')}, {plural(m.gpus, 'GPU')}; "
+                      f"{RISK_NAMES[m.risk]})"
                       + _managed_note(m) for m in wave.moved[:MAX_LISTED]]
             if len(wave.moved) > MAX_LISTED:
                 lines.append(f"- ... and {len(wave.moved) - MAX_LISTED} more (JSON: -o json)")
@@ -391,8 +393,9 @@ def _bridge_lists(wave: Wave, context: WaveContext) -> list[str]:
             continue
         lines += [title, ""]
         # an unchanged workload needs no change in its chart or Git tree
-        lines += [f"- {_md(m.label)} ({m.pods} pods, {m.gpus} GPUs; {RISK_NAMES[m.risk]})"
-                  + ("" if m.key in bridged else _managed_note(m)) for m in members[:MAX_LISTED]]
+        lines += [f"- {_md(m.label)} ({plural(m.pods, 'pod')}, {plural(m.gpus, 'GPU')}; "
+                  f"{RISK_NAMES[m.risk]})" + ("" if m.key in bridged else _managed_note(m))
+                  for m in members[:MAX_LISTED]]
         if len(members) > MAX_LISTED:
             lines.append(f"- ... and {len(members) - MAX_LISTED} more (JSON: -o json)")
         lines.append("")
@@ -427,8 +430,8 @@ def table(result: CutoverPlan, directory: str | None = None,
     rows = [("wave", "pools", "nodes", "moves", "device plugin after", "DRA after")]
     for w in result.waves:
         rows.append((str(w.number), ", ".join(w.units) or "-", str(len(w.nodes)), str(len(w.moved)),
-                     f"{w.plugin_side.demand}/{w.plugin_side.gpus} GPUs",
-                     f"{w.dra_side.demand}/{w.dra_side.gpus} GPUs"))
+                     f"{w.plugin_side.demand}/{plural(w.plugin_side.gpus, 'GPU')}",
+                     f"{w.dra_side.demand}/{plural(w.dra_side.gpus, 'GPU')}"))
     widths = [max(len(r[i]) for r in rows) for i in range(len(rows[0]))]
     out = ["  ".join(c.ljust(widths[i]) for i, c in enumerate(r)).rstrip() for r in rows]
     # The table lists no workload, but one a tool manages needs its source changed too.
@@ -450,7 +453,7 @@ def table(result: CutoverPlan, directory: str | None = None,
     if result.blocked:
         out += ["", f"blocked: {result.blocked}"]
     else:
-        out += ["", f"{len(result.waves)} waves; after the last, run gpudra verify "
+        out += ["", f"{plural(len(result.waves), 'wave')}; after the last, run gpudra verify "
                 "--decommission"]
     out.append(_where_the_steps_are(directory))
     if context.advice:

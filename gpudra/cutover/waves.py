@@ -31,7 +31,7 @@ from typing import Any
 from gpudra.cutover.fleet import Fleet, Node, Workload
 from gpudra.dra.cel import default_engine
 from gpudra.gpu_use import is_device_plugin_resource
-from gpudra.objects import as_mapping, dig
+from gpudra.objects import as_mapping, dig, plural
 from gpudra.plan.engine import PlanOptions, plan
 from gpudra.plan.inventory import Inventory, parse_inventory
 from gpudra.plan.synthesis import NodePrediction, assemble, predict_nodes
@@ -195,12 +195,15 @@ def _order_waves(fleet: Fleet, table: WorkloadTable, max_wave_nodes: int | None,
             "fix the workload)"), None, start)
     if left:  # GPU workloads whose node constraints match no GPU node at all
         names = ", ".join(w.label for w in left[:5])
+        one = len(left) == 1
         if len(dra) == len(fleet.nodes):  # nothing is left to switch: they are unconverted
             return CutoverPlan(tuple(waves), (
-                f"{len(left)} workloads are not converted (they still ask for device-plugin "
-                "GPUs) while every GPU node is on DRA, and their node selector, affinity or "
-                f"tolerations match none of those nodes: {names}"), None, start)
-        return CutoverPlan(tuple(waves), f"{len(left)} workloads may run on no GPU node: {names}",
+                f"{plural(len(left), 'workload')} {'is' if one else 'are'} not converted "
+                f"({'it still asks' if one else 'they still ask'} for device-plugin GPUs) while "
+                f"every GPU node is on DRA, and {'its' if one else 'their'} node selector, "
+                f"affinity or tolerations match none of those nodes: {names}"), None, start)
+        return CutoverPlan(tuple(waves), f"{plural(len(left), 'workload')} may run on no GPU node: "
+                           f"{names}",
                            None, start)
     return CutoverPlan(tuple(waves), None, None, start)
 
@@ -335,7 +338,7 @@ class _Judge:
             return Side(stack, len(nodes), gpus, 0, 0, ())
         if demand > gpus:
             return Side(stack, len(nodes), gpus, len(workloads), demand,
-                        (f"{demand} GPUs requested, {gpus} on the nodes",))
+                        (f"{plural(demand, 'GPU')} requested, {gpus} on the nodes",))
         objects: list[Any] = list(fleet.classes)
         shapes: dict[str, list[Workload]] = {}
         for workload in workloads:
@@ -446,8 +449,8 @@ def _blocked_message(wave: Wave | None, fleet: Fleet) -> str:
     held = [w for w in fleet.workloads if w.stays is not None and w.eligible & switching]
     if held and not wave.plugin_side.ok and wave.dra_side.ok:
         # Workloads convert cannot move keep the nodes they may run on.
-        return (f"{', '.join(wave.units)} ({len(wave.nodes)} nodes) stays on the device plugin "
-                f"for {len(held)} workloads convert cannot move: "
+        return (f"{', '.join(wave.units)} ({plural(len(wave.nodes), 'node')}) stays on the device "
+                f"plugin for {plural(len(held), 'workload')} convert cannot move: "
                 + "; ".join(f"{w.label}: {w.stays}" for w in held)
                 + "; migrate them by hand (docs/convert.md), then run cutover again")
     parts = []
@@ -455,18 +458,18 @@ def _blocked_message(wave: Wave | None, fleet: Fleet) -> str:
         if side.ok:
             continue
         short = max(side.demand - side.gpus, 0)
-        numbers = (f"{side.gpus} GPUs on {side.nodes} nodes for {side.demand} GPUs of "
-                   f"{side.workloads} workloads")
-        need = f" (short by {short} GPUs)" if short else \
+        numbers = (f"{plural(side.gpus, 'GPU')} on {plural(side.nodes, 'node')} for "
+                   f"{plural(side.demand, 'GPU')} of {plural(side.workloads, 'workload')}")
+        need = f" (short by {plural(short, 'GPU')})" if short else \
             " (enough GPUs in total, but not where the workloads may run)"
         parts.append(f"the {side.stack} side would have {numbers}{need}; first: "
                      f"{side.failures[0]}")
     if not wave.nodes:  # the wave of workloads whose nodes all publish already
-        return (f"cannot move the {len(wave.moved)} workloads still on the device plugin (not "
-                "converted) onto the nodes that publish already: " + "; ".join(parts))
+        return (f"cannot move the {plural(len(wave.moved), 'workload')} still on the device "
+                "plugin (not converted) onto the nodes that publish already: " + "; ".join(parts))
     return (f"cannot cut over without more capacity: switching the smallest pool left "
-            f"({', '.join(wave.units)}, {len(wave.nodes)} nodes) fails: " + "; ".join(parts)
-            + _shared_note(wave, fleet))
+            f"({', '.join(wave.units)}, {plural(len(wave.nodes), 'node')}) fails: "
+            + "; ".join(parts) + _shared_note(wave, fleet))
 
 
 def _shared_note(wave: Wave, fleet: Fleet) -> str:

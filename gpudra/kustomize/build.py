@@ -17,6 +17,7 @@ from typing import Any
 
 from gpudra.kustomize.patches import Patch, PatchDoc
 from gpudra.kustomize.tree import Kustomization, Tree
+from gpudra.objects import plural
 
 ObjectsOf = Callable[[str], Iterable[tuple[int, tuple, Mapping[str, Any]]]]
 
@@ -174,7 +175,8 @@ def select(patch: Patch, doc: PatchDoc, acc: list[Resource]) -> tuple[list[Resou
     found = [r for r in acc if r.kind == kind and r.group == group and name in r.names
              and (not ns or _same_namespace(ns, r.current_namespace))]
     if len(found) > 1:
-        return [], f"{kind} {name!r} matches {len(found)} objects (kustomize refuses this)"
+        return [], (f"{kind} {name!r} matches {plural(len(found), 'object')} (kustomize "
+                    "refuses this)")
     return found, None if found else f"no {kind} {name!r} among the resources"
 
 

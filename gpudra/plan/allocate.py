@@ -34,6 +34,7 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from fractions import Fraction
 
+from gpudra.objects import plural
 from gpudra.plan.demand import Request, Workload
 from gpudra.plan.free_counts import FreeCounts, may_fit
 from gpudra.plan.inventory import Device, Inventory
@@ -257,7 +258,7 @@ class Simulation(NodeSearch):
                     alone = self._fit_alone(claims, eligible, pods)
                     if alone < pods:
                         failure = (f"not enough matching devices: even with no other workload "
-                                   f"only {alone} of its {pods} pods fit")
+                                   f"only {alone} of its {plural(pods, 'pod')} fit")
                         kind = "capacity"
                 break
             node, picks = result

@@ -24,6 +24,7 @@ from typing import Any
 
 from gpudra.dra.cel import SelectorEngine
 from gpudra.dra.versions import DEFAULT, TargetVersion
+from gpudra.objects import plural
 from gpudra.plan.allocate import SEARCH_BUDGET, Simulation, SimulationOptions, WorkloadOutcome
 from gpudra.plan.capacity import consumption
 from gpudra.plan.demand import ALL, ConvertHook, Demand, Workload, extract_demand
@@ -237,7 +238,7 @@ def _workload_report(outcome: WorkloadOutcome, claims: dict[int, ResolvedClaim],
     elif failed_groups:
         group = failed_groups[0]
         where = f"{group.path}: " if len(outcome.groups) > 1 else ""
-        reason = f"{where}{group.placed} of {group.pods} pods placed; {group.failure}"
+        reason = f"{where}{group.placed} of {plural(group.pods, 'pod')} placed; {group.failure}"
         kind = group.failure_kind
     satisfiable = reason is None
     placement: Counter[str] = Counter()

@@ -39,7 +39,7 @@ from types import MappingProxyType
 from typing import Any
 
 from gpudra.dra.cel import Version
-from gpudra.objects import as_mapping, expand_lists
+from gpudra.objects import as_mapping, expand_lists, plural
 from gpudra.quantity import parse_quantity
 
 AttributeValue = str | int | bool | Version | tuple
@@ -257,9 +257,9 @@ class InventoryReader:
             current = [m for m in members if m.generation == newest]
             if len(current) < current[0].expected:
                 problems.append(f"pool {driver}/{pool} is incomplete ({len(current)} of "
-                                f"{current[0].expected} slices of its newest generation): the "
-                                "allocator allocates nothing from it until the driver has "
-                                "published all of them")
+                                f"{plural(current[0].expected, 'slice')} of its newest "
+                                "generation): the allocator allocates nothing from it until "
+                                "the driver has published all of them")
                 continue
             for read in sorted(current, key=lambda m: m.name):
                 for counter_set, values in read.counters:

@@ -53,6 +53,7 @@ from gpudra.dra.cel import (
     Version,
     default_engine,
 )
+from gpudra.objects import plural
 from gpudra.plan.inventory import Device
 from gpudra.plan.selector_hints import unknown_names
 from gpudra.plan.selector_text import (
@@ -147,7 +148,7 @@ class TermStat:
     unknown: int = 0
 
     def message(self) -> str:
-        text = f"{self.label}: {self.passed} of {self.of} devices match"
+        text = f"{self.label}: {self.passed} of {plural(self.of, 'device')} match"
         if self.unknown:
             text += f" ({self.unknown} predicted devices unknown)"
         return text + (f"; {self.detail}" if self.detail else "")

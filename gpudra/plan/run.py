@@ -20,7 +20,7 @@ from typing import Any
 from gpudra.dra.versions import DEFAULT, TargetVersion
 from gpudra.errors import UsageError
 from gpudra.model import ClusterRead, ExitCode, InputError, NotRead
-from gpudra.objects import SourceObject, as_mapping
+from gpudra.objects import SourceObject, as_mapping, plural
 from gpudra.plan.engine import PlanOptions, collector_paused, plan
 from gpudra.plan.inventory import Inventory, InventoryReader
 from gpudra.plan.report import NODE_SAMPLE, PlanReport
@@ -308,7 +308,7 @@ def as_report(result: PlanResult) -> OutcomeReport:
                  + (f" on {', '.join(shown.get(n, n) for n in r.nodes[:5])}" if r.nodes else "")
                  for r in w.requests]
         lines += list(w.warnings)
-        message = (f"{w.pods_placed}/{w.pods} pods placed" if w.satisfiable
+        message = (f"{w.pods_placed}/{plural(w.pods, 'pod')} placed" if w.satisfiable
                    else w.reason or "cannot be satisfied")
         verdicts.append(Outcome(w.name, w.kind, "pass" if w.satisfiable else "fail", message,
                                 None if w.satisfiable else _remedy(w), subject, tuple(lines),

@@ -17,6 +17,7 @@ from gpudra.dra.attributes import (
     attribute_problem,
     capacity_problem,
 )
+from gpudra.objects import plural
 from gpudra.plan.inventory import Device
 
 
@@ -57,7 +58,7 @@ def unknown_names(expression: str, class_name: str, devices: Sequence[Device],
             known |= set(STANDARD_ATTRIBUTES)
         close = difflib.get_close_matches(ref.name, sorted(known), n=1, cutoff=0.6)
         text = f"{ref.text}: {problem}" if problem else (
-            f"{ref.text}: none of the {candidates} devices of class {class_name} "
+            f"{ref.text}: none of the {plural(candidates, 'device')} of class {class_name} "
             f"publishes {ref.name!r}")
         if close and close[0] != ref.name:
             text += f"; did you mean {close[0]!r}?"

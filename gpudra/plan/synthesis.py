@@ -57,7 +57,7 @@ from gpudra.dra.attributes import NVIDIA_DOMAIN, STANDARD_DOMAIN
 from gpudra.dra.cel import Version
 from gpudra.dra.mig_memory import usable_mib
 from gpudra.dra.selectors import DRIVER_ARCHITECTURES
-from gpudra.objects import as_mapping, expand_lists
+from gpudra.objects import as_mapping, expand_lists, plural
 from gpudra.plan.inventory import Device, Inventory, RequestPolicy
 from gpudra.quantity import parse_quantity
 
@@ -205,7 +205,7 @@ def assemble(predictions: Iterable[NodePrediction], limit: int = MAX_PREDICTED_D
         unknown |= prediction.unknown
     if devices:
         notes.append(_unknown_summary(unknown))
-    problems = (f"{len(left_out)} nodes not predicted ({', '.join(left_out[:5])}"
+    problems = (f"{plural(len(left_out), 'node')} not predicted ({', '.join(left_out[:5])}"
                 f"{', ...' if len(left_out) > 5 else ''}): their devices would pass "
                 f"{limit:,} predicted devices, the most one plan predicts",) if left_out else ()
     return Inventory(tuple(devices), node_labels=labels_by_node, source="synthesised",
@@ -285,8 +285,8 @@ def _too_many(count: int, notes: list[str]) -> bool:
     caller): the node gets no devices instead of millions."""
     if count <= MAX_NODE_DEVICES:
         return False
-    notes.append(f"{count} devices is more than a node holds (at most {MAX_NODE_DEVICES}): "
-                 "no devices predicted")
+    notes.append(f"{plural(count, 'device')} is more than a node holds (at most "
+                 f"{MAX_NODE_DEVICES}): no devices predicted")
     return True
 
 

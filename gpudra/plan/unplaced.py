@@ -5,6 +5,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
+from gpudra.objects import plural
 from gpudra.plan.inventory import Device
 from gpudra.plan.resolve import Alternative, ResolvedClaim
 
@@ -26,7 +27,8 @@ def no_node(claims: Sequence[ResolvedClaim], nodes: tuple[str, ...],
                 where = (f"node {nodes[0]} has {most}" if len(nodes) == 1
                          else f"the most any eligible node has is {most}")
                 if len(nodes) < len(known) and len(nodes) != 1:
-                    where += f" ({len(nodes)} of {len(known)} nodes are eligible)"
+                    where += (f" ({len(nodes)} of {plural(len(known), 'node')} "
+                          f"{'is' if len(nodes) == 1 else 'are'} eligible)")
                 return (f"claim {claim.name} request {request.name} needs {need} matching "
                         f"device{'s' if need != 1 else ''} on one node; {where}")
     return "no eligible node has enough matching devices for all of the pod's claims"

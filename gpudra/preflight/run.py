@@ -12,6 +12,7 @@ from typing import TYPE_CHECKING, Any
 
 from gpudra.errors import UnreadableInputError, UsageError
 from gpudra.model import FAIL_ON_SYNONYMS, ClusterRead, ExitCode, InputError
+from gpudra.objects import noun_for, plural
 from gpudra.preflight import catalogue
 from gpudra.preflight.check_records import CheckOutcome, CheckResult, apply_skips, count_outcomes
 from gpudra.report.outcomes import Outcome as Verdict
@@ -172,8 +173,9 @@ def as_report(result: PreflightResult, fail_on: str) -> OutcomeReport:
     headline = f"gpudra preflight ({result.tier})"
     known = result.facts.get("baseline")
     if known:
-        headline = (f"gpudra preflight ({result.tier}; baseline: {known['known']} known "
-                    f"findings not counted, {known['fixed']} entries fixed)")
+        headline = (f"gpudra preflight ({result.tier}; baseline: "
+                    f"{known['known']} known {noun_for(known['known'], 'finding')} not counted, "
+                    f"{plural(known['fixed'], 'entry', 'entries')} fixed)")
     return OutcomeReport("preflight", "checks", verdicts, result.errors, summary,
                          lambda v: result.failing(by_id[v.id], fail_on), headline,
                          cluster=result.cluster)

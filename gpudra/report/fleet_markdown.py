@@ -10,6 +10,7 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from typing import Any
 
+from gpudra.objects import plural
 from gpudra.report.formats import RenderOptions
 from gpudra.report.markdown import COLLAPSE_OVER, escape_cell
 from gpudra.report.summary import severity_counts
@@ -20,7 +21,8 @@ _TITLE = {"error": "Errors", "warning": "Warnings", "info": "Info"}
 def render(data: Mapping[str, Any], options: RenderOptions) -> str:
     summary, clusters, findings = data["summary"], data["clusters"], data["findings"]
     counts = severity_counts(summary["findings"])
-    blocks = [f"## gpudra fleet: {len(clusters)} clusters, {len(findings)} findings"
+    blocks = [f"## gpudra fleet: {plural(len(clusters), 'cluster')}, "
+              f"{plural(len(findings), 'finding')}"
               + (f" ({counts})" if counts else "") + "\n\n" + _progress(summary),
               _clusters(clusters)]
     collapse = len(findings) > COLLAPSE_OVER

@@ -21,6 +21,7 @@ from importlib import resources
 from typing import Any
 
 from gpudra.model import Report
+from gpudra.objects import noun_for, plural
 from gpudra.printable import escape_text
 from gpudra.report import RenderOptions
 from gpudra.report.verdicts import STATUSES, repeats
@@ -75,7 +76,8 @@ def render_data(data: Mapping[str, Any], *, tool_version: str = "") -> str:
         _errors_section(data.get("errors", []), bool(clusters)),
         _waived_section(data.get("waived", [])),
     ]
-    title = "gpudra migration report" + (f": {len(clusters)} clusters" if clusters else "")
+    title = "gpudra migration report" + (f": {plural(len(clusters), 'cluster')}" if clusters
+                                         else "")
     return _page(title, "".join(body))
 
 
@@ -201,13 +203,15 @@ def _progress(percent: float | None) -> str:
 def _header(data: Mapping[str, Any], summary: Mapping[str, Any],
             clusters: Sequence[Mapping[str, Any]], tool_version: str) -> str:
     counts = summary["findings"]
-    read = (f"{summary['objects_read']:,} objects read from the cluster"
+    objects, files, documents = (summary[key] for key in ("objects_read", "files_scanned",
+                                                          "documents_parsed"))
+    read = (f"{objects:,} {noun_for(objects, 'object')} read from the cluster"
             if summary["source"] == "cluster" else
-            f"{summary['files_scanned']:,} files scanned, "
-            f"{summary['documents_parsed']:,} documents parsed")
+            f"{files:,} {noun_for(files, 'file')} scanned, "
+            f"{documents:,} {noun_for(documents, 'document')} parsed")
     if clusters:
         failed = sum(1 for c in clusters if c.get("error"))
-        read = f"{len(clusters)} clusters" + (f" ({failed} could not be read)" if failed
+        read = f"{plural(len(clusters), 'cluster')}" + (f" ({failed} could not be read)" if failed
                                                else "") + f"; {read}"
     held = []
     if data.get("waived"):
@@ -217,7 +221,8 @@ def _header(data: Mapping[str, Any], summary: Mapping[str, Any],
     baseline = data.get("baseline")
     if baseline:
         held.append(f"{baseline['known']:,} known in the baseline, "
-                    f"{baseline['fixed']:,} baseline entries fixed")
+                    f"{baseline['fixed']:,} baseline "
+                    f"{noun_for(baseline['fixed'], 'entry', 'entries')} fixed")
     figures = _figures([
         ("GPU workloads", f"{summary['gpu_workloads']:,}", "gpu-workloads"),
         ("Migrated to DRA", percent_text(summary["percent_migrated"]), "percent-migrated"),

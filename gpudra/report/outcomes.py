@@ -74,9 +74,9 @@ def _counts_text(report: OutcomeReport) -> str:
 
 
 def render_table(report: OutcomeReport, options: RenderOptions) -> str:
-    from rich.table import Table
     from rich.text import Text
 
+    from gpudra.report.layout import Paragraph, Row, render_rows
     from gpudra.report.table import console_for
 
     buffer = io.StringIO()
@@ -84,21 +84,21 @@ def render_table(report: OutcomeReport, options: RenderOptions) -> str:
     if report.cluster is not None:
         console.print(Text(report.cluster.describe(), style="dim"))
         console.print()
-    table = Table(show_header=False, box=None, pad_edge=False, padding=(0, 1))
-    table.add_column("status", no_wrap=True)
-    table.add_column("id", no_wrap=True)
-    table.add_column("text", ratio=1, overflow="fold")  # wrapped, never cut: users copy it
+    rows = []
     for o in report.outcomes:
         status = o.status + (" (skipped)" if o.skipped else "")
-        text = Text(_headline(o))
+        text = [Paragraph(_headline(o))]
         for line in o.details:
             if repeats(line, o.message):
                 continue  # said in the message already (the JSON keeps every detail)
-            text.append(f"\n  {line}", style="dim")
+            text.append(Paragraph(f"  {line}", "dim"))
         if o.remediation and o.status != "pass":
-            text.append(f"\n  → {o.remediation}", style="cyan")
-        table.add_row(Text(status, style=_COLOUR.get(o.status, "")), Text(o.id), text)
-    console.print(table)
+            text.append(Paragraph(f"  → {o.remediation}", "cyan"))
+        rows.append(Row((Text(status, style=_COLOUR.get(o.status, "")), Text(o.id)),
+                        tuple(text)))
+    # Wrapped between words, never inside a name or an expression, never cut: users copy it.
+    for line in render_rows(rows, options.width):
+        console.print(line, no_wrap=True, overflow="ignore", crop=False)
     if report.errors:
         console.print()
         console.print(Text("Inputs that could not be read", style="bold red"))

@@ -12,6 +12,7 @@ import re
 import shlex
 from collections import Counter
 from itertools import groupby
+from typing import Any
 
 from rich.console import Console
 from rich.table import Table
@@ -19,8 +20,10 @@ from rich.text import Text
 
 from gpudra.charts import helm_renders
 from gpudra.model import MOST_SEVERE_FIRST, Finding, Report
+from gpudra.objects import plural
 from gpudra.printable import file_name, quote_name
 from gpudra.report import RenderOptions
+from gpudra.report.layout import Paragraph, Row, render_rows, wrap_text
 from gpudra.report.summary import held_back, severity_counts, summarize, unchecked_words
 
 _STYLE = {"error": "bold red", "warning": "yellow", "info": "cyan"}
@@ -30,12 +33,28 @@ _STYLE = {"error": "bold red", "warning": "yellow", "info": "cyan"}
 UNWRAPPED = 1 << 20
 
 
+class _WholeWords(Console):
+    """Wraps at blanks and never inside a word: a word longer than the width runs past it
+    (rich's default folds it, `NVIDIA_VISIBLE_DEVI` / `CES`), and nothing is cropped."""
+
+    def print(self, *objects: Any, **options: Any) -> None:
+        if len(objects) == 1 and isinstance(objects[0], (str, Text)) and not options \
+                and self.width < UNWRAPPED:
+            line = objects[0] if isinstance(objects[0], Text) else Text(objects[0])
+            for piece in wrap_text(line, self.width):
+                super().print(piece, no_wrap=True, overflow="ignore", crop=False)
+            return
+        options.setdefault("overflow", "ignore")
+        options.setdefault("crop", False)
+        super().print(*objects, **options)
+
+
 def console_for(buffer: io.StringIO, color: bool, width: int | None) -> Console:
     """A console that writes to `buffer`: `width` columns, or no wrapping when None."""
     # markup/emoji off as well, so that a plain string added later cannot bring the bug back.
-    return Console(file=buffer, force_terminal=color, no_color=not color,
-                   width=width or UNWRAPPED, highlight=False, soft_wrap=False, markup=False,
-                   emoji=False)
+    return _WholeWords(file=buffer, force_terminal=color, no_color=not color,
+                       width=width or UNWRAPPED, highlight=False, soft_wrap=False,
+                       markup=False, emoji=False)
 
 
 def render(report: Report, options: RenderOptions, context: str | None = None) -> str:
@@ -52,22 +71,18 @@ def render(report: Report, options: RenderOptions, context: str | None = None) -
         else report.findings
     for heading, group in groupby(findings, key=_group):
         console.print(Text(heading, style="bold underline"))
-        table = Table(show_header=False, box=None, pad_edge=False, padding=(0, 1))
-        table.add_column("line", justify="right", style="dim", no_wrap=True)
-        table.add_column("severity", no_wrap=True)
-        table.add_column("rule", no_wrap=True)
-        # Values are wrapped (folded inside a long name), never cut: users copy them.
-        table.add_column("object", overflow="fold",
-                         max_width=40 if options.width else None)
-        table.add_column("message", ratio=1, overflow="fold")
+        rows = []
         for f in group:
             obj = "/".join(x for x in (f.kind, f.name) if x) or "-"
             # The template in brackets is the documented form (docs/quickstart.md).
             message = f.message + (f"  [{f.template}]" if f.template else "") + _live(f)
-            table.add_row(Text(str(f.line or "")),
-                          Text(f.severity.value, style=_STYLE[f.severity.value]),
-                          Text(f.rule), Text(obj), Text(message))
-        console.print(table)
+            rows.append(Row((Text(str(f.line or ""), style="dim"),
+                             Text(f.severity.value, style=_STYLE[f.severity.value]),
+                             Text(f.rule), Text(obj)), (Paragraph(message),)))
+        # Wrapped between words, never inside a name or an expression, never cut: users
+        # copy them (gpudra.report.layout).
+        for line in render_rows(rows, options.width, justify=("right",)):
+            console.print(line, no_wrap=True, overflow="ignore", crop=False)
         console.print()
     if report.errors:
         console.print(Text("Inputs that could not be read", style="bold red"))
@@ -105,7 +120,8 @@ def _render_clusters(report: Report, options: RenderOptions) -> str:
             Text(f"partly ({s.errors} unreadable)", style="yellow") if s.errors else Text("yes")
         table.add_row(Text(f"  {audit.name}"), str(sum(s.findings.values())),
                       str(s.gpu_workloads), migrated, read)
-    console.print(table)
+    # Names whole at any width: past it rather than cut with an ellipsis or folded.
+    console_for(buffer, options.color, None).print(table)
     console.print()
     totals = summarize(report)
     counts = severity_counts(totals.findings) or "no findings"
@@ -113,10 +129,11 @@ def _render_clusters(report: Report, options: RenderOptions) -> str:
         f"; migrated: {totals.percent_migrated:.0f}%"
     unread = sum(1 for audit in report.clusters if audit.error)
     console.print(Text("Total", style="bold"))
-    console.print(Text(f"  {len(report.clusters) - unread} of {len(report.clusters)} clusters "
-                       f"read, {totals.read}: {counts}; GPU workloads: {totals.gpu_workloads}; "
-                       f"on DRA: {totals.on_dra}; through the bridge: {totals.on_bridge}; still "
-                       f"on the device plugin: {totals.on_device_plugin}{migrated}"))
+    console.print(Text(f"  {len(report.clusters) - unread} of "
+                       f"{plural(len(report.clusters), 'cluster')} read, {totals.read}: "
+                       f"{counts}; GPU workloads: {totals.gpu_workloads}; on DRA: "
+                       f"{totals.on_dra}; through the bridge: {totals.on_bridge}; still on the "
+                       f"device plugin: {totals.on_device_plugin}{migrated}"))
     return "".join(line.rstrip() + "\n" for line in buffer.getvalue().splitlines())
 
 
@@ -134,7 +151,7 @@ def _live(f: Finding) -> str:
         return ""
     parts = []
     if info.replicas is not None or info.running_pods != 0:
-        replicas = f"{info.replicas} replicas, " if info.replicas is not None else ""
+        replicas = f"{plural(info.replicas, 'replica')}, " if info.replicas is not None else ""
         nodes = f" on {', '.join(info.nodes)}" if info.nodes else ""
         running = "running pods unknown" if info.running_pods is None \
             else f"{info.running_pods} running"
@@ -189,7 +206,8 @@ def _summary(console: Console, report: Report, inputs: tuple[str, ...] = (),
         bridged = (str(ns.on_bridge),) if s.on_bridge else ()
         table.add_row(Text(f"  {ns.namespace}"), str(ns.gpu_workloads), str(ns.on_dra),
                       *bridged, f"{ns.percent_migrated:.0f}%")
-    console.print(table)
+    # Names whole at any width: past it rather than cut with an ellipsis or folded.
+    console_for(console.file, not console.no_color, None).print(table)
     steps = next_steps(report, inputs, context)
     if steps:
         console.print()

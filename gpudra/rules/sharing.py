@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from gpudra.dra.sharing import NO_REPLICAS, device_plugin_sharing
 from gpudra.model import Severity
-from gpudra.objects import SourceObject
+from gpudra.objects import SourceObject, plural
 from gpudra.rules.base import AuditContext, Checker, rule
 
 GPU111 = rule(
@@ -24,6 +24,7 @@ class Sharing(Checker):
         for shared in device_plugin_sharing(obj.data):
             ctx.emit(GPU111, obj,
                      f"device-plugin config {shared.config_key!r} advertises each GPU "
-                     f"{shared.replicas} times as {shared.resource} ({shared.strategy}): "
+                     f"{plural(shared.replicas, 'time')} as {shared.resource} "
+                     f"({shared.strategy}): "
                      f"{NO_REPLICAS}", path=("data", shared.config_key),
                      resource=shared.resource, quantity=shared.replicas)

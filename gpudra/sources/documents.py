@@ -15,7 +15,7 @@ from typing import Any
 
 import yaml
 
-from gpudra.objects import LineIndex
+from gpudra.objects import LineIndex, noun_for
 
 try:  # the C loader is 10-30x faster; fall back so a libyaml-less install still works
     from yaml import CSafeLoader as _BaseLoader
@@ -152,8 +152,9 @@ def check_alias_budget(root: yaml.Node | None) -> None:
     aliased = expanded - len(sizes)
     if aliased > ALIAS_FREE_ALIASED and expanded > ALIAS_FREE_NODES and \
             aliased / expanded > _allowed_alias_ratio(expanded):
-        raise AliasBudgetError(f"excessive aliasing: its aliases expand {len(sizes):,} nodes "
-                               f"to {expanded:,} (kubectl refuses it too)")
+        raise AliasBudgetError(f"excessive aliasing: its aliases expand {len(sizes):,} "
+                               f"{noun_for(len(sizes), 'node')} to {expanded:,} (kubectl "
+                               "refuses it too)")
 
 
 def _children(node: yaml.Node) -> list[yaml.Node]:

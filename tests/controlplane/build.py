@@ -10,7 +10,6 @@ per release).
 
 from __future__ import annotations
 
-import fcntl
 import hashlib
 import os
 import re
@@ -21,9 +20,12 @@ import time
 from collections.abc import Callable
 from pathlib import Path
 
+from tests.controlplane import progress
 from tests.controlplane.releases import NEWEST, Release
 
 SOURCE = Path(__file__).resolve().parent
+# What a build takes, said before it starts (measured on 2 cores).
+ESTIMATE = "~15 min on 2 cores cold, ~1 min with a warm Go build cache"
 
 
 class Unavailable(Exception):
@@ -39,38 +41,56 @@ def kubernetes_version(release: Release = NEWEST) -> str:
     return found.group(1)
 
 
-def binary(release: Release = NEWEST, progress=sys.stderr) -> Path:
+def binary(release: Release = NEWEST, say: progress.Say = progress.to_stderr) -> Path:
     """The path of the release's built binary, building it first when the cache has none for
-    these sources."""
-    go = shutil.which("go")
-    if go is None:
-        raise Unavailable("Go is not installed (the control plane is built from the Go module proxy)")
+    these sources; `say` hears what is built, how far it is, and any wait for another run."""
+    target = cached_path(release)
+    if target.exists():
+        return target
+    version = kubernetes_version(release)
+    with progress.held_lock(target.parent / "controlplane.lock",
+                            f"building the Kubernetes {version} control plane", say):
+        if not target.exists():  # the run that held the lock may have built it
+            partial = target.with_suffix(".partial")
+            argv = [_go(), "build", "-v", "-modfile", release.modfile,
+                    "-ldflags", _ldflags(release)]
+            if release.build_tags:
+                argv += ["-tags", ",".join(release.build_tags)]
+            try:
+                progress.run_build([*argv, "-o", str(partial), "."],
+                                   f"the Kubernetes {version} control plane (etcd, kube-apiserver, "
+                                   f"scheduler, controller manager, kubectl, kustomize) into "
+                                   f"{target}", ESTIMATE, say, cwd=SOURCE, nice=True)
+            except progress.BuildFailed as error:
+                raise Unavailable(str(error)) from None
+            partial.rename(target)
+    return target
+
+
+def cached_path(release: Release = NEWEST) -> Path:
+    """Where the release's binary is cached for these sources and this Go (built or not)."""
+    go = _go()
     go_version = _run([go, "version"]).strip()
     digest = hashlib.sha256(go_version.encode() + b"\0" + ",".join(release.build_tags).encode())
     for path in sorted(SOURCE.glob("*.go")) + [SOURCE / release.modfile, SOURCE / release.sumfile]:
         digest.update(path.name.encode() + b"\0" + path.read_bytes())
     cache = Path(os.environ.get("GPUDRA_TEST_CACHE") or Path.home() / ".cache" / "gpudra-tests")
     cache.mkdir(parents=True, exist_ok=True)
-    target = cache / f"controlplane-{release.name}-{digest.hexdigest()[:16]}"
-    with open(cache / "controlplane.lock", "w") as lock:
-        fcntl.flock(lock, fcntl.LOCK_EX)  # two test runs at once build once
-        if not target.exists():
-            print(f"controlplane: building Kubernetes {kubernetes_version(release)} into {target} "
-                  "(cold: ~15 min on 2 cores; warm Go cache: ~1 min)", file=progress, flush=True)
-            partial = target.with_suffix(".partial")
-            argv = [go, "build", "-modfile", release.modfile, "-ldflags", _ldflags(release)]
-            if release.build_tags:
-                argv += ["-tags", ",".join(release.build_tags)]
-            _run([*argv, "-o", str(partial), "."], cwd=SOURCE, nice=True)
-            partial.rename(target)
-    return target
+    return cache / f"controlplane-{release.name}-{digest.hexdigest()[:16]}"
 
 
-def all_binaries(progress=sys.stderr) -> list[Path]:
+def _go() -> str:
+    go = shutil.which("go")
+    if go is None:
+        raise Unavailable("Go is not installed (the control plane is built from the Go module proxy)")
+    return go
+
+
+def all_binaries(say: progress.Say = progress.to_stderr) -> list[Path]:
     """Every release's binary (releases.RELEASES), built where the cache has none."""
     from tests.controlplane.releases import RELEASES
 
-    return [binary(release, progress) for release in RELEASES]
+    return [binary(release, say) for release in RELEASES]
 
 
 def _ldflags(release: Release) -> str:
@@ -85,11 +105,8 @@ def _ldflags(release: Release) -> str:
     return " ".join(flags)
 
 
-def _run(argv: list[str], cwd: Path | None = None, nice: bool = False) -> str:
-    # A cold build takes both cores for a quarter of an hour: at low priority, so the machine
-    # stays usable meanwhile.
-    result = subprocess.run(argv, cwd=cwd, capture_output=True, text=True, check=False,
-                            preexec_fn=(lambda: os.nice(10)) if nice else None)
+def _run(argv: list[str], cwd: Path | None = None) -> str:
+    result = subprocess.run(argv, cwd=cwd, capture_output=True, text=True, check=False)
     if result.returncode != 0:
         raise Unavailable(f"{' '.join(argv[:2])} failed: {result.stderr.strip()[-2000:]}")
     return result.stdout

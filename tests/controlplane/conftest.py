@@ -13,10 +13,11 @@ from pathlib import Path
 
 import pytest
 
-from tests.controlplane import build
+from tests.controlplane import build, progress
 from tests.controlplane.cluster import ControlPlane, path_for
 from tests.controlplane.nvidia import DEVICE_CLASSES, RUNTIME_CLASS
 from tests.controlplane.releases import NEWEST, V1_33, Release
+from tests.support.toolchain import terminal
 
 
 def _unavailable(reason: str) -> None:
@@ -26,28 +27,34 @@ def _unavailable(reason: str) -> None:
 
 
 @pytest.fixture(scope="session")
-def control_plane(tmp_path_factory: pytest.TempPathFactory) -> Iterator[ControlPlane]:
-    plane = started_plane(NEWEST, tmp_path_factory.mktemp("controlplane"))
+def control_plane(tmp_path_factory: pytest.TempPathFactory,
+                  request: pytest.FixtureRequest) -> Iterator[ControlPlane]:
+    plane = started_plane(NEWEST, tmp_path_factory.mktemp("controlplane"),
+                          terminal(request.config))
     yield plane
     plane.stop()
 
 
 @pytest.fixture(scope="session")
-def control_plane_1_33(tmp_path_factory: pytest.TempPathFactory) -> Iterator[ControlPlane]:
+def control_plane_1_33(tmp_path_factory: pytest.TempPathFactory,
+                       request: pytest.FixtureRequest) -> Iterator[ControlPlane]:
     """A Kubernetes 1.33 control plane (releases.V1_33: DRA on, resource.k8s.io v1beta1 and
     v1beta2), started only by the tests that ask for it."""
-    plane = started_plane(V1_33, tmp_path_factory.mktemp("controlplane-1.33"))
+    plane = started_plane(V1_33, tmp_path_factory.mktemp("controlplane-1.33"),
+                          terminal(request.config))
     yield plane
     plane.stop()
 
 
-def started_plane(release: Release, workdir: Path) -> ControlPlane:
+def started_plane(release: Release, workdir: Path,
+                  say: progress.Say = progress.to_stderr) -> ControlPlane:
     """A started control plane of `release` with the NVIDIA DeviceClasses (in the release's
-    resource.k8s.io version) and RuntimeClass; the caller stops it."""
+    resource.k8s.io version) and RuntimeClass; the caller stops it. A build it must do first
+    reports to `say` (the terminal, when a fixture passes it)."""
     if os.environ.get("GPUDRA_SKIP_CONTROLPLANE") and not os.environ.get("CI"):
         pytest.skip("GPUDRA_SKIP_CONTROLPLANE is set")
     try:
-        binary = build.binary(release)
+        binary = build.binary(release, say)
     except build.Unavailable as error:
         _unavailable(str(error))
     plane = ControlPlane(binary, workdir, release=release)

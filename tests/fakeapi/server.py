@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import shutil
 import socket
+import ssl
 import struct
 import sys
 import tempfile
@@ -22,15 +23,25 @@ from .state import ClusterState, load_state
 from .tls import Certificates, make_certificates, tls_available
 
 POLL_INTERVAL = 0.005  # seconds
+# What the server meets when a client hangs up on purpose: mid-answer (a test's client giving
+# up), or in the TLS handshake (a test's client that does not trust the fake's CA, or speaks
+# plain HTTP to it). None is the server's error; socketserver would print a traceback for each
+# into whatever test output is being captured at that moment.
+HANGUPS = (BrokenPipeError, ConnectionResetError, ConnectionAbortedError, ssl.SSLError)
 
 
 class _Server(ThreadingHTTPServer):
     daemon_threads = True
     api: FakeApi
 
+    def __init__(self, address: tuple[str, int], handler: type[BaseHTTPRequestHandler]) -> None:
+        super().__init__(address, handler)
+        self.hangups: list[str] = []  # each a client's hang-up, told instead of printed
+
     def handle_error(self, request: Any, client_address: Any) -> None:
-        # A client that hung up mid-answer (a test's client giving up on purpose) is no error.
-        if isinstance(sys.exc_info()[1], (BrokenPipeError, ConnectionResetError)):
+        error = sys.exc_info()[1]
+        if isinstance(error, HANGUPS):
+            self.hangups.append(f"{type(error).__name__}: {error}")  # list.append is atomic
             return
         super().handle_error(request, client_address)
 
@@ -175,6 +186,12 @@ class FakeCluster:
     def requests(self) -> list[RequestRecord]:
         """Every request so far (a copy), in arrival order."""
         return self.api.requests
+
+    @property
+    def hangups(self) -> list[str]:
+        """The connections clients hung up on (a copy): `SSLError: ... unknown ca` for one that
+        refused the fake's certificate. The server reports them here, never on stderr."""
+        return list(self._server.hangups) if self._server is not None else []
 
     def clear_requests(self) -> None:
         self.api.clear_requests()

@@ -134,13 +134,17 @@ def test_cutover_runbook_prints_nothing_raw(tmp_path: Path, fmt: str) -> None:
 
 def test_a_wrapped_table_starts_no_line_with_a_value(tmp_path: Path,
                                                     monkeypatch: pytest.MonkeyPatch) -> None:
-    """At $COLUMNS the table folds long values onto lines of their own: none may begin with
-    `::`, even after the blanks (the runner ignores them). Some width puts the planted `::`
-    at the start of a folded line; there it is written `\\x3a:`."""
+    """At $COLUMNS the table wraps a message between its words: no line may begin with `::`,
+    even after the blanks (the runner ignores them). A node selector's value with a blank in
+    it puts the planted `::` at the start of a word, which some width wraps onto a line of
+    its own; there it is written `\\x3a:`."""
     monkeypatch.chdir(tmp_path)
-    Path("long.yaml").write_text(gpu_job("a" * 37 + "::error::INJECTED-WRAP" + "b" * 40))
+    job = gpu_job("train").replace(
+        "    spec:\n", '    spec:\n      nodeSelector: {nvidia.com/gpu.product: "x '
+        '::error::INJECTED-WRAP"}\n', 1)
+    Path("long.yaml").write_text(job)
     guarded = 0
-    for columns in range(40, 64):
+    for columns in range(40, 100):
         result = CliRunner().invoke(app, ["audit", "long.yaml"],
                                     env={"NO_COLOR": "1", "COLUMNS": str(columns)})
         assert_run_clean(result, "table", f"audit at {columns} columns")

@@ -13,15 +13,14 @@ named by the pinned version and `go version`: a cold build is about 5 minutes of
 
 from __future__ import annotations
 
-import fcntl
 import json
 import os
 import shutil
 import subprocess
-import sys
 import time
 from pathlib import Path
 
+from tests.controlplane import progress
 from tests.controlplane.build import Unavailable
 
 MODULE = "sigs.k8s.io/kwok"
@@ -33,6 +32,7 @@ STAGE_DIRECTORIES = ("kustomize/stage/node/fast", "kustomize/stage/pod/fast")
 LEFT_OUT_STAGES = frozenset({"kustomization.yaml", "pod-complete.yaml"})
 # Nodes carrying this annotation are kwok's; any other Node is left alone.
 NODE_ANNOTATION = "kwok.x-k8s.io/node"
+ESTIMATE = "~5 min on 2 cores cold"  # said before a build starts
 
 
 def _cache() -> Path:
@@ -48,25 +48,32 @@ def _go() -> str:
     return go
 
 
-def binary(progress=sys.stderr) -> Path:
-    """The built kwok, building it first when the cache has none for this pin and Go."""
-    go = _go()
-    go_version = _run([go, "version"]).split()[2]
-    cache = _cache()
-    target = cache / f"kwok-{VERSION}-{go_version}"
-    with open(cache / "kwok.lock", "w") as lock:
-        fcntl.flock(lock, fcntl.LOCK_EX)
-        if not target.exists():
-            print(f"kwok: building {MODULE}/cmd/kwok@{VERSION} into {target} "
-                  "(cold: ~5 min on 2 cores)", file=progress, flush=True)
-            gobin = cache / f"kwok-build-{os.getpid()}"
+def binary(say: progress.Say = progress.to_stderr) -> Path:
+    """The built kwok, building it first when the cache has none for this pin and Go; `say`
+    hears what is built, how far it is, and any wait for another run."""
+    target = cached_path()
+    if target.exists():
+        return target
+    with progress.held_lock(target.parent / "kwok.lock", f"building kwok {VERSION}", say):
+        if not target.exists():  # the run that held the lock may have built it
+            gobin = target.parent / f"kwok-build-{os.getpid()}"
             try:
-                _run([go, "install", f"{MODULE}/cmd/kwok@{VERSION}"],
-                     env={**os.environ, "GOBIN": str(gobin)}, nice=True)
+                progress.run_build([_go(), "install", "-v", f"{MODULE}/cmd/kwok@{VERSION}"],
+                                   f"kwok {VERSION} ({MODULE}/cmd/kwok) into {target}",
+                                   ESTIMATE, say, cwd=_cache(),
+                                   env={**os.environ, "GOBIN": str(gobin)}, nice=True)
                 (gobin / "kwok").rename(target)
+            except progress.BuildFailed as error:
+                raise Unavailable(str(error)) from None
             finally:
                 shutil.rmtree(gobin, ignore_errors=True)
     return target
+
+
+def cached_path() -> Path:
+    """Where kwok is cached for this pin and this Go (built or not)."""
+    go_version = _run([_go(), "version"]).split()[2]
+    return _cache() / f"kwok-{VERSION}-{go_version}"
 
 
 def stage_configs() -> list[Path]:
@@ -122,9 +129,8 @@ class Kwok:
         self._process = None
 
 
-def _run(argv: list[str], env: dict[str, str] | None = None, nice: bool = False) -> str:
-    result = subprocess.run(argv, capture_output=True, text=True, check=False, env=env,
-                            cwd=_cache(), preexec_fn=(lambda: os.nice(10)) if nice else None)
+def _run(argv: list[str]) -> str:
+    result = subprocess.run(argv, capture_output=True, text=True, check=False, cwd=_cache())
     if result.returncode != 0:
         raise Unavailable(f"{' '.join(argv[:3])} failed: {result.stderr.strip()[-2000:]}")
     return result.stdout

@@ -25,6 +25,7 @@ from typing import Any
 import pytest
 import yaml
 
+from gpudra.objects import plural
 from tests.controlplane.nvidia import H100_80GB
 from tests.journey import runbook
 from tests.journey.cluster import Cluster, journey_cluster_at
@@ -233,7 +234,7 @@ def test_a_converted_selector_that_matches_no_device_names_term_and_values(
     present = Counter(d["attributes"]["productName"]["string"].replace(" ", "-")
                       for d in free)
     term = f'productName.replace(" ", "-") == "{H100_80GB.label}"'
-    shown = f"{term}: 0 of {len(free)} devices match; values present: "
+    shown = f"{term}: 0 of {plural(len(free), 'device')} match; values present: "
     lines = [line for line in said if shown in line]
     assert lines, said
     listed = lines[0].split(shown, 1)[1]

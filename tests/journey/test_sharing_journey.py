@@ -175,7 +175,7 @@ def test_mig_moves_time_slicing_stops_with_its_reason_then_moves_in_wave_2(
     # with it (its nodes publish already), though wave 2 drains none of them: its Pending
     # pod takes the converted template only when the runbook deletes it (OnDelete).
     assert wave_2.number == 2
-    assert "- lab/StatefulSet/late (1 pods, 1 GPUs; StatefulSet or singleton)" in again.stdout
+    assert "- lab/StatefulSet/late (1 pod, 1 GPU; StatefulSet or singleton)" in again.stdout
     assert sorted(p.name for p in (tmp_path / "again").iterdir() if p.is_dir()) == ["wave-2"]
     running[LATE_KEY] = 1
     _follow(sharing, wave_2, wave_2.steps, "steps", bin_dir, tmp_path,

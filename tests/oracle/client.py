@@ -26,6 +26,7 @@ from typing import Any
 import yaml
 
 from gpudra.sources.documents import split_documents
+from tests.controlplane import progress
 
 SOURCES = Path(__file__).resolve().parent
 # release -> (go build flags): go.mod pins k8s.io v0.37.2, go.132.mod v0.32.13.
@@ -34,6 +35,7 @@ RELEASES: dict[str, tuple[str, ...]] = {
     "1.32": ("-modfile=go.132.mod", "-tags", "k8s132"),
 }
 BUILD_TIMEOUT = 1800  # seconds: a cold module download plus build on 2 cores
+ESTIMATE = "a few minutes cold: the k8s.io modules from the Go module proxy, then the build"
 
 
 class OracleError(RuntimeError):
@@ -78,10 +80,16 @@ def _source_hash(go: str, release: str) -> str:
     return digest.hexdigest()[:16]
 
 
-def build(release: str = "1.37") -> Path:
-    """The oracle binary for `release`, built if this source hash has none yet."""
+def cached_path(release: str = "1.37") -> Path:
+    """Where the oracle binary of `release` is cached for these sources and this Go."""
+    return cache_dir() / f"oracle-{release}-{_source_hash(_go(), release)}"
+
+
+def build(release: str = "1.37", say: progress.Say = progress.to_stderr) -> Path:
+    """The oracle binary for `release`, built if this source hash has none yet; `say`
+    hears what is built and how far it is."""
     go = _go()
-    target = cache_dir() / f"oracle-{release}-{_source_hash(go, release)}"
+    target = cached_path(release)
     if target.is_file():
         return target
     target.parent.mkdir(parents=True, exist_ok=True)
@@ -89,12 +97,12 @@ def build(release: str = "1.37") -> Path:
     fd, partial = tempfile.mkstemp(prefix=target.name + ".", dir=target.parent)
     os.close(fd)
     try:
-        done = subprocess.run([go, "build", *RELEASES[release], "-o", partial, "."],
-                              cwd=SOURCES, capture_output=True, text=True,
-                              timeout=BUILD_TIMEOUT)
-        if done.returncode != 0:
-            raise OracleError(f"building the {release} oracle failed:\n{done.stderr}")
+        progress.run_build([go, "build", "-v", *RELEASES[release], "-o", partial, "."],
+                           f"the Kubernetes {release} oracle (tests/oracle) into {target}",
+                           ESTIMATE, say, cwd=SOURCES, timeout=BUILD_TIMEOUT)
         os.replace(partial, target)
+    except progress.BuildFailed as error:
+        raise OracleError(f"building the {release} oracle failed:\n{error}") from None
     finally:
         if os.path.exists(partial):
             os.unlink(partial)

@@ -192,7 +192,7 @@ def test_node_selector_against_known_labels() -> None:
     picky["spec"]["template"]["spec"]["nodeSelector"] = {"pool": "b"}
     got = result([one, picky], [gpus("n1", 1), node])
     assert got["picky"].failure_kind == "no-node"
-    assert got["picky"].reason == "0 of 1 pods placed; no known node matches the pod's " \
+    assert got["picky"].reason == "0 of 1 pod placed; no known node matches the pod's " \
                                   "nodeSelector (pool=b)"
     picky["spec"]["template"]["spec"]["nodeSelector"] = {"pool": "a"}
     assert result([one, picky], [gpus("n1", 1), node])["picky"].satisfiable

@@ -157,7 +157,7 @@ def test_no_order_without_more_capacity(tmp_path: Path) -> None:
     assert code == 1, err
     assert not report["complete"] and report["waves"] == []
     assert report["blocked"].startswith("cannot cut over without more capacity")
-    assert "8 GPUs on 1 nodes for 16 GPUs of 1 workloads (short by 8 GPUs)" in report["blocked"]
+    assert "8 GPUs on 1 node for 16 GPUs of 1 workload (short by 8 GPUs)" in report["blocked"]
     side = report["attempt"]["device_plugin_side"]
     assert (side["gpus"], side["gpus_requested"], side["fits"]) == (8, 16, False)
 
@@ -229,7 +229,7 @@ def test_runbook_and_wave_manifests(tmp_path: Path) -> None:
     assert "kind: ResourceClaimTemplate" in claims.read_text()
     assert "kind: Deployment" not in claims.read_text()
     runbook = (out / "runbook.md").read_text()
-    assert "## Wave 1: b (1 nodes)" in runbook and "Rollback:" in runbook
+    assert "## Wave 1: b (1 node)" in runbook and "Rollback:" in runbook
 
 
 def test_wave_manifests_are_converted_for_the_target_release(tmp_path: Path) -> None:
@@ -381,7 +381,7 @@ def test_a_workload_a_tool_manages_is_named_with_its_manager(tmp_path: Path) -> 
     markdown = subprocess.run([sys.executable, "-m", "gpudra", "cutover", "--from", str(source),
                                "-o", "markdown"], capture_output=True, text=True,
                               timeout=120).stdout
-    assert "- ml/Deployment/pinned (1 pods, 8 GPUs; StatefulSet or singleton): **managed by " \
+    assert "- ml/Deployment/pinned (1 pod, 8 GPUs; StatefulSet or singleton): **managed by " \
         "Helm release trainer (namespace ml)**: convert its source too" in markdown
     table = subprocess.run([sys.executable, "-m", "gpudra", "cutover", "--from", str(source)],
                            capture_output=True, text=True, timeout=120).stdout
@@ -549,7 +549,7 @@ def test_a_blocked_workload_of_several_gpu_templates_keeps_the_nodes_all_its_pod
     assert code == 1, err
     assert [w["pools"] for w in report["waves"]] == [["a"]]
     assert report["blocked"].startswith(
-        "b (2 nodes) stays on the device plugin for 1 workloads convert cannot move: "
+        "b (2 nodes) stays on the device plugin for 1 workload convert cannot move: "
         "ml/MPIJob/allreduce: training-operator's v1 MPIJob treats the launcher as a GPU host")
     # the launcher and the two workers were placed: 3 of the pool's 16 GPUs
     start = report["start"][0]
@@ -597,14 +597,14 @@ _LOST = f.deployment("ml", "lost", f.pod_spec(gpus=1, node_selector={"no-such": 
 
 @pytest.mark.parametrize(("workloads", "said"), [
     # placeable ones move in a wave of their own; the one no node takes is unconverted
-    ([_LATE, _LOST], "1 workloads are not converted (they still ask for device-plugin GPUs) "
-                     "while every GPU node is on DRA, and their node selector, affinity or "
+    ([_LATE, _LOST], "1 workload is not converted (it still asks for device-plugin GPUs) "
+                     "while every GPU node is on DRA, and its node selector, affinity or "
                      "tolerations match none of those nodes: ml/Deployment/lost"),
     # too many for the switched nodes: no pool is left to switch, so none is named
     ([f.deployment("ml", "late", f.pod_spec(gpus=2), replicas=8)],
-     "cannot move the 1 workloads still on the device plugin (not converted) onto the nodes "
-     "that publish already: the DRA side would have 8 GPUs on 1 nodes for 16 GPUs of 1 "
-     "workloads (short by 8 GPUs); first: 16 GPUs requested, 8 on the nodes"),
+     "cannot move the 1 workload still on the device plugin (not converted) onto the nodes "
+     "that publish already: the DRA side would have 8 GPUs on 1 node for 16 GPUs of 1 "
+     "workload (short by 8 GPUs); first: 16 GPUs requested, 8 on the nodes"),
 ])
 def test_with_every_node_on_dra_what_is_left_is_said_to_be_unconverted(
         tmp_path: Path, workloads: list[dict[str, Any]], said: str) -> None:

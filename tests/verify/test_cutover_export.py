@@ -186,7 +186,7 @@ def test_a_workload_convert_cannot_move_keeps_its_nodes_and_cutover_says_why(
                     if machine.product.label == "NVIDIA-L4"}
         assert len(l4_nodes - switched) == 1  # one L4 node stays for it
         assert report["blocked"].startswith(
-            f"l4-spare (1 nodes) stays on the device plugin for 1 workloads convert cannot "
+            f"l4-spare (1 node) stays on the device plugin for 1 workload convert cannot "
             f"move: {'/'.join(ops.BLOCKED)}: KServe picks the "
             "huggingfaceserver image by the GPU limit")
         assert report["blocked"].endswith("migrate them by hand (docs/convert.md), then run "

@@ -167,7 +167,7 @@ def test_pending_pod_whose_claim_matches_no_device(during) -> None:
     assert "pod ml/nomatch-0: ResourceClaim nomatch-0-gpu is not allocated" in details
     assert "scheduler: 0/3 nodes are available: 3 cannot allocate all claims" in details
     # the plan engine names the selector term and what the devices have instead
-    assert 'productName == "NVIDIA H200": 0 of 1 devices match; values present: NVIDIA H100 ' \
+    assert 'productName == "NVIDIA H200": 0 of 1 device match; values present: NVIDIA H100 ' \
         '80GB HBM3 (1)' in details
     assert "no free device matches" in details
 

@@ -66,7 +66,7 @@ def test_the_pending_pods_reason_comes_first_however_many_old_pods(old: int) -> 
     assert code == 1, err
     said = details(report, "roll")
     assert said[0] == "pod ml/z-new-0: ResourceClaim z-new-0-gpu is not allocated"
-    assert any('productName == "NVIDIA H200": 0 of 1 devices match' in line for line in said)
+    assert any('productName == "NVIDIA H200": 0 of 1 device match' in line for line in said)
     hidden = old + 1 - 3
     assert (f"... and {hidden} more pods with problems" in said) is (hidden > 0)
 
@@ -133,7 +133,7 @@ def test_values_present_for_converted_label_selectors(label: str, values: list[s
                    deployed("conv", f.pod_spec(template_name="conv"), [pod]))
     code, report, err = verify(data, "-o", "json")
     assert code == 1, err
-    assert any(f"{term}: 0 of 1 devices match; values present: {present}" in line
+    assert any(f"{term}: 0 of 1 device match; values present: {present}" in line
                for line in details(report, "conv")), details(report, "conv")
 
 

@@ -171,8 +171,8 @@ def check_device_plugin(snapshot: ClusterSnapshot,
         where, how = _plugin_nodes(ds, pods, nodes.items, pod_listing.scope)
         selector = as_mapping(dig(ds, "spec", "template", "spec", "nodeSelector"))
         summaries.append(f"{workload_name(ds)} on {plural(len(where), 'node')}")
-        details.append(f"{workload_name(ds)}: {status.ready}/{status.desired} pods ready; "
-                       f"nodes {how}: {', '.join(where) or 'none'}")
+        details.append(f"{workload_name(ds)}: {status.ready}/{plural(status.desired, 'pod')} "
+                       f"ready; nodes {how}: {', '.join(where) or 'none'}")
         if OPERATOR_SWITCH_LABEL in selector:
             details.append(f"{workload_name(ds)}: take a node off it with `kubectl label node "
                            f"<node> {OPERATOR_SWITCH_LABEL}=false --overwrite`")

@@ -316,7 +316,7 @@ def check_driver_pods(snapshot: ClusterSnapshot,
     worst = max(results, key=lambda r: r.outcome.rank)
     if len(serving) > 1 and worst.outcome is CheckOutcome.PASS:
         return result(CLUSTER006, CheckOutcome.WARN,
-                      f"{len(serving)} DaemonSets serve {NVIDIA_DRIVER} "
+                      f"{plural(len(serving), 'DaemonSet')} serve {NVIDIA_DRIVER} "
                       f"({named([d.name for d in serving])}): two plugins on one node conflict",
                       "uninstall all but one DRA driver release",
                       details=[line for r in results for line in r.details])
@@ -328,7 +328,7 @@ def _judge_driver(driver: DriverDaemonSet, pods: Listing,
     status = daemonset_status(driver.obj)
     namespace, _, short = driver.name.rpartition("/")
     describe = f"kubectl -n {namespace or 'default'} describe daemonset {short}"
-    details = [f"{driver.name}: {status.ready}/{status.desired} pods ready"]
+    details = [f"{driver.name}: {status.ready}/{plural(status.desired, 'pod')} ready"]
     if status.desired == 0:
         return _scheduled_nowhere(driver, snapshot, describe, details)
     if status.all_ready:

@@ -13,7 +13,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
-from gpudra.objects import dig
+from gpudra.objects import dig, plural
 from gpudra.preflight.check_records import CheckOutcome, CheckResult, Tier, check, result
 from gpudra.preflight.cluster.bridge import Problem, bridge_problems, winning_class
 from gpudra.preflight.cluster.options import NO_OPTIONS, ClusterOptions, judged_release
@@ -95,8 +95,9 @@ def check_extended_resource(snapshot: ClusterSnapshot,
                       f"are served by the device plugin only{bridge}")
     if release is None:
         return result(CLUSTER009, CheckOutcome.UNAVAILABLE,
-                      f"{len(mapped)} DeviceClass(es) map extended resources, but the Kubernetes "
-                      f"version is unknown: {snapshot.version_problem()}",
+                      f"{plural(len(mapped), 'DeviceClass', 'DeviceClasses')} "
+                      f"{'maps' if len(mapped) == 1 else 'map'} extended resources, but the "
+                      f"Kubernetes version is unknown: {snapshot.version_problem()}",
                       "run `kubectl version`, or pass --target-version", details=details)
     features = release.features
     support = features.supports("extendedResourceName") if features else None

@@ -11,7 +11,7 @@ from collections.abc import Mapping
 from typing import Any
 
 from gpudra.object_fields import workload_name
-from gpudra.objects import as_list, dig
+from gpudra.objects import as_list, dig, plural
 from gpudra.preflight.check_records import CheckOutcome, CheckResult, Tier, check, result
 from gpudra.preflight.cluster.nodes import named
 from gpudra.preflight.cluster.options import NO_OPTIONS, ClusterOptions
@@ -71,7 +71,7 @@ def check_prometheus_rules(snapshot: ClusterSnapshot,
     found = {workload_name(obj): hits for obj in rules.items if (hits := gpu_metric_rules(obj))}
     if not found:
         return result(CLUSTER015, CheckOutcome.PASS,
-                      f"none of {len(rules.items)} PrometheusRules reads nvidia_com_gpu")
+                      f"none of {plural(len(rules.items), 'PrometheusRule')} reads nvidia_com_gpu")
     details = [f"{obj}: {', '.join(hits)}" for obj, hits in sorted(found.items())]
     count = sum(len(h) for h in found.values())
     return result(CLUSTER015, CheckOutcome.WARN,

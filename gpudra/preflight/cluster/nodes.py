@@ -30,7 +30,7 @@ from gpudra.dra.emit import NVIDIA_DRIVER
 from gpudra.gpu_use import advertised_device_plugin_resources  # noqa: F401 (re-exported)
 from gpudra.gpu_use import device_plugin_counts as _device_plugin_counts
 from gpudra.object_fields import labels_of
-from gpudra.objects import as_mapping, dig
+from gpudra.objects import as_mapping, dig, plural
 from gpudra.preflight.check_records import CheckInfo, CheckOutcome, CheckResult, result
 from gpudra.preflight.runtime import Judgement
 
@@ -98,7 +98,7 @@ def gpu_evidence(labels: Mapping[str, str], resources: Mapping[str, int],
                 and str(value).lower() == "true":
             reasons.append(f"NFD label {key}")
     if slice_devices is not None:
-        reasons.append(f"{NVIDIA_DRIVER} ResourceSlices ({slice_devices} devices)")
+        reasons.append(f"{NVIDIA_DRIVER} ResourceSlices ({plural(slice_devices, 'device')})")
     return tuple(reasons)
 
 

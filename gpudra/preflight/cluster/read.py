@@ -15,6 +15,7 @@ from typing import Any
 from gpudra.cluster.errors import ClusterRequestError
 from gpudra.cluster.records import ResourceType
 from gpudra.dra.emit import NVIDIA_DRIVER
+from gpudra.objects import plural
 from gpudra.plugin_daemonsets import device_plugin_daemonsets
 from gpudra.preflight.cluster.driver import driver_daemonsets
 from gpudra.preflight.cluster.nodes import slice_devices_by_node
@@ -110,7 +111,7 @@ def _read_gpu_holders(cluster: Any, resource: ResourceType | None,
     elif not listing.not_served:
         objects[GPU_HOLDERS.key] = kept
     scopes[GPU_HOLDERS.key] = (f"pods of every namespace, kept when they hold device-plugin "
-                               f"GPUs on one of the {len(publishing)} nodes that publish "
+                               f"GPUs on one of the {plural(len(publishing), 'node')} that publish "
                                f"{NVIDIA_DRIVER} devices")
 
 

@@ -285,11 +285,18 @@ def check_strict_validation(tree: ManifestInput, target: TargetVersion,
         problems += [_at_field(obj, e) for e in semantic_errors(obj.data)]
     details = problems + skipped + _errors_note(tree)
     if problems:
+        # Without the schemas only the cross-field rules ran: the fix of what they found is
+        # not the whole story, so the failure says what was not checked and how to check it.
+        unchecked = [] if schema_missing is None else [
+            f"strict schema validation was not run: {' '.join(schema_missing.split())}"]
         return result(MANIFEST002, CheckOutcome.FAIL,
                       f"{plural(len(problems), 'validation error')} against Kubernetes {target}: "
                       f"{_shown(problems)}", f"gpudra convert --target-version {target} "
                       "repairs request shapes, a template's missing inner spec and old "
-                      "versions; correct other fields by hand", details=details)
+                      "versions; correct other fields by hand"
+                      + ("" if schema_missing is None else
+                         f"; for the strict schemas too: {VALIDATE_EXTRA}"),
+                      details=details + unchecked)
     if schema_missing is not None:
         return result(MANIFEST002, CheckOutcome.UNAVAILABLE,
                       f"cross-field rules pass, but strict schema validation is unavailable: "
