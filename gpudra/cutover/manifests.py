@@ -15,6 +15,9 @@ them, so that every step is one kubectl command over one folder:
                                      there remain on the device plugin, and go in its last
                                      wave), and as they were before the wave (the rollback)
 
+Every wave has its folder, converted/ at least (empty in a wave that only switches nodes), so
+the runbook's `gpudra verify --wave-of DIR/wave-N` line reads one in each wave.
+
 `kubectl replace`, not `apply`: an object that `kubectl apply` did not create has no
 last-applied configuration, so apply removes nothing from it, and the converted template would
 keep its `nvidia.com/gpu` limit beside the claim (its pods then wait for both).
@@ -97,10 +100,13 @@ def write_waves(result: CutoverPlan, quotas: Mapping[int, tuple[QuotaChange, ...
     errors: list[InputError] = []
 
     for wave in result.waves:
-        if not wave.moved:
-            continue
         where = out / f"wave-{wave.number}"
         try:
+            # every wave's folder, so its `verify --wave-of` line reads one: a wave that only
+            # switches nodes moves no workload (as the bridge's write_bridged does)
+            (where / "converted").mkdir(parents=True, exist_ok=True)
+            if not wave.moved:
+                continue
             errors += _write_wave(wave, where, table, target)
             errors += _write_quotas(quotas.get(wave.number, ()), where, target)
         except (OSError, WriteRefused) as exc:  # a full disk, a file where a folder goes
