@@ -155,7 +155,8 @@ class Planner:
         if namespace is None:
             mig |= self.mig_claims.get("default", set())
         return plan_quota(file, data, base, keep=keep, asked=asked, mig=frozenset(mig),
-                          waivers=self.options.waivers)
+                          waivers=self.options.waivers,
+                          keep_names=self.options.keep_quota_names)
 
     # --- workloads -------------------------------------------------------------------------
 

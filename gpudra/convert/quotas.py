@@ -21,8 +21,11 @@ from gpudra.yamledit.ops import Append, Delete
 
 def plan_quota(file: str, data: Mapping[str, Any], base: PathT, *, keep: bool,
                asked: bool, mig: frozenset[str] = frozenset(),
-               waivers: WaiverSet | None = None) -> ObjectPlan:
+               waivers: WaiverSet | None = None,
+               keep_names: frozenset[str] = frozenset()) -> ObjectPlan:
     """`keep`: the device-plugin keys stay (asked for, or device-plugin pods may remain).
+    `keep_names`: device-plugin names whose keys stay all the same (`nvidia.com/gpu` while the
+    bridge serves pods of the namespace unchanged: `requests.nvidia.com/gpu` counts them).
     `mig`: how workloads of the quota's namespace now ask for MIG devices ("single": their
     nvidia.com/gpu requests are MIG slices; "mixed": nvidia.com/mig-* requests)."""
     hard_path = quota_path(data)
@@ -33,6 +36,7 @@ def plan_quota(file: str, data: Mapping[str, Any], base: PathT, *, keep: bool,
     enforced: dict[str, int] = {}
     stated: dict[str, int] = {}
     old: list[str] = []
+    kept: list[str] = []  # of `old`, those keep_names holds
     profiles: set[str] = set()
     for quota in quota_keys(data):
         if not quota.device.is_nvidia_device_plugin:
@@ -43,6 +47,8 @@ def plan_quota(file: str, data: Mapping[str, Any], base: PathT, *, keep: bool,
                 file, data, "blocked", reason=f"quota {quota.key}: {quota.value!r} is not a "
                 "whole number"))
         old.append(quota.key)
+        if quota.resource in keep_names:
+            kept.append(quota.key)
         if quota.device.mig_profile is not None:
             profiles.add(quota.device.mig_profile)
         cls = emit.MIG_CLASS if quota.device.mig_profile is not None else emit.GPU_CLASS
@@ -70,10 +76,13 @@ def plan_quota(file: str, data: Mapping[str, Any], base: PathT, *, keep: bool,
         if key not in hard:
             plan.ops.append(Append(path, key, value))
     if not keep:
-        plan.ops += [Delete(path + (key,)) for key in old]
+        plan.ops += [Delete(path + (key,)) for key in old if key not in kept]
     if not plan.ops:
         return ObjectPlan()
     notes += _notes(asked, keep, profiles, bool(unenforced))
+    if kept and not keep:
+        notes.append(f"kept {', '.join(kept)}: the bridge serves pods of this namespace "
+                     "unchanged, and this key still caps them")
     plan.result = result_for(file, data, "quota", notes=tuple(notes))
     prune(data, base, plan.ops)
     return plan

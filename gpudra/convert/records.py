@@ -22,6 +22,8 @@ class ConvertOptions:
     keep_node_selectors: bool = False
     add_toleration: bool = True       # where the original requested nvidia.com/gpu
     keep_device_plugin_quota: bool = False
+    # device-plugin names whose quota keys stay even so: pods the bridge serves still ask them
+    keep_quota_names: frozenset[str] = frozenset()
     selectors: tuple[str, ...] = ()   # extra CEL for every converted request (already compiled)
     min_memory: str | None = None     # whole GPUs only: a MIG device's memory is its slice
     product: str | None = None        # product-name prefix, for every request
@@ -95,6 +97,7 @@ class ConvertRequest:
     keep_node_selectors: bool = False
     add_toleration: bool | None = None  # None: files yes; --from-cluster: if GPU nodes are tainted
     keep_device_plugin_quota: bool = False
+    keep_quota_names: frozenset[str] = frozenset()  # ConvertOptions.keep_quota_names
     selectors: tuple[str, ...] = ()
     min_memory: str | None = None
     product: str | None = None

@@ -93,6 +93,7 @@ def build_options(request: ConvertRequest) -> ConvertOptions:
                           keep_node_selectors=request.keep_node_selectors,
                           add_toleration=request.add_toleration is not False,
                           keep_device_plugin_quota=request.keep_device_plugin_quota,
+                          keep_quota_names=request.keep_quota_names,
                           selectors=tuple(request.selectors), min_memory=request.min_memory,
                           product=request.product, admin_access=request.admin_access)
 

@@ -136,10 +136,18 @@ def rewritten_only(plan: CutoverPlan, bridge: BridgePlan) -> CutoverPlan:
 
 def without_bridged(fleet: Fleet, bridge: BridgePlan) -> Fleet:
     """The fleet as the quotas see it: a namespace's device-plugin quota keys go with its last
-    workload that is converted; the bridged ones keep asking nvidia.com/gpu, which
-    `requests.nvidia.com/gpu` counts whether the device plugin or the bridge serves it."""
+    workload that is converted, but those on nvidia.com/gpu (bridged_names)."""
     bridged = frozenset().union(*bridge.bridged.values())
     return replace(fleet, workloads=tuple(w for w in fleet.workloads if w.key not in bridged))
+
+
+def bridged_names(bridge: BridgePlan) -> dict[str, frozenset[str]]:
+    """Per namespace holding a bridged workload, the device-plugin names whose quota keys stay:
+    its pods keep asking nvidia.com/gpu, which `requests.nvidia.com/gpu` counts whether the
+    device plugin or the bridge serves it (docs/facts.md); the other keys (MIG profiles) go
+    with the namespace's last converted workload."""
+    return {namespace: frozenset({BRIDGED_NAME}) for namespace, _, _ in
+            frozenset().union(*bridge.bridged.values())}
 
 
 def split(moved: Sequence[Workload], bridged: frozenset[tuple[str, str, str]]

@@ -15,6 +15,9 @@ them, so that every step is one kubectl command over one folder:
                                      there remain on the device plugin, and go in its last
                                      wave), and as they were before the wave (the rollback)
 
+Every wave has its folder, converted/ at least (empty in a wave that only switches nodes), so
+the runbook's `gpudra verify --wave-of DIR/wave-N` line reads one in each wave.
+
 `kubectl replace`, not `apply`: an object that `kubectl apply` did not create has no
 last-applied configuration, so apply removes nothing from it, and the converted template would
 keep its `nvidia.com/gpu` limit beside the claim (its pods then wait for both).
@@ -53,12 +56,18 @@ class QuotaChange:
     quota: Mapping[str, Any]
     keep: bool
     before: bool | None = None  # the `keep` of the previous change, None for the first
+    # device-plugin names whose keys stay in any case: the bridge serves pods of the namespace
+    # that ask them unchanged, and the quota's key still counts them (--strategy bridge)
+    kept_names: frozenset[str] = frozenset()
 
 
-def quota_changes(result: CutoverPlan, fleet: Fleet) -> dict[int, tuple[QuotaChange, ...]]:
+def quota_changes(result: CutoverPlan, fleet: Fleet,
+                  bridged: Mapping[str, frozenset[str]] | None = None
+                  ) -> dict[int, tuple[QuotaChange, ...]]:
     """Per wave, the quotas it replaces: in the first wave that moves a workload of their
     namespace (DRA keys added), and in the wave after which none is left on the device plugin
-    there (device-plugin keys removed); one change when both are the same wave."""
+    there (device-plugin keys removed, but those on the names `bridged` gives the namespace:
+    the names its bridged pods still ask); one change when both are the same wave."""
     remaining: Counter[str] = Counter(w.namespace for w in fleet.workloads if not w.on_claims)
     remaining.update(label.split("/", 1)[0] for label in fleet.unconvertible)
     last: dict[tuple[str, str], bool] = {}  # quota -> keep of its last change
@@ -72,7 +81,8 @@ def quota_changes(result: CutoverPlan, fleet: Fleet) -> dict[int, tuple[QuotaCha
             key = (meta["namespace"], meta["name"])
             keep = remaining[key[0]] > 0
             if key[0] in moved and last.get(key) in (None, True) and last.get(key) != keep:
-                changes.append(QuotaChange(quota, keep, last.get(key)))
+                changes.append(QuotaChange(quota, keep, last.get(key),
+                                           (bridged or {}).get(key[0], frozenset())))
                 last[key] = keep
         out[wave.number] = tuple(changes)
     return out
@@ -97,10 +107,13 @@ def write_waves(result: CutoverPlan, quotas: Mapping[int, tuple[QuotaChange, ...
     errors: list[InputError] = []
 
     for wave in result.waves:
-        if not wave.moved:
-            continue
         where = out / f"wave-{wave.number}"
         try:
+            # every wave's folder, so its `verify --wave-of` line reads one: a wave that only
+            # switches nodes moves no workload (as the bridge's write_bridged does)
+            (where / "converted").mkdir(parents=True, exist_ok=True)
+            if not wave.moved:
+                continue
             errors += _write_wave(wave, where, table, target)
             errors += _write_quotas(quotas.get(wave.number, ()), where, target)
         except (OSError, WriteRefused) as exc:  # a full disk, a file where a folder goes
@@ -129,9 +142,10 @@ def _write_quotas(changes: tuple[QuotaChange, ...], where: Path,
             # convert writes a file's copy under its base name: quotas of one name in two
             # namespaces each get an output folder of their own
             converted = staging / str(index)
-            after = _convert_quota(source, converted / "after", change.keep, target, errors)
+            after = _convert_quota(source, converted / "after", change, change.keep, target,
+                                   errors)
             before = exported if change.before is None else _convert_quota(
-                source, converted / "before", change.before, target, errors)
+                source, converted / "before", change, change.before, target, errors)
             if after is not None and before is not None:
                 write_under(where / "converted" / QUOTAS, name, after)
                 write_under(where / "original" / QUOTAS, name, before)
@@ -140,9 +154,9 @@ def _write_quotas(changes: tuple[QuotaChange, ...], where: Path,
     return errors
 
 
-def _convert_quota(source: Path, output: Path, keep: bool, target: TargetVersion,
-                   errors: list[InputError]) -> bytes | None:
-    errors += _convert(source, output, target, keep_quota=keep)
+def _convert_quota(source: Path, output: Path, change: QuotaChange, keep: bool,
+                   target: TargetVersion, errors: list[InputError]) -> bytes | None:
+    errors += _convert(source, output, target, keep_quota=keep, kept_names=change.kept_names)
     converted = output / source.name
     return converted.read_bytes() if converted.is_file() else None
 
@@ -190,13 +204,15 @@ def export_original(workload: Workload, table: WorkloadTable) -> tuple[str, byte
 
 
 def _convert(source: Path, output: Path, target: TargetVersion,
-             keep_quota: bool = False) -> list[InputError]:
+             keep_quota: bool = False, kept_names: frozenset[str] = frozenset()
+             ) -> list[InputError]:
     from gpudra.convert.run import ConvertRequest, run_convert
 
     stderr = io.StringIO()
     code = run_convert(ConvertRequest(paths=(str(source),), output_dir=output,
                                       target_version=str(target), quiet=True,
-                                      keep_device_plugin_quota=keep_quota),
+                                      keep_device_plugin_quota=keep_quota,
+                                      keep_quota_names=kept_names),
                        stdout=io.StringIO(), stderr=stderr)
     if code in (ExitCode.OK, ExitCode.BLOCKED):
         return []

@@ -11,8 +11,8 @@ from pathlib import Path
 from typing import Any
 
 from gpudra.cutover.bridge import (
-    BridgePlan, check_strategy, plan_bridge, released, rewritten_only, without_bridged,
-    write_bridged,
+    BridgePlan, bridged_names, check_strategy, plan_bridge, released, rewritten_only,
+    without_bridged, write_bridged,
 )
 from gpudra.cutover.bridge_context import REWRITE, fleet_mix, read_context, wave_notes
 from gpudra.cutover.fleet import Fleet, build_fleet
@@ -97,7 +97,8 @@ def run_cutover(request: CutoverRequest, *, on_page: Callable[[Any], None] | Non
         result, bridge = plan_bridge(result, fleet, table)
     # under the bridge, only what a wave converts changes its manifests and quotas
     rewritten = result if bridge is None else rewritten_only(result, bridge)
-    quotas = quota_changes(rewritten, fleet if bridge is None else without_bridged(fleet, bridge))
+    quotas = (quota_changes(rewritten, fleet) if bridge is None else
+              quota_changes(rewritten, without_bridged(fleet, bridge), bridged_names(bridge)))
     # the recommendation is for those not on the bridge already
     advice = bridge_advice(target, fleet_mix(fleet)) if bridge is None else None
     context = WaveContext(fleet.plugin_pods, {n: len(c) for n, c in quotas.items() if c},

@@ -637,8 +637,9 @@ def test_a_rerun_numbers_its_waves_after_those_its_nodes_say_are_done(
     assert code == 0, err
     numbers = [w["wave"] for w in report["waves"]]
     assert numbers == list(range(first, first + len(numbers)))
+    # every wave's folder, one that moves nothing too: its verify line reads it
     assert sorted(p.name for p in out.iterdir() if p.is_dir()) == \
-        sorted(f"wave-{w['wave']}" for w in report["waves"] if w["workloads"])
+        sorted(f"wave-{w['wave']}" for w in report["waves"])
     for wave in report["waves"]:  # each switch records its number; its rollback takes it off
         assert any(f"gpudra.io/cutover-wave={wave['wave']} --overwrite" in s
                    for s in wave["steps"])
