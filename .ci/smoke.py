@@ -57,6 +57,8 @@ def runs(work: Path) -> list[tuple[list[str], Path | None]]:
             (["checks"], None), (["checks", "-o", "json"], None),
             (["rules"], None), (["rules", "-o", "markdown"], None),
             (["explain", "GPU101"], None), (["rbac"], None),
+            (["controllers"], None), (["controllers", "-o", "json"], None),
+            (["guard"], None), (["guard", "--action", "deny", "--output-dir", "guard"], None),
             # the cluster of the current context: the fake API server
             (["audit"], None), (["audit", "-o", "json"], None), (["preflight"], None),
             (["plan"], None), (["plan", conv], None),
