@@ -13,9 +13,14 @@ USAGE = "usage: python -m tests.seam record | python -m tests.seam tree [--recor
 
 
 def _head() -> str:
-    done = subprocess.run(["git", "rev-parse", "--short", "HEAD"], cwd=CHECKOUT,
-                          capture_output=True, text=True, check=False)
-    return done.stdout.strip() or "unknown"
+    """The commit recorded from, marked when the working tree changes the code under test
+    (gpudra/ and its packaging): the record says what it was made from."""
+    code = ["gpudra", "pyproject.toml"]
+    last = subprocess.run(["git", "rev-parse", "--short", "HEAD"], cwd=CHECKOUT,
+                          capture_output=True, text=True, check=False).stdout.strip()
+    dirty = subprocess.run(["git", "status", "--porcelain", "--", *code], cwd=CHECKOUT,
+                           capture_output=True, text=True, check=False).stdout.strip()
+    return f"{last or 'unknown'}{' with uncommitted changes' if dirty else ''}"
 
 
 def record_all() -> None:

@@ -7,8 +7,6 @@ from pathlib import Path
 from typing import Any
 
 RECORD = Path(__file__).with_name("record")
-# The main commit the record was made from, before issue 35's refactors landed.
-RECORDED_FROM = "7e46642"
 
 
 def path_of(group: str, folder: Path = RECORD) -> Path:

@@ -26,6 +26,7 @@ from tests.seam.masks import apply, masks_for
 # Outputs longer than this are stored as their hash (the record stays a few MB); shorter ones
 # as text, so that a difference shows as a diff.
 INLINE_LIMIT = 24_000
+PIPE_HELP_WIDTH = 78
 STATES = CHECKOUT / "tests" / "fakeapi" / "testdata"
 
 
@@ -90,8 +91,39 @@ def _invoke(argv: list[str], stdin: bytes | None, env: Mapping[str, str | None])
     from gpudra.cli import app
     from gpudra.cli.kubectl_args import global_options_after_command
 
+    # click wraps --help to min(terminal, 80) - 2 columns: 78 in a real process on a pipe
+    # (no terminal), but CliRunner forces 80; the context's terminal_width gives the pipe's.
     return CliRunner().invoke(app, global_options_after_command(argv), input=stdin,
-                              env=dict(env), catch_exceptions=True)
+                              env=dict(env), catch_exceptions=True,
+                              terminal_width=PIPE_HELP_WIDTH)
+
+
+@dataclass(frozen=True)
+class _Ran:
+    exit_code: int
+    stdout_bytes: bytes
+    stderr_bytes: bytes
+    exception: BaseException | None = None
+
+
+def _process(argv: list[str], stdin: bytes | None, env: Mapping[str, str | None]) -> _Ran:
+    """The installed `gpudra ARGV` as a real process (its console script, so that usage
+    lines name `gpudra` as CliRunner does), for the check that in-process runs print the
+    same bytes (test_seam.py)."""
+    import subprocess
+    import sys
+
+    script = Path(sys.executable).with_name("gpudra")
+
+    full = {**os.environ, "PYTHONPATH": str(CHECKOUT)}
+    for name, value in env.items():
+        if value is None:
+            full.pop(name, None)
+        else:
+            full[name] = value
+    done = subprocess.run([str(script), *argv], input=stdin or b"",
+                          capture_output=True, env=full, timeout=600)
+    return _Ran(done.returncode, done.stdout, done.stderr)
 
 
 def _snapshot(work: Path) -> dict[str, bytes]:
@@ -111,9 +143,11 @@ def _stored(data: bytes, masks) -> str | dict[str, object]:
     return {"sha256": hashlib.sha256(encoded).hexdigest(), "bytes": len(encoded)}
 
 
-def run_case(case: Case, clusters: Clusters | None) -> dict[str, object]:
+def run_case(case: Case, clusters: Clusters | None, *, process: bool = False
+             ) -> dict[str, object]:
     """The case's observable behaviour, masked: argv, exit code, stdout, stderr, written
-    files (path -> text or hash; None for a file it deleted)."""
+    files (path -> text or hash; None for a file it deleted). `process`: run `python -m
+    gpudra` in a subprocess instead of in this process."""
     with tempfile.TemporaryDirectory(prefix="gpudra-seam-") as tmp:
         root = Path(tmp).resolve()
         work, cache = root / "work", root / "cache"
@@ -133,7 +167,7 @@ def run_case(case: Case, clusters: Clusters | None) -> dict[str, object]:
                 FIXTURES[name](work)
             before = _snapshot(work)
             stdin = (work / case.stdin).read_bytes() if case.stdin else None
-            result = _invoke(list(case.argv), stdin, env)
+            result = (_process if process else _invoke)(list(case.argv), stdin, env)
             after = _snapshot(work)
         finally:
             os.chdir(before_cwd)

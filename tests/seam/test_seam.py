@@ -71,3 +71,14 @@ def test_one_changed_byte_fails_the_comparison(case_name: str, output: str,
     problems = differences(tampered, run_case(case, clusters))
     assert len(problems) == 1
     assert f"first differing byte at offset {offset} " in problems[0]
+
+
+@pytest.mark.parametrize("name", ["examples/help-audit", "examples/audit-table",
+                                  "examples/convert-in-place", "examples/preflight-fail-on-warn",
+                                  "clusters/examples-cluster-verify-table",
+                                  "examples/audit-bad-format"])
+def test_in_process_runs_print_what_a_real_process_prints(name: str,
+                                                         clusters: Clusters) -> None:
+    """The record is made in-process (fast); a real `python -m gpudra` gives the same bytes."""
+    case = next(c for c in CASES if f"{c.group}/{c.name}" == name)
+    assert not differences(run_case(case, clusters), run_case(case, clusters, process=True))

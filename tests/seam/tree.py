@@ -51,14 +51,24 @@ def hashes(work: Path) -> dict[str, object]:
                               capture_output=True, timeout=1800)
         found[" ".join(argv)] = {
             "exit": done.returncode,
-            "stderr": apply(done.stderr.decode("utf-8", "replace"), masks),
+            "stderr": _digest(apply(done.stderr.decode("utf-8", "replace"),
+                                    masks).encode("utf-8")),
             "stdout": _digest(apply(done.stdout.decode("utf-8", "replace"),
                                     masks).encode("utf-8"))}
         print(f"seam tree: exit {done.returncode}  gpudra {' '.join(argv)}", flush=True)
-    out = work / "out"
-    found["written"] = {str(p.relative_to(work)): _digest(p.read_bytes())
-                        for p in sorted(out.rglob("*")) if p.is_file()}
+    found["written"] = _written(work / "out", work / "tree")
     return found
+
+
+def _written(out: Path, tree: Path) -> dict[str, object]:
+    """convert --output-dir copies the whole tree: the count and one digest of every file,
+    and each file's own hash only where it differs from the input (the converted ones)."""
+    files = {str(p.relative_to(out)): p.read_bytes() for p in sorted(out.rglob("*"))
+             if p.is_file()}
+    listing = "".join(f"{path} {_digest(data)}\n" for path, data in files.items())
+    changed = {path: _digest(data) for path, data in files.items()
+               if not (tree / path).is_file() or (tree / path).read_bytes() != data}
+    return {"count": len(files), "digest": _digest(listing.encode("utf-8")), "changed": changed}
 
 
 def compare_tree(write: bool) -> int:
