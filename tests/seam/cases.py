@@ -52,6 +52,10 @@ def _examples() -> Iterator[Case]:
     for fail_on in ("error", "warning", "info", "never"):
         yield case(f"audit-fail-on-{fail_on}", "audit", "examples", "--fail-on", fail_on,
                    "-o", "json")
+    for fail_on in ("error", "info", "never"):
+        for fmt in ("junit", "github", "sarif"):
+            yield case(f"audit-{fmt}-fail-on-{fail_on}", "audit", "examples", "-o", fmt,
+                       "--fail-on", fail_on)
     yield case("audit-stdin", "audit", "-", stdin="examples/apps/inference.yaml")
     yield case("audit-many-outputs", "audit", "examples", "-o", "table", "-o", "json=r.json",
                "-o", "sarif=r.sarif", "-o", "junit=r.xml", "-o", "html=r.html")
@@ -83,6 +87,15 @@ def _examples() -> Iterator[Case]:
     for fail_on in ("fail", "warn", "unavailable", "error", "warning"):
         yield case(f"preflight-fail-on-{fail_on}", "preflight", "--manifests", "examples",
                    "--fail-on", fail_on)
+    for fmt in ("junit", "github", "markdown", "table"):
+        yield case(f"preflight-skip-{fmt}", "preflight", "--manifests", "examples", "--skip",
+                   "MANIFEST001,MANIFEST003", "--fail-on", "warn", "-o", fmt)
+        yield case(f"preflight-skip-all-{fmt}", "preflight", "--manifests", "examples",
+                   "--skip", "all", "-o", fmt)
+    for fail_on in ("unavailable", "warning"):
+        for fmt in ("junit", "github"):
+            yield case(f"preflight-{fmt}-fail-on-{fail_on}", "preflight", "--manifests",
+                       "examples", "--fail-on", fail_on, "-o", fmt)
     yield case("preflight-node", "preflight", "--node", "--host-root", "host", "-o", "json",
                fixtures=("host",))
     for fmt in CHECK_FORMATS:
@@ -105,6 +118,9 @@ def _examples() -> Iterator[Case]:
                    "deny", "-o", "json", "--output-dir", "guard", trees=())
     yield case("report-merge", "report", "merge", "a.json", "b.json", "-o", "json",
                fixtures=("reports",))
+    for fail_on in ("info", "never", "error"):
+        yield case(f"report-merge-fail-on-{fail_on}", "report", "merge", "a.json", "b.json",
+                   "-o", "json", "--fail-on", fail_on, fixtures=("reports",))
     for fmt in ("markdown", "html"):
         yield case(f"report-merge-{fmt}", "report", "merge", "a.json", "b.json", "-o", fmt,
                    "--fail-on", "warning", fixtures=("reports",))
@@ -126,11 +142,14 @@ def _clusters() -> Iterator[Case]:
         for fmt in ("table", "json", "sarif"):
             yield case(f"audit-{fmt}", "audit", "-o", fmt)
         yield case("audit-namespace", "audit", "-n", "ml", "-o", "json")
-        for fmt in ("table", "json", "junit"):
+        for fmt in ("junit", "github", "markdown"):
+            yield case(f"audit-{fmt}", "audit", "-o", fmt)
+        for fmt in ("table", "json", "junit", "github", "markdown", "html"):
             yield case(f"preflight-{fmt}", "preflight", "-o", fmt)
             yield case(f"plan-{fmt}", "plan", "-o", fmt)
             yield case(f"verify-{fmt}", "verify", "-o", fmt)
-        yield case("verify-decommission", "verify", "--decommission", "-o", "json")
+        for fmt in ("json", "junit", "github", "markdown"):
+            yield case(f"verify-decommission-{fmt}", "verify", "--decommission", "-o", fmt)
         yield case("plan-converted", "plan", "examples", "-o", "json",
                    trees=(("examples", "examples"),))
         yield case("convert-from-cluster", "convert", "--from-cluster", "--output-dir",
@@ -156,6 +175,7 @@ def _goldens() -> Iterator[Case]:
         yield case("convert", "convert", "before", *args, "-o", "json")
         yield case("diff", "convert", "before", "--diff", *args)
         yield case("audit", "audit", "before", "-o", "json")
+        yield case("audit-junit", "audit", "before", "-o", "junit", "--fail-on", "info")
 
 
 def all_cases() -> list[Case]:

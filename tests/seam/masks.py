@@ -25,7 +25,8 @@ def _fixed(name: str, literal: str, replacement: str, reason: str) -> Mask:
 VOLATILE: tuple[Mask, ...] = (
     Mask("port", re.compile(r"127\.0\.0\.1:\d+"), "127.0.0.1:<port>",
          "the fake API server listens on an ephemeral port"),
-    Mask("read_at", re.compile(r'("read_at": ?"|read_at: ?\'?|read_at" value="|, read )'
+    Mask("read_at", re.compile(r'("read_at": ?"|read_at: ?\'?|read_at" value="|, read '
+                               r'|read <time>)'
                                r'\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d(?:\.\d+)?Z'),
          r"\1<read_at>", "when the cluster was read: the wall clock"),
     Mask("seconds", re.compile(r'("seconds": ?|name="seconds" value=")[0-9.e-]+'),
