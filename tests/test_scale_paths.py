@@ -13,8 +13,8 @@ from typing import Any
 
 import pytest
 
-from gpudra.model import InputError
-from gpudra.objects import ManifestObject, TemplateText
+from gpudra.results.model import InputError
+from gpudra.k8s.objects import ManifestObject, TemplateText
 from gpudra.sources.documents import parse_chunk, parse_data, split_documents
 from gpudra.sources import ScanStats
 from gpudra.sources.files import FileSource, InputFile, ReadFile, documents

@@ -13,8 +13,8 @@ from typing import Any
 
 from gpudra.convert.openshift import objects_of
 from gpudra.convert.records import WorkloadResult
-from gpudra.devices import DEVICE_NAME_PATTERN
-from gpudra.model import InputError
+from gpudra.k8s.devices import DEVICE_NAME_PATTERN
+from gpudra.results.model import InputError
 from gpudra.printable import short_repr
 from gpudra.sources import ScanStats
 from gpudra.sources.documents import Chunk, ParseError

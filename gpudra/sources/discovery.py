@@ -9,9 +9,9 @@ from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
 
-from gpudra.charts import chart_of_file as _chart_of_file
-from gpudra.charts import enclosing_chart as _enclosing_chart
-from gpudra.model import InputError
+from gpudra.k8s.charts import chart_of_file as _chart_of_file
+from gpudra.k8s.charts import enclosing_chart as _enclosing_chart
+from gpudra.results.model import InputError
 
 MANIFEST_SUFFIXES = (".yaml", ".yml", ".json")
 SKIPPED_DIRS = frozenset({".git", ".hg", ".svn", "node_modules", "vendor", "third_party",

@@ -19,8 +19,8 @@ from dataclasses import dataclass, field
 from typing import Any, Generic, TypeVar
 
 from gpudra.errors import UnreadableInputError
-from gpudra.model import InputError, Skipped
-from gpudra.objects import (
+from gpudra.results.model import InputError, Skipped
+from gpudra.k8s.objects import (
     ManifestObject,
     TemplateText,
     is_list,

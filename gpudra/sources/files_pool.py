@@ -29,7 +29,7 @@ import threading
 from collections.abc import Callable, Iterable, Iterator
 from typing import Any
 
-from gpudra.model import InputError
+from gpudra.results.model import InputError
 from gpudra.sources import Item, ScanStats
 from gpudra.sources.discovery import STDIN, InputFile
 from gpudra.sources.documents import Chunk, ParsedDocument, ParseError, parse_chunk

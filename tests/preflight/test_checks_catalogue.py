@@ -30,7 +30,7 @@ def test_the_device_plugin_matcher_loads_no_preflight_module() -> None:
     # The audit's cluster rules and the cluster source use the device-plugin matcher; it sits
     # below preflight, so an audit never loads the preflight checks (about 100 ms at start-up).
     code = ("import sys\n"
-            "from gpudra.plugin_daemonsets import device_plugin_daemonsets\n"
+            "from gpudra.k8s.plugin_daemonsets import device_plugin_daemonsets\n"
             "print(sorted(m for m in sys.modules if m.startswith('gpudra.preflight')))")
     done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
                           check=True)

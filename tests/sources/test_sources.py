@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 
 from gpudra.audit import AuditRequest, run_audit
-from gpudra.model import ExitCode, FailOn
+from gpudra.results.model import ExitCode, FailOn
 from gpudra.sources.documents import Chunk, ParseError, parse_chunk, split_documents
 
 POD = ("apiVersion: v1\nkind: Pod\nmetadata: {name: p}\nspec:\n  containers:\n  - name: c\n"

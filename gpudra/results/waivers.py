@@ -16,7 +16,7 @@ from pathlib import Path, PurePosixPath
 from typing import Any
 
 from gpudra.errors import ConfigError
-from gpudra.model import Finding, Severity, Waived
+from gpudra.results.model import Finding, Severity, Waived
 
 EXPIRED_RULE = "GPU902"
 META_RULES = frozenset({"GPU901", EXPIRED_RULE})  # `all` never waives problems with waivers
