@@ -34,8 +34,9 @@ from gpudra.k8s.gpu_use import quota_path
 from gpudra.kustomize import roots_among
 from gpudra.results.model import InputError, Skipped
 from gpudra.sources import ScanStats
-from gpudra.sources.files import STDIN, InputFile, Listing, ReadFile, discover, \
-    list_and_read, read_all
+from gpudra.sources.discovery import STDIN, InputFile, discover
+from gpudra.sources.files import Listing, list_and_read, read_all
+from gpudra.sources.reading import ReadFile
 from gpudra.k8s.workloads import WorkloadTable
 from gpudra.yamledit.yaml_nodes import NodeDocument
 from gpudra.yamledit.textedit import Style

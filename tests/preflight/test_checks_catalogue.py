@@ -13,7 +13,8 @@ import pytest
 
 from gpudra.dra.served import CORE_KINDS, GROUP, availability, versions_with_kind
 from gpudra.dra.versions import TargetVersion
-from gpudra.preflight import catalogue, checks_markdown
+from gpudra.preflight import catalogue
+from gpudra.preflight.docs import checks_markdown
 from gpudra.preflight.check_records import Tier
 
 
@@ -108,4 +109,4 @@ def test_availability_rejects_other_groups() -> None:
 def test_docs_checks_md_is_current() -> None:
     committed = Path(__file__).resolve().parents[2] / "docs" / "checks.md"
     assert committed.read_text() == checks_markdown(), \
-        "docs/checks.md is stale: regenerate it from gpudra.preflight.checks_markdown()"
+        "docs/checks.md is stale: regenerate it from gpudra.preflight.docs.checks_markdown()"
