@@ -23,7 +23,7 @@ from gen_cluster import build_state  # noqa: E402
 
 from gpudra.preflight.cluster import ClusterSnapshot, run_cluster_checks  # noqa: E402
 from gpudra.preflight.cluster.nodes import slice_devices_by_node  # noqa: E402
-from gpudra.sources.cluster import device_plugin_holding  # noqa: E402
+from gpudra.sources.live import device_plugin_holding  # noqa: E402
 
 KEYS = {"Node": "nodes", "DaemonSet": "daemonsets", "Deployment": "deployments", "Pod": "pods",
         "ResourceQuota": "resourcequotas", "DeviceClass": "deviceclasses",

@@ -35,7 +35,7 @@ import os
 import random
 import sys
 
-# gpudra's pre-scan needles (gpudra/sources/files.py NEEDLES), checked against every file.
+# gpudra's pre-scan needles (gpudra/sources/reading.py NEEDLES), checked against every file.
 NEEDLES = ("nvidia", "NVIDIA_", "resource.k8s.io", "resourceClaim", "amd.com/gpu",
            "gpu.intel.com/", "gpudra.io/")
 META_NAME = "gen_tree.meta"

@@ -11,13 +11,13 @@ from typing import Any
 from gpudra.config import Config
 from gpudra.dra.strategy_advice import audit_mix, bridge_advice
 from gpudra.dra.versions import DEFAULT, TargetVersion
-from gpudra.model import Finding, InputError, NotRead, Report
-from gpudra.objects import SourceObject, TemplateText
+from gpudra.results.model import Finding, InputError, NotRead, Report
+from gpudra.k8s.objects import SourceObject, TemplateText
 from gpudra.rules import CHECKERS, AuditContext, catalogue
 from gpudra.sources import Source
 from gpudra.sources.files import FileSource
-from gpudra.waivers import EXPIRED_RULE
-from gpudra.workloads import WorkloadTable
+from gpudra.results.waivers import EXPIRED_RULE
+from gpudra.k8s.workloads import WorkloadTable
 
 
 @dataclass(frozen=True)
@@ -102,7 +102,7 @@ def audit_cluster(options: Any, config: Config, *,
     read is an error in the report, and the rest is audited."""
     from gpudra.cluster import connect  # the Kubernetes client loads only for cluster work
     from gpudra.cluster.records import cluster_read
-    from gpudra.sources.cluster import ClusterSource
+    from gpudra.sources.live import ClusterSource
 
     table = WorkloadTable().with_kinds(config.workloads)
     with connect(options) as cluster:

@@ -16,12 +16,12 @@ from typing import Any
 import yaml
 
 from gpudra.errors import ConfigError, UnreadableInputError
-from gpudra.model import Severity
-from gpudra.objects import noun_for
+from gpudra.results.model import Severity
+from gpudra.k8s.objects import noun_for
 from gpudra.rules.base import RuleSettings
-from gpudra.vouches import Vouch, VouchSet, parse_vouches
-from gpudra.waivers import Waiver, WaiverSet, parse_waivers
-from gpudra.workloads import WorkloadKind, compile_path
+from gpudra.results.vouches import Vouch, VouchSet, parse_vouches
+from gpudra.results.waivers import Waiver, WaiverSet, parse_waivers
+from gpudra.k8s.workloads import WorkloadKind, compile_path
 
 CONFIG_NAMES = (".gpudra.yaml", ".gpudra.yml")
 _TOP_KEYS = {"rules", "exclude", "workloads", "preflight", "waivers", "strict", "vouch"}
@@ -40,7 +40,8 @@ class Config:
     preflight_skip: tuple[str, ...] = ()  # check ids `gpudra preflight` always skips
     waivers: tuple[Waiver, ...] = ()
     strict: bool = False  # inline gpudra.io/ignore annotations suppress nothing (--strict)
-    vouches: tuple[Vouch, ...] = ()  # kinds whose controllers the user vouches for (gpudra.vouches)
+    # kinds whose controllers the user vouches for (gpudra.results.vouches)
+    vouches: tuple[Vouch, ...] = ()
 
     def waiver_set(self, today: datetime.date) -> WaiverSet:
         """The waivers as judged on `today` (the caller's clock: tests fix it)."""

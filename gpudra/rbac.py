@@ -1,7 +1,7 @@
 """The least-privilege, read-only RBAC that `gpudra audit`, `plan`, `preflight`, `verify` and
 `cutover` need.
 
-Generated from the one table of what the cluster source reads (gpudra.sources.cluster), so the
+Generated from the one table of what the cluster source reads (gpudra.sources.live), so the
 role can never drift from the code: get and list on those resource types, nothing else. API
 discovery (`/api`, `/apis`, `/version`) is open to every authenticated user through the
 built-in `system:discovery` role, so it needs no rule here.
@@ -12,7 +12,7 @@ from __future__ import annotations
 from collections import defaultdict
 from typing import Any
 
-from gpudra.sources.cluster_reads import Read, all_reads
+from gpudra.sources.live_reads import Read, all_reads
 
 DEFAULT_NAME = "gpudra-reader"
 

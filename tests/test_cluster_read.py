@@ -1,7 +1,7 @@
 """Every live report names the cluster it read (kubeconfig context and API server, credentials
 redacted) and when (UTC, ISO 8601), in every format it has (issue 32): audit, verify, preflight,
 plan, cutover and convert --from-cluster, each run as users run it against the fake API
-server. One value type says it everywhere (gpudra.model.ClusterRead)."""
+server. One value type says it everywhere (gpudra.results.model.ClusterRead)."""
 
 from __future__ import annotations
 

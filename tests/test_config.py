@@ -9,7 +9,7 @@ import pytest
 from gpudra.audit import AuditRequest, run_audit
 from gpudra.config import find_config, load_config
 from gpudra.errors import ConfigError
-from gpudra.model import Severity
+from gpudra.results.model import Severity
 from gpudra.rules import catalogue
 
 POD = ("apiVersion: v1\nkind: Pod\nmetadata:\n  name: p\n{annotations}spec:\n"

@@ -45,7 +45,7 @@ from tests.convert.entitlements import pod_entitlements, whole_pod_problems
 from gpudra.audit import AuditRequest, run_audit
 from gpudra.convert.run import ConvertRequest, run_convert
 from gpudra.sources.documents import Chunk, split_documents
-from gpudra.workloads import WorkloadTable
+from gpudra.k8s.workloads import WorkloadTable
 from tests.oracle.client import documents
 
 CORPUS = Path(__file__).resolve().parents[2] / "shared" / "corpus"

@@ -8,8 +8,8 @@ from typing import Any
 
 import pytest
 
-import gpudra.gpu_use as gpu_use
-from gpudra.devices import classify
+import gpudra.k8s.gpu_use as gpu_use
+from gpudra.k8s.devices import classify
 
 # (name, served by the NVIDIA device plugin)
 NAMES: list[tuple[Any, bool]] = [

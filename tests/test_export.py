@@ -10,7 +10,7 @@ import yaml
 
 from benchmarks.gen_cluster import build_state
 from gpudra.convert.export import clean, dump, file_name
-from gpudra.workloads import WorkloadTable
+from gpudra.k8s.workloads import WorkloadTable
 
 STATE = build_state(deployments=40, replicas=2, nodes=20, gpu_nodes=5, dra_nodes=1,
                     gpu_percent=50)

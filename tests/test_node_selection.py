@@ -1,4 +1,4 @@
-"""gpudra.node_selection: which nodes a pod template's nodeSelector and required node affinity
+"""gpudra.k8s.node_selection: which nodes a pod template's nodeSelector and required node affinity
 select, and how that selection is said (CLUSTER006 says a DaemonSet's own selection)."""
 
 from __future__ import annotations
@@ -7,7 +7,7 @@ from typing import Any
 
 import pytest
 
-from gpudra.node_selection import describe_selection, selects_node
+from gpudra.k8s.node_selection import describe_selection, selects_node
 
 GPU_STACK = {"nodeSelector": {"gpudra.io/gpu-stack": "dra"}}
 CHART_DEFAULT = {"affinity": {"nodeAffinity": {"requiredDuringSchedulingIgnoredDuringExecution": {

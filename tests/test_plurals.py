@@ -1,6 +1,6 @@
 """Singular and plural: `1 node`, `2 nodes` (issue 36 item 3: `1 nodes`, `1 pods, 1 GPUs`,
 `1 waves`, `1 workloads`...). Every count gpudra says in words goes through one helper,
-gpudra.objects.plural; the messages render right with 1 and with 2, and no f-string in gpudra/
+gpudra.k8s.objects.plural; the messages render right with 1 and with 2, and no f-string in gpudra/
 puts a count straight before a plural noun (the way the wrong ones were written)."""
 
 from __future__ import annotations
@@ -13,7 +13,7 @@ import pytest
 
 from gpudra.cutover.runbook import _fits
 from gpudra.cutover.waves import Side
-from gpudra.objects import noun_for, plural
+from gpudra.k8s.objects import noun_for, plural
 
 SOURCE = Path(__file__).resolve().parents[1] / "gpudra"
 # The nouns gpudra counts, as their plurals (what follows a count in a message).
@@ -74,4 +74,4 @@ def _counted_nouns() -> list[str]:
 
 
 def test_no_count_is_written_before_a_plural_noun_by_hand() -> None:
-    assert _counted_nouns() == [], "use gpudra.objects.plural(count, noun)"
+    assert _counted_nouns() == [], "use gpudra.k8s.objects.plural(count, noun)"

@@ -13,12 +13,14 @@ from typing import Any
 
 import pytest
 
-from gpudra.model import InputError
-from gpudra.objects import ManifestObject, TemplateText
+from gpudra.results.model import InputError
+from gpudra.k8s.objects import ManifestObject, TemplateText
 from gpudra.sources.documents import parse_chunk, parse_data, split_documents
 from gpudra.sources import ScanStats
-from gpudra.sources.files import FileSource, InputFile, ReadFile, documents
-from gpudra.sources.files_pool import parse_ahead
+from gpudra.sources.discovery import InputFile
+from gpudra.sources.files import FileSource
+from gpudra.sources.reading import ReadFile, documents
+from gpudra.sources.workers import parse_ahead
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "benchmarks"))
 import gen_tree  # noqa: E402
@@ -149,7 +151,7 @@ def _view_parsed(parsed: Any) -> Any:
 
 def test_json_without_a_line_index_is_the_same_data() -> None:
     from gpudra.sources.documents import Chunk, ParseError
-    from gpudra.sources.files import _parse_json
+    from gpudra.sources.reading import _parse_json
 
     text = ODD_FILES["odd/pods.json"]
     full, bare = _parse_json(Chunk(text, 1)), _parse_json(Chunk(text, 1), lines=False)

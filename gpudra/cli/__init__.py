@@ -18,7 +18,7 @@ from gpudra.cli import (  # noqa: F401 - each registers its command(s) on app
 )
 from gpudra.cli.kubectl_args import global_options_after_command
 from gpudra.cli.root import INTERRUPTED, app
-from gpudra.model import ExitCode
+from gpudra.results.model import ExitCode
 
 __all__ = ["app", "main", "program_name"]
 

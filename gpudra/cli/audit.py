@@ -21,9 +21,9 @@ from gpudra.cli.root import app, guarded, report_errors, say
 from gpudra.cli.terminal import FileProgress, ListProgress
 from gpudra.dra.versions import TargetVersion
 from gpudra.errors import UsageError
-from gpudra.fleet import DEFAULT_MAX_PARALLEL
-from gpudra.model import ExitCode, FailOn
-from gpudra.objects import plural
+from gpudra.multicluster import DEFAULT_MAX_PARALLEL
+from gpudra.results.model import ExitCode, FailOn
+from gpudra.k8s.objects import plural
 from gpudra.printable import quote_name
 
 EPILOG = (
@@ -57,7 +57,7 @@ class AuditCommand:
     max_parallel: int
     target: TargetVersion
     config: Any                        # gpudra.config.Config
-    baseline: Any                      # gpudra.baseline.Baseline
+    baseline: Any                      # gpudra.results.baseline.Baseline
     write_baseline: Optional[Path]
 
 
@@ -174,7 +174,7 @@ def run(command: AuditCommand) -> ExitCode:
         _write_baseline(command.write_baseline, report.findings, command.quiet)
         level = FailOn.NEVER  # recording findings is the point: only unreadable input fails
     if command.baseline is not None:
-        from gpudra.baseline import apply_baseline
+        from gpudra.results.baseline import apply_baseline
 
         report = apply_baseline(report, command.baseline)
     publish = None if command.paths or command.many else \
@@ -204,7 +204,7 @@ def _publisher(quiet: bool, connection: Connection) -> Callable[[Any, str], None
 
 
 def _write_baseline(path: Path, findings: Any, quiet: bool) -> None:
-    from gpudra.baseline import write_baseline
+    from gpudra.results.baseline import write_baseline
 
     write_baseline(path, findings)
     if not quiet:
@@ -235,7 +235,7 @@ def _audit_clusters(command: AuditCommand) -> Any:
     """Several clusters (all of the kubeconfig's when no --context names them), a line on
     stderr as each one finishes."""
     from gpudra.cluster.kubeconfig import context_names
-    from gpudra.fleet import audit_contexts
+    from gpudra.multicluster import audit_contexts
 
     options = command.connection.cluster_options()
     names = list(command.contexts) or context_names(command.connection.kubeconfig, os.environ)

@@ -161,6 +161,6 @@ def load_cfg(paths: Any, config: Optional[Path], strict: bool = False) -> Any:
 def load_baseline(path: Optional[Path]) -> Any:
     if path is None:
         return None
-    from gpudra.baseline import load_baseline as load
+    from gpudra.results.baseline import load_baseline as load
 
     return load(path)

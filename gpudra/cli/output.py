@@ -14,7 +14,7 @@ from gpudra import __version__
 from gpudra.cli.options import Choice
 from gpudra.cli.terminal import color, terminal, width
 from gpudra.errors import UsageError
-from gpudra.model import FailOn
+from gpudra.results.model import FailOn
 from gpudra.report.formats import Kind, RenderOptions, names, render
 
 

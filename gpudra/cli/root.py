@@ -14,7 +14,7 @@ import typer
 from gpudra import __version__
 from gpudra.dra.versions import checked_against
 from gpudra.errors import GpudraError, UsageError
-from gpudra.model import ExitCode
+from gpudra.results.model import ExitCode
 from gpudra.printable import printable_line
 
 app = typer.Typer(

@@ -7,7 +7,7 @@ import shutil
 import sys
 from typing import Any
 
-from gpudra.objects import plural
+from gpudra.k8s.objects import plural
 from gpudra.printable import escape_text, quote_name
 
 

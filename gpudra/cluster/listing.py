@@ -22,7 +22,7 @@ from typing import TYPE_CHECKING, Any
 
 from gpudra.cluster.errors import ClusterRequestError
 from gpudra.cluster.records import ListProgress, ResourceError, ResourceType
-from gpudra.objects import noun_for, plural
+from gpudra.k8s.objects import noun_for, plural
 
 if TYPE_CHECKING:
     from gpudra.cluster.transport import Transport

@@ -8,7 +8,7 @@ import re
 from dataclasses import dataclass
 from urllib.parse import quote, urlsplit, urlunsplit
 
-from gpudra.model import ClusterRead
+from gpudra.results.model import ClusterRead
 from gpudra.printable import redact
 
 _VERSION = re.compile(r"^v?(\d+)\.(\d+)(?:\.(\d+))?")

@@ -3,7 +3,8 @@
 The file ships with gpudra: a mistake in it is gpudra's bug, so the loader raises
 RegistryError (and tests/controllers loads it, so the suite fails first). Rows are looked up by
 API group, version and kind; an object whose kind has no row is "unchecked": nobody has read its
-controller, so convert blocks it unless `.gpudra.yaml` vouches for the kind (gpudra.vouches).
+controller, so convert blocks it unless `.gpudra.yaml` vouches for the kind
+(gpudra.results.vouches).
 """
 
 from __future__ import annotations

@@ -13,7 +13,7 @@ true`).
 
 from __future__ import annotations
 
-from gpudra.gpu_use import PodSpecUse
+from gpudra.k8s.gpu_use import PodSpecUse
 
 POD_CLAIM = "gpu-admin"
 REQUEST = "admin-gpus"

@@ -22,7 +22,7 @@ from gpudra.dra import emit
 from gpudra.errors import UnreadableInputError, UsageError
 from gpudra.kustomize.tree import Tree, kustomization_file
 from gpudra.sources.file_bytes import read_regular
-from gpudra.sources.files import STDIN, InputFile
+from gpudra.sources.discovery import STDIN, InputFile
 from gpudra.yamledit.yaml_nodes import compose
 from gpudra.yamledit.yaml_nodes import load as load_document
 from gpudra.yamledit.ops import Append, Extend, apply_to_data, apply_to_text

@@ -25,8 +25,8 @@ from gpudra.convert.records import Blocked
 from gpudra.convert.requests import DeviceNeed, container_label
 from gpudra.dra.selectors import is_gfd_label
 from gpudra.dra.versions import TargetVersion
-from gpudra.objects import PathT, dig
-from gpudra.workloads import PodSpecRef
+from gpudra.k8s.objects import PathT, dig
+from gpudra.k8s.workloads import PodSpecRef
 
 HIDE_ENV = "NVIDIA_VISIBLE_DEVICES"
 MIG_NOTE = ("rewritten, not bridged: the bridge serves whole GPUs, and on MIG single-strategy "

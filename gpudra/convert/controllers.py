@@ -24,9 +24,9 @@ from gpudra.controllers.registry import (
 from gpudra.convert import grove, kserve, kubeflow, kuberay, mpijob_v1alpha1, provisioning
 from gpudra.convert.records import Blocked
 from gpudra.convert.requests import DeviceNeed
-from gpudra.objects import PathT
-from gpudra.vouches import VouchSet
-from gpudra.workloads import PodSpecRef
+from gpudra.k8s.objects import PathT
+from gpudra.results.vouches import VouchSet
+from gpudra.k8s.workloads import PodSpecRef
 from gpudra.yamledit.ops import Op
 
 

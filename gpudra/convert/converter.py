@@ -30,13 +30,14 @@ from gpudra.convert.reading import Doc, File, load
 from gpudra.convert.records import result_for
 from gpudra.convert.spool import Spool
 from gpudra.errors import UnreadableInputError
-from gpudra.gpu_use import quota_path
+from gpudra.k8s.gpu_use import quota_path
 from gpudra.kustomize import roots_among
-from gpudra.model import InputError, Skipped
+from gpudra.results.model import InputError, Skipped
 from gpudra.sources import ScanStats
-from gpudra.sources.files import STDIN, InputFile, Listing, ReadFile, discover, \
-    list_and_read, read_all
-from gpudra.workloads import WorkloadTable
+from gpudra.sources.discovery import STDIN, InputFile, discover
+from gpudra.sources.files import Listing, list_and_read, read_all
+from gpudra.sources.reading import ReadFile
+from gpudra.k8s.workloads import WorkloadTable
 from gpudra.yamledit.yaml_nodes import NodeDocument
 from gpudra.yamledit.textedit import Style
 

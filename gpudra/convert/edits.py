@@ -5,8 +5,8 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
-from gpudra.objects import PathT, dig
-from gpudra.workloads import PodSpecRef
+from gpudra.k8s.objects import PathT, dig
+from gpudra.k8s.workloads import PodSpecRef
 from gpudra.yamledit.ops import Append, Delete, Extend, InsertBefore, Op
 
 

@@ -14,7 +14,7 @@ import re
 from collections.abc import Mapping
 from typing import Any
 
-from gpudra.objects import PathT, dig
+from gpudra.k8s.objects import PathT, dig
 
 _METADATA_DROP = ("uid", "resourceVersion", "generation", "creationTimestamp", "managedFields",
                   "selfLink", "ownerReferences", "deletionTimestamp", "deletionGracePeriodSeconds")
@@ -69,7 +69,7 @@ _DEFAULT_TOLERATION_SECONDS = 300
 
 def clean(obj: Mapping[str, Any], pod_spec_paths: list[PathT]) -> dict[str, Any]:
     """A copy of the live object without server-set state and defaults. `pod_spec_paths` are
-    where its pod specs are (gpudra.workloads), to drop their defaults too."""
+    where its pod specs are (gpudra.k8s.workloads), to drop their defaults too."""
     out = copy.deepcopy(dict(obj))
     out.pop("status", None)
     kind = str(out.get("kind", ""))

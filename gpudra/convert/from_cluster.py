@@ -11,9 +11,9 @@ from typing import Any
 from gpudra.convert.records import ConvertRequest, WorkloadResult
 from gpudra.convert.writer import write_under
 from gpudra.errors import UsageError
-from gpudra.model import ClusterRead, InputError
-from gpudra.objects import dig
-from gpudra.workloads import WorkloadTable
+from gpudra.results.model import ClusterRead, InputError
+from gpudra.k8s.objects import dig
+from gpudra.k8s.workloads import WorkloadTable
 
 
 def _export_dir(request: ConvertRequest) -> Path:
@@ -31,7 +31,7 @@ def _export_dir(request: ConvertRequest) -> Path:
 def _exported_pod_specs(item: Any, table: WorkloadTable) -> list | None:
     """The pod spec paths of a live object to export (its GPU use, cleaned), or None when it
     is not exported: no GPU use or GPU quota, or a claim its pod's template generated."""
-    from gpudra.gpu_use import quota_keys, read_object
+    from gpudra.k8s.gpu_use import quota_keys, read_object
 
     if item.group == "resource.k8s.io":
         # Claims the pods' templates generated belong to their pods, not to Git.
@@ -56,9 +56,9 @@ def export_cluster(request: ConvertRequest, table: WorkloadTable,
     from gpudra.cluster.records import cluster_read
     from gpudra.convert.export import clean, dump, file_name
     from gpudra.convert.tolerations import has_gpu_taint
-    from gpudra.gpu_use import read_object
-    from gpudra.objects import ClusterObject
-    from gpudra.sources.cluster import ClusterSource
+    from gpudra.k8s.gpu_use import read_object
+    from gpudra.k8s.objects import ClusterObject
+    from gpudra.sources.live import ClusterSource
 
     out = _export_dir(request)
     errors: list[InputError] = []

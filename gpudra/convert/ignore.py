@@ -9,7 +9,7 @@ from typing import Any
 
 from gpudra.rules.base import SUPPRESS_ANNOTATION, parse_suppressions
 from gpudra.rules.device_requests import CONVERTIBLE_RULES
-from gpudra.waivers import WaiverSet
+from gpudra.results.waivers import WaiverSet
 
 WORKLOAD_RULES = CONVERTIBLE_RULES  # device-plugin GPU, MIG and shared requests
 QUOTA_RULES = ("GPU201", "GPU203")               # ResourceQuota, Kubeflow Profile quota

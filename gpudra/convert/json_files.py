@@ -23,7 +23,7 @@ from typing import Any
 from gpudra.convert.assembly import FileChange, blocked_result, kustomization_listing
 from gpudra.convert.reading import File
 from gpudra.kustomize.tree import Tree
-from gpudra.objects import is_list
+from gpudra.k8s.objects import is_list
 from gpudra.yamledit.ops import Extend, Op
 
 SUFFIX = "-gpu-claims.json"

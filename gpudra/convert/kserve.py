@@ -23,7 +23,7 @@ from collections.abc import Iterable, Mapping
 from typing import Any
 
 from gpudra.convert.records import Blocked
-from gpudra.objects import PathT, as_mapping, dig
+from gpudra.k8s.objects import PathT, as_mapping, dig
 
 GROUP = "serving.kserve.io"
 SERVER_TYPE_ANNOTATION = "serving.kserve.io/server-type"

@@ -30,8 +30,8 @@ from collections.abc import Iterable, Mapping
 from typing import Any
 
 from gpudra.convert.records import Blocked
-from gpudra.objects import PathT, as_mapping, dig, plural
-from gpudra.quantity import parse_device_count
+from gpudra.k8s.objects import PathT, as_mapping, dig, plural
+from gpudra.k8s.quantity import parse_device_count
 from gpudra.yamledit.ops import Append, Delete, Op
 
 GROUP = "trainer.kubeflow.org"

@@ -16,8 +16,8 @@ import re
 from collections.abc import Iterable, Mapping
 from typing import Any
 
-from gpudra.objects import PathT, as_mapping, dig
-from gpudra.quantity import parse_device_count
+from gpudra.k8s.objects import PathT, as_mapping, dig
+from gpudra.k8s.quantity import parse_device_count
 from gpudra.yamledit.ops import Append, Delete, InsertBefore, Op
 
 NUM_GPUS = "num-gpus"

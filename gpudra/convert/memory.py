@@ -12,7 +12,7 @@ from collections.abc import Iterable, Mapping, Sequence
 from typing import Any
 
 from gpudra.convert.planner import ConvertOptions, Planner
-from gpudra.workloads import WorkloadTable
+from gpudra.k8s.workloads import WorkloadTable
 from gpudra.yamledit.ops import apply_to_data
 from gpudra.yamledit.yaml_nodes import NodeDocument
 
@@ -65,7 +65,7 @@ _KEY = b'"nvidia.com/'
 
 def may_ask_for_nvidia(data: Mapping[str, Any]) -> bool:
     """False when no key anywhere in `data` starts with `nvidia.com/`: convert rewrites only
-    what asks for an NVIDIA device-plugin resource (gpudra.devices.classify), so it would
+    what asks for an NVIDIA device-plugin resource (gpudra.k8s.devices.classify), so it would
     leave such an object as it is. The data as JSON, searched in C, tells that in a few
     microseconds, where planning an object already on DRA reads its pod specs (about 30 us):
     a key serialises as a quote and the key itself (nothing in `nvidia.com/` is escaped).

@@ -18,7 +18,7 @@ from collections.abc import Iterable, Mapping
 from typing import Any
 
 from gpudra.convert.records import Blocked
-from gpudra.objects import PathT
+from gpudra.k8s.objects import PathT
 
 API_VERSION = "kubeflow.org/v1alpha1"
 GPU = "nvidia.com/gpu"  # the controller's default processing resource

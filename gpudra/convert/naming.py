@@ -13,8 +13,8 @@ from collections.abc import Iterable, Iterator, Mapping
 from typing import Any
 
 from gpudra.dra import emit
-from gpudra.objects import PathT, dig
-from gpudra.workloads import POD_NESTING_KEYS
+from gpudra.k8s.objects import PathT, dig
+from gpudra.k8s.workloads import POD_NESTING_KEYS
 
 DEFAULT_NAMESPACE = "default"
 # A parameter filled in before the object is applied: OpenShift Templates (`oc process`) and

@@ -19,8 +19,8 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
-from gpudra.objects import PathT, dig
-from gpudra.workloads import ContainerRef, PodSpecRef
+from gpudra.k8s.objects import PathT, dig
+from gpudra.k8s.workloads import ContainerRef, PodSpecRef
 from gpudra.yamledit.ops import Append, InsertBefore, Op
 
 GROUP = "apps.nvidia.com"

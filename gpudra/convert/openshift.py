@@ -14,7 +14,7 @@ from collections.abc import Mapping
 from typing import Any
 
 from gpudra.kustomize.resource_files import objects_in
-from gpudra.objects import template_objects
+from gpudra.k8s.objects import template_objects
 from gpudra.yamledit.ops import Extend, Op
 
 OBJECTS = "objects"

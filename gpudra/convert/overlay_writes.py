@@ -27,9 +27,9 @@ from gpudra.kustomize.kfile import KustomizationEdit, edit_kustomization
 from gpudra.kustomize.names import NAME_REFERENCES, ReferenceConfigs, reference_specs
 from gpudra.kustomize.patches import pointer
 from gpudra.kustomize.tree import Kustomization
-from gpudra.objects import dig
+from gpudra.k8s.objects import dig
 from gpudra.sources.documents import split_documents
-from gpudra.workloads import WorkloadTable
+from gpudra.k8s.workloads import WorkloadTable
 from gpudra.yamledit.ops import Delete, apply_to_data, apply_to_text
 from gpudra.yamledit.textedit import LayoutError, detect_style
 from gpudra.yamledit.yaml_nodes import compose, load

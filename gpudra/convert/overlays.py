@@ -39,14 +39,14 @@ from gpudra.convert.overlay_records import (
 )
 from gpudra.convert.overlay_writes import name_references, write_plan
 from gpudra.convert.records import ContainerClaim
-from gpudra.devices import DeviceKind, classify
+from gpudra.k8s.devices import DeviceKind, classify
 from gpudra.dra.emit import GPU_CLASS, MIG_CLASS
-from gpudra.gpu_use import device_keys
+from gpudra.k8s.gpu_use import device_keys
 from gpudra.kustomize.build import Application, Build, Resource
 from gpudra.kustomize.patches import as_path, device_ops, pointer_tokens
 from gpudra.kustomize.touches import Touch, touches
-from gpudra.objects import dig, plural
-from gpudra.workloads import WorkloadTable
+from gpudra.k8s.objects import dig, plural
+from gpudra.k8s.workloads import WorkloadTable
 from gpudra.yamledit.ops import Delete, apply_to_data
 from gpudra.yamledit.textedit import LayoutError
 

@@ -18,8 +18,8 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from gpudra.dra.selectors import ATTR, is_gfd_label, label_selector
-from gpudra.objects import PathT, dig
-from gpudra.workloads import PodSpecRef
+from gpudra.k8s.objects import PathT, dig
+from gpudra.k8s.workloads import PodSpecRef
 from gpudra.yamledit.ops import Delete, Op
 
 PRODUCT_LABEL = "nvidia.com/gpu.product"

@@ -58,9 +58,9 @@ from gpudra.convert.tolerations import NOTE as TOLERATION_NOTE
 from gpudra.dra import emit
 from gpudra.dra.selectors import min_memory_selector, product_prefix_selector
 from gpudra.dra.sharing import NO_REPLICAS, device_plugin_sharing
-from gpudra.gpu_use import ObjectUse, quota_path, read_object, read_pod_spec
-from gpudra.objects import dig, format_path
-from gpudra.workloads import PodSpecRef, WorkloadTable
+from gpudra.k8s.gpu_use import ObjectUse, quota_path, read_object, read_pod_spec
+from gpudra.k8s.objects import dig, format_path
+from gpudra.k8s.workloads import PodSpecRef, WorkloadTable
 from gpudra.yamledit.ops import Append, Delete, Extend, Op, container_of
 from gpudra.yamledit.yaml_nodes import NodeDocument, PathT
 

@@ -13,9 +13,9 @@ from gpudra.convert.edits import prune
 from gpudra.convert.ignore import QUOTA_RULES, skip_reason
 from gpudra.convert.records import ObjectPlan, result_for
 from gpudra.dra import emit
-from gpudra.gpu_use import quota_keys, quota_path
-from gpudra.objects import PathT, dig
-from gpudra.waivers import WaiverSet
+from gpudra.k8s.gpu_use import quota_keys, quota_path
+from gpudra.k8s.objects import PathT, dig
+from gpudra.results.waivers import WaiverSet
 from gpudra.yamledit.ops import Append, Delete
 
 

@@ -1,5 +1,5 @@
 """What convert reads of one input file: its documents, each as the audit classifies it
-(gpudra.sources.files.documents), and of those the ones convert plans, as node trees.
+(gpudra.sources.reading.documents), and of those the ones convert plans, as node trees.
 
 One file at a time: the caller plans and edits a file before it reads the next, so a tree
 holds the node trees of one file at once, not those of every GPU document.
@@ -13,12 +13,13 @@ from typing import Any
 
 from gpudra.convert.openshift import objects_of
 from gpudra.convert.records import WorkloadResult
-from gpudra.devices import DEVICE_NAME_PATTERN
-from gpudra.model import InputError
+from gpudra.k8s.devices import DEVICE_NAME_PATTERN
+from gpudra.results.model import InputError
 from gpudra.printable import short_repr
 from gpudra.sources import ScanStats
 from gpudra.sources.documents import Chunk, ParseError
-from gpudra.sources.files import STDIN, InputFile, ReadFile, documents
+from gpudra.sources.discovery import STDIN, InputFile
+from gpudra.sources.reading import ReadFile, documents
 from gpudra.sources.prescan import CONVERT_NEEDLES
 from gpudra.sources.text_requests import TextRequest, text_allocates, text_requests
 from gpudra.yamledit.yaml_nodes import NodeDocument, compose_chunk

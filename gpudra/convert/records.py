@@ -9,8 +9,8 @@ from pathlib import Path
 from typing import Any
 
 from gpudra.dra.versions import DEFAULT, TargetVersion
-from gpudra.vouches import VouchSet
-from gpudra.waivers import WaiverSet
+from gpudra.results.vouches import VouchSet
+from gpudra.results.waivers import WaiverSet
 from gpudra.yamledit.ops import Op
 
 

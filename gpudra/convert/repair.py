@@ -34,8 +34,8 @@ from typing import Any
 from gpudra.dra.request_shapes import EXACT_FIELDS, FLAT_VERSIONS, WRAPPED_VERSIONS
 from gpudra.dra.served import GROUP, availability
 from gpudra.dra.versions import TargetVersion
-from gpudra.objects import PathT, as_mapping
-from gpudra.workloads import PodSpecRef
+from gpudra.k8s.objects import PathT, as_mapping
+from gpudra.k8s.workloads import PodSpecRef
 from gpudra.yamledit.ops import Op, Replace, Unwrap, Wrap
 
 KINDS = frozenset({"ResourceClaim", "ResourceClaimTemplate", "DeviceClass"})

@@ -10,12 +10,12 @@ from collections.abc import Mapping, Sequence
 from typing import Any
 
 from gpudra.dra.versions import TargetVersion
-from gpudra.model import Severity
-from gpudra.objects import ManifestObject, PathT, dig
+from gpudra.results.model import Severity
+from gpudra.k8s.objects import ManifestObject, PathT, dig
 from gpudra.rules import catalogue
 from gpudra.rules.base import AuditContext, RuleSettings
 from gpudra.rules.dra_objects import DraObjects
-from gpudra.workloads import WorkloadTable
+from gpudra.k8s.workloads import WorkloadTable
 from gpudra.yamledit.ops import Op, apply_to_data
 
 

@@ -30,14 +30,14 @@ from dataclasses import dataclass, field, replace
 
 from gpudra.convert.naming import free_name
 from gpudra.convert.records import Blocked
-from gpudra.devices import MAX_NODE_DEVICES, DeviceKind
+from gpudra.k8s.devices import MAX_NODE_DEVICES, DeviceKind
 from gpudra.dra import emit
 from gpudra.dra.mig_memory import usable_mib
 from gpudra.dra.versions import TargetVersion
-from gpudra.gpu_use import PodSpecUse
-from gpudra.objects import PathT
-from gpudra.quantity import parse_device_count, parse_quantity
-from gpudra.workloads import ContainerRef
+from gpudra.k8s.gpu_use import PodSpecUse
+from gpudra.k8s.objects import PathT
+from gpudra.k8s.quantity import parse_device_count, parse_quantity
+from gpudra.k8s.workloads import ContainerRef
 
 GPU_CLASS = emit.GPU_CLASS
 MIG_CLASS = emit.MIG_CLASS

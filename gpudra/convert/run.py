@@ -31,14 +31,14 @@ from gpudra.dra.versions import DEFAULT, TargetVersion, live_target
 from gpudra.errors import UnreadableInputError, UsageError
 from gpudra.kustomize import KUSTOMIZATION_FILES
 from gpudra.kustomize.tree import real_roots
-from gpudra.model import ClusterRead, ExitCode, InputError
-from gpudra.objects import plural
+from gpudra.results.model import ClusterRead, ExitCode, InputError
+from gpudra.k8s.objects import plural
 from gpudra.printable import quote_name
-from gpudra.quantity import parse_quantity
+from gpudra.k8s.quantity import parse_quantity
 from gpudra.report.formats import Kind, RenderOptions, find, render
 from gpudra.rules import catalogue
 from gpudra.sources.file_bytes import read_regular
-from gpudra.workloads import WorkloadTable
+from gpudra.k8s.workloads import WorkloadTable
 
 
 def build_options(request: ConvertRequest) -> ConvertOptions:

@@ -12,8 +12,8 @@ from typing import Any
 from gpudra.convert.records import Blocked
 from gpudra.convert.requests import DeviceNeed
 from gpudra.dra.sharing import NO_REPLICAS
-from gpudra.objects import dig, plural
-from gpudra.workloads import PodSpecRef
+from gpudra.k8s.objects import dig, plural
+from gpudra.k8s.workloads import PodSpecRef
 
 MAX_RESERVED_FOR = 256  # resourceapi.ResourceClaimReservedForMaxSize: pods sharing one claim
 _HOSTNAME = "kubernetes.io/hostname"

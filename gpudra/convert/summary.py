@@ -9,8 +9,8 @@ from typing import Any
 
 from gpudra.convert.converter import ConvertReport
 from gpudra.convert.writer import unified_diff
-from gpudra.model import ClusterRead
-from gpudra.objects import plural
+from gpudra.results.model import ClusterRead
+from gpudra.k8s.objects import plural
 from gpudra.report.formats import RenderOptions
 from gpudra.report.json_report import skipped_data
 from gpudra.report.summary import files_read

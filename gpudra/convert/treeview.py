@@ -17,7 +17,7 @@ from gpudra.convert.overlays import ObjectState, OverlayPlan
 from gpudra.convert.reading import Doc, File
 from gpudra.kustomize.build import Build
 from gpudra.kustomize.tree import inside, real_roots
-from gpudra.sources.files import InputFile
+from gpudra.sources.discovery import InputFile
 
 
 class TreeView:

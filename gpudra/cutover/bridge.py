@@ -19,13 +19,13 @@ from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
 
-from gpudra.cutover.fleet import Fleet, Workload
+from gpudra.cutover.pools import Fleet, Workload
 from gpudra.cutover.waves import CutoverPlan
 from gpudra.dra.versions import TargetVersion
 from gpudra.errors import UsageError
-from gpudra.model import InputError
-from gpudra.objects import dig
-from gpudra.workloads import WorkloadTable
+from gpudra.results.model import InputError
+from gpudra.k8s.objects import dig
+from gpudra.k8s.workloads import WorkloadTable
 
 STRATEGIES = ("rewrite", "bridge")
 BRIDGED_NAME = "nvidia.com/gpu"

@@ -20,19 +20,19 @@ from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from gpudra.cutover.fleet import Fleet, Workload
+from gpudra.cutover.pools import Fleet, Workload
 from gpudra.cutover.waves import Wave
-from gpudra.devices import GPU, DeviceKind, classify
+from gpudra.k8s.devices import GPU, DeviceKind, classify
 from gpudra.dra.strategy_advice import FleetMix
-from gpudra.gpu_use import quota_keys
-from gpudra.object_fields import (
+from gpudra.k8s.gpu_use import quota_keys
+from gpudra.k8s.object_fields import (
     Container,
     containers,
     image_repository,
     image_tag,
     workload_name,
 )
-from gpudra.objects import as_list, as_mapping, dig
+from gpudra.k8s.objects import as_list, as_mapping, dig
 
 REWRITE = "rewrite"  # as convert and cutover spell it: --strategy rewrite|bridge
 BRIDGE = "bridge"

@@ -21,7 +21,7 @@ from dataclasses import replace
 
 from gpudra.cutover.bridge import BRIDGED, BRIDGED_NAME, MAPPING, split
 from gpudra.cutover.manifests import RECREATE, REPLACE, mode, wave_modes
-from gpudra.cutover.fleet import WAVE_LABEL, Workload
+from gpudra.cutover.pools import WAVE_LABEL, Workload
 from gpudra.cutover.namespaces import label_step, unlabel_step
 from gpudra.cutover.runbook import (
     OPERATOR_LABEL, STACK_LABEL, WaveContext, _cascade, _count, _settled, _switch,

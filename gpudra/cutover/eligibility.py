@@ -9,8 +9,8 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
-from gpudra.node_selection import selects_node
-from gpudra.objects import as_mapping, dig
+from gpudra.k8s.node_selection import selects_node
+from gpudra.k8s.objects import as_mapping, dig
 
 _AUTO_TOLERATED = frozenset({"nvidia.com/gpu"})
 

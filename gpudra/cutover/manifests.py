@@ -34,11 +34,11 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from gpudra.cutover.fleet import Fleet, Workload
+from gpudra.cutover.pools import Fleet, Workload
 from gpudra.cutover.waves import CutoverPlan, Wave
 from gpudra.dra.versions import TargetVersion
-from gpudra.model import ExitCode, InputError
-from gpudra.workloads import WorkloadTable
+from gpudra.results.model import ExitCode, InputError
+from gpudra.k8s.workloads import WorkloadTable
 
 # Kinds whose pod template the API server will not change: Job (spec.template is immutable),
 # JobSet (spec.replicatedJobs is immutable), Pod (a pod's containers' resources are fixed).
@@ -194,7 +194,7 @@ def export_original(workload: Workload, table: WorkloadTable) -> tuple[str, byte
     """(file name, text) of the workload as exported (what `convert --from-cluster` reads:
     without status and what the API server set); None for a name no API server holds."""
     from gpudra.convert.export import clean, dump, file_name
-    from gpudra.gpu_use import read_object
+    from gpudra.k8s.gpu_use import read_object
 
     data = workload.original
     group = str(data.get("apiVersion", "")).rpartition("/")[0]

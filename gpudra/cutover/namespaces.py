@@ -8,7 +8,7 @@ from __future__ import annotations
 import shlex
 from collections import Counter
 
-from gpudra.cutover.fleet import Fleet
+from gpudra.cutover.pools import Fleet
 from gpudra.cutover.waves import CutoverPlan
 from gpudra.guard.policy import MIGRATED_LABEL, MIGRATED_VALUE
 

@@ -15,7 +15,7 @@ from gpudra.cutover.bridge import (
     without_bridged, write_bridged,
 )
 from gpudra.cutover.bridge_context import REWRITE, fleet_mix, read_context, wave_notes
-from gpudra.cutover.fleet import Fleet, build_fleet
+from gpudra.cutover.pools import Fleet, build_fleet
 from gpudra.cutover.manifests import quota_changes, write_waves
 from gpudra.cutover.namespaces import finished_namespaces
 from gpudra.cutover.runbook import Runbook, WaveContext
@@ -23,9 +23,9 @@ from gpudra.cutover.waves import CutoverPlan, order_waves
 from gpudra.dra.strategy_advice import bridge_advice
 from gpudra.dra.versions import DEFAULT, TargetVersion, live_target
 from gpudra.errors import UsageError
-from gpudra.model import ClusterRead, ExitCode, InputError
-from gpudra.objects import SourceObject
-from gpudra.workloads import WorkloadTable
+from gpudra.results.model import ClusterRead, ExitCode, InputError
+from gpudra.k8s.objects import SourceObject
+from gpudra.k8s.workloads import WorkloadTable
 
 
 @dataclass(frozen=True)
@@ -166,7 +166,7 @@ def top_owners(objects: list[dict[str, Any]], table: WorkloadTable) -> list[dict
     and what it does not read dropped. The export is served to that very reader, so a file
     plans exactly what the cluster it was read from would. `objects` were judged by their
     typed readers (with the file and line of each refusal) and are not judged again."""
-    from gpudra.sources.cluster import ClusterSource
+    from gpudra.sources.live import ClusterSource
     from gpudra.sources.exported import ExportedCluster
 
     source = ClusterSource(ExportedCluster(objects), table, command="cutover", judged=True)
@@ -181,8 +181,8 @@ def _read_cluster(request: CutoverRequest, table: WorkloadTable, errors: list[In
     otherwise); which cluster and when, into `reads`."""
     from gpudra.cluster import ClusterOptions, connect
     from gpudra.cluster.records import cluster_read
-    from gpudra.model import NotRead
-    from gpudra.sources.cluster import ClusterSource
+    from gpudra.results.model import NotRead
+    from gpudra.sources.live import ClusterSource
 
     objects: list[dict[str, Any]] = []
     with connect(request.cluster or ClusterOptions(all_namespaces=True)) as cluster:

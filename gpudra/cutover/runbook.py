@@ -18,12 +18,12 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from gpudra.cutover.bridge import MAPPING_CLASS, BridgePlan
-from gpudra.cutover.fleet import RISK_NAMES, WAVE_LABEL, Workload
+from gpudra.cutover.pools import RISK_NAMES, WAVE_LABEL, Workload
 from gpudra.cutover.manifests import RECREATE, REPLACE, mode, wave_modes
 from gpudra.cutover.namespaces import guard_prerequisite, label_step, unlabel_step
 from gpudra.cutover.waves import CutoverPlan, Side, Wave
-from gpudra.model import ClusterRead
-from gpudra.objects import as_mapping, plural
+from gpudra.results.model import ClusterRead
+from gpudra.k8s.objects import as_mapping, plural
 from gpudra.report.formats import RenderOptions
 
 OPERATOR_LABEL = "nvidia.com/gpu.deploy.device-plugin"
@@ -405,7 +405,7 @@ def _bridge_lists(wave: Wave, context: WaveContext) -> list[str]:
 def manager(workload: Workload) -> str | None:
     """Who keeps the workload's manifest, when it is a tool that would put the device-plugin
     template back after the runbook replaces it (Helm, Argo CD, Flux); None otherwise."""
-    from gpudra.managed import managed_by
+    from gpudra.k8s.managed import managed_by
 
     found = managed_by(as_mapping(workload.original.get("metadata")))
     return None if found in (None, "kubectl apply") else found

@@ -28,14 +28,14 @@ from dataclasses import dataclass, replace
 from itertools import combinations
 from typing import Any
 
-from gpudra.cutover.fleet import Fleet, Node, Workload
+from gpudra.cutover.pools import Fleet, Node, Workload
 from gpudra.dra.cel import default_engine
-from gpudra.gpu_use import is_device_plugin_resource
-from gpudra.objects import as_mapping, dig, plural
+from gpudra.k8s.gpu_use import is_device_plugin_resource
+from gpudra.k8s.objects import as_mapping, dig, plural
 from gpudra.plan.engine import PlanOptions, plan
 from gpudra.plan.inventory import Inventory, parse_inventory
 from gpudra.plan.synthesis import NodePrediction, assemble, predict_nodes
-from gpudra.workloads import WorkloadTable
+from gpudra.k8s.workloads import WorkloadTable
 
 SHAPE_PREFIX = "gpudra-cutover-shape-"
 REPLICAS_LABEL = "nvidia.com/gpu.replicas"  # GFD: the device plugin's time-slicing replicas

@@ -20,7 +20,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from gpudra.dra.emit import NVIDIA_DRIVER
-from gpudra.objects import as_mapping, dig
+from gpudra.k8s.objects import as_mapping, dig
 
 DeviceId = tuple[str, str]  # (pool, device)
 

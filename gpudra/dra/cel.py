@@ -11,7 +11,7 @@ two environments built from the same function list:
 * a **runtime** environment declares them as ``map(string, dyn)`` and represents a value as a
   tagged map (``{"__quantity__": "<num>/<den>"}``, ``{"__semver__": "1.2.3[-pre]"}``). Member
   functions are one overload each, dispatched in Python on the tag. Quantities are exact
-  :class:`fractions.Fraction` values (``gpudra.quantity.parse_quantity``); versions compare as
+  :class:`fractions.Fraction` values (``gpudra.k8s.quantity.parse_quantity``); versions compare as
   semver 2.0 (major.minor.patch numerically, then pre-release), as blang/semver does in
   Kubernetes.
 

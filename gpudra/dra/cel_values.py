@@ -17,7 +17,7 @@ from typing import Any
 
 from gpudra.dra.cel_env import cel_equal
 from gpudra.dra.cel_equality import HASH_ERROR
-from gpudra.quantity import parse_quantity
+from gpudra.k8s.quantity import parse_quantity
 
 QUANTITY_TAG = "__quantity__"
 SEMVER_TAG = "__semver__"

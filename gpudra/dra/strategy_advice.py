@@ -19,7 +19,7 @@ from dataclasses import dataclass
 from fractions import Fraction
 
 from gpudra.dra.versions import TargetVersion
-from gpudra.model import Finding, WorkloadStatus
+from gpudra.results.model import Finding, WorkloadStatus
 
 BRIDGE_GA_MINOR = 37          # KEP-5004 `stage: stable`, DRAExtendedResource GA and locked
 MOSTLY_WHOLE = Fraction(4, 5)  # the share of device-plugin workloads asking whole GPUs only

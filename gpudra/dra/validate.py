@@ -25,7 +25,7 @@ from typing import Any
 
 from gpudra.dra.versions import DEFAULT, TargetVersion
 from gpudra.errors import GpudraError
-from gpudra.objects import as_list
+from gpudra.k8s.objects import as_list
 
 _MAX_MESSAGE = 240
 _DNS_LABEL = re.compile(r"^[a-z0-9]([-a-z0-9]*[a-z0-9])?$")

@@ -11,7 +11,7 @@ one policy matches kinds whose pod spec sits at different paths; a typed selecti
 
 from __future__ import annotations
 
-from gpudra.devices import GPU
+from gpudra.k8s.devices import GPU
 
 # Where each matched resource keeps its pod spec, as optional selections on the object. The
 # default (every other matched resource) is a workload's `spec.template.spec`.
@@ -35,7 +35,7 @@ def _mig_or_shared(key: str) -> str:
 def key_predicate(key: str, bridge: bool) -> str:
     """The CEL that is true when resource name `key` is a device-plugin resource the cluster no
     longer serves: under the claims strategy every NVIDIA device-plugin name (whole GPUs, MIG,
-    shared; gpudra.devices' GPU, MIG and SHARED kinds), under the bridge only MIG and shared
+    shared; gpudra.k8s.devices' GPU, MIG and SHARED kinds), under the bridge only MIG and shared
     ones (`nvidia.com/gpu` is served by the bridge's DeviceClass)."""
     if bridge:
         return _mig_or_shared(key)

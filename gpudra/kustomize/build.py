@@ -17,7 +17,7 @@ from typing import Any
 
 from gpudra.kustomize.patches import Patch, PatchDoc
 from gpudra.kustomize.tree import Kustomization, Tree
-from gpudra.objects import plural
+from gpudra.k8s.objects import plural
 
 ObjectsOf = Callable[[str], Iterable[tuple[int, tuple, Mapping[str, Any]]]]
 

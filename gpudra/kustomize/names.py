@@ -17,7 +17,7 @@ from gpudra.errors import UnreadableInputError
 from gpudra.kustomize.build import Resource
 from gpudra.kustomize.tree import Tree
 from gpudra.sources.file_bytes import read_regular
-from gpudra.workloads import WorkloadTable
+from gpudra.k8s.workloads import WorkloadTable
 
 NAME_REFERENCES = "gpudra-name-references.yaml"
 REFERENCE_FIELDS = (("resourceClaimTemplateName", "ResourceClaimTemplate"),

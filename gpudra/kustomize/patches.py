@@ -13,9 +13,9 @@ from collections.abc import Iterator, Mapping
 from dataclasses import dataclass
 from typing import Any
 
-from gpudra.devices import DeviceResource, classify
+from gpudra.k8s.devices import DeviceResource, classify
 from gpudra.errors import UnreadableInputError
-from gpudra.model import InputError
+from gpudra.results.model import InputError
 from gpudra.sources.documents import Chunk, ParseError, parse_chunk, split_documents
 from gpudra.sources.file_bytes import read_regular
 

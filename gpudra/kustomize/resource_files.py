@@ -8,7 +8,7 @@ from typing import Any
 import yaml
 
 from gpudra.errors import UnreadableInputError
-from gpudra.objects import is_list, list_members
+from gpudra.k8s.objects import is_list, list_members
 from gpudra.sources.documents import split_documents
 from gpudra.sources.file_bytes import decode, read_regular
 from gpudra.yamledit.yaml_nodes import load

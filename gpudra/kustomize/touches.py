@@ -12,12 +12,12 @@ from collections.abc import Mapping
 from dataclasses import dataclass, replace
 from typing import Any
 
-from gpudra.devices import DeviceResource, classify
-from gpudra.gpu_use import device_keys
+from gpudra.k8s.devices import DeviceResource, classify
+from gpudra.k8s.gpu_use import device_keys
 from gpudra.kustomize.build import Resource
 from gpudra.kustomize.patches import Patch, PatchDoc, device_ops
-from gpudra.quantity import parse_device_count
-from gpudra.workloads import ContainerRef, WorkloadTable
+from gpudra.k8s.quantity import parse_device_count
+from gpudra.k8s.workloads import ContainerRef, WorkloadTable
 
 _LISTS = ("containers", "initContainers", "sidecars", "ephemeralContainers")
 

@@ -19,7 +19,7 @@ import yaml
 
 from gpudra.errors import UnreadableInputError
 from gpudra.kustomize import KUSTOMIZATION_FILES
-from gpudra.model import InputError
+from gpudra.results.model import InputError
 from gpudra.sources.documents import Chunk, ParseError, parse_chunk
 from gpudra.sources.file_bytes import read_regular
 

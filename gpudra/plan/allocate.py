@@ -34,7 +34,7 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from fractions import Fraction
 
-from gpudra.objects import plural
+from gpudra.k8s.objects import plural
 from gpudra.plan.demand import Request, Workload
 from gpudra.plan.free_counts import FreeCounts, may_fit
 from gpudra.plan.inventory import Device, Inventory

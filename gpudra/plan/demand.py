@@ -17,7 +17,7 @@ Claims (kubernetes/api @ kubernetes-1.36.2, ``resource/v1/types.go``; ``core/v1`
   quantities (DRAConsumableCapacity); ``constraints[].matchAttribute`` /
   ``distinctAttribute`` are fully qualified attribute names.
 
-Pods per workload (how many run at once) are counted by :mod:`gpudra.pod_counts`, the same
+Pods per workload (how many run at once) are counted by :mod:`gpudra.k8s.pod_counts`, the same
 way a cluster audit reports a workload's replicas.
 
 DeviceClasses come from the input; names not found there fall back to the NVIDIA chart's
@@ -42,11 +42,11 @@ from gpudra.dra.attributes import CLASS_DEVICE_TYPE
 from gpudra.dra.emit import GPU_CLASS_SELECTOR
 from gpudra.dra.request_shapes import FLAT_VERSIONS
 from gpudra.dra.served import GROUP
-from gpudra.gpu_use import read_container
-from gpudra.objects import as_mapping, dig, expand_lists, format_path
-from gpudra.pod_counts import pod_count
-from gpudra.quantity import parse_quantity
-from gpudra.workloads import WorkloadTable
+from gpudra.k8s.gpu_use import read_container
+from gpudra.k8s.objects import as_mapping, dig, expand_lists, format_path
+from gpudra.k8s.pod_counts import pod_count
+from gpudra.k8s.quantity import parse_quantity
+from gpudra.k8s.workloads import WorkloadTable
 
 _EMPTY: Mapping[str, Any] = MappingProxyType({})
 EXACT_COUNT, ALL = "ExactCount", "All"
@@ -171,7 +171,7 @@ class Demand:
 def extract_demand(objects: Iterable[Any], table: WorkloadTable | None = None,
                    converter: ConvertHook | None = None) -> Demand:
     """Workloads, claims and classes from plain objects (dicts, or records with ``.data`` and
-    ``.file`` such as :class:`gpudra.objects.ManifestObject`)."""
+    ``.file`` such as :class:`gpudra.k8s.objects.ManifestObject`)."""
     table = table or WorkloadTable()
     entries = list(_entries(objects, converter))
     classes: dict[str, DeviceClass] = {}

@@ -24,7 +24,7 @@ from typing import Any
 
 from gpudra.dra.cel import SelectorEngine
 from gpudra.dra.versions import DEFAULT, TargetVersion
-from gpudra.objects import plural
+from gpudra.k8s.objects import plural
 from gpudra.plan.allocate import SEARCH_BUDGET, Simulation, SimulationOptions, WorkloadOutcome
 from gpudra.plan.capacity import consumption
 from gpudra.plan.demand import ALL, ConvertHook, Demand, Workload, extract_demand
@@ -43,7 +43,7 @@ from gpudra.plan.report import (
 )
 from gpudra.plan.resolve import Alternative, ResolvedClaim, resolve, resolved_for
 from gpudra.plan.selector_text import format_quantity
-from gpudra.workloads import WorkloadTable
+from gpudra.k8s.workloads import WorkloadTable
 
 
 @dataclass(frozen=True)

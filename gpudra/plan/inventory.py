@@ -39,8 +39,8 @@ from types import MappingProxyType
 from typing import Any
 
 from gpudra.dra.cel import Version
-from gpudra.objects import as_mapping, expand_lists, plural
-from gpudra.quantity import parse_quantity
+from gpudra.k8s.objects import as_mapping, expand_lists, plural
+from gpudra.k8s.quantity import parse_quantity
 
 AttributeValue = str | int | bool | Version | tuple
 _EMPTY: Mapping[str, Any] = MappingProxyType({})

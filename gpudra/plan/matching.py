@@ -53,7 +53,7 @@ from gpudra.dra.cel import (
     Version,
     default_engine,
 )
-from gpudra.objects import plural
+from gpudra.k8s.objects import plural
 from gpudra.plan.inventory import Device
 from gpudra.plan.selector_hints import unknown_names
 from gpudra.plan.selector_text import (

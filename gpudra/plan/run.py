@@ -19,8 +19,8 @@ from typing import Any
 
 from gpudra.dra.versions import DEFAULT, TargetVersion
 from gpudra.errors import UsageError
-from gpudra.model import ClusterRead, ExitCode, InputError, NotRead
-from gpudra.objects import SourceObject, as_mapping, plural
+from gpudra.results.model import ClusterRead, ExitCode, InputError, NotRead
+from gpudra.k8s.objects import SourceObject, as_mapping, plural
 from gpudra.plan.engine import PlanOptions, collector_paused, plan
 from gpudra.plan.inventory import Inventory, InventoryReader
 from gpudra.plan.report import NODE_SAMPLE, PlanReport
@@ -28,7 +28,7 @@ from gpudra.plan.synthesis import Shares, synthesize
 from gpudra.report.json_report import error_data
 from gpudra.report.outcomes import Outcome, OutcomeReport
 from gpudra.sources.files import FileSource
-from gpudra.workloads import POD_NESTING_KEYS
+from gpudra.k8s.workloads import POD_NESTING_KEYS
 
 _INVENTORY_KINDS = ("ResourceSlice", "Node")
 
@@ -68,7 +68,7 @@ def run_plan(request: PlanRequest, *, on_page: Callable[[Any], None] | None = No
     from gpudra.convert.memory import in_memory_converter
     from gpudra.convert.planner import ConvertOptions
     from gpudra.dra.cel import default_engine
-    from gpudra.workloads import WorkloadTable
+    from gpudra.k8s.workloads import WorkloadTable
 
     config = request.config or Config()
     table = WorkloadTable().with_kinds(config.workloads)
@@ -207,7 +207,7 @@ def _cluster_inventory(request: PlanRequest, on_page: Callable[[Any], None] | No
     and the time, into `reads`)."""
     from gpudra.cluster import ClusterOptions, connect
     from gpudra.cluster.records import cluster_read
-    from gpudra.sources.cluster_reads import NODES, RESOURCESLICES
+    from gpudra.sources.live_reads import NODES, RESOURCESLICES
     from gpudra.sources.shapes import well_formed
 
     errors: list[InputError] = []
@@ -230,7 +230,7 @@ def _cluster_objects(request: PlanRequest, table: Any, on_page: Callable[[Any], 
     cluster and the time, into `reads`)."""
     from gpudra.cluster import ClusterOptions, connect
     from gpudra.cluster.records import cluster_read
-    from gpudra.sources.cluster import ClusterSource
+    from gpudra.sources.live import ClusterSource
 
     objects: list[Any] = []
     errors: list[InputError] = []
@@ -250,7 +250,7 @@ def _cluster_objects(request: PlanRequest, table: Any, on_page: Callable[[Any], 
 
 def _matters(obj: SourceObject, table: Any) -> bool:
     """Only what plan looks at is kept: GPU workloads, DRA objects and nodes."""
-    from gpudra.gpu_use import read_object
+    from gpudra.k8s.gpu_use import read_object
 
     if obj.kind == "Node" or obj.group == "resource.k8s.io":
         return True
@@ -286,7 +286,7 @@ def _remedy(w: Any) -> str:
 
 
 def _role(pod_group: str) -> str:
-    """`spec.pytorchReplicaSpecs.Worker.template.spec` -> `Worker` (as gpudra.workloads.pod_role
+    """`spec.pytorchReplicaSpecs.Worker.template.spec` -> `Worker` (as gpudra.k8s.workloads.pod_role
     names a pod template; here from the dotted path plan reports)."""
     parts = [p for p in pod_group.split(".") if p not in POD_NESTING_KEYS]
     return parts[-1] if parts else pod_group

@@ -17,7 +17,7 @@ from gpudra.dra.attributes import (
     attribute_problem,
     capacity_problem,
 )
-from gpudra.objects import plural
+from gpudra.k8s.objects import plural
 from gpudra.plan.inventory import Device
 
 

@@ -52,19 +52,19 @@ from fractions import Fraction
 from types import MappingProxyType
 from typing import Any
 
-from gpudra.devices import MAX_NODE_DEVICES
+from gpudra.k8s.devices import MAX_NODE_DEVICES
 from gpudra.dra.attributes import NVIDIA_DOMAIN, STANDARD_DOMAIN
 from gpudra.dra.cel import Version
 from gpudra.dra.mig_memory import usable_mib
 from gpudra.dra.selectors import DRIVER_ARCHITECTURES
-from gpudra.objects import as_mapping, expand_lists, plural
+from gpudra.k8s.objects import as_mapping, expand_lists, plural
 from gpudra.plan.inventory import Device, Inventory, RequestPolicy
-from gpudra.quantity import parse_quantity
+from gpudra.k8s.quantity import parse_quantity
 
 MIB = 2**20
 # The most devices one plan predicts from labels: twice the largest fleet gpudra is measured
 # on (100,000 devices, benchmarks/README), about 150 MB of devices. Each node's count is
-# bounded already (gpudra.devices.MAX_NODE_DEVICES, by the typed reader); this bounds what a
+# bounded already (gpudra.k8s.devices.MAX_NODE_DEVICES, by the typed reader); this bounds what a
 # file of many small Node objects can ask for (10,000 of them at 128 devices would be 1.28
 # million devices, gigabytes).
 MAX_PREDICTED_DEVICES = 200_000

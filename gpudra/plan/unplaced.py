@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-from gpudra.objects import plural
+from gpudra.k8s.objects import plural
 from gpudra.plan.inventory import Device
 from gpudra.plan.resolve import Alternative, ResolvedClaim
 

@@ -1,7 +1,7 @@
 """`gpudra preflight`: is the cluster, and each node's runtime, ready for DRA?
 
 The catalogue of every check lives here, once, so `gpudra checks` can list them and the tests
-can require docs and cases for each. `checks_markdown()` renders docs/checks.md from it.
+can require docs and cases for each. `docs.checks_markdown()` renders docs/checks.md from it.
 
 The tiers' check modules load when `catalogue()` is first called, not when this package is
 imported: code that needs one module of it (the audit's cluster rules use the device-plugin
@@ -21,7 +21,6 @@ from gpudra.preflight.check_records import (
     count_outcomes,
     worst,
 )
-from gpudra.preflight.docs import checks_markdown
 
 
 def catalogue() -> Catalogue:
@@ -34,4 +33,4 @@ def catalogue() -> Catalogue:
 
 
 __all__ = ["Catalogue", "CheckInfo", "CheckResult", "CheckOutcome", "Tier", "apply_skips",
-           "catalogue", "checks_markdown", "count_outcomes", "worst"]
+           "catalogue", "count_outcomes", "worst"]

@@ -11,6 +11,7 @@ import json
 from collections.abc import Iterable, Sequence
 
 from gpudra.errors import UsageError
+from gpudra.preflight import catalogue
 from gpudra.preflight.check_records import CheckInfo, Tier
 from gpudra.report.formats import RenderOptions
 
@@ -29,8 +30,6 @@ _TIER_ORDER = (Tier.CLUSTER, Tier.NODE, Tier.MANIFESTS)
 def checks_markdown(checks: Iterable[CheckInfo] | None = None) -> str:
     """The whole docs/checks.md; a test keeps the committed file equal to this output."""
     if checks is None:
-        from gpudra.preflight import catalogue
-
         checks = catalogue().values()
     by_tier: dict[Tier, list[CheckInfo]] = {}
     for info in checks:
@@ -78,11 +77,9 @@ def render_markdown(checks: Sequence[CheckInfo], options: RenderOptions) -> str:
 def explain_id(wanted_id: str) -> str:
     """A rule's documentation, or a preflight check's (CLUSTER001, NODE002): one command
     explains every id gpudra prints."""
-    # Imported here: gpudra.preflight imports this module whenever it loads, and only
-    # explain needs these.
+    # Imported here: only explain needs these.
     import difflib
 
-    from gpudra.preflight import catalogue
     from gpudra.rules import catalogue as rule_catalogue
     from gpudra.rules.docs import explain_rule
 

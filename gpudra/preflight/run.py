@@ -11,8 +11,8 @@ from dataclasses import dataclass, field, replace
 from typing import TYPE_CHECKING, Any
 
 from gpudra.errors import UnreadableInputError, UsageError
-from gpudra.model import FAIL_ON_SYNONYMS, ClusterRead, ExitCode, InputError
-from gpudra.objects import noun_for, plural
+from gpudra.results.model import FAIL_ON_SYNONYMS, ClusterRead, ExitCode, InputError
+from gpudra.k8s.objects import noun_for, plural
 from gpudra.preflight import catalogue
 from gpudra.preflight.check_records import CheckOutcome, CheckResult, apply_skips, count_outcomes
 from gpudra.report.outcomes import Outcome as Verdict
@@ -50,7 +50,7 @@ class PreflightRequest:
     node_name: str | None = None
     cluster: Any = None              # gpudra.cluster.ClusterOptions (cluster tier)
     config: Any = None               # gpudra.config.Config (excludes, workloads, skips)
-    baseline: Any = None             # gpudra.baseline.Baseline: known findings do not count
+    baseline: Any = None             # gpudra.results.baseline.Baseline: known findings do not count
 
 
 @dataclass(frozen=True)

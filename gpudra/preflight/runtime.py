@@ -37,7 +37,7 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
-from gpudra.object_fields import image_tag
+from gpudra.k8s.object_fields import image_tag
 from gpudra.preflight.check_records import CheckOutcome
 
 _VERSION_RE = re.compile(

@@ -10,7 +10,7 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-from gpudra.objects import plural
+from gpudra.k8s.objects import plural
 from gpudra.report.formats import RenderOptions
 from gpudra.report.markdown import COLLAPSE_OVER, escape_cell
 from gpudra.report.summary import severity_counts

@@ -23,19 +23,19 @@ from dataclasses import dataclass
 from typing import Any
 
 from gpudra.errors import UsageError
-from gpudra.model import FailOn
+from gpudra.results.model import FailOn
 from gpudra.printable import escaped, redact
 
 
 class Kind(str, enum.Enum):
     """What is rendered; the comment names the data `render` takes for it."""
 
-    AUDIT = "audit"          # gpudra.model.Report
+    AUDIT = "audit"          # gpudra.results.model.Report
     OUTCOMES = "outcomes"    # gpudra.report.outcomes.OutcomeReport: preflight, plan, verify
     FLEET = "fleet"          # merged JSON reports (gpudra.report.merge.merge_reports)
     CONVERT = "convert"      # gpudra.convert.summary.ConvertSummary
     RUNBOOK = "runbook"      # gpudra.cutover.runbook.Runbook
-    RULES = "rules"          # the rule catalogue: a list of gpudra.model.RuleInfo
+    RULES = "rules"          # the rule catalogue: a list of gpudra.results.model.RuleInfo
     CHECKS = "checks"        # the preflight checks: a list of gpudra.preflight CheckInfo
     CONTROLLERS = "controllers"  # the controller registry: gpudra.controllers ControllerRows
 

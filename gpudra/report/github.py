@@ -14,8 +14,8 @@ from __future__ import annotations
 import re
 from pathlib import PurePath
 
-from gpudra.model import Finding, InputError, Report, Severity
-from gpudra.objects import plural
+from gpudra.results.model import Finding, InputError, Report, Severity
+from gpudra.k8s.objects import plural
 from gpudra.printable import without_lone_surrogates
 from gpudra.report import RenderOptions
 from gpudra.report.summary import severity_counts, summarize

@@ -20,8 +20,8 @@ from collections.abc import Iterable, Mapping, Sequence
 from importlib import resources
 from typing import Any
 
-from gpudra.model import Report
-from gpudra.objects import noun_for, plural
+from gpudra.results.model import Report
+from gpudra.k8s.objects import noun_for, plural
 from gpudra.printable import escape_text
 from gpudra.report import RenderOptions
 from gpudra.report.verdicts import STATUSES, repeats

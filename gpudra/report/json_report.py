@@ -7,7 +7,9 @@ from __future__ import annotations
 
 from typing import Any
 
-from gpudra.model import ClusterInfo, Finding, InputError, Report, Severity, Skipped, WorkloadStatus
+from gpudra.results.model import (
+    ClusterInfo, Finding, InputError, Report, Severity, Skipped, WorkloadStatus,
+)
 from gpudra.report import RenderOptions, json_text
 from gpudra.report.summary import summarize
 

@@ -26,8 +26,8 @@ import re
 import xml.etree.ElementTree as ET
 from collections import defaultdict
 
-from gpudra.model import FailOn, Finding, Report, RuleInfo
-from gpudra.objects import plural
+from gpudra.results.model import FailOn, Finding, Report, RuleInfo
+from gpudra.k8s.objects import plural
 from gpudra.printable import quote_name
 from gpudra.report import RenderOptions
 from gpudra.report.summary import summarize

@@ -12,8 +12,8 @@ from __future__ import annotations
 
 import re
 
-from gpudra.model import MOST_SEVERE_FIRST, Finding, InputError, Report, Severity
-from gpudra.objects import plural
+from gpudra.results.model import MOST_SEVERE_FIRST, Finding, InputError, Report, Severity
+from gpudra.k8s.objects import plural
 from gpudra.printable import escape_text, file_name, quote_name
 from gpudra.report import RenderOptions
 from gpudra.report.summary import (

@@ -19,7 +19,7 @@ from typing import Any
 
 from gpudra.errors import UnreadableInputError, UsageError
 from gpudra.input_files import decode_json, read_small
-from gpudra.model import ExitCode, FailOn, Severity
+from gpudra.results.model import ExitCode, FailOn, Severity
 from gpudra.printable import short_repr
 from gpudra.report import json_text
 from gpudra.report.formats import RenderOptions

@@ -16,8 +16,8 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
-from gpudra.model import ClusterRead, InputError
-from gpudra.objects import plural
+from gpudra.results.model import ClusterRead, InputError
+from gpudra.k8s.objects import plural
 from gpudra.report import json_text
 from gpudra.report.formats import RenderOptions
 from gpudra.report.json_report import error_data

@@ -17,7 +17,7 @@ from pathlib import PurePath
 from typing import Any
 from urllib.parse import quote
 
-from gpudra.model import Finding, InputError, Report, RuleInfo, Severity
+from gpudra.results.model import Finding, InputError, Report, RuleInfo, Severity
 from gpudra.printable import without_lone_surrogates
 from gpudra.report import RenderOptions, json_text
 

@@ -5,8 +5,8 @@ from __future__ import annotations
 from collections.abc import Mapping
 from dataclasses import dataclass
 
-from gpudra.model import MOST_SEVERE_FIRST, Report, Severity
-from gpudra.objects import plural
+from gpudra.results.model import MOST_SEVERE_FIRST, Report, Severity
+from gpudra.k8s.objects import plural
 
 
 @dataclass(frozen=True, slots=True)

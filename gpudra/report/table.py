@@ -18,9 +18,9 @@ from rich.console import Console
 from rich.table import Table
 from rich.text import Text
 
-from gpudra.charts import helm_renders
-from gpudra.model import MOST_SEVERE_FIRST, Finding, Report
-from gpudra.objects import plural
+from gpudra.k8s.charts import helm_renders
+from gpudra.results.model import MOST_SEVERE_FIRST, Finding, Report
+from gpudra.k8s.objects import plural
 from gpudra.printable import file_name, quote_name
 from gpudra.report import RenderOptions
 from gpudra.report.layout import Paragraph, Row, render_rows, wrap_text

@@ -14,7 +14,7 @@ from typing import Any
 
 import yaml
 
-from gpudra.model import Report
+from gpudra.results.model import Report
 from gpudra.printable import UNSAFE
 from gpudra.report import RenderOptions
 from gpudra.report.json_report import as_data

@@ -2,9 +2,9 @@
 
 from __future__ import annotations
 
-from gpudra.model import RuleInfo
+from gpudra.results.model import RuleInfo
 from gpudra.rules.base import AuditContext, Checker, all_rules
-from gpudra.rules.cluster import ClusterState
+from gpudra.rules.gpu_nodes import ClusterState
 from gpudra.rules.device_requests import DeviceRequests
 from gpudra.rules.dra_objects import DraObjects
 from gpudra.rules.environment import EnvironmentVars

@@ -16,12 +16,12 @@ from typing import Any
 
 from gpudra.controllers.registry import registry
 from gpudra.dra.versions import DEFAULT, TargetVersion
-from gpudra.gpu_use import ObjectUse, read_object
-from gpudra.model import Finding, InputError, RuleInfo, Severity, WorkloadStatus
-from gpudra.objects import PathT, SourceObject, TemplateText, format_path
+from gpudra.k8s.gpu_use import ObjectUse, read_object
+from gpudra.results.model import Finding, InputError, RuleInfo, Severity, WorkloadStatus
+from gpudra.k8s.objects import PathT, SourceObject, TemplateText, format_path
 from gpudra.sources import FileTree
-from gpudra.vouches import VouchSet
-from gpudra.workloads import PodSpecRef, WorkloadTable
+from gpudra.results.vouches import VouchSet
+from gpudra.k8s.workloads import PodSpecRef, WorkloadTable
 
 SUPPRESS_ANNOTATION = "gpudra.io/ignore"
 META_RULE = "GPU901"
@@ -91,7 +91,7 @@ class AuditContext:
         return rule_id not in self.settings.disabled
 
     def gpu_use(self, obj: SourceObject) -> ObjectUse:
-        """How `obj` uses GPUs (gpudra.gpu_use), read once for every checker."""
+        """How `obj` uses GPUs (gpudra.k8s.gpu_use), read once for every checker."""
         if self._gpu_use is None or self._gpu_use[0] is not obj.data:
             self._gpu_use = (obj.data, read_object(self.table, obj.group, obj.kind, obj.data))
         return self._gpu_use[1]

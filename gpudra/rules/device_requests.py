@@ -4,14 +4,14 @@ from __future__ import annotations
 
 from typing import Any
 
-from gpudra.devices import HAMI_RESOURCES, DeviceKind, DeviceResource
+from gpudra.k8s.devices import HAMI_RESOURCES, DeviceKind, DeviceResource
 from gpudra.dra.sharing import NO_REPLICAS
-from gpudra.gpu_use import DeviceRequest
-from gpudra.model import Severity
-from gpudra.objects import SourceObject, format_path
-from gpudra.quantity import parse_device_count
+from gpudra.k8s.gpu_use import DeviceRequest
+from gpudra.results.model import Severity
+from gpudra.k8s.objects import SourceObject, format_path
+from gpudra.k8s.quantity import parse_device_count
 from gpudra.rules.base import AuditContext, Checker, rule
-from gpudra.workloads import ContainerRef, pod_role
+from gpudra.k8s.workloads import ContainerRef, pod_role
 
 CATEGORY = "device requests"
 

@@ -6,7 +6,7 @@ from __future__ import annotations
 import json
 from collections.abc import Sequence
 
-from gpudra.model import RuleInfo
+from gpudra.results.model import RuleInfo
 from gpudra.report.formats import RenderOptions
 from gpudra.rules import catalogue
 

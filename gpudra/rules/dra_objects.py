@@ -18,10 +18,10 @@ from gpudra.dra.attributes import (
 )
 from gpudra.dra.request_shapes import EXACT_FIELDS, FLAT_VERSIONS, WRAPPED_VERSIONS
 from gpudra.dra.served import GROUP, availability, versions_with_kind
-from gpudra.model import Severity
-from gpudra.objects import PathT, SourceObject, as_mapping, format_path
+from gpudra.results.model import Severity
+from gpudra.k8s.objects import PathT, SourceObject, as_mapping, format_path
 from gpudra.rules.base import AuditContext, Checker, rule
-from gpudra.workloads import ContainerRef, PodSpecRef
+from gpudra.k8s.workloads import ContainerRef, PodSpecRef
 
 CATEGORY = "dra objects"
 ALLOCATION_MODES = ("ExactCount", "All")

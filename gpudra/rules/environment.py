@@ -2,9 +2,9 @@
 
 from __future__ import annotations
 
-from gpudra.gpu_use import HIDDEN, ContainerUse
-from gpudra.model import Severity
-from gpudra.objects import SourceObject
+from gpudra.k8s.gpu_use import HIDDEN, ContainerUse
+from gpudra.results.model import Severity
+from gpudra.k8s.objects import SourceObject
 from gpudra.rules.base import AuditContext, Checker, rule
 
 CATEGORY = "environment"

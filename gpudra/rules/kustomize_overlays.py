@@ -21,8 +21,8 @@ from collections.abc import Iterable, Mapping
 from typing import TYPE_CHECKING, Any
 
 from gpudra.kustomize import roots_among
-from gpudra.model import InputError
-from gpudra.objects import ManifestObject
+from gpudra.results.model import InputError
+from gpudra.k8s.objects import ManifestObject
 from gpudra.rules.base import AuditContext, Checker
 from gpudra.rules.device_requests import RULE_BY_KIND
 from gpudra.rules.overlays import GPU110, GPU610

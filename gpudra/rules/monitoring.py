@@ -6,8 +6,8 @@ import re
 from collections.abc import Mapping
 from typing import Any
 
-from gpudra.model import Severity
-from gpudra.objects import SourceObject, TemplateText, as_list, dig
+from gpudra.results.model import Severity
+from gpudra.k8s.objects import SourceObject, TemplateText, as_list, dig
 from gpudra.rules.base import AuditContext, Checker, rule
 
 CATEGORY = "monitoring"

@@ -11,9 +11,9 @@ from __future__ import annotations
 from collections.abc import Mapping
 from dataclasses import dataclass
 
-from gpudra.gpu_use import DeviceRequest, is_device_plugin_resource
-from gpudra.model import Severity
-from gpudra.objects import ManifestObject, PathT, as_mapping
+from gpudra.k8s.gpu_use import DeviceRequest, is_device_plugin_resource
+from gpudra.results.model import Severity
+from gpudra.k8s.objects import ManifestObject, PathT, as_mapping
 from gpudra.rules.base import AuditContext, Checker, rule
 
 RESOURCE_GROUP = "resource.k8s.io"

@@ -6,10 +6,10 @@ from collections.abc import Mapping
 from typing import Any
 
 from gpudra.dra.selectors import is_gfd_label, mapping_for
-from gpudra.model import Severity
-from gpudra.objects import SourceObject, dig
+from gpudra.results.model import Severity
+from gpudra.k8s.objects import SourceObject, dig
 from gpudra.rules.base import AuditContext, Checker, rule
-from gpudra.workloads import PodSpecRef
+from gpudra.k8s.workloads import PodSpecRef
 
 CATEGORY = "placement"
 

@@ -5,12 +5,12 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
-from gpudra.devices import classify
+from gpudra.k8s.devices import classify
 from gpudra.dra.bridge_quota import BRIDGE_CLAIM_ANNOTATION, claims_counted
-from gpudra.gpu_use import is_nvidia, quota_keys
-from gpudra.model import RuleInfo, Severity
-from gpudra.objects import SourceObject, dig
-from gpudra.quantity import parse_device_count
+from gpudra.k8s.gpu_use import is_nvidia, quota_keys
+from gpudra.results.model import RuleInfo, Severity
+from gpudra.k8s.objects import SourceObject, dig
+from gpudra.k8s.quantity import parse_device_count
 from gpudra.rules.base import AuditContext, Checker, rule
 
 CATEGORY = "quotas"

@@ -4,8 +4,8 @@ carry over one to one (gpudra.dra.sharing)."""
 from __future__ import annotations
 
 from gpudra.dra.sharing import NO_REPLICAS, device_plugin_sharing
-from gpudra.model import Severity
-from gpudra.objects import SourceObject, plural
+from gpudra.results.model import Severity
+from gpudra.k8s.objects import SourceObject, plural
 from gpudra.rules.base import AuditContext, Checker, rule
 
 GPU111 = rule(

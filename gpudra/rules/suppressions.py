@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import re
 
-from gpudra.model import Severity
-from gpudra.objects import SourceObject
+from gpudra.results.model import Severity
+from gpudra.k8s.objects import SourceObject
 from gpudra.rules.base import (
     SUPPRESS_ANNOTATION,
     AuditContext,

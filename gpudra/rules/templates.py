@@ -2,8 +2,8 @@
 
 from __future__ import annotations
 
-from gpudra.model import Severity
-from gpudra.objects import TemplateText
+from gpudra.results.model import Severity
+from gpudra.k8s.objects import TemplateText
 from gpudra.rules.base import AuditContext, Checker, rule
 from gpudra.sources.text_requests import text_requests
 

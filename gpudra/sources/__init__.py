@@ -11,8 +11,8 @@ from collections.abc import Iterator
 from dataclasses import dataclass, field
 from typing import Protocol, Union
 
-from gpudra.model import InputError, NotRead, Skipped
-from gpudra.objects import SourceObject, TemplateText
+from gpudra.results.model import InputError, NotRead, Skipped
+from gpudra.k8s.objects import SourceObject, TemplateText
 
 Item = Union[SourceObject, TemplateText, InputError, NotRead]
 

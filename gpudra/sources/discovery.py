@@ -9,9 +9,10 @@ from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
 
-from gpudra.charts import chart_of_file as _chart_of_file
-from gpudra.charts import enclosing_chart as _enclosing_chart
-from gpudra.model import InputError
+from gpudra.k8s.charts import chart_of_file as _chart_of_file
+from gpudra.k8s.charts import enclosing_chart as _enclosing_chart
+from gpudra.results.model import InputError
+from gpudra.sources.file_bytes import decode, read_regular
 
 MANIFEST_SUFFIXES = (".yaml", ".yml", ".json")
 SKIPPED_DIRS = frozenset({".git", ".hg", ".svn", "node_modules", "vendor", "third_party",
@@ -214,7 +215,6 @@ def _named_entries(kustomization: str) -> list[str]:
 
     from gpudra.errors import UnreadableInputError
     from gpudra.sources.documents import safe_load
-    from gpudra.sources.file_bytes import decode, read_regular
 
     try:
         data = safe_load(decode(read_regular(kustomization)))

@@ -15,7 +15,7 @@ from typing import Any
 
 import yaml
 
-from gpudra.objects import LineIndex, noun_for
+from gpudra.k8s.objects import LineIndex, noun_for
 
 try:  # the C loader is 10-30x faster; fall back so a libyaml-less install still works
     from yaml import CSafeLoader as _BaseLoader

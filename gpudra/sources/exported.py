@@ -1,7 +1,7 @@
 """An export (`kubectl get ... -o yaml`) served as the cluster it was read from.
 
 `cutover --from` must plan exactly what `cutover` plans on the live cluster, and the live
-reader (gpudra.sources.cluster.ClusterSource) is what decides which objects are workloads: a
+reader (gpudra.sources.live.ClusterSource) is what decides which objects are workloads: a
 CronJob's Jobs, a JobSet's Jobs, a LeaderWorkerSet's StatefulSets (the worker ones controlled
 by a leader pod), an InferenceService's Deployment are children whose pods count for their top
 owner. Rather than a second owner resolution for files, the exported objects are listed to that
@@ -18,7 +18,7 @@ from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from gpudra.objects import dig
+from gpudra.k8s.objects import dig
 
 GroupKind = tuple[str, str]
 

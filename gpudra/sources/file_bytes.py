@@ -9,15 +9,15 @@ import sys
 from collections.abc import Callable
 
 from gpudra.errors import UnreadableInputError
-from gpudra.sources.discovery import InputFile
 
 
-def read_input(entry: InputFile, stdin: Callable[[], bytes] | None = None) -> bytes:
-    """Read a whole input. Raises UnreadableInputError with a one-line reason."""
+def read_input(path: str | None, stdin: Callable[[], bytes] | None = None) -> bytes:
+    """Read a whole input: the file at `path`, or stdin when there is none (an InputFile's
+    path). Raises UnreadableInputError with a one-line reason."""
     try:
-        if entry.path is None:
+        if path is None:
             return (stdin or _read_stdin)()
-        return read_regular(entry.path)
+        return read_regular(path)
     except OSError as exc:
         raise UnreadableInputError(exc.strerror or str(exc)) from None
 

@@ -4,8 +4,8 @@ processes, and their items come back in the order one process would yield them.
 The walk stays in this process (it is cheap and fixes the order). Its entries go out in
 batches; each batch comes back as one message holding, per entry, the items it gave (most
 files give none: the pre-scan found no needle) and the batch's stats, merged in batch order,
-so that counts, skipped documents and every item are the same as gpudra.sources.files.scan's
-in one process. Objects that share data (the items of a List) are pickled together and so
+so that counts, skipped documents and every item are the same as
+gpudra.sources.reading.scan_entries' in one process. Objects that share data (the items of a List) are pickled together and so
 still share it.
 
 convert takes the reading and the pre-scan (read_pooled), a file without a needle coming back
@@ -14,26 +14,21 @@ workers too, and its result comes back with the file.
 
 The workers start when the pool is made, before the caller takes the first item: it can do
 other work meanwhile (plan reads its inventory while the workers read its tree).
-
-One big YAML file (an inventory of 100,000 devices) is one entry, so its documents are
-handed out instead (parse_ahead): workers parse them in batches while the caller takes them
-in order; nothing else about the file's reading changes.
 """
 
 from __future__ import annotations
 
 import collections
 import itertools
-import multiprocessing
 import threading
 from collections.abc import Callable, Iterable, Iterator
 from typing import Any
 
-from gpudra.model import InputError
+from gpudra.results.model import InputError
 from gpudra.sources import Item, ScanStats
 from gpudra.sources.discovery import STDIN, InputFile
-from gpudra.sources.documents import Chunk, ParsedDocument, ParseError, parse_chunk
-from gpudra.sources.files import ReadFile, load_items, read_entries, scan_entries
+from gpudra.sources.reading import ReadFile, load_items, read_entries, scan_entries
+from gpudra.sources.workers import context
 
 Entry = InputFile | InputError
 # Entries per message: large enough that a message costs little beside the work (a few ms of
@@ -42,24 +37,13 @@ BATCH = 500
 # Batches read ahead of the caller: enough that no worker waits while the caller works through
 # one, few enough that a slow caller (convert planning every GPU file) holds little.
 AHEAD = 8
-CHUNK_BATCH = 100  # documents of one big file per message
-
-
-def pool_allowed() -> bool:
-    """False in a worker of a pool (its processes cannot have children)."""
-    return not multiprocessing.current_process().daemon
-
-
-def _context():  # noqa: ANN202 - a multiprocessing context
-    return multiprocessing.get_context(
-        "fork" if "fork" in multiprocessing.get_all_start_methods() else None)
 
 
 def scan_pooled(entries: Iterable[Entry], *, stats: ScanStats,
                 stdin: Callable[[], bytes] | None = None,
                 on_file: Callable[[str], None] | None = None, lines: bool = True,
                 workers: int = 2, ahead: int | None = AHEAD) -> Pooled:
-    """gpudra.sources.files.scan_entries with `workers` processes, which start at once: the
+    """gpudra.sources.reading.scan_entries with `workers` processes, which start at once: the
     caller may do other work (plan reads its inventory) while they read, as far as `ahead`
     batches (Pooled). stdin (`-`) is read here, in its place: it belongs to this process."""
     def here(entry: InputFile) -> Iterator[Item]:
@@ -73,7 +57,7 @@ def read_pooled(entries: Iterable[Entry], *, stats: ScanStats,
                 on_file: Callable[[str], None] | None = None,
                 workers: int = 2,
                 after: tuple[Callable[[ReadFile, Any], Any], Any] | None = None) -> Pooled:
-    """gpudra.sources.files.read_entries with `workers` processes reading and pre-scanning
+    """gpudra.sources.reading.read_entries with `workers` processes reading and pre-scanning
     (convert, which parses what it edits itself). A file no needle picked comes back without
     its bytes: nothing reads them, and they would be most of the messages. `after` is
     read_all's: run by the worker on each file with text, its result rides back with it."""
@@ -102,7 +86,7 @@ class Pooled(Iterator[Any]):
         self._room = threading.Semaphore(ahead) if ahead is not None else None
         self._absent = absent  # what an entry a batch's results leave out gave
         self._ended = False
-        self._pool = _context().Pool(workers)
+        self._pool = context().Pool(workers)
         results = self._pool.imap(work, self._tasks(entries))
         self._items = self._drain(results, here, stats, on_file)
 
@@ -208,49 +192,3 @@ def _read_batch(task: tuple[list, tuple[Callable[[ReadFile, Any], Any], Any] | N
 
 
 _WITHOUT_TEXT = (b"", None, None)  # a file read that no needle picked: nothing more to send
-
-
-def parse_ahead(chunks: list[Chunk], *, lines: bool = True,
-                workers: int = 2) -> Callable[[Chunk], ParsedDocument]:
-    """A parse_chunk for `chunks` (in their order) that workers run ahead of the caller; it
-    raises the ParseError parse_chunk raised. The pool ends with the last chunk taken."""
-    if not chunks:
-        return parse_chunk
-    batches = [chunks[i:i + CHUNK_BATCH] for i in range(0, len(chunks), CHUNK_BATCH)]
-    results = _parsed_in_order(batches, lines, workers)
-    done: dict[int, tuple] = {}
-
-    def parse(chunk: Chunk) -> ParsedDocument:
-        while chunk.first_line not in done:
-            first_line, result = next(results)
-            done[first_line] = result
-        ok, *result = done.pop(chunk.first_line)
-        if not ok:
-            raise ParseError(*result)
-        data, lines_of = result
-        return ParsedDocument(data, lines_of, chunk)
-
-    return parse
-
-
-def _parsed_in_order(batches: list[list[Chunk]], lines: bool,
-                     workers: int) -> Iterator[tuple[int, tuple]]:
-    with _context().Pool(min(workers, len(batches))) as pool:
-        for parsed in pool.imap(_parse_batch, ((batch, lines) for batch in batches)):
-            yield from parsed
-
-
-def _parse_batch(task: tuple[list[Chunk], bool]) -> list[tuple[int, tuple]]:
-    """In a worker: each chunk's (True, data, lines), without the chunk's text, which the
-    parent has; or its ParseError as (False, message, line, not_an_object) (the exception
-    itself does not survive pickling)."""
-    batch, lines = task
-    out: list[tuple[int, tuple]] = []
-    for chunk in batch:
-        try:
-            parsed = parse_chunk(chunk, lines=lines)
-        except ParseError as exc:
-            out.append((chunk.first_line, (False, exc.message, exc.line, exc.not_an_object)))
-        else:
-            out.append((chunk.first_line, (True, parsed.data, parsed.lines)))
-    return out

@@ -22,7 +22,7 @@ import re
 from collections.abc import Callable
 from typing import Any
 
-from gpudra.objects import PathT
+from gpudra.k8s.objects import PathT
 
 Key = str | int
 # A container's members: key or index -> (offset of the key or item, offset of its value).

@@ -9,7 +9,7 @@ kind's declaration in C, so one call checks every field; its error names the pat
 are already well-formed: what fails here is an export edited by hand, a proxy, a fake server
 or an attack, and the object is left out with an input error naming it and the field, while
 the others are still judged. Counts are bounded by what a node can hold
-(gpudra.devices.MAX_NODE_DEVICES) and numbers by int64 and finite floats, as the API server
+(gpudra.k8s.devices.MAX_NODE_DEVICES) and numbers by int64 and finite floats, as the API server
 bounds them: a label `nvidia.com/gpu.count: "10000000"`, `.inf` or `2**64` is refused here
 instead of becoming millions of predicted devices, an OverflowError or an abort.
 
@@ -29,11 +29,11 @@ from typing import Annotated, Any
 import msgspec
 import orjson
 
-from gpudra.devices import MAX_NODE_DEVICES
-from gpudra.model import InputError
-from gpudra.objects import SourceObject, as_mapping, format_path
-from gpudra.quantity import parse_quantity
-from gpudra.workloads import WorkloadTable
+from gpudra.k8s.devices import MAX_NODE_DEVICES
+from gpudra.results.model import InputError
+from gpudra.k8s.objects import SourceObject, as_mapping, format_path
+from gpudra.k8s.quantity import parse_quantity
+from gpudra.k8s.workloads import WorkloadTable
 
 # Numbers as the API server holds them: int64, and floats a quantity can hold (finite).
 Int64 = Annotated[int, msgspec.Meta(ge=-(2**63), le=2**63 - 1)]

@@ -11,8 +11,8 @@ import re
 from collections.abc import Iterator
 from dataclasses import dataclass
 
-from gpudra.devices import DEVICE_NAME_PATTERN
-from gpudra.quantity import parse_device_count
+from gpudra.k8s.devices import DEVICE_NAME_PATTERN
+from gpudra.k8s.quantity import parse_device_count
 from gpudra.sources.discovery import KUSTOMIZATION_FILES
 
 # Device resource names only, as keys: GFD labels such as nvidia.com/gpu.product are not

@@ -10,12 +10,12 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
-from gpudra.gpu_use import advertised_device_plugin_resources, read_object
-from gpudra.node_selection import selects_node
-from gpudra.objects import ClusterObject, as_mapping, dig
-from gpudra.sources.cluster import device_plugin_names
+from gpudra.k8s.gpu_use import advertised_device_plugin_resources, read_object
+from gpudra.k8s.node_selection import selects_node
+from gpudra.k8s.objects import ClusterObject, as_mapping, dig
+from gpudra.sources.live import device_plugin_names
 from gpudra.verify.collect import ClusterState
-from gpudra.workloads import WorkloadTable
+from gpudra.k8s.workloads import WorkloadTable
 
 BRIDGED_NAME = "nvidia.com/gpu"
 

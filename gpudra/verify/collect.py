@@ -1,6 +1,6 @@
 """What verify reads from a live cluster, kept as small records.
 
-The cluster source (gpudra.sources.cluster) does the reading and the owner resolution; verify
+The cluster source (gpudra.sources.live) does the reading and the owner resolution; verify
 adds a pod hook that keeps, per pod, only what is judged (phase, readiness, claims, device-plugin
 GPUs held), the whole pod only for pods that are not Running and Ready (their reasons need the
 spec), and the scheduler's FailedScheduling events (one field-selected list).
@@ -13,10 +13,10 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field, replace
 from typing import Any
 
-from gpudra.gpu_use import OPERATOR_DRA_FIELDS, quota_keys, read_object
-from gpudra.model import InputError, NotRead
-from gpudra.objects import ClusterObject, as_mapping, dig
-from gpudra.sources.cluster import (
+from gpudra.k8s.gpu_use import OPERATOR_DRA_FIELDS, quota_keys, read_object
+from gpudra.results.model import InputError, NotRead
+from gpudra.k8s.objects import ClusterObject, as_mapping, dig
+from gpudra.sources.live import (
     ClusterSource,
     PodRead,
     controller_of,
@@ -25,8 +25,8 @@ from gpudra.sources.cluster import (
     problem_message,
     problem_subject,
 )
-from gpudra.sources.cluster_reads import EVENTS
-from gpudra.workloads import WorkloadTable
+from gpudra.sources.live_reads import EVENTS
+from gpudra.k8s.workloads import WorkloadTable
 
 OwnerKey = tuple[str, str, str]  # (namespace, kind, name), as the cluster source keys owners
 DeviceKey = tuple[str, str, str]  # (driver, pool, device), as allocation results name one
@@ -188,7 +188,7 @@ def claim_state(claim: Mapping[str, Any]) -> ClaimState:
 def keys_on_device_plugin(obj: Mapping[str, Any]) -> list[str]:
     """What in a quota, Kueue ClusterQueue, Karpenter NodePool or PrometheusRule still keys on
     device-plugin GPUs; empty for anything else."""
-    from gpudra.gpu_use import is_device_plugin_resource
+    from gpudra.k8s.gpu_use import is_device_plugin_resource
 
     kind = obj.get("kind")
     if kind == "ResourceQuota":
@@ -212,7 +212,7 @@ def read_cluster(cluster: Any, table: WorkloadTable,
                  on_page: Callable[[Any], None] | None = None) -> ClusterState:
     """Read what verify judges. Raises gpudra.cluster.ClusterError when the cluster cannot be
     reached at all; what one resource type could not give is an input error in the state."""
-    from gpudra.plugin_daemonsets import device_plugin_daemonsets
+    from gpudra.k8s.plugin_daemonsets import device_plugin_daemonsets
 
     state = ClusterState()
 
@@ -275,7 +275,7 @@ def _read_other_namespaces_claims(cluster: Any, state: ClusterState,
     namespaces hold devices on the same nodes. They are read cluster-wide and kept for their
     allocations only; a refused read is not an input error (the namespace's own verdicts stand),
     it is said where free devices are counted."""
-    from gpudra.sources.cluster_reads import OTHERS
+    from gpudra.sources.live_reads import OTHERS
 
     read = next(r for r in OTHERS if r.resource == "resourceclaims")
     claims = cluster.resource(read.group, read.resource, read.versions)

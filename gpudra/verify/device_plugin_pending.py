@@ -11,7 +11,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-from gpudra.sources.cluster import device_plugin_gpus
+from gpudra.sources.live import device_plugin_gpus
 from gpudra.verify.collect import ClusterState, PodState
 from gpudra.verify.eligible import eligible_nodes, where
 

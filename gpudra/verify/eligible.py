@@ -1,5 +1,5 @@
 """The nodes a pod may use, as verify judges them: its nodeSelector and required node
-affinity (gpudra.node_selection, the one reading of them); taints and resources are the
+affinity (gpudra.k8s.node_selection, the one reading of them); taints and resources are the
 scheduler's to say, in its event."""
 
 from __future__ import annotations
@@ -7,8 +7,8 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
-from gpudra.node_selection import describe_selection, selects_node
-from gpudra.objects import as_mapping, dig
+from gpudra.k8s.node_selection import describe_selection, selects_node
+from gpudra.k8s.objects import as_mapping, dig
 from gpudra.verify.collect import ClusterState, PodState
 
 
@@ -17,7 +17,7 @@ def eligible_nodes(pod: PodState, state: ClusterState) -> list[str]:
     selection: the Pending pods of a workload share theirs, and matching every node again for
     each of them was a tenth of verify's time on a cluster of 500 nodes."""
     spec = _spec(pod)
-    # Only these two fields decide (gpudra.node_selection); repr is exact for JSON values.
+    # Only these two fields decide (gpudra.k8s.node_selection); repr is exact for JSON values.
     key = repr((spec.get("nodeSelector"), dig(spec, *_REQUIRED)))
     found = state.eligible_by_selection.get(key)
     if found is None:

@@ -21,12 +21,12 @@ from typing import Any
 
 from gpudra.dra.cel import default_engine
 from gpudra.dra.versions import TargetVersion
-from gpudra.objects import as_mapping, dig
+from gpudra.k8s.objects import as_mapping, dig
 from gpudra.plan.engine import PlanOptions, plan
 from gpudra.plan.inventory import Inventory, parse_inventory
 from gpudra.verify.collect import ClusterState, DeviceKey, PodState
 from gpudra.verify.eligible import eligible_nodes, where
-from gpudra.workloads import WorkloadTable
+from gpudra.k8s.workloads import WorkloadTable
 
 MAX_NAMED = 5
 

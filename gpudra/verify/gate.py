@@ -25,8 +25,8 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from gpudra.objects import as_mapping, dig, plural
-from gpudra.gpu_use import advertised_device_plugin_resources
+from gpudra.k8s.objects import as_mapping, dig, plural
+from gpudra.k8s.gpu_use import advertised_device_plugin_resources
 from gpudra.verify.bridge_served import mapped_quota_keys
 from gpudra.verify.collect import ClusterState, PodState, keys_on_device_plugin
 from gpudra.verify.guarded import guard_warnings

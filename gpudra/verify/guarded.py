@@ -17,9 +17,9 @@ from gpudra.guard.policy import MIGRATED_LABEL, MIGRATED_VALUE
 from gpudra.guard.reading import (
     Binding, Namespace, Policy, read_binding, read_namespace, read_policy, unguarded,
 )
-from gpudra.objects import plural
-from gpudra.sources.cluster import problem_message
-from gpudra.sources.cluster_reads import GUARD_READS
+from gpudra.k8s.objects import plural
+from gpudra.sources.live import problem_message
+from gpudra.sources.live_reads import GUARD_READS
 from gpudra.sources.shapes import object_label
 
 MAX_NAMED = 10

@@ -8,14 +8,14 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from gpudra.dra.versions import TargetVersion
-from gpudra.gpu_use import read_object
-from gpudra.objects import ClusterObject, plural
+from gpudra.k8s.gpu_use import read_object
+from gpudra.k8s.objects import ClusterObject, plural
 from gpudra.plan.inventory import Inventory
 from gpudra.verify.bridge_served import bridge_serves
 from gpudra.verify.collect import ClusterState, PodState, event_message
 from gpudra.verify.device_plugin_pending import pending_reasons
 from gpudra.verify.explain import explain_pod
-from gpudra.workloads import WorkloadTable
+from gpudra.k8s.workloads import WorkloadTable
 
 DEVICE_PLUGIN, BRIDGE, CLAIMS = "device plugin", "bridge", "claims"
 MAX_PODS_SHOWN = 3

@@ -11,8 +11,8 @@ from typing import Any
 
 from gpudra.dra.versions import MAX_MINOR, MIN_MINOR, TargetVersion
 from gpudra.errors import UsageError
-from gpudra.model import ClusterRead, ExitCode, InputError
-from gpudra.objects import as_mapping, dig
+from gpudra.results.model import ClusterRead, ExitCode, InputError
+from gpudra.k8s.objects import as_mapping, dig
 from gpudra.report.outcomes import Outcome, OutcomeReport
 from gpudra.verify.collect import ClusterState, read_cluster
 from gpudra.verify.explain import live_inventory
@@ -20,7 +20,7 @@ from gpudra.verify.gate import NOT_JUDGED_UNREAD, Gate, decommission_gate, not_j
 from gpudra.verify.expected import MovedWorkload, read_wave
 from gpudra.verify.judge import CLAIMS, DEVICE_PLUGIN, Verdict, judge_workload
 from gpudra.verify.moved import held_to_waves
-from gpudra.workloads import WorkloadTable
+from gpudra.k8s.workloads import WorkloadTable
 
 _TERM = re.compile(r"^\s*(?P<not>!)?\s*(?P<key>[A-Za-z0-9_./-]+)\s*"
                    r"(?:(?P<op>==|=|!=)\s*(?P<value>[A-Za-z0-9_.-]*))?\s*$")

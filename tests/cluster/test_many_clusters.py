@@ -20,8 +20,8 @@ from gpudra.cluster import ClusterOptions
 from gpudra.config import Config
 from gpudra.dra.versions import DEFAULT
 from gpudra.errors import UsageError
-from gpudra.fleet import audit_contexts
-from gpudra.model import Report
+from gpudra.multicluster import audit_contexts
+from gpudra.results.model import Report
 from tests.fakeapi import FakeCluster
 from tests.fakeapi.kubeconfig import dead_port
 

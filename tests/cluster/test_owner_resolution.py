@@ -10,8 +10,8 @@ import yaml
 from gpudra.audit import audit
 from gpudra.config import Config
 from gpudra.dra.versions import DEFAULT
-from gpudra.sources.cluster import ClusterSource
-from gpudra.workloads import WorkloadKind, WorkloadTable
+from gpudra.sources.live import ClusterSource
+from gpudra.k8s.workloads import WorkloadKind, WorkloadTable
 from tests.memory_cluster import MemoryCluster
 
 

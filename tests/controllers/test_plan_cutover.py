@@ -9,10 +9,10 @@ import datetime as dt
 import pytest
 import yaml
 
-from gpudra.cutover.fleet import blocked_reason
+from gpudra.cutover.pools import blocked_reason
 from gpudra.dra.versions import DEFAULT
-from gpudra.vouches import Vouch, VouchSet
-from gpudra.workloads import WorkloadTable
+from gpudra.results.vouches import Vouch, VouchSet
+from gpudra.k8s.workloads import WorkloadTable
 
 TRAINER = yaml.safe_load("""
 apiVersion: example.com/v1

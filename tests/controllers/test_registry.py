@@ -15,8 +15,8 @@ from gpudra.controllers.docs import controllers_markdown
 from gpudra.controllers.registry import RegistryError, parse_registry, registry
 from gpudra.convert.controllers import HANDLERS, admit, handler_for
 from gpudra.convert.records import Blocked
-from gpudra.vouches import Vouch, VouchSet
-from gpudra.workloads import BUILTIN_KINDS, compile_path
+from gpudra.results.vouches import Vouch, VouchSet
+from gpudra.k8s.workloads import BUILTIN_KINDS, compile_path
 
 ROOT = Path(__file__).resolve().parents[2]
 TODAY = dt.date(2026, 12, 7)

@@ -30,8 +30,8 @@ from typing import Any
 
 import yaml
 
-from gpudra.devices import classify
-from gpudra.workloads import WorkloadTable
+from gpudra.k8s.devices import classify
+from gpudra.k8s.workloads import WorkloadTable
 
 
 @dataclass(frozen=True)

@@ -43,7 +43,7 @@ from gpudra.cli import app
 from gpudra.dra.cel import compile_selector
 from gpudra.dra.validate import StrictValidator, semantic_errors
 from gpudra.dra.versions import DEFAULT, TargetVersion
-from gpudra.workloads import WorkloadTable
+from gpudra.k8s.workloads import WorkloadTable
 from tests.oracle.client import Decoded, Oracle, documents
 
 from .entitlements import objects_in, whole_pod_problems

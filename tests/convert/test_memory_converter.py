@@ -13,7 +13,7 @@ from gpudra.convert import memory
 from gpudra.convert.memory import in_memory_converter, may_ask_for_nvidia
 from gpudra.convert.planner import ConvertOptions
 from gpudra.dra.versions import DEFAULT
-from gpudra.objects import SourceObject, expand_lists
+from gpudra.k8s.objects import SourceObject, expand_lists
 from gpudra.sources.files import FileSource
 
 ROOT = Path(__file__).resolve().parents[2]

@@ -23,7 +23,7 @@ import yaml
 from typer.testing import CliRunner
 
 from gpudra.cli import app
-from gpudra.workloads import WorkloadTable
+from gpudra.k8s.workloads import WorkloadTable
 
 from .entitlements import entitlements, objects_from_text, objects_in, whole_pod_problems
 

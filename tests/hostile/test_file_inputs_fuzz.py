@@ -21,10 +21,10 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from gpudra.audit import AuditRequest, run_audit
-from gpudra.baseline import apply_baseline, as_text, load_baseline
+from gpudra.results.baseline import apply_baseline, as_text, load_baseline
 from gpudra.config import load_config
 from gpudra.errors import GpudraError
-from gpudra.model import FailOn
+from gpudra.results.model import FailOn
 from gpudra.report.formats import Kind, RenderOptions, render
 from gpudra.report.merge import exit_code, load_report, merge_reports
 from gpudra.rules import catalogue

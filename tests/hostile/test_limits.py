@@ -102,7 +102,6 @@ def test_a_file_past_the_size_cap_is_an_input_error(tmp_path: Path,
 
     monkeypatch.setattr(files, "MAX_FILE_BYTES", 1000)
     (tmp_path / "big.yaml").write_text(JOB.format(name="big") + "#" * 2000 + "\n")
-    entry = files.InputFile(str(tmp_path / "big.yaml"), str(tmp_path / "big.yaml"))
     with pytest.raises(files.UnreadableInputError, match="larger than"):
-        files.read_input(entry)
+        files.read_input(str(tmp_path / "big.yaml"))
     assert MAX_FILE_BYTES >= 100 << 20  # a `kubectl get -o json` dump of 20,000 pods is 84 MB

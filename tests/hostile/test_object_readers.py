@@ -19,7 +19,7 @@ import gpudra.cluster
 from gpudra.cluster.records import ServerVersion
 from gpudra.cutover.run import CutoverRequest, run_cutover
 from gpudra.errors import GpudraError
-from gpudra.model import ExitCode, InputError
+from gpudra.results.model import ExitCode, InputError
 from gpudra.plan.run import PlanRequest, run_plan
 from gpudra.sources.shapes import object_problem
 from gpudra.verify.run import VerifyRequest, run_verify

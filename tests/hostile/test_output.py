@@ -374,7 +374,7 @@ def test_a_lone_surrogate_from_the_server_is_replaced(tmp_path: Path) -> None:
 @pytest.mark.parametrize("fmt", names(Kind.AUDIT))
 def test_no_renderer_crashes_on_a_lone_surrogate(fmt: str) -> None:
     """Whatever a reader lets through: every format renders it, as text UTF-8 can carry."""
-    from gpudra.model import Finding, InputError, Report, Severity
+    from gpudra.results.model import Finding, InputError, Report, Severity
     from gpudra.report.formats import render
     from gpudra.rules import catalogue
 

@@ -11,7 +11,7 @@ import time
 
 import pytest
 
-from gpudra.quantity import MAX_DEVICE_COUNT, parse_device_count, parse_quantity
+from gpudra.k8s.quantity import MAX_DEVICE_COUNT, parse_device_count, parse_quantity
 
 
 @pytest.mark.parametrize("raw", ["１", "２", "1０", "٣", "9223372036854775808",

@@ -25,7 +25,7 @@ from typing import Any
 import pytest
 import yaml
 
-from gpudra.objects import plural
+from gpudra.k8s.objects import plural
 from tests.controlplane.nvidia import H100_80GB
 from tests.journey import runbook
 from tests.journey.cluster import Cluster, journey_cluster_at

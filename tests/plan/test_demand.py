@@ -172,10 +172,10 @@ def test_classes_default_to_the_chart_and_input_wins() -> None:
 ])
 def test_unconverted_is_what_the_audit_calls_a_device_plugin_request(
         resources: dict[str, Any], unconverted: bool) -> None:
-    """One reader (gpudra.gpu_use): plan lists a workload as unconverted exactly when the audit
+    """One reader (gpudra.k8s.gpu_use): plan lists a workload as unconverted exactly when the audit
     finds a device-plugin request that allocates devices (GPU101-103)."""
-    from gpudra.gpu_use import read_container
-    from gpudra.workloads import ContainerRef
+    from gpudra.k8s.gpu_use import read_container
+    from gpudra.k8s.workloads import ContainerRef
 
     workload = {"apiVersion": "batch/v1", "kind": "Job", "metadata": {"name": "j"},
                 "spec": {"template": {"spec": {"containers": [

@@ -13,7 +13,8 @@ import pytest
 
 from gpudra.dra.served import CORE_KINDS, GROUP, availability, versions_with_kind
 from gpudra.dra.versions import TargetVersion
-from gpudra.preflight import catalogue, checks_markdown
+from gpudra.preflight import catalogue
+from gpudra.preflight.docs import checks_markdown
 from gpudra.preflight.check_records import Tier
 
 
@@ -30,7 +31,7 @@ def test_the_device_plugin_matcher_loads_no_preflight_module() -> None:
     # The audit's cluster rules and the cluster source use the device-plugin matcher; it sits
     # below preflight, so an audit never loads the preflight checks (about 100 ms at start-up).
     code = ("import sys\n"
-            "from gpudra.plugin_daemonsets import device_plugin_daemonsets\n"
+            "from gpudra.k8s.plugin_daemonsets import device_plugin_daemonsets\n"
             "print(sorted(m for m in sys.modules if m.startswith('gpudra.preflight')))")
     done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
                           check=True)
@@ -108,4 +109,4 @@ def test_availability_rejects_other_groups() -> None:
 def test_docs_checks_md_is_current() -> None:
     committed = Path(__file__).resolve().parents[2] / "docs" / "checks.md"
     assert committed.read_text() == checks_markdown(), \
-        "docs/checks.md is stale: regenerate it from gpudra.preflight.checks_markdown()"
+        "docs/checks.md is stale: regenerate it from gpudra.preflight.docs.checks_markdown()"

@@ -41,7 +41,7 @@ from gpudra.preflight.cluster.snapshot import (
     ClusterSnapshot,
     ResourceRef,
 )
-from gpudra.sources.cluster import device_plugin_holding
+from gpudra.sources.live import device_plugin_holding
 from tests.fakeapi import FakeCluster
 from tests.preflight.cluster_case_data import (
     Case,

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from gpudra.object_fields import (
+from gpudra.k8s.object_fields import (
     Container,
     feature_gates,
     flag_value,
@@ -23,7 +23,7 @@ from gpudra.preflight.cluster.snapshot import (
     ClusterSnapshot,
 )
 from gpudra.preflight.runtime import image_version
-from gpudra.sources.cluster_reads import all_reads
+from gpudra.sources.live_reads import all_reads
 
 
 def test_listed_resources_are_readable() -> None:
@@ -65,7 +65,7 @@ def test_version_problems() -> None:
 
 
 def test_rbac_grants_what_preflight_reads() -> None:
-    # `gpudra rbac` is generated from the Read table of gpudra.sources.cluster; every resource
+    # `gpudra rbac` is generated from the Read table of gpudra.sources.live; every resource
     # the cluster tier reads must be there, tagged "preflight", with the verb it is read with.
     granted = {(r.group, r.resource): r for r in all_reads() if "preflight" in r.commands}
     for ref in RESOURCES:

@@ -16,7 +16,7 @@ from dataclasses import replace
 
 import pytest
 
-from gpudra.model import (
+from gpudra.results.model import (
     FailOn,
     Finding,
     InputError,

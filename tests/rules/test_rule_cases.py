@@ -19,7 +19,7 @@ from gpudra.audit import AuditRequest, audit, run_audit
 from gpudra.config import Config, load_config
 from gpudra.dra.versions import DEFAULT, TargetVersion
 from gpudra.rules import catalogue
-from gpudra.sources.cluster import ClusterSource
+from gpudra.sources.live import ClusterSource
 from tests.memory_cluster import MemoryCluster
 
 CASES_DIR = Path(__file__).parent / "cases"

@@ -7,8 +7,8 @@ from typing import Any
 
 import pytest
 
-import gpudra.sources.cluster as cluster
-from gpudra.workloads import WorkloadTable
+import gpudra.sources.live as cluster
+from gpudra.k8s.workloads import WorkloadTable
 
 
 def _pod(name: str, gpus: int | None, node: str | None, phase: str,

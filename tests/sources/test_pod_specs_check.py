@@ -11,7 +11,7 @@ from typing import Any
 import pytest
 
 from gpudra.sources import shapes
-from gpudra.workloads import WorkloadTable
+from gpudra.k8s.workloads import WorkloadTable
 
 
 def _deployment(**pod: Any) -> dict[str, Any]:
@@ -155,10 +155,10 @@ def test_a_passing_templated_workload_is_not_searched_in_python(
         monkeypatch: pytest.MonkeyPatch) -> None:
     """The generic search (a walk of the whole object) ran for each of a cluster's Deployments
     and ReplicaSets: three quarters of their typed check (failed before)."""
-    import gpudra.workloads
+    import gpudra.k8s.workloads
 
     searched: list[Any] = []
-    original = gpudra.workloads._generic_pod_specs
+    original = gpudra.k8s.workloads._generic_pod_specs
 
     def counting(data: Any, limit: int = 12) -> Any:
         searched.append(data)
@@ -169,7 +169,7 @@ def test_a_passing_templated_workload_is_not_searched_in_python(
                _with(_deployment(), "spec", "template", "spec", "containers", value=[]),
                _with(_deployment(), "metadata", "annotations", value={"gpu": "2"})]
     assert all(_reference(obj, WorkloadTable()) is None for obj in passing)
-    monkeypatch.setattr(gpudra.workloads, "_generic_pod_specs", counting)
+    monkeypatch.setattr(gpudra.k8s.workloads, "_generic_pod_specs", counting)
     for obj in passing:
         assert shapes.object_problem(obj, WorkloadTable()) is None
     assert searched == []
@@ -177,7 +177,7 @@ def test_a_passing_templated_workload_is_not_searched_in_python(
 
 def test_a_kind_the_user_maps_elsewhere_is_checked_as_the_table_says() -> None:
     """A user entry for Deployment with another pod-spec path: not the one-decode kind."""
-    from gpudra.workloads import WorkloadKind
+    from gpudra.k8s.workloads import WorkloadKind
 
     table = WorkloadTable().with_kinds([WorkloadKind("apps", "Deployment", ("spec.podSpec",))])
     obj = _with(_deployment(), "spec", "podSpec", value={"nodeName": 5})

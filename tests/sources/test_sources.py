@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 
 from gpudra.audit import AuditRequest, run_audit
-from gpudra.model import ExitCode, FailOn
+from gpudra.results.model import ExitCode, FailOn
 from gpudra.sources.documents import Chunk, ParseError, parse_chunk, split_documents
 
 POD = ("apiVersion: v1\nkind: Pod\nmetadata: {name: p}\nspec:\n  containers:\n  - name: c\n"
@@ -172,12 +172,12 @@ def _gpu_key_lines(text: str) -> list[int]:
 @pytest.mark.parametrize("indent", [None, 1, 4, "\t"],
                          ids=["one-line", "indent1", "indent4", "tabs"])
 def test_json_is_parsed_as_json_with_the_lines_of_the_keys(tmp_path, monkeypatch, indent):
-    import gpudra.sources.files as files
+    import gpudra.sources.reading as reading
 
     def no_yaml(chunk):
         raise AssertionError("valid JSON must not go through the YAML parser")
 
-    monkeypatch.setattr(files, "parse_chunk", no_yaml)
+    monkeypatch.setattr(reading, "parse_chunk", no_yaml)
     text = json.dumps(GPU_LIST, indent=indent, ensure_ascii=False)
     (tmp_path / "pods.json").write_text(text + "\n", encoding="utf-8")
     report = audit(tmp_path)
@@ -219,7 +219,7 @@ ROOT = Path(__file__).resolve().parents[2]
 
 
 def test_broken_files_without_a_needle_are_not_parsed(tmp_path):
-    from gpudra.sources.files import NEEDLES
+    from gpudra.sources.reading import NEEDLES
 
     (tmp_path / "broken.yaml").write_text("kind: ConfigMap\ndata: [\n")
     (tmp_path / "broken.json").write_text('{"kind": "ConfigMap",\n')
@@ -236,7 +236,7 @@ def test_broken_files_without_a_needle_are_not_parsed(tmp_path):
 
 @pytest.mark.parametrize("page", ["docs/exit-codes.md", "docs/quickstart.md"])
 def test_docs_name_exactly_the_pre_scan_needles(page):
-    from gpudra.sources.files import NEEDLES
+    from gpudra.sources.reading import NEEDLES
 
     text = (ROOT / page).read_text()
     sentence = next(p for p in text.split("\n\n") if "`resourceClaim`" in p)

@@ -11,10 +11,10 @@ from typing import Any
 
 import pytest
 
-import gpudra.sources.cluster as cluster
-from gpudra.sources.cluster import ClusterSource, PodRead, _typed_pod_read
+import gpudra.sources.live as cluster
+from gpudra.sources.live import ClusterSource, PodRead, _typed_pod_read
 from gpudra.sources.shapes import decoded_pod
-from gpudra.workloads import WorkloadTable
+from gpudra.k8s.workloads import WorkloadTable
 from tests.memory_cluster import MemoryCluster
 
 

@@ -18,7 +18,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from gpudra.objects import plural
+from gpudra.k8s.objects import plural
 from tests.controlplane import build, progress
 from tests.controlplane.releases import NEWEST, RELEASES, V1_33, Release
 from tests.journey import kwok

@@ -17,11 +17,11 @@ import pytest
 import yaml
 
 from gpudra.cutover.bridge_context import BRIDGE, REWRITE, read_context, wave_notes
-from gpudra.cutover.fleet import build_fleet
+from gpudra.cutover.pools import build_fleet
 from gpudra.cutover.run import around_waves, top_owners
 from gpudra.cutover.waves import order_waves
 from gpudra.dra.versions import TargetVersion
-from gpudra.workloads import WorkloadTable
+from gpudra.k8s.workloads import WorkloadTable
 from tests.fakeapi import FakeCluster
 from tests.verify import fleet as f
 

@@ -75,7 +75,7 @@ def test_cutover_lists_what_stays_on_the_device_plugin(case: str, tmp_path: Path
 
 def test_what_convert_writes_nothing_for_is_listed_with_convert_s_reason() -> None:
     """The fleet's `unconvertible` (labels, and why in the same order) become entries."""
-    from gpudra.cutover.fleet import Fleet
+    from gpudra.cutover.pools import Fleet
     from gpudra.cutover.waves import CutoverPlan, unconverted
 
     fleet = Fleet((), (), (), (), None, ("ml/Deployment/b", "batch/CronJob/a"),

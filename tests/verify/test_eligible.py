@@ -8,7 +8,7 @@ from typing import Any
 import pytest
 
 import gpudra.verify.eligible as eligible
-from gpudra.node_selection import selects_node
+from gpudra.k8s.node_selection import selects_node
 from gpudra.verify.collect import ClusterState, pod_state
 
 NODES = [("a1", {"pool": "a", "gpu": "h100"}), ("a2", {"pool": "a", "gpu": "a100"}),

@@ -9,9 +9,9 @@ from typing import Any
 
 import pytest
 
-import gpudra.sources.cluster as cluster
+import gpudra.sources.live as cluster
 import gpudra.verify.collect as collect
-from gpudra.workloads import WorkloadTable
+from gpudra.k8s.workloads import WorkloadTable
 from tests.memory_cluster import MemoryCluster
 
 

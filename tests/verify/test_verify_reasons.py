@@ -192,7 +192,7 @@ def test_under_n_unreadable_other_claims_are_said_not_counted_free() -> None:
 
 def test_required_node_affinity_is_the_pods_selection_too() -> None:
     """A pod pinned by required node affinity instead of a nodeSelector: the nodes it may use
-    are those the affinity selects (gpudra.node_selection), and the reason says so."""
+    are those the affinity selects (gpudra.k8s.node_selection), and the reason says so."""
     spec = f.pod_spec(gpus=1)
     spec["affinity"] = {"nodeAffinity": {"requiredDuringSchedulingIgnoredDuringExecution": {
         "nodeSelectorTerms": [{"matchExpressions": [

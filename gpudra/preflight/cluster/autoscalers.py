@@ -19,15 +19,15 @@ from __future__ import annotations
 from collections.abc import Iterable, Mapping
 from typing import Any
 
-from gpudra.gpu_use import is_device_plugin_resource
-from gpudra.object_fields import (
+from gpudra.k8s.gpu_use import is_device_plugin_resource
+from gpudra.k8s.object_fields import (
     Container,
     containers,
     flag_value,
     image_repository,
     workload_name,
 )
-from gpudra.objects import as_list, dig
+from gpudra.k8s.objects import as_list, dig
 from gpudra.preflight.check_records import CheckOutcome, CheckResult, Tier, check, result
 from gpudra.preflight.cluster.nodes import named
 from gpudra.preflight.cluster.options import NO_OPTIONS, ClusterOptions, judged_release

@@ -21,7 +21,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from gpudra.dra.bridge_quota import BRIDGE_CLAIM_ANNOTATION
-from gpudra.objects import dig
+from gpudra.k8s.objects import dig
 from gpudra.preflight.check_records import CheckOutcome
 from gpudra.preflight.cluster.nodes import NodeFacts, named
 

@@ -1,6 +1,6 @@
 """CLUSTER007-008: where the NVIDIA device plugin runs, and nodes that hand out GPUs twice.
 
-Device-plugin DaemonSets are recognised by gpudra.plugin_daemonsets (the names, labels and
+Device-plugin DaemonSets are recognised by gpudra.k8s.plugin_daemonsets (the names, labels and
 images it knows are listed there; the audit rules use the same matcher). The GPU Operator
 switches the plugin off on a node with the label `nvidia.com/gpu.deploy.device-plugin`.
 
@@ -16,15 +16,15 @@ from typing import Any
 
 from gpudra.dra.allocations import unpublished_allocations
 from gpudra.dra.emit import NVIDIA_DRIVER
-from gpudra.object_fields import (
+from gpudra.k8s.object_fields import (
     daemonset_status,
     labels_of,
     owned_pods,
     pod_node,
     workload_name,
 )
-from gpudra.objects import as_mapping, dig, plural
-from gpudra.plugin_daemonsets import device_plugin_daemonsets
+from gpudra.k8s.objects import as_mapping, dig, plural
+from gpudra.k8s.plugin_daemonsets import device_plugin_daemonsets
 from gpudra.preflight.check_records import CheckOutcome, CheckResult, Tier, check, result
 from gpudra.preflight.cluster.driver import driver_daemonsets
 from gpudra.preflight.cluster.nodes import (
@@ -43,7 +43,7 @@ from gpudra.preflight.cluster.snapshot import (
     ClusterSnapshot,
     unreadable,
 )
-from gpudra.sources.cluster import device_plugin_holding
+from gpudra.sources.live import device_plugin_holding
 
 OPERATOR_SWITCH_LABEL = "nvidia.com/gpu.deploy.device-plugin"
 

@@ -22,10 +22,10 @@ from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from typing import Any
 
-from gpudra.devices import DeviceKind, classify
+from gpudra.k8s.devices import DeviceKind, classify
 from gpudra.dra.emit import GPU_CLASS, MIG_CLASS, NVIDIA_DRIVER
-from gpudra.node_selection import describe_selection, selects_node
-from gpudra.object_fields import (
+from gpudra.k8s.node_selection import describe_selection, selects_node
+from gpudra.k8s.object_fields import (
     containers,
     daemonset_status,
     image_repository,
@@ -35,7 +35,7 @@ from gpudra.object_fields import (
     pod_ready,
     workload_name,
 )
-from gpudra.objects import as_mapping, dig, plural
+from gpudra.k8s.objects import as_mapping, dig, plural
 from gpudra.preflight.check_records import CheckOutcome, CheckResult, Tier, check, result
 from gpudra.preflight.cluster.nodes import (
     gpu_nodes,

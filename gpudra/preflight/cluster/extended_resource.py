@@ -13,7 +13,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
-from gpudra.objects import dig, plural
+from gpudra.k8s.objects import dig, plural
 from gpudra.preflight.check_records import CheckOutcome, CheckResult, Tier, check, result
 from gpudra.preflight.cluster.bridge import Problem, bridge_problems, winning_class
 from gpudra.preflight.cluster.options import NO_OPTIONS, ClusterOptions, judged_release

@@ -21,14 +21,14 @@ from typing import Any
 import yaml
 
 from gpudra.dra.emit import GPU_CLASS
-from gpudra.gpu_use import is_device_plugin_resource
-from gpudra.object_fields import (
+from gpudra.k8s.gpu_use import is_device_plugin_resource
+from gpudra.k8s.object_fields import (
     containers,
     feature_gates,
     image_repository,
     workload_name,
 )
-from gpudra.objects import as_list, as_mapping, dig
+from gpudra.k8s.objects import as_list, as_mapping, dig
 from gpudra.preflight.check_records import CheckOutcome, CheckResult, Tier, check, result
 from gpudra.preflight.cluster.nodes import named
 from gpudra.preflight.cluster.options import NO_OPTIONS, ClusterOptions

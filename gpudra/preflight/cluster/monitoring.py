@@ -10,8 +10,8 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
-from gpudra.object_fields import workload_name
-from gpudra.objects import as_list, dig, plural
+from gpudra.k8s.object_fields import workload_name
+from gpudra.k8s.objects import as_list, dig, plural
 from gpudra.preflight.check_records import CheckOutcome, CheckResult, Tier, check, result
 from gpudra.preflight.cluster.nodes import named
 from gpudra.preflight.cluster.options import NO_OPTIONS, ClusterOptions

@@ -5,7 +5,7 @@ A node is a GPU node when any of these says so (each is a reason shown to the us
   `nvidia.com/gpu.product`, `nvidia.com/gpu.count` (k8s-device-plugin v0.20.0 `internal/lm`;
   GPU Operator v26.7.0 node labels, facts-turn2 section 9);
 - device-plugin resources in `status.allocatable` (or `capacity`): `nvidia.com/gpu`,
-  `nvidia.com/mig-<profile>`, `*.shared` (gpudra.devices);
+  `nvidia.com/mig-<profile>`, `*.shared` (gpudra.k8s.devices);
 - a Node Feature Discovery PCI label with NVIDIA's vendor id `10de`:
   `feature.node.kubernetes.io/pci-10de.present` with the GPU Operator's NFD config
   (`deviceLabelFields: [vendor]`), `pci-0302_10de.present` with NFD's default `[class, vendor]`;
@@ -27,10 +27,10 @@ from typing import Any
 from gpudra.dra.emit import NVIDIA_DRIVER
 # advertised_device_plugin_resources lives beside is_device_plugin_resource: verify's gate
 # reads it without loading every preflight check.
-from gpudra.gpu_use import advertised_device_plugin_resources  # noqa: F401 (re-exported)
-from gpudra.gpu_use import device_plugin_counts as _device_plugin_counts
-from gpudra.object_fields import labels_of
-from gpudra.objects import as_mapping, dig, plural
+from gpudra.k8s.gpu_use import advertised_device_plugin_resources  # noqa: F401 (re-exported)
+from gpudra.k8s.gpu_use import device_plugin_counts as _device_plugin_counts
+from gpudra.k8s.object_fields import labels_of
+from gpudra.k8s.objects import as_mapping, dig, plural
 from gpudra.preflight.check_records import CheckInfo, CheckOutcome, CheckResult, result
 from gpudra.preflight.runtime import Judgement
 

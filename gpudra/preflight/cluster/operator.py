@@ -22,13 +22,13 @@ from __future__ import annotations
 from collections.abc import Iterable, Mapping
 from typing import Any
 
-from gpudra.object_fields import (
+from gpudra.k8s.object_fields import (
     containers,
     image_repository,
     labels_of,
     workload_name,
 )
-from gpudra.objects import dig
+from gpudra.k8s.objects import dig
 from gpudra.preflight.check_records import CheckOutcome, CheckResult, Tier, check, result
 from gpudra.preflight.cluster.options import NO_OPTIONS, ClusterOptions, judged_release
 from gpudra.preflight.cluster.snapshot import (

@@ -22,9 +22,9 @@ from typing import Any
 
 from gpudra.dra.bridge_quota import ClaimCounting, claims_counted
 from gpudra.dra.emit import QUOTA_CLASS_SUFFIX
-from gpudra.gpu_use import QuotaKey, quota_keys
-from gpudra.object_fields import workload_name
-from gpudra.objects import as_mapping, dig, plural
+from gpudra.k8s.gpu_use import QuotaKey, quota_keys
+from gpudra.k8s.object_fields import workload_name
+from gpudra.k8s.objects import as_mapping, dig, plural
 from gpudra.preflight.check_records import CheckOutcome, CheckResult, Tier, check, result
 from gpudra.preflight.cluster.bridge import bridge_claims
 from gpudra.preflight.cluster.extended_resource import mapped_classes

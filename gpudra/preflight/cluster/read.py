@@ -15,8 +15,8 @@ from typing import Any
 from gpudra.cluster.errors import ClusterRequestError
 from gpudra.cluster.records import ResourceType
 from gpudra.dra.emit import NVIDIA_DRIVER
-from gpudra.objects import plural
-from gpudra.plugin_daemonsets import device_plugin_daemonsets
+from gpudra.k8s.objects import plural
+from gpudra.k8s.plugin_daemonsets import device_plugin_daemonsets
 from gpudra.preflight.cluster.driver import driver_daemonsets
 from gpudra.preflight.cluster.nodes import slice_devices_by_node
 from gpudra.preflight.cluster.snapshot import (
@@ -32,7 +32,7 @@ from gpudra.preflight.cluster.snapshot import (
     ClusterSnapshot,
     ResourceRef,
 )
-from gpudra.sources.cluster import device_plugin_holding
+from gpudra.sources.live import device_plugin_holding
 
 KUEUE_NAMESPACE = "kueue-system"
 KUEUE_CONFIGMAP = "kueue-manager-config"

@@ -15,7 +15,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 
 from gpudra.dra.sharing import EXCLUSIVE_GATES, NO_REPLICAS, REQUIRED_GATES
-from gpudra.object_fields import Container, containers, flag_value
+from gpudra.k8s.object_fields import Container, containers, flag_value
 from gpudra.preflight.check_records import CheckOutcome, CheckResult, Tier, check, result
 from gpudra.preflight.cluster.driver import (
     CHECK_BY_HAND,

@@ -13,8 +13,8 @@ from dataclasses import dataclass, field
 from gpudra.dra.served import GROUP, availability
 from gpudra.dra.validate import StrictValidator, UnavailableError, semantic_errors
 from gpudra.dra.versions import DEFAULT, TargetVersion
-from gpudra.model import Finding, InputError, Severity
-from gpudra.objects import ManifestObject, plural
+from gpudra.results.model import Finding, InputError, Severity
+from gpudra.k8s.objects import ManifestObject, plural
 from gpudra.preflight.check_records import CheckInfo, CheckOutcome, CheckResult, Tier, check, result
 from gpudra.rules.device_requests import CONVERTIBLE_RULES
 

@@ -7,7 +7,7 @@ from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 
 from gpudra.audit import AuditRequest, audit
-from gpudra.objects import ManifestObject
+from gpudra.k8s.objects import ManifestObject
 from gpudra.preflight.manifests.checks import ManifestInput
 from gpudra.sources import FileTree, Item, ScanStats
 from gpudra.sources.files import FileSource

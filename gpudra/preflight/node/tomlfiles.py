@@ -8,7 +8,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
-from gpudra.objects import dig
+from gpudra.k8s.objects import dig
 from gpudra.preflight.node.host import Host, HostReadError
 
 if sys.version_info >= (3, 11):

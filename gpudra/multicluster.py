@@ -16,7 +16,7 @@ from typing import TYPE_CHECKING, Any
 
 from gpudra.dra.versions import TargetVersion
 from gpudra.errors import GpudraError, UsageError
-from gpudra.model import ClusterAudit, InputError, Report
+from gpudra.results.model import ClusterAudit, InputError, Report
 
 if TYPE_CHECKING:  # the CLI imports this module for its default; the rules load when used
     from gpudra.config import Config

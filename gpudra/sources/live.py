@@ -11,7 +11,7 @@ What is read, and in which order (pages are processed as they arrive, never held
 3. Top-level workloads: Deployments, StatefulSets, DaemonSets, CronJobs, ReplicationControllers
    and the GPU CRDs of the workload table whose API the cluster serves. Each is audited once,
    with its replicas, running pods, the nodes where its pods hold device-plugin GPUs, and the
-   tool that manages its manifest (gpudra.managed). A controller whose own controller is a Pod
+   tool that manages its manifest (gpudra.k8s.managed). A controller whose own controller is a Pod
    (a LeaderWorkerSet's worker StatefulSet, controlled by its group's leader pod) belongs to
    that pod's controller: Pod -> StatefulSet -> Pod -> StatefulSet -> LeaderWorkerSet.
 4. Nodes (with the device-plugin GPU holders counted in step 1), DRA objects, quotas, limit
@@ -36,14 +36,14 @@ from collections.abc import Callable, Iterable, Iterator, Mapping
 from dataclasses import dataclass, field, replace
 from typing import Any, Protocol
 
-from gpudra.gpu_use import device_plugin_total, is_device_plugin_resource, read_object
-from gpudra.managed import managed_by
-from gpudra.model import ClusterInfo, InputError, NotRead
-from gpudra.objects import ClusterObject, as_mapping, dig
-from gpudra.plugin_daemonsets import device_plugin_daemonsets
-from gpudra.pod_counts import pods_at_once
+from gpudra.k8s.gpu_use import device_plugin_total, is_device_plugin_resource, read_object
+from gpudra.k8s.managed import managed_by
+from gpudra.results.model import ClusterInfo, InputError, NotRead
+from gpudra.k8s.objects import ClusterObject, as_mapping, dig
+from gpudra.k8s.plugin_daemonsets import device_plugin_daemonsets
+from gpudra.k8s.pod_counts import pods_at_once
 from gpudra.sources import Item, ScanStats
-from gpudra.sources.cluster_reads import (
+from gpudra.sources.live_reads import (
     CORE_WORKLOADS,
     DEVICE_PLUGIN_CONFIG,
     JOBS,
@@ -55,7 +55,7 @@ from gpudra.sources.cluster_reads import (
     all_reads,
     crd_reads,
 )
-from gpudra.workloads import WorkloadTable
+from gpudra.k8s.workloads import WorkloadTable
 
 OwnerKey = tuple[str, str, str]  # (namespace, kind, name)
 # The commands that judge objects field by field (placing claims, reading pod states): they

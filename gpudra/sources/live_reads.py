@@ -8,7 +8,7 @@ from collections.abc import Iterable
 from dataclasses import dataclass
 from typing import Any
 
-from gpudra.workloads import BUILTIN_KINDS
+from gpudra.k8s.workloads import BUILTIN_KINDS
 
 
 @dataclass(frozen=True, slots=True)

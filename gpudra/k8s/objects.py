@@ -8,7 +8,7 @@ from collections.abc import Iterator, Mapping
 from dataclasses import dataclass
 from typing import Any, Protocol
 
-from gpudra.model import ClusterInfo
+from gpudra.results.model import ClusterInfo
 
 PathT = tuple  # keys (str) and list indexes (int)
 

@@ -4,7 +4,7 @@ audit reports as a workload's replicas, counted one way for both.
 * Pod 1; Deployment, ReplicaSet, StatefulSet, ReplicationController ``spec.replicas`` (default
   1); Job and CronJob ``parallelism`` (default 1), capped by ``completions`` when set;
   DaemonSet one per eligible node (None: the nodes decide).
-* CRDs (located by :class:`gpudra.workloads.WorkloadTable`): every ``template``/``jobTemplate``
+* CRDs (located by :class:`gpudra.k8s.workloads.WorkloadTable`): every ``template``/``jobTemplate``
   on the way from the object root to the pod spec multiplies by the ``replicas`` (or Job
   ``parallelism``) next to it: Kubeflow ``*ReplicaSpecs.<type>.replicas``, JobSet
   ``replicatedJobs[].replicas`` x ``parallelism``, Volcano ``tasks[].replicas``;
@@ -22,8 +22,8 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
-from gpudra.objects import PathT, as_mapping, dig
-from gpudra.workloads import WorkloadTable
+from gpudra.k8s.objects import PathT, as_mapping, dig
+from gpudra.k8s.workloads import WorkloadTable
 
 REPLICATED = frozenset({"Deployment", "ReplicaSet", "StatefulSet", "ReplicationController"})
 _RAY_GROUPS = ("headGroupSpec", "workerGroupSpecs")

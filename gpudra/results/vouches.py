@@ -17,6 +17,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from gpudra.errors import ConfigError
+from gpudra.results.expiry import parse_expires
 
 _KEYS = frozenset({"kind", "apiVersion", "owner", "reason", "expires"})
 
@@ -100,18 +101,5 @@ def _vouch(where: str, raw: Any) -> Vouch:
                                     or api_version.count("/") > 1 or " " in api_version):
         raise ConfigError(f"{where}: 'apiVersion' must be group/version or a group, such as "
                           "example.com/v1")
-    return Vouch(kind, texts["owner"], texts["reason"], api_version, _expires(where, raw))
+    return Vouch(kind, texts["owner"], texts["reason"], api_version, parse_expires(where, raw))
 
-
-def _expires(where: str, raw: Mapping[str, Any]) -> dt.date | None:
-    expires = raw.get("expires")
-    if isinstance(expires, str):
-        try:
-            expires = dt.date.fromisoformat(expires)
-        except ValueError:
-            raise ConfigError(f"{where}: 'expires' must be a date such as 2027-03-31") from None
-    if isinstance(expires, dt.datetime):
-        expires = expires.date()
-    if expires is not None and not isinstance(expires, dt.date):
-        raise ConfigError(f"{where}: 'expires' must be a date such as 2027-03-31")
-    return expires

@@ -10,7 +10,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
-from gpudra.objects import as_mapping, dig
+from gpudra.k8s.objects import as_mapping, dig
 
 _REQUIRED = ("affinity", "nodeAffinity", "requiredDuringSchedulingIgnoredDuringExecution",
              "nodeSelectorTerms")

@@ -16,10 +16,10 @@ from collections.abc import Iterator, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
-from gpudra.devices import DeviceResource, classify
-from gpudra.objects import PLAIN_CONTAINERS, PathT, as_mapping, dig
-from gpudra.quantity import DeviceCount, parse_device_count
-from gpudra.workloads import ContainerRef, PodSpecRef, WorkloadTable, compile_path, evaluate
+from gpudra.k8s.devices import DeviceResource, classify
+from gpudra.k8s.objects import PLAIN_CONTAINERS, PathT, as_mapping, dig
+from gpudra.k8s.quantity import DeviceCount, parse_device_count
+from gpudra.k8s.workloads import ContainerRef, PodSpecRef, WorkloadTable, compile_path, evaluate
 
 NVIDIA_ENV = ("NVIDIA_VISIBLE_DEVICES", "NVIDIA_DRIVER_CAPABILITIES")
 HIDDEN = frozenset({"void", "none", ""})  # NVIDIA_VISIBLE_DEVICES values that expose no GPU
@@ -216,7 +216,7 @@ def _strays(data: Any, covered: set[PathT], limit: int = 16) -> Iterator[DeviceR
         path, value = stack.pop()
         if len(path) > limit or path in covered:
             continue
-        # Plain dicts and lists are decided before the ABC (gpudra.objects.PLAIN_CONTAINERS).
+        # Plain dicts and lists are decided before the ABC (gpudra.k8s.objects.PLAIN_CONTAINERS).
         if value.__class__ is dict or isinstance(value, Mapping):
             resources = value.get("resources")
             if resources is not None and isinstance(resources, Mapping) and (

@@ -16,7 +16,7 @@ from dataclasses import dataclass, replace
 from pathlib import Path
 
 from gpudra.errors import ConfigError, UnreadableInputError
-from gpudra.model import BaselineCounts, Finding, Report
+from gpudra.results.model import BaselineCounts, Finding, Report
 
 FORMAT_VERSION = 1
 _FIELDS = ("rule", "kind", "namespace", "name", "container", "resource")

@@ -9,7 +9,7 @@ from collections.abc import Iterable, Iterator, Mapping
 from dataclasses import dataclass
 from typing import Any
 
-from gpudra.objects import as_mapping, dig
+from gpudra.k8s.objects import as_mapping, dig
 
 _TAG_RE = re.compile(r"[\w][\w.-]{0,127}")  # the tag grammar of the distribution spec
 

@@ -18,8 +18,8 @@ from __future__ import annotations
 from collections.abc import Iterable, Mapping
 from typing import Any
 
-from gpudra.object_fields import containers, image_repository, labels_of, pod_template_labels
-from gpudra.objects import dig
+from gpudra.k8s.object_fields import containers, image_repository, labels_of, pod_template_labels
+from gpudra.k8s.objects import dig
 
 DEVICE_PLUGIN_DAEMONSETS = frozenset({"nvidia-device-plugin-daemonset"})
 DEVICE_PLUGIN_IMAGE = "k8s-device-plugin"

@@ -12,10 +12,10 @@ from typing import Any
 
 from gpudra.dra.allocations import unpublished_allocations
 from gpudra.dra.emit import NVIDIA_DRIVER
-from gpudra.gpu_use import device_plugin_total
-from gpudra.model import Severity
-from gpudra.objects import SourceObject, dig, plural
-from gpudra.plugin_daemonsets import device_plugin_daemonsets
+from gpudra.k8s.gpu_use import device_plugin_total
+from gpudra.results.model import Severity
+from gpudra.k8s.objects import SourceObject, dig, plural
+from gpudra.k8s.plugin_daemonsets import device_plugin_daemonsets
 from gpudra.rules.base import AuditContext, Checker, rule
 
 CATEGORY = "cluster"

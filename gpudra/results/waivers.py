@@ -16,7 +16,8 @@ from pathlib import Path, PurePosixPath
 from typing import Any
 
 from gpudra.errors import ConfigError
-from gpudra.model import Finding, Severity, Waived
+from gpudra.results.expiry import parse_expires
+from gpudra.results.model import Finding, Severity, Waived
 
 EXPIRED_RULE = "GPU902"
 META_RULES = frozenset({"GPU901", EXPIRED_RULE})  # `all` never waives problems with waivers
@@ -143,16 +144,7 @@ def _waiver(where: str, raw: Any, known: Mapping[str, Any], line: int | None) ->
     for key, value in selectors.items():
         if value is not None and not isinstance(value, str):
             raise ConfigError(f"{where}: '{key}' must be a string")
-    expires = raw.get("expires")
-    if isinstance(expires, str):
-        try:
-            expires = dt.date.fromisoformat(expires)
-        except ValueError:
-            raise ConfigError(f"{where}: 'expires' must be a date such as 2027-03-31") from None
-    if isinstance(expires, dt.datetime):
-        expires = expires.date()
-    if expires is not None and not isinstance(expires, dt.date):
-        raise ConfigError(f"{where}: 'expires' must be a date such as 2027-03-31")
+    expires = parse_expires(where, raw)
     owner = raw.get("owner")
     if owner is not None and not isinstance(owner, str):
         raise ConfigError(f"{where}: 'owner' must be a string")

@@ -15,7 +15,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from gpudra.errors import ConfigError
-from gpudra.objects import PLAIN_CONTAINERS, PathT
+from gpudra.k8s.objects import PLAIN_CONTAINERS, PathT
 
 _KSERVE_CONTAINERS = ("model", "pytorch", "tensorflow", "sklearn", "xgboost", "onnx", "triton",
                       "lightgbm", "pmml", "paddle", "huggingface", "alibi", "art", "mlflow")
@@ -221,7 +221,7 @@ def _generic_pod_specs(data: Any, limit: int = 12) -> Iterator[tuple[PathT, Mapp
         path, value = stack.pop()
         if len(path) > limit:
             continue
-        # Plain dicts and lists are decided before the ABC (gpudra.objects.PLAIN_CONTAINERS).
+        # Plain dicts and lists are decided before the ABC (gpudra.k8s.objects.PLAIN_CONTAINERS).
         if value.__class__ is dict or isinstance(value, Mapping):
             if _is_pod_like(value):
                 yield path, value

@@ -1,0 +1,1 @@
+"""Result records: findings and reports, and what marks them (waivers, baselines, vouches)."""
