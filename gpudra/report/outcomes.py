@@ -11,7 +11,6 @@ from __future__ import annotations
 
 import io
 import re
-import xml.etree.ElementTree as ET
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
@@ -159,39 +158,30 @@ def render_junit(report: OutcomeReport, options: RenderOptions) -> str:
     """One test case per outcome: failing ones fail, warnings and unavailable checks that do
     not fail the run are skipped with their message (visible in CI test views), passes pass;
     an `inputs` case errors when something could not be read."""
-    from gpudra.report.junit import set_counts
+    from gpudra.report.junit import Case, Mark, cluster_properties, suite_text
 
-    suite = ET.Element("testsuite", name=f"gpudra-{report.tool}")
-    props = ET.SubElement(suite, "properties")
-    for name, value in report.summary.items():
-        if isinstance(value, (str, int, float, bool)):
-            ET.SubElement(props, "property", name=name, value=str(value))
+    properties = [(name, str(value)) for name, value in report.summary.items()
+                  if isinstance(value, (str, int, float, bool))]
     if report.cluster is not None:
-        for name, value in report.cluster.as_data().items():
-            ET.SubElement(props, "property", name=f"cluster.{name}", value=value or "")
+        properties += cluster_properties(report.cluster)
+    classname = f"gpudra.{report.tool}"
     cases = []
     for o in report.outcomes:
-        case = ET.SubElement(suite, "testcase", classname=f"gpudra.{report.tool}",
-                             name=f"{o.id} {o.title}" + (f" [{o.subject}]" if o.subject else ""))
+        name = f"{o.id} {o.title}" + (f" [{o.subject}]" if o.subject else "")
         text = "\n".join([o.message, *o.details] + ([f"fix: {o.remediation}"]
                                                      if o.remediation else []))
+        mark = None
         if report.failing(o):
-            element = ET.SubElement(case, "failure", message=o.message, type=o.status)
-            element.text = text
+            mark = Mark("failure", o.message, o.status, text)
         elif o.status != "pass":
-            element = ET.SubElement(case, "skipped", message=f"{o.status}: {o.message}")
-            element.text = text
-        cases.append(case)
-    inputs = ET.SubElement(suite, "testcase", classname=f"gpudra.{report.tool}", name="inputs")
+            mark = Mark("skipped", f"{o.status}: {o.message}", text=text)
+        cases.append(Case(classname, name, mark))
+    inputs = None
     if report.errors:
-        error = ET.SubElement(inputs, "error", message=plural(len(report.errors),
-                                                              "unreadable input"),
-                              type="InputError")
-        error.text = "\n".join(f"{e.where}: {e.message}" for e in report.errors)
-    cases.append(inputs)
-    set_counts(suite, cases)
-    ET.indent(suite)
-    return f'<?xml version="1.0" encoding="UTF-8"?>\n{ET.tostring(suite, encoding="unicode")}\n'
+        inputs = Mark("error", plural(len(report.errors), "unreadable input"), "InputError",
+                      "\n".join(f"{e.where}: {e.message}" for e in report.errors))
+    cases.append(Case(classname, "inputs", inputs))
+    return suite_text(f"gpudra-{report.tool}", properties, cases)
 
 
 def render_markdown(report: OutcomeReport, options: RenderOptions) -> str:
