@@ -3,19 +3,20 @@
 Each verdict is an `Outcome` (pass, warn, fail, unavailable), with what was found, what to do
 and where. An `OutcomeReport` holds them, the inputs that could not be read, and a summary;
 every format here renders any OutcomeReport, so preflight and plan share table, JSON, JUnit,
-Markdown, GitHub and HTML output. Which outcomes fail the run is the command's decision
-(`failing`), so the exit code and the report never disagree.
+Markdown, GitHub and HTML output. Which outcomes fail the run is the command's --fail-on
+(`OutcomeReport.fail_on`, the one mechanism audit uses too), so the exit code and the report
+never disagree.
 """
 
 from __future__ import annotations
 
 import io
 import re
-from collections.abc import Callable, Mapping
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
-from gpudra.results.model import ClusterRead, InputError
+from gpudra.results.model import ClusterRead, FailOn, InputError, Level
 from gpudra.k8s.objects import plural
 from gpudra.report import json_text
 from gpudra.report.formats import RenderOptions
@@ -25,9 +26,13 @@ from gpudra.report.verdicts import STATUSES, repeats
 
 @dataclass(frozen=True, slots=True)
 class Outcome:
+    """One verdict of a verdict command: a preflight check's result (CheckResult.outcome_view),
+    a plan or verify workload, verify's gate. Its `level` is a point on the one scale
+    (gpudra.model.Level) that findings' severities and --fail-on use too."""
+
     id: str                       # a check id, or a workload for plan
     title: str
-    status: str                   # pass | warn | fail | unavailable
+    level: Level                  # PASS, UNAVAILABLE, WARN or FAIL
     message: str                  # one line: what was found
     remediation: str | None = None
     subject: str | None = None    # what was judged: a node, a file, a workload
@@ -37,6 +42,11 @@ class Outcome:
     skipped: bool = False         # run, but its outcome does not count (--skip)
     extra: Mapping[str, Any] = field(default_factory=dict)  # per-command JSON fields
 
+    @property
+    def status(self) -> str:
+        """The word reports print: pass, warn, fail, unavailable."""
+        return self.level.word
+
 
 @dataclass(frozen=True)
 class OutcomeReport:
@@ -45,7 +55,7 @@ class OutcomeReport:
     outcomes: tuple[Outcome, ...]
     errors: tuple[InputError, ...]
     summary: Mapping[str, Any]
-    failing: Callable[[Outcome], bool]
+    fail_on: FailOn               # which outcomes fail the run: the command's --fail-on
     headline: str = ""
     extra: Mapping[str, Any] = field(default_factory=dict)  # more top-level JSON keys
     # A command whose JSON is a contract of its own (plan's, docs/plan.md) says it here;
@@ -55,6 +65,11 @@ class OutcomeReport:
     # its own in `extra` (verify's gate is `.decommission`, not a workload): their ids.
     apart: frozenset[str] = frozenset()
     cluster: ClusterRead | None = None  # a live run: the cluster read and when
+
+    def failing(self, outcome: Outcome) -> bool:
+        """Does this outcome fail the run? The same test the command's exit code makes, so
+        the report and the exit code never disagree."""
+        return not outcome.skipped and self.fail_on.triggered_by(outcome.level)
 
     def counts(self) -> dict[str, int]:
         counts = {status: 0 for status in STATUSES}

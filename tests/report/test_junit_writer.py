@@ -7,7 +7,7 @@ import xml.etree.ElementTree as ET
 
 import pytest
 
-from gpudra.results.model import InputError
+from gpudra.results.model import FailOn, InputError, Level
 from gpudra.report import RenderOptions
 from gpudra.report.junit import Case, Mark, suite_text
 from gpudra.report.outcomes import Outcome, OutcomeReport, render_junit
@@ -18,11 +18,11 @@ HOSTILE = ("\x1b[31m", "\x00", "\x08", "\ufffe")
 
 @pytest.mark.parametrize("text", HOSTILE, ids=[repr(t) for t in HOSTILE])
 def test_a_verdict_report_with_control_characters_is_xml(text: str) -> None:
-    outcome = Outcome("NODE001", "Title", "fail", f"message {text}", f"fix {text}",
+    outcome = Outcome("NODE001", "Title", Level.FAIL, f"message {text}", f"fix {text}",
                       f"node-{text}", (f"detail {text}",))
     report = OutcomeReport("preflight", "checks", (outcome,),
                            (InputError(f"file{text}.yaml", f"bad {text}"),), {"tier": "node"},
-                           lambda o: o.status == "fail")
+                           FailOn.ERROR)
     suite = ET.fromstring(render_junit(report, RenderOptions()).encode("utf-8"))
     assert (suite.get("tests"), suite.get("failures"), suite.get("errors")) == ("2", "1", "1")
     assert "\ufffd" in suite.find("testcase/failure").text
