@@ -25,7 +25,7 @@ from collections.abc import Iterable, Iterator, Mapping
 from dataclasses import dataclass, replace
 
 from gpudra.errors import UsageError
-from gpudra.model import Level
+from gpudra.results.model import Level
 
 DOCS_PAGE = "docs/checks.md"
 SKIP_ALL = "all"
@@ -41,7 +41,7 @@ class CheckOutcome(str, enum.Enum):
 
     @property
     def level(self) -> Level:
-        """Its point on the one verdict scale (gpudra.model.Level), whose words it shares."""
+        """Its point on the one verdict scale (gpudra.results.model.Level); they share words."""
         return Level[self.name]
 
     @property

@@ -26,9 +26,9 @@ from gpudra.report.verdicts import STATUSES, repeats
 
 @dataclass(frozen=True, slots=True)
 class Outcome:
-    """One verdict of a verdict command: a preflight check's result (CheckResult.outcome_view),
+    """One verdict of a verdict command: a preflight check's result (preflight.run.outcome_of),
     a plan or verify workload, verify's gate. Its `level` is a point on the one scale
-    (gpudra.model.Level) that findings' severities and --fail-on use too."""
+    (gpudra.results.model.Level) that findings' severities and --fail-on use too."""
 
     id: str                       # a check id, or a workload for plan
     title: str

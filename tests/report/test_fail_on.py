@@ -1,5 +1,6 @@
-"""One --fail-on for every command (issue 35, item 3): FailOn is a threshold on gpudra.model.Level,
-which audit's severities and the verdict commands' outcomes map onto. The table is the contract
+"""One --fail-on for every command (issue 35, item 3): FailOn is a threshold on
+gpudra.results.model.Level, which audit's severities and the verdict commands' outcomes map
+onto. The table is the contract
 each command's --help states: the words each accepts and what fails at each."""
 
 from __future__ import annotations
@@ -7,7 +8,7 @@ from __future__ import annotations
 import pytest
 
 from gpudra.errors import UsageError
-from gpudra.model import FailOn, Level, Severity
+from gpudra.results.model import FailOn, Level, Severity
 from gpudra.preflight.check_records import CheckOutcome
 from gpudra.preflight.run import fail_on_level
 

@@ -491,7 +491,7 @@ def test_table_without_a_width_keeps_each_row_on_one_line() -> None:
 
 
 def test_outcome_table_wraps_and_never_truncates() -> None:
-    from gpudra.model import FailOn, Level
+    from gpudra.results.model import FailOn, Level
     from gpudra.report.outcomes import Outcome, OutcomeReport
 
     outcome = Outcome("CLUSTER005", "ResourceSlices on GPU nodes", Level.FAIL,
@@ -533,7 +533,7 @@ def test_cli_honours_columns_and_does_not_wrap_without_it(tmp_path, columns, lon
 def test_outcome_table_says_each_thing_once() -> None:
     """A message that restates the title is printed alone; a detail whose values the message
     already names is left out of the table (the JSON keeps every detail)."""
-    from gpudra.model import FailOn, Level
+    from gpudra.results.model import FailOn, Level
     from gpudra.report.outcomes import Outcome, OutcomeReport
 
     outcomes = (
