@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import enum
 from dataclasses import dataclass, field
+from typing import Protocol
 
 
 class Level(enum.IntEnum):
@@ -25,6 +26,13 @@ class Level(enum.IntEnum):
     def word(self) -> str:
         """How verdict reports name it: pass, info, unavailable, warn, fail."""
         return self.name.lower()
+
+
+class Leveled(Protocol):
+    """Anything judged on the one scale: a severity, a check's outcome, a verdict."""
+
+    @property
+    def level(self) -> Level: ...
 
 
 class Severity(str, enum.Enum):
@@ -75,8 +83,9 @@ class FailOn(str, enum.Enum):
         """The word of verdict reports (preflight's `fail_on`): fail, warn, unavailable, ..."""
         return self.threshold.word if self.threshold is not None else self.value
 
-    def triggered_by(self, verdict: Level | Severity) -> bool:
-        """Does a verdict at this level (a Level, or anything with a `level`) fail the run?"""
+    def triggered_by(self, verdict: Level | Leveled) -> bool:
+        """Does a verdict at this level (a Level, or anything with a `level`: a Severity, a
+        preflight CheckOutcome, a verdict command's Outcome) fail the run?"""
         level = verdict if isinstance(verdict, Level) else verdict.level
         return self.threshold is not None and level >= self.threshold
 
