@@ -19,7 +19,7 @@ from typing import Any
 
 from gpudra.dra.versions import DEFAULT, TargetVersion
 from gpudra.errors import UsageError
-from gpudra.results.model import ClusterRead, ExitCode, InputError, NotRead
+from gpudra.results.model import ClusterRead, ExitCode, FailOn, InputError, Level, NotRead
 from gpudra.k8s.objects import SourceObject, as_mapping, plural
 from gpudra.plan.engine import PlanOptions, collector_paused, plan
 from gpudra.plan.inventory import Inventory, InventoryReader
@@ -310,16 +310,17 @@ def as_report(result: PlanResult) -> OutcomeReport:
         lines += list(w.warnings)
         message = (f"{w.pods_placed}/{plural(w.pods, 'pod')} placed" if w.satisfiable
                    else w.reason or "cannot be satisfied")
-        verdicts.append(Outcome(w.name, w.kind, "pass" if w.satisfiable else "fail", message,
+        level = Level.PASS if w.satisfiable else Level.FAIL
+        verdicts.append(Outcome(w.name, w.kind, level, message,
                                 None if w.satisfiable else _remedy(w), subject, tuple(lines),
                                 file=w.file))
     for kind, name, namespace in result.report.unconverted:
         subject = "/".join(x for x in (namespace, kind, name) if x)
-        verdicts.append(Outcome(name, kind, "fail", "still requests device-plugin GPUs and "
+        verdicts.append(Outcome(name, kind, Level.FAIL, "still requests device-plugin GPUs and "
                                 "convert cannot move it: nothing to plan",
                                 "gpudra convert --diff shows why it is blocked", subject))
     data = result.report.to_json()  # -o json: the plan's own contract (docs/plan.md)
     own_json = {**data, "errors": [error_data(e) for e in result.errors]}
     return OutcomeReport("plan", "workloads", tuple(verdicts), result.errors, data["summary"],
-                         lambda v: v.status == "fail", "gpudra plan", own_json=own_json,
+                         FailOn.ERROR, "gpudra plan", own_json=own_json,
                          cluster=result.cluster)

@@ -25,6 +25,7 @@ from collections.abc import Iterable, Iterator, Mapping
 from dataclasses import dataclass, replace
 
 from gpudra.errors import UsageError
+from gpudra.results.model import Level
 
 DOCS_PAGE = "docs/checks.md"
 SKIP_ALL = "all"
@@ -39,12 +40,13 @@ class CheckOutcome(str, enum.Enum):
     FAIL = "fail"
 
     @property
+    def level(self) -> Level:
+        """Its point on the one verdict scale (gpudra.results.model.Level); they share words."""
+        return Level[self.name]
+
+    @property
     def rank(self) -> int:
-        return _OUTCOME_RANK[self]
-
-
-_OUTCOME_RANK = {CheckOutcome.PASS: 0, CheckOutcome.UNAVAILABLE: 1, CheckOutcome.WARN: 2,
-                 CheckOutcome.FAIL: 3}
+        return int(self.level)
 
 
 class Tier(str, enum.Enum):

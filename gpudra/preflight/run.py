@@ -11,7 +11,7 @@ from dataclasses import dataclass, field, replace
 from typing import TYPE_CHECKING, Any
 
 from gpudra.errors import UnreadableInputError, UsageError
-from gpudra.results.model import FAIL_ON_SYNONYMS, ClusterRead, ExitCode, InputError
+from gpudra.results.model import ClusterRead, ExitCode, FailOn, InputError
 from gpudra.k8s.objects import noun_for, plural
 from gpudra.preflight import catalogue
 from gpudra.preflight.check_records import CheckOutcome, CheckResult, apply_skips, count_outcomes
@@ -22,20 +22,21 @@ if TYPE_CHECKING:
     from gpudra.dra.versions import TargetVersion
 
 TIERS = ("cluster", "node", "manifests")
-FAIL_ON = {"fail": CheckOutcome.FAIL, "warn": CheckOutcome.WARN,
-           "unavailable": CheckOutcome.UNAVAILABLE}
-# audit's words for the same levels: one --fail-on vocabulary for every command
-FAIL_ON_ALIASES = {severity: outcome for outcome, severity in FAIL_ON_SYNONYMS.items()}
+# The --fail-on levels preflight takes (FailOn, by their outcome words: fail, warn, unavailable)
+FAIL_ON = (FailOn.ERROR, FailOn.WARNING, FailOn.UNAVAILABLE)
+FAIL_ON_WORDS = tuple(level.outcome_word for level in FAIL_ON)
 
 
 def fail_on_level(text: str) -> str:
-    """`--fail-on` as a key of FAIL_ON. Raises UsageError."""
-    word = text.strip().lower()
-    word = FAIL_ON_ALIASES.get(word, word)
-    if word not in FAIL_ON:
-        raise UsageError(f"--fail-on must be one of {', '.join(FAIL_ON)} (or warning, error), "
-                         f"not {text!r}")
-    return word
+    """`--fail-on` (preflight's words or audit's) as preflight's word. Raises UsageError."""
+    try:
+        level: FailOn | None = FailOn.parse(text)
+    except ValueError:
+        level = None
+    if level is None or level not in FAIL_ON:
+        raise UsageError(f"--fail-on must be one of {', '.join(FAIL_ON_WORDS)} (or warning, "
+                         f"error), not {text!r}")
+    return level.outcome_word
 
 
 @dataclass(frozen=True)
@@ -63,7 +64,7 @@ class PreflightResult:
     cluster: ClusterRead | None = None  # the cluster tier: which cluster was read, and when
 
     def failing(self, result: CheckResult, fail_on: str) -> bool:
-        return not result.skipped and result.outcome.rank >= FAIL_ON[fail_on].rank
+        return not result.skipped and FailOn.parse(fail_on).triggered_by(result.outcome.level)
 
     def exit_code(self, fail_on: str) -> ExitCode:
         """3 when an input could not be read (a file, or a resource the cluster refused) or
@@ -80,8 +81,9 @@ def validate(request: PreflightRequest) -> tuple[frozenset[str], TargetVersion |
     --target-version (None without one; the request carries it parsed)."""
     if request.tier not in TIERS:
         raise UsageError(f"unknown tier {request.tier!r}")
-    if request.fail_on not in FAIL_ON:
-        raise UsageError(f"--fail-on must be one of {', '.join(FAIL_ON)}, not {request.fail_on!r}")
+    if request.fail_on not in FAIL_ON_WORDS:
+        raise UsageError(f"--fail-on must be one of {', '.join(FAIL_ON_WORDS)}, "
+                         f"not {request.fail_on!r}")
     target = request.target_version
     configured = getattr(request.config, "preflight_skip", ()) if request.config else ()
     return catalogue().parse_skip_list([*configured, *request.skip]), target
@@ -164,9 +166,7 @@ def _manifests(request: PreflightRequest, target: Any) -> PreflightResult:
 def as_report(result: PreflightResult, fail_on: str) -> OutcomeReport:
     """The results in the shared outcome format; the JSON contract is design.md's:
     `{"checks": [{"id", "title", "outcome", "message", "remediation", ...}], "summary"}`."""
-    verdicts = tuple(Verdict(r.id, r.title, r.outcome.value, r.message, r.remediation,
-                             r.subject, r.details, skipped=r.skipped) for r in result.results)
-    by_id = {r.id: r for r in result.results}
+    verdicts = tuple(outcome_of(r) for r in result.results)
     summary = {"tier": result.tier, **count_outcomes(result.results),
                "target_version": result.target, **result.facts,
                "fail_on": fail_on, "passed": result.exit_code(fail_on) is ExitCode.OK}
@@ -177,5 +177,10 @@ def as_report(result: PreflightResult, fail_on: str) -> OutcomeReport:
                     f"{known['known']} known {noun_for(known['known'], 'finding')} not counted, "
                     f"{plural(known['fixed'], 'entry', 'entries')} fixed)")
     return OutcomeReport("preflight", "checks", verdicts, result.errors, summary,
-                         lambda v: result.failing(by_id[v.id], fail_on), headline,
-                         cluster=result.cluster)
+                         FailOn.parse(fail_on), headline, cluster=result.cluster)
+
+
+def outcome_of(result: CheckResult) -> Verdict:
+    """A check's result as the verdict record every verdict format renders."""
+    return Verdict(result.id, result.title, result.outcome.level, result.message,
+                   result.remediation, result.subject, result.details, skipped=result.skipped)

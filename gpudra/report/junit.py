@@ -1,4 +1,10 @@
-"""`-o junit`: JUnit XML, so CI test-report views show the audit next to the test results.
+"""`-o junit`: JUnit XML, so CI test-report views show gpudra next to the test results.
+
+`suite_text` is the one writer of every command's JUnit: audit's cases come from
+`audit_cases` below, the verdict commands' (preflight, plan, verify) from
+gpudra.report.outcomes.render_junit; both hand it `Case` records.
+
+Audit's suite:
 
 One ``<testsuite name="gpudra">`` whose test cases are the rule catalogue, so the test count is
 the same on every run and a rule that stops firing shows up as a fixed test. Failures follow
@@ -25,9 +31,11 @@ from __future__ import annotations
 import re
 import xml.etree.ElementTree as ET
 from collections import defaultdict
+from collections.abc import Iterable
+from dataclasses import dataclass
 
-from gpudra.results.model import FailOn, Finding, Report, RuleInfo
 from gpudra.k8s.objects import plural
+from gpudra.results.model import ClusterRead, FailOn, Finding, Report, RuleInfo
 from gpudra.printable import quote_name
 from gpudra.report import RenderOptions
 from gpudra.report.summary import summarize
@@ -39,92 +47,122 @@ INPUTS_CASE = "inputs"
 _NOT_XML = re.compile("[^\t\n\r\x20-\ud7ff\ue000-\ufffd\U00010000-\U0010ffff]")
 
 
-def render(report: Report, options: RenderOptions) -> str:
-    suite = testsuite(report, options.fail_on)
+@dataclass(frozen=True, slots=True)
+class Mark:
+    """What a test case carries when it did not simply pass: a `failure`, a `skipped` or an
+    `error` element, with its message, type and text."""
+
+    tag: str  # failure | skipped | error
+    message: str
+    type: str | None = None
+    text: str | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class Case:
+    classname: str
+    name: str
+    mark: Mark | None = None  # None: the case passed
+
+
+def suite_text(name: str, properties: Iterable[tuple[str, str]], cases: Iterable[Case]) -> str:
+    """The one JUnit writer: a testsuite with its properties, its cases and the counts of
+    tests, failures, errors and skipped cases. Every command's `-o junit` comes here."""
+    suite = ET.Element("testsuite", name=name)
+    props = ET.SubElement(suite, "properties")
+    for key, value in properties:
+        ET.SubElement(props, "property", name=key, value=value)
+    elements = [_case_element(case) for case in cases]
+    suite.extend(elements)
+    for attribute, tag in (("tests", None), ("failures", "failure"), ("errors", "error"),
+                           ("skipped", "skipped")):
+        count = sum(1 for c in elements if tag is None or c.find(tag) is not None)
+        suite.set(attribute, str(count))
     ET.indent(suite)
     return f'<?xml version="1.0" encoding="UTF-8"?>\n{ET.tostring(suite, encoding="unicode")}\n'
 
 
-def testsuite(report: Report, fail_on: FailOn = FailOn.WARNING) -> ET.Element:
+def _case_element(case: Case) -> ET.Element:
+    element = ET.Element("testcase", classname=case.classname, name=_clean(case.name))
+    if case.mark is not None:
+        attributes = {"message": _clean(case.mark.message)}
+        if case.mark.type is not None:
+            attributes["type"] = case.mark.type
+        mark = ET.SubElement(element, case.mark.tag, attributes)
+        if case.mark.text is not None:
+            mark.text = _clean(case.mark.text)
+    return element
+
+
+def render(report: Report, options: RenderOptions) -> str:
+    return suite_text(SUITE, _properties(report), audit_cases(report, options.fail_on))
+
+
+def audit_cases(report: Report, fail_on: FailOn = FailOn.WARNING) -> list[Case]:
+    """One case per rule of the catalogue, then any rule missing from it, then `inputs`."""
     by_rule: dict[str, list[Finding]] = defaultdict(list)
     for finding in report.findings:
         by_rule[finding.rule].append(finding)
-    suite = ET.Element("testsuite", name=SUITE)
-    suite.append(_properties(report))
     cases = [_rule_case(r, by_rule.pop(r.id, []), r.id in report.disabled_rules, fail_on)
              for r in report.rules]
     # Findings of a rule missing from the catalogue must still be reported somewhere.
     cases += [_rule_case(None, by_rule[rule_id], False, fail_on, rule_id)
               for rule_id in sorted(by_rule)]
     cases.append(_inputs_case(report))
-    suite.extend(cases)
-    set_counts(suite, cases)
-    return suite
+    return cases
 
 
-def _properties(report: Report) -> ET.Element:
+def _properties(report: Report) -> list[tuple[str, str]]:
     s = summarize(report)
-    props = ET.Element("properties")
-    for name, value in (("source", s.source),
-                        ("files_scanned", s.files_scanned),
-                        ("documents_parsed", s.documents_parsed),
-                        ("objects_read", s.objects_read),
-                        ("suppressed", s.suppressed),
-                        ("gpu_workloads", s.gpu_workloads),
-                        ("percent_migrated", s.percent_migrated)):
-        ET.SubElement(props, "property", name=name,
-                      value="unknown" if value is None else str(value))
+    props = [(name, "unknown" if value is None else str(value))
+             for name, value in (("source", s.source),
+                                 ("files_scanned", s.files_scanned),
+                                 ("documents_parsed", s.documents_parsed),
+                                 ("objects_read", s.objects_read),
+                                 ("suppressed", s.suppressed),
+                                 ("gpu_workloads", s.gpu_workloads),
+                                 ("percent_migrated", s.percent_migrated))]
     if report.cluster_read is not None:
-        for name, value in report.cluster_read.as_data().items():
-            ET.SubElement(props, "property", name=f"cluster.{name}", value=value or "")
+        props += cluster_properties(report.cluster_read)
     return props
 
 
+def cluster_properties(read: ClusterRead) -> list[tuple[str, str]]:
+    """`cluster.context`, `cluster.server`, `cluster.read_at` of a live report."""
+    return [(f"cluster.{name}", value or "") for name, value in read.as_data().items()]
+
+
 def _rule_case(info: RuleInfo | None, findings: list[Finding], disabled: bool,
-               fail_on: FailOn, rule_id: str = "") -> ET.Element:
+               fail_on: FailOn, rule_id: str = "") -> Case:
     if info is not None:
-        case = ET.Element("testcase", classname=f"{SUITE}.{_slug(info.category)}",
-                          name=f"{info.id} {info.name}")
+        classname, name = f"{SUITE}.{_slug(info.category)}", f"{info.id} {info.name}"
     else:
-        case = ET.Element("testcase", classname=f"{SUITE}.unknown", name=rule_id)
+        classname, name = f"{SUITE}.unknown", rule_id
     if findings:
         worst = max((f.severity for f in findings), key=lambda s: s.rank)
         count = plural(len(findings), "finding")
+        text = "\n".join(_finding_line(f) for f in findings)
         if fail_on.triggered_by(worst):
-            element = ET.SubElement(case, "failure", message=count, type=worst.value)
-        else:
-            below = ("; --fail-on never" if fail_on is FailOn.NEVER
-                     else f" below --fail-on {fail_on.value}")
-            element = ET.SubElement(case, "skipped",
-                                    message=f"{count}{below} (highest: {worst.value})")
-        element.text = _clean("\n".join(_finding_line(f) for f in findings))
-    elif disabled:
-        ET.SubElement(case, "skipped", message="disabled in the configuration")
-    return case
+            return Case(classname, name, Mark("failure", count, worst.value, text))
+        below = ("; --fail-on never" if fail_on is FailOn.NEVER
+                 else f" below --fail-on {fail_on.value}")
+        return Case(classname, name,
+                    Mark("skipped", f"{count}{below} (highest: {worst.value})", text=text))
+    if disabled:
+        return Case(classname, name, Mark("skipped", "disabled in the configuration"))
+    return Case(classname, name)
 
 
-def _inputs_case(report: Report) -> ET.Element:
-    case = ET.Element("testcase", classname=f"{SUITE}.{INPUTS_CASE}", name=INPUTS_CASE)
+def _inputs_case(report: Report) -> Case:
     lines = [f"{e.where}: {e.message}" for e in report.errors]
     if report.nothing_read and not report.errors:
         lines.append(report.nothing_read_message)
+    mark = None
     if lines:
         message = (plural(len(report.errors), "unreadable input") if report.errors
                    else report.nothing_read_message)
-        error = ET.SubElement(case, "error", message=_clean(message), type="InputError")
-        error.text = _clean("\n".join(lines))
-    return case
-
-
-def set_counts(suite: ET.Element, cases: list[ET.Element]) -> None:
-    """A suite's tests, failures, errors and skipped attributes, counted from its cases."""
-    def having(tag: str) -> int:
-        return sum(1 for case in cases if case.find(tag) is not None)
-
-    suite.set("tests", str(len(cases)))
-    suite.set("failures", str(having("failure")))
-    suite.set("errors", str(having("error")))
-    suite.set("skipped", str(having("skipped")))
+        mark = Mark("error", message, "InputError", "\n".join(lines))
+    return Case(f"{SUITE}.{INPUTS_CASE}", INPUTS_CASE, mark)
 
 
 def _finding_line(f: Finding) -> str:

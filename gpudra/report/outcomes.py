@@ -3,20 +3,20 @@
 Each verdict is an `Outcome` (pass, warn, fail, unavailable), with what was found, what to do
 and where. An `OutcomeReport` holds them, the inputs that could not be read, and a summary;
 every format here renders any OutcomeReport, so preflight and plan share table, JSON, JUnit,
-Markdown, GitHub and HTML output. Which outcomes fail the run is the command's decision
-(`failing`), so the exit code and the report never disagree.
+Markdown, GitHub and HTML output. Which outcomes fail the run is the command's --fail-on
+(`OutcomeReport.fail_on`, the one mechanism audit uses too), so the exit code and the report
+never disagree.
 """
 
 from __future__ import annotations
 
 import io
 import re
-import xml.etree.ElementTree as ET
-from collections.abc import Callable, Mapping
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
-from gpudra.results.model import ClusterRead, InputError
+from gpudra.results.model import ClusterRead, FailOn, InputError, Level
 from gpudra.k8s.objects import plural
 from gpudra.report import json_text
 from gpudra.report.formats import RenderOptions
@@ -26,9 +26,13 @@ from gpudra.report.verdicts import STATUSES, repeats
 
 @dataclass(frozen=True, slots=True)
 class Outcome:
+    """One verdict of a verdict command: a preflight check's result (preflight.run.outcome_of),
+    a plan or verify workload, verify's gate. Its `level` is a point on the one scale
+    (gpudra.results.model.Level) that findings' severities and --fail-on use too."""
+
     id: str                       # a check id, or a workload for plan
     title: str
-    status: str                   # pass | warn | fail | unavailable
+    level: Level                  # PASS, UNAVAILABLE, WARN or FAIL
     message: str                  # one line: what was found
     remediation: str | None = None
     subject: str | None = None    # what was judged: a node, a file, a workload
@@ -38,6 +42,11 @@ class Outcome:
     skipped: bool = False         # run, but its outcome does not count (--skip)
     extra: Mapping[str, Any] = field(default_factory=dict)  # per-command JSON fields
 
+    @property
+    def status(self) -> str:
+        """The word reports print: pass, warn, fail, unavailable."""
+        return self.level.word
+
 
 @dataclass(frozen=True)
 class OutcomeReport:
@@ -46,7 +55,7 @@ class OutcomeReport:
     outcomes: tuple[Outcome, ...]
     errors: tuple[InputError, ...]
     summary: Mapping[str, Any]
-    failing: Callable[[Outcome], bool]
+    fail_on: FailOn               # which outcomes fail the run: the command's --fail-on
     headline: str = ""
     extra: Mapping[str, Any] = field(default_factory=dict)  # more top-level JSON keys
     # A command whose JSON is a contract of its own (plan's, docs/plan.md) says it here;
@@ -56,6 +65,11 @@ class OutcomeReport:
     # its own in `extra` (verify's gate is `.decommission`, not a workload): their ids.
     apart: frozenset[str] = frozenset()
     cluster: ClusterRead | None = None  # a live run: the cluster read and when
+
+    def failing(self, outcome: Outcome) -> bool:
+        """Does this outcome fail the run? The same test the command's exit code makes, so
+        the report and the exit code never disagree."""
+        return not outcome.skipped and self.fail_on.triggered_by(outcome.level)
 
     def counts(self) -> dict[str, int]:
         counts = {status: 0 for status in STATUSES}
@@ -159,39 +173,30 @@ def render_junit(report: OutcomeReport, options: RenderOptions) -> str:
     """One test case per outcome: failing ones fail, warnings and unavailable checks that do
     not fail the run are skipped with their message (visible in CI test views), passes pass;
     an `inputs` case errors when something could not be read."""
-    from gpudra.report.junit import set_counts
+    from gpudra.report.junit import Case, Mark, cluster_properties, suite_text
 
-    suite = ET.Element("testsuite", name=f"gpudra-{report.tool}")
-    props = ET.SubElement(suite, "properties")
-    for name, value in report.summary.items():
-        if isinstance(value, (str, int, float, bool)):
-            ET.SubElement(props, "property", name=name, value=str(value))
+    properties = [(name, str(value)) for name, value in report.summary.items()
+                  if isinstance(value, (str, int, float, bool))]
     if report.cluster is not None:
-        for name, value in report.cluster.as_data().items():
-            ET.SubElement(props, "property", name=f"cluster.{name}", value=value or "")
+        properties += cluster_properties(report.cluster)
+    classname = f"gpudra.{report.tool}"
     cases = []
     for o in report.outcomes:
-        case = ET.SubElement(suite, "testcase", classname=f"gpudra.{report.tool}",
-                             name=f"{o.id} {o.title}" + (f" [{o.subject}]" if o.subject else ""))
+        name = f"{o.id} {o.title}" + (f" [{o.subject}]" if o.subject else "")
         text = "\n".join([o.message, *o.details] + ([f"fix: {o.remediation}"]
                                                      if o.remediation else []))
+        mark = None
         if report.failing(o):
-            element = ET.SubElement(case, "failure", message=o.message, type=o.status)
-            element.text = text
+            mark = Mark("failure", o.message, o.status, text)
         elif o.status != "pass":
-            element = ET.SubElement(case, "skipped", message=f"{o.status}: {o.message}")
-            element.text = text
-        cases.append(case)
-    inputs = ET.SubElement(suite, "testcase", classname=f"gpudra.{report.tool}", name="inputs")
+            mark = Mark("skipped", f"{o.status}: {o.message}", text=text)
+        cases.append(Case(classname, name, mark))
+    inputs = None
     if report.errors:
-        error = ET.SubElement(inputs, "error", message=plural(len(report.errors),
-                                                              "unreadable input"),
-                              type="InputError")
-        error.text = "\n".join(f"{e.where}: {e.message}" for e in report.errors)
-    cases.append(inputs)
-    set_counts(suite, cases)
-    ET.indent(suite)
-    return f'<?xml version="1.0" encoding="UTF-8"?>\n{ET.tostring(suite, encoding="unicode")}\n'
+        inputs = Mark("error", plural(len(report.errors), "unreadable input"), "InputError",
+                      "\n".join(f"{e.where}: {e.message}" for e in report.errors))
+    cases.append(Case(classname, "inputs", inputs))
+    return suite_text(f"gpudra-{report.tool}", properties, cases)
 
 
 def render_markdown(report: OutcomeReport, options: RenderOptions) -> str:

@@ -8,6 +8,31 @@ from __future__ import annotations
 
 import enum
 from dataclasses import dataclass, field
+from typing import Protocol
+
+
+class Level(enum.IntEnum):
+    """One ordered scale for every verdict gpudra reports: a finding's severity, a check's
+    outcome and a plan or verify verdict are points on it, and --fail-on is a threshold on it.
+    `info` (audit's) and `unavailable` (preflight's) never meet: no command reports both."""
+
+    PASS = 0
+    INFO = 1
+    UNAVAILABLE = 2
+    WARN = 3
+    FAIL = 4
+
+    @property
+    def word(self) -> str:
+        """How verdict reports name it: pass, info, unavailable, warn, fail."""
+        return self.name.lower()
+
+
+class Leveled(Protocol):
+    """Anything judged on the one scale: a severity, a check's outcome, a verdict."""
+
+    @property
+    def level(self) -> Level: ...
 
 
 class Severity(str, enum.Enum):
@@ -18,21 +43,27 @@ class Severity(str, enum.Enum):
     ERROR = "error"
 
     @property
+    def level(self) -> Level:
+        return _SEVERITY_LEVEL[self]
+
+    @property
     def rank(self) -> int:
-        return _SEVERITY_RANK[self]
+        return int(self.level)
 
 
-_SEVERITY_RANK = {Severity.INFO: 1, Severity.WARNING: 2, Severity.ERROR: 3}
+_SEVERITY_LEVEL = {Severity.INFO: Level.INFO, Severity.WARNING: Level.WARN,
+                   Severity.ERROR: Level.FAIL}
 # The order reports list severities in (sections, counts).
 MOST_SEVERE_FIRST = (Severity.ERROR, Severity.WARNING, Severity.INFO)
 
 
 class FailOn(str, enum.Enum):
-    """The lowest severity that makes `audit` exit 1."""
+    """`--fail-on`, for every command: the lowest level that makes the run exit 1."""
 
     ERROR = "error"
     WARNING = "warning"
     INFO = "info"
+    UNAVAILABLE = "unavailable"
     NEVER = "never"
 
     @classmethod
@@ -42,12 +73,25 @@ class FailOn(str, enum.Enum):
         word = text.strip().lower()
         return cls(FAIL_ON_SYNONYMS.get(word, word))
 
-    def triggered_by(self, severity: Severity) -> bool:
-        if self is FailOn.NEVER:
-            return False
-        return severity.rank >= Severity(self.value).rank
+    @property
+    def threshold(self) -> Level | None:
+        """The lowest level that fails; None: nothing does."""
+        return _THRESHOLD[self]
+
+    @property
+    def outcome_word(self) -> str:
+        """The word of verdict reports (preflight's `fail_on`): fail, warn, unavailable, ..."""
+        return self.threshold.word if self.threshold is not None else self.value
+
+    def triggered_by(self, verdict: Level | Leveled) -> bool:
+        """Does a verdict at this level (a Level, or anything with a `level`: a Severity, a
+        preflight CheckOutcome, a verdict command's Outcome) fail the run?"""
+        level = verdict if isinstance(verdict, Level) else verdict.level
+        return self.threshold is not None and level >= self.threshold
 
 
+_THRESHOLD = {FailOn.ERROR: Level.FAIL, FailOn.WARNING: Level.WARN, FailOn.INFO: Level.INFO,
+              FailOn.UNAVAILABLE: Level.UNAVAILABLE, FailOn.NEVER: None}
 # preflight's and plan's outcome words -> audit's severities: both are accepted everywhere.
 FAIL_ON_SYNONYMS = {"warn": "warning", "fail": "error"}
 

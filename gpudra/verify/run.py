@@ -11,7 +11,7 @@ from typing import Any
 
 from gpudra.dra.versions import MAX_MINOR, MIN_MINOR, TargetVersion
 from gpudra.errors import UsageError
-from gpudra.results.model import ClusterRead, ExitCode, InputError
+from gpudra.results.model import ClusterRead, ExitCode, FailOn, InputError, Level
 from gpudra.k8s.objects import as_mapping, dig
 from gpudra.report.outcomes import Outcome, OutcomeReport
 from gpudra.verify.collect import ClusterState, read_cluster
@@ -151,7 +151,7 @@ _REMEDY = {
 def as_report(result: VerifyResult) -> OutcomeReport:
     outcomes = []
     for v in result.verdicts:
-        status = "pass" if v.ok else "fail" if v.failing else "warn"
+        status = Level.PASS if v.ok else Level.FAIL if v.failing else Level.WARN
         remedy = None if v.ok else _REMEDY.get(v.state, _REMEDY[CLAIMS])
         outcomes.append(Outcome(
             v.workload.name or "", v.workload.kind, status, v.message, remedy, v.subject, v.reasons,
@@ -161,7 +161,7 @@ def as_report(result: VerifyResult) -> OutcomeReport:
                    "namespace": v.workload.namespace, "moved_by_wave": v.must_move}))
     for m in result.missing:
         outcomes.append(Outcome(
-            m.name, m.kind, "fail", "moved by a wave that was applied, but not in the cluster",
+            m.name, m.kind, Level.FAIL, "moved by a wave that was applied, but not in the cluster",
             MISSING_REMEDY, "/".join(x for x in (m.namespace, m.kind, m.name) if x),
             ((f"the wave creates it on claims ({m.file}): the runbook's kubectl create was "
               "not run, or failed"),),
@@ -169,9 +169,9 @@ def as_report(result: VerifyResult) -> OutcomeReport:
                    "claims_allocated": 0, "kind": m.kind, "name": m.name,
                    "namespace": m.namespace or None, "moved_by_wave": m.file}))
     gate = result.gate
-    gate_status = ("unavailable" if not gate.judged else
-                   ("warn" if gate.warnings else "pass") if gate.safe
-                   else "fail" if result.decommission else "warn")
+    gate_status = (Level.UNAVAILABLE if not gate.judged else
+                   (Level.WARN if gate.warnings else Level.PASS) if gate.safe
+                   else Level.FAIL if result.decommission else Level.WARN)
     remedy = ("clear each line, then run gpudra verify again" if gate.judged and not gate.safe
               else "gpudra guard | kubectl apply -f - (docs/guard.md)" if gate.warnings
               else None)
@@ -186,17 +186,14 @@ def as_report(result: VerifyResult) -> OutcomeReport:
                "missing": len(result.missing),
                "safe_to_remove_device_plugin": gate.safe, "objects_read": result.read}
 
-    def failing(o: Outcome) -> bool:
-        return o.status == "fail"
-
     # The gate is a row of every human format, but in JSON only `.decommission`: it is not a
     # workload, and `.workloads` holds workloads alone.
     return OutcomeReport("verify", "workloads", tuple(outcomes), result.errors, summary,
-                         failing, "gpudra verify",
+                         FailOn.ERROR, "gpudra verify",
                          extra={"decommission": {"safe": gate.safe, "judged": gate.judged,
                                                  "blockers": list(gate.blockers),
                                                  "warnings": list(gate.warnings),
-                                                 "outcome": gate_status,
+                                                 "outcome": gate_status.word,
                                                  "message": gate.message,
                                                  "remediation": remedy}},
                          apart=frozenset({GATE_ID}), cluster=result.cluster)

@@ -491,12 +491,13 @@ def test_table_without_a_width_keeps_each_row_on_one_line() -> None:
 
 
 def test_outcome_table_wraps_and_never_truncates() -> None:
+    from gpudra.results.model import FailOn, Level
     from gpudra.report.outcomes import Outcome, OutcomeReport
 
-    outcome = Outcome("CLUSTER005", "ResourceSlices on GPU nodes", "fail",
+    outcome = Outcome("CLUSTER005", "ResourceSlices on GPU nodes", Level.FAIL,
                       f"node gpu-1 ({LONG_OBJECT}) publishes no ResourceSlice", "restart it",
                       details=(f"labels: {LONG_OBJECT}, nvidia.com/gpu.count=8",))
-    report = OutcomeReport("preflight", "checks", (outcome,), (), {}, lambda o: True,
+    report = OutcomeReport("preflight", "checks", (outcome,), (), {}, FailOn.ERROR,
                            "gpudra preflight")
     for width in (60, 80):
         text = render(Kind.OUTCOMES, "table", report, RenderOptions(width=width))
@@ -532,17 +533,18 @@ def test_cli_honours_columns_and_does_not_wrap_without_it(tmp_path, columns, lon
 def test_outcome_table_says_each_thing_once() -> None:
     """A message that restates the title is printed alone; a detail whose values the message
     already names is left out of the table (the JSON keeps every detail)."""
+    from gpudra.results.model import FailOn, Level
     from gpudra.report.outcomes import Outcome, OutcomeReport
 
     outcomes = (
-        Outcome("CLUSTER008", "No node serves GPUs through both", "pass",
+        Outcome("CLUSTER008", "No node serves GPUs through both", Level.PASS,
                 "no node serves GPUs through both the device plugin and DRA"),
-        Outcome("CLUSTER004", "NVIDIA DeviceClasses exist", "pass",
+        Outcome("CLUSTER004", "NVIDIA DeviceClasses exist", Level.PASS,
                 "DeviceClasses gpu.nvidia.com and mig.nvidia.com exist",
                 details=("DeviceClasses: gpu.nvidia.com, mig.nvidia.com",
                          "selectors: gpu.nvidia.com uses device.driver")),
     )
-    report = OutcomeReport("preflight", "checks", outcomes, (), {}, lambda o: False, "gpudra")
+    report = OutcomeReport("preflight", "checks", outcomes, (), {}, FailOn.ERROR, "gpudra")
     text = render(Kind.OUTCOMES, "table", report)
     assert text.lower().count("no node serves gpus through both") == 1
     assert "DeviceClasses: gpu.nvidia.com, mig.nvidia.com" not in text
