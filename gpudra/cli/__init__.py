@@ -16,6 +16,7 @@ import typer
 from gpudra.cli import (  # noqa: F401 - each registers its command(s) on app
     audit, catalogue, convert, cutover, guard, plan, preflight, rbac, report, verify,
 )
+from gpudra.cli.collector import paced_collector
 from gpudra.cli.kubectl_args import global_options_after_command
 from gpudra.cli.root import INTERRUPTED, app
 from gpudra.results.model import ExitCode
@@ -42,8 +43,9 @@ def program_name(argv0: str) -> str | None:
 def main() -> None:
     """Console-script entry point (gpudra and kubectl-gpudra)."""
     try:
-        app(args=global_options_after_command(sys.argv[1:]),
-            prog_name=program_name(sys.argv[0]) if sys.argv else None)
+        with paced_collector():
+            app(args=global_options_after_command(sys.argv[1:]),
+                prog_name=program_name(sys.argv[0]) if sys.argv else None)
     except KeyboardInterrupt:  # before or after a command runs (imports, option parsing)
         typer.echo(INTERRUPTED, err=True)
         sys.exit(int(ExitCode.INTERRUPTED))

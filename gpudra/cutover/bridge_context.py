@@ -9,8 +9,15 @@ through a DeviceClass's `extendedResourceName`, KEP-5004).
 
 Read from what cutover already reads (the cluster source, or a `--from` export): Deployments
 (cluster-autoscaler, Karpenter, Kueue and the GPU Operator are found by their images),
-ClusterQueues, NodePools, ClusterPolicies (each through its typed reader,
-gpudra.sources.shapes), ResourceQuotas and the fleet's nodes.
+ClusterQueues and ResourceFlavors, NodePools, Cluster API MachineDeployments, MachineSets and
+MachinePools, ClusterPolicies (each through its typed reader, gpudra.sources.shapes),
+ResourceQuotas and the fleet's nodes (their Cluster API annotations name their node group).
+
+Which pools scale from zero, as far as the cluster says: a cluster-autoscaler Deployment's
+`--nodes=0:MAX:NAME`; a Cluster API node group's minimum-size annotation (nodes name their
+MachineSet or MachinePool, a MachineSet its MachineDeployment); every Karpenter NodePool (none
+has a minimum). A managed pool (GKE, EKS, AKS) keeps its minimum in the cloud's API, which no
+node label shows: gpudra cannot tell, and says so only where a visible autoscaler might.
 """
 
 from __future__ import annotations
@@ -47,7 +54,22 @@ PRODUCT_LABEL = "nvidia.com/gpu.product"    # GFD: `<model>-MIG-<profile>` on MI
 KUEUE_ER = ("KueueDRAIntegrationExtendedResource, beta and on by default from Kueue v0.19: "
             "kueue pkg/dra/extended_resources.go")
 KUEUE_CLAIMS = "kueue pkg/controller/core/workload_controller.go"
-CA_ISSUE = "kubernetes/autoscaler #8742"
+# The issue that tracked the mapping in cluster-autoscaler's simulation; the resolver reached
+# cluster-autoscaler 1.35.0 (docs/facts.md), while a group at zero is planned from a template.
+CA_ISSUE = "kubernetes/autoscaler #8742, DeviceClassResolver: in cluster-autoscaler 1.35.0+"
+CAPI_SOURCE = "kubernetes/autoscaler cloudprovider/clusterapi"
+# Cluster API node groups (kubernetes-sigs/cluster-api api/core/v1beta2/common_types.go; the
+# cluster-autoscaler's clusterapi provider reads the sizes and capacities, CAPI_SOURCE)
+MIN_SIZE = "cluster.x-k8s.io/cluster-api-autoscaler-node-group-min-size"
+MAX_SIZE = "cluster.x-k8s.io/cluster-api-autoscaler-node-group-max-size"
+DRA_DRIVER_CAPACITY = "capacity.cluster-autoscaler.kubernetes.io/dra-driver"
+OWNER_KIND = "cluster.x-k8s.io/owner-kind"       # on each node: its Machine's controller kind
+OWNER_NAME = "cluster.x-k8s.io/owner-name"       # ... and name
+CLUSTER_NAMESPACE = "cluster.x-k8s.io/cluster-namespace"  # ... and the Machine's namespace
+DEPLOYMENT_NAME = "cluster.x-k8s.io/deployment-name"      # on a MachineSet: its deployment
+CAPI_GROUP = "cluster.x-k8s.io"
+CAPI_KINDS = ("MachineDeployment", "MachineSet", "MachinePool")
+_SIZE = re.compile(r"[0-9]{1,9}")
 KARPENTER_ISSUE = "kubernetes-sigs/karpenter #3231, open"
 QUOTA_SOURCE = "kubernetes v1.37.2 pkg/quota/v1/evaluator/core/resource_claims.go"
 OPERATOR_SOURCE = ("gpu-operator v26.7.0 controllers/gpucluster_controller.go, "
@@ -58,12 +80,26 @@ MAX_NAMED = 5
 
 @dataclass(frozen=True)
 class KueueFound:
-    """Kueue in the cluster: its controller (and version, from the image tag) and the
-    ClusterQueues whose quota covers `nvidia.com/gpu`."""
+    """Kueue in the cluster: its controller (and version, from the image tag), the
+    ClusterQueues whose quota covers `nvidia.com/gpu`, and, where their ResourceFlavors were
+    read, which flavors' node labels stand for which nodes."""
 
     controller: str | None
     version: str | None
     gpu_queues: tuple[str, ...]
+    # GPU ClusterQueue -> the flavors it gives `nvidia.com/gpu` quota in
+    gpu_flavors: Mapping[str, tuple[str, ...]] = field(default_factory=dict)
+    # ResourceFlavor name -> its nodeLabels (a flavor without labels stands for every node)
+    flavor_labels: Mapping[str, Mapping[str, str]] = field(default_factory=dict)
+
+
+@dataclass(frozen=True)
+class NodeGroup:
+    """A Cluster API node group cluster-autoscaler sizes: both size annotations integers."""
+
+    label: str              # `MachineDeployment namespace/name`
+    min_size: int
+    dra_driver: str | None  # the capacity annotation that gives a group at zero DRA devices
 
 
 @dataclass(frozen=True)
@@ -76,6 +112,8 @@ class Autoscaling:
     discovers: bool = False        # --node-group-auto-discovery: minimum sizes not visible
     karpenter: str | None = None   # its controller, or "the NodePool API" when only that shows
     nodepools: tuple[str, ...] = ()  # Karpenter launches nodes of any NodePool from none
+    # node name -> its Cluster API node group, for the nodes of groups with size annotations
+    node_groups: Mapping[str, NodeGroup] = field(default_factory=dict)
 
 
 @dataclass(frozen=True)
@@ -126,9 +164,24 @@ def _kueue(objects: list[Mapping[str, Any]], deployments: list[Mapping[str, Any]
         return None
     gpu_queues = sorted(str(dig(q, "metadata", "name")) for q in queues
                         if GPU in _covered(q))
+    flavors = {str(dig(f, "metadata", "name")): {str(k): str(v) for k, v in
+                                                 as_mapping(dig(f, "spec", "nodeLabels")).items()}
+               for f in _of_kind(objects, "kueue.x-k8s.io", "ResourceFlavor")}
+    gpu_flavors = {str(dig(q, "metadata", "name")): _gpu_flavors(q) for q in queues
+                   if GPU in _covered(q)}
     deploy, ctr = found if found is not None else (None, None)
     return KueueFound(workload_name(deploy) if deploy is not None else None,
-                      image_tag(ctr.image) if ctr is not None else None, tuple(gpu_queues))
+                      image_tag(ctr.image) if ctr is not None else None, tuple(gpu_queues),
+                      gpu_flavors, flavors)
+
+
+def _gpu_flavors(queue: Mapping[str, Any]) -> tuple[str, ...]:
+    """The flavors a ClusterQueue gives `nvidia.com/gpu` quota in."""
+    return tuple(sorted({str(as_mapping(flavor).get("name"))
+                         for group in as_list(dig(queue, "spec", "resourceGroups"))
+                         for flavor in as_list(as_mapping(group).get("flavors"))
+                         if any(as_mapping(r).get("name") == GPU
+                                for r in as_list(as_mapping(flavor).get("resources")))}))
 
 
 def _covered(queue: Mapping[str, Any]) -> set[str]:
@@ -165,7 +218,43 @@ def _autoscaling(objects: list[Mapping[str, Any]], deployments: list[Mapping[str
                    for p in _of_kind(objects, "karpenter.sh", "NodePool"))
     running = workload_name(karpenter[0]) if karpenter is not None else \
         ("the NodePool API" if pools else None)
-    return Autoscaling(name, tuple(sorted(set(from_zero))), discovers, running, tuple(pools))
+    return Autoscaling(name, tuple(sorted(set(from_zero))), discovers, running, tuple(pools),
+                       _node_groups(objects))
+
+
+def _node_groups(objects: list[Mapping[str, Any]]) -> dict[str, NodeGroup]:
+    """Each node's Cluster API node group, as cluster-autoscaler's clusterapi provider sees it:
+    the node names its Machine's owner (a MachineSet or a MachinePool); a MachineSet of a
+    MachineDeployment is sized through the deployment. Groups without both size annotations
+    are not node groups to it, and their nodes are left out."""
+    groups = {(kind, str(dig(o, "metadata", "namespace")), str(dig(o, "metadata", "name"))):
+              as_mapping(o.get("metadata"))
+              for kind in CAPI_KINDS for o in _of_kind(objects, CAPI_GROUP, kind)}
+    if not groups:
+        return {}
+    found: dict[str, NodeGroup] = {}
+    for node in _of_kind(objects, "", "Node"):
+        notes = as_mapping(dig(node, "metadata", "annotations"))
+        key = (str(notes.get(OWNER_KIND)), str(notes.get(CLUSTER_NAMESPACE)),
+               str(notes.get(OWNER_NAME)))
+        if key[0] == "MachineSet" and key in groups:
+            deployment = ("MachineDeployment", key[1],
+                          str(as_mapping(groups[key].get("labels")).get(DEPLOYMENT_NAME)))
+            key = deployment if deployment in groups else key
+        group = _node_group(key, groups[key]) if key in groups else None
+        if group is not None:
+            found[str(dig(node, "metadata", "name"))] = group
+    return found
+
+
+def _node_group(key: tuple[str, str, str], meta: Mapping[str, Any]) -> NodeGroup | None:
+    notes = as_mapping(meta.get("annotations"))
+    low, high = notes.get(MIN_SIZE), notes.get(MAX_SIZE)
+    if not all(isinstance(v, str) and _SIZE.fullmatch(v) for v in (low, high)):
+        return None
+    driver = notes.get(DRA_DRIVER_CAPACITY)
+    return NodeGroup(f"{key[0]} {key[1]}/{key[2]}", int(str(low)),
+                     driver if isinstance(driver, str) and driver else None)
 
 
 def _gpu_quotas(quotas: Sequence[Mapping[str, Any]]) -> dict[str, tuple[str, ...]]:
@@ -198,7 +287,7 @@ def wave_notes(context: BridgeContext, wave: Wave, fleet: Fleet, strategy: str =
     if wave.nodes and first_switch and context.cluster_policy is not None:
         notes.append(_operator_note(context.cluster_policy, strategy))
     if context.kueue is not None:
-        notes += _kueue_notes(context.kueue, wave, strategy)
+        notes += _kueue_notes(context.kueue, wave, fleet, strategy)
     if wave.nodes:
         notes += _autoscaler_notes(context.autoscaling, wave, fleet, strategy)
     if wave.nodes and strategy == BRIDGE:
@@ -218,13 +307,14 @@ def _operator_note(policy: str, strategy: str) -> str:
     return note
 
 
-def _kueue_notes(kueue: KueueFound, wave: Wave, strategy: str) -> list[str]:
+def _kueue_notes(kueue: KueueFound, wave: Wave, fleet: Fleet, strategy: str) -> list[str]:
     who = "Kueue" + (f" {kueue.version}" if kueue.version else "")
     queues = (f" (ClusterQueues covering {GPU}: {_named(kueue.gpu_queues)})"
               if kueue.gpu_queues else "")
     if strategy == BRIDGE:
         if not wave.nodes:
             return []
+        queues = _queues_of_nodes(kueue, wave, fleet) or queues
         return [f"{who}: the pods the bridge serves on these nodes are charged under the "
                 f"deviceClassMappings name of the mapping class, else under {GPU}{queues} "
                 f"({KUEUE_ER}); before v0.19 that gate is alpha and off"]
@@ -234,6 +324,26 @@ def _kueue_notes(kueue: KueueFound, wave: Wave, strategy: str) -> list[str]:
     return [f"{who} admits no workload whose pods name a ResourceClaim directly, only "
             f"ResourceClaimTemplates ({KUEUE_CLAIMS}): {len(direct)} of this wave's workloads "
             f"share one and stay pending under Kueue: {_named(direct)}"]
+
+
+def _queues_of_nodes(kueue: KueueFound, wave: Wave, fleet: Fleet) -> str:
+    """Which GPU ClusterQueues stand for the wave's nodes, through the ResourceFlavors whose
+    node labels some of them carry; "" when the flavors do not tell (none read, or a queue's
+    GPU flavor was not read)."""
+    named = {flavor for flavors in kueue.gpu_flavors.values() for flavor in flavors}
+    if not named or not named <= kueue.flavor_labels.keys():
+        return ""
+    switching = frozenset(wave.nodes)
+    labels = [n.labels for n in fleet.nodes if n.name in switching]
+    flavors = sorted(name for name in named
+                     if any(all(node.get(k) == v for k, v in kueue.flavor_labels[name].items())
+                            for node in labels))
+    queues = [queue for queue, own in sorted(kueue.gpu_flavors.items())
+              if set(own) & set(flavors)]
+    if not queues:
+        return f" (no ClusterQueue's {GPU} ResourceFlavor names these nodes' labels)"
+    return (f" (ClusterQueues covering {GPU} on these nodes: {_named(queues)}, through "
+            f"ResourceFlavor {_named(flavors)})")
 
 
 def _names_claim(workload: Workload) -> bool:
@@ -259,20 +369,30 @@ def _autoscaler_notes(scaling: Autoscaling, wave: Wave, fleet: Fleet, strategy: 
                       ) -> list[str]:
     notes: list[str] = []
     pools = {unit.partition("#")[0] for unit in wave.units}
+    # the Cluster API node groups of the wave's nodes: their minimum sizes are visible
+    sized = sorted({group for name in wave.nodes
+                    if (group := scaling.node_groups.get(name)) is not None},
+                   key=lambda group: group.label)
+    zero = [group for group in sized if group.min_size == 0]
+    if zero:
+        who = (f"cluster-autoscaler {scaling.cluster_autoscaler}"
+               if scaling.cluster_autoscaler is not None else "cluster-autoscaler")
+        what = (f"Cluster API node group {_named([g.label for g in zero])} scales from zero "
+                f"({MIN_SIZE}: 0)")
+        bare = [g.label for g in zero if g.dra_driver is None]
+        if bare:
+            what += (f"; at zero its template has DRA devices only where the group names the "
+                     f"driver ({DRA_DRIVER_CAPACITY}, {CAPI_SOURCE}), which {_named(bare)} "
+                     "does not")
+        notes += _scale_up_note(who, what, wave, strategy)
     if scaling.cluster_autoscaler is not None:
         groups = [g for g in scaling.from_zero if any(_names_pool(g, p) for p in pools)]
         what = (f"node group {_named(groups)} scales from zero (--nodes=0:...)" if groups else
                 "its node groups are auto-discovered, so their minimum sizes are not visible"
-                if scaling.discovers else "")
-        if what and strategy == BRIDGE:
-            notes.append(f"cluster-autoscaler {scaling.cluster_autoscaler}: {what}; that it "
-                         f"scales up for pods the bridge serves is not settled ({CA_ISSUE}): "
-                         "keep the group's minimum above 0 until verify shows its unchanged "
-                         "pods placed")
-        elif what and wave.moved:
-            notes.append(f"cluster-autoscaler {scaling.cluster_autoscaler}: {what}; a group at "
-                         "zero scales up for claims only from node templates that describe the "
-                         "DRA devices (preflight CLUSTER012)")
+                if scaling.discovers and not sized else "")
+        if what:
+            notes += _scale_up_note(f"cluster-autoscaler {scaling.cluster_autoscaler}", what,
+                                    wave, strategy)
     if scaling.karpenter is not None:
         names = set(scaling.nodepools)
         hit = sorted({fleet_node.labels.get(NODEPOOL_LABEL, "") for fleet_node in fleet.nodes
@@ -287,6 +407,17 @@ def _autoscaler_notes(scaling: Autoscaling, wave: Wave, fleet: Fleet, strategy: 
                          "node for pods with claims by default (--ignore-dra-requests, "
                          "preflight CLUSTER013)")
     return notes
+
+
+def _scale_up_note(who: str, what: str, wave: Wave, strategy: str) -> list[str]:
+    if strategy == BRIDGE:
+        return [f"{who}: {what}; cluster-autoscaler maps {GPU} to the mapping class ({CA_ISSUE}) "
+                "but plans a group at zero from its template alone: keep the group's minimum "
+                "above 0 until verify shows its unchanged pods placed"]
+    if wave.moved:
+        return [f"{who}: {what}; a group at zero scales up for claims only from node templates "
+                "that describe the DRA devices (preflight CLUSTER012)"]
+    return []
 
 
 def _names_pool(group: str, pool: str) -> bool:

@@ -76,6 +76,14 @@ OTHERS = (
     # cutover's notes on what the bridge changes around the pods (gpudra.cutover.bridge_context)
     Read("nvidia.com", "clusterpolicies", "GPU Operator device-plugin stack (the DRA driver's "
          "path per pool)", commands=frozenset({"cutover"})),
+    Read("kueue.x-k8s.io", "resourceflavors", "which Kueue flavors (and so which "
+         "ClusterQueues) stand for each pool's nodes", commands=frozenset({"cutover"})),
+    Read("cluster.x-k8s.io", "machinedeployments", "Cluster API node groups: "
+         "cluster-autoscaler's minimum size (scale from zero)", commands=frozenset({"cutover"})),
+    Read("cluster.x-k8s.io", "machinesets", "Cluster API node groups: a node's MachineSet and "
+         "its MachineDeployment", commands=frozenset({"cutover"})),
+    Read("cluster.x-k8s.io", "machinepools", "Cluster API node groups: cluster-autoscaler's "
+         "minimum size (scale from zero)", commands=frozenset({"cutover"})),
 )
 
 

@@ -422,8 +422,18 @@ class ResourceSlice(_Struct):
 
 # --- what the bridge changes around the pods (gpudra.cutover.bridge_context) ---------------
 
+class FlavorResource(_Struct):
+    name: str | None = None
+
+
+class FlavorQuotas(_Struct):
+    name: str | None = None
+    resources: list[FlavorResource] | None = None
+
+
 class ClusterQueueResourceGroup(_Struct):
     coveredResources: list[str] | None = None
+    flavors: list[FlavorQuotas] | None = None
 
 
 class ClusterQueueSpec(_Struct):
@@ -435,6 +445,25 @@ class ClusterQueue(_Struct):
 
     metadata: ObjectMeta | None = None
     spec: ClusterQueueSpec | None = None
+
+
+class ResourceFlavorSpec(_Struct):
+    nodeLabels: Strings | None = None
+
+
+class ResourceFlavor(_Struct):
+    """Kueue's `kueue.x-k8s.io` ResourceFlavor: the node labels of the nodes it stands for."""
+
+    metadata: ObjectMeta | None = None
+    spec: ResourceFlavorSpec | None = None
+
+
+class MachineGroup(_Struct):
+    """A Cluster API `cluster.x-k8s.io` MachineDeployment, MachineSet or MachinePool: its
+    metadata only (cluster-autoscaler's node-group size and capacity annotations, the
+    MachineSet's `cluster.x-k8s.io/deployment-name` label)."""
+
+    metadata: ObjectMeta | None = None
 
 
 class NodeClaimTemplateSpec(_Struct):
@@ -477,6 +506,10 @@ class ClusterPolicy(_Struct):
 # Custom resources cutover reads around the pods, by (group, kind).
 _AROUND_KINDS: dict[tuple[str, str], type[_Struct]] = {
     ("kueue.x-k8s.io", "ClusterQueue"): ClusterQueue,
+    ("kueue.x-k8s.io", "ResourceFlavor"): ResourceFlavor,
+    ("cluster.x-k8s.io", "MachineDeployment"): MachineGroup,
+    ("cluster.x-k8s.io", "MachineSet"): MachineGroup,
+    ("cluster.x-k8s.io", "MachinePool"): MachineGroup,
     ("karpenter.sh", "NodePool"): NodePool,
     ("nvidia.com", "ClusterPolicy"): ClusterPolicy}
 

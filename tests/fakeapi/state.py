@@ -36,7 +36,9 @@ class StateError(ValueError):
 # Well-known CRDs, usable by name in `crds:`. Scope, short names and categories from the
 # projects' kubebuilder markers: prometheus-operator pkg/apis/monitoring/v1
 # prometheusrule_types.go; kueue apis/kueue/v1beta1 clusterqueue_types.go; karpenter
-# pkg/apis/v1 nodepool.go; gpu-operator api/nvidia/v1 clusterpolicy_types.go; kubeflow
+# pkg/apis/v1 nodepool.go; gpu-operator api/nvidia/v1 clusterpolicy_types.go; kueue
+# apis/kueue/v1beta1 resourceflavor_types.go; cluster-api api/core/v1beta2 machinedeployment,
+# machineset and machinepool _types.go (ff69552e79ad, ae7ff047db49); kubeflow
 # training-operator (PyTorchJob, namespaced; short names not checked, so none).
 KNOWN_CRDS: dict[str, dict[str, Any]] = {
     "prometheusrules.monitoring.coreos.com": {
@@ -46,6 +48,16 @@ KNOWN_CRDS: dict[str, dict[str, Any]] = {
     "clusterqueues.kueue.x-k8s.io": {
         "group": "kueue.x-k8s.io", "version": "v1beta1", "plural": "clusterqueues",
         "kind": "ClusterQueue", "namespaced": False, "shortNames": ["cq"]},
+    "resourceflavors.kueue.x-k8s.io": {
+        "group": "kueue.x-k8s.io", "version": "v1beta1", "plural": "resourceflavors",
+        "kind": "ResourceFlavor", "namespaced": False,
+        "shortNames": ["flavor", "flavors", "rf"]},
+    **{f"{plural}.cluster.x-k8s.io": {
+        "group": "cluster.x-k8s.io", "version": "v1beta2", "plural": plural, "kind": kind,
+        "namespaced": True, "shortNames": [short], "categories": ["cluster-api"]}
+       for plural, kind, short in (("machinedeployments", "MachineDeployment", "md"),
+                                   ("machinesets", "MachineSet", "ms"),
+                                   ("machinepools", "MachinePool", "mp"))},
     "nodepools.karpenter.sh": {
         "group": "karpenter.sh", "version": "v1", "plural": "nodepools", "kind": "NodePool",
         "namespaced": False, "categories": ["karpenter"]},

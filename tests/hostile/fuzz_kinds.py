@@ -425,11 +425,61 @@ def make_guard(rng: random.Random) -> Case:
                           "--kubeconfig", KUBECONFIG), cluster=state)
 
 
+AROUND_CRDS = ["clusterqueues.kueue.x-k8s.io", "resourceflavors.kueue.x-k8s.io",
+               "machinedeployments.cluster.x-k8s.io", "machinesets.cluster.x-k8s.io",
+               "machinepools.cluster.x-k8s.io"]
+
+
+def around_objects() -> list[dict[str, Any]]:
+    """What cutover's notes per wave read around the pods that the cluster kind does not
+    serve: Cluster API node groups (a node names its MachineSet, the MachineSet its
+    MachineDeployment, whose annotations size the group) and Kueue's ResourceFlavors with a
+    ClusterQueue that gives one of them GPU quota."""
+    from tests.verify import fleet as f
+
+    node = f.node("a-3", 8, pool="a")
+    node["metadata"]["annotations"] = {"cluster.x-k8s.io/owner-kind": "MachineSet",
+                                       "cluster.x-k8s.io/owner-name": "gpu-a-7f9c",
+                                       "cluster.x-k8s.io/cluster-namespace": "capi"}
+    sizes = {"cluster.x-k8s.io/cluster-api-autoscaler-node-group-min-size": "0",
+             "cluster.x-k8s.io/cluster-api-autoscaler-node-group-max-size": "4",
+             "capacity.cluster-autoscaler.kubernetes.io/dra-driver": "gpu.nvidia.com",
+             "capacity.cluster-autoscaler.kubernetes.io/gpu-count": "8"}
+    groups = [{"apiVersion": "cluster.x-k8s.io/v1beta2", "kind": kind,
+               "metadata": {"name": name, "namespace": "capi", "annotations": dict(sizes),
+                            "labels": labels}}
+              for kind, name, labels in (
+                  ("MachineSet", "gpu-a-7f9c", {"cluster.x-k8s.io/deployment-name": "gpu-a"}),
+                  ("MachineDeployment", "gpu-a", {}), ("MachinePool", "gpu-b", {}))]
+    kueue = [{"apiVersion": "kueue.x-k8s.io/v1beta1", "kind": "ResourceFlavor",
+              "metadata": {"name": "a-gpus"}, "spec": {"nodeLabels": {f.POOL_LABEL: "a"}}},
+             {"apiVersion": "kueue.x-k8s.io/v1beta1", "kind": "ClusterQueue",
+              "metadata": {"name": "team-a"},
+              "spec": {"resourceGroups": [{"coveredResources": ["nvidia.com/gpu"], "flavors": [
+                  {"name": "a-gpus", "resources": [{"name": "nvidia.com/gpu",
+                                                    "nominalQuota": "8"}]}]}]}}]
+    return [node, *groups, *kueue]
+
+
+def make_around(rng: random.Random) -> Case:
+    """The objects around the pods mutated, served with the small fleet to the live cutover
+    of both strategies."""
+    around = around_objects()
+    for _ in range(rng.randint(1, 4)):
+        i = rng.randrange(len(around))
+        around[i] = mutate(rng, around[i], protect=_protected_for_the_fake, rounds=1)
+    state = {"version": "1.37.2", "token": "t0ken", "auto_namespaces": True,
+             "crds": AROUND_CRDS, "objects": [*fleet_objects(), *around]}
+    return Case("around", ("cutover", "--strategy", rng.choice(("bridge", "rewrite")), "-o",
+                           rng.choice(("json", "markdown")), "--kubeconfig", KUBECONFIG),
+                cluster=state)
+
+
 KINDS: dict[str, Callable[[random.Random], Case]] = {
     "audit": make_audit, "convert": make_convert, "inventory": make_inventory,
     "cutover": make_cutover, "cluster": make_cluster, "merge": make_merge,
     "baseline": make_baseline, "config": make_config, "journal": make_journal,
-    "guard": make_guard,
+    "guard": make_guard, "around": make_around,
 }
 
 

@@ -4,7 +4,8 @@ exit code) nor runs past a time limit.
 
 The kinds and their generators are tests/hostile/fuzz_kinds.py's: manifests for audit and
 convert, `plan --inventory`, `cutover --from`, cluster objects served by the fake API server to
-verify, plan, cutover and audit (and `gpudra guard`'s objects to verify's gate), reports for `report merge`, baselines, `.gpudra.yaml` and the
+verify, plan, cutover and audit (and `gpudra guard`'s objects to verify's gate, and the
+objects cutover's notes read around the pods: Cluster API node groups, Kueue flavors), reports for `report merge`, baselines, `.gpudra.yaml` and the
 convert journal. A bounded, derandomized sample per kind (GPUDRA_FUZZ_EXAMPLES scales it);
 benchmarks/fuzz_campaign.py runs thousands per kind, each in a child with a memory limit.
 """
@@ -25,7 +26,8 @@ from tests.hostile import fuzz_kinds as fk
 # Examples per kind: up to about five seconds each on the shared two-core machine (the five
 # kinds that pass on their own branch take 13 s at load average 5), under a minute in all.
 EXAMPLES = {"audit": 120, "convert": 100, "inventory": 80, "cutover": 50, "cluster": 25,
-            "merge": 100, "baseline": 80, "config": 50, "journal": 80, "guard": 25}
+            "merge": 100, "baseline": 80, "config": 50, "journal": 80, "guard": 25,
+            "around": 25}
 SCALE = float(os.environ.get("GPUDRA_FUZZ_SCALE", "1"))
 SECONDS = 20.0  # one example past this is a hang
 
@@ -63,7 +65,7 @@ def test_every_input_kind_has_a_generator() -> None:
     """The kinds issue 31 names: none may be dropped without this failing."""
     assert set(fk.KINDS) == set(EXAMPLES) == {"audit", "convert", "inventory", "cutover",
                                               "cluster", "merge", "baseline", "config",
-                                              "journal", "guard"}
+                                              "journal", "guard", "around"}
 
 
 def test_the_generators_are_deterministic() -> None:

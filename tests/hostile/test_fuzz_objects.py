@@ -141,17 +141,29 @@ def _around_the_pods() -> list[dict[str, Any]]:
     pre-scan parses it."""
     from tests.verify.test_bridge_context import (
         autoscaler,
+        capi_node,
         cluster_policy,
+        flavor,
+        flavored_queue,
         karpenter,
         kueue,
+        machine_group,
+        machineset,
         quota,
     )
 
     controllers = kueue() + autoscaler("--nodes=0:4:plugin", "--node-group-auto-discovery=x") \
         + karpenter()
+    # Cluster API node groups (a node names its MachineSet, which names its deployment) and
+    # Kueue's flavors: each names a GPU, so the file pre-scan parses it
+    groups = [capi_node("capi-1", "a", "MachineSet", "gpu-a-7f9c"), machineset(),
+              machine_group("MachineDeployment", "gpu-a", "0", driver="gpu.nvidia.com"),
+              machine_group("MachinePool", "gpu-pool", "0"),
+              flavor("gpus", {"nvidia.com/gpu.present": "true"}),
+              flavored_queue("team", "gpus")]
     for obj in controllers:
         obj["metadata"]["labels"] = {"serves": "nvidia.com-gpu"}
-    return good_fleet() + controllers + quota(NS) + cluster_policy()
+    return good_fleet() + controllers + groups + quota(NS) + cluster_policy()
 
 
 AROUND = _around_the_pods()
@@ -160,8 +172,9 @@ AROUND = _around_the_pods()
 @SETTINGS
 @given(mutated(AROUND), st.booleans())
 def test_cutover_around_the_pods(objects: list[dict[str, Any]], live: bool) -> None:
-    """ClusterQueues, NodePools, ClusterPolicies, controllers' Deployments and quotas with odd
-    values anywhere, from an export or listed live: refused or said, never a crash."""
+    """ClusterQueues and ResourceFlavors, NodePools, Cluster API node groups and the nodes
+    that name them, ClusterPolicies, controllers' Deployments and quotas with odd values
+    anywhere, from an export or listed live: refused or said, never a crash."""
     if live:
         with mock.patch.object(gpudra.cluster, "connect",
                                lambda *_, **__: _Connected(objects, page_size=4)):

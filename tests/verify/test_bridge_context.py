@@ -282,3 +282,201 @@ def test_cutover_under_the_bridge_says_the_bridges_notes_and_no_recommendation(
         "recommended: the bridge strategy (gpudra cutover --strategy bridge)")
     rewritten = [n for w in runs["rewrite"]["waves"] for n in w["notes"]]
     assert not any("ResourceQuota" in n or "#3231" in n or "#2859" in n for n in rewritten)
+
+
+# --- Cluster API node groups and Kueue's ResourceFlavors (which pools scale from zero, which
+# ClusterQueues stand for which nodes) ----------------------------------------------------------
+
+def capi_node(name: str, pool: str, owner_kind: str, owner: str) -> dict[str, Any]:
+    """A node as Cluster API's Machine controller annotates it (its Machine's controller)."""
+    node = f.node(name, 8, pool=pool)
+    node["metadata"]["annotations"] = {"cluster.x-k8s.io/owner-kind": owner_kind,
+                                       "cluster.x-k8s.io/owner-name": owner,
+                                       "cluster.x-k8s.io/cluster-namespace": "capi",
+                                       "cluster.x-k8s.io/machine": f"{owner}-m1"}
+    return node
+
+
+def machine_group(kind: str, name: str, min_size: str | None = None, max_size: str = "4",
+                  labels: dict[str, str] | None = None, driver: str | None = None
+                  ) -> dict[str, Any]:
+    notes = {} if min_size is None else {
+        "cluster.x-k8s.io/cluster-api-autoscaler-node-group-min-size": min_size,
+        "cluster.x-k8s.io/cluster-api-autoscaler-node-group-max-size": max_size,
+        "capacity.cluster-autoscaler.kubernetes.io/gpu-count": "8"}
+    if driver is not None:
+        notes["capacity.cluster-autoscaler.kubernetes.io/dra-driver"] = driver
+    return {"apiVersion": "cluster.x-k8s.io/v1beta2", "kind": kind,
+            "metadata": {"name": name, "namespace": "capi", "annotations": notes,
+                         "labels": labels or {}}}
+
+
+def capi_fleet(*groups: dict[str, Any], owner_kind: str = "MachineSet",
+               owner: str = "gpu-a-7f9c") -> list[dict[str, Any]]:
+    """base_fleet with pool a's node made by Cluster API (pool b's is not)."""
+    fleet = base_fleet()
+    fleet[0] = capi_node("a-1", "a", owner_kind, owner)
+    return fleet + list(groups)
+
+
+def machineset(min_size: str | None = None, driver: str | None = None) -> dict[str, Any]:
+    """Pool a's MachineSet, of the MachineDeployment gpu-a."""
+    return machine_group("MachineSet", "gpu-a-7f9c", min_size,
+                         labels={"cluster.x-k8s.io/deployment-name": "gpu-a"}, driver=driver)
+
+
+FROM_ZERO = "Cluster API node group MachineDeployment capi/gpu-a scales from zero"
+CAPI_CASES = {
+    # the MachineDeployment sizes the group; its MachineSet's annotations do not count
+    "deployment-at-zero": (capi_fleet(machineset(), machine_group("MachineDeployment", "gpu-a",
+                                                                  "0")),
+                           (FROM_ZERO, "gpu-a does not", "kubernetes/autoscaler #8742"),
+                           ("MachineSet capi/",)),
+    "deployment-at-zero-with-dra-capacity": (
+        capi_fleet(machineset(), machine_group("MachineDeployment", "gpu-a", "0",
+                                               driver="gpu.nvidia.com")),
+        (FROM_ZERO,), ("does not",)),
+    "deployment-keeps-a-node": (capi_fleet(machineset("0"), machine_group(
+        "MachineDeployment", "gpu-a", "1")), (), ("cluster-autoscaler",)),
+    "deployment-without-size-annotations": (capi_fleet(machineset(), machine_group(
+        "MachineDeployment", "gpu-a")), (), ("cluster-autoscaler",)),
+    "sizes-not-integers": (capi_fleet(machineset(), machine_group(
+        "MachineDeployment", "gpu-a", "zero")), (), ("cluster-autoscaler",)),
+    "negative-minimum": (capi_fleet(machineset(), machine_group(
+        "MachineDeployment", "gpu-a", "-1")), (), ("cluster-autoscaler",)),
+    # a MachineSet whose deployment was not read is its own group, as its annotations say
+    "machineset-alone": (capi_fleet(machineset("0")),
+                         ("Cluster API node group MachineSet capi/gpu-a-7f9c scales from zero",),
+                         ("MachineDeployment",)),
+    "machinepool": (capi_fleet(machine_group("MachinePool", "gpu-a-pool", "0"),
+                               owner_kind="MachinePool", owner="gpu-a-pool"),
+                    ("Cluster API node group MachinePool capi/gpu-a-pool scales from zero",), ()),
+    # a group of another namespace with the same name is not the node's
+    "group-of-another-namespace": (capi_fleet(
+        {**machine_group("MachineSet", "gpu-a-7f9c", "0"),
+         "metadata": {"name": "gpu-a-7f9c", "namespace": "other", "annotations": {
+             "cluster.x-k8s.io/cluster-api-autoscaler-node-group-min-size": "0",
+             "cluster.x-k8s.io/cluster-api-autoscaler-node-group-max-size": "4"}}}),
+        (), ("cluster-autoscaler",)),
+}
+
+
+@pytest.mark.parametrize("name", CAPI_CASES)
+@pytest.mark.parametrize("strategy", [BRIDGE, REWRITE])
+def test_a_cluster_api_group_at_zero_is_named_in_its_pools_wave(name: str, strategy: str
+                                                                 ) -> None:
+    """A Cluster API node group scales from zero where its minimum-size annotation says 0:
+    cluster-autoscaler need not run in this cluster (it often runs in the management one)."""
+    objects, wanted, unwanted = CAPI_CASES[name]
+    objects = top_owners(objects, TABLE)
+    fleet = build_fleet(objects, TABLE, None, TargetVersion(37))
+    plan = order_waves(fleet, TABLE)
+    notes = around_waves(objects, fleet, plan, strategy)
+    by_pool = {w.units[0]: notes.get(w.number, ()) for w in plan.waves}
+    said_a = [n for n in by_pool["a"] if "Cluster API" in n]
+    assert not [n for n in by_pool["b"] if "Cluster API" in n]
+    if strategy == REWRITE:
+        wanted = tuple(w for w in wanted if "#8742" not in w)
+        assert all("preflight CLUSTER012" in n for n in said_a)
+    for text in wanted:
+        assert any(text in note for note in said_a), (text, said_a)
+    for text in unwanted:
+        assert not any(text in note for note in by_pool["a"]), (text, by_pool["a"])
+    assert bool(said_a) == bool(wanted)
+
+
+def test_a_visible_cluster_api_minimum_replaces_auto_discovery_uncertainty() -> None:
+    """With the clusterapi provider's auto-discovery the minimum sizes are on the groups: the
+    pool whose group keeps a node gets no "not visible" line; the other pool still does."""
+    objects = capi_fleet(machineset(), machine_group("MachineDeployment", "gpu-a", "1"))
+    objects += autoscaler("--cloud-provider=clusterapi",
+                          "--node-group-auto-discovery=clusterapi:namespace=capi")
+    objects = top_owners(objects, TABLE)
+    fleet = build_fleet(objects, TABLE, None, TargetVersion(37))
+    plan = order_waves(fleet, TABLE)
+    notes = around_waves(objects, fleet, plan, BRIDGE)
+    by_pool = {w.units[0]: notes.get(w.number, ()) for w in plan.waves}
+    assert not [n for n in by_pool["a"] if "cluster-autoscaler" in n]
+    assert [n for n in by_pool["b"] if "minimum sizes are not visible" in n]
+
+
+def flavor(name: str, labels: dict[str, str]) -> dict[str, Any]:
+    return {"apiVersion": "kueue.x-k8s.io/v1beta2", "kind": "ResourceFlavor",
+            "metadata": {"name": name}, "spec": {"nodeLabels": labels}}
+
+
+def flavored_queue(name: str, *flavors: str, resource: str = "nvidia.com/gpu"
+                   ) -> dict[str, Any]:
+    return {"apiVersion": "kueue.x-k8s.io/v1beta2", "kind": "ClusterQueue",
+            "metadata": {"name": name},
+            "spec": {"resourceGroups": [{"coveredResources": ["cpu", resource], "flavors": [
+                {"name": fl, "resources": [{"name": "cpu", "nominalQuota": "64"},
+                                           {"name": resource, "nominalQuota": "8"}]}
+                for fl in flavors]}]}}
+
+
+KUEUE_FLAVOR_CASES = {
+    # each queue's flavor names one pool's label: each wave names its own queue
+    "one-queue-per-pool": ([flavor("a-gpus", {POOL: "a"}), flavor("b-gpus", {POOL: "b"}),
+                            flavored_queue("team-a", "a-gpus"),
+                            flavored_queue("team-b", "b-gpus")],
+                           {"a": "on these nodes: team-a, through ResourceFlavor a-gpus)",
+                            "b": "on these nodes: team-b, through ResourceFlavor b-gpus)"}),
+    # a flavor without node labels stands for every node
+    "a-flavor-for-every-node": ([flavor("any", {}), flavored_queue("shared", "any")],
+                                {"a": "on these nodes: shared, through ResourceFlavor any)",
+                                 "b": "on these nodes: shared, through ResourceFlavor any)"}),
+    # a flavor of labels no node of the wave carries
+    "no-flavor-of-these-nodes": ([flavor("h200", {POOL: "h200"}),
+                                  flavored_queue("big", "h200")],
+                                 {"a": "no ClusterQueue's nvidia.com/gpu ResourceFlavor names "
+                                       "these nodes' labels",
+                                  "b": "no ClusterQueue's nvidia.com/gpu ResourceFlavor"}),
+    # the flavors were not read: every GPU queue is named, as before
+    "flavors-not-read": ([flavored_queue("team-a", "a-gpus")],
+                         {"a": "(ClusterQueues covering nvidia.com/gpu: team-a)",
+                          "b": "(ClusterQueues covering nvidia.com/gpu: team-a)"}),
+}
+
+
+@pytest.mark.parametrize("name", KUEUE_FLAVOR_CASES)
+def test_kueue_names_the_queues_whose_flavors_stand_for_the_waves_nodes(name: str) -> None:
+    extra, wanted = KUEUE_FLAVOR_CASES[name]
+    objects = top_owners(base_fleet() + kueue()[:1] + extra, TABLE)
+    fleet = build_fleet(objects, TABLE, None, TargetVersion(37))
+    plan = order_waves(fleet, TABLE)
+    notes = around_waves(objects, fleet, plan, BRIDGE)
+    for wave in plan.waves:
+        [note] = [n for n in notes.get(wave.number, ()) if n.startswith("Kueue")]
+        assert wanted[wave.units[0]] in note, (wave.units, note)
+        others = {"a": "team-b", "b": "team-a"}[wave.units[0]]
+        if name == "one-queue-per-pool":
+            assert others not in note
+
+
+def test_the_live_reader_reads_flavors_and_cluster_api_groups() -> None:
+    """ResourceFlavors, MachineDeployments, MachineSets and MachinePools are listed by cutover
+    (the fake API server serves their CRDs), each through its typed reader; a MachineSet of the
+    wrong shape is left out with an input error naming its field."""
+    live = [*capi_fleet(machineset(), machine_group("MachineDeployment", "gpu-a", "0"),
+                        machine_group("MachinePool", "idle-pool", "1")),
+            *kueue()[:1], flavor("a-gpus", {POOL: "a"}), flavored_queue("team-a", "a-gpus")]
+    live.append(f.replicaset(live[2]))
+    for obj in live[-3:-1]:  # the fake serves Kueue's v1beta1, where both kinds are the same
+        obj["apiVersion"] = "kueue.x-k8s.io/v1beta1"
+    broken = machine_group("MachineSet", "broken", "0")
+    broken["metadata"]["annotations"] = ["not", "a", "map"]
+    crds = ["clusterqueues.kueue.x-k8s.io", "resourceflavors.kueue.x-k8s.io",
+            "machinedeployments.cluster.x-k8s.io", "machinesets.cluster.x-k8s.io",
+            "machinepools.cluster.x-k8s.io"]
+    with FakeCluster(f.state(*live, broken, version="1.37.2", crds=crds), tls=False) as cluster:
+        run = subprocess.run([sys.executable, "-m", "gpudra", "cutover", "--kubeconfig",
+                              str(cluster.kubeconfig), "--strategy", "bridge", "-o", "json"],
+                             capture_output=True, text=True, timeout=120)
+    assert run.returncode == 3, run.stderr
+    assert "MachineSet capi/broken: metadata.annotations: expected `object`, got `array`" \
+        in run.stderr
+    notes = [n for w in json.loads(run.stdout)["waves"] for n in w["notes"]]
+    assert any(FROM_ZERO in n for n in notes), notes
+    assert any("on these nodes: team-a, through ResourceFlavor a-gpus)" in n
+               for n in notes), notes
