@@ -51,20 +51,22 @@ class Record:
     output_dir: Path
 
     @contextmanager
-    def timed(self, wave: int, block: str) -> Iterator[None]:
+    def timed(self, wave: int, block: str, output_dir: Path | None = None) -> Iterator[None]:
         """Times the body (one wave's Steps or Rollback, run as written) and appends its line
-        when GPUDRA_JOURNEY_RECORD names a file and the body succeeded."""
+        when GPUDRA_JOURNEY_RECORD names a file and the body succeeded. `output_dir`: the
+        cutover run that wrote this wave, when not the record's (a second plan)."""
         start = time.monotonic()
         yield
         seconds = time.monotonic() - start
         path = os.environ.get(ENV)
         if path:
-            append(Path(path), self.line(wave, block, seconds))
+            append(Path(path), self.line(wave, block, seconds, output_dir))
 
-    def line(self, wave: int, block: str, seconds: float) -> dict[str, Any]:
+    def line(self, wave: int, block: str, seconds: float, output_dir: Path | None = None
+             ) -> dict[str, Any]:
         return {"cluster": self.cluster, "strategy": self.strategy, "wave": wave,
                 "block": block, "seconds": round(seconds, 2),
-                "manifests": manifests(self.output_dir, wave),
+                "manifests": manifests(output_dir or self.output_dir, wave),
                 "load1": round(os.getloadavg()[0], 2)}
 
 
