@@ -5,8 +5,9 @@ Argo CD manage, with stand-ins of the operators making their children as the rea
 then cutover's runbook is followed as written, wave by wave, and every workload must be running
 again after each wave, the moved ones on claims on the pool they ran on. The InferenceService
 convert cannot move (KServe reads the GPU limit) rides the extended-resource bridge unchanged on
-this 1.37 cluster (gpudra.cutover.rides), and the gate opens; on a release before 1.37 it stays
-blocked (tests/verify/test_cutover_rides.py)."""
+this 1.37 cluster (gpudra.cutover.rides), and the gate opens, with the claims guard refusing
+from the start everywhere but in the rider's namespace, which is never labelled; on a release
+before 1.37 it stays blocked (tests/verify/test_cutover_rides.py)."""
 
 from __future__ import annotations
 
@@ -20,6 +21,9 @@ from typing import Any
 import pytest
 
 from tests.controlplane.cluster import path_for
+from tests.controlplane.test_guard import (
+    CREATED, DENIED, apply_guard, kubectl_create, outcome, workload,
+)
 from tests.journey import runbook
 from tests.journey.bridged import BRIDGE, CLAIMS, DEVICE_PLUGIN, served
 from tests.journey.cluster import Cluster, journey_cluster_at
@@ -135,6 +139,9 @@ def test_the_runbook_runs_as_written_and_every_workload_runs_after_each_wave(
     it may run on. Each wave that moves an operator's workload is also rolled back as written
     and done again; after every step verify says what the API server shows; then the gate
     opens."""
+    # the claims guard, refusing, from before the first wave (what the runbook's one-time
+    # steps apply): it must not refuse the rider's pods, whose namespace is never labelled
+    apply_guard(fleet.plane, "--action", "deny")
     planned = gpudra(fleet, "cutover", "-o", "json")
     assert planned.returncode == 0, planned.stderr  # complete: nothing stays behind
     report = json.loads(planned.stdout)
@@ -213,6 +220,16 @@ def test_the_runbook_runs_as_written_and_every_workload_runs_after_each_wave(
                 and (v.namespace, *v.owner) not in rides]
     assert not [name for name in OPERATORS.machines() if "nvidia.com/gpu" in fleet.plane.admin.get(
         f"/api/v1/nodes/{name}")["status"]["capacity"]]
+    # Every namespace but the rider's was labelled by its last wave and is guarded; the
+    # rider's is not (its controller's pods ask nvidia.com/gpu), and the gate has no warning.
+    assert gate["warnings"] == []
+    for namespace in OPERATORS.namespaces:
+        labels = fleet.plane.admin.get(f"/api/v1/namespaces/{namespace}")["metadata"]["labels"]
+        assert (labels.get("gpudra.io/migrated") == "true") == (namespace != BLOCKED[0]), (
+            namespace, labels)
+        again = workload("Deployment", "again", namespace, {"nvidia.com/gpu": "1"})
+        assert outcome(kubectl_create(fleet.plane, again)) == (
+            CREATED if namespace == BLOCKED[0] else DENIED), namespace
 
 
 def by_node(cluster: Cluster) -> dict[Key, set[tuple[str, str]]]:
