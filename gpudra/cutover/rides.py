@@ -80,6 +80,7 @@ def ride_note(controller: str) -> str:
             "bridge")
 
 
-GUARD_NOTE = ("not labelled for gpudra guard while a workload that rides the bridge runs "
-              "here: the claims strategy's guard refuses every nvidia.com/gpu pod, the ones "
-              "its controller makes too")
+# Why the runbook labels no namespace where a workload rides the bridge (gpudra guard)
+GUARD_NOTE = ("not labelled for gpudra guard while such a workload runs there: the claims "
+              "strategy's guard refuses every nvidia.com/gpu pod, those its controller makes "
+              "too")
