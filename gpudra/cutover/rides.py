@@ -17,6 +17,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 from dataclasses import replace
+from typing import Any
 
 from gpudra.cutover.bridge import served_by_bridge
 from gpudra.cutover.fleet import Fleet, Workload
@@ -72,6 +73,29 @@ def mapping_wave(plan: CutoverPlan, fleet: Fleet, rides: Mapping[Key, str]) -> i
         if may_run & set(wave.nodes) or any(w.key in rides for w in wave.moved):
             return wave.number
     return None
+
+
+def rider_notes(objects: list[dict[str, Any]], fleet: Fleet, plan: CutoverPlan,
+                rides: Mapping[Key, str], notes: Mapping[int, tuple[str, ...]]
+                ) -> dict[int, tuple[str, ...]]:
+    """`notes` (the claims strategy's, per wave) with what the bridge changes around the
+    riders' pods (gpudra.cutover.bridge_context, under the bridge's rules: Kueue's charge,
+    autoscalers, quotas on requests.nvidia.com/gpu) added in each wave that switches a node a
+    rider may run on: from then on its pods drained there come back through the bridge."""
+    from gpudra.cutover.bridge_context import BRIDGE, read_context, wave_notes
+
+    riders = replace(fleet, workloads=tuple(w for w in fleet.workloads if w.key in rides))
+    may_run = frozenset().union(*(w.eligible for w in riders.workloads))
+    context = read_context(objects, fleet)
+    out = dict(notes)
+    for wave in plan.waves:
+        if not may_run & set(wave.nodes):
+            continue
+        said = out.get(wave.number, ())
+        added = tuple(n for n in wave_notes(context, wave, riders, BRIDGE) if n not in said)
+        if said or added:
+            out[wave.number] = said + added
+    return out
 
 
 def ride_note(controller: str) -> str:

@@ -18,7 +18,7 @@ from gpudra.cutover.bridge_context import REWRITE, fleet_mix, read_context, wave
 from gpudra.cutover.pools import Fleet, build_fleet
 from gpudra.cutover.manifests import quota_changes, write_waves
 from gpudra.cutover.namespaces import finished_namespaces
-from gpudra.cutover.rides import find_rides, release
+from gpudra.cutover.rides import find_rides, release, rider_notes
 from gpudra.cutover.runbook import Runbook, WaveContext
 from gpudra.cutover.waves import CutoverPlan, order_waves
 from gpudra.dra.strategy_advice import bridge_advice
@@ -113,9 +113,11 @@ def run_cutover(request: CutoverRequest, *, on_page: Callable[[Any], None] | Non
         riding = {namespace for namespace, _, _ in rides}
         finished = {n: kept for n, names in finished.items()
                     if (kept := tuple(x for x in names if x not in riding))}
+    notes = around_waves(objects, fleet, result, request.strategy)
+    if rides:
+        notes = rider_notes(objects, fleet, result, rides, notes)
     context = WaveContext(fleet.plugin_pods, {n: len(c) for n, c in quotas.items() if c},
-                          bridge, notes=around_waves(objects, fleet, result, request.strategy),
-                          advice=advice, finished=finished)
+                          bridge, notes=notes, advice=advice, finished=finished)
     if out is not None:
         from gpudra.convert.writer import WriteRefused, write_under
         from gpudra.report.formats import Kind, RenderOptions, render

@@ -110,3 +110,27 @@ def test_the_runbook_says_why_it_rides_per_workload(tmp_path: Path) -> None:
     code, table, err = cutover(tmp_path, objects(), "--target-version", "1.37")
     assert code == 0, err
     assert f"  {'/'.join(BLOCKED)}: {NOTE}" in table
+
+
+@pytest.mark.parametrize("target", ["1.36", "1.37"])
+def test_what_the_bridge_changes_around_the_riders_pods_is_said_in_the_waves_they_may_use(
+        tmp_path: Path, target: str) -> None:
+    """With Kueue and a quota on requests.nvidia.com/gpu in the rider's namespace, each wave
+    that switches an L4 node (the rider's pods drained there come back through the bridge)
+    says the bridge's Kueue and quota notes; no other wave does, and before 1.37 (no rider)
+    none does."""
+    from tests.verify.test_bridge_context import kueue, quota
+
+    code, out, err = cutover(tmp_path, objects() + kueue() + quota(BLOCKED[0]),
+                             "--target-version", target, "-o", "json")
+    assert code == (0 if target == "1.37" else 1), err
+    said = {wave["wave"]: (any("the pods the bridge serves on these nodes are charged" in n
+                               for n in wave["notes"]),
+                           any(n.startswith("ResourceQuota serving/gpus: ") and
+                               "keeps counting the pods the bridge serves" in n
+                               for n in wave["notes"]))
+            for wave in json.loads(out)["waves"]}
+    on_l4 = {wave["wave"]: bool(L4_NODES & set(wave["nodes"]))
+             for wave in json.loads(out)["waves"]}
+    assert said == {n: (l4 and target == "1.37",) * 2 for n, l4 in on_l4.items()}
+    assert any(on_l4.values())
