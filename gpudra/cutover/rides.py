@@ -20,9 +20,9 @@ from dataclasses import replace
 from typing import Any
 
 from gpudra.cutover.bridge import served_by_bridge
-from gpudra.cutover.fleet import Fleet, Workload
+from gpudra.cutover.pools import Fleet, Workload
 from gpudra.cutover.waves import CutoverPlan
-from gpudra.workloads import WorkloadTable
+from gpudra.k8s.workloads import WorkloadTable
 
 RIDES_FROM_MINOR = 37  # the bridge is GA (kubernetes/enhancements 5004 kep.yaml, stage stable)
 
