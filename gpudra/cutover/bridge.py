@@ -79,8 +79,8 @@ def plan_bridge(plan: CutoverPlan, fleet: Fleet, table: WorkloadTable,
     device plugin's too: only then are all its pods on DRA), and what each wave leaves
     unchanged. Converted workloads keep their wave. The sides of each wave stay the rewrite
     plan's: the capacity checks, which the scheduler, free to put an unchanged pod on either
-    stack, can only beat. `rides` (the claims strategy): only these workloads are left to the
-    bridge (gpudra.cutover.rides), and the mapping class comes in the first wave that needs it."""
+    stack, can only beat. `rides` (the claims strategy, gpudra.cutover.rides.plan_rides): only
+    these workloads are left to the bridge."""
     switched = {n.name for n in fleet.nodes if n.on_dra}
     carried: list[Workload] = []
     waves = []
@@ -97,14 +97,9 @@ def plan_bridge(plan: CutoverPlan, fleet: Fleet, table: WorkloadTable,
         waves.append(replace(wave, moved=tuple(moved)))
         bridged[wave.number] = frozenset(w.key for w in ready)
     mapped = mapping_classes(fleet.classes)
-    planned = replace(plan, waves=tuple(waves))
-    if rides is None:
-        first = plan.waves[0].number if plan.waves else None
-        return planned, BridgePlan(bridged, not mapped, tuple(mapped), first)
-    from gpudra.cutover.rides import mapping_wave
-
-    return planned, BridgePlan(bridged, not mapped, tuple(mapped),
-                               mapping_wave(planned, fleet, rides), "rewrite", dict(rides))
+    first = plan.waves[0].number if plan.waves else None
+    return (replace(plan, waves=tuple(waves)),
+            BridgePlan(bridged, not mapped, tuple(mapped), first))
 
 
 def served_by_bridge(workload: Workload, table: WorkloadTable, target: TargetVersion) -> bool:

@@ -19,7 +19,7 @@ from collections.abc import Mapping
 from dataclasses import replace
 from typing import Any
 
-from gpudra.cutover.bridge import served_by_bridge
+from gpudra.cutover.bridge import BridgePlan, plan_bridge, served_by_bridge
 from gpudra.cutover.pools import Fleet, Workload
 from gpudra.cutover.waves import CutoverPlan
 from gpudra.k8s.workloads import WorkloadTable
@@ -61,6 +61,16 @@ def release(fleet: Fleet, rides: Mapping[Key, str]) -> Fleet:
     """The fleet with the riding workloads free to move (planned as any moving workload)."""
     return replace(fleet, workloads=tuple(replace(w, stays=None) if w.key in rides else w
                                           for w in fleet.workloads))
+
+
+def plan_rides(plan: CutoverPlan, fleet: Fleet, table: WorkloadTable, rides: Mapping[Key, str]
+               ) -> tuple[CutoverPlan, BridgePlan]:
+    """The plan with the riders held to the wave that switches the last node each may run on
+    (gpudra.cutover.bridge.plan_bridge, for them alone), and the claims strategy's BridgePlan:
+    the mapping class in the first wave that needs it."""
+    planned, bridge = plan_bridge(plan, fleet, table, rides)
+    return planned, replace(bridge, mapping_wave=mapping_wave(planned, fleet, rides),
+                            strategy="rewrite", rides=dict(rides))
 
 
 def mapping_wave(plan: CutoverPlan, fleet: Fleet, rides: Mapping[Key, str]) -> int | None:

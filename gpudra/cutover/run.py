@@ -18,7 +18,7 @@ from gpudra.cutover.bridge_context import REWRITE, fleet_mix, read_context, wave
 from gpudra.cutover.pools import Fleet, build_fleet
 from gpudra.cutover.manifests import quota_changes, write_waves
 from gpudra.cutover.namespaces import finished_namespaces
-from gpudra.cutover.rides import find_rides, release, rider_notes
+from gpudra.cutover.rides import find_rides, plan_rides, release, rider_notes
 from gpudra.cutover.runbook import Runbook, WaveContext
 from gpudra.cutover.waves import CutoverPlan, order_waves
 from gpudra.dra.strategy_advice import bridge_advice
@@ -101,7 +101,7 @@ def run_cutover(request: CutoverRequest, *, on_page: Callable[[Any], None] | Non
     if request.strategy == "bridge":
         result, bridge = plan_bridge(result, fleet, table)
     elif rides:
-        result, bridge = plan_bridge(result, fleet, table, rides)
+        result, bridge = plan_rides(result, fleet, table, rides)
     # under the bridge, only what a wave converts changes its manifests and quotas
     rewritten = result if bridge is None else rewritten_only(result, bridge)
     quotas = (quota_changes(rewritten, fleet) if bridge is None else
