@@ -15,7 +15,7 @@ with NVIDIA_VISIBLE_DEVICES is blocked there, and rewritten here, since rewrite 
 from __future__ import annotations
 
 from collections.abc import Iterable, Mapping, Sequence
-from dataclasses import dataclass, replace
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
@@ -61,26 +61,34 @@ class BridgePlan:
     write_mapping: bool
     mapped_by: tuple[str, ...] = ()  # the classes that map nvidia.com/gpu already
     mapping_wave: int | None = None  # the wave whose first step writes the class
+    # "bridge", or "rewrite" (the claims strategy) when only the workloads whose controller
+    # reads the limit ride the bridge (gpudra.cutover.rides): then, per such workload, its
+    # controller
+    strategy: str = "bridge"
+    rides: Mapping[tuple[str, str, str], str] = field(default_factory=dict)
 
     def of(self, number: int) -> frozenset[tuple[str, str, str]]:
         return self.bridged.get(number, frozenset())
 
 
-def plan_bridge(plan: CutoverPlan, fleet: Fleet, table: WorkloadTable
+def plan_bridge(plan: CutoverPlan, fleet: Fleet, table: WorkloadTable,
+                rides: Mapping[tuple[str, str, str], str] | None = None
                 ) -> tuple[CutoverPlan, BridgePlan]:
     """The plan's waves with each workload the bridge serves moved to the wave after which
     every GPU node it may run on is switched (an unchanged pod may land on any of them, the
     device plugin's too: only then are all its pods on DRA), and what each wave leaves
     unchanged. Converted workloads keep their wave. The sides of each wave stay the rewrite
     plan's: the capacity checks, which the scheduler, free to put an unchanged pod on either
-    stack, can only beat."""
+    stack, can only beat. `rides` (the claims strategy, gpudra.cutover.rides.plan_rides): only
+    these workloads are left to the bridge."""
     switched = {n.name for n in fleet.nodes if n.on_dra}
     carried: list[Workload] = []
     waves = []
     bridged: dict[int, frozenset[tuple[str, str, str]]] = {}
     for wave in plan.waves:
         switched |= set(wave.nodes)
-        kept = [w for w in wave.moved if served_by_bridge(w, table, fleet.target)]
+        kept = [w for w in wave.moved if (w.key in rides if rides is not None
+                                          else served_by_bridge(w, table, fleet.target))]
         converted = [w for w in wave.moved if w not in kept]
         candidates = carried + kept
         ready = [w for w in candidates if w.eligible <= switched]

@@ -18,6 +18,7 @@ from gpudra.cutover.bridge_context import REWRITE, fleet_mix, read_context, wave
 from gpudra.cutover.pools import Fleet, build_fleet
 from gpudra.cutover.manifests import quota_changes, write_waves
 from gpudra.cutover.namespaces import finished_namespaces
+from gpudra.cutover.rides import find_rides, plan_rides, release, rider_notes
 from gpudra.cutover.runbook import Runbook, WaveContext
 from gpudra.cutover.waves import CutoverPlan, order_waves
 from gpudra.dra.strategy_advice import bridge_advice
@@ -87,23 +88,36 @@ def run_cutover(request: CutoverRequest, *, on_page: Callable[[Any], None] | Non
     check_strategy(request.strategy, target)  # the live cluster's release, once read
     fleet = build_fleet(objects, table, request.pool_label, target,
                         config.vouch_set(datetime.date.today()))
+    rides: dict[tuple[str, str, str], str] = {}
     if request.strategy == "bridge":
         fleet = released(fleet, table)
+    else:  # the claims strategy on 1.37+: what convert blocks for its controller rides the bridge
+        rides = find_rides(fleet, table)
+        fleet = release(fleet, rides)
     if request.pool_label and not any(request.pool_label in n.labels for n in fleet.nodes):
         raise UsageError(f"--pool-label {request.pool_label}: no GPU node has this label")
     result = order_waves(fleet, table, request.max_wave_nodes)
     bridge = None
     if request.strategy == "bridge":
         result, bridge = plan_bridge(result, fleet, table)
+    elif rides:
+        result, bridge = plan_rides(result, fleet, table, rides)
     # under the bridge, only what a wave converts changes its manifests and quotas
     rewritten = result if bridge is None else rewritten_only(result, bridge)
     quotas = (quota_changes(rewritten, fleet) if bridge is None else
               quota_changes(rewritten, without_bridged(fleet, bridge), bridged_names(bridge)))
     # the recommendation is for those not on the bridge already
-    advice = bridge_advice(target, fleet_mix(fleet)) if bridge is None else None
+    advice = (bridge_advice(target, fleet_mix(fleet)) if bridge is None or rides else None)
+    finished = finished_namespaces(result, fleet)
+    if rides:  # the claims strategy's guard would refuse the riders' pods (rides.GUARD_NOTE)
+        riding = {namespace for namespace, _, _ in rides}
+        finished = {n: kept for n, names in finished.items()
+                    if (kept := tuple(x for x in names if x not in riding))}
+    notes = around_waves(objects, fleet, result, request.strategy)
+    if rides:
+        notes = rider_notes(objects, fleet, result, rides, notes)
     context = WaveContext(fleet.plugin_pods, {n: len(c) for n, c in quotas.items() if c},
-                          bridge, notes=around_waves(objects, fleet, result, request.strategy),
-                          advice=advice, finished=finished_namespaces(result, fleet))
+                          bridge, notes=notes, advice=advice, finished=finished)
     if out is not None:
         from gpudra.convert.writer import WriteRefused, write_under
         from gpudra.report.formats import Kind, RenderOptions, render

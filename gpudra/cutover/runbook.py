@@ -21,6 +21,7 @@ from gpudra.cutover.bridge import MAPPING_CLASS, BridgePlan
 from gpudra.cutover.pools import RISK_NAMES, WAVE_LABEL, Workload
 from gpudra.cutover.manifests import RECREATE, REPLACE, mode, wave_modes
 from gpudra.cutover.namespaces import guard_prerequisite, label_step, unlabel_step
+from gpudra.cutover.rides import GUARD_NOTE, ride_note
 from gpudra.cutover.waves import CutoverPlan, Side, Wave
 from gpudra.results.model import ClusterRead
 from gpudra.k8s.objects import as_mapping, plural
@@ -279,7 +280,7 @@ def as_json(result: CutoverPlan, directory: str | None, pools: dict[str, int],
         "complete": result.complete,
         "blocked": result.blocked,
         "pools": pools,
-        "prerequisites": prerequisites(context.bridge is not None),
+        "prerequisites": prerequisites(bridge_strategy(context)),
         **_bridge_json(context),
         "recommendation": context.advice,
         "start": [_side(s) for s in result.start] if result.start else [],
@@ -299,6 +300,12 @@ def as_json(result: CutoverPlan, directory: str | None, pools: dict[str, int],
             "device_plugin_side": _side(result.attempt.plugin_side),
             "dra_side": _side(result.attempt.dra_side)},
     }
+
+
+def bridge_strategy(context: WaveContext) -> bool:
+    """Whether the runbook is --strategy bridge's (not the claims strategy's, even where some
+    workloads ride the bridge: gpudra.cutover.rides)."""
+    return context.bridge is not None and context.bridge.strategy == "bridge"
 
 
 def _bridged_field(workload: Workload, wave: Wave, context: WaveContext) -> dict[str, Any]:
@@ -326,7 +333,7 @@ def markdown(result: CutoverPlan, directory: str | None, pools: dict[str, int],
         lines += [f"**Strategy:** {_md(context.advice)}", ""]
     lines += ["## Before the first wave", ""]
     lines += [f"{i}. {step}" for i, step in enumerate(
-        prerequisites(context.bridge is not None) + _bridge_prerequisite(context), 1)] + [""]
+        prerequisites(bridge_strategy(context)) + _bridge_prerequisite(context), 1)] + [""]
     for wave in result.waves:
         steps = wave_steps(wave, directory, context)
         what = (f"{_md(', '.join(wave.units))} ({plural(len(wave.nodes), 'node')})"
@@ -363,15 +370,32 @@ def _bridge_json(context: WaveContext) -> dict[str, Any]:
     bridge = context.bridge
     if bridge is None:
         return {}
-    return {"strategy": "bridge", "bridge": {
-        "mapped_by": list(bridge.mapped_by),
-        "writes_mapping_class": MAPPING_CLASS if bridge.write_mapping else None}}
+    found = {"mapped_by": list(bridge.mapped_by),
+             "writes_mapping_class": MAPPING_CLASS if bridge.write_mapping else None}
+    if bridge.strategy != "bridge":  # the claims strategy: who rides the bridge, and why
+        found = {**found, "mapping_wave": bridge.mapping_wave if bridge.write_mapping else None,
+                 "rides": [{"namespace": n, "kind": k, "name": name, "controller": controller,
+                            "note": ride_note(controller)}
+                           for (n, k, name), controller in sorted(bridge.rides.items())]}
+    return {"strategy": bridge.strategy, "bridge": found}
 
 
 def _bridge_prerequisite(context: WaveContext) -> list[str]:
     bridge = context.bridge
     if bridge is None:
         return []
+    if bridge.strategy != "bridge":
+        riders = len(bridge.rides)
+        said = (f"{riders} workload{'' if riders == 1 else 's'} whose controller reads "
+                "nvidia.com/gpu ride{} the bridge unchanged (KEP-5004, GA in 1.37) instead of "
+                "staying on the device plugin".format("s" if riders == 1 else ""))
+        if bridge.mapped_by:
+            return [f"The bridge: {said}; DeviceClass {_md(', '.join(bridge.mapped_by))} maps "
+                    "nvidia.com/gpu already, the runbook writes no other. Their namespaces are "
+                    + GUARD_NOTE + "."]
+        return [f"The bridge: {said}; no DeviceClass maps nvidia.com/gpu, so wave "
+                f"{bridge.mapping_wave}'s first step writes {MAPPING_CLASS} (the driver chart's "
+                "whole-GPU selector). Their namespaces are " + GUARD_NOTE + "."]
     if bridge.mapped_by:
         return [f"The bridge: DeviceClass {_md(', '.join(bridge.mapped_by))} maps "
                 "nvidia.com/gpu already; the runbook writes no other (with two, the newest "
@@ -383,23 +407,33 @@ def _bridge_prerequisite(context: WaveContext) -> list[str]:
 def _bridge_lists(wave: Wave, context: WaveContext) -> list[str]:
     """Under --strategy bridge: the moving workloads left unchanged, then those converted."""
     lines: list[str] = []
-    bridged = context.bridge.of(wave.number)
+    bridge = context.bridge
+    bridged = bridge.of(wave.number)
+    claims = bridge.strategy != "bridge"  # the claims strategy, some riding the bridge
     for title, members in (
             ("Workloads the bridge serves unchanged (their pods are restarted onto DRA):",
              [m for m in wave.moved if m.key in bridged]),
-            ("Workloads that move to claims (the bridge cannot serve them):",
+            ("Workloads that move to claims:" if claims else
+             "Workloads that move to claims (the bridge cannot serve them):",
              [m for m in wave.moved if m.key not in bridged])):
         if not members:
             continue
         lines += [title, ""]
         # an unchanged workload needs no change in its chart or Git tree
         lines += [f"- {_md(m.label)} ({plural(m.pods, 'pod')}, {plural(m.gpus, 'GPU')}; "
-                  f"{RISK_NAMES[m.risk]})" + ("" if m.key in bridged else _managed_note(m))
+                  f"{RISK_NAMES[m.risk]})" + (_ride(m, bridge) if m.key in bridged
+                                              else _managed_note(m))
                   for m in members[:MAX_LISTED]]
         if len(members) > MAX_LISTED:
             lines.append(f"- ... and {len(members) - MAX_LISTED} more (JSON: -o json)")
         lines.append("")
     return lines
+
+
+def _ride(workload: Workload, bridge: BridgePlan) -> str:
+    """Under the claims strategy, why a workload rides the bridge (gpudra.cutover.rides)."""
+    controller = bridge.rides.get(workload.key)
+    return "" if controller is None else f": {_md(ride_note(controller))}"
 
 
 def manager(workload: Workload) -> str | None:
@@ -510,6 +544,14 @@ def _bridge_table_note(runbook: Runbook) -> str:
     if bridge is None:
         return ""
     kept = sum(len(keys) for keys in bridge.bridged.values())
+    if bridge.strategy != "bridge":
+        where = (f"wave {bridge.mapping_wave} writes {MAPPING_CLASS}" if bridge.write_mapping
+                 else f"DeviceClass {', '.join(bridge.mapped_by)} maps nvidia.com/gpu")
+        return (f"strategy rewrite: {plural(kept, 'workload')} whose controller reads "
+                f"nvidia.com/gpu {'rides' if kept == 1 else 'ride'} the bridge unchanged; "
+                f"{where}\n"
+                + "".join(f"  {'/'.join(key)}: {ride_note(controller)}\n"
+                          for key, controller in sorted(bridge.rides.items())))
     converted = sum(len(w.moved) for w in runbook.plan.waves) - kept
     mapping = (f"DeviceClass {', '.join(bridge.mapped_by)} maps nvidia.com/gpu" if
                bridge.mapped_by else f"the first wave writes {MAPPING_CLASS}")

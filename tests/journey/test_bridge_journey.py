@@ -22,6 +22,7 @@ from tests.controlplane.test_guard import (
     CREATED, DENIED, apply_guard, kubectl_create, outcome, workload,
 )
 from tests.journey import runbook
+from tests.journey.record import Record
 from tests.journey.cluster import Cluster, journey_cluster_at
 from tests.journey.bridged import BRIDGE, DEVICE_PLUGIN, served
 from tests.journey.fleets import GKE
@@ -85,8 +86,9 @@ def test_the_bridge_runbook_runs_as_written_and_every_workload_ends_on_dra(
     def follow(wave: runbook.Wave, steps: tuple[str, ...], what: str,
                now_moved: set[WorkloadKey]) -> None:
         started = time.monotonic()
-        runbook.run_all(steps, bin_dir=bin_dir, kubeconfig=gke.kubeconfig, cwd=tmp_path,
-                        what=f"wave {wave.number} {what}")
+        with Record("gke-1.37", "bridge", out).timed(wave.number, what):
+            runbook.run_all(steps, bin_dir=bin_dir, kubeconfig=gke.kubeconfig, cwd=tmp_path,
+                            what=f"wave {wave.number} {what}")
         took.append(f"wave {wave.number} {what}: {time.monotonic() - started:.1f}s")
         expected = {key: {(BRIDGE if key in now_moved else DEVICE_PLUGIN, pool)
                           for _, pool in places} for key, places in before.items()}

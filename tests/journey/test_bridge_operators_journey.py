@@ -17,6 +17,7 @@ from pathlib import Path
 import pytest
 
 from tests.journey import runbook
+from tests.journey.record import Record
 from tests.journey.bridged import BRIDGE, DEVICE_PLUGIN, served
 from tests.journey.cluster import Cluster
 from tests.journey.fleet_operators import BLOCKED, OPERATORS
@@ -70,8 +71,9 @@ def test_every_operator_workload_ends_on_the_bridge_even_the_one_the_rewrite_can
 
     def follow(wave: runbook.Wave, steps: tuple[str, ...], what: str,
                held: set[WorkloadKey]) -> None:
-        runbook.run_all(steps, bin_dir=bin_dir, kubeconfig=fleet.kubeconfig, cwd=tmp_path,
-                        what=f"wave {wave.number} {what}")
+        with Record("operators-1.37", "bridge", tmp_path / "cutover").timed(wave.number, what):
+            runbook.run_all(steps, bin_dir=bin_dir, kubeconfig=fleet.kubeconfig,
+                            cwd=tmp_path, what=f"wave {wave.number} {what}")
         try:
             fleet.plane.wait(f"every GPU workload running again after wave {wave.number} "
                              f"{what}", lambda: settled(held), timeout=120)

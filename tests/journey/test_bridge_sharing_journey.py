@@ -16,6 +16,7 @@ from pathlib import Path
 import pytest
 
 from tests.journey import runbook
+from tests.journey.record import Record
 from tests.journey.bridged import BRIDGE, CLAIMS, DEVICE_PLUGIN, served
 from tests.journey.cluster import Cluster, journey_cluster_at
 from tests.journey.fleet_sharing import SHARING
@@ -49,8 +50,11 @@ def test_mig_is_converted_whole_gpus_are_bridged_and_the_gate_opens(
 
     def follow(wave: runbook.Wave, steps: tuple[str, ...], what: str,
                stacks: dict[WorkloadKey, str]) -> None:
-        runbook.run_all(steps, bin_dir=bin_dir, kubeconfig=sharing.kubeconfig, cwd=tmp_path,
-                        what=f"wave {wave.number} {what}")
+        # wave 1 from the first plan, wave 2 from the plan made again after it
+        out = tmp_path / ("first" if wave.number == 1 else "again")
+        with Record("sharing-1.37", "bridge", out).timed(wave.number, what):
+            runbook.run_all(steps, bin_dir=bin_dir, kubeconfig=sharing.kubeconfig,
+                            cwd=tmp_path, what=f"wave {wave.number} {what}")
         expected = {key: {(stacks.get(key, DEVICE_PLUGIN), pool) for pool in pools}
                     for key, pools in before.items()}
         sharing.plane.wait(f"every GPU workload running again after wave {wave.number} {what}",

@@ -13,6 +13,7 @@ import pytest
 
 from tests.controlplane.test_guard import DENIED, apply_guard, kubectl_create, outcome, workload
 from tests.journey import runbook
+from tests.journey.record import Record
 from tests.journey.cluster import Cluster, journey_cluster_at
 from tests.journey.fleets import GKE
 from tests.journey.observe import gpu_pods, running_by_owner
@@ -66,11 +67,13 @@ def test_the_runbook_runs_as_written_and_every_workload_runs_after_each_wave(
     assert [wave.number for wave in waves] == sorted(moved_in) == [1, 2, 3]
     bin_dir = runbook.tools(tmp_path / "bin", gke.plane.binary)
     moved: set[tuple[str, str, str]] = set()
+    record = Record("gke-1.37", "claims", tmp_path / "cutover")
 
     def follow(wave: runbook.Wave, steps: tuple[str, ...], what: str,
                now_moved: set[tuple[str, str, str]]) -> None:
-        runbook.run_all(steps, bin_dir=bin_dir, kubeconfig=gke.kubeconfig, cwd=tmp_path,
-                        what=f"wave {wave.number} {what}")
+        with record.timed(wave.number, what):
+            runbook.run_all(steps, bin_dir=bin_dir, kubeconfig=gke.kubeconfig, cwd=tmp_path,
+                            what=f"wave {wave.number} {what}")
         expected = {key: {(key in now_moved, pool) for _, pool in places}
                     for key, places in before.items()}
         gke.plane.wait(f"every GPU workload running again after wave {wave.number} {what}",

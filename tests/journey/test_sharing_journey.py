@@ -20,6 +20,7 @@ from pathlib import Path
 import pytest
 
 from tests.journey import runbook
+from tests.journey.record import Record
 from tests.journey.cluster import Cluster, journey_cluster_at
 from tests.journey.fleet_sharing import LATE, SHARING, ZONE_LABEL
 from tests.journey.observe import gpu_pods
@@ -43,8 +44,11 @@ def sharing(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Cluster]:
 def _follow(cluster: Cluster, wave: runbook.Wave, steps: tuple[str, ...], what: str,
             bin_dir: Path, cwd: Path, expected: dict[WorkloadKey, set[tuple[bool, str]]],
             running: dict[WorkloadKey, int]) -> None:
-    runbook.run_all(steps, bin_dir=bin_dir, kubeconfig=cluster.kubeconfig, cwd=cwd,
-                    what=f"wave {wave.number} {what}")
+    # wave 1 from the first plan (cutover/), wave 2 from the plan made again after it (again/)
+    out = cwd / ("cutover" if wave.number == 1 else "again")
+    with Record("sharing-1.37", "claims", out).timed(wave.number, what):
+        runbook.run_all(steps, bin_dir=bin_dir, kubeconfig=cluster.kubeconfig, cwd=cwd,
+                        what=f"wave {wave.number} {what}")
     cluster.plane.wait(f"every GPU workload running again after wave {wave.number} {what}",
                        lambda: running_now(cluster, SHARING) == running
                        and where_they_run(cluster, SHARING) == expected, timeout=90)

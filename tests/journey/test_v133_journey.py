@@ -16,6 +16,7 @@ import pytest
 import yaml
 
 from tests.journey import runbook
+from tests.journey.record import Record
 from tests.journey.cluster import Cluster, journey_cluster_at
 from tests.journey.fleet_v133 import API_VERSION, RELEASE, V133
 from tests.journey.observe import gpu_pods, running_by_owner
@@ -163,11 +164,13 @@ def test_the_runbook_writes_v1beta2_runs_as_written_and_verify_follows_the_api_s
     assert [wave.number for wave in waves] == sorted(moved_in)
     assert len(waves) >= 2  # one pool per wave at least: the rollback is of a partial move
     bin_dir = runbook.tools(tmp_path / "bin", v133.plane.binary)
+    record = Record("v133-1.33", "claims", tmp_path / "cutover")
 
     def follow(wave: runbook.Wave, steps: tuple[str, ...], what: str,
                now_moved: set[WorkloadKey]) -> None:
-        runbook.run_all(steps, bin_dir=bin_dir, kubeconfig=v133.kubeconfig, cwd=tmp_path,
-                        what=f"wave {wave.number} {what}")
+        with record.timed(wave.number, what):
+            runbook.run_all(steps, bin_dir=bin_dir, kubeconfig=v133.kubeconfig, cwd=tmp_path,
+                            what=f"wave {wave.number} {what}")
         expected = {key: {(key in now_moved, pool) for _, pool in places}
                     for key, places in before.items()}
         v133.plane.wait(f"every GPU workload running again after wave {wave.number} {what}",

@@ -531,11 +531,14 @@ def test_a_claim_template_missing_from_the_input_is_named_not_taken_for_capacity
             "files, export resourceclaimtemplates too: docs/cutover.md")
 
 
+@pytest.mark.parametrize("target", ["1.36", "1.37"])
 def test_a_blocked_workload_of_several_gpu_templates_keeps_the_nodes_all_its_pods_need(
-        tmp_path: Path) -> None:
+        tmp_path: Path, target: str) -> None:
     """A v1 MPIJob whose launcher holds a GPU: convert blocks it (the training operator treats
-    the launcher as a GPU host only while it has the limit). Its launcher and both workers stay
-    on the device plugin, so the pool they may run on is not switched, and cutover says why."""
+    the launcher as a GPU host only while it has the limit). Before 1.37 its launcher and both
+    workers stay on the device plugin, so the pool they may run on is not switched, and
+    cutover says why; on 1.37 it rides the bridge unchanged (its controller reads the limit:
+    gpudra.cutover.rides), and both pools switch."""
     def replica(count: int) -> dict[str, Any]:
         return {"replicas": count, "template": {"spec": f.pod_spec(
             gpus=1, node_selector=pinned("b"))}}
@@ -545,7 +548,12 @@ def test_a_blocked_workload_of_several_gpu_templates_keeps_the_nodes_all_its_pod
            "spec": {"mpiReplicaSpecs": {"Launcher": replica(1), "Worker": replica(2)}}}
     objects = [f.node("a-1", 8, pool="a"), f.node("b-1", 8, pool="b"), f.node("b-2", 8, pool="b"),
                f.deployment("ml", "web", f.pod_spec(gpus=2), replicas=2), mpi]
-    code, report, err = cutover(tmp_path, objects)
+    code, report, err = cutover(tmp_path, objects, "--target-version", target)
+    if target == "1.37":
+        assert (code, report["blocked"]) == (0, None), err
+        assert sorted(p for w in report["waves"] for p in w["pools"]) == ["a", "b"]
+        assert [r["name"] for r in report["bridge"]["rides"]] == ["allreduce"]
+        return
     assert code == 1, err
     assert [w["pools"] for w in report["waves"]] == [["a"]]
     assert report["blocked"].startswith(

@@ -201,20 +201,26 @@ def reads_the_limit() -> dict[str, Any]:
                                              "resources": {"limits": {"nvidia.com/gpu": "1"}}}}}}
 
 
-@pytest.mark.parametrize(("strategy", "code", "moved"), [
-    ("rewrite", 1, []),                 # stays on the device plugin: pool b cannot switch
-    ("bridge", 0, [("summarize", True)]),
+@pytest.mark.parametrize(("strategy", "target", "code", "moved"), [
+    ("rewrite", "1.36", 1, []),         # stays on the device plugin: pool b cannot switch
+    # claims on 1.37: its controller reads the limit, so it rides the bridge (cutover.rides)
+    ("rewrite", "1.37", 0, [("summarize", True)]),
+    ("bridge", "1.37", 0, [("summarize", True)]),
+    ("bridge", "1.36", 0, [("summarize", True)]),
 ])
-def test_a_workload_whose_controller_reads_the_limit_moves_only_under_the_bridge(
-        tmp_path: Path, strategy: str, code: int, moved: list[tuple[str, bool]]) -> None:
+def test_a_workload_whose_controller_reads_the_limit_moves_only_through_the_bridge(
+        tmp_path: Path, strategy: str, target: str, code: int,
+        moved: list[tuple[str, bool]]) -> None:
     objects = [f.node("a-1", 8, pool="a"), f.node("b-1", 8, pool="b"), reads_the_limit()]
-    got, out, err = cutover(tmp_path, objects, "--strategy", strategy, "-o", "json")
+    got, out, err = cutover(tmp_path, objects, "--strategy", strategy, "--target-version",
+                            target, "-o", "json")
     assert got == code, err
     report = json.loads(out)
     assert [(m["name"], m.get("bridged", False)) for w in report["waves"]
             for m in w["workloads"]] == moved
     assert ("KServe picks the huggingfaceserver image by the GPU limit" in (
-        report["blocked"] or "")) == (strategy == "rewrite")
+        report["blocked"] or "")) == (not moved)
+    assert report.get("strategy") == (strategy if moved else None)
 
 
 def test_an_unchanged_workload_is_on_the_bridge_only_once_every_node_it_may_use_switched(

@@ -147,13 +147,28 @@ def _waves(report: dict[str, Any]) -> list[tuple[list[str], list[str]]]:
                                    for w in wave["workloads"])) for wave in report["waves"]]
 
 
-@pytest.fixture(scope="module")
-def reports(tmp_path_factory: pytest.TempPathFactory) -> tuple[dict[str, Any], dict[str, Any]]:
+def _reports(version: str, tmp_path_factory: pytest.TempPathFactory
+             ) -> tuple[dict[str, Any], dict[str, Any]]:
+    """The live cutover of a fake cluster of this release, and the one of its export (planned
+    for the same release)."""
     objects = operators_cluster()
     crds = [f"{plural}.{group}" for group, _, plural, _ in ops.CRD_TYPES]
-    with FakeCluster(f.state(*objects, version="1.37.2", crds=crds), tls=False) as cluster:
+    with FakeCluster(f.state(*objects, version=version, crds=crds), tls=False) as cluster:
         live = _cutover("--kubeconfig", str(cluster.kubeconfig))
-    return live, _cutover(*docs_export(objects, tmp_path_factory.mktemp("export")))
+    minor = ".".join(version.split(".")[:2])
+    return live, _cutover(*docs_export(objects, tmp_path_factory.mktemp("export")),
+                          "--target-version", minor)
+
+
+@pytest.fixture(scope="module")
+def reports(tmp_path_factory: pytest.TempPathFactory) -> tuple[dict[str, Any], dict[str, Any]]:
+    return _reports("1.37.2", tmp_path_factory)
+
+
+@pytest.fixture(scope="module")
+def reports_1_36(tmp_path_factory: pytest.TempPathFactory
+                 ) -> tuple[dict[str, Any], dict[str, Any]]:
+    return _reports("1.36.4", tmp_path_factory)
 
 
 def test_an_export_gives_the_waves_the_live_cluster_gives(
@@ -166,20 +181,39 @@ def test_an_export_gives_the_waves_the_live_cluster_gives(
 def test_each_workload_moves_once_at_its_top_owner(
         reports: tuple[dict[str, Any], dict[str, Any]]) -> None:
     """No child of an operator moves as a workload of its own, the RayCluster is not dropped,
-    and the InferenceService KServe would run differently without its GPU limit stays."""
+    and the InferenceService KServe would run differently without its GPU limit moves on 1.37
+    only through the bridge (gpudra.cutover.rides), unchanged."""
     _, exported = reports
     moved = sorted(label for _, labels in _waves(exported) for label in labels)
     assert moved == ["batch/JobSet/pretrain", "research/RayCluster/ray",
-                     "serving/InferenceService/chat", "serving/LeaderWorkerSet/llm",
-                     "web/Deployment/embed", "web/Deployment/rerank"]
+                     "serving/InferenceService/chat", "serving/InferenceService/summarize",
+                     "serving/LeaderWorkerSet/llm", "web/Deployment/embed",
+                     "web/Deployment/rerank"]
+    assert [f"{w['namespace']}/{w['kind']}/{w['name']}" for wave in exported["waves"]
+            for w in wave["workloads"] if w["bridged"]] == ["/".join(ops.BLOCKED)]
+
+
+def test_on_1_37_the_workload_convert_cannot_move_rides_the_bridge_live_as_from_the_export(
+        reports: tuple[dict[str, Any], dict[str, Any]]) -> None:
+    """Every L4 node switches (none is kept for the summarizer), the plan is complete, and
+    the live plan and the export's say the same of the rider."""
+    live, exported = reports
+    l4_nodes = {name for name, machine in ops.OPERATORS.machines().items()
+                if machine.product.label == "NVIDIA-L4"}
+    for report in reports:
+        assert report["complete"] is True and report["blocked"] is None
+        assert l4_nodes <= {node for wave in report["waves"] for node in wave["nodes"]}
+    assert live["bridge"] == exported["bridge"]
 
 
 def test_a_workload_convert_cannot_move_keeps_its_nodes_and_cutover_says_why(
-        reports: tuple[dict[str, Any], dict[str, Any]]) -> None:
-    """KServe picks the summarizer's image by its GPU limit, so convert blocks it: no wave
-    moves it, no wave switches the last node it may run on, and cutover (exit 1) names it,
-    its reason and what to do, live as from the export."""
-    for report in reports:
+        reports_1_36: tuple[dict[str, Any], dict[str, Any]]) -> None:
+    """KServe picks the summarizer's image by its GPU limit, so convert blocks it: before
+    1.37 (no GA bridge) no wave moves it, no wave switches the last node it may run on, and
+    cutover (exit 1) names it, its reason and what to do, live as from the export."""
+    live, exported = reports_1_36
+    assert _waves(exported) == _waves(live)
+    for report in reports_1_36:
         assert report["complete"] is False
         switched = {node for wave in report["waves"] for node in wave["nodes"]}
         l4_nodes = {name for name, machine in ops.OPERATORS.machines().items()

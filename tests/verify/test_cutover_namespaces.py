@@ -59,17 +59,26 @@ def test_a_namespace_is_labelled_after_its_last_wave_and_unlabelled_first_on_rol
     assert guard in report["prerequisites"][-1]
 
 
+@pytest.mark.parametrize("target", ["1.36", "1.37"])
 def test_a_namespace_with_a_workload_convert_cannot_move_is_never_labelled(
-        tmp_path: Path) -> None:
-    """`ml/summarize`, an InferenceService convert blocks, stays on the device plugin (and pool
-    a with it): cutover stops after wave 1, which finishes infer; ml is never finished."""
+        tmp_path: Path, target: str) -> None:
+    """`ml/summarize`, an InferenceService convert blocks (KServe reads its GPU limit). Before
+    1.37 it stays on the device plugin (and pool a with it): cutover stops after wave 1, which
+    finishes infer; ml is never finished. On 1.37 it rides the bridge unchanged
+    (gpudra.cutover.rides) and the plan completes, but ml is still never labelled: the claims
+    strategy's guard would refuse the pods KServe makes for it."""
     from tests.journey.fleet_operators import inferenceservice
 
     blocked = inferenceservice("ml", "summarize", {"model": {
         "modelFormat": {"name": "huggingface"}, "storageUri": "hf://example/summarizer",
         "resources": {"limits": {"nvidia.com/gpu": "1"}}}})
-    code, report, err = cutover(tmp_path, [*two_namespaces(), blocked])
-    assert code == 1 and "ml/InferenceService/summarize" in report["blocked"], err
+    code, report, err = cutover(tmp_path, [*two_namespaces(), blocked],
+                                "--target-version", target)
+    if target == "1.37":
+        assert (code, report["blocked"]) == (0, None), err
+        assert [r["name"] for r in report["bridge"]["rides"]] == ["summarize"]
+    else:
+        assert code == 1 and "ml/InferenceService/summarize" in report["blocked"], err
     labelled = [s for w in report["waves"] for s in w["steps"]
                 if s.startswith("kubectl label namespace")]
     assert labelled == [LABEL.format("infer")]

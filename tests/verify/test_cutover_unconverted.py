@@ -37,12 +37,18 @@ MPI_REASON = ("convert cannot move it: training-operator's v1 MPIJob treats the 
 CASES: dict[str, tuple[list[dict[str, Any]], tuple[str, ...],
                        list[tuple[str, str, str, str]]]] = {
     "complete: nothing stays": (safe_fleet(), (), []),
+    # before 1.37: on 1.37 the MPIJob, whose controller reads the limit, rides the bridge
     "convert blocks one": (
         [f.node("a-1", 8, pool="a"), f.node("b-1", 8, pool="b"), f.node("b-2", 8, pool="b"),
-         f.deployment("ml", "web", f.pod_spec(gpus=2), replicas=2), _mpijob()], (),
+         f.deployment("ml", "web", f.pod_spec(gpus=2), replicas=2), _mpijob()],
+        ("--target-version", "1.36"),
         # web may run on b too, which cannot switch: no wave had to move it
         [("ml", "Deployment", "web", UNCONVERTED_BLOCKED),
          ("ml", "MPIJob", "allreduce", MPI_REASON)]),
+    "convert blocks one for its controller, 1.37: it rides the bridge": (
+        [f.node("a-1", 8, pool="a"), f.node("b-1", 8, pool="b"), f.node("b-2", 8, pool="b"),
+         f.deployment("ml", "web", f.pod_spec(gpus=2), replicas=2), _mpijob()],
+        ("--target-version", "1.37"), []),
     "no wave can be made": (blocked_fleet(), ("--max-wave-nodes", "1"),
                             [("ml", "Deployment", "wide", UNCONVERTED_BLOCKED)]),
     "every node on DRA, one fits no node": (
