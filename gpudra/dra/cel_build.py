@@ -38,7 +38,7 @@ try:  # pragma: no cover - exercised by the environment, not by a test switch
     from cel_expr_python.ext import ext_bindings as _ext_bindings
     from cel_expr_python.ext import ext_optional as _ext_optional
     from cel_expr_python.ext import ext_strings as _ext_strings
-except ImportError:  # Python 3.10, or a platform without a wheel
+except ImportError:  # a platform without a wheel
     cel_engine = None
     _ext_bindings = None
     _ext_optional = None
