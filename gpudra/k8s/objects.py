@@ -10,7 +10,7 @@ from typing import Any, Protocol
 
 from gpudra.results.model import ClusterInfo
 
-PathT = tuple  # keys (str) and list indexes (int)
+PathT = tuple[str | int, ...]  # keys (str) and list indexes (int)
 
 
 class LineIndex(Protocol):
@@ -72,7 +72,7 @@ class SourceObject:
         return value if isinstance(value, Mapping) else {}
 
     @property
-    def identity(self) -> tuple:
+    def identity(self) -> tuple[object, ...]:
         """What tells this object from every other one in a run."""
         raise NotImplementedError
 
@@ -102,7 +102,7 @@ class ManifestObject(SourceObject):
     cluster = None
 
     @property
-    def identity(self) -> tuple:
+    def identity(self) -> tuple[object, ...]:
         return (self.file, self.first_line, self.base)
 
     def line_of(self, path: PathT) -> int:
@@ -130,7 +130,7 @@ class ClusterObject(SourceObject):
     in_list = False
 
     @property
-    def identity(self) -> tuple:
+    def identity(self) -> tuple[object, ...]:
         return ("cluster", self.group, self.kind, self.namespace, self.name)
 
 

@@ -1,5 +1,6 @@
-"""The search for one pod's claims on one node. It mirrors the structured allocator (kubernetes/dynamic-resource-allocation @
-kubernetes-1.36.2, ``structured/internal/incubating/allocator_incubating.go``,
+"""The search for one pod's claims on one node. It mirrors the structured allocator
+(kubernetes/dynamic-resource-allocation @ kubernetes-1.36.2,
+``structured/internal/incubating/allocator_incubating.go``,
 ``allocateOne``/``allocateDevice``): claims in order, requests in order, ``firstAvailable``
 alternatives in order, candidates in the allocator's device order, combinations without
 permutations, backtracking on failure, and per candidate:

@@ -14,7 +14,7 @@ import re
 
 from gpudra.results.model import MOST_SEVERE_FIRST, Finding, InputError, Report, Severity
 from gpudra.k8s.objects import plural
-from gpudra.printable import escape_text, file_name, quote_name
+from gpudra.printable import escape_text, file_name
 from gpudra.report import RenderOptions
 from gpudra.report.summary import (
     Summary,
