@@ -22,12 +22,15 @@ from __future__ import annotations
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from fractions import Fraction
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from gpudra.plan.capacity import consumption
 from gpudra.plan.demand import ALL, Constraint, Request
 from gpudra.plan.inventory import Device, Inventory
 from gpudra.plan.resolve import Alternative, ResolvedClaim
+
+if TYPE_CHECKING:  # allocate imports this module: its options are named for the checker only
+    from gpudra.plan.allocate import SimulationOptions
 
 
 @dataclass(frozen=True, slots=True)
@@ -70,7 +73,7 @@ class NodeSearch:
 
     devices: tuple[Device, ...]
     inventory: Inventory
-    options: Any  # allocate.SimulationOptions
+    options: SimulationOptions
     taken: set[int]
     consumed: dict[int, dict[str, Fraction]]
     counters: dict[tuple[str, str, str], dict[str, Fraction]]
