@@ -6,7 +6,7 @@ import re
 
 from collections.abc import Iterator, Mapping
 from dataclasses import dataclass
-from typing import Any, Protocol
+from typing import Any, Protocol, overload
 
 from gpudra.results.model import ClusterInfo
 
@@ -17,7 +17,12 @@ class LineIndex(Protocol):
     """A document's line table: the 1-based file line of a path, if known. A dict for YAML;
     JSON computes lines on demand (gpudra.sources.json_lines)."""
 
-    def get(self, path: PathT, default: int | None = None, /) -> int | None: ...
+    # Two overloads, as dict.get has them, so that a dict of lines is one.
+    @overload
+    def get(self, path: PathT, /) -> int | None: ...
+
+    @overload
+    def get(self, path: PathT, default: int, /) -> int | None: ...
 
 
 class SourceObject:
