@@ -92,9 +92,9 @@ class NodeSearch:
     def _allocate_on(self, node: str, claims: Sequence[ResolvedClaim], warnings: set[str]
                      ) -> list[Pick] | None:
         """All `claims` on `node`, or None (state unchanged). Raises BudgetSpent."""
-        picks = self._plain_picks(node, claims)
-        if picks is not None:
-            return picks
+        plain = self._plain_picks(node, claims)
+        if plain is not None:
+            return plain
         tasks = [(position, request) for position, claim in enumerate(claims)
                  for request in claim.requests]
         states = [[_ConstraintState(c) for c in claim.constraints] for claim in claims]
