@@ -22,15 +22,12 @@ from __future__ import annotations
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from fractions import Fraction
-from typing import TYPE_CHECKING, Any
+from typing import Any, Protocol
 
 from gpudra.plan.capacity import consumption
 from gpudra.plan.demand import ALL, Constraint, Request
 from gpudra.plan.inventory import Device, Inventory
 from gpudra.plan.resolve import Alternative, ResolvedClaim
-
-if TYPE_CHECKING:  # allocate imports this module: its options are named for the checker only
-    from gpudra.plan.allocate import SimulationOptions
 
 
 @dataclass(frozen=True, slots=True)
@@ -67,13 +64,30 @@ class _ConstraintState:
         return not names or parent in names or (sub is not None and f"{parent}/{sub}" in names)
 
 
+class SearchOptions(Protocol):
+    """What the search reads of allocate.SimulationOptions (allocate imports this module, so
+    the options are described here rather than imported)."""
+
+    @property
+    def consumable_capacity(self) -> bool: ...
+
+    @property
+    def partitionable_devices(self) -> bool: ...
+
+    @property
+    def device_taints(self) -> bool: ...
+
+    @property
+    def search_budget(self) -> int: ...
+
+
 class NodeSearch:
     """Backtracking over a pod's claims, requests, alternatives and candidate devices on one
     node. A base of :class:`~gpudra.plan.allocate.Simulation`, whose state it allocates from."""
 
     devices: tuple[Device, ...]
     inventory: Inventory
-    options: SimulationOptions
+    options: SearchOptions
     taken: set[int]
     consumed: dict[int, dict[str, Fraction]]
     counters: dict[tuple[str, str, str], dict[str, Fraction]]
