@@ -116,9 +116,8 @@ def fresh_copy(src: str, dst: str, skip: set[str] = frozenset()) -> None:
 
 def summary(out: bytes) -> dict[str, int]:
     """The last line of convert's table output as numbers."""
-    match = None
-    for match in SUMMARY.finditer(out.decode(errors="replace")):
-        pass
+    matches = list(SUMMARY.finditer(out.decode(errors="replace")))
+    match = matches[-1] if matches else None
     if match is None:
         return {}
     counts = {"files_scanned": int(match.group(1)), "files_changed": int(match.group(2))}

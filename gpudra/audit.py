@@ -6,7 +6,7 @@ import datetime
 import os
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field, replace
-from typing import Any
+from typing import TYPE_CHECKING
 
 from gpudra.config import Config
 from gpudra.dra.strategy_advice import audit_mix, bridge_advice
@@ -18,6 +18,10 @@ from gpudra.sources import Source
 from gpudra.sources.files import FileSource
 from gpudra.results.waivers import EXPIRED_RULE
 from gpudra.k8s.workloads import WorkloadTable
+
+if TYPE_CHECKING:  # the cluster package loads only for a cluster audit
+    from gpudra.cluster.listing import ProgressHook
+    from gpudra.cluster.options import ClusterOptions
 
 
 @dataclass(frozen=True)
@@ -94,8 +98,8 @@ def audit(source: Source, config: Config, target: TargetVersion,
     )
 
 
-def audit_cluster(options: Any, config: Config, *,
-                  on_page: Callable[[Any], None] | None = None,
+def audit_cluster(options: ClusterOptions, config: Config, *,
+                  on_page: ProgressHook | None = None,
                   target: TargetVersion) -> Report:
     """Audit the cluster `options` (gpudra.cluster.ClusterOptions) point at. Raises
     gpudra.cluster.ClusterError when it cannot be read at all; a resource type that cannot be

@@ -12,13 +12,14 @@ from __future__ import annotations
 import time
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, replace
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 from gpudra.dra.versions import TargetVersion
 from gpudra.errors import GpudraError, UsageError
 from gpudra.results.model import ClusterAudit, InputError, Report
 
 if TYPE_CHECKING:  # the CLI imports this module for its default; the rules load when used
+    from gpudra.cluster.options import ClusterOptions
     from gpudra.config import Config
 
 DEFAULT_MAX_PARALLEL = 4
@@ -32,10 +33,10 @@ class ClusterDone:
     seconds: float
 
 
-AuditOne = Callable[[Any, "Config", TargetVersion], Report]
+AuditOne = Callable[["ClusterOptions", "Config", TargetVersion], Report]
 
 
-def audit_contexts(contexts: Sequence[str], options: Any, config: Config, *,
+def audit_contexts(contexts: Sequence[str], options: ClusterOptions, config: Config, *,
                    target: TargetVersion, max_parallel: int = DEFAULT_MAX_PARALLEL,
                    on_done: Callable[[ClusterDone], None] | None = None,
                    audit_one: AuditOne | None = None) -> Report:
@@ -64,13 +65,13 @@ def audit_contexts(contexts: Sequence[str], options: Any, config: Config, *,
     return combine([done[name] for name in names])
 
 
-def _audit_one(options: Any, config: Config, target: TargetVersion) -> Report:
+def _audit_one(options: ClusterOptions, config: Config, target: TargetVersion) -> Report:
     from gpudra.audit import audit_cluster
 
     return audit_cluster(options, config, target=target)
 
 
-def _timed(read: AuditOne, options: Any, config: Config,
+def _timed(read: AuditOne, options: ClusterOptions, config: Config,
            target: TargetVersion) -> tuple[Report | GpudraError, float]:
     start = time.monotonic()
     try:

@@ -173,7 +173,7 @@ def escaped(data: T) -> T:
 def _escaped(value: Any, depth: int) -> Any:
     """`value` escaped; the very object when nothing in it needed escaping (most reports hold
     no unsafe character, and copying 100,000 records for nothing costs seconds)."""
-    kind = type(value)
+    kind: type = type(value)
     if kind is str:
         return escape_text(value)
     if value is None or kind in _SCALARS or isinstance(value, enum.Enum):

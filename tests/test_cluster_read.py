@@ -71,9 +71,9 @@ def read_of(text: str, fmt: str) -> dict[str, Any] | str:
 @pytest.mark.parametrize("command,fmt", RUNS, ids=[f"{' '.join(c)}-{f}" for c, f in RUNS])
 def test_every_live_report_names_the_cluster_and_when(cluster: Any, command: tuple[str, ...],
                                                       fmt: str, tmp_path: Path) -> None:
-    before = datetime.datetime.now(datetime.timezone.utc).replace(microsecond=0)
+    before = datetime.datetime.now(datetime.UTC).replace(microsecond=0)
     said = read_of(run(cluster, command, fmt, tmp_path), fmt)
-    after = datetime.datetime.now(datetime.timezone.utc)
+    after = datetime.datetime.now(datetime.UTC)
     if isinstance(said, dict):
         assert (said["context"], said["server"]) == (CONTEXT, cluster.url)
         stamp = said["read_at"]
@@ -84,7 +84,7 @@ def test_every_live_report_names_the_cluster_and_when(cluster: Any, command: tup
         assert found, said[:400]
         stamp = found[0]
     when = datetime.datetime.strptime(stamp, "%Y-%m-%dT%H:%M:%SZ").replace(
-        tzinfo=datetime.timezone.utc)
+        tzinfo=datetime.UTC)
     assert before <= when <= after  # the time of this read, not a fixed or local time
 
 

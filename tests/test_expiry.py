@@ -18,7 +18,7 @@ BAD = "'expires' must be a date such as 2027-03-31"
 CASES: list[tuple[Any, Any]] = [
     (dt.date(2027, 3, 31), dt.date(2027, 3, 31)),
     ("2027-03-31", dt.date(2027, 3, 31)),
-    (dt.datetime(2027, 3, 31, 23, 59, tzinfo=dt.timezone.utc), dt.date(2027, 3, 31)),
+    (dt.datetime(2027, 3, 31, 23, 59, tzinfo=dt.UTC), dt.date(2027, 3, 31)),
     (None, None),
     ("next year", BAD),
     ("2027-02-30", BAD),

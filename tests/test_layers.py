@@ -5,15 +5,10 @@ does every module of a package that has floors of its own (gpudra.k8s, gpudra.re
 from __future__ import annotations
 
 import pathlib
-import sys
+import tomllib
 
 import pytest
 from importlinter.cli import lint_imports
-
-if sys.version_info >= (3, 11):
-    import tomllib
-else:  # pragma: no cover
-    import tomli as tomllib
 
 ROOT = pathlib.Path(__file__).resolve().parent.parent
 

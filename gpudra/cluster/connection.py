@@ -17,7 +17,7 @@ from collections.abc import Callable, Iterator, Mapping
 from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from gpudra import __version__
 from gpudra.cluster.errors import ContextNotFoundError, ExecPluginError, KubeconfigError
@@ -37,11 +37,14 @@ from gpudra.cluster.options import (
 )
 from gpudra.cluster.records import ClusterTarget
 
+if TYPE_CHECKING:  # urllib3 loads with the transport, when a connection opens
+    from gpudra.cluster.transport import Transport
+
 
 @dataclass(frozen=True)
 class Connection:
     target: ClusterTarget
-    transport: Any  # gpudra.cluster.transport.Transport
+    transport: Transport
     close: Callable[[], None]
 
 

@@ -9,8 +9,9 @@ error (exit 3) that names its size: nothing is cut silently. The annotation
 `gpudra.io/report-encoding` says which (`json` or `gzip`).
 
 Sent through the connection reads use (gpudra.cluster.transport), not the client's generated
-CoreV1Api, whose import alone takes ~2 s. Create-or-replace: PUT the whole object (no resourceVersion: the last write wins, which is
-what a nightly report wants), and POST it when the PUT finds none. RBAC: `update` on that one
+CoreV1Api, whose import alone takes ~2 s. Create-or-replace: PUT the whole object (no
+resourceVersion: the last write wins, which is what a nightly report wants), and POST it when
+the PUT finds none. RBAC: `update` on that one
 name (resourceNames) and `create` in its namespace (create cannot be limited by name: the
 name is not known when the request is authorized); `gpudra rbac --report-configmap NAME`.
 """
@@ -113,7 +114,7 @@ def write_report(options: ClusterOptions, target: ConfigMapTarget, text: str, *,
     # The context's (or the pod's) own namespace, not the audit's -n scope.
     connection = open_connection(replace(options, namespace=None))
     namespace = target.namespace or connection.target.namespace
-    when = (now or datetime.datetime.now(datetime.timezone.utc)).strftime("%Y-%m-%dT%H:%M:%SZ")
+    when = (now or datetime.datetime.now(datetime.UTC)).strftime("%Y-%m-%dT%H:%M:%SZ")
     body: dict[str, Any] = {
         "apiVersion": "v1", "kind": "ConfigMap",
         "metadata": {"name": target.name, "namespace": namespace,

@@ -59,8 +59,8 @@ class ClusterTarget:
 def cluster_read(target: ClusterTarget, at: datetime.datetime | None = None) -> ClusterRead:
     """What a live report says of where and when it read: `target`'s context and server
     (userinfo and tokens redacted) and `at` (default: now) in UTC to the second."""
-    when = (at or datetime.datetime.now(datetime.timezone.utc)).astimezone(
-        datetime.timezone.utc).replace(microsecond=0)
+    when = (at or datetime.datetime.now(datetime.UTC)).astimezone(
+        datetime.UTC).replace(microsecond=0)
     return ClusterRead(target.context, redact(_without_query(target.shown_server)),
                        when.strftime("%Y-%m-%dT%H:%M:%SZ"))
 

@@ -13,6 +13,8 @@ from typing import Any
 
 from gpudra.convert.planner import ConvertOptions, Planner
 from gpudra.k8s.workloads import WorkloadTable
+from gpudra.convert.records import WorkloadResult
+from gpudra.k8s.objects import PathT
 from gpudra.yamledit.ops import apply_to_data
 from gpudra.yamledit.yaml_nodes import NodeDocument
 
@@ -21,7 +23,7 @@ class _Anything(NodeDocument):
     def __init__(self) -> None:
         super().__init__(None, None)
 
-    def editable(self, path: Any) -> bool:
+    def editable(self, path: PathT) -> bool:
         return True
 
 
@@ -53,9 +55,9 @@ def in_memory_converter(options: ConvertOptions, table: WorkloadTable | None = N
 
 
 def convert_result(options: ConvertOptions, table: WorkloadTable,
-                   data: Mapping[str, Any]) -> Any:
-    """What convert would say of `data` alone (gpudra.convert.records.WorkloadResult: its
-    strategy, and why when blocked), or None for an object it does not look at."""
+                   data: Mapping[str, Any]) -> WorkloadResult | None:
+    """What convert would say of `data` alone (its strategy, and why when blocked), or None
+    for an object it does not look at."""
     plan = Planner(options, table).plan("<memory>", data, (), _Anything())
     return plan.result
 

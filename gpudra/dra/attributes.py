@@ -187,7 +187,8 @@ def attribute_problem(domain: str, name: str, device_type: DeviceType | None = N
 def capacity_problem(domain: str, name: str, device_type: DeviceType | None = None) -> str | None:
     """Why `device.capacity[domain].name` fails on NVIDIA devices, or None when it is fine."""
     if domain == STANDARD_DOMAIN:
-        return f"{STANDARD_DOMAIN} defines no capacities (the NVIDIA driver publishes them under {NVIDIA_DOMAIN})"
+        return (f"{STANDARD_DOMAIN} defines no capacities "
+                f"(the NVIDIA driver publishes them under {NVIDIA_DOMAIN})")
     if domain != NVIDIA_DOMAIN:
         return None
     if not is_capacity(name):

@@ -46,7 +46,7 @@ version attribute and another type fail as in Kubernetes (:mod:`gpudra.dra.cel_e
 What still differs is listed in tests/oracle/test_selectors_oracle.py (``KNOWN``) and
 docs/facts.md.
 
-**Without cel-expr-python** (it has wheels only for Python >= 3.11; gpudra supports 3.10),
+**Without cel-expr-python** (a platform it has no wheel for),
 :func:`compile_selector` falls back to a minimal hand-written check on the cel_lint tokenizer:
 unterminated strings, unknown characters, unbalanced brackets, a dangling operator, two operands
 in a row, relational operators on quantities, and undefined ``device`` fields. It accepts much
@@ -375,7 +375,7 @@ def compile_selector(expression: str, target: TargetVersion = DEFAULT) -> None:
     one Kubernetes accepts as far as gpudra can tell, and passes.
 
     With cel-expr-python this is a full parse and type-check in that environment. Without it
-    (Python 3.10, or no wheel for the platform) only the minimal check described in the module
+    (no wheel for the platform) only the minimal check described in the module
     docstring runs: syntax errors such as unbalanced brackets or quotes are still caught,
     unknown functions and type errors are not.
     """

@@ -38,7 +38,7 @@ try:  # pragma: no cover - exercised by the environment, not by a test switch
     from cel_expr_python.ext import ext_bindings as _ext_bindings
     from cel_expr_python.ext import ext_optional as _ext_optional
     from cel_expr_python.ext import ext_strings as _ext_strings
-except ImportError:  # Python 3.10, or a platform without a wheel
+except ImportError:  # a platform without a wheel
     cel_engine = None
     _ext_bindings = None
     _ext_optional = None
@@ -53,26 +53,26 @@ def engine_available() -> bool:
 def _declarations(quantity_type: Any, semver_type: Any) -> list[Any]:
     """Function declarations. With two distinct types (check env) every overload exists; with
     one map type (runtime env) the overloads per name collapse into one Python-dispatched one."""
-    T, O = cel_engine.Type, cel_engine.Overload
+    T, Over = cel_engine.Type, cel_engine.Overload
     Q, S = quantity_type, semver_type
     runtime = Q == S
 
     def member(name: str, returns: Any, params: list[Any], impl: Any, suffix: str) -> Any:
-        return O(f"{name}_{suffix}", returns, params, is_member=True,
+        return Over(f"{name}_{suffix}", returns, params, is_member=True,
                  impl=overload_errors(name, impl))
 
     decls = {
-        "quantity": [O("quantity_string", Q, [T.STRING], impl=make_quantity)],
-        "isQuantity": [O("is_quantity_string", T.BOOL, [T.STRING], impl=is_quantity)],
+        "quantity": [Over("quantity_string", Q, [T.STRING], impl=make_quantity)],
+        "isQuantity": [Over("is_quantity_string", T.BOOL, [T.STRING], impl=is_quantity)],
         # both arities on every release: static_checks refuses the normalize argument before
         # 1.34 in Kubernetes' words (the engine would call it an undeclared reference)
-        "semver": [O("semver_string", S, [T.STRING], impl=make_semver),
-                   O("semver_string_bool", S, [T.STRING, T.BOOL], impl=make_semver)],
-        "isSemver": [O("is_semver_string", T.BOOL, [T.STRING], impl=is_semver),
-                     O("is_semver_string_bool", T.BOOL, [T.STRING, T.BOOL], impl=is_semver)],
+        "semver": [Over("semver_string", S, [T.STRING], impl=make_semver),
+                   Over("semver_string_bool", S, [T.STRING, T.BOOL], impl=make_semver)],
+        "isSemver": [Over("is_semver_string", T.BOOL, [T.STRING], impl=is_semver),
+                     Over("is_semver_string_bool", T.BOOL, [T.STRING, T.BOOL], impl=is_semver)],
         # a global function in Kubernetes (cel.Overload, not MemberOverload), whatever the
         # library's doc comment says: `sign(quantity("1"))`
-        "sign": [O("sign_quantity", T.INT, [Q], impl=overload_errors("sign", quantity_sign))],
+        "sign": [Over("sign_quantity", T.INT, [Q], impl=overload_errors("sign", quantity_sign))],
         "asInteger": [member("asInteger", T.INT, [Q], lambda q: as_int64(as_quantity(q)), "quantity")],
         "isInteger": [member("isInteger", T.BOOL, [Q], is_integer, "quantity")],
         "asApproximateFloat": [member("asApproximateFloat", T.DOUBLE, [Q], as_float, "quantity")],

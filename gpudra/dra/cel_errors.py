@@ -24,7 +24,7 @@ class CelEvaluationError(GpudraError):
 
 
 class UnsupportedError(GpudraError):
-    """Evaluation needs cel-expr-python, which is not installed (Python < 3.11)."""
+    """Evaluation needs cel-expr-python, which is not installed (no wheel for the platform)."""
 
 
 class CannotEvaluate(UnsupportedError):

@@ -157,7 +157,7 @@ def _selector(selector: _LabelSelector | None) -> Selector:
 def read_namespace(obj: Mapping[str, Any]) -> Namespace:
     """Raises ValueError naming the field when `obj` is no readable Namespace."""
     decoded = _decode(obj, _Namespace)
-    return Namespace(_name(decoded.metadata), dict((decoded.metadata.labels or {})))
+    return Namespace(_name(decoded.metadata), dict(decoded.metadata.labels or {}))
 
 
 def read_policy(obj: Mapping[str, Any]) -> Policy:

@@ -19,7 +19,8 @@ GPU = "nvidia.com/gpu"
 # at 7 per GPU. A node label or allocatable count above it (`nvidia.com/gpu.count:
 # "10000000"`) would have plan and cutover predict millions of devices: it is refused.
 MAX_NODE_DEVICES = 128
-_MIG = re.compile(r"^nvidia\.com/mig-(?P<profile>(?:\d+c\.)?\d+g\.\d+gb(?:\.(?:me|gfx|all))*)(?P<shared>\.shared)?$")
+_MIG = re.compile(r"^nvidia\.com/mig-(?P<profile>(?:\d+c\.)?\d+g\.\d+gb(?:\.(?:me|gfx|all))*)"
+                  r"(?P<shared>\.shared)?$")
 # HAMi's vGPU scheduler reuses the nvidia.com/ prefix for slices of memory and compute.
 HAMI_RESOURCES = frozenset({"nvidia.com/gpumem", "nvidia.com/gpumem-percentage",
                             "nvidia.com/gpucores", "nvidia.com/priority"})

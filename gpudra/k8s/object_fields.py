@@ -156,6 +156,6 @@ def _int(value: Any) -> int:
     return value if isinstance(value, int) and not isinstance(value, bool) else 0
 
 
-def _list(value: Any) -> list:
+def _list(value: Any) -> list[Any]:
     """A list field as written; anything else (`containers: 1`) holds no items."""
     return value if isinstance(value, list) else []

@@ -6,18 +6,23 @@ import re
 
 from collections.abc import Iterator, Mapping
 from dataclasses import dataclass
-from typing import Any, Protocol
+from typing import Any, Protocol, overload
 
 from gpudra.results.model import ClusterInfo
 
-PathT = tuple  # keys (str) and list indexes (int)
+PathT = tuple[str | int, ...]  # keys (str) and list indexes (int)
 
 
 class LineIndex(Protocol):
     """A document's line table: the 1-based file line of a path, if known. A dict for YAML;
     JSON computes lines on demand (gpudra.sources.json_lines)."""
 
-    def get(self, path: PathT, default: int | None = None, /) -> int | None: ...
+    # Two overloads, as dict.get has them, so that a dict of lines is one.
+    @overload
+    def get(self, path: PathT, /) -> int | None: ...
+
+    @overload
+    def get(self, path: PathT, default: int, /) -> int | None: ...
 
 
 class SourceObject:
@@ -72,7 +77,7 @@ class SourceObject:
         return value if isinstance(value, Mapping) else {}
 
     @property
-    def identity(self) -> tuple:
+    def identity(self) -> tuple[object, ...]:
         """What tells this object from every other one in a run."""
         raise NotImplementedError
 
@@ -102,7 +107,7 @@ class ManifestObject(SourceObject):
     cluster = None
 
     @property
-    def identity(self) -> tuple:
+    def identity(self) -> tuple[object, ...]:
         return (self.file, self.first_line, self.base)
 
     def line_of(self, path: PathT) -> int:
@@ -130,7 +135,7 @@ class ClusterObject(SourceObject):
     in_list = False
 
     @property
-    def identity(self) -> tuple:
+    def identity(self) -> tuple[object, ...]:
         return ("cluster", self.group, self.kind, self.namespace, self.name)
 
 

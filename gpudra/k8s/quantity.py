@@ -18,9 +18,11 @@ MAX_DEVICE_COUNT = (2**63 - 1) // 1000
 # Exact arithmetic would expand 1e999999999 digit by digit (minutes, gigabytes); nothing a
 # resource can hold is within a factor 10**64 of such a value, so such exponents are refused.
 MAX_EXPONENT = 64
-_BINARY = {"Ki": 2**10, "Mi": 2**20, "Gi": 2**30, "Ti": 2**40, "Pi": 2**50, "Ei": 2**60}
-_DECIMAL = {"n": Fraction(1, 10**9), "u": Fraction(1, 10**6), "m": Fraction(1, 1000), "": 1,
-            "k": 10**3, "M": 10**6, "G": 10**9, "T": 10**12, "P": 10**15, "E": 10**18}
+_BINARY: dict[str, int] = {
+    "Ki": 2**10, "Mi": 2**20, "Gi": 2**30, "Ti": 2**40, "Pi": 2**50, "Ei": 2**60}
+_DECIMAL: dict[str, Fraction | int] = {
+    "n": Fraction(1, 10**9), "u": Fraction(1, 10**6), "m": Fraction(1, 1000), "": 1,
+    "k": 10**3, "M": 10**6, "G": 10**9, "T": 10**12, "P": 10**15, "E": 10**18}
 # ${GPUS}, $(GPUS), $GPUS, {{ .Values.gpu }}, <GPUS>, __GPUS__: values filled in by some tool later.
 _TEMPLATED = re.compile(r"\{\{|\$\{|\$\(|^\$[A-Za-z_]|^<[^>]+>$|^__\w+__$")
 

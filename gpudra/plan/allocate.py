@@ -106,6 +106,8 @@ class SimulationOptions:
 class Simulation(NodeSearch):
     """Greedy placement of a demand's pods on an inventory (see the module docstring)."""
 
+    options: SimulationOptions  # more than the search's SearchOptions: order, reuse
+
     def __init__(self, inventory: Inventory, options: SimulationOptions = SimulationOptions()
                  ) -> None:
         self.devices: tuple[Device, ...] = inventory.devices

@@ -41,7 +41,13 @@ from gpudra.plan.report import (
     RequestReport,
     WorkloadReport,
 )
-from gpudra.plan.resolve import Alternative, ResolvedClaim, resolve, resolved_for
+from gpudra.plan.resolve import (
+    Alternative,
+    ResolvedClaim,
+    ResolvedRequest,
+    resolve,
+    resolved_for,
+)
 from gpudra.plan.selector_text import format_quantity
 from gpudra.k8s.workloads import WorkloadTable
 
@@ -295,7 +301,7 @@ def _taint_warnings(workload: Workload, claims: dict[int, ResolvedClaim],
     return tuple(dict.fromkeys(found))
 
 
-def _request_report(request: Any, claim: ResolvedClaim, pod_group: str, chosen: Counter,
+def _request_report(request: ResolvedRequest, claim: ResolvedClaim, pod_group: str, chosen: Counter,
                     memo: _SelectionFacts, options: PlanOptions, short: bool) -> RequestReport:
     alternatives = [_alternative_report(a, claim, pod_group, chosen, memo, options, short)
                     for a in request.alternatives]

@@ -383,10 +383,10 @@ class Matcher:
         together = base
         for term in terms if base else ():
             values = [(u, self.result(term, u[0], len(u[1]))) for u in base]
-            passed = sum(len(u[1]) for u, v in values if v is True)
+            matched = sum(len(u[1]) for u, v in values if v is True)
             unknown = sum(len(u[1]) for u, v in values if v is MatchResult.UNKNOWN)
             detail = self._detail(term, base) if unknown < _count(base) else None
-            stats.append(TermStat(term_label(term), passed, _count(base), detail, unknown))
+            stats.append(TermStat(term_label(term), matched, _count(base), detail, unknown))
             together = [u for u in together if self.result(term, u[0], len(u[1])) is True]
         if len(terms) > 1 and not together and all(s.passed for s in stats):
             stats.append(TermStat("all terms together", 0, _count(base),

@@ -1,5 +1,6 @@
-"""The search for one pod's claims on one node. It mirrors the structured allocator (kubernetes/dynamic-resource-allocation @
-kubernetes-1.36.2, ``structured/internal/incubating/allocator_incubating.go``,
+"""The search for one pod's claims on one node. It mirrors the structured allocator
+(kubernetes/dynamic-resource-allocation @ kubernetes-1.36.2,
+``structured/internal/incubating/allocator_incubating.go``,
 ``allocateOne``/``allocateDevice``): claims in order, requests in order, ``firstAvailable``
 alternatives in order, candidates in the allocator's device order, combinations without
 permutations, backtracking on failure, and per candidate:
@@ -21,7 +22,7 @@ from __future__ import annotations
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from fractions import Fraction
-from typing import Any
+from typing import Any, Protocol
 
 from gpudra.plan.capacity import consumption
 from gpudra.plan.demand import ALL, Constraint, Request
@@ -63,13 +64,30 @@ class _ConstraintState:
         return not names or parent in names or (sub is not None and f"{parent}/{sub}" in names)
 
 
+class SearchOptions(Protocol):
+    """What the search reads of allocate.SimulationOptions (allocate imports this module, so
+    the options are described here rather than imported)."""
+
+    @property
+    def consumable_capacity(self) -> bool: ...
+
+    @property
+    def partitionable_devices(self) -> bool: ...
+
+    @property
+    def device_taints(self) -> bool: ...
+
+    @property
+    def search_budget(self) -> int: ...
+
+
 class NodeSearch:
     """Backtracking over a pod's claims, requests, alternatives and candidate devices on one
     node. A base of :class:`~gpudra.plan.allocate.Simulation`, whose state it allocates from."""
 
     devices: tuple[Device, ...]
     inventory: Inventory
-    options: Any  # allocate.SimulationOptions
+    options: SearchOptions
     taken: set[int]
     consumed: dict[int, dict[str, Fraction]]
     counters: dict[tuple[str, str, str], dict[str, Fraction]]
@@ -88,9 +106,9 @@ class NodeSearch:
     def _allocate_on(self, node: str, claims: Sequence[ResolvedClaim], warnings: set[str]
                      ) -> list[Pick] | None:
         """All `claims` on `node`, or None (state unchanged). Raises BudgetSpent."""
-        picks = self._plain_picks(node, claims)
-        if picks is not None:
-            return picks
+        plain = self._plain_picks(node, claims)
+        if plain is not None:
+            return plain
         tasks = [(position, request) for position, claim in enumerate(claims)
                  for request in claim.requests]
         states = [[_ConstraintState(c) for c in claim.constraints] for claim in claims]

@@ -39,19 +39,19 @@ def unknown_names(expression: str, class_name: str, devices: Sequence[Device],
     hints: list[str] = []
     seen: set[tuple[str, str, str]] = set()
     for ref in cel_lint.references(expression):
-        key = (ref.kind, ref.domain, ref.name)
-        if key in seen or ref.guarded:
+        reference = (ref.kind, ref.domain, ref.name)
+        if reference in seen or ref.guarded:
             continue
-        seen.add(key)
+        seen.add(reference)
         problem = None
         if ref.domain in (NVIDIA_DOMAIN, STANDARD_DOMAIN):
             problem = (capacity_problem if ref.is_capacity else attribute_problem)(
                 ref.domain, ref.name, device_type)
-        names = published.get(("capacity" if ref.is_capacity else "attribute", ref.domain))
-        missing = bool(candidates) and not predicted and ref.name not in (names or ())
+        found = published.get(("capacity" if ref.is_capacity else "attribute", ref.domain))
+        missing = bool(candidates) and not predicted and ref.name not in (found or ())
         if problem is None and not missing:
             continue
-        known = set(names or ())
+        known = set(found or ())
         if ref.domain == NVIDIA_DOMAIN:
             known |= set(NVIDIA_CAPACITIES if ref.is_capacity else NVIDIA_ATTRIBUTES)
         elif ref.domain == STANDARD_DOMAIN and not ref.is_capacity:

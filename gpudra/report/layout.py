@@ -109,6 +109,7 @@ def wrap(text: str, width: int | None) -> list[str]:
     hanging = " " * (indent + (2 if body.startswith("→ ") else 0))
     lines: list[str] = []
     lead, first = " " * indent, None  # the current line's indentation and first unit
+    last = 0  # the end of the current line's last unit (read only once `first` is set)
     for start, end in spans(body):
         if first is not None and cell_len(lead + body[first:end]) > width:
             lines.append(lead + body[first:last])

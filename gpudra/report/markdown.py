@@ -11,10 +11,11 @@ a newline would end the row, and outside code spans ``<``/``>``/``&`` would be r
 from __future__ import annotations
 
 import re
+from collections.abc import Sequence
 
 from gpudra.results.model import MOST_SEVERE_FIRST, Finding, InputError, Report, Severity
 from gpudra.k8s.objects import plural
-from gpudra.printable import escape_text, file_name, quote_name
+from gpudra.printable import escape_text, file_name
 from gpudra.report import RenderOptions
 from gpudra.report.summary import (
     Summary,
@@ -99,7 +100,7 @@ def _row(*cells: str) -> str:
     return "| " + " | ".join(cells) + " |"
 
 
-def _table(header: tuple[str, ...], rows: list[tuple[str, ...]]) -> str:
+def _table(header: tuple[str, ...], rows: Sequence[tuple[str, ...]]) -> str:
     lines = [_row(*header), _row(*("---" for _ in header))]
     lines += [_row(*(escape_cell(c) for c in row)) for row in rows]
     return "\n".join(lines)

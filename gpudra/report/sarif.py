@@ -118,7 +118,7 @@ def _result(f: Finding, rule_index: dict[str, int], print_: str) -> dict[str, An
 
 def fingerprint(f: Finding) -> str:
     """A hash of what identifies a finding when unrelated lines move: never the line itself."""
-    parts = (f.rule, _posix(f.file) if f.file else "", f.kind or "", f.namespace or "",
+    parts: tuple[str, ...] = (f.rule, _posix(f.file) if f.file else "", f.kind or "", f.namespace or "",
              f.name or "", f.container or "", f.resource or "", f.template or "")
     if f.context is not None:  # the same object in two clusters is two results
         parts += (f.context,)

@@ -50,7 +50,7 @@ class BaselineFile:
 @dataclass(frozen=True)
 class Baseline:
     file: str
-    entries: Counter  # Identity -> how many findings had it
+    entries: Counter[Identity]  # how many findings had each identity
 
     def split(self, findings: Sequence[Finding]) -> tuple[list[Finding], int, int]:
         """(findings not in the baseline, how many were, baseline entries now fixed)."""
@@ -107,7 +107,7 @@ def load_baseline(path: Path) -> Baseline:
         entries = msgspec.convert(data, BaselineFile).findings
     except msgspec.ValidationError as exc:
         raise ConfigError(f"{path}: not a gpudra baseline: {exc}") from None
-    counts: Counter = Counter()
+    counts: Counter[Identity] = Counter()
     for i, entry in enumerate(entries):
         if not 1 <= entry.count <= MAX_COUNT:
             raise ConfigError(f"{path}: not a gpudra baseline: at `$.findings[{i}].count`: "

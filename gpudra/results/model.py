@@ -160,7 +160,7 @@ class Finding:
     cluster: ClusterInfo | None = None  # replicas, pods, nodes, manager of a live object
     context: str | None = None  # the kube context it was read from, in a multi-cluster audit
 
-    def sort_key(self) -> tuple:
+    def sort_key(self) -> tuple[str, int, str, str]:
         return (self.file or "", self.line or 0, self.rule, self.container or "")
 
 

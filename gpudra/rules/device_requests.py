@@ -2,13 +2,13 @@
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, TypedDict
 
 from gpudra.k8s.devices import HAMI_RESOURCES, DeviceKind, DeviceResource
 from gpudra.dra.sharing import NO_REPLICAS
 from gpudra.k8s.gpu_use import DeviceRequest
 from gpudra.results.model import Severity
-from gpudra.k8s.objects import SourceObject, format_path
+from gpudra.k8s.objects import PathT, SourceObject, format_path
 from gpudra.k8s.quantity import parse_device_count
 from gpudra.rules.base import AuditContext, Checker, rule
 from gpudra.k8s.workloads import ContainerRef, pod_role
@@ -82,6 +82,14 @@ CONVERTIBLE_KINDS = (DeviceKind.GPU, DeviceKind.MIG, DeviceKind.SHARED)
 CONVERTIBLE_RULES = tuple(RULE_BY_KIND[kind].id for kind in CONVERTIBLE_KINDS)
 
 
+class _Where(TypedDict):
+    """Where a request's findings point: AuditContext.emit's keywords."""
+
+    path: PathT
+    container: str | None
+    resource: str
+
+
 class DeviceRequests(Checker):
     rules = (GPU101, GPU102, GPU103, GPU104, GPU105, GPU106, GPU107, GPU108, GPU109)
 
@@ -110,8 +118,8 @@ class DeviceRequests(Checker):
     def _request(obj: SourceObject, request: DeviceRequest, ctx: AuditContext,
                  role: str | None = None) -> None:
         container, name, count = request.container, request.resource, request.count
-        where = dict(path=request.path, container=None if container.outside else container.name,
-                     resource=name)
+        where = _Where(path=request.path,
+                       container=None if container.outside else container.name, resource=name)
         # PyTorchJob Master/Worker, Ray head/worker groups: which pod template it is in
         label = f"{role} {_describe(container)}" if role else _describe(container)
         if container.ephemeral:

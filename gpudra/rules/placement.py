@@ -2,12 +2,12 @@
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Iterator, Mapping
 from typing import Any
 
 from gpudra.dra.selectors import is_gfd_label, mapping_for
 from gpudra.results.model import Severity
-from gpudra.k8s.objects import SourceObject, dig
+from gpudra.k8s.objects import PathT, SourceObject, dig
 from gpudra.rules.base import AuditContext, Checker, rule
 from gpudra.k8s.workloads import PodSpecRef
 
@@ -81,10 +81,11 @@ class Placement(Checker):
                          "automatically once the pod uses claims)", path=base + ("tolerations", i))
 
 
-def _affinity_keys(spec: Mapping[str, Any]):
+def _affinity_keys(spec: Mapping[str, Any]) -> Iterator[tuple[PathT, Any, bool]]:
+    """(path of a node-affinity expression's key, the key, whether it is only preferred)."""
     node = dig(spec, "affinity", "nodeAffinity")
     required = dig(node, "requiredDuringSchedulingIgnoredDuringExecution", "nodeSelectorTerms")
-    prefix = ("affinity", "nodeAffinity")
+    prefix: PathT = ("affinity", "nodeAffinity")
     for t, term in enumerate(required if isinstance(required, list) else ()):
         path = prefix + ("requiredDuringSchedulingIgnoredDuringExecution", "nodeSelectorTerms", t)
         yield from ((where, key, False) for where, key in _expressions(term, path))
@@ -94,7 +95,7 @@ def _affinity_keys(spec: Mapping[str, Any]):
         yield from ((where, key, True) for where, key in _expressions(dig(term, "preference"), path))
 
 
-def _expressions(term: Any, path: tuple):
+def _expressions(term: Any, path: PathT) -> Iterator[tuple[PathT, Any]]:
     expressions = dig(term, "matchExpressions")
     for e, expr in enumerate(expressions if isinstance(expressions, list) else ()):
         if isinstance(expr, Mapping):

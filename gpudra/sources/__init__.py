@@ -9,12 +9,12 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 from dataclasses import dataclass, field
-from typing import Protocol, Union
+from typing import Protocol
 
 from gpudra.results.model import InputError, NotRead, Skipped
 from gpudra.k8s.objects import SourceObject, TemplateText
 
-Item = Union[SourceObject, TemplateText, InputError, NotRead]
+Item = SourceObject | TemplateText | InputError | NotRead
 
 
 @dataclass

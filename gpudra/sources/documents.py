@@ -15,7 +15,7 @@ from typing import Any
 
 import yaml
 
-from gpudra.k8s.objects import LineIndex, noun_for
+from gpudra.k8s.objects import LineIndex, PathT, noun_for
 
 try:  # the C loader is 10-30x faster; fall back so a libyaml-less install still works
     from yaml import CSafeLoader as _BaseLoader
@@ -28,7 +28,7 @@ def _resolve_scalar(value: str, implicit: tuple[bool, bool]) -> str:
     return _BaseLoader.resolve(_RESOLVER, yaml.ScalarNode, value, implicit)
 
 
-class FastLoader(_BaseLoader):  # type: ignore[misc, valid-type]
+class FastLoader(_BaseLoader):
     """The safe loader with memoised tag resolution for short scalars.
 
     Even the C parser resolves every scalar's tag in Python (a regex per candidate type), and
@@ -48,7 +48,7 @@ _Loader = FastLoader
 _DIRECTIVE_OR_BLANK = re.compile(r"\A(?:[ \t]*(?:#[^\n]*)?\r?\n|%[^\n]*\n)*[ \t]*(?:#[^\n]*)?\Z")
 _SOURCE_COMMENT = re.compile(r"^# Source: (\S.*?)\s*$", re.MULTILINE)
 
-Path_ = tuple  # a path inside a document: keys (str) and list indexes (int)
+Path_ = PathT  # a path inside a document: keys (str) and list indexes (int)
 
 
 @dataclass(frozen=True, slots=True)
@@ -280,7 +280,8 @@ def _parse(chunk: Chunk, keep: Chunk | None = None, lines: bool = True) -> Parse
     if not lines:
         data = _data_without_nodes(chunk.text)
         if data is not _COMPOSE:
-            return ParsedDocument(data, {}, keep or chunk)
+            no_lines: dict[Path_, int] = {}
+            return ParsedDocument(data, no_lines, keep or chunk)
     loader = _Loader(chunk.text)
     try:
         node = loader.get_single_node()
@@ -374,12 +375,14 @@ def data_from_events(text: str) -> Any:
         key: Any = _NO_KEY
         root: Any = None
         while True:
-            event = next_event()
+            # Any: the events are told apart by their class, which the checker cannot follow.
+            event: Any = next_event()
             cls = event.__class__
             if cls is yaml.ScalarEvent:
                 if event.anchor is not None or event.tag not in (None, "!"):
                     raise _Unusual
                 value = event.value
+                item: Any
                 if not event.implicit[0]:  # quoted, a block or `!`: a string whatever it says
                     item = shared(value, value)
                 else:  # a document repeats its plain scalars: each is resolved once
@@ -451,8 +454,10 @@ def _plain_scalar(loader: Any, event: yaml.ScalarEvent, shared: Callable[[str, s
         raise _Unusual
     # A float, a timestamp, an int in another base: the loader's constructor (all immutable,
     # so one object may stand for every occurrence).
-    return loader.construct_object(yaml.ScalarNode(tag, value, event.start_mark,
-                                                   event.end_mark, event.style), deep=True)
+    # types-PyYAML: the C parser's Mark is a class of its own, which ScalarNode keeps all the same.
+    node = yaml.ScalarNode(tag, value, event.start_mark, event.end_mark,  # type: ignore[arg-type]
+                           event.style)
+    return loader.construct_object(node, deep=True)
 
 
 def _simple_scalar(tag: str, value: str, shared: Callable[[str, str], str]) -> Any:

@@ -5,8 +5,8 @@ The walk stays in this process (it is cheap and fixes the order). Its entries go
 batches; each batch comes back as one message holding, per entry, the items it gave (most
 files give none: the pre-scan found no needle) and the batch's stats, merged in batch order,
 so that counts, skipped documents and every item are the same as
-gpudra.sources.reading.scan_entries' in one process. Objects that share data (the items of a List) are pickled together and so
-still share it.
+gpudra.sources.reading.scan_entries' in one process. Objects that share data (the items of a
+List) are pickled together and so still share it.
 
 convert takes the reading and the pre-scan (read_pooled), a file without a needle coming back
 without its bytes; the function it hands over (`after`) plans and edits the others in the

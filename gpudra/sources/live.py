@@ -34,7 +34,7 @@ from __future__ import annotations
 from collections import Counter, defaultdict
 from collections.abc import Callable, Iterable, Iterator, Mapping
 from dataclasses import dataclass, field, replace
-from typing import Any, Protocol
+from typing import TYPE_CHECKING, Any, Protocol
 
 from gpudra.k8s.gpu_use import device_plugin_total, is_device_plugin_resource, read_object
 from gpudra.k8s.managed import managed_by
@@ -57,6 +57,12 @@ from gpudra.sources.live_reads import (
 )
 from gpudra.k8s.workloads import WorkloadTable
 
+if TYPE_CHECKING:  # the cluster client and msgspec's shapes load only when a cluster is read
+    from gpudra.cluster.discovery import Versions
+    from gpudra.cluster.listing import ProgressHook
+    from gpudra.cluster.records import ResourceError, ResourceType
+    from gpudra.sources.shapes import Pod
+
 OwnerKey = tuple[str, str, str]  # (namespace, kind, name)
 # The commands that judge objects field by field (placing claims, reading pod states): they
 # read every object through its kind's typed reader (gpudra.sources.shapes) and leave out one
@@ -67,12 +73,14 @@ TYPED_COMMANDS = frozenset({"plan", "verify", "cutover"})
 class ClusterReader(Protocol):
     """What the source needs of a cluster connection (gpudra.cluster.Cluster)."""
 
-    def resource(self, group: str, name: str, version: Any = None) -> Any: ...
+    def resource(self, group: str, name: str, version: Versions = None
+                 ) -> ResourceType | None: ...
 
-    def list(self, resource: Any, **kwargs: Any) -> Iterable[list[dict[str, Any]]]: ...
+    def list(self, resource: ResourceType, *, on_page: ProgressHook | None = None
+             ) -> Iterable[list[dict[str, Any]]]: ...
 
     @property
-    def errors(self) -> tuple[Any, ...]: ...
+    def errors(self) -> tuple[ResourceError, ...]: ...
 
 
 @dataclass
@@ -82,7 +90,7 @@ class ClusterSource:
 
     cluster: ClusterReader
     table: WorkloadTable = field(default_factory=WorkloadTable)
-    on_page: Callable[[Any], None] | None = None
+    on_page: ProgressHook | None = None
     command: str = "audit"
     kind: str = "cluster"
     stats: ScanStats = field(default_factory=ScanStats)
@@ -101,10 +109,10 @@ class ClusterSource:
         read_kinds = {*CORE_WORKLOADS, "CronJob", "ReplicationController", "ReplicaSet", "Job",
                       *(kind for kind, _ in crds)}
         pods = self._resource(PODS) if self.command in PODS.commands else None
-        for pod, read in self._pod_pages(pods, owners):
+        for pod, pod_read in self._pod_pages(pods, owners):
             if self.on_pod is not None:
-                self.on_pod(pod, read)
-            if not owners.add_pod(pod, read_kinds, pods, read):
+                self.on_pod(pod, pod_read)
+            if not owners.add_pod(pod, read_kinds, pods, pod_read):
                 yield ClusterObject(pod, owners.info_for_pod(pod))
         # A controller may be controlled by a pod (a LeaderWorkerSet's worker StatefulSets):
         # from here on, Pod is a kind whose objects were read.
@@ -167,7 +175,9 @@ class ClusterSource:
         """Objects whose controller is gone, got again by name (only they are: what waits for
         a controller is kept as its name), and audited at themselves when they use GPUs."""
         get = getattr(self.cluster, "get", None)
-        for resource, namespace, name, gone in owners.orphans() if get is not None else ():
+        if get is None:
+            return
+        for resource, namespace, name, gone in owners.orphans():
             obj = get(resource, name, namespace)
             if obj is None:
                 continue  # deleted meanwhile
@@ -201,7 +211,7 @@ class ClusterSource:
         self.refused.append(refusal(obj, problem))
         return False
 
-    def _pod_pages(self, resource: Any, owners: _Owners) -> Iterator[tuple[dict[str, Any],
+    def _pod_pages(self, resource: ResourceType | None, owners: _Owners) -> Iterator[tuple[dict[str, Any],
                                                                           PodRead]]:
         """Each pod with its PodRead. The typed commands decode every pod anyway (its typed
         check): its owner and GPUs are read from that decoding, which costs a third of reading
@@ -224,10 +234,10 @@ class ClusterSource:
     def _reads(self, reads: Iterable[Read]) -> list[Read]:
         return [r for r in reads if self.command in r.commands]
 
-    def _resolve_crds(self) -> list[tuple[str, Any]]:
+    def _resolve_crds(self) -> list[tuple[str, ResourceType]]:
         """(kind, resource type) of every workload CRD the cluster serves; kinds configured
         without a group are looked up in every served group."""
-        found: list[tuple[str, Any]] = []
+        found: list[tuple[str, ResourceType]] = []
         discovery = getattr(self.cluster, "discovery", None)
         for read in self._reads(crd_reads(self.table.kinds)):
             resource = self._resource(read)
@@ -241,7 +251,7 @@ class ClusterSource:
                         found.append((entry.kind, resource))
         return found
 
-    def _resource(self, read: Read) -> Any:
+    def _resource(self, read: Read) -> ResourceType | None:
         resource = self.cluster.resource(read.group, read.resource, read.versions)
         discovery = getattr(self.cluster, "discovery", None)
         if resource is None and read.kind and discovery is not None:
@@ -254,7 +264,7 @@ class ClusterSource:
             return
         yield from self._pages(self._resource(read))
 
-    def _pages(self, resource: Any, owners: _Owners | None = None, typed: bool = True
+    def _pages(self, resource: ResourceType | None, owners: _Owners | None = None, typed: bool = True
                ) -> Iterator[dict[str, Any]]:
         """The objects of one resource type; a list that fails is recorded in `owners`: the
         pods below that kind are then unknown, not absent. `typed=False`: the caller checks
@@ -299,11 +309,12 @@ class _Owners:
     seen: set[OwnerKey] = field(default_factory=set)  # controllers read (leader pods too)
     # What waits for its controller, as (resource type, namespace, name): GPU pods, and every
     # ReplicaSet, Job or workload another one controls; got again if the controller never shows.
-    waiting: dict[OwnerKey, list[tuple[Any, str, str]]] = field(
+    waiting: dict[OwnerKey, list[tuple[ResourceType | None, str, str]]] = field(
         default_factory=lambda: defaultdict(list))
     unreadable: set[str] = field(default_factory=set)              # kinds whose list failed
 
-    def add_pod(self, pod: Mapping[str, Any], top_kinds: set[str], resource: Any = None,
+    def add_pod(self, pod: Mapping[str, Any], top_kinds: set[str],
+                resource: ResourceType | None = None,
                 read: PodRead | None = None) -> bool:
         """Count the pod; True when its controller is of a kind gpudra reads (the pod is then
         audited through its controller, not itself). `read`: the pod's owner and GPUs when
@@ -329,7 +340,7 @@ class _Owners:
         return controlled
 
     def add_controlled(self, obj: Mapping[str, Any], kind: str, read_kinds: set[str],
-                       resource: Any = None) -> bool:
+                       resource: ResourceType | None = None) -> bool:
         """Record an object's controller when gpudra reads that kind (its pods then count
         for the controller); True when it has none that is read: audit it itself."""
         namespace = str(dig(obj, "metadata", "namespace") or "")
@@ -353,7 +364,7 @@ class _Owners:
         for key in [key for key in self.waiting if key in self.seen]:
             del self.waiting[key]
 
-    def orphans(self) -> Iterator[tuple[Any, str, str, str]]:
+    def orphans(self) -> Iterator[tuple[ResourceType | None, str, str, str]]:
         """(resource type, namespace, name, `Kind/name` of the controller) of what waited for
         a controller that was never read although its kind was (a dangling ownerReference).
         Those below an unreadable kind are unknown, not orphans."""
@@ -398,7 +409,7 @@ class _Owners:
                            tuple(holders))
 
 
-def _refused_cluster_read(problem: Any) -> str | None:
+def _refused_cluster_read(problem: ResourceError) -> str | None:
     """What a refused (403) cluster-scoped read would have added, or None for any other
     problem (those stay input errors)."""
     if getattr(problem, "status", None) != 403 or getattr(problem, "namespace", None):
@@ -418,7 +429,7 @@ class PodRead:
     device_plugin_gpus: int
 
 
-def _typed_pod_read(decoded: Any, pod: Mapping[str, Any]) -> PodRead:
+def _typed_pod_read(decoded: Pod, pod: Mapping[str, Any]) -> PodRead:
     """The PodRead of a pod that decoded as shapes.Pod, from the decoding: what controller_of
     and device_plugin_gpus give for the pod's dicts."""
     meta, spec = decoded.metadata, decoded.spec
@@ -513,13 +524,13 @@ def _replicas(obj: Mapping[str, Any], table: WorkloadTable) -> int | None:
     return value if isinstance(value, int) and not isinstance(value, bool) else None
 
 
-def problem_subject(problem: Any) -> str:
+def problem_subject(problem: ResourceError) -> str:
     subject = getattr(problem, "subject", None) or str(problem)
     scope = getattr(problem, "scope", "")
     return f"{subject} ({scope})" if scope else subject
 
 
-def problem_message(problem: Any) -> str:
+def problem_message(problem: ResourceError) -> str:
     verb = getattr(problem, "verb", "list")
     status = getattr(problem, "status", None)
     reason = getattr(problem, "reason", "")

@@ -9,9 +9,9 @@ spec), and the scheduler's FailedScheduling events (one field-selected list).
 from __future__ import annotations
 
 from collections import defaultdict
-from collections.abc import Callable, Mapping
+from collections.abc import Mapping
 from dataclasses import dataclass, field, replace
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from gpudra.k8s.gpu_use import OPERATOR_DRA_FIELDS, quota_keys, read_object
 from gpudra.results.model import InputError, NotRead
@@ -27,6 +27,11 @@ from gpudra.sources.live import (
 )
 from gpudra.sources.live_reads import EVENTS
 from gpudra.k8s.workloads import WorkloadTable
+
+if TYPE_CHECKING:  # read_guard (and the guard's records) load when the guard is read
+    from gpudra.cluster.client import Cluster
+    from gpudra.cluster.listing import ProgressHook
+    from gpudra.verify.guarded import GuardState
 
 OwnerKey = tuple[str, str, str]  # (namespace, kind, name), as the cluster source keys owners
 DeviceKey = tuple[str, str, str]  # (driver, pool, device), as allocation results name one
@@ -98,7 +103,7 @@ class ClusterState:
     read: int = 0
     # Namespaces, admission policies and bindings (the whole cluster only): is every namespace
     # labelled as migrated covered by gpudra guard? None: not read (under -n).
-    guard: Any = None  # gpudra.verify.guarded.GuardState
+    guard: GuardState | None = None
     # Under -n: why the claims of other namespaces (which hold devices too) could not be read;
     # None when they were, or when every namespace was read anyway.
     other_claims_unread: str | None = None
@@ -208,8 +213,8 @@ def keys_on_device_plugin(obj: Mapping[str, Any]) -> list[str]:
     return []
 
 
-def read_cluster(cluster: Any, table: WorkloadTable,
-                 on_page: Callable[[Any], None] | None = None) -> ClusterState:
+def read_cluster(cluster: Cluster, table: WorkloadTable,
+                 on_page: ProgressHook | None = None) -> ClusterState:
     """Read what verify judges. Raises gpudra.cluster.ClusterError when the cluster cannot be
     reached at all; what one resource type could not give is an input error in the state."""
     from gpudra.k8s.plugin_daemonsets import device_plugin_daemonsets
@@ -269,8 +274,8 @@ def read_cluster(cluster: Any, table: WorkloadTable,
     return state
 
 
-def _read_other_namespaces_claims(cluster: Any, state: ClusterState,
-                                  on_page: Callable[[Any], None] | None) -> None:
+def _read_other_namespaces_claims(cluster: Cluster, state: ClusterState,
+                                  on_page: ProgressHook | None) -> None:
     """Under -n the explanations still need every device that is taken: claims of other
     namespaces hold devices on the same nodes. They are read cluster-wide and kept for their
     allocations only; a refused read is not an input error (the namespace's own verdicts stand),
@@ -326,8 +331,8 @@ def _keep_dra_object(state: ClusterState, kind: str, data: Mapping[str, Any]) ->
         state.slices.append(data)
 
 
-def _read_scheduling_events(cluster: Any, state: ClusterState,
-                            on_page: Callable[[Any], None] | None) -> None:
+def _read_scheduling_events(cluster: Cluster, state: ClusterState,
+                            on_page: ProgressHook | None) -> None:
     """The scheduler's FailedScheduling events, which say why Pending pods wait."""
     events = cluster.resource(EVENTS.group, EVENTS.resource)
     if events is None:

@@ -24,6 +24,7 @@ from gpudra.dra.versions import TargetVersion
 from gpudra.k8s.objects import as_mapping, dig
 from gpudra.plan.engine import PlanOptions, plan
 from gpudra.plan.inventory import Inventory, parse_inventory
+from gpudra.plan.report import WorkloadReport
 from gpudra.verify.collect import ClusterState, DeviceKey, PodState
 from gpudra.verify.eligible import eligible_nodes, where
 from gpudra.k8s.workloads import WorkloadTable
@@ -103,7 +104,7 @@ def _objects(pod: PodState, state: ClusterState) -> list[Mapping[str, Any]]:
     return [data, *claims, *state.templates, *state.classes]
 
 
-def _free_reasons(workload: Any) -> list[str]:
+def _free_reasons(workload: WorkloadReport) -> list[str]:
     reasons = []
     if not workload.satisfiable and workload.reason:
         reasons.append(f"with the devices free now: {workload.reason}")

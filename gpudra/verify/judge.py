@@ -147,7 +147,7 @@ def _wanted_now(workload: ClusterObject) -> int | None:
 
 
 def _pod_problems(pod: PodState, state: ClusterState, kind: str) -> list[str]:
-    out = []
+    out: list[str] = []
     if pod.phase == "Succeeded":
         return out  # finished: its claims were deallocated when it ended
     for ref in pod.claims:

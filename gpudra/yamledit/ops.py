@@ -11,7 +11,7 @@ from __future__ import annotations
 import json
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
-from typing import Any, Union
+from typing import Any
 
 import yaml
 
@@ -81,7 +81,7 @@ class Unwrap:
     key: str
 
 
-Op = Union[Delete, Append, InsertBefore, Extend, Replace, Wrap, Unwrap]
+Op = Delete | Append | InsertBefore | Extend | Replace | Wrap | Unwrap
 
 
 # --- data ----------------------------------------------------------------------------------

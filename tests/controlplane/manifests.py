@@ -13,7 +13,6 @@ their output is dry-run. A namespace that holds an admin-access claim gets the
 from __future__ import annotations
 
 import re
-import subprocess
 from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path

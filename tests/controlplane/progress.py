@@ -24,7 +24,7 @@ import threading
 import time
 from collections.abc import Callable, Iterator, Mapping
 from contextlib import contextmanager
-from datetime import datetime, timezone
+from datetime import datetime, UTC
 from pathlib import Path
 
 Say = Callable[[str], None]
@@ -81,7 +81,7 @@ def held_lock(path: Path, holder: str, say: Say, *, every: float = HEARTBEAT,
             lock.seek(0)
             lock.truncate()
             lock.write(f"pid {os.getpid()} ({holder}) since "
-                       f"{datetime.now(timezone.utc):%H:%M:%S} UTC\n")
+                       f"{datetime.now(UTC):%H:%M:%S} UTC\n")
             lock.flush()
             yield
         finally:

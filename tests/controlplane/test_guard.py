@@ -194,7 +194,8 @@ def test_guard_warns_then_denies_and_lets_converted_and_bridged_workloads_throug
         limits, expected = stage.probe
         probe = workload("Pod", f"probe-{stage.name}", MIGRATED, limits)
         plane.wait(f"the {stage.name} stage in force",
-                   lambda: outcome(kubectl_create(plane, probe, dry_run=True)) == expected, 60)
+                   lambda probe=probe, expected=expected:
+                   outcome(kubectl_create(plane, probe, dry_run=True)) == expected, 60)
         for index, case in enumerate(stage.cases):
             result = kubectl_create(plane, case.object(stage.name, index))
             got = outcome(result)

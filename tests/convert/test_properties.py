@@ -553,7 +553,9 @@ def workload(draw, fmt: Fmt) -> tuple[Map, bool]:
                                  "PyTorchJob"]))
     name = draw(st.sampled_from(["train-bert", "infer", "a", "llm-serving", "nightly-eval"]))
     namespace = draw(st.sampled_from([None, "nlp", "default"]))
-    E = lambda k, v: draw(ent(k, v))
+    def E(k: Any, v: Any) -> Any:
+        return draw(ent(k, v))
+
     api = {"Pod": "v1", "Deployment": "apps/v1", "StatefulSet": "apps/v1", "Job": "batch/v1",
            "CronJob": "batch/v1", "PyTorchJob": "kubeflow.org/v1"}[kind]
     blocked = False
@@ -599,7 +601,9 @@ def workload(draw, fmt: Fmt) -> tuple[Map, bool]:
 
 @st.composite
 def config_map(draw, name: str) -> Map:
-    E = lambda k, v: draw(ent(k, v))
+    def E(k: Any, v: Any) -> Any:
+        return draw(ent(k, v))
+
     data = [E(HIDE_ENV, Sc("all")),
             E(draw(s_str("nvidia.com/gpu")), Sc(draw(s_str("1")))),
             E("enabled", Sc(draw(s_str("yes")))),

@@ -326,7 +326,7 @@ def test_capacity_values_may_be_strings_ints_or_fractions() -> None:
         selector.evaluate({"capacity": {"gpu.nvidia.com": {"memory": "lots"}}})
 
 
-# --- without cel-expr-python (Python 3.10) ---------------------------------------------------
+# --- without cel-expr-python (a platform without its wheel) ---------------------------------------------------
 
 @pytest.fixture()
 def no_engine(monkeypatch: pytest.MonkeyPatch) -> None:

@@ -42,7 +42,7 @@ def make_tree(root: Path) -> None:
             (directory / f"job-{i}.yaml").write_text(JOB.format(index=i, count=1 + i % 4))
             names.append(f"job-{i}.yaml")
         (directory / "kustomization.yaml").write_text(
-            "namespace: team-%d\nresources:\n" % d + "".join(f"- {n}\n" for n in names))
+            f"namespace: team-{d}\nresources:\n" + "".join(f"- {n}\n" for n in names))
 
 
 def snapshot(root: Path) -> dict[str, bytes]:

@@ -155,7 +155,7 @@ def test_cutover_from_a_malformed_export(tmp_path: Path, monkeypatch: pytest.Mon
     Path("fleet.yaml").write_text(yaml.safe_dump_all([*good_fleet(), make()]))
     result = invoke("cutover", "--from", "fleet.yaml", "-o", "json")
     assert "internal error" not in said(result), said(result)
-    assert result.exit_code == 3 and f"fleet.yaml:" in result.stderr, said(result)
+    assert result.exit_code == 3 and "fleet.yaml:" in result.stderr, said(result)
     assert named in result.stderr, result.stderr
     assert '"train"' in result.stdout or "ml/Deployment/train" in result.stdout
 

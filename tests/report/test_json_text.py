@@ -38,7 +38,7 @@ def test_reports_are_the_text_json_writes(data: Any) -> None:
 
 
 def test_what_only_json_takes_is_written_as_json_writes_it() -> None:
-    for data in ({1: "a", None: "b", True: "c"}, {"big": 2**70}, {"lone": "\ud800"},
+    for data in ({1: "a", None: "b"}, {True: "c", False: "d"}, {"big": 2**70}, {"lone": "\ud800"},
                  {"nested": [{2.5: "x"}]}):
         assert json_text.dumps(data) == _plain(data)
 

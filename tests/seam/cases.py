@@ -137,7 +137,8 @@ def _clusters() -> Iterator[Case]:
         tag = Path(state).stem
 
         def case(name: str, *argv: str, trees=(), **kw) -> Case:
-            return Case("clusters", f"{tag}-{name}", argv, trees, cluster=state, **kw)
+            return Case("clusters", f"{tag}-{name}", argv, trees,  # noqa: B023 (this iteration)
+                        cluster=state, **kw)  # noqa: B023
 
         for fmt in ("table", "json", "sarif"):
             yield case(f"audit-{fmt}", "audit", "-o", fmt)
@@ -170,7 +171,7 @@ def _goldens() -> Iterator[Case]:
         tree = (("before", str((folder / "before").relative_to(CHECKOUT))),)
 
         def case(name: str, *argv: str) -> Case:
-            return Case("golden", f"{folder.name}-{name}", argv, tree)
+            return Case("golden", f"{folder.name}-{name}", argv, tree)  # noqa: B023 (this iteration)
 
         yield case("convert", "convert", "before", *args, "-o", "json")
         yield case("diff", "convert", "before", "--diff", *args)

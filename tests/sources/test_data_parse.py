@@ -14,7 +14,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from gpudra.sources import documents
-from gpudra.sources.documents import Chunk, ParseError, parse_chunk, parse_data, split_documents
+from gpudra.sources.documents import Chunk, ParseError, parse_chunk, split_documents
 
 CORPUS = Path(__file__).resolve().parents[2].parent / "shared" / "corpus"
 

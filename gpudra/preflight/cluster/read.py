@@ -9,8 +9,7 @@ holding device-plugin GPUs on a node that publishes DRA devices are kept (`GPU_H
 
 from __future__ import annotations
 
-from collections.abc import Callable
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from gpudra.cluster.errors import ClusterRequestError
 from gpudra.cluster.records import ResourceType
@@ -34,11 +33,16 @@ from gpudra.preflight.cluster.snapshot import (
 )
 from gpudra.sources.live import device_plugin_holding
 
+if TYPE_CHECKING:
+    from gpudra.cluster.client import Cluster
+    from gpudra.cluster.listing import ProgressHook
+    from gpudra.cluster.records import ResourceError
+
 KUEUE_NAMESPACE = "kueue-system"
 KUEUE_CONFIGMAP = "kueue-manager-config"
 
 
-def read_snapshot(cluster: Any, on_page: Callable[[Any], None] | None = None) -> ClusterSnapshot:
+def read_snapshot(cluster: Cluster, on_page: ProgressHook | None = None) -> ClusterSnapshot:
     """Read what the cluster checks need. Raises gpudra.cluster.ClusterError when the cluster
     cannot be read at all (unreachable, credentials rejected)."""
     objects: dict[str, tuple[dict[str, Any], ...]] = {}
@@ -85,10 +89,10 @@ def read_snapshot(cluster: Any, on_page: Callable[[Any], None] | None = None) ->
     return ClusterSnapshot(version, groups, objects, unavailable, scopes)
 
 
-def _read_gpu_holders(cluster: Any, resource: ResourceType | None,
+def _read_gpu_holders(cluster: Cluster, resource: ResourceType | None,
                       objects: dict[str, tuple[dict[str, Any], ...]],
                       unavailable: dict[str, str], scopes: dict[str, str],
-                      on_page: Callable[[Any], None] | None) -> None:
+                      on_page: ProgressHook | None) -> None:
     """The pods that hold device-plugin GPUs on nodes that publish gpu.nvidia.com devices: all
     pods are listed page by page, and only those are kept. Nothing is listed when no node
     publishes (before the first wave), or when slices could not be read (CLUSTER008 says
@@ -115,19 +119,19 @@ def _read_gpu_holders(cluster: Any, resource: ResourceType | None,
                                f"{NVIDIA_DRIVER} devices")
 
 
-def _locate(cluster: Any, ref: ResourceRef) -> ResourceType | None:
+def _locate(cluster: Cluster, ref: ResourceRef) -> ResourceType | None:
     return cluster.resource(ref.group, ref.plural, ref.versions)
 
 
-def _locate_without_discovery(cluster: Any, ref: ResourceRef) -> ResourceType | None:
+def _locate_without_discovery(cluster: Cluster, ref: ResourceRef) -> ResourceType | None:
     if ref.group not in ALWAYS_SERVED_GROUPS:
         return None  # unknown whether served: the checks say so with the discovery reason
     return ResourceType(ref.group, ref.versions[0], ref.plural, ref.kind, ref.namespaced)
 
 
-def _read(cluster: Any, resource: ResourceType | None, ref: ResourceRef,
+def _read(cluster: Cluster, resource: ResourceType | None, ref: ResourceRef,
           namespace: str | None, objects: dict[str, tuple[dict[str, Any], ...]],
-          unavailable: dict[str, str], on_page: Callable[[Any], None] | None) -> None:
+          unavailable: dict[str, str], on_page: ProgressHook | None) -> None:
     if resource is None:
         return  # not served: the checks read "not installed" from discovery
     listing = cluster.list(resource, namespace=namespace, on_page=on_page)
@@ -138,7 +142,7 @@ def _read(cluster: Any, resource: ResourceType | None, ref: ResourceRef,
         objects[ref.key] = tuple(items)
 
 
-def _read_kueue_config(cluster: Any, objects: dict[str, tuple[dict[str, Any], ...]],
+def _read_kueue_config(cluster: Cluster, objects: dict[str, tuple[dict[str, Any], ...]],
                        unavailable: dict[str, str]) -> None:
     if cluster.resource("kueue.x-k8s.io", "clusterqueues") is None:
         return  # no Kueue: nothing to read
@@ -151,7 +155,7 @@ def _read_kueue_config(cluster: Any, objects: dict[str, tuple[dict[str, Any], ..
         objects[KUEUE_CONFIG.key] = (found,) if found is not None else ()
 
 
-def _reason(error: Any) -> str:
+def _reason(error: ResourceError | Exception) -> str:
     """`403: <the server's message>`, as the snapshot's contract has it (a ResourceError has
     the server's words in `message`, a ClusterRequestError in `server_message`)."""
     status = getattr(error, "status", None)

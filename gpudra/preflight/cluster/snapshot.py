@@ -89,7 +89,8 @@ NODEPOOLS = ResourceRef("nodepools", "karpenter.sh", ("v1", "v1beta1"), "nodepoo
 
 RESOURCES: tuple[ResourceRef, ...] = (
     NODES, DAEMONSETS, DEPLOYMENTS, PODS, GPU_HOLDERS, RESOURCEQUOTAS, DEVICECLASSES,
-    RESOURCESLICES, RESOURCECLAIMS, PROMETHEUSRULES, CLUSTERPOLICIES, GPUCLUSTERS, CLUSTERQUEUES, KUEUE_CONFIG, NODEPOOLS)
+    RESOURCESLICES, RESOURCECLAIMS, PROMETHEUSRULES, CLUSTERPOLICIES, GPUCLUSTERS, CLUSTERQUEUES,
+    KUEUE_CONFIG, NODEPOOLS)
 
 # Groups every API server serves (at v1): their resources can be read, and "served" be taken
 # for granted, even when discovery cannot be read.

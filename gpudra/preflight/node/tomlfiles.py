@@ -3,18 +3,13 @@
 from __future__ import annotations
 
 import re
-import sys
+import tomllib
 from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
 from gpudra.k8s.objects import dig
 from gpudra.preflight.node.host import Host, HostReadError
-
-if sys.version_info >= (3, 11):
-    import tomllib
-else:  # pragma: no cover - exercised on Python 3.10 only
-    import tomli as tomllib
 
 
 @dataclass(frozen=True, slots=True)

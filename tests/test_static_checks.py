@@ -1,0 +1,64 @@
+"""The static checks' set-up (issue 35 item 2, docs/typing.md): CI runs ruff and mypy before the
+tests, and every module that mypy's settings name exists, so that a moved or renamed module
+cannot silently fall out of the strict set or linger on the burn-down list."""
+
+from __future__ import annotations
+
+import pathlib
+import re
+import tomllib
+
+import pytest
+
+ROOT = pathlib.Path(__file__).resolve().parent.parent
+MYPY = tomllib.loads((ROOT / "pyproject.toml").read_text())["tool"]["mypy"]
+CI = (ROOT / ".ci" / "run").read_text()
+
+
+def _named_modules() -> list[tuple[str, str]]:
+    """(module, what the override does) for every gpudra module an override names."""
+    named = []
+    for override in MYPY.get("overrides", []):
+        what = ("ignore_errors" if override.get("ignore_errors")
+                else "strict" if override.get("disallow_untyped_defs") else "other")
+        named += [(m, what) for m in override["module"] if m.startswith("gpudra")]
+    return named
+
+
+def _exists(module: str) -> bool:
+    path = ROOT.joinpath(*module.removesuffix(".*").split("."))
+    return path.with_suffix(".py").is_file() or (path / "__init__.py").is_file()
+
+
+@pytest.mark.parametrize(("module", "what"), _named_modules(),
+                         ids=[f"{w}:{m}" for m, w in _named_modules()])
+def test_every_module_mypy_names_exists(module: str, what: str) -> None:
+    assert _exists(module), f"[tool.mypy] names {module} ({what}), which is not a module"
+
+
+def _covers(pattern: str, module: str) -> bool:
+    """mypy's override patterns: a name, or `package.*` for every module under it."""
+    return module == pattern or (pattern.endswith(".*")
+                                 and module.startswith(pattern.removesuffix("*")))
+
+
+def _strict(module: str) -> bool:
+    return any(_covers(p, module) for p, w in _named_modules() if w == "strict")
+
+
+def test_no_module_is_both_strict_and_ignored() -> None:
+    ignored = [m for m, w in _named_modules() if w == "ignore_errors"]
+    assert [m for m in ignored if _strict(m)] == []
+
+
+@pytest.mark.parametrize("module", ["gpudra.results.model", "gpudra.k8s.objects", "gpudra.errors"])
+def test_the_records_are_strict(module: str) -> None:
+    assert _strict(module)
+
+
+@pytest.mark.parametrize("command", ["ruff check", "mypy"])
+def test_ci_runs_the_check_before_the_tests_and_fails_on_it(command: str) -> None:
+    check = re.search(rf"^if ! {re.escape(command)}\b.*?^fi$", CI, re.S | re.M)
+    assert check, f".ci/run does not run `{command}` as a failing step"
+    assert "status=1" in check.group(0)
+    assert check.start() < CI.index("python -m pytest")
