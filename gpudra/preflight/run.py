@@ -14,7 +14,7 @@ from gpudra.errors import UnreadableInputError, UsageError
 from gpudra.results.model import ClusterRead, ExitCode, FailOn, InputError
 from gpudra.k8s.objects import noun_for, plural
 from gpudra.preflight import catalogue
-from gpudra.preflight.check_records import CheckOutcome, CheckResult, apply_skips, count_outcomes
+from gpudra.preflight.check_records import CheckResult, apply_skips, count_outcomes
 from gpudra.report.outcomes import Outcome as Verdict
 from gpudra.report.outcomes import OutcomeReport
 
