@@ -104,16 +104,16 @@ def audit_cluster(options: ClusterOptions, config: Config, *,
     """Audit the cluster `options` (gpudra.cluster.ClusterOptions) point at. Raises
     gpudra.cluster.ClusterError when it cannot be read at all; a resource type that cannot be
     read is an error in the report, and the rest is audited."""
-    from gpudra.cluster import connect  # the Kubernetes client loads only for cluster work
-    from gpudra.cluster.records import cluster_read
-    from gpudra.sources.live import ClusterSource
+    from gpudra.sources.cluster import ClusterSource
+    from gpudra.sources.cluster_session import cluster_session
 
     table = WorkloadTable().with_kinds(config.workloads)
-    with connect(options) as cluster:
-        read = cluster_read(cluster.target)
-        cluster.server_version()  # fails fast, with one clear error, when it cannot be reached
-        return replace(audit(ClusterSource(cluster, table, on_page), config, target),
-                       cluster_read=read)
+    with cluster_session(options) as session:
+        # fails fast, with one clear error, when it cannot be reached
+        session.cluster.server_version()
+        # the audit sorts the items itself: what was not read is a line of its report
+        return replace(audit(ClusterSource(session.cluster, table, on_page), config, target),
+                       cluster_read=session.read)
 
 
 def _check(obj: SourceObject, checkers: list, ctx: AuditContext) -> None:

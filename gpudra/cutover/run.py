@@ -193,24 +193,14 @@ def _read_cluster(request: CutoverRequest, table: WorkloadTable, errors: list[In
     """The cluster's objects, how many were read, and its version (gpudra.cluster
     ServerVersion: the converted manifests are for its release unless --target-version says
     otherwise); which cluster and when, into `reads`."""
-    from gpudra.cluster import ClusterOptions, connect
-    from gpudra.cluster.records import cluster_read
-    from gpudra.results.model import NotRead
-    from gpudra.sources.live import ClusterSource
+    from gpudra.sources.cluster_session import cluster_session
 
-    objects: list[dict[str, Any]] = []
-    with connect(request.cluster or ClusterOptions(all_namespaces=True)) as cluster:
-        reads.append(cluster_read(cluster.target))
-        version = cluster.server_version()
+    with cluster_session(request.cluster) as session:
+        reads.append(session.read)
+        version = session.cluster.server_version()
         # refused before anything else is read: the release has no bridge
         check_strategy(request.strategy, request.target_version
                        or live_target(version.minor, version.git_version))
-        source = ClusterSource(cluster, table, on_page, command="cutover")
-        for item in source.items():
-            if isinstance(item, InputError):
-                errors.append(item)
-            elif isinstance(item, NotRead):
-                errors.append(InputError(None, item.message, object=item.object))
-            elif isinstance(item, SourceObject):
-                objects.append(dict(item.data))
-    return objects, source.stats.objects, version
+        read = session.objects(table, command="cutover", on_page=on_page)
+    errors += read.errors
+    return [dict(obj.data) for obj in read.objects], read.count, version

@@ -19,7 +19,7 @@ from typing import Any
 
 from gpudra.dra.versions import DEFAULT, TargetVersion
 from gpudra.errors import UsageError
-from gpudra.results.model import ClusterRead, ExitCode, FailOn, InputError, Level, NotRead
+from gpudra.results.model import ClusterRead, ExitCode, FailOn, InputError, Level
 from gpudra.k8s.objects import SourceObject, as_mapping, plural
 from gpudra.plan.engine import PlanOptions, collector_paused, plan
 from gpudra.plan.inventory import Inventory, InventoryReader
@@ -205,15 +205,15 @@ def _cluster_inventory(request: PlanRequest, on_page: Callable[[Any], None] | No
                        reads: list[ClusterRead]) -> tuple[Inventory, list[InputError]]:
     """Devices of the current cluster for a tree: its ResourceSlices and Nodes (the cluster
     and the time, into `reads`)."""
-    from gpudra.cluster import ClusterOptions, connect
-    from gpudra.cluster.records import cluster_read
-    from gpudra.sources.live_reads import NODES, RESOURCESLICES
+    from gpudra.sources.cluster_reads import NODES, RESOURCESLICES
+    from gpudra.sources.cluster_session import cluster_session
     from gpudra.sources.shapes import well_formed
 
     errors: list[InputError] = []
     objects: list[dict[str, Any]] = []
-    with connect(request.cluster or ClusterOptions(all_namespaces=True)) as cluster:
-        reads.append(cluster_read(cluster.target))
+    with cluster_session(request.cluster) as session:
+        reads.append(session.read)
+        cluster = session.cluster
         cluster.server_version()
         for read in (RESOURCESLICES, NODES):
             resource = cluster.resource(read.group, read.resource, read.versions)
@@ -228,24 +228,15 @@ def _cluster_objects(request: PlanRequest, table: Any, on_page: Callable[[Any], 
                      reads: list[ClusterRead]) -> tuple[list[Any], int, list[InputError]]:
     """Top-level workloads (owner-resolved: no pod counted twice), DRA objects and nodes (the
     cluster and the time, into `reads`)."""
-    from gpudra.cluster import ClusterOptions, connect
-    from gpudra.cluster.records import cluster_read
-    from gpudra.sources.live import ClusterSource
+    from gpudra.sources.cluster_session import cluster_session
 
-    objects: list[Any] = []
-    errors: list[InputError] = []
-    with connect(request.cluster or ClusterOptions(all_namespaces=True)) as cluster:
-        reads.append(cluster_read(cluster.target))
-        cluster.server_version()
-        source = ClusterSource(cluster, table, on_page, command="plan")
-        for item in source.items():
-            if isinstance(item, InputError):
-                errors.append(item)
-            elif isinstance(item, NotRead):  # plan needs the devices a namespaced role hides
-                errors.append(InputError(None, item.message, object=item.object))
-            elif isinstance(item, SourceObject) and _matters(item, table):
-                objects.append(item)
-    return objects, source.stats.objects, errors
+    with cluster_session(request.cluster) as session:
+        reads.append(session.read)
+        session.cluster.server_version()
+        # what a namespaced role hides is an error: plan needs every device
+        read = session.objects(table, command="plan", on_page=on_page,
+                               keep=lambda obj: _matters(obj, table))
+    return list(read.objects), read.count, list(read.errors)
 
 
 def _matters(obj: SourceObject, table: Any) -> bool:

@@ -106,16 +106,17 @@ def run_preflight(request: PreflightRequest, *,
 
 def _cluster(request: PreflightRequest, target: Any,
              on_page: Callable[[Any], None] | None) -> PreflightResult:
-    from gpudra.cluster import ClusterOptions, connect
-    from gpudra.cluster.records import cluster_read
     from gpudra.preflight.cluster import run_cluster_checks
     from gpudra.preflight.cluster.options import ClusterOptions as CheckOptions
     from gpudra.preflight.cluster.read import read_snapshot
+    from gpudra.sources.cluster_session import cluster_session
 
-    with connect(request.cluster or ClusterOptions(all_namespaces=True)) as cluster:
-        read = cluster_read(cluster.target)
-        snapshot = read_snapshot(cluster, on_page)
-        facts = {"server": cluster.target.shown_server, "server_version": snapshot.server_version}
+    # No server_version() first: read_snapshot reads it, and an error answer is a check's.
+    with cluster_session(request.cluster) as session:
+        read = session.read
+        snapshot = read_snapshot(session.cluster, on_page)
+        facts = {"server": session.cluster.target.shown_server,
+                 "server_version": snapshot.server_version}
     results = run_cluster_checks(snapshot, CheckOptions(target_version=target))
     # What the cluster refused is also an input error: the checks that needed it say
     # unavailable, and the run is partial (exit 3), as a partial audit is.
