@@ -14,6 +14,7 @@ from gpudra.cli.options import (
 from gpudra.cli.output import outcome_targets_option, write_outcomes
 from gpudra.cli.root import app, guarded, report_errors
 from gpudra.cli.terminal import ListProgress
+from gpudra.run_context import RunContext
 
 EPILOG = (
     "Read-only (get and list; `gpudra rbac` grants it, events included). One verdict per GPU "
@@ -67,8 +68,8 @@ def verify(
     exclusive_namespaces(namespace, all_namespaces)
     cfg = load_cfg([], config)
     connection = Connection(kubeconfig, context, namespace, request_timeout)
-    request = VerifyRequest(connection.cluster_options(), selector, decommission, cfg,
-                            tuple(wave_of))
+    request = VerifyRequest(RunContext(None, cfg, connection.cluster_options()), selector,
+                            decommission, tuple(wave_of))
     with ListProgress(quiet) as on_page:
         result = run_verify(request, on_page=on_page)
     write_outcomes(output, as_report(result))

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import datetime
+import enum
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -12,6 +13,21 @@ from gpudra.dra.versions import DEFAULT, TargetVersion
 from gpudra.results.vouches import VouchSet
 from gpudra.results.waivers import WaiverSet
 from gpudra.yamledit.ops import Op
+
+
+class ClaimMode(enum.StrEnum):
+    """--claim-mode: a ResourceClaimTemplate per pod, or one ResourceClaim all pods share."""
+
+    TEMPLATE = "template"
+    SHARED = "shared"
+
+
+class Strategy(enum.StrEnum):
+    """--strategy of convert and cutover: rewrite the workloads to claims, or leave plain
+    nvidia.com/gpu workloads to a DeviceClass's extendedResourceName (the bridge)."""
+
+    REWRITE = "rewrite"
+    BRIDGE = "bridge"
 
 
 @dataclass(frozen=True)

@@ -11,13 +11,12 @@ DRA driver publishes none yet).
 from __future__ import annotations
 
 import contextlib
-import datetime
 import gc
 from collections.abc import Callable, Iterable, Iterator, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 
-from gpudra.dra.versions import DEFAULT, TargetVersion
+from gpudra.dra.versions import DEFAULT
 from gpudra.errors import UsageError
 from gpudra.results.model import ClusterRead, ExitCode, FailOn, InputError, Level
 from gpudra.k8s.objects import SourceObject, as_mapping, plural
@@ -27,6 +26,7 @@ from gpudra.plan.report import NODE_SAMPLE, PlanReport
 from gpudra.plan.synthesis import Shares, synthesize
 from gpudra.report.json_report import error_data
 from gpudra.report.outcomes import Outcome, OutcomeReport
+from gpudra.run_context import RunContext
 from gpudra.sources.files import FileSource
 from gpudra.k8s.workloads import POD_NESTING_KEYS
 
@@ -35,12 +35,11 @@ _INVENTORY_KINDS = ("ResourceSlice", "Node")
 
 @dataclass(frozen=True)
 class PlanRequest:
+    # the target (None: DEFAULT) is the release unconverted workloads are converted for
+    context: RunContext = field(default_factory=RunContext)
     paths: Sequence[str] = ()         # a tree; empty: workloads from the cluster
     inventory: Sequence[str] = ()     # ResourceSlice and/or Node YAML files
-    cluster: Any = None               # gpudra.cluster.ClusterOptions
-    target_version: TargetVersion = DEFAULT  # parsed by the caller; for in-memory conversion
-    consumable_shares: str | None = None
-    config: Any = None                # gpudra.config.Config
+    consumable_shares: Shares | None = None  # predicted devices: the driver's setting
     full_matches: bool = False        # every matching node per request, not a sample
 
 
@@ -64,20 +63,14 @@ class PlanResult:
 def run_plan(request: PlanRequest, *, on_page: Callable[[Any], None] | None = None) -> PlanResult:
     """Raises UsageError for bad options, gpudra.cluster.ClusterError when a cluster it needs
     cannot be read."""
-    from gpudra.config import Config
     from gpudra.convert.memory import in_memory_converter
     from gpudra.convert.planner import ConvertOptions
     from gpudra.dra.cel import default_engine
     from gpudra.k8s.workloads import WorkloadTable
 
-    config = request.config or Config()
+    config = request.context.config
     table = WorkloadTable().with_kinds(config.workloads)
-    if request.consumable_shares is not None:
-        try:
-            Shares.parse(request.consumable_shares)
-        except ValueError as exc:
-            raise UsageError(str(exc)) from None
-    target = request.target_version
+    target = request.context.target or DEFAULT
     errors: list[InputError] = []
     reads: list[ClusterRead] = []  # the cluster, when one is read
     if request.paths:
@@ -106,7 +99,7 @@ def run_plan(request: PlanRequest, *, on_page: Callable[[Any], None] | None = No
             inventory = _inventory_from(objects, "cluster", request.consumable_shares)
     workloads = [o for o in objects if _kind(o) not in _INVENTORY_KINDS]
     converter = in_memory_converter(ConvertOptions(target, vouches=config.vouch_set(
-                                        datetime.date.today())), table,
+                                        request.context.day)), table,
                                     [_data(o) for o in workloads], live=not request.paths)
     options = PlanOptions.for_target(target, converter=converter, table=table,
                                      engine=default_engine(target),
@@ -146,7 +139,7 @@ def _set_aside() -> Iterator[None]:
 
 
 def _inventory_files(files: Sequence[str], errors: list[InputError],
-                     shares: str | None) -> Inventory | None:
+                     shares: Shares | None) -> Inventory | None:
     if not files:
         return None
     # Only the data: the line index and text of 100,000 devices' documents would double the
@@ -181,7 +174,7 @@ def _lists_after_their_text(objects: Iterator[tuple[dict[str, Any], bool]]
     yield from held
 
 
-def _inventory_from(objects: Iterable[Any], source: str, shares: str | None) -> Inventory:
+def _inventory_from(objects: Iterable[Any], source: str, shares: Shares | None) -> Inventory:
     """ResourceSlices as they are, plus devices predicted for nodes that publish none."""
     reader = InventoryReader()
     nodes = []
@@ -211,7 +204,7 @@ def _cluster_inventory(request: PlanRequest, on_page: Callable[[Any], None] | No
 
     errors: list[InputError] = []
     objects: list[dict[str, Any]] = []
-    with cluster_session(request.cluster) as session:
+    with cluster_session(request.context.cluster) as session:
         reads.append(session.read)
         cluster = session.cluster
         cluster.server_version()
@@ -230,7 +223,7 @@ def _cluster_objects(request: PlanRequest, table: Any, on_page: Callable[[Any], 
     cluster and the time, into `reads`)."""
     from gpudra.sources.cluster_session import cluster_session
 
-    with cluster_session(request.cluster) as session:
+    with cluster_session(request.context.cluster) as session:
         reads.append(session.read)
         session.cluster.server_version()
         # what a namespaced role hides is an error: plan needs every device

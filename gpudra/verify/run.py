@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Callable, Mapping
-from dataclasses import dataclass, replace
+from dataclasses import dataclass, field, replace
 from typing import Any
 
 from gpudra.dra.versions import MAX_MINOR, MIN_MINOR, TargetVersion
@@ -14,6 +14,7 @@ from gpudra.errors import UsageError
 from gpudra.results.model import ClusterRead, ExitCode, FailOn, InputError, Level
 from gpudra.k8s.objects import as_mapping, dig
 from gpudra.report.outcomes import Outcome, OutcomeReport
+from gpudra.run_context import RunContext
 from gpudra.verify.collect import ClusterState, read_cluster
 from gpudra.verify.explain import live_inventory
 from gpudra.verify.gate import Gate, gate_for, whole_cluster
@@ -28,10 +29,9 @@ _TERM = re.compile(r"^\s*(?P<not>!)?\s*(?P<key>[A-Za-z0-9_./-]+)\s*"
 
 @dataclass(frozen=True)
 class VerifyRequest:
-    cluster: Any = None            # gpudra.cluster.ClusterOptions
+    context: RunContext = field(default_factory=RunContext)  # its target is the cluster's own
     selector: str | None = None    # a label selector on the workloads (their own labels)
     decommission: bool = False     # the gate fails the run while it is not safe
-    config: Any = None             # gpudra.config.Config
     waves: tuple[str, ...] = ()    # --wave-of: wave folders applied; what they move must move
 
 
@@ -87,16 +87,13 @@ def run_verify(request: VerifyRequest, *, on_page: Callable[[Any], None] | None 
                ) -> VerifyResult:
     """Raises UsageError for a bad selector, gpudra.cluster.ClusterError when the cluster
     cannot be reached."""
-    from gpudra.cluster import ClusterOptions
-    from gpudra.config import Config
     from gpudra.sources.cluster_session import cluster_session
 
     terms = parse_selector(request.selector) if request.selector else []
     waves = tuple(read_wave(folder) for folder in request.waves)  # before any network call
-    config = request.config or Config()
-    table = WorkloadTable().with_kinds(config.workloads)
-    options = request.cluster or ClusterOptions(all_namespaces=True)
-    whole = whole_cluster(options.all_namespaces, bool(terms))
+    table = WorkloadTable().with_kinds(request.context.config.workloads)
+    options = request.context.cluster  # None: every namespace of the current context
+    whole = whole_cluster(options is None or options.all_namespaces, bool(terms))
     if request.decommission and not whole:
         raise UsageError("--decommission judges the whole cluster (the device plugin serves "
                          "every namespace): drop -n and --selector")
