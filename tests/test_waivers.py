@@ -15,7 +15,8 @@ from typer.testing import CliRunner
 from gpudra.audit import AuditRequest, run_audit
 from gpudra.cli import app
 from gpudra.config import load_config
-from gpudra.convert.run import ConvertRequest, run_convert
+from gpudra.cli.convert import run_convert
+from gpudra.convert.run import ConvertRequest
 from gpudra.errors import ConfigError
 from gpudra.rules import catalogue
 

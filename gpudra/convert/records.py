@@ -100,16 +100,15 @@ def result_for(file: str, data: Mapping[str, Any], strategy: str, *, reason: str
 
 @dataclass(frozen=True)
 class ConvertRequest:
-    """What `gpudra convert` was asked to do, as the CLI parsed it."""
-
+    """What `gpudra convert` was asked to do, every option parsed (cutover asks the same)."""
 
     paths: tuple[str, ...]
     diff: bool = False
     check: bool = False
     output_dir: Path | None = None
-    target_version: str | None = str(DEFAULT)  # None: --from-cluster's own release
-    claim_mode: str = "template"
-    strategy: str = "rewrite"
+    target_version: TargetVersion | None = DEFAULT  # None: --from-cluster's own release
+    claim_mode: ClaimMode = ClaimMode.TEMPLATE
+    strategy: Strategy = Strategy.REWRITE
     keep_node_selectors: bool = False
     add_toleration: bool | None = None  # None: files yes; --from-cluster: if GPU nodes are tainted
     keep_device_plugin_quota: bool = False
@@ -120,10 +119,11 @@ class ConvertRequest:
     claims_file: str | None = None
     admin_access: bool = False
     excludes: tuple[str, ...] = ()
+    # --config; None: the nearest .gpudra.yaml to the paths convert reads (each covered path
+    # dropped first, so the config is looked up from what is converted)
     config: Path | None = None
-    output: str = "table"
-    quiet: bool = False  # no summary; input and write errors still go to stderr
+    output: str = "table"  # the summary's format: validated before anything is read
+    quiet: bool = False  # no summary, and no notes (an interrupted run finished)
     verbose: bool = False  # the summary lists skipped documents
-    color: bool = False  # colour the --diff output (the CLI decides: a TTY, NO_COLOR, FORCE_COLOR)
     today: datetime.date | None = None  # the day waivers are judged on; None: the clock's
     cluster: Any = None  # --from-cluster: gpudra.cluster.ClusterOptions of the cluster to export

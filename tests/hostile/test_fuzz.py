@@ -23,7 +23,8 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from gpudra.audit import AuditRequest, run_audit
-from gpudra.convert.run import ConvertRequest, run_convert
+from gpudra.cli.convert import run_convert
+from gpudra.convert.run import ConvertRequest
 from gpudra.errors import GpudraError
 from gpudra.sources.documents import split_documents
 

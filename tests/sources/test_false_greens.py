@@ -11,7 +11,8 @@ import pytest
 import yaml
 
 from gpudra.audit import AuditRequest, run_audit
-from gpudra.convert.run import ConvertRequest, run_convert
+from gpudra.cli.convert import run_convert
+from gpudra.convert.run import ConvertRequest
 from gpudra.kustomize.resource_files import file_objects
 from gpudra.sources.documents import NESTED_TOO_DEEPLY
 from gpudra.sources.files import FileSource
