@@ -1,4 +1,4 @@
-"""Audit: source (files, stdin, a cluster) -> objects -> checkers -> Report. No CLI code here."""
+"""The audit engine: source (files, stdin, a cluster) -> objects -> checkers -> Report."""
 
 from __future__ import annotations
 
