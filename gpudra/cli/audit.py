@@ -98,7 +98,7 @@ def audit(
     write_baseline: Optional[Path] = typer.Option(None, "--write-baseline", metavar="FILE",
                                                   help="Record today's findings in FILE (by "
                                                        "rule and object, never line); exit 0."),
-) -> None:
+) -> ExitCode:
     """Find device-plugin GPU requests, quotas, GPU placement and DRA mistakes in manifests
     or in the live cluster.
 
@@ -115,7 +115,7 @@ def audit(
         write_baseline=write_baseline,
         connection=Connection(kubeconfig=kubeconfig, namespace=namespace,
                               request_timeout=request_timeout))
-    raise typer.Exit(int(run(command)))
+    return run(command)
 
 
 def _parse(*, paths: list[str], targets: list[Any], fail_on: SeverityWord,

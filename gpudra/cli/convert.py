@@ -112,7 +112,7 @@ def convert(
     namespace: Optional[str] = namespace_option("--from-cluster: only this namespace."),
     request_timeout: Optional[str] = request_timeout_option("--from-cluster: per-request "
                                                             "timeout."),
-) -> None:
+) -> ExitCode:
     """Rewrite workloads and quotas from device-plugin requests to DRA claims, in place.
 
     Each pod spec that requests nvidia.com/gpu (or a MIG slice) gets a ResourceClaimTemplate
@@ -139,8 +139,8 @@ def convert(
         product=product, claims_file=claims_file, admin_access=admin_access,
         excludes=tuple(exclude), config=config,
         output=output.value, quiet=quiet, verbose=verbose)
-    raise typer.Exit(int(run_convert(request, stdout=sys.stdout, stderr=sys.stderr,
-                                     color=diff and color(sys.stdout))))
+    return run_convert(request, stdout=sys.stdout, stderr=sys.stderr,
+                       color=diff and color(sys.stdout))
 
 
 def run_convert(request: ConvertRequest, *, stdout: IO[str], stderr: IO[str],

@@ -12,6 +12,7 @@ from gpudra.cli.options import (
     quiet_option, request_timeout_option, target_version_option,
 )
 from gpudra.cli.output import RunbookFormat, write_runbook
+from gpudra.model import ExitCode
 from gpudra.cli.root import app, guarded, report_errors
 from gpudra.cli.terminal import ListProgress
 from gpudra.dra.versions import DEFAULT, TargetVersion
@@ -74,7 +75,7 @@ def cutover(
     kubeconfig: Optional[str] = kubeconfig_option(),
     context: Optional[str] = context_option(),
     request_timeout: Optional[str] = request_timeout_option(),
-) -> None:
+) -> ExitCode:
     """Order the switch from the device plugin to DRA in waves of node pools.
 
     Groups GPU nodes into pools, reads where each GPU workload may run (nodeSelector, required
@@ -102,4 +103,4 @@ def cutover(
         result = run_cutover(request, on_page=on_page)
     write_runbook(fmt, result, str(output_dir) if output_dir else None)
     report_errors(result.errors)
-    raise typer.Exit(int(result.exit_code()))
+    return result.exit_code()

@@ -12,6 +12,7 @@ from gpudra.cli.options import (
     quiet_option, request_timeout_option, target_version_option,
 )
 from gpudra.cli.output import outcome_targets_option, write_plan
+from gpudra.model import ExitCode
 from gpudra.cli.root import app, guarded, report_errors
 from gpudra.cli.terminal import ListProgress
 from gpudra.dra.versions import TargetVersion
@@ -59,7 +60,7 @@ def plan(
     context: Optional[str] = context_option(),
     namespace: Optional[str] = namespace_option(),
     request_timeout: Optional[str] = request_timeout_option(),
-) -> None:
+) -> ExitCode:
     """Prove each claim matches real devices before the switch.
 
     Simulates placement of every workload (replicas x claims x count) on the device
@@ -77,7 +78,7 @@ def plan(
         result = run_plan(request, on_page=on_page)
     write_plan(output, result)
     report_errors(result.errors)
-    raise typer.Exit(int(result.exit_code()))
+    return result.exit_code()
 
 
 def _request(*, paths: tuple[str, ...], inventory: tuple[str, ...], target_version: str,

@@ -13,6 +13,7 @@ from gpudra.cli.options import (
     target_version_option,
 )
 from gpudra.cli.output import outcome_targets_option, write_outcomes
+from gpudra.model import ExitCode
 from gpudra.cli.root import app, guarded, report_errors
 from gpudra.cli.terminal import ListProgress
 from gpudra.dra.versions import TargetVersion
@@ -73,7 +74,7 @@ def preflight(
     kubeconfig: Optional[str] = kubeconfig_option(),
     context: Optional[str] = context_option(),
     request_timeout: Optional[str] = request_timeout_option(),
-) -> None:
+) -> ExitCode:
     """Is the cluster (or this node, or a manifest tree) ready for DRA?
 
     One line per check: pass, warn, fail or unavailable (a check that cannot run says why,
@@ -95,7 +96,7 @@ def preflight(
         result = run_preflight(request, on_page=on_page)
     write_outcomes(output, as_report(result, request.fail_on))
     report_errors(result.errors)
-    raise typer.Exit(int(result.exit_code(request.fail_on)))
+    return result.exit_code(request.fail_on)
 
 
 def _request(*, node: bool, host_root: str, manifests: tuple[str, ...],

@@ -12,6 +12,7 @@ from gpudra.cli.options import (
     kubeconfig_option, load_cfg, namespace_option, quiet_option, request_timeout_option,
 )
 from gpudra.cli.output import outcome_targets_option, write_outcomes
+from gpudra.model import ExitCode
 from gpudra.cli.root import app, guarded, report_errors
 from gpudra.cli.terminal import ListProgress
 from gpudra.run_context import RunContext
@@ -52,7 +53,7 @@ def verify(
     namespace: Optional[str] = namespace_option("Only this namespace's workloads."),
     all_namespaces: bool = all_namespaces_option("Every namespace (the default)."),
     request_timeout: Optional[str] = request_timeout_option(),
-) -> None:
+) -> ExitCode:
     """Prove each step of the switch worked, on the live cluster.
 
     For every GPU workload: on the device plugin, the bridge or claims; for claims, whether
@@ -74,4 +75,4 @@ def verify(
         result = run_verify(request, on_page=on_page)
     write_outcomes(output, as_report(result))
     report_errors(result.errors)
-    raise typer.Exit(int(result.exit_code()))
+    return result.exit_code()
