@@ -10,7 +10,7 @@ from typing import IO, TYPE_CHECKING, Optional
 import typer
 
 from gpudra.cli.options import (
-    Connection, config_option, context_option, exclude_option, kubeconfig_option,
+    Connection, config_option, context_option, exclude_option, kubeconfig_option, load_cfg,
     namespace_option, parse_word, quiet_option, request_timeout_option, target_version_option,
     verbose_option,
 )
@@ -19,6 +19,7 @@ from gpudra.cli.terminal import color
 from gpudra.dra.versions import DEFAULT, TargetVersion
 from gpudra.errors import UsageError
 from gpudra.model import ExitCode
+from gpudra.run_context import RunContext
 from gpudra.report import SummaryFormat
 
 if TYPE_CHECKING:
@@ -121,7 +122,7 @@ def convert(
     nothing. Workloads gpudra would have to guess about are left alone and reported.
     """
     from gpudra.convert.records import ClaimMode, Strategy
-    from gpudra.convert.run import ConvertRequest
+    from gpudra.convert.run import ConvertRequest, distinct_paths
 
     cluster = _cluster(list(paths or []), from_cluster,
                        Connection(kubeconfig, context, namespace, request_timeout))
@@ -129,16 +130,17 @@ def convert(
     target = TargetVersion.parse(target_version) if target_version else None
     if target is None and not from_cluster:
         target = DEFAULT
+    claims = parse_word(ClaimMode, claim_mode, "--claim-mode")
+    switch = parse_word(Strategy, strategy, "--strategy")
+    # the config nearest to what is converted: a path another one covers is not looked from
+    cfg = load_cfg(distinct_paths(tuple(paths or ())), config)
     request = ConvertRequest(
-        cluster=cluster, paths=tuple(paths or ()), diff=diff, check=check,
-        output_dir=output_dir, target_version=target,
-        claim_mode=parse_word(ClaimMode, claim_mode, "--claim-mode"),
-        strategy=parse_word(Strategy, strategy, "--strategy"),
+        paths=tuple(paths or ()), context=RunContext(target, cfg, cluster), diff=diff,
+        check=check, output_dir=output_dir, claim_mode=claims, strategy=switch,
         keep_node_selectors=keep_node_selectors, add_toleration=add_toleration,
         keep_device_plugin_quota=keep_quota, selectors=tuple(selector), min_memory=min_memory,
         product=product, claims_file=claims_file, admin_access=admin_access,
-        excludes=tuple(exclude), config=config,
-        output=output.value, quiet=quiet, verbose=verbose)
+        excludes=tuple(exclude), output=output.value, quiet=quiet, verbose=verbose)
     return run_convert(request, stdout=sys.stdout, stderr=sys.stderr,
                        color=diff and color(sys.stdout))
 

@@ -64,7 +64,7 @@ def export_cluster(request: ConvertRequest, table: WorkloadTable,
     written: set[str] = set()
     skipped: list[WorkloadResult] = []
     tainted = False
-    with cluster_session(request.cluster) as session:
+    with cluster_session(request.context.cluster) as session:
         if reads is not None:
             reads.append(session.read)
         version = session.cluster.server_version()

@@ -2,16 +2,16 @@
 
 from __future__ import annotations
 
-import datetime
 import enum
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from gpudra.dra.versions import DEFAULT, TargetVersion
-from gpudra.results.vouches import VouchSet
-from gpudra.results.waivers import WaiverSet
+from gpudra.dra.versions import TargetVersion
+from gpudra.run_context import RunContext
+from gpudra.vouches import VouchSet
+from gpudra.waivers import WaiverSet
 from gpudra.yamledit.ops import Op
 
 
@@ -103,10 +103,14 @@ class ConvertRequest:
     """What `gpudra convert` was asked to do, every option parsed (cutover asks the same)."""
 
     paths: tuple[str, ...]
+    # its target: None for DEFAULT, or under --from-cluster the release the cluster runs; its
+    # config: the CLI's (the nearest .gpudra.yaml to the paths, each covered path dropped
+    # first: distinct_paths); its cluster: --from-cluster's (None: convert files); its day:
+    # the one waivers are judged on
+    context: RunContext = field(default_factory=RunContext)
     diff: bool = False
     check: bool = False
     output_dir: Path | None = None
-    target_version: TargetVersion | None = DEFAULT  # None: --from-cluster's own release
     claim_mode: ClaimMode = ClaimMode.TEMPLATE
     strategy: Strategy = Strategy.REWRITE
     keep_node_selectors: bool = False
@@ -119,11 +123,6 @@ class ConvertRequest:
     claims_file: str | None = None
     admin_access: bool = False
     excludes: tuple[str, ...] = ()
-    # --config; None: the nearest .gpudra.yaml to the paths convert reads (each covered path
-    # dropped first, so the config is looked up from what is converted)
-    config: Path | None = None
     output: str = "table"  # the summary's format: validated before anything is read
     quiet: bool = False  # no summary, and no notes (an interrupted run finished)
     verbose: bool = False  # the summary lists skipped documents
-    today: datetime.date | None = None  # the day waivers are judged on; None: the clock's
-    cluster: Any = None  # --from-cluster: gpudra.cluster.ClusterOptions of the cluster to export

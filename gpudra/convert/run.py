@@ -5,13 +5,11 @@ errors from the result (gpudra.cli.convert), and cutover reads the result itself
 
 from __future__ import annotations
 
-import datetime
 import os
 from collections.abc import Callable
 from dataclasses import dataclass, replace
 from pathlib import Path
 
-from gpudra.config import config_for, load_config
 from gpudra.convert import journal
 from gpudra.convert.converter import ConvertReport, FileChange, convert_paths
 from gpudra.convert.from_cluster import export_cluster
@@ -29,14 +27,13 @@ from gpudra.k8s.objects import plural
 from gpudra.printable import quote_name
 from gpudra.quantity import parse_quantity
 from gpudra.report.formats import Kind, find
-from gpudra.rules import catalogue
 from gpudra.sources.file_bytes import read_regular
 from gpudra.k8s.workloads import WorkloadTable
 
 
 def build_options(request: ConvertRequest) -> ConvertOptions:
     """Validate every option before any file is read: bad input loses nothing."""
-    target = request.target_version or DEFAULT
+    target = request.context.target or DEFAULT
     if request.strategy is Strategy.BRIDGE:
         support = target.supports("extendedResourceName")
         if not support.available:
@@ -160,20 +157,20 @@ def convert(request: ConvertRequest, *, stdin: Callable[[], bytes] | None = None
     is read), ConfigError for a bad config, a ClusterError when --from-cluster cannot read the
     cluster; every other problem is an error of the result."""
     request = replace(request, paths=distinct_paths(request.paths))
-    config = load_config(config_for(request.paths, request.config), catalogue())
-    today = request.today or datetime.date.today()
+    config = request.context.config
+    today = request.context.day
     options = replace(build_options(request), waivers=config.waiver_set(today),
                       vouches=config.vouch_set(today))
     table = WorkloadTable().with_kinds(config.workloads)
     exported: tuple[InputError, ...] = ()
     skipped: tuple[WorkloadResult, ...] = ()
     reads: list[ClusterRead] = []  # --from-cluster: which cluster, and when
-    if request.cluster is not None:
+    if request.context.cluster is not None:
         exported, skipped, count, tainted, version = export_cluster(request, table, reads)
-        if request.target_version is None:  # written for the release the cluster runs
+        if request.context.target is None:  # written for the release the cluster runs
             live = live_target(version.minor, version.git_version)
             options = replace(options, target=build_options(
-                replace(request, target_version=live)).target)
+                replace(request, context=replace(request.context, target=live))).target)
         if request.add_toleration is None:  # the cluster says whether pods need it
             options = replace(options, add_toleration=tainted)
         if count == 0:  # nothing written: nothing to convert
@@ -183,7 +180,7 @@ def convert(request: ConvertRequest, *, stdin: Callable[[], bytes] | None = None
         # The exported tree is converted in place, as any tree in --output-dir would be.
         request = replace(request, paths=(str(request.output_dir),), output_dir=None)
     resumed: list[InputError] = []
-    if request.paths != ("-",) and request.cluster is None:
+    if request.paths != ("-",) and request.context.cluster is None:
         in_place = not (request.diff or request.check or request.output_dir)
         resumed = _finish_interrupted(request, note) if in_place else \
             _interrupted_run(request)

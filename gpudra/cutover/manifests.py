@@ -205,10 +205,15 @@ def export_original(workload: Workload, table: WorkloadTable) -> tuple[str, byte
 def _convert(source: Path, output: Path, target: TargetVersion,
              keep_quota: bool = False, kept_names: frozenset[str] = frozenset()
              ) -> list[InputError]:
+    from gpudra.config import config_for, load_config
     from gpudra.convert.run import ConvertRequest, convert
+    from gpudra.rules import catalogue
+    from gpudra.run_context import RunContext
 
-    result = convert(ConvertRequest(paths=(str(source),), output_dir=output,
-                                    target_version=target, quiet=True,
+    # the config `gpudra convert SOURCE` would find: the nearest .gpudra.yaml above the wave
+    config = load_config(config_for((str(source),)), catalogue())
+    result = convert(ConvertRequest(paths=(str(source),), context=RunContext(target, config),
+                                    output_dir=output, quiet=True,
                                     keep_device_plugin_quota=keep_quota,
                                     keep_quota_names=kept_names))
     code = result.exit_code
