@@ -33,7 +33,7 @@ class RunContext:
     target: TargetVersion | None = None
     config: Config = field(default_factory=_no_config)
     # None: no connection flag given; a command that reads a cluster reads every namespace of
-    # the current kube context (gpudra.sources.cluster_session)
+    # the current kube context (gpudra.sources.live_session)
     cluster: ClusterOptions | None = None
     today: datetime.date | None = None  # None: the clock's, read once at the run's start
 

@@ -8,8 +8,8 @@ from pathlib import Path
 import pytest
 
 from gpudra.audit.run import AuditRunRequest, run_audit_command
-from gpudra.baseline import load_baseline
-from gpudra.model import ExitCode, FailOn
+from gpudra.results.baseline import load_baseline
+from gpudra.results.model import ExitCode, FailOn
 from gpudra.run_context import RunContext
 
 EXAMPLES = str(Path(__file__).resolve().parent.parent / "examples")

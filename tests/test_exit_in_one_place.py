@@ -8,7 +8,7 @@ import typer
 
 from gpudra.cli.root import guarded
 from gpudra.errors import UnreadableInputError, UsageError
-from gpudra.model import ExitCode
+from gpudra.results.model import ExitCode
 
 
 def _raise(error: Exception) -> None:

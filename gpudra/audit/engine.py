@@ -104,8 +104,8 @@ def audit_cluster(options: ClusterOptions, config: Config, *,
     """Audit the cluster `options` (gpudra.cluster.ClusterOptions) point at. Raises
     gpudra.cluster.ClusterError when it cannot be read at all; a resource type that cannot be
     read is an error in the report, and the rest is audited."""
-    from gpudra.sources.cluster import ClusterSource
-    from gpudra.sources.cluster_session import cluster_session
+    from gpudra.sources.live import ClusterSource
+    from gpudra.sources.live_session import cluster_session
 
     table = WorkloadTable().with_kinds(config.workloads)
     with cluster_session(options) as session:

@@ -11,11 +11,11 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from gpudra.dra.versions import DEFAULT
-from gpudra.model import ExitCode, FailOn, Report
+from gpudra.results.model import ExitCode, FailOn, Report
 from gpudra.run_context import RunContext
 
 if TYPE_CHECKING:
-    from gpudra.baseline import Baseline
+    from gpudra.results.baseline import Baseline
     from gpudra.cluster.options import ClusterOptions
     from gpudra.cluster.publish import Written
 
@@ -58,13 +58,13 @@ def held_back(request: AuditRunRequest, report: Report) -> AuditResult:
     --write-baseline first, then those --baseline holds left out."""
     level, recorded = request.fail_on, None
     if request.write_baseline is not None:  # every finding, before --baseline holds any back
-        from gpudra.baseline import write_baseline
+        from gpudra.results.baseline import write_baseline
 
         write_baseline(request.write_baseline, report.findings)
         recorded = len(report.findings)
         level = FailOn.NEVER  # recording findings is the point: only unreadable input fails
     if request.baseline is not None:
-        from gpudra.baseline import apply_baseline
+        from gpudra.results.baseline import apply_baseline
 
         report = apply_baseline(report, request.baseline)
     return AuditResult(report, level, recorded)

@@ -18,7 +18,7 @@ from gpudra.cli.root import app, guarded
 from gpudra.cli.terminal import color
 from gpudra.dra.versions import DEFAULT, TargetVersion
 from gpudra.errors import UsageError
-from gpudra.model import ExitCode
+from gpudra.results.model import ExitCode
 from gpudra.run_context import RunContext
 from gpudra.report import SummaryFormat
 

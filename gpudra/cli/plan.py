@@ -12,7 +12,7 @@ from gpudra.cli.options import (
     quiet_option, request_timeout_option, target_version_option,
 )
 from gpudra.cli.output import outcome_targets_option, write_plan
-from gpudra.model import ExitCode
+from gpudra.results.model import ExitCode
 from gpudra.cli.root import app, guarded, report_errors
 from gpudra.cli.terminal import ListProgress
 from gpudra.dra.versions import TargetVersion

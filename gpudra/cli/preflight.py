@@ -13,7 +13,7 @@ from gpudra.cli.options import (
     target_version_option,
 )
 from gpudra.cli.output import outcome_targets_option, write_outcomes
-from gpudra.model import ExitCode
+from gpudra.results.model import ExitCode
 from gpudra.cli.root import app, guarded, report_errors
 from gpudra.cli.terminal import ListProgress
 from gpudra.dra.versions import TargetVersion

@@ -8,7 +8,7 @@ from gpudra.cli.options import SeverityWord
 from gpudra.cli.output import merge_targets_option, write_merged
 from gpudra.cli.root import app, guarded
 from gpudra.errors import UsageError
-from gpudra.model import ExitCode, FailOn
+from gpudra.results.model import ExitCode, FailOn
 
 report_app = typer.Typer(name="report", no_args_is_help=True,
                          help="Work with JSON reports: merge the reports of many clusters.")

@@ -12,7 +12,7 @@ from gpudra.cli.options import (
     kubeconfig_option, load_cfg, namespace_option, quiet_option, request_timeout_option,
 )
 from gpudra.cli.output import outcome_targets_option, write_outcomes
-from gpudra.model import ExitCode
+from gpudra.results.model import ExitCode
 from gpudra.cli.root import app, guarded, report_errors
 from gpudra.cli.terminal import ListProgress
 from gpudra.run_context import RunContext

@@ -54,10 +54,10 @@ def export_cluster(request: ConvertRequest, table: WorkloadTable,
     cluster cannot be read at all."""
     from gpudra.convert.export import clean, dump, file_name
     from gpudra.convert.tolerations import has_gpu_taint
-    from gpudra.gpu_use import read_object
-    from gpudra.objects import ClusterObject
-    from gpudra.sources.cluster import ClusterSource
-    from gpudra.sources.cluster_session import cluster_session, triage
+    from gpudra.k8s.gpu_use import read_object
+    from gpudra.k8s.objects import ClusterObject
+    from gpudra.sources.live import ClusterSource
+    from gpudra.sources.live_session import cluster_session, triage
 
     out = _export_dir(request)
     errors: list[InputError] = []

@@ -10,8 +10,8 @@ from typing import Any
 
 from gpudra.dra.versions import TargetVersion
 from gpudra.run_context import RunContext
-from gpudra.vouches import VouchSet
-from gpudra.waivers import WaiverSet
+from gpudra.results.vouches import VouchSet
+from gpudra.results.waivers import WaiverSet
 from gpudra.yamledit.ops import Op
 
 

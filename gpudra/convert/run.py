@@ -25,7 +25,7 @@ from gpudra.kustomize.tree import real_roots
 from gpudra.results.model import ClusterRead, ExitCode, InputError
 from gpudra.k8s.objects import plural
 from gpudra.printable import quote_name
-from gpudra.quantity import parse_quantity
+from gpudra.k8s.quantity import parse_quantity
 from gpudra.report.formats import Kind, find
 from gpudra.sources.file_bytes import read_regular
 from gpudra.k8s.workloads import WorkloadTable

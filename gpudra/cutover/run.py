@@ -24,10 +24,10 @@ from gpudra.cutover.waves import CutoverPlan, order_waves
 from gpudra.dra.strategy_advice import bridge_advice
 from gpudra.dra.versions import DEFAULT, TargetVersion, live_target
 from gpudra.errors import UsageError
-from gpudra.model import ClusterRead, ExitCode, InputError
-from gpudra.objects import SourceObject
+from gpudra.results.model import ClusterRead, ExitCode, InputError
+from gpudra.k8s.objects import SourceObject
 from gpudra.run_context import RunContext
-from gpudra.workloads import WorkloadTable
+from gpudra.k8s.workloads import WorkloadTable
 
 
 @dataclass(frozen=True)
@@ -190,7 +190,7 @@ def _read_cluster(request: CutoverRequest, table: WorkloadTable, errors: list[In
     """The cluster's objects, how many were read, and its version (gpudra.cluster
     ServerVersion: the converted manifests are for its release unless --target-version says
     otherwise); which cluster and when, into `reads`."""
-    from gpudra.sources.cluster_session import cluster_session
+    from gpudra.sources.live_session import cluster_session
 
     with cluster_session(request.context.cluster) as session:
         reads.append(session.read)

@@ -198,8 +198,8 @@ def _cluster_inventory(request: PlanRequest, on_page: Callable[[Any], None] | No
                        reads: list[ClusterRead]) -> tuple[Inventory, list[InputError]]:
     """Devices of the current cluster for a tree: its ResourceSlices and Nodes (the cluster
     and the time, into `reads`)."""
-    from gpudra.sources.cluster_reads import NODES, RESOURCESLICES
-    from gpudra.sources.cluster_session import cluster_session
+    from gpudra.sources.live_reads import NODES, RESOURCESLICES
+    from gpudra.sources.live_session import cluster_session
     from gpudra.sources.shapes import well_formed
 
     errors: list[InputError] = []
@@ -221,7 +221,7 @@ def _cluster_objects(request: PlanRequest, table: Any, on_page: Callable[[Any], 
                      reads: list[ClusterRead]) -> tuple[list[Any], int, list[InputError]]:
     """Top-level workloads (owner-resolved: no pod counted twice), DRA objects and nodes (the
     cluster and the time, into `reads`)."""
-    from gpudra.sources.cluster_session import cluster_session
+    from gpudra.sources.live_session import cluster_session
 
     with cluster_session(request.context.cluster) as session:
         reads.append(session.read)

@@ -105,7 +105,7 @@ def _cluster(request: PreflightRequest, target: Any,
     from gpudra.preflight.cluster import run_cluster_checks
     from gpudra.preflight.cluster.options import ClusterOptions as CheckOptions
     from gpudra.preflight.cluster.read import read_snapshot
-    from gpudra.sources.cluster_session import cluster_session
+    from gpudra.sources.live_session import cluster_session
 
     # No server_version() first: read_snapshot reads it, and an error answer is a check's.
     with cluster_session(request.context.cluster) as session:

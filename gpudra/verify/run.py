@@ -87,7 +87,7 @@ def run_verify(request: VerifyRequest, *, on_page: Callable[[Any], None] | None 
                ) -> VerifyResult:
     """Raises UsageError for a bad selector, gpudra.cluster.ClusterError when the cluster
     cannot be reached."""
-    from gpudra.sources.cluster_session import cluster_session
+    from gpudra.sources.live_session import cluster_session
 
     terms = parse_selector(request.selector) if request.selector else []
     waves = tuple(read_wave(folder) for folder in request.waves)  # before any network call

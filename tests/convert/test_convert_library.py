@@ -11,7 +11,7 @@ import pytest
 
 from gpudra.cli.convert import write_convert
 from gpudra.convert.run import ConvertRequest, convert
-from gpudra.model import ExitCode
+from gpudra.results.model import ExitCode
 
 EXAMPLES = Path(__file__).resolve().parents[2] / "examples"
 

@@ -13,7 +13,7 @@ from pathlib import Path
 from gpudra.audit import AuditRequest, run_audit
 from gpudra.cli.convert import run_convert
 from gpudra.convert.run import ConvertRequest
-from gpudra.model import Severity
+from gpudra.results.model import Severity
 from tests.convert.repair_grid import convert_grid
 
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import pytest
 
-from gpudra.model import InputError
+from gpudra.results.model import InputError
 from gpudra.verify.collect import ClusterState
 from gpudra.verify.gate import NOT_JUDGED, NOT_JUDGED_UNREAD, SAFE, gate_for, whole_cluster
 

@@ -10,9 +10,9 @@ import pytest
 import gpudra.cluster
 from gpudra.cluster.options import ClusterOptions
 from gpudra.cluster.records import ClusterTarget
-from gpudra.model import InputError, NotRead
-from gpudra.objects import ClusterObject
-from gpudra.sources.cluster_session import cluster_session, triage
+from gpudra.results.model import InputError, NotRead
+from gpudra.k8s.objects import ClusterObject
+from gpudra.sources.live_session import cluster_session, triage
 
 BROKEN = InputError(None, "cannot list pods", object="pods")
 HIDDEN = NotRead("nodes", "a namespaced role cannot list nodes", "node labels")

@@ -13,12 +13,12 @@ from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
-from gpudra.model import ClusterRead, InputError, NotRead
-from gpudra.objects import SourceObject
+from gpudra.results.model import ClusterRead, InputError, NotRead
+from gpudra.k8s.objects import SourceObject
 
 if TYPE_CHECKING:
     from gpudra.cluster import Cluster, ClusterOptions
-    from gpudra.workloads import WorkloadTable
+    from gpudra.k8s.workloads import WorkloadTable
 
 
 @dataclass(frozen=True)
@@ -45,7 +45,7 @@ class ClusterSession:
         """The cluster source's objects for `command` that `keep` keeps, sorted from its input
         errors as they come. `unread_is_error`: what the command's role may not read (a
         NotRead) is an input error too, for commands that need every object to be right."""
-        from gpudra.sources.cluster import ClusterSource
+        from gpudra.sources.live import ClusterSource
 
         source = ClusterSource(self.cluster, table, on_page, command=command)
         errors: list[InputError] = []
