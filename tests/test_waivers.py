@@ -12,7 +12,7 @@ import jsonschema
 import pytest
 from typer.testing import CliRunner
 
-from gpudra.audit import AuditRequest, run_audit
+from gpudra.audit.engine import AuditRequest, run_audit
 from gpudra.cli import app
 from gpudra.config import load_config
 from gpudra.cli.convert import run_convert

@@ -1,7 +1,5 @@
-"""The audit: every registered checker over what a source yields, into one Report (`engine`),
-and the command's use case over it (`run`: files, one cluster or many, the baseline, the report
-ConfigMap)."""
+"""The audit: `engine` runs every registered checker over what a source yields into one Report;
+`run` is the command's use case over it (files, one cluster or many, the baseline, the report
+ConfigMap); `multicluster` reads many kube contexts, each by the one cluster audit.
 
-from gpudra.audit.engine import AuditRequest, audit, audit_cluster, run_audit
-
-__all__ = ["AuditRequest", "audit", "audit_cluster", "run_audit"]
+Importing the package is cheap: the rules load with `engine`, when an audit runs."""

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import os
 from collections.abc import Callable
 from dataclasses import dataclass, replace
 from pathlib import Path
@@ -21,7 +20,7 @@ from gpudra.cli.root import app, guarded, report_errors, say
 from gpudra.cli.terminal import FileProgress, ListProgress
 from gpudra.dra.versions import TargetVersion
 from gpudra.errors import UsageError
-from gpudra.multicluster import DEFAULT_MAX_PARALLEL
+from gpudra.audit.multicluster import DEFAULT_MAX_PARALLEL
 from gpudra.results.model import ExitCode, FailOn
 from gpudra.k8s.objects import plural
 from gpudra.printable import quote_name
@@ -53,10 +52,6 @@ class AuditCommand:
     targets: tuple[Any, ...]           # gpudra.report.targets.OutputTarget
     quiet: bool
     verbose: bool
-    connection: Connection             # several clusters: the flags every context shares
-    contexts: tuple[str, ...]          # several clusters: these, or every context
-    many: bool
-    max_parallel: int
 
 
 @app.command(short_help="What still uses the device plugin, in manifests or the cluster.",
@@ -151,9 +146,9 @@ def _parse(*, paths: list[str], targets: list[Any], fail_on: SeverityWord,
     # No cluster options for files: gpudra.cluster loads only for cluster work.
     cluster = None if paths else connection.cluster_options()
     request = AuditRunRequest(RunContext(target, cfg, cluster), tuple(paths), excludes, level,
-                              tuple(written), known, write_baseline)
-    return AuditCommand(request, tuple(targets), quiet, verbose, connection, tuple(contexts),
-                        many, max_parallel)
+                              tuple(written), known, write_baseline, many, tuple(contexts),
+                              max_parallel)
+    return AuditCommand(request, tuple(targets), quiet, verbose)
 
 
 def _check_configmaps(targets: list[Any], not_one_cluster: bool) -> None:
@@ -171,14 +166,14 @@ def _check_configmaps(targets: list[Any], not_one_cluster: bool) -> None:
 
 def run(command: AuditCommand) -> ExitCode:
     """Audit, write every report, and say on stderr what could not be read."""
-    from gpudra.audit.run import held_back, run_audit_command
+    from gpudra.audit.run import run_audit_command
 
     request = command.request
     if request.paths:
         with FileProgress(command.quiet) as on_file:
             result = run_audit_command(request, on_file=on_file)
-    elif command.many:
-        result = held_back(request, _audit_clusters(command))
+    elif request.many:
+        result = run_audit_command(request, on_cluster=None if command.quiet else _cluster_done)
     else:
         with ListProgress(command.quiet) as on_page:
             result = run_audit_command(request, on_page=on_page)
@@ -186,7 +181,7 @@ def run(command: AuditCommand) -> ExitCode:
         say(f"recorded {plural(result.recorded, 'finding')} in "
             f"{quote_name(str(request.write_baseline))}")
     report = result.report
-    publish = None if request.paths or command.many else \
+    publish = None if request.paths or request.many else \
         _publisher(command.quiet, request.context.cluster)
     write_audit(command.targets, report, result.fail_on, command.verbose, request.paths,
                 publish)
@@ -194,6 +189,20 @@ def run(command: AuditCommand) -> ExitCode:
     if report.nothing_read and not report.errors:
         say(f"error: {report.nothing_read_message}")
     return result.exit_code()
+
+
+def _cluster_done(finished: Any) -> None:
+    """One of several clusters finished: a line on stderr."""
+    audit = finished.audit
+    if audit.error:
+        what = "not read"
+    else:
+        from gpudra.report.summary import summarize
+
+        s = summarize(audit.report)
+        what = f"{s.read}, {plural(sum(s.findings.values()), 'finding')}" + \
+            (f", {s.errors} unreadable" if s.errors else "")
+    say(f"cluster {audit.name}: {what} ({finished.seconds:.1f} s)")
 
 
 def _publisher(quiet: bool, cluster: Any) -> Callable[[Any, str], None]:
@@ -211,30 +220,3 @@ def _publisher(quiet: bool, cluster: Any) -> Callable[[Any, str], None]:
                 f"{written.namespace}/{written.name} ({written.stored_bytes:,} bytes {how})")
 
     return publish
-
-
-def _audit_clusters(command: AuditCommand) -> Any:
-    """Several clusters (all of the kubeconfig's when no --context names them), a line on
-    stderr as each one finishes."""
-    from gpudra.cluster.kubeconfig import context_names
-    from gpudra.multicluster import audit_contexts
-
-    options = command.request.context.cluster
-    names = list(command.contexts) or context_names(command.connection.kubeconfig, os.environ)
-
-    def done(finished: Any) -> None:
-        audit = finished.audit
-        if audit.error:
-            what = "not read"
-        else:
-            from gpudra.report.summary import summarize
-
-            s = summarize(audit.report)
-            what = f"{s.read}, {plural(sum(s.findings.values()), 'finding')}" + \
-                (f", {s.errors} unreadable" if s.errors else "")
-        say(f"cluster {audit.name}: {what} ({finished.seconds:.1f} s)")
-
-    context = command.request.context
-    return audit_contexts(names, options, context.config, target=context.target,
-                          max_parallel=command.max_parallel,
-                          on_done=None if command.quiet else done)

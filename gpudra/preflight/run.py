@@ -137,7 +137,7 @@ def _node(request: PreflightRequest) -> PreflightResult:
 
 
 def _manifests(request: PreflightRequest, target: Any) -> PreflightResult:
-    from gpudra.audit import AuditRequest
+    from gpudra.audit.engine import AuditRequest
     from gpudra.dra.versions import DEFAULT
     from gpudra.preflight.manifests import ManifestOptions, run_manifest_checks
     from gpudra.preflight.manifests.read import read_manifests

@@ -10,7 +10,7 @@ import json
 from collections import defaultdict
 from pathlib import Path
 
-from gpudra.audit import AuditRequest, run_audit
+from gpudra.audit.engine import AuditRequest, run_audit
 from gpudra.cli.convert import run_convert
 from gpudra.convert.run import ConvertRequest
 from gpudra.results.model import Severity

@@ -7,7 +7,7 @@ from pathlib import Path
 
 import jsonschema
 
-from gpudra.audit import AuditRequest, run_audit
+from gpudra.audit.engine import AuditRequest, run_audit
 from gpudra.report.formats import Kind, render
 
 ROOT = Path(__file__).resolve().parents[2]

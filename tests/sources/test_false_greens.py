@@ -10,7 +10,7 @@ from pathlib import Path
 import pytest
 import yaml
 
-from gpudra.audit import AuditRequest, run_audit
+from gpudra.audit.engine import AuditRequest, run_audit
 from gpudra.cli.convert import run_convert
 from gpudra.convert.run import ConvertRequest
 from gpudra.kustomize.resource_files import file_objects
