@@ -14,7 +14,7 @@ from gpudra.cli.options import Connection, OutcomeWord
 from gpudra.config import Config
 from gpudra.dra.versions import TargetVersion
 from gpudra.plan.synthesis import Shares
-from gpudra.model import FailOn
+from gpudra.results.model import FailOn
 from gpudra.preflight.check_records import Tier
 from gpudra.run_context import RunContext
 

@@ -22,7 +22,7 @@ from gpudra.cutover.rides import find_rides, plan_rides, release, rider_notes
 from gpudra.cutover.runbook import Runbook, WaveContext
 from gpudra.cutover.waves import CutoverPlan, order_waves
 from gpudra.dra.strategy_advice import bridge_advice
-from gpudra.dra.versions import DEFAULT, TargetVersion, live_target
+from gpudra.dra.versions import DEFAULT, live_target
 from gpudra.errors import UsageError
 from gpudra.results.model import ClusterRead, ExitCode, InputError
 from gpudra.k8s.objects import SourceObject
