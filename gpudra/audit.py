@@ -98,10 +98,10 @@ def audit(source: Source, config: Config, target: TargetVersion,
     )
 
 
-def audit_cluster(options: ClusterOptions, config: Config, *,
+def audit_cluster(options: ClusterOptions | None, config: Config, *,
                   on_page: ProgressHook | None = None,
                   target: TargetVersion) -> Report:
-    """Audit the cluster `options` (gpudra.cluster.ClusterOptions) point at. Raises
+    """Audit the cluster `options` point at (None: the current context). Raises
     gpudra.cluster.ClusterError when it cannot be read at all; a resource type that cannot be
     read is an error in the report, and the rest is audited."""
     from gpudra.cluster import connect  # the Kubernetes client loads only for cluster work
