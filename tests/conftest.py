@@ -19,10 +19,19 @@ def pytest_collection_finish(session: pytest.Session) -> None:
 
 
 def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
-    # On a pytest-xdist worker (.ci/run: -n 2), the tests that share an expensive fixture go
-    # to one worker, longest groups first (tests/support/workers.py).
+    # On a pytest-xdist worker (.ci/run: -n 2), the groups that take longest go first
+    # (tests/support/workers.py); a serial run keeps the collection's order.
     if hasattr(config, "workerinput"):
-        items[:] = workers.assign(items)
+        items[:] = workers.reorder(items)
+
+
+@pytest.hookimpl(optionalhook=True)  # an xdist hook: xdist is a test extra
+def pytest_xdist_make_scheduler(config: pytest.Config, log: object) -> object:
+    # --dist loadgroup: the tests that share a cluster or a module fixture share a worker
+    # (tests/support/workers.py says which, and why not xdist's own xdist_group mark).
+    if config.getvalue("dist") == "loadgroup":
+        return workers.scheduler(config, log)
+    return None
 
 
 @pytest.fixture(autouse=True)

@@ -3,6 +3,9 @@ group per directory that shares clusters, one per other module, the longest grou
 
 from __future__ import annotations
 
+import re
+import subprocess
+import sys
 from pathlib import Path
 from types import SimpleNamespace
 
@@ -13,33 +16,25 @@ from tests.support import workers
 TESTS = workers.TESTS
 
 GROUPS = [
-    ("journey/test_gke_journey.py", "journey"),
-    ("journey/test_kwok.py", "journey"),
-    ("controlplane/test_dry_run.py", "controlplane"),
-    ("controlplane/test_client.py", "controlplane"),
-    ("cluster/test_cluster_audit.py", "cluster/test_cluster_audit.py"),
-    ("test_docs_commands.py", "test_docs_commands.py"),
+    ("tests/journey/test_gke_journey.py::test_the_runbook_runs", "journey"),
+    ("tests/journey/test_kwok.py::test_kwok_runs_device_plugin_and_dra_pods", "journey"),
+    ("tests/controlplane/test_dry_run.py::test_golden_output_is_accepted[mig]", "controlplane"),
+    ("tests/controlplane/test_client.py::test_x[a::b]", "controlplane"),
+    ("tests/cluster/test_cluster_audit.py::test_y[tests/journey/x.py]",
+     "cluster/test_cluster_audit.py"),
+    ("tests/test_docs_commands.py::test_documented_command_runs[docs/cluster.md:12]",
+     "test_docs_commands.py"),
 ]
 
 
-@pytest.mark.parametrize(("path", "group"), GROUPS)
-def test_group_of_a_test_file(path: str, group: str) -> None:
-    assert workers.group_of(TESTS / path) == group
-
-
-class _Item(SimpleNamespace):
-    def add_marker(self, mark: pytest.MarkDecorator) -> None:
-        self.marks.append(mark)
-
-
-def _items(paths: list[str]) -> list[_Item]:
-    return [_Item(path=TESTS / path, name=f"{path}#{index}", marks=[])
-            for index, path in enumerate(paths)]
+@pytest.mark.parametrize(("nodeid", "group"), GROUPS)
+def test_group_of_a_test(nodeid: str, group: str) -> None:
+    assert workers.group_of_node(nodeid) == group
 
 
 ORDERS = [
-    # collection order -> the order handed to xdist (journey, then controlplane, then the rest
-    # as collected; each group's tests in their own order)
+    # collection order -> the order a worker hands over (journey, then controlplane, then the
+    # rest as collected; each group's tests in their own order)
     (["cluster/a.py", "controlplane/b.py", "dra/c.py", "journey/d.py", "journey/e.py",
       "controlplane/f.py", "test_g.py"],
      ["journey/d.py", "journey/e.py", "controlplane/b.py", "controlplane/f.py",
@@ -50,11 +45,28 @@ ORDERS = [
 
 
 @pytest.mark.parametrize(("collected", "handed"), ORDERS)
-def test_whole_directories_go_first_and_every_test_is_marked(collected: list[str],
-                                                              handed: list[str]) -> None:
-    items = _items(collected)
-    ordered = workers.assign(items)
+def test_whole_directories_go_first(collected: list[str], handed: list[str]) -> None:
+    items = [SimpleNamespace(path=TESTS / path) for path in collected]
+    ordered = workers.reorder(items)
     assert [Path(item.path).relative_to(TESTS).as_posix() for item in ordered] == handed
-    assert sorted(item.name for item in ordered) == sorted(item.name for item in items)
-    assert [[(m.name, m.args) for m in item.marks] for item in ordered] == [
-        [("xdist_group", (workers.group_of(Path(item.path)),))] for item in ordered]
+
+
+MODULES = ["tests/test_plurals.py", "tests/test_printable.py", "tests/test_stdin_name.py"]
+
+
+def test_two_workers_run_each_module_on_one_of_them(tmp_path: Path) -> None:
+    """The suite's own wiring (tests/conftest.py's scheduler hook) on three small modules, as
+    .ci/run runs pytest: every test of a module reports from the same worker."""
+    pytest.importorskip("xdist")
+    done = subprocess.run([sys.executable, "-m", "pytest", "-p", "no:cacheprovider", "-n", "2",
+                           "--dist", "loadgroup", "--no-loadscope-reorder", "-v",
+                           "--basetemp", str(tmp_path / "inner"), *MODULES],
+                          capture_output=True, text=True, cwd=TESTS.parent, timeout=300)
+    assert done.returncode == 0, done.stdout[-3000:] + done.stderr[-3000:]
+    workers_of: dict[str, set[str]] = {}
+    for worker, nodeid in re.findall(r"^\[(gw\d+)\] \[\s*\d+%\] PASSED (\S+)", done.stdout,
+                                     re.M):
+        workers_of.setdefault(nodeid.split("::")[0], set()).add(worker)
+    assert sorted(workers_of) == sorted(MODULES)
+    assert {module: len(found) for module, found in workers_of.items()} == {
+        module: 1 for module in MODULES}

@@ -12,10 +12,13 @@ planes are most of the suite's wall time, and a long group handed out last would
 - every test of tests/controlplane: the session's 1.37 and 1.33 control planes, started once;
 - every other module: its module fixtures (fake API servers, recorded clusters) set up once.
 
-Tests inside a group keep their collection order, so a module's tests run as they do serially.
-Only an xdist worker's collection is marked and reordered (`--no-loadscope-reorder` keeps the
-order: xdist would otherwise sort the groups by their number of tests); a serial run is left
-exactly as collected.
+The group is read from the test's file, by a scheduler of xdist's own kind (`scheduler`,
+returned by tests/conftest.py's pytest_xdist_make_scheduler). xdist's `xdist_group` mark is
+not used: pytest-xdist 3.8 puts the group into the node id by setting `item._nodeid`, which
+pytest 9.2 no longer reads, so under pytest 9.2 the mark groups nothing. A worker hands its
+collection over reordered, the whole directories first (`reorder`; `--no-loadscope-reorder`
+keeps that order: xdist would otherwise sort the groups by their number of tests); tests
+inside a group keep their collection order, and a serial run is left exactly as collected.
 """
 
 from __future__ import annotations
@@ -24,8 +27,6 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
-import pytest
-
 TESTS = Path(__file__).resolve().parents[1]
 # Directories run as one group each, longest first (tests/journey ~40% of the suite's wall
 # time, tests/controlplane ~8%: pytest --durations).
@@ -33,20 +34,34 @@ WHOLE_DIRECTORIES = ("journey", "controlplane")
 
 
 def group_of(path: Path) -> str:
-    """The xdist group of a test in file `path`."""
+    """The group of a test in file `path`."""
     relative = path.resolve().relative_to(TESTS)
     if relative.parts[0] in WHOLE_DIRECTORIES:
         return relative.parts[0]
     return relative.as_posix()
 
 
-def assign(items: Sequence[Any]) -> list[Any]:
-    """`items` with an xdist_group mark each, the whole directories' groups first (in
-    WHOLE_DIRECTORIES' order) and the rest in collection order."""
+def group_of_node(nodeid: str) -> str:
+    """The group of a test by its node id (`tests/dir/test_x.py::test_y[case]`, relative to
+    the checkout, where pyproject.toml puts pytest's rootdir)."""
+    return group_of(TESTS.parent / nodeid.split("::", 1)[0])
+
+
+def reorder(items: Sequence[Any]) -> list[Any]:
+    """`items` with the whole directories' groups first (in WHOLE_DIRECTORIES' order) and
+    the rest in collection order; each group's tests keep their order."""
     rank = {name: index for index, name in enumerate(WHOLE_DIRECTORIES)}
-    groups = []
-    for item in items:
-        group = group_of(Path(str(item.path)))
-        item.add_marker(pytest.mark.xdist_group(group))
-        groups.append(rank.get(group, len(rank)))
-    return [item for _, item in sorted(zip(groups, items), key=lambda pair: pair[0])]
+    ranks = [rank.get(group_of(Path(str(item.path))), len(rank)) for item in items]
+    return [item for _, item in sorted(zip(ranks, items), key=lambda pair: pair[0])]
+
+
+def scheduler(config: Any, log: Any) -> Any:
+    """xdist's scope scheduler, with group_of_node as the scope (imported here: xdist is a
+    test extra, and a run without `-n` never asks for this)."""
+    from xdist.scheduler import LoadScopeScheduling
+
+    class ByGroup(LoadScopeScheduling):
+        def _split_scope(self, nodeid: str) -> str:
+            return group_of_node(nodeid)
+
+    return ByGroup(config, log)
