@@ -3,6 +3,7 @@ directory of each test's own (convert's journals never go to the user's ~/.cache
 collected, the control planes and kwok the tests need (tests/support/toolchain.py), and under
 pytest-xdist the groups of tests that share a worker (tests/support/workers.py)."""
 
+import os
 from pathlib import Path
 
 import pytest
@@ -32,6 +33,19 @@ def pytest_xdist_make_scheduler(config: pytest.Config, log: object) -> object:
     if config.getvalue("dist") == "loadgroup":
         return workers.scheduler(config, log)
     return None
+
+
+@pytest.hookimpl(optionalhook=True)  # an xdist hook, on the controller
+def pytest_configure_node(node: object) -> None:
+    node.workerinput["terminal"] = workers.terminal_environment(os.environ)  # type: ignore[attr-defined]
+
+
+def pytest_configure(config: pytest.Config) -> None:
+    # A worker runs with the controller's COLUMNS and LINES, not the ones it was given
+    # (tests/support/workers.py says where those come from).
+    if hasattr(config, "workerinput"):
+        workers.restore_terminal_environment(os.environ,
+                                             config.workerinput.get("terminal", {}))
 
 
 @pytest.fixture(autouse=True)

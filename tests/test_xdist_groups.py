@@ -3,6 +3,7 @@ group per directory that shares clusters, one per other module, the longest grou
 
 from __future__ import annotations
 
+import os
 import re
 import subprocess
 import sys
@@ -51,17 +52,25 @@ def test_whole_directories_go_first(collected: list[str], handed: list[str]) -> 
     assert [Path(item.path).relative_to(TESTS).as_posix() for item in ordered] == handed
 
 
-MODULES = ["tests/test_plurals.py", "tests/test_printable.py", "tests/test_stdin_name.py"]
+MODULES = ["tests/test_plurals.py", "tests/test_printable.py", "tests/test_stdin_name.py",
+           "tests/test_reading.py"]
+# reads a line of a table longer than 80 columns whole: it failed on a worker, which had
+# COLUMNS=80 where the run had none
+WIDE = "::test_skipped_documents_are_counted_and_listed_with_verbose"
 
 
 def test_two_workers_run_each_module_on_one_of_them(tmp_path: Path) -> None:
-    """The suite's own wiring (tests/conftest.py's scheduler hook) on three small modules, as
-    .ci/run runs pytest: every test of a module reports from the same worker."""
+    """The suite's own wiring (tests/conftest.py's hooks) on four small modules, as .ci/run
+    runs pytest, with no COLUMNS: every test passes, and a module's tests report from the
+    same worker."""
     pytest.importorskip("xdist")
+    environment = {k: v for k, v in os.environ.items() if k not in ("COLUMNS", "LINES")}
     done = subprocess.run([sys.executable, "-m", "pytest", "-p", "no:cacheprovider", "-n", "2",
                            "--dist", "loadgroup", "--no-loadscope-reorder", "-v",
-                           "--basetemp", str(tmp_path / "inner"), *MODULES],
-                          capture_output=True, text=True, cwd=TESTS.parent, timeout=300)
+                           "--basetemp", str(tmp_path / "inner"), *MODULES[:-1],
+                           MODULES[-1] + WIDE],
+                          capture_output=True, text=True, cwd=TESTS.parent, timeout=300,
+                          env=environment)
     assert done.returncode == 0, done.stdout[-3000:] + done.stderr[-3000:]
     workers_of: dict[str, set[str]] = {}
     for worker, nodeid in re.findall(r"^\[(gw\d+)\] \[\s*\d+%\] PASSED (\S+)", done.stdout,
@@ -70,3 +79,19 @@ def test_two_workers_run_each_module_on_one_of_them(tmp_path: Path) -> None:
     assert sorted(workers_of) == sorted(MODULES)
     assert {module: len(found) for module, found in workers_of.items()} == {
         module: 1 for module in MODULES}
+
+
+TERMINALS = [
+    # (the controller's environment, the worker's before) -> the worker's after
+    ({}, {"COLUMNS": "80", "LINES": "24", "HOME": "/h"}, {"HOME": "/h"}),
+    ({"COLUMNS": "132"}, {"COLUMNS": "80", "LINES": "24"}, {"COLUMNS": "132"}),
+    ({"COLUMNS": "100", "LINES": "40"}, {}, {"COLUMNS": "100", "LINES": "40"}),
+]
+
+
+@pytest.mark.parametrize(("controller", "worker", "after"), TERMINALS)
+def test_a_worker_gets_the_controllers_terminal_variables(
+        controller: dict[str, str], worker: dict[str, str], after: dict[str, str]) -> None:
+    handed = workers.terminal_environment({**controller, "HOME": "/c"})
+    workers.restore_terminal_environment(worker, handed)
+    assert worker == after

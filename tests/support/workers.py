@@ -23,7 +23,7 @@ inside a group keep their collection order, and a serial run is left exactly as 
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Mapping, MutableMapping, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -65,3 +65,27 @@ def scheduler(config: Any, log: Any) -> Any:
             return group_of_node(nodeid)
 
     return ByGroup(config, log)
+
+
+# What a worker's environment says of the terminal. A worker process has COLUMNS=80 and
+# LINES=24 that the run it serves did not have (seen with pytest-xdist 3.8 under pytest 9.2; a
+# one-test run shows it, so no test sets them), and gpudra wraps its tables at $COLUMNS: tests
+# that read a long line whole failed on a worker only (tests/test_reading.py, test_baseline.py).
+# The controller hands its own values over; the worker restores them.
+TERMINAL_VARIABLES = ("COLUMNS", "LINES")
+
+
+def terminal_environment(environ: Mapping[str, str]) -> dict[str, str | None]:
+    """The controller's terminal variables (None: unset), for the workers."""
+    return {name: environ.get(name) for name in TERMINAL_VARIABLES}
+
+
+def restore_terminal_environment(environ: MutableMapping[str, str],
+                                 wanted: Mapping[str, str | None]) -> None:
+    """Make a worker's terminal variables the controller's."""
+    for name in TERMINAL_VARIABLES:
+        value = wanted.get(name)
+        if value is None:
+            environ.pop(name, None)
+        else:
+            environ[name] = value
