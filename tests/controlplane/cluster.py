@@ -283,34 +283,21 @@ class ControlPlane:
 
     def ensure_namespace(self, name: str, labels: dict[str, str] | None = None) -> None:
         """Create namespace `name` (with `labels`) unless it exists; an existing one gets
-        `labels` added. Returns once its default ServiceAccount exists (pods need it)."""
-        self.ensure_namespaces([name], labels)
-
-    def ensure_namespaces(self, names: list[str], labels: dict[str, str] | None = None) -> None:
-        """ensure_namespace for each of `names`, with one wait for all their default
-        ServiceAccounts: the controller manager makes them within moments of each other, and
-        a wait per namespace cost a poll interval each (100 namespaces, 20 s)."""
-        for name in names:
-            try:
-                self.admin.create("/api/v1/namespaces", {
-                    "apiVersion": "v1", "kind": "Namespace",
-                    "metadata": {"name": name, "labels": labels or {}}})
-            except APIError as error:
-                if error.code != 409:
-                    raise
-                if labels:
-                    self.admin.request("PATCH", f"/api/v1/namespaces/{name}",
-                                       {"metadata": {"labels": labels}},
-                                       content_type="application/merge-patch+json")
-        wanted = set(names)
-        self._wait(f"the default ServiceAccount in {', '.join(sorted(wanted)[:3])}"
-                   + (f" and {len(wanted) - 3} more" if len(wanted) > 3 else ""),
-                   lambda: wanted <= self._namespaces_with_default_service_account(), 60)
-
-    def _namespaces_with_default_service_account(self) -> set[str]:
-        listing = self.admin.get("/api/v1/serviceaccounts",
-                                 fieldSelector="metadata.name=default")
-        return {item["metadata"]["namespace"] for item in listing["items"]}
+        `labels` added."""
+        try:
+            self.admin.create("/api/v1/namespaces", {"apiVersion": "v1", "kind": "Namespace",
+                                                     "metadata": {"name": name,
+                                                                  "labels": labels or {}}})
+        except APIError as error:
+            if error.code != 409:
+                raise
+            if labels:
+                self.admin.request("PATCH", f"/api/v1/namespaces/{name}",
+                                   {"metadata": {"labels": labels}},
+                                   content_type="application/merge-patch+json")
+        self._wait(f"the default ServiceAccount in {name}",
+                   lambda: self._exists(f"/api/v1/namespaces/{name}/serviceaccounts/default"),
+                   60)
 
     def resource(self, api_version: str, kind: str) -> tuple[str, bool] | None:
         """(plural, namespaced) of a kind the server serves at api_version; None if it does not."""

@@ -92,31 +92,17 @@ def _slot_node(node: dict[str, Any], slot: str) -> dict[str, Any]:
     return node
 
 
-def _tree(case: str, world: str) -> list[dict[str, Any]]:
-    return _objects(GOLDEN / case / ("before" if world == "dp" else "after"))
-
-
-def _slot(case: str, world: str, machine: Machine, index: int) -> str:
-    return f"{case}-{world}-{machine.name}-{index}"
-
-
-def _slot_names(case: str, world: str) -> list[str]:
-    """The slots _create_world makes for a case's world (one namespace each)."""
-    workloads = [o for o in _tree(case, world) if o["kind"] in WORKLOAD_KINDS]
-    return [_slot(case, world, machine, index)
-            for index in range(len(workloads)) for machine in MACHINES]
-
-
 def _create_world(plane: ControlPlane, case: str, world: str) -> dict[str, Machine]:
     """Each workload of the tree put alone on one machine of each kind (so workloads of a case
     never compete for a node); the slots made, each with its machine."""
-    objects = _tree(case, world)
+    tree = GOLDEN / case / ("before" if world == "dp" else "after")
+    objects = _objects(tree)
     workloads = [o for o in objects if o["kind"] in WORKLOAD_KINDS]
     others = [o for o in objects if o["kind"] not in WORKLOAD_KINDS]
     slots: dict[str, Machine] = {}
     for index, workload in enumerate(workloads):
         for machine in MACHINES:
-            slot = _slot(case, world, machine, index)
+            slot = f"{case}-{world}-{machine.name}-{index}"
             slots[slot] = machine
             if world == "dp":
                 node = device_plugin_node(machine, slot)
@@ -146,10 +132,6 @@ def worlds(control_plane: ControlPlane) -> dict[tuple[str, str], Any]:
     node and namespace, so the cases cannot meet, and the waits overlap instead of adding up.
     (case, world) -> its grants, or the APIError that stopped its creation."""
     created: dict[tuple[str, str], dict[str, Machine] | APIError] = {}
-    # Every slot's namespace first, with one wait for their ServiceAccounts (the per-slot
-    # ensure_namespace below then finds each ready instead of waiting for each in turn).
-    control_plane.ensure_namespaces([slot for case in CASES for world in ("dp", "dra")
-                                     for slot in _slot_names(case, world)])
     for case in CASES:
         for world in ("dp", "dra"):
             try:
