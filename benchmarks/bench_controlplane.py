@@ -1,9 +1,8 @@
 #!/usr/bin/env python3
 """What the test control plane (tests/controlplane) costs the suite: its bring-up, a request
-on a kept-alive connection against one that opens a connection (a TLS handshake) each time,
-and namespaces made with a wait each against one wait for all (ensure_namespaces).
+on a kept-alive connection against one that opens a connection (a TLS handshake) each time.
 
-    python benchmarks/bench_controlplane.py [--requests 300] [--namespaces 40]
+    python benchmarks/bench_controlplane.py [--requests 300]
 
 Needs the cached Kubernetes 1.37 control plane (`python -m tests.controlplane build`). Prints
 wall seconds, and CPU seconds of this process (the client's side); the API server's CPU is in
@@ -41,7 +40,6 @@ def measured(what: str, work: Callable[[], object], count: int = 1) -> tuple[flo
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--requests", type=int, default=300)
-    parser.add_argument("--namespaces", type=int, default=40)
     args = parser.parse_args()
     try:
         binary = build.binary(NEWEST)
@@ -66,15 +64,6 @@ def main() -> int:
             measured(f"{args.requests} GETs, a new connection each", fresh, args.requests)
             measured(f"{args.requests} GETs, one kept-alive connection", kept, args.requests)
 
-            def one_by_one() -> None:
-                for index in range(args.namespaces):
-                    plane.ensure_namespace(f"bench-one-{index}")
-
-            def together() -> None:
-                plane.ensure_namespaces([f"bench-all-{i}" for i in range(args.namespaces)])
-
-            measured(f"{args.namespaces} namespaces, a wait each", one_by_one)
-            measured(f"{args.namespaces} namespaces, one wait (ensure_namespaces)", together)
         finally:
             measured("stop", plane.stop)
     return 0
