@@ -58,7 +58,7 @@ def test_the_records_are_strict(module: str) -> None:
 
 @pytest.mark.parametrize("command", ["ruff check", "mypy"])
 def test_ci_runs_the_check_before_the_tests_and_fails_on_it(command: str) -> None:
-    check = re.search(rf"^if ! {re.escape(command)}\b.*?^fi$", CI, re.S | re.M)
+    check = re.search(rf"^[ \t]*if ! {re.escape(command)}\b.*?^[ \t]*fi$", CI, re.S | re.M)
     assert check, f".ci/run does not run `{command}` as a failing step"
     assert "status=1" in check.group(0)
     assert check.start() < CI.index("python -m pytest")

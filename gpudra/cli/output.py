@@ -4,9 +4,10 @@ file. One module, so that a new format or a new way to render lands in one place
 
 from __future__ import annotations
 
+import enum
 import sys
 from collections.abc import Callable
-from typing import Any, Optional
+from typing import TYPE_CHECKING, Any, Optional
 
 import typer
 
@@ -16,6 +17,13 @@ from gpudra.cli.terminal import color, terminal, width
 from gpudra.errors import UsageError
 from gpudra.results.model import FailOn
 from gpudra.report.formats import Kind, RenderOptions, names, render
+
+if TYPE_CHECKING:  # each command's records load with the command that writes them
+    from gpudra.cutover.run import CutoverResult
+    from gpudra.plan.run import PlanResult
+    from gpudra.report.outcomes import OutcomeReport
+    from gpudra.report.targets import OutputTarget
+    from gpudra.results.model import Report
 
 
 def _format_choice(name: str, kind: Kind) -> Any:
@@ -31,13 +39,18 @@ CatalogueFormat = _format_choice("CatalogueFormat", Kind.CHECKS)  # checks and r
 if not names(Kind.RULES) == names(Kind.CHECKS) == names(Kind.CONTROLLERS):
     raise AssertionError("checks, rules and controllers share one -o choice")  # pragma: no cover
 
+# The -o targets as the commands receive them: typer declares the option as list[str] (that is
+# how it parses a repeatable option) and hands over what the callback (_targets) returned, a
+# tuple[OutputTarget, ...]. The checker sees the declared list[str], so this stays Any, named.
+Targets = Any
+
 AUDIT_FORMATS = names(Kind.AUDIT)
 OUTCOME_FORMATS = names(Kind.OUTCOMES)
 MERGE_FORMATS = names(Kind.FLEET)
 
 
 def _targets(values: Optional[list[str]], formats: tuple[str, ...], default: str = "table",
-             configmaps: bool = False) -> Any:
+             configmaps: bool = False) -> tuple[OutputTarget, ...]:
     """-o FORMAT[=PATH], repeatable, as gpudra.report.targets.OutputTarget records; a bad one
     is click's usage error, like any bad option value."""
     from gpudra.report.targets import parse_targets
@@ -75,8 +88,9 @@ def catalogue_format_option() -> Any:
     return typer.Option("table", "-o", "--output", help="table, json or markdown.")
 
 
-def write_audit(targets: Any, report: Any, level: FailOn, verbose: bool,
-                inputs: tuple[str, ...], publish: Optional[Callable[[Any, str], None]]) -> None:
+def write_audit(targets: Targets, report: Report, level: FailOn, verbose: bool,
+                inputs: tuple[str, ...],
+                publish: Optional[Callable[[OutputTarget, str], None]]) -> None:
     """Every -o target of an audit; `publish` writes json=configmap:NAME to the cluster."""
     from gpudra.report.targets import write_targets
 
@@ -88,7 +102,7 @@ def write_audit(targets: Any, report: Any, level: FailOn, verbose: bool,
     write_targets(targets, text, sys.stdout, publish)
 
 
-def write_outcomes(targets: Any, report: Any) -> None:
+def write_outcomes(targets: Targets, report: OutcomeReport) -> None:
     """Every -o target of preflight, plan or verify."""
     from gpudra.report.targets import write_targets
 
@@ -99,7 +113,7 @@ def write_outcomes(targets: Any, report: Any) -> None:
     write_targets(targets, text, sys.stdout)
 
 
-def write_plan(targets: Any, result: Any) -> None:
+def write_plan(targets: Targets, result: PlanResult) -> None:
     """plan's -o targets (its JSON is the plan's own contract, docs/plan.md: as_report
     carries it)."""
     from gpudra.plan.run import as_report
@@ -107,28 +121,28 @@ def write_plan(targets: Any, result: Any) -> None:
     write_outcomes(targets, as_report(result))
 
 
-def write_runbook(fmt: Any, result: Any, where: Optional[str]) -> None:
+def write_runbook(fmt: enum.Enum, result: CutoverResult, where: Optional[str]) -> None:
     from gpudra.cutover.runbook import Runbook
 
     sys.stdout.write(render(Kind.RUNBOOK, fmt.value, Runbook(result.plan, where, result.pools,
                                                              result.context, result.cluster)))
 
 
-def write_checks(fmt: Any) -> None:
+def write_checks(fmt: enum.Enum) -> None:
     """The preflight check catalogue."""
     from gpudra.preflight import catalogue
 
     sys.stdout.write(render(Kind.CHECKS, fmt.value, list(catalogue().values())))
 
 
-def write_rules(fmt: Any) -> None:
+def write_rules(fmt: enum.Enum) -> None:
     """The rule catalogue."""
     from gpudra.rules import catalogue
 
     sys.stdout.write(render(Kind.RULES, fmt.value, list(catalogue().values())))
 
 
-def write_controllers(fmt: Any) -> None:
+def write_controllers(fmt: enum.Enum) -> None:
     """The controller registry."""
     from gpudra.controllers.registry import registry
 
@@ -147,7 +161,7 @@ def write_explanation(text: str) -> None:
     Console(force_terminal=True, no_color=not color(sys.stdout)).print(Markdown(text))
 
 
-def write_merged(targets: Any, merged: Any) -> None:
+def write_merged(targets: Targets, merged: dict[str, Any]) -> None:
     """Every -o target of `gpudra report merge`."""
     from gpudra.report.targets import write_targets
 

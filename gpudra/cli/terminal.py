@@ -5,20 +5,28 @@ from __future__ import annotations
 import os
 import shutil
 import sys
-from typing import Any
+from collections.abc import Callable
+from types import TracebackType
+from typing import IO, TYPE_CHECKING
 
 from gpudra.k8s.objects import plural
 from gpudra.printable import escape_text, quote_name
 
+if TYPE_CHECKING:  # rich loads only when a terminal shows progress; the cluster package, with it
+    from rich.progress import Progress, TaskID
+    from rich.status import Status
 
-def color(stream: Any) -> bool:
+    from gpudra.cluster.records import ListProgress as PageProgress
+
+
+def color(stream: IO[str]) -> bool:
     # https://no-color.org: any non-empty NO_COLOR disables colour.
     if os.environ.get("NO_COLOR"):
         return False
     return terminal(stream)
 
 
-def terminal(stream: Any) -> bool:
+def terminal(stream: IO[str]) -> bool:
     """Output for a person at a terminal; FORCE_COLOR (https://force-color.org) asks for it
     where there is no terminal, e.g. in CI logs."""
     return bool(os.environ.get("FORCE_COLOR")) or stream.isatty()
@@ -37,11 +45,11 @@ class ListProgress:
     """Objects read per resource type, on stderr, only when stderr is a terminal."""
 
     def __init__(self, quiet: bool) -> None:
-        self._progress: Any = None
-        self._tasks: dict[str, int] = {}
+        self._progress: Progress | None = None
+        self._tasks: dict[str, TaskID] = {}
         self._enabled = not quiet and sys.stderr.isatty()
 
-    def __enter__(self) -> Any:
+    def __enter__(self) -> Callable[[PageProgress], None] | None:
         if not self._enabled:
             return None
         from rich.console import Console
@@ -54,27 +62,30 @@ class ListProgress:
         self._progress.__enter__()
         return self._page
 
-    def _page(self, progress: Any) -> None:
+    def _page(self, progress: PageProgress) -> None:
+        if self._progress is None:
+            return
         name = progress.resource.qualified_name
         task = self._tasks.get(name)
         if task is None:
             task = self._tasks[name] = self._progress.add_task(escape_text(name), total=None)
         self._progress.update(task, completed=progress.objects)
 
-    def __exit__(self, *exc: Any) -> None:
+    def __exit__(self, kind: type[BaseException] | None, error: BaseException | None,
+                 traceback: TracebackType | None) -> None:
         if self._progress is not None:
-            self._progress.__exit__(*exc)
+            self._progress.__exit__(kind, error, traceback)
 
 
 class FileProgress:
     """A spinner on stderr with the current file, only when stderr is a terminal."""
 
     def __init__(self, quiet: bool) -> None:
-        self._status: Any = None
+        self._status: Status | None = None
         self._count = 0
         self._enabled = not quiet and sys.stderr.isatty()
 
-    def __enter__(self) -> Any:
+    def __enter__(self) -> Callable[[str], None] | None:
         if not self._enabled:
             return None
         from rich.console import Console
@@ -93,6 +104,7 @@ class FileProgress:
             self._status.update(Text(f"scanning: {plural(self._count, 'file')} "
                                      f"({quote_name(label)})"))
 
-    def __exit__(self, *exc: Any) -> None:
+    def __exit__(self, kind: type[BaseException] | None, error: BaseException | None,
+                 traceback: TracebackType | None) -> None:
         if self._status is not None:
-            self._status.__exit__(*exc)
+            self._status.__exit__(kind, error, traceback)

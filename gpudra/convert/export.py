@@ -14,7 +14,7 @@ import re
 from collections.abc import Mapping
 from typing import Any
 
-from gpudra.k8s.objects import PathT, dig
+from gpudra.k8s.objects import PathT, as_mapping, dig
 
 _METADATA_DROP = ("uid", "resourceVersion", "generation", "creationTimestamp", "managedFields",
                   "selfLink", "ownerReferences", "deletionTimestamp", "deletionGracePeriodSeconds")
@@ -235,7 +235,7 @@ def file_name(obj: Mapping[str, Any]) -> str | None:
     other API groups carry their group (`job.batch.volcano.sh-train.yaml`), so a Volcano Job
     and a batch Job of one name do not collide. None when the namespace, name, kind or group
     is not one the API server would accept."""
-    meta = obj.get("metadata") if isinstance(obj.get("metadata"), Mapping) else {}
+    meta = as_mapping(obj.get("metadata"))
     namespace = meta.get("namespace")
     name = meta.get("name")
     group = str(obj.get("apiVersion", "")).rpartition("/")[0]

@@ -18,7 +18,7 @@ from collections.abc import Iterable, Mapping
 from typing import Any
 
 from gpudra.convert.records import Blocked
-from gpudra.k8s.objects import PathT
+from gpudra.k8s.objects import PathT, as_mapping
 
 API_VERSION = "kubeflow.org/v1alpha1"
 GPU = "nvidia.com/gpu"  # the controller's default processing resource
@@ -27,7 +27,7 @@ GPU = "nvidia.com/gpu"  # the controller's default processing resource
 def check(data: Mapping[str, Any], removed: Iterable[tuple[PathT, str]]) -> None:
     if not any(name == GPU for _, name in removed):
         return
-    spec = data.get("spec") if isinstance(data.get("spec"), Mapping) else {}
+    spec = as_mapping(data.get("spec"))
     counted = next((key for key in ("gpus", "processingUnits") if spec.get(key) is not None),
                    None)
     if counted is None:

@@ -19,6 +19,7 @@ from collections.abc import Iterable, Mapping
 from typing import Any
 
 from gpudra.convert.records import Blocked
+from gpudra.k8s.objects import as_mapping
 
 GROUP = "autoscaling.x-k8s.io"
 KIND = "ProvisioningRequest"
@@ -36,9 +37,9 @@ def referenced_templates(objects: Iterable[Any]) -> frozenset[Key]:
         if not isinstance(obj, Mapping) or obj.get("kind") != KIND or \
                 str(obj.get("apiVersion", "")).rpartition("/")[0] != GROUP:
             continue
-        metadata = obj.get("metadata") if isinstance(obj.get("metadata"), Mapping) else {}
+        metadata = as_mapping(obj.get("metadata"))
         namespace = metadata.get("namespace")
-        spec = obj.get("spec") if isinstance(obj.get("spec"), Mapping) else {}
+        spec = as_mapping(obj.get("spec"))
         pod_sets = spec.get("podSets")
         for pod_set in pod_sets if isinstance(pod_sets, list) else ():
             ref = pod_set.get("podTemplateRef") if isinstance(pod_set, Mapping) else None
@@ -49,7 +50,7 @@ def referenced_templates(objects: Iterable[Any]) -> frozenset[Key]:
 
 
 def check(data: Mapping[str, Any], referenced: frozenset[Key], notes: list[str]) -> None:
-    metadata = data.get("metadata") if isinstance(data.get("metadata"), Mapping) else {}
+    metadata = as_mapping(data.get("metadata"))
     namespace = metadata.get("namespace")
     key = (namespace if isinstance(namespace, str) else None, str(metadata.get("name", "")))
     if key in referenced:

@@ -9,6 +9,7 @@ from pathlib import Path
 from typing import Any
 
 from gpudra.dra.versions import TargetVersion
+from gpudra.k8s.objects import as_mapping
 from gpudra.run_context import RunContext
 from gpudra.results.vouches import VouchSet
 from gpudra.results.waivers import WaiverSet
@@ -90,7 +91,7 @@ class Blocked(Exception):
 def result_for(file: str, data: Mapping[str, Any], strategy: str, *, reason: str | None = None,
                notes: tuple[str, ...] = (), created: tuple[str, ...] = (),
                claims: tuple[ContainerClaim, ...] = ()) -> WorkloadResult:
-    metadata = data.get("metadata") if isinstance(data.get("metadata"), Mapping) else {}
+    metadata = as_mapping(data.get("metadata"))
     name = metadata.get("name") or metadata.get("generateName")
     namespace = metadata.get("namespace")
     return WorkloadResult(file, str(data.get("kind", "")), str(name) if name else None,

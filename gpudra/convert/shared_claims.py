@@ -12,7 +12,7 @@ from typing import Any
 from gpudra.convert.records import Blocked
 from gpudra.convert.requests import DeviceNeed
 from gpudra.dra.sharing import NO_REPLICAS
-from gpudra.k8s.objects import dig, plural
+from gpudra.k8s.objects import as_mapping, dig, plural
 from gpudra.k8s.workloads import PodSpecRef
 
 MAX_RESERVED_FOR = 256  # resourceapi.ResourceClaimReservedForMaxSize: pods sharing one claim
@@ -71,7 +71,7 @@ def _spread_across_nodes(spec: Mapping[str, Any]) -> str | None:
 
 def _replicas(data: Mapping[str, Any]) -> int | None:
     """How many pods the workload runs at once, where the object says; None: unknown."""
-    spec = data.get("spec") if isinstance(data.get("spec"), Mapping) else {}
+    spec = as_mapping(data.get("spec"))
     if data.get("kind") in ("Deployment", "StatefulSet", "ReplicaSet", "ReplicationController"):
         value = spec.get("replicas", 1)
     elif data.get("kind") == "Job":

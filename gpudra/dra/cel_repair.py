@@ -25,8 +25,8 @@ _NUMBER = re.compile(r"[-+]?\d+(?:\.\d*)?(?:[eE][-+]?\d+)?[uU]?")
 def repair_selector(expression: str, target: TargetVersion) -> str | None:
     """The repaired expression; None when there is nothing to repair or no safe repair (the
     result must compile on `target`)."""
-    repaired = _MEMORY_ATTRIBUTE.sub(r"device.capacity[\1gpu.nvidia.com\1].memory", expression)
-    repaired = _compare_to(repaired)
+    memory = _MEMORY_ATTRIBUTE.sub(r"device.capacity[\1gpu.nvidia.com\1].memory", expression)
+    repaired = _compare_to(memory)
     if repaired is None or repaired == expression:
         return None
     if analyse(repaired).comparisons or _MEMORY_ATTRIBUTE.search(repaired):
@@ -42,16 +42,17 @@ def _compare_to(expression: str) -> str | None:
     """`a <op> b` -> `a.compareTo(b) <op> 0` for every relational operator on a quantity or
     version; None when an operand is not a plain chain."""
     comparisons = analyse(expression).comparisons
-    if any(c.operands is None for c in comparisons):
+    spans = [(c.operator, c.operands) for c in comparisons if c.operands is not None]
+    if len(spans) < len(comparisons):
         return None
-    for c in comparisons:  # a bare number has no unit: `memory >= 16000` stays as written
-        left_start, left_end, right_start, right_end = c.operands
+    for _, (left_start, left_end, right_start, right_end) in spans:
+        # a bare number has no unit: `memory >= 16000` stays as written
         if _NUMBER.fullmatch(expression[left_start:left_end].strip()) or \
                 _NUMBER.fullmatch(expression[right_start:right_end].strip()):
             return None
     out = expression
-    for c in sorted(comparisons, key=lambda c: c.operands[0], reverse=True):
-        left_start, left_end, right_start, right_end = c.operands
+    for operator, operands in sorted(spans, key=lambda span: span[1][0], reverse=True):
+        left_start, left_end, right_start, right_end = operands
         out = (out[:left_start] + f"{out[left_start:left_end]}.compareTo("
-               f"{out[right_start:right_end]}) {c.operator} 0" + out[right_end:])
+               f"{out[right_start:right_end]}) {operator} 0" + out[right_end:])
     return out

@@ -153,7 +153,7 @@ class ObjectUse:
                     if r.allocates] + [r for r in self.stray if r.allocates]
         if any(r.count.value is None for r in requests):
             return None
-        return sum(r.count.value for r in requests)
+        return sum(r.count.value or 0 for r in requests)  # none is None (checked above)
 
 
 def read_object(table: WorkloadTable, group: str, kind: str, data: Mapping[str, Any],
@@ -230,8 +230,10 @@ def _strays(data: Any, covered: set[PathT], limit: int = 16) -> Iterator[DeviceR
                     continue
                 if key.startswith("nvidia.com/") and is_device_plugin_resource(key):
                     holder = ContainerRef(path, value, False, outside=True)
-                    yield DeviceRequest(holder, key, classify(key), item, None, True, False,
-                                        (path + (key,),))
+                    device = classify(key)
+                    if device is not None:  # always: a device-plugin resource is classified
+                        yield DeviceRequest(holder, key, device, item, None, True, False,
+                                            (path + (key,),))
                 elif item.__class__ in PLAIN_CONTAINERS or isinstance(item, (Mapping, list)):
                     stack.append((path + (key,), item))
         elif isinstance(value, list):
@@ -305,7 +307,9 @@ def quota_path(data: Mapping[str, Any]) -> PathT | None:
 def quota_keys(data: Mapping[str, Any]) -> list[QuotaKey]:
     """The device keys of a ResourceQuota or Kubeflow Profile quota, in order."""
     path = quota_path(data)
-    hard = dig(data, *path) if path is not None else None
+    if path is None:
+        return []
+    hard = dig(data, *path)
     found: list[QuotaKey] = []
     for key, value in (hard.items() if isinstance(hard, Mapping) else ()):
         key = str(key)

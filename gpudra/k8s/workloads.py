@@ -167,9 +167,10 @@ def pod_role(data: Any, path: PathT) -> str | None:
     for depth in range(len(path) - 1, -1, -1):
         part = path[depth]
         if isinstance(part, int):
-            item = data
+            item: Any = data
             for key in path[: depth + 1]:
-                item = item[key] if isinstance(item, (Mapping, list)) else None
+                # `path` was read from `data`: a list's part is an int (else TypeError, as ever)
+                item = item[key] if isinstance(item, (Mapping, list)) else None  # type: ignore[index]
             named = item.get("name") or item.get("groupName") if isinstance(item, Mapping) \
                 else None
             return str(named) if named else f"#{part}"
@@ -178,7 +179,7 @@ def pod_role(data: Any, path: PathT) -> str | None:
     return None
 
 
-def _sortable(path: PathT) -> tuple:
+def _sortable(path: PathT) -> tuple[tuple[bool, str], ...]:
     return tuple((isinstance(p, int), str(p) if not isinstance(p, int) else f"{p:09d}") for p in path)
 
 
@@ -237,7 +238,9 @@ def _generic_pod_specs(data: Any, limit: int = 12) -> Iterator[tuple[PathT, Mapp
 # --- the path language -------------------------------------------------------------------
 
 _SEGMENT = re.compile(r"([A-Za-z0-9_\-]+|\*)((?:\[(?:\*|\d+)\])*)")
-_Step = tuple  # ("key", name) | ("any",) | ("each",) | ("index", n)
+# ("key", name) | ("any",) | ("each",) | ("index", n): the operand's type follows the tag,
+# which the checker cannot follow on this hot path, hence Any.
+_Step = tuple[Any, ...]
 
 
 @dataclass(frozen=True, slots=True)
@@ -318,7 +321,8 @@ def _jsonpath_location(match: Any) -> PathT | None:
         elif isinstance(match.path, Index):
             # jsonpath-ng >= 1.7 holds `indices` (a slice such as [0,1] has several); older
             # releases one `index`. A match of several indices names none of them.
-            indices = getattr(match.path, "indices", None) or (match.path.index,)
+            indices = getattr(match.path, "indices", None) or (
+                match.path.index,)  # type: ignore[attr-defined]  # jsonpath-ng < 1.7
             if len(indices) != 1:
                 return None
             parts.append(indices[0])

@@ -17,7 +17,7 @@ from typing import Any
 
 from gpudra.kustomize.patches import Patch, PatchDoc
 from gpudra.kustomize.tree import Kustomization, Tree
-from gpudra.k8s.objects import plural
+from gpudra.k8s.objects import as_mapping, plural
 
 ObjectsOf = Callable[[str], Iterable[tuple[int, tuple, Mapping[str, Any]]]]
 
@@ -147,8 +147,8 @@ class Build:
 
 
 def _resource(file: str, doc: int, base: tuple, data: Mapping[str, Any]) -> Resource:
-    meta = data.get("metadata") if isinstance(data.get("metadata"), Mapping) else {}
-    labels = meta.get("labels") if isinstance(meta.get("labels"), Mapping) else {}
+    meta = as_mapping(data.get("metadata"))
+    labels = as_mapping(meta.get("labels"))
     name = str(meta.get("name") or "")
     ns = str(meta["namespace"]) if meta.get("namespace") else None
     return Resource(file, doc, base, str(data.get("apiVersion") or ""), str(data.get("kind") or ""),
@@ -166,7 +166,7 @@ def select(patch: Patch, doc: PatchDoc, acc: list[Resource]) -> tuple[list[Resou
     if patch.json6902:
         return [], "a JSON6902 patch without a target"
     data = doc.data if isinstance(doc.data, Mapping) else {}
-    meta = data.get("metadata") if isinstance(data.get("metadata"), Mapping) else {}
+    meta = as_mapping(data.get("metadata"))
     kind, name = data.get("kind"), meta.get("name")
     if not kind or not name:
         return [], "a strategic-merge patch without kind and metadata.name"

@@ -143,10 +143,12 @@ def _split(selected: SetResult, matcher: Matcher, splits: _Splits) -> _Split:
     group's split, itself made once."""
     found = splits.selections.get(id(selected))
     if found is None:
+        per_node: _PerNode
         if selected.parts is None:
-            by_node, network = _per_node(selected.matching, matcher)
+            per_node = _per_node(selected.matching, matcher)
         else:
-            by_node, network = _joined(selected.parts, matcher, splits.groups)
+            per_node = _joined(selected.parts, matcher, splits.groups)
+        by_node, network = per_node
         sizes = list(map(len, by_node.values()))
         found = (by_node, network, tuple(sorted(by_node)), max(sizes, default=0) + len(network),
                  min(sizes, default=0) + len(network))

@@ -25,7 +25,8 @@ from gpudra.plan.inventory import Inventory, InventoryReader
 from gpudra.plan.report import NODE_SAMPLE, PlanReport
 from gpudra.plan.synthesis import Shares, synthesize
 from gpudra.report.json_report import error_data
-from gpudra.report.outcomes import Outcome, OutcomeReport
+from gpudra.report.outcomes import OutcomeReport
+from gpudra.results.outcome import Outcome
 from gpudra.run_context import RunContext
 from gpudra.sources.files import FileSource
 from gpudra.k8s.workloads import POD_NESTING_KEYS

@@ -26,6 +26,7 @@ from dataclasses import dataclass, replace
 
 from gpudra.errors import UsageError
 from gpudra.results.model import Level
+from gpudra.results.outcome import Outcome
 
 DOCS_PAGE = "docs/checks.md"
 SKIP_ALL = "all"
@@ -113,6 +114,11 @@ class CheckResult:
             raise ValueError(f"{self.id}: a passing result carries no remediation")
         if "\n" in self.message:
             raise ValueError(f"{self.id}: the message is one line")
+
+    def as_outcome(self) -> Outcome:
+        """The result as the verdict record every verdict format renders."""
+        return Outcome(self.id, self.title, self.outcome.level, self.message, self.remediation,
+                       self.subject, self.details, skipped=self.skipped)
 
 
 def result(info: CheckInfo, outcome: CheckOutcome, message: str, remediation: str | None = None, *,

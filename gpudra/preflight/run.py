@@ -15,7 +15,6 @@ from gpudra.results.model import ClusterRead, ExitCode, FailOn, InputError
 from gpudra.k8s.objects import noun_for, plural
 from gpudra.preflight import catalogue
 from gpudra.preflight.check_records import CheckResult, Tier, apply_skips, count_outcomes
-from gpudra.report.outcomes import Outcome as Verdict
 from gpudra.report.outcomes import OutcomeReport
 from gpudra.run_context import RunContext
 
@@ -162,7 +161,7 @@ def _manifests(request: PreflightRequest, target: Any) -> PreflightResult:
 def as_report(result: PreflightResult, fail_on: FailOn) -> OutcomeReport:
     """The results in the shared outcome format; the JSON contract is design.md's:
     `{"checks": [{"id", "title", "outcome", "message", "remediation", ...}], "summary"}`."""
-    verdicts = tuple(outcome_of(r) for r in result.results)
+    verdicts = tuple(r.as_outcome() for r in result.results)
     summary = {"tier": result.tier, **count_outcomes(result.results),
                "target_version": result.target, **result.facts,
                "fail_on": fail_on.outcome_word, "passed": result.exit_code(fail_on) is ExitCode.OK}
@@ -175,8 +174,3 @@ def as_report(result: PreflightResult, fail_on: FailOn) -> OutcomeReport:
     return OutcomeReport("preflight", "checks", verdicts, result.errors, summary,
                          fail_on, headline, cluster=result.cluster)
 
-
-def outcome_of(result: CheckResult) -> Verdict:
-    """A check's result as the verdict record every verdict format renders."""
-    return Verdict(result.id, result.title, result.outcome.level, result.message,
-                   result.remediation, result.subject, result.details, skipped=result.skipped)

@@ -16,36 +16,13 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
-from gpudra.results.model import ClusterRead, FailOn, InputError, Level
+from gpudra.results.model import ClusterRead, FailOn, InputError
+from gpudra.results.outcome import Outcome
 from gpudra.k8s.objects import plural
 from gpudra.report import json_text
 from gpudra.report.formats import RenderOptions
 from gpudra.report.json_report import error_data
 from gpudra.report.verdicts import STATUSES, repeats
-
-
-@dataclass(frozen=True, slots=True)
-class Outcome:
-    """One verdict of a verdict command: a preflight check's result (preflight.run.outcome_of),
-    a plan or verify workload, verify's gate. Its `level` is a point on the one scale
-    (gpudra.results.model.Level) that findings' severities and --fail-on use too."""
-
-    id: str                       # a check id, or a workload for plan
-    title: str
-    level: Level                  # PASS, UNAVAILABLE, WARN or FAIL
-    message: str                  # one line: what was found
-    remediation: str | None = None
-    subject: str | None = None    # what was judged: a node, a file, a workload
-    details: tuple[str, ...] = ()
-    file: str | None = None
-    line: int | None = None
-    skipped: bool = False         # run, but its outcome does not count (--skip)
-    extra: Mapping[str, Any] = field(default_factory=dict)  # per-command JSON fields
-
-    @property
-    def status(self) -> str:
-        """The word reports print: pass, warn, fail, unavailable."""
-        return self.level.word
 
 
 @dataclass(frozen=True)

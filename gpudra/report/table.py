@@ -12,7 +12,7 @@ import re
 import shlex
 from collections import Counter
 from itertools import groupby
-from typing import Any
+from typing import IO, Any
 
 from rich.console import Console
 from rich.table import Table
@@ -49,7 +49,7 @@ class _WholeWords(Console):
         super().print(*objects, **options)
 
 
-def console_for(buffer: io.StringIO, color: bool, width: int | None) -> Console:
+def console_for(buffer: IO[str], color: bool, width: int | None) -> Console:
     """A console that writes to `buffer`: `width` columns, or no wrapping when None."""
     # markup/emoji off as well, so that a plain string added later cannot bring the bug back.
     return _WholeWords(file=buffer, force_terminal=color, no_color=not color,

@@ -22,7 +22,7 @@ from typing import TYPE_CHECKING, Any
 
 from gpudra.kustomize import roots_among
 from gpudra.results.model import InputError
-from gpudra.k8s.objects import ManifestObject
+from gpudra.k8s.objects import ManifestObject, as_mapping
 from gpudra.rules.base import AuditContext, Checker
 from gpudra.rules.device_requests import RULE_BY_KIND
 from gpudra.rules.overlays import GPU110, GPU610
@@ -152,7 +152,7 @@ class _Counted:
         if target is None or app.patch.inline or app.patch.json6902 or \
                 not isinstance(data, Mapping):
             return
-        meta = data.get("metadata") if isinstance(data.get("metadata"), Mapping) else {}
+        meta = as_mapping(data.get("metadata"))
         own = self.keys.get(_where(app.patch.file, str(data.get("kind") or ""),
                                    meta.get("name"), meta.get("namespace")))
         into = self.keys.get(_target(target))
@@ -217,7 +217,7 @@ def _patch_object(app: Application, target: Resource | None, touch: Touch) -> Ma
                                        target.current_namespace)
     else:
         data = doc.data if isinstance(doc.data, Mapping) else {}
-        meta = data.get("metadata") if isinstance(data.get("metadata"), Mapping) else {}
+        meta = as_mapping(data.get("metadata"))
         selector = patch.target or {}
         api_version = str(data.get("apiVersion") or selector.get("version") or "")
         kind = str(data.get("kind") or selector.get("kind") or "")

@@ -13,7 +13,8 @@ from gpudra.dra.versions import MAX_MINOR, MIN_MINOR, TargetVersion
 from gpudra.errors import UsageError
 from gpudra.results.model import ClusterRead, ExitCode, FailOn, InputError, Level
 from gpudra.k8s.objects import as_mapping, dig
-from gpudra.report.outcomes import Outcome, OutcomeReport
+from gpudra.report.outcomes import OutcomeReport
+from gpudra.results.outcome import Outcome
 from gpudra.run_context import RunContext
 from gpudra.verify.collect import ClusterState, read_cluster
 from gpudra.verify.explain import live_inventory

@@ -172,6 +172,7 @@ def apply_to_text(text: str, doc: NodeDocument, ops: Sequence[Op], style: Style)
     # Unwrap) carries the edits already made inside it along.
     for root in flow_roots:
         located = doc.at(root)
+        assert located is not None  # a flow root is a node found in this document
         node = located.value
         editor.replace(node.start_mark.index, node.end_mark.index,
                        _regenerate(text, doc, root, node, ops, _json_style(node)))
@@ -196,6 +197,7 @@ def _carried_comments(editor: TextDocument, doc: NodeDocument,
         located = doc.at(op.path)
         if target is None or located is None or not isinstance(located.parent, yaml.MappingNode):
             continue
+        assert located.key is not None  # an entry of a mapping has its key node
         carried = out.setdefault(id(target), [])
         carried += [c for c in _inline_comments(editor, located.key, located.value)
                     if c not in carried]

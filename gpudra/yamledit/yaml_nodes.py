@@ -48,8 +48,9 @@ class NodeDocument:
         if found is not None or self.complete or self.root is None:
             return found
         # Without anchors every node has one path: follow it from the root, caching the way.
-        located = self.index.setdefault((), Located(None, self.root, None))
+        located: Located | None = self.index.setdefault((), Located(None, self.root, None))
         for depth, part in enumerate(path, 1):
+            assert located is not None  # the root, then each step found (else returned)
             located = self.index.get(path[:depth]) or _child(located.value, part)
             if located is None:
                 return None

@@ -12,9 +12,11 @@ from __future__ import annotations
 
 import http.client
 import json
+import select
 import socket
 import ssl
 import subprocess
+import threading
 import time
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -49,7 +51,12 @@ class Credentials:
 
 
 class Client:
-    """JSON requests to the API server over TLS verified against the session's CA."""
+    """JSON requests to the API server over TLS verified against the session's CA.
+
+    Each thread keeps one connection open (HTTP keep-alive): the journey's stand-in
+    controllers poll many times a second, and a TLS handshake per request was most of what
+    they cost both cores (docs/ci.md). http.client's connections are not thread-safe, hence
+    one per thread."""
 
     def __init__(self, port: int, ca: Path, credentials: Credentials) -> None:
         self.port = port
@@ -57,30 +64,63 @@ class Client:
         if credentials.cert is not None:
             self._context.load_cert_chain(credentials.cert, credentials.key)
         self._token = credentials.token
+        self._local = threading.local()
 
     def request(self, method: str, path: str, body: Any = None, *,
                 query: dict[str, str] | None = None,
                 content_type: str = "application/json") -> dict[str, Any]:
-        connection = http.client.HTTPSConnection("127.0.0.1", self.port, context=self._context,
-                                                 timeout=60)
         headers = {"Accept": "application/json", "Content-Type": content_type}
         if self._token:
             headers["Authorization"] = f"Bearer {self._token}"
         target = path + ("?" + urlencode(query) if query else "")
-        try:
-            connection.request(method, target,
-                               None if body is None else json.dumps(body).encode(), headers)
-            response = connection.getresponse()
-            payload = response.read()
-        finally:
-            connection.close()
+        encoded = None if body is None else json.dumps(body).encode()
+        status, payload = self._exchange(method, target, encoded, headers)
         try:
             data = json.loads(payload) if payload else {}
         except ValueError:  # /readyz, /healthz and the like answer in plain text
             data = {"text": payload.decode(errors="replace")}
-        if response.status >= 400:
-            raise APIError(response.status, data)
+        if status >= 400:
+            raise APIError(status, data)
         return data
+
+    def _exchange(self, method: str, target: str, body: bytes | None,
+                  headers: dict[str, str]) -> tuple[int, bytes]:
+        """(status, body) of one request on this thread's connection. A kept connection the
+        server closed while idle fails before the server reads the request, so the request
+        goes again once on a new connection; a new connection's failure is the caller's."""
+        while True:
+            connection, reused = self._connection()
+            try:
+                connection.request(method, target, body, headers)
+                response = connection.getresponse()
+                payload = response.read()
+            except (http.client.RemoteDisconnected, ConnectionResetError, BrokenPipeError):
+                self._drop()
+                if reused:
+                    continue
+                raise
+            except BaseException:
+                self._drop()
+                raise
+            if response.will_close:
+                self._drop()
+            return response.status, payload
+
+    def _connection(self) -> tuple[http.client.HTTPSConnection, bool]:
+        """This thread's connection, and whether it served a request before."""
+        connection = getattr(self._local, "connection", None)
+        if connection is not None and not _closed_by_peer(connection):
+            return connection, True
+        self._drop()
+        self._local.connection = http.client.HTTPSConnection(
+            "127.0.0.1", self.port, context=self._context, timeout=60)
+        return self._local.connection, False
+
+    def _drop(self) -> None:
+        connection = getattr(self._local, "connection", None)
+        if connection is not None:
+            connection.close()
+        self._local.connection = None
 
     def get(self, path: str, **query: str) -> dict[str, Any]:
         return self.request("GET", path, query=query or None)
@@ -376,6 +416,15 @@ def path_for(obj: dict[str, Any], plural: str) -> str:
     if namespace:
         return f"{base}/namespaces/{quote(namespace)}/{plural}"
     return f"{base}/{plural}"
+
+
+def _closed_by_peer(connection: http.client.HTTPConnection) -> bool:
+    """Whether an idle kept-alive connection was closed by the server: its socket reads as
+    ready (an end of file, or bytes nobody asked for) when nothing is in flight."""
+    if connection.sock is None:
+        return True
+    readable, _, _ = select.select([connection.sock], [], [], 0)
+    return bool(readable)
 
 
 def _free_ports(count: int) -> list[int]:

@@ -10,7 +10,8 @@ import pytest
 from gpudra.results.model import FailOn, InputError, Level
 from gpudra.report import RenderOptions
 from gpudra.report.junit import Case, Mark, suite_text
-from gpudra.report.outcomes import Outcome, OutcomeReport, render_junit
+from gpudra.report.outcomes import OutcomeReport, render_junit
+from gpudra.results.outcome import Outcome
 
 # Control characters that XML 1.0 cannot carry even escaped; a manifest or a cluster can.
 HOSTILE = ("\x1b[31m", "\x00", "\x08", "\ufffe")

@@ -492,7 +492,8 @@ def test_table_without_a_width_keeps_each_row_on_one_line() -> None:
 
 def test_outcome_table_wraps_and_never_truncates() -> None:
     from gpudra.results.model import FailOn, Level
-    from gpudra.report.outcomes import Outcome, OutcomeReport
+    from gpudra.report.outcomes import OutcomeReport
+    from gpudra.results.outcome import Outcome
 
     outcome = Outcome("CLUSTER005", "ResourceSlices on GPU nodes", Level.FAIL,
                       f"node gpu-1 ({LONG_OBJECT}) publishes no ResourceSlice", "restart it",
@@ -534,7 +535,8 @@ def test_outcome_table_says_each_thing_once() -> None:
     """A message that restates the title is printed alone; a detail whose values the message
     already names is left out of the table (the JSON keeps every detail)."""
     from gpudra.results.model import FailOn, Level
-    from gpudra.report.outcomes import Outcome, OutcomeReport
+    from gpudra.report.outcomes import OutcomeReport
+    from gpudra.results.outcome import Outcome
 
     outcomes = (
         Outcome("CLUSTER008", "No node serves GPUs through both", Level.PASS,

@@ -191,9 +191,11 @@ def check_kueue(snapshot: ClusterSnapshot,
 def _gate_problem(deployment: tuple[str, Version | None, dict[str, bool]] | None,
                   config: Mapping[str, Any]) -> str | None:
     """Why Kueue's DRA integration is off, or None (on, or the version is unknown)."""
-    if deployment is None or deployment[1] is None:
+    if deployment is None:
         return None
     _, version, gates = deployment
+    if version is None:
+        return None
     gates = {**{str(k): bool(v) for k, v in as_mapping(config.get("featureGates")).items()},
              **gates}
     if not version.at_least(0, 14, 0):

@@ -13,9 +13,9 @@
 from __future__ import annotations
 
 import posixpath
-from collections.abc import Iterable
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, TypeGuard
 
 from gpudra.preflight.node.host import Host, HostReadError
 
@@ -43,7 +43,7 @@ def format_dirs(dirs: Iterable[str]) -> str:
     return shown or "(none)"
 
 
-def is_dir_list(value: Any) -> bool:
+def is_dir_list(value: Any) -> TypeGuard[Sequence[str]]:
     """Whether a configured `cdi_spec_dirs` value is a list of paths (a tuple: the default)."""
     return isinstance(value, (list, tuple)) and all(isinstance(d, str) for d in value)
 

@@ -114,7 +114,7 @@ def check_crictl(host: Host, info: CrictlInfo, disk: ConfiguredCdi | None,
         restart = disk is not None and disk.enabled
         shown = "not a boolean" if info.enable_cdi is None else "off"
         message = f"the running containerd has CDI {shown}"
-        if restart:
+        if restart and disk is not None:  # (restart implies disk; the checker needs it said)
             message += f" although the config on disk turns it on ({disk.enabled_from})"
         fix = "restart containerd (`systemctl restart containerd`)" if restart else \
             "enable CDI in the containerd config (NODE003) and restart containerd"
