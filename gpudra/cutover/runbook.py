@@ -25,7 +25,7 @@ from gpudra.cutover.rides import GUARD_NOTE, ride_note
 from gpudra.cutover.waves import CutoverPlan, Side, Wave
 from gpudra.results.model import ClusterRead
 from gpudra.k8s.objects import as_mapping, plural
-from gpudra.report.formats import RenderOptions
+from gpudra.report.formats import Renderer, RenderOptions
 
 OPERATOR_LABEL = "nvidia.com/gpu.deploy.device-plugin"
 STACK_LABEL = "gpudra.io/gpu-stack"
@@ -519,7 +519,7 @@ def _where_the_steps_are(directory: str | None) -> str:
 
 @dataclass(frozen=True, slots=True)
 class Runbook:
-    """What `gpudra cutover` renders (gpudra.report.formats, Kind.RUNBOOK)."""
+    """What `gpudra cutover` renders (gpudra.cli.formats, Kind.RUNBOOK)."""
 
     plan: CutoverPlan
     directory: str | None       # --output-dir, which the steps name
@@ -571,3 +571,9 @@ def render_json(runbook: Runbook, options: RenderOptions) -> str:
     if runbook.cluster is not None:
         data = {"cluster": runbook.cluster.as_data(), **data}
     return json.dumps(data, indent=2) + "\n"
+
+
+# `cutover -o`'s words and their renderers, in the CLI's order (gpudra.cli.formats lists them;
+# cutover writes runbook.md with the Markdown one).
+RENDERERS: dict[str, Renderer] = {"table": render_table, "markdown": render_markdown,
+                                  "json": render_json}
