@@ -23,7 +23,7 @@ from gpudra.cutover.bridge import BRIDGED, BRIDGED_NAME, MAPPING, split
 from gpudra.cutover.manifests import RECREATE, REPLACE, mode, wave_modes
 from gpudra.cutover.pools import WAVE_LABEL, Workload
 from gpudra.cutover.namespaces import label_step, unlabel_step
-from gpudra.cutover.runbook import (
+from gpudra.cutover.steps import (
     OPERATOR_LABEL, STACK_LABEL, WaveContext, _cascade, _count, _settled, _switch,
 )
 from gpudra.cutover.waves import Wave
@@ -73,7 +73,8 @@ def bridge_wave_steps(wave: Wave, directory: str | None, context: WaveContext
     if RECREATE in kept:
         steps.append(f"kubectl create -f {where}/{BRIDGED}/recreate/ --recursive")
     finished = context.finished.get(wave.number, ())
-    if finished:  # gpudra guard's label, as the rewrite strategy writes it (runbook.wave_steps)
+    # gpudra guard's label, as the rewrite strategy writes it (steps.rewrite_wave_steps)
+    if finished:
         steps.append(label_step(finished))
     steps += _settled(wave)
     steps.append(f"gpudra verify --wave-of {where}   # exit 0 before the next wave: what the "

@@ -19,7 +19,8 @@ from gpudra.cutover.pools import Fleet, build_fleet
 from gpudra.cutover.manifests import quota_changes, write_waves
 from gpudra.cutover.namespaces import finished_namespaces
 from gpudra.cutover.rides import find_rides, plan_rides, release, rider_notes
-from gpudra.cutover.runbook import RENDERERS, Runbook, WaveContext
+from gpudra.cutover.runbook import RENDERERS, Runbook
+from gpudra.cutover.steps import WaveContext
 from gpudra.cutover.waves import CutoverPlan, order_waves
 from gpudra.dra.strategy_advice import bridge_advice
 from gpudra.dra.versions import DEFAULT, TargetVersion, live_target
