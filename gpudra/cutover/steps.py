@@ -68,7 +68,7 @@ def rewrite_wave_steps(wave: Wave, directory: str | None,
     steps: list[str] = []
     if quotas:
         steps.append(f"kubectl replace -f {where}/converted/quotas/ --recursive   # "
-                     f"{_count(quotas, 'quota')} of the namespaces moving count claims too "
+                     f"{counted(quotas, 'quota')} of the namespaces moving count claims too "
                      "(device-plugin keys go with a namespace's last workload)")
     if wave.moved:
         steps.append(f"kubectl apply -f {where}/converted/claims/ --recursive   # the claim "
@@ -77,21 +77,21 @@ def rewrite_wave_steps(wave: Wave, directory: str | None,
         steps.append(f"kubectl cordon {nodes}")
     if REPLACE in modes:
         steps.append(f"kubectl replace -f {where}/converted/replace/ --recursive   # "
-                     f"{_count(replaced, 'workload')} roll onto claims; their new pods wait "
+                     f"{counted(replaced, 'workload')} roll onto claims; their new pods wait "
                      "for this wave's devices")
     if RECREATE in modes:
         steps.append(f"kubectl delete -f {where}/original/recreate/ --recursive --wait"
-                     f"{_cascade(wave)}   # "
-                     f"{_count(recreated, 'Job or bare Pod', 'Jobs or bare Pods')}: the pod "
+                     f"{cascade_flag(wave)}   # "
+                     f"{counted(recreated, 'Job or bare Pod', 'Jobs or bare Pods')}: the pod "
                      "template cannot change; created again below (a Job starts over)")
     if wave.nodes:
-        steps += _switch(wave.number, wave.nodes, nodes, context.plugin_pods)
+        steps += switch_steps(wave.number, wave.nodes, nodes, context.plugin_pods)
     if RECREATE in modes:
         steps.append(f"kubectl create -f {where}/converted/recreate/ --recursive")
     finished = context.finished.get(wave.number, ())
     if finished:  # after the wave's last change; its verify stays the last line
         steps.append(label_step(finished))
-    steps += _settled(wave)
+    steps += settle_steps(wave)
     steps.append(f"gpudra verify --wave-of {where}   # exit 0 before the next wave: what the "
                  "wave moves runs on claims")
     rollback = _rollback(wave, nodes, where, modes, quotas)
@@ -104,7 +104,7 @@ def rewrite_wave_steps(wave: Wave, directory: str | None,
 _NAMED_CHILDREN = frozenset({"JobSet"})
 
 
-def _cascade(wave: Wave) -> str:
+def cascade_flag(wave: Wave) -> str:
     """` --cascade=foreground` when the wave re-creates a kind whose children have fixed
     names: the delete then returns once they are gone, so the object created again does not
     meet them (its controller would wait for the garbage collector). Jobs and Pods are
@@ -115,8 +115,8 @@ def _cascade(wave: Wave) -> str:
     return " --cascade=foreground" if recreated & _NAMED_CHILDREN else ""
 
 
-def _switch(number: int, names: tuple[str, ...], nodes: str,
-            plugin_pods: tuple[tuple[str, str], ...]) -> list[str]:
+def switch_steps(number: int, names: tuple[str, ...], nodes: str,
+                 plugin_pods: tuple[tuple[str, str], ...]) -> list[str]:
     """The nodes drained, moved from the device plugin to the DRA driver, each move waited
     for, and opened again. The device plugin's pods are waited for after both labels: the GPU
     Operator's leaves on the first, the standalone chart's on the second; the nodes hold no
@@ -143,7 +143,7 @@ def _rollback(wave: Wave, nodes: str, where: str, modes: frozenset[str], quotas:
     steps = [f"kubectl cordon {nodes}"] if wave.nodes else []
     if RECREATE in modes:
         steps.append(f"kubectl delete -f {where}/converted/recreate/ --recursive --wait"
-                     f"{_cascade(wave)}")
+                     f"{cascade_flag(wave)}")
     if REPLACE in modes:
         steps.append(f"kubectl replace -f {where}/original/replace/ --recursive")
     if wave.nodes:
@@ -161,12 +161,12 @@ def _rollback(wave: Wave, nodes: str, where: str, modes: frozenset[str], quotas:
         steps.append(f"kubectl create -f {where}/original/recreate/ --recursive")
     if quotas:
         steps.append(f"kubectl replace -f {where}/original/quotas/ --recursive")
-    steps += _settled(wave)
+    steps += settle_steps(wave)
     steps.append("gpudra verify   # the workloads are back on the device plugin")
     return steps
 
 
-def _settled(wave: Wave) -> list[str]:
+def settle_steps(wave: Wave) -> list[str]:
     """What the wave changed, waited for before verify judges it (a verify run at once finds
     pods not yet scheduled and claims not yet created): the pods of OnDelete StatefulSets
     deleted in ordinal order, each Ready before the next (their controller puts a new
@@ -239,5 +239,5 @@ def _wait_plugin_gone(nodes: tuple[str, ...], plugin_pods: tuple[tuple[str, str]
             "--timeout=10m" for namespace, selector in plugin_pods for node in nodes]
 
 
-def _count(number: int, one: str, many: str | None = None) -> str:
+def counted(number: int, one: str, many: str | None = None) -> str:
     return f"{number} {one if number == 1 else (many or one + 's')}"
