@@ -17,7 +17,7 @@ from gpudra.convert.converter import ConvertReport, FileChange, convert_paths
 from gpudra.convert.from_cluster import export_cluster
 from gpudra.convert.planner import ConvertOptions
 from gpudra.convert.records import ConvertRequest, WorkloadResult
-from gpudra.convert.summary import ConvertSummary
+from gpudra.convert.summary import RENDERERS, ConvertSummary
 from gpudra.convert.writer import (
     PlannedWrites,
     WriteRefused,
@@ -35,7 +35,7 @@ from gpudra.results.model import ClusterRead, ExitCode, InputError
 from gpudra.k8s.objects import plural
 from gpudra.printable import quote_name
 from gpudra.k8s.quantity import parse_quantity
-from gpudra.report.formats import Kind, RenderOptions, find, render
+from gpudra.report.formats import Kind, RenderOptions, render_with
 from gpudra.rules import catalogue
 from gpudra.sources.file_bytes import read_regular
 from gpudra.k8s.workloads import WorkloadTable
@@ -73,7 +73,8 @@ def build_options(request: ConvertRequest) -> ConvertOptions:
         raise UsageError("-o json cannot be combined with '-': stdout carries the converted YAML")
     if "-" in request.paths and (request.output_dir or request.claims_file):
         raise UsageError("--output-dir and --claims-file need files, not '-'")
-    find(Kind.CONVERT, request.output)  # one of its words, before anything is read
+    if request.output not in RENDERERS:  # one of its words, before anything is read
+        raise UsageError(f"-o must be {' or '.join(RENDERERS)}, not {request.output!r}")
     if request.claims_file is not None and ("/" in request.claims_file or
                                             not request.claims_file.endswith((".yaml", ".yml"))):
         raise UsageError("--claims-file must be a file name ending in .yaml or .yml")
@@ -205,9 +206,10 @@ def run_convert(request: ConvertRequest, *, stdout: IO[str], stderr: IO[str],
                              cluster=reads[0] if reads else None)
     options = RenderOptions(verbose=request.verbose)
     if request.output == "json":  # the requested output, not a summary: -q keeps it
-        stdout.write(render(Kind.CONVERT, "json", summary, options))
+        stdout.write(render_with(RENDERERS["json"], Kind.CONVERT, "json", summary, options))
     elif not request.quiet:
-        summary_stream.write(render(Kind.CONVERT, request.output, summary, options))
+        summary_stream.write(render_with(RENDERERS[request.output], Kind.CONVERT, request.output,
+                                         summary, options))
     for error in report.errors:  # on stderr, as every command's input errors
         stderr.write(f"gpudra: {error.where}: {error.message}\n")
     return _exit_code(report, request)
