@@ -19,7 +19,8 @@ import yaml
 from typer.testing import CliRunner, Result
 
 from gpudra.cli import app
-from gpudra.report.formats import Kind, names
+from gpudra.cli.formats import names
+from gpudra.report.formats import Kind
 
 GPU_POD = """\
 apiVersion: v1

@@ -13,7 +13,8 @@ import pytest
 import typer.main
 
 from gpudra.cli import app
-from gpudra.report.formats import Kind, names
+from gpudra.cli.formats import names
+from gpudra.report.formats import Kind
 
 ROOT = Path(__file__).resolve().parents[1]
 README = (ROOT / "README.md").read_text(encoding="utf-8")

@@ -161,8 +161,9 @@ def write_convert(result: ConvertResult, *, stdout: IO[str], stderr: IO[str],
                   color: bool = False) -> None:
     """The result as convert has always shown it; `color`: the diff's (a TTY, NO_COLOR)."""
     from gpudra.convert.run import stdin_result
+    from gpudra.convert.summary import RENDERERS
     from gpudra.convert.writer import color_diff, unified_diff
-    from gpudra.report.formats import Kind, RenderOptions, render
+    from gpudra.report.formats import Kind, RenderOptions, render_with
 
     request, report = result.request, result.report
     if report is None or result.summary is None:  # --from-cluster exported nothing
@@ -182,10 +183,12 @@ def write_convert(result: ConvertResult, *, stdout: IO[str], stderr: IO[str],
             stdout.write(color_diff(diff) if color else diff)
     options = RenderOptions(verbose=request.verbose)
     if request.output == "json":  # the requested output, not a summary: -q keeps it
-        stdout.write(render(Kind.CONVERT, "json", result.summary, options))
+        stdout.write(render_with(RENDERERS["json"], Kind.CONVERT, "json", result.summary,
+                                 options))
     elif not request.quiet:
         summary_stream = stderr if request.paths == ("-",) or request.diff else stdout
-        summary_stream.write(render(Kind.CONVERT, request.output, result.summary, options))
+        summary_stream.write(render_with(RENDERERS[request.output], Kind.CONVERT,
+                                         request.output, result.summary, options))
     for error in report.errors:  # on stderr, as every command's input errors
         stderr.write(f"gpudra: {error.where}: {error.message}\n")
 

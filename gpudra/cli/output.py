@@ -16,7 +16,8 @@ from gpudra.cli.options import Choice
 from gpudra.cli.terminal import color, terminal, width
 from gpudra.errors import UsageError
 from gpudra.results.model import FailOn
-from gpudra.report.formats import Kind, RenderOptions, names, render
+from gpudra.cli.formats import names, render
+from gpudra.report.formats import Kind, RenderOptions
 
 if TYPE_CHECKING:  # each command's records load with the command that writes them
     from gpudra.cutover.run import CutoverResult
@@ -28,7 +29,7 @@ if TYPE_CHECKING:  # each command's records load with the command that writes th
 
 def _format_choice(name: str, kind: Kind) -> Any:
     """The -o words of `kind` as a Choice enum, in the registry's order: the registry
-    (gpudra.report.formats) is the one list of formats."""
+    (gpudra.cli.formats) is the one list of formats."""
     return Choice(name, {word.upper(): word for word in names(kind)})  # type: ignore[call-overload]
 
 

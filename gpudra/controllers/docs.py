@@ -1,5 +1,5 @@
 """The controller registry as text: `gpudra controllers` (table, JSON, Markdown:
-gpudra.report.formats, Kind.CONTROLLERS) and the generated docs/controllers.md
+gpudra.cli.formats, Kind.CONTROLLERS) and the generated docs/controllers.md
 (`gpudra controllers -o markdown > docs/controllers.md`; tests/controllers keeps them equal)."""
 
 from __future__ import annotations

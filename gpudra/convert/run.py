@@ -15,7 +15,7 @@ from gpudra.convert.converter import ConvertReport, FileChange, convert_paths
 from gpudra.convert.from_cluster import export_cluster
 from gpudra.convert.planner import ConvertOptions
 from gpudra.convert.records import ConvertRequest, Strategy, WorkloadResult
-from gpudra.convert.summary import ConvertSummary
+from gpudra.convert.summary import RENDERERS, ConvertSummary
 from gpudra.convert.writer import PlannedWrites, WriteRefused, remove_stale_temps, write_under
 from gpudra.dra.selectors import min_memory_selector, product_prefix_selector
 from gpudra.dra.versions import DEFAULT, TargetVersion, live_target
@@ -26,7 +26,6 @@ from gpudra.results.model import ClusterRead, ExitCode, InputError
 from gpudra.k8s.objects import plural
 from gpudra.printable import quote_name
 from gpudra.k8s.quantity import parse_quantity
-from gpudra.report.formats import Kind, find
 from gpudra.sources.file_bytes import read_regular
 from gpudra.k8s.workloads import WorkloadTable
 
@@ -59,7 +58,8 @@ def build_options(request: ConvertRequest) -> ConvertOptions:
         raise UsageError("-o json cannot be combined with '-': stdout carries the converted YAML")
     if "-" in request.paths and (request.output_dir or request.claims_file):
         raise UsageError("--output-dir and --claims-file need files, not '-'")
-    find(Kind.CONVERT, request.output)  # one of its words, before anything is read
+    if request.output not in RENDERERS:  # one of its words, before anything is read
+        raise UsageError(f"-o must be {' or '.join(RENDERERS)}, not {request.output!r}")
     if request.claims_file is not None and ("/" in request.claims_file or
                                             not request.claims_file.endswith((".yaml", ".yml"))):
         raise UsageError("--claims-file must be a file name ending in .yaml or .yml")

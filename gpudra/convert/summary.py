@@ -11,7 +11,7 @@ from gpudra.convert.converter import ConvertReport
 from gpudra.convert.writer import unified_diff
 from gpudra.results.model import ClusterRead
 from gpudra.k8s.objects import plural
-from gpudra.report.formats import RenderOptions
+from gpudra.report.formats import Renderer, RenderOptions
 from gpudra.report.json_report import skipped_data
 from gpudra.report.summary import files_read
 from gpudra.printable import escape_text, quote_name
@@ -22,7 +22,7 @@ STRATEGIES = ("rewrite", "repair", "quota", "bridge", "manual", "ignored", "waiv
 
 @dataclass(frozen=True, slots=True)
 class ConvertSummary:
-    """What `convert -o` renders (gpudra.report.formats, Kind.CONVERT)."""
+    """What `convert -o` renders (gpudra.cli.formats, Kind.CONVERT)."""
 
     report: ConvertReport
     written: bool      # the changes were written (not --diff, --check or stdin)
@@ -98,3 +98,8 @@ def as_text(report: ConvertReport, *, action: str, verbose: bool = False) -> str
                  + (f"; workloads: {', '.join(parts)}" if parts else "; nothing to convert"))
     return "\n".join(lines) + "\n"
 
+
+
+# `convert -o`'s words and their renderers, in the CLI's order (gpudra.cli.formats lists
+# them; convert checks its request's word against them before it reads anything).
+RENDERERS: dict[str, Renderer] = {"table": render_table, "json": render_json}

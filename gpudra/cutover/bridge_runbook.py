@@ -23,8 +23,8 @@ from gpudra.cutover.bridge import BRIDGED, BRIDGED_NAME, MAPPING, split
 from gpudra.cutover.manifests import RECREATE, REPLACE, mode, wave_modes
 from gpudra.cutover.pools import WAVE_LABEL, Workload
 from gpudra.cutover.namespaces import label_step, unlabel_step
-from gpudra.cutover.runbook import (
-    OPERATOR_LABEL, STACK_LABEL, WaveContext, _cascade, _count, _settled, _switch,
+from gpudra.cutover.steps import (
+    OPERATOR_LABEL, STACK_LABEL, WaveContext, cascade_flag, counted, settle_steps, switch_steps,
 )
 from gpudra.cutover.waves import Wave
 
@@ -45,7 +45,7 @@ def bridge_wave_steps(wave: Wave, directory: str | None, context: WaveContext
         steps.append(write_mapping(where))
     if quotas:
         steps.append(f"kubectl replace -f {where}/converted/quotas/ --recursive   # "
-                     f"{_count(quotas, 'quota')} of the namespaces whose workloads move to "
+                     f"{counted(quotas, 'quota')} of the namespaces whose workloads move to "
                      "claims count claims too")
     if converted:
         steps.append(f"kubectl apply -f {where}/converted/claims/ --recursive   # the claim "
@@ -54,28 +54,29 @@ def bridge_wave_steps(wave: Wave, directory: str | None, context: WaveContext
         steps.append(f"kubectl cordon {nodes}")
     if REPLACE in modes:
         steps.append(f"kubectl replace -f {where}/converted/replace/ --recursive   # "
-                     f"{_count(sum(mode(w) == REPLACE for w in converted), 'workload')} the "
+                     f"{counted(sum(mode(w) == REPLACE for w in converted), 'workload')} the "
                      "bridge cannot serve roll onto claims")
     if RECREATE in modes:
         steps.append(f"kubectl delete -f {where}/original/recreate/ --recursive --wait"
-                     f"{_cascade(rewritten)}   # created again below on claims (a Job starts "
+                     f"{cascade_flag(rewritten)}   # created again below on claims (a Job starts "
                      "over)")
     if RECREATE in kept:
         steps.append(f"kubectl delete -f {where}/{BRIDGED}/recreate/ --recursive --wait"
-                     f"{_cascade(replace(wave, moved=bridged))}   # the drain refuses bare "
+                     f"{cascade_flag(replace(wave, moved=bridged))}   # the drain refuses bare "
                      "Pods: created again below, unchanged, through the bridge (a Job starts "
                      "over)")
     if wave.nodes:
-        switch = _switch(wave.number, wave.nodes, nodes, context.plugin_pods)
+        switch = switch_steps(wave.number, wave.nodes, nodes, context.plugin_pods)
         steps += switch[:-1] + [capacity_gone(n) for n in wave.nodes] + switch[-1:]
     if RECREATE in modes:
         steps.append(f"kubectl create -f {where}/converted/recreate/ --recursive")
     if RECREATE in kept:
         steps.append(f"kubectl create -f {where}/{BRIDGED}/recreate/ --recursive")
     finished = context.finished.get(wave.number, ())
-    if finished:  # gpudra guard's label, as the rewrite strategy writes it (runbook.wave_steps)
+    # gpudra guard's label, as the rewrite strategy writes it (steps.rewrite_wave_steps)
+    if finished:
         steps.append(label_step(finished))
-    steps += _settled(wave)
+    steps += settle_steps(wave)
     steps.append(f"gpudra verify --wave-of {where}   # exit 0 before the next wave: what the "
                  "wave moves runs on DRA (the bridge or claims)")
     rollback = _rollback(wave, rewritten, bridged, nodes, where, quotas, writes_mapping)
@@ -113,10 +114,10 @@ def _rollback(wave: Wave, rewritten: Wave, bridged: tuple[Workload, ...], nodes:
     steps = [f"kubectl cordon {nodes}"] if wave.nodes else []
     if RECREATE in modes:
         steps.append(f"kubectl delete -f {where}/converted/recreate/ --recursive --wait"
-                     f"{_cascade(rewritten)}")
+                     f"{cascade_flag(rewritten)}")
     if RECREATE in kept:
         steps.append(f"kubectl delete -f {where}/{BRIDGED}/recreate/ --recursive --wait"
-                     f"{_cascade(replace(wave, moved=bridged))}")
+                     f"{cascade_flag(replace(wave, moved=bridged))}")
     if REPLACE in modes:
         steps.append(f"kubectl replace -f {where}/original/replace/ --recursive")
     if wave.nodes:
@@ -140,6 +141,6 @@ def _rollback(wave: Wave, rewritten: Wave, bridged: tuple[Workload, ...], nodes:
     if writes_mapping:
         steps.append(f"kubectl delete -f {where}/{MAPPING}/ --recursive --ignore-not-found   "
                      "# the mapping class this wave wrote")
-    steps += _settled(wave)
+    steps += settle_steps(wave)
     steps.append("gpudra verify   # the workloads are back on the device plugin")
     return steps

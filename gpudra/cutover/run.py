@@ -19,7 +19,8 @@ from gpudra.cutover.pools import Fleet, build_fleet
 from gpudra.cutover.manifests import quota_changes, write_waves
 from gpudra.cutover.namespaces import finished_namespaces
 from gpudra.cutover.rides import find_rides, plan_rides, release, rider_notes
-from gpudra.cutover.runbook import Runbook, WaveContext
+from gpudra.cutover.runbook import RENDERERS, Runbook
+from gpudra.cutover.steps import WaveContext
 from gpudra.cutover.waves import CutoverPlan, order_waves
 from gpudra.dra.strategy_advice import bridge_advice
 from gpudra.dra.versions import DEFAULT, live_target
@@ -117,7 +118,7 @@ def run_cutover(request: CutoverRequest, *, on_page: Callable[[Any], None] | Non
                           bridge, notes=notes, advice=advice, finished=finished)
     if out is not None:
         from gpudra.convert.writer import WriteRefused, write_under
-        from gpudra.report.formats import Kind, RenderOptions, render
+        from gpudra.report.formats import Kind, RenderOptions, render_with
 
         out.mkdir(parents=True, exist_ok=True)  # the runbook is written even with no wave
         errors += write_waves(rewritten, quotas, out, table, target)
@@ -125,10 +126,10 @@ def run_cutover(request: CutoverRequest, *, on_page: Callable[[Any], None] | Non
             errors += write_bridged(result, bridge, out, table, target)
 
         try:
-            # Through the registry, as -o markdown: names escaped and credentials redacted.
-            text = render(Kind.RUNBOOK, "markdown",
-                          Runbook(result, str(out), pool_sizes(fleet), context,
-                                  reads[0] if reads else None), RenderOptions())
+            # As -o markdown renders it: names escaped and credentials redacted.
+            text = render_with(RENDERERS["markdown"], Kind.RUNBOOK, "markdown",
+                               Runbook(result, str(out), pool_sizes(fleet), context,
+                                       reads[0] if reads else None), RenderOptions())
             write_under(out, "runbook.md", text.encode("utf-8"))
         except (OSError, WriteRefused) as exc:
             reason = str(exc) if isinstance(exc, WriteRefused) else exc.strerror or str(exc)

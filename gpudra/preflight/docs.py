@@ -1,4 +1,4 @@
-"""The check catalogue as text: `gpudra checks` (table, JSON, Markdown: gpudra.report.formats,
+"""The check catalogue as text: `gpudra checks` (table, JSON, Markdown: gpudra.cli.formats,
 Kind.CHECKS), `gpudra explain` of a check or a rule, and the generated docs/checks.md.
 
 Each check's section is headed by its bare id, so the anchor (`#cluster001`) is the one

@@ -1,18 +1,24 @@
 """Renderers: one module per output format, each a pure `render(data, options) -> str`.
 
-gpudra.report.formats is the registry of every command's formats; modules are imported on
-demand so that `-o json` never pays for rich.
+gpudra.report.formats is how every result is rendered (the kinds, the options, the escaping and
+redaction on the way out); the registry of every command's `-o` words is gpudra.cli.formats,
+which imports a renderer's module only when its format is asked for, so that `-o json` never
+pays for rich.
 """
 
 from __future__ import annotations
 
 import enum
 
-from gpudra.report.formats import Kind, RenderOptions, names
+from gpudra.report.formats import RenderOptions
 
-# `convert -o`: its summary's formats (its output proper is the files it writes); an enum
-# for the CLI's choices, made from the registry.
-SummaryFormat = enum.Enum("SummaryFormat", [(n.upper(), n) for n in names(Kind.CONVERT)],
-                          type=str)
+
+class SummaryFormat(str, enum.Enum):
+    """`convert -o`: its summary's formats (its output proper is the files it writes), in the
+    registry's order (gpudra.cli.formats, Kind.CONVERT; tests/report/test_formats.py)."""
+
+    TABLE = "table"
+    JSON = "json"
+
 
 __all__ = ["RenderOptions", "SummaryFormat"]

@@ -1,4 +1,4 @@
-"""The rule catalogue as text: `gpudra rules` (table, JSON, Markdown: gpudra.report.formats,
+"""The rule catalogue as text: `gpudra rules` (table, JSON, Markdown: gpudra.cli.formats,
 Kind.RULES), a rule's section for `gpudra explain`, and the generated docs/rules.md."""
 
 from __future__ import annotations

@@ -14,7 +14,8 @@ import pytest
 from gpudra.audit.engine import AuditRequest, run_audit
 from gpudra.config import load_config
 from gpudra.errors import ConfigError
-from gpudra.report.formats import Kind, RenderOptions, render
+from gpudra.cli.formats import render
+from gpudra.report.formats import Kind, RenderOptions
 from gpudra.rules import catalogue
 
 ROOT = Path(__file__).resolve().parents[2]

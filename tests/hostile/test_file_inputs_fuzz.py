@@ -25,7 +25,8 @@ from gpudra.results.baseline import apply_baseline, as_text, load_baseline
 from gpudra.config import load_config
 from gpudra.errors import GpudraError
 from gpudra.results.model import FailOn
-from gpudra.report.formats import Kind, RenderOptions, render
+from gpudra.cli.formats import render
+from gpudra.report.formats import Kind, RenderOptions
 from gpudra.report.merge import exit_code, load_report, merge_reports
 from gpudra.rules import catalogue
 from tests.support.data import replaced

@@ -21,7 +21,8 @@ from typer.testing import CliRunner, Result
 
 from gpudra.cli import app
 
-from gpudra.report.formats import Kind, names
+from gpudra.cli.formats import names
+from gpudra.report.formats import Kind
 from tests.fakeapi import FakeCluster
 from tests.fakeapi.kubeconfig import dead_port
 from tests.support.manifests import gpu_job
@@ -375,7 +376,7 @@ def test_a_lone_surrogate_from_the_server_is_replaced(tmp_path: Path) -> None:
 def test_no_renderer_crashes_on_a_lone_surrogate(fmt: str) -> None:
     """Whatever a reader lets through: every format renders it, as text UTF-8 can carry."""
     from gpudra.results.model import Finding, InputError, Report, Severity
-    from gpudra.report.formats import render
+    from gpudra.cli.formats import render
     from gpudra.rules import catalogue
 
     odd = "x\ud800y\udfff"

@@ -8,7 +8,8 @@ from pathlib import Path
 import jsonschema
 
 from gpudra.audit.engine import AuditRequest, run_audit
-from gpudra.report.formats import Kind, render
+from gpudra.cli.formats import render
+from gpudra.report.formats import Kind
 
 ROOT = Path(__file__).resolve().parents[2]
 SCHEMA = json.loads((ROOT / "docs" / "report-schema.json").read_text())

@@ -26,7 +26,8 @@ from gpudra.results.model import (
     WorkloadStatus,
 )
 from gpudra.report import RenderOptions, github, junit, markdown, sarif
-from gpudra.report.formats import Kind, names, render
+from gpudra.cli.formats import names, render
+from gpudra.report.formats import Kind
 
 OPTIONS = RenderOptions(tool_version="9.9.9")
 TRAIN = "k8s/apps/train.yaml"
