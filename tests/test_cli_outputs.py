@@ -261,7 +261,7 @@ def test_version_prints_the_package_version_and_what_it_was_checked_against():
 
 
 def test_no_gpu_workloads_means_nothing_left_to_migrate(tmp_path):
-    from gpudra.audit import AuditRequest, run_audit
+    from gpudra.audit.engine import AuditRequest, run_audit
     from gpudra.report.summary import summarize
 
     (tmp_path / "web.yaml").write_text("apiVersion: v1\nkind: Pod\nmetadata: {name: w}\n"
@@ -273,7 +273,7 @@ def test_no_gpu_workloads_means_nothing_left_to_migrate(tmp_path):
 def test_a_chart_that_requests_device_plugin_gpus_is_not_migrated(tmp_path):
     """Issue 13.13: a chart's values or templates asking for nvidia.com/gpu count as one GPU
     workload still on the device plugin, so a tree is never "100% migrated" while they do."""
-    from gpudra.audit import AuditRequest, run_audit
+    from gpudra.audit.engine import AuditRequest, run_audit
     from gpudra.report.summary import summarize
 
     (tmp_path / "job.yaml").write_text(
@@ -296,7 +296,7 @@ def test_a_chart_that_requests_device_plugin_gpus_is_not_migrated(tmp_path):
 
 def test_nim_services_on_the_operators_dra_path_are_migrated(tmp_path):
     """Issue 13.6: a NIMService (or a NIMPipeline service) with draResources is on DRA."""
-    from gpudra.audit import AuditRequest, run_audit
+    from gpudra.audit.engine import AuditRequest, run_audit
     from gpudra.report.summary import summarize
 
     (tmp_path / "nim.yaml").write_text(
@@ -333,8 +333,8 @@ def _raise(*args: object, **kwargs: object) -> None:
 
 # Each command, and the core function it calls, patched to fail unexpectedly.
 CRASHES = [
-    (("audit", "."), "gpudra.audit.run_audit"),
-    (("convert", "."), "gpudra.convert.run.run_convert"),
+    (("audit", "."), "gpudra.audit.engine.run_audit"),
+    (("convert", "."), "gpudra.convert.run.convert"),
     (("rules",), "gpudra.rules.docs.render_table"),
     (("explain", "GPU101"), "gpudra.preflight.docs.explain_id"),
 ]
@@ -355,7 +355,7 @@ def test_unexpected_exception_exits_3_with_one_line(
 def test_unexpected_exception_shows_the_traceback_with_gpudra_debug(
         tree: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setenv("GPUDRA_DEBUG", "1")
-    monkeypatch.setattr("gpudra.audit.run_audit", _raise)
+    monkeypatch.setattr("gpudra.audit.engine.run_audit", _raise)
     result = audit("tree")
     assert result.exit_code == 3
     assert "Traceback (most recent call last)" in result.stderr
@@ -364,9 +364,9 @@ def test_unexpected_exception_shows_the_traceback_with_gpudra_debug(
 
 
 def test_process_crash_is_one_line_on_stderr(tmp_path: Path) -> None:
-    code = ("import sys, gpudra.audit\n"
+    code = ("import sys, gpudra.audit.engine\n"
             "def boom(*a, **k): raise KeyError('x')\n"
-            "gpudra.audit.run_audit = boom\n"
+            "gpudra.audit.engine.run_audit = boom\n"
             "from gpudra.cli import main\n"
             "sys.argv = ['gpudra', 'audit', '.']\n"
             "main()\n")

@@ -6,7 +6,7 @@ from pathlib import Path
 
 import pytest
 
-from gpudra.audit import AuditRequest, run_audit
+from gpudra.audit.engine import AuditRequest, run_audit
 from gpudra.config import find_config, load_config
 from gpudra.errors import ConfigError
 from gpudra.results.model import Severity

@@ -42,8 +42,9 @@ from corpus_oracle import DEVICE, TEMPLATE, expected_lines
 
 from tests.convert.entitlements import pod_entitlements, whole_pod_problems
 
-from gpudra.audit import AuditRequest, run_audit
-from gpudra.convert.run import ConvertRequest, run_convert
+from gpudra.audit.engine import AuditRequest, run_audit
+from gpudra.cli.convert import run_convert
+from gpudra.convert.run import ConvertRequest
 from gpudra.sources.documents import Chunk, split_documents
 from gpudra.k8s.workloads import WorkloadTable
 from tests.oracle.client import documents

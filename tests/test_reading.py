@@ -14,7 +14,7 @@ from pathlib import Path
 import pytest
 from typer.testing import CliRunner
 
-from gpudra.audit import AuditRequest, run_audit
+from gpudra.audit.engine import AuditRequest, run_audit
 from gpudra.cli import app
 from gpudra.convert.converter import convert_paths
 from gpudra.convert.planner import ConvertOptions

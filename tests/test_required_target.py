@@ -6,8 +6,8 @@ from collections.abc import Callable
 
 import pytest
 
-from gpudra.audit import audit, audit_cluster
-from gpudra.multicluster import audit_contexts
+from gpudra.audit.engine import audit, audit_cluster
+from gpudra.audit.multicluster import audit_contexts
 from gpudra.preflight.manifests.checks import check_api_versions, check_strict_validation
 from gpudra.verify.explain import explain_pod
 from gpudra.verify.judge import judge_workload

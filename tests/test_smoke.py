@@ -1,4 +1,4 @@
-from gpudra.audit import AuditRequest, run_audit
+from gpudra.audit.engine import AuditRequest, run_audit
 
 
 def test_pod_with_gpu_is_found(tmp_path):

@@ -12,10 +12,11 @@ import jsonschema
 import pytest
 from typer.testing import CliRunner
 
-from gpudra.audit import AuditRequest, run_audit
+from gpudra.audit.engine import AuditRequest, run_audit
 from gpudra.cli import app
 from gpudra.config import load_config
-from gpudra.convert.run import ConvertRequest, run_convert
+from gpudra.cli.convert import run_convert
+from gpudra.convert.run import ConvertRequest
 from gpudra.errors import ConfigError
 from gpudra.rules import catalogue
 
@@ -147,8 +148,13 @@ def test_bad_waivers_are_config_errors(tmp_path: Path, entry: str, message: str)
 def _convert(tree: Path, today: dt.date) -> tuple[int, dict]:
     import io
 
+    from gpudra.config import config_for
+    from gpudra.run_context import RunContext
+
     out, err = io.StringIO(), io.StringIO()
-    code = run_convert(ConvertRequest(paths=(str(tree / "apps"),), output="json", today=today),
+    apps = str(tree / "apps")  # its waivers: the tree's .gpudra.yaml, as the CLI finds it
+    context = RunContext(config=load_config(config_for((apps,)), catalogue()), today=today)
+    code = run_convert(ConvertRequest(paths=(apps,), context=context, output="json"),
                        stdout=out, stderr=err)
     return int(code), json.loads(out.getvalue())
 

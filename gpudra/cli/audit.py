@@ -2,11 +2,10 @@
 
 from __future__ import annotations
 
-import os
 from collections.abc import Callable
 from dataclasses import dataclass, replace
 from pathlib import Path
-from typing import Any, Optional
+from typing import TYPE_CHECKING, Any, Optional
 
 import typer
 
@@ -21,10 +20,14 @@ from gpudra.cli.root import app, guarded, report_errors, say
 from gpudra.cli.terminal import FileProgress, ListProgress
 from gpudra.dra.versions import TargetVersion
 from gpudra.errors import UsageError
-from gpudra.multicluster import DEFAULT_MAX_PARALLEL
+from gpudra.audit.multicluster import DEFAULT_MAX_PARALLEL
 from gpudra.results.model import ExitCode, FailOn
 from gpudra.k8s.objects import plural
 from gpudra.printable import quote_name
+from gpudra.run_context import RunContext
+
+if TYPE_CHECKING:
+    from gpudra.audit.run import AuditRunRequest
 
 EPILOG = (
     "Without a PATH, audits the cluster of the current kube context (read-only: get and list "
@@ -43,22 +46,12 @@ EPILOG = (
 
 @dataclass(frozen=True)
 class AuditCommand:
-    """What to audit and how to report it, every option parsed and checked."""
+    """The audit's request (gpudra.audit.run) and how to report it, every option parsed."""
 
-    paths: tuple[str, ...]
+    request: AuditRunRequest
     targets: tuple[Any, ...]           # gpudra.report.targets.OutputTarget
-    fail_on: FailOn
-    excludes: tuple[str, ...]
     quiet: bool
     verbose: bool
-    connection: Connection             # its context: the one cluster's, if any
-    contexts: tuple[str, ...]          # several clusters: these, or every context
-    many: bool
-    max_parallel: int
-    target: TargetVersion
-    config: Any                        # gpudra.config.Config
-    baseline: Any                      # gpudra.results.baseline.Baseline
-    write_baseline: Optional[Path]
 
 
 @app.command(short_help="What still uses the device plugin, in manifests or the cluster.",
@@ -100,7 +93,7 @@ def audit(
     write_baseline: Optional[Path] = typer.Option(None, "--write-baseline", metavar="FILE",
                                                   help="Record today's findings in FILE (by "
                                                        "rule and object, never line); exit 0."),
-) -> None:
+) -> ExitCode:
     """Find device-plugin GPU requests, quotas, GPU placement and DRA mistakes in manifests
     or in the live cluster.
 
@@ -117,7 +110,7 @@ def audit(
         write_baseline=write_baseline,
         connection=Connection(kubeconfig=kubeconfig, namespace=namespace,
                               request_timeout=request_timeout))
-    raise typer.Exit(int(run(command)))
+    return run(command)
 
 
 def _parse(*, paths: list[str], targets: list[Any], fail_on: SeverityWord,
@@ -126,6 +119,8 @@ def _parse(*, paths: list[str], targets: list[Any], fail_on: SeverityWord,
            target_version: str, strict: bool, baseline: Optional[Path],
            write_baseline: Optional[Path], connection: Connection) -> AuditCommand:
     """The command line as an AuditCommand; every usage error before anything is read."""
+    from gpudra.audit.run import AuditRunRequest
+
     level = FailOn.parse(fail_on.value)
     if paths and (connection.given or contexts or all_contexts or all_namespaces):
         raise UsageError("--kubeconfig, --context, --all-contexts, -n, -A and "
@@ -143,9 +138,17 @@ def _parse(*, paths: list[str], targets: list[Any], fail_on: SeverityWord,
     cfg = load_cfg(paths, config, strict)
     if not many and contexts:
         connection = replace(connection, context=contexts[0])
-    return AuditCommand(tuple(paths), tuple(targets), level, excludes, quiet, verbose,
-                        connection, tuple(contexts), many, max_parallel, target, cfg,
-                        load_baseline(baseline), write_baseline)
+    known = load_baseline(baseline)
+    # the files this run writes are never read as input
+    written = [t.path for t in targets if t.path and t.configmap is None]
+    if write_baseline is not None:
+        written.append(str(write_baseline))
+    # No cluster options for files: gpudra.cluster loads only for cluster work.
+    cluster = None if paths else connection.cluster_options()
+    request = AuditRunRequest(RunContext(target, cfg, cluster), tuple(paths), excludes, level,
+                              tuple(written), known, write_baseline, many, tuple(contexts),
+                              max_parallel)
+    return AuditCommand(request, tuple(targets), quiet, verbose)
 
 
 def _check_configmaps(targets: list[Any], not_one_cluster: bool) -> None:
@@ -163,37 +166,53 @@ def _check_configmaps(targets: list[Any], not_one_cluster: bool) -> None:
 
 def run(command: AuditCommand) -> ExitCode:
     """Audit, write every report, and say on stderr what could not be read."""
-    if command.paths:
-        report = _audit_files(command)
-    elif command.many:
-        report = _audit_clusters(command)
-    else:
-        report = _audit_cluster(command)
-    level = command.fail_on
-    if command.write_baseline is not None:  # every finding, before --baseline holds any back
-        _write_baseline(command.write_baseline, report.findings, command.quiet)
-        level = FailOn.NEVER  # recording findings is the point: only unreadable input fails
-    if command.baseline is not None:
-        from gpudra.results.baseline import apply_baseline
+    from gpudra.audit.run import run_audit_command
 
-        report = apply_baseline(report, command.baseline)
-    publish = None if command.paths or command.many else \
-        _publisher(command.quiet, command.connection)
-    write_audit(command.targets, report, level, command.verbose, command.paths, publish)
+    request = command.request
+    if request.paths:
+        with FileProgress(command.quiet) as on_file:
+            result = run_audit_command(request, on_file=on_file)
+    elif request.many:
+        result = run_audit_command(request, on_cluster=None if command.quiet else _cluster_done)
+    else:
+        with ListProgress(command.quiet) as on_page:
+            result = run_audit_command(request, on_page=on_page)
+    if result.recorded is not None and not command.quiet:
+        say(f"recorded {plural(result.recorded, 'finding')} in "
+            f"{quote_name(str(request.write_baseline))}")
+    report = result.report
+    publish = None if request.paths or request.many else \
+        _publisher(command.quiet, request.context.cluster)
+    write_audit(command.targets, report, result.fail_on, command.verbose, request.paths,
+                publish)
     report_errors(report.errors)
     if report.nothing_read and not report.errors:
         say(f"error: {report.nothing_read_message}")
-    return report.exit_code(level)
+    return result.exit_code()
 
 
-def _publisher(quiet: bool, connection: Connection) -> Callable[[Any, str], None]:
-    """Writes `-o json=configmap:[NS/]NAME` to the cluster audited (gpudra.cluster.publish)."""
+def _cluster_done(finished: Any) -> None:
+    """One of several clusters finished: a line on stderr."""
+    audit = finished.audit
+    if audit.error:
+        what = "not read"
+    else:
+        from gpudra.report.summary import summarize
+
+        s = summarize(audit.report)
+        what = f"{s.read}, {plural(sum(s.findings.values()), 'finding')}" + \
+            (f", {s.errors} unreadable" if s.errors else "")
+    say(f"cluster {audit.name}: {what} ({finished.seconds:.1f} s)")
+
+
+def _publisher(quiet: bool, cluster: Any) -> Callable[[Any, str], None]:
+    """Writes `-o json=configmap:[NS/]NAME` to the cluster audited (gpudra.audit.run.publish)
+    and says so."""
 
     def publish(target: Any, text: str) -> None:
-        from gpudra.cluster.publish import parse_target, write_report
+        from gpudra.audit.run import publish as publish_report
 
-        written = write_report(connection.cluster_options(), parse_target(target.configmap),
-                               text)
+        written = publish_report(cluster, target.configmap, text)
         if not quiet:
             how = "gzipped in binaryData report.json.gz" if written.encoding == "gzip" \
                 else "in data report.json"
@@ -201,57 +220,3 @@ def _publisher(quiet: bool, connection: Connection) -> Callable[[Any, str], None
                 f"{written.namespace}/{written.name} ({written.stored_bytes:,} bytes {how})")
 
     return publish
-
-
-def _write_baseline(path: Path, findings: Any, quiet: bool) -> None:
-    from gpudra.results.baseline import write_baseline
-
-    write_baseline(path, findings)
-    if not quiet:
-        say(f"recorded {plural(len(findings), 'finding')} in {quote_name(str(path))}")
-
-
-def _audit_files(command: AuditCommand) -> Any:
-    from gpudra.audit import AuditRequest, run_audit
-
-    written = [t.path for t in command.targets if t.path and t.configmap is None]
-    if command.write_baseline is not None:
-        written.append(str(command.write_baseline))
-    request = AuditRequest(list(command.paths), command.config, command.excludes,
-                           command.target, outputs=tuple(written))
-    with FileProgress(command.quiet) as on_file:
-        return run_audit(request, on_file=on_file)
-
-
-def _audit_cluster(command: AuditCommand) -> Any:
-    from gpudra.audit import audit_cluster
-
-    options = command.connection.cluster_options()
-    with ListProgress(command.quiet) as on_page:
-        return audit_cluster(options, command.config, on_page=on_page, target=command.target)
-
-
-def _audit_clusters(command: AuditCommand) -> Any:
-    """Several clusters (all of the kubeconfig's when no --context names them), a line on
-    stderr as each one finishes."""
-    from gpudra.cluster.kubeconfig import context_names
-    from gpudra.multicluster import audit_contexts
-
-    options = command.connection.cluster_options()
-    names = list(command.contexts) or context_names(command.connection.kubeconfig, os.environ)
-
-    def done(finished: Any) -> None:
-        audit = finished.audit
-        if audit.error:
-            what = "not read"
-        else:
-            from gpudra.report.summary import summarize
-
-            s = summarize(audit.report)
-            what = f"{s.read}, {plural(sum(s.findings.values()), 'finding')}" + \
-                (f", {s.errors} unreadable" if s.errors else "")
-        say(f"cluster {audit.name}: {what} ({finished.seconds:.1f} s)")
-
-    return audit_contexts(names, options, command.config, target=command.target,
-                          max_parallel=command.max_parallel,
-                          on_done=None if command.quiet else done)

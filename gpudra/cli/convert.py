@@ -3,21 +3,27 @@
 from __future__ import annotations
 
 import sys
+from collections.abc import Callable
 from pathlib import Path
-from typing import Optional
+from typing import IO, TYPE_CHECKING, Optional
 
 import typer
 
 from gpudra.cli.options import (
-    Choice, Connection, config_option, context_option, exclude_option, kubeconfig_option,
-    namespace_option, quiet_option, request_timeout_option, target_version_option,
+    Connection, config_option, context_option, exclude_option, kubeconfig_option, load_cfg,
+    namespace_option, parse_word, quiet_option, request_timeout_option, target_version_option,
     verbose_option,
 )
 from gpudra.cli.root import app, guarded
 from gpudra.cli.terminal import color
 from gpudra.dra.versions import DEFAULT, TargetVersion
 from gpudra.errors import UsageError
+from gpudra.results.model import ExitCode
+from gpudra.run_context import RunContext
 from gpudra.report import SummaryFormat
+
+if TYPE_CHECKING:
+    from gpudra.convert.run import ConvertRequest, ConvertResult
 
 EPILOG = (
     "Exit codes: 0 converted (or nothing to do); 1 --check/--diff found changes to make; "
@@ -33,20 +39,6 @@ EPILOG = (
     "  gpudra convert . --check || [ $? -eq 4 ]    # ...but accept blocked workloads\n"
     "  gpudra convert k8s/ --min-memory 40Gi --no-add-toleration\n"
     "  cat job.yaml | gpudra convert - > job-dra.yaml")
-
-
-class ClaimMode(Choice):
-    """--claim-mode: a ResourceClaimTemplate per pod, or one ResourceClaim all pods share."""
-
-    TEMPLATE = "template"
-    SHARED = "shared"
-
-
-class Strategy(Choice):
-    """--strategy: rewrite the workloads, or bridge them with extendedResourceName."""
-
-    REWRITE = "rewrite"
-    BRIDGE = "bridge"
 
 
 # The options convert alone has, declared here so that the command's signature reads as a list.
@@ -121,7 +113,7 @@ def convert(
     namespace: Optional[str] = namespace_option("--from-cluster: only this namespace."),
     request_timeout: Optional[str] = request_timeout_option("--from-cluster: per-request "
                                                             "timeout."),
-) -> None:
+) -> ExitCode:
     """Rewrite workloads and quotas from device-plugin requests to DRA claims, in place.
 
     Each pod spec that requests nvidia.com/gpu (or a MIG slice) gets a ResourceClaimTemplate
@@ -129,7 +121,8 @@ def convert(
     become CEL selectors. Only the lines that must change are changed; a second run changes
     nothing. Workloads gpudra would have to guess about are left alone and reported.
     """
-    from gpudra.convert.run import ConvertRequest, run_convert
+    from gpudra.convert.records import ClaimMode, Strategy
+    from gpudra.convert.run import ConvertRequest, distinct_paths
 
     cluster = _cluster(list(paths or []), from_cluster,
                        Connection(kubeconfig, context, namespace, request_timeout))
@@ -137,17 +130,67 @@ def convert(
     target = TargetVersion.parse(target_version) if target_version else None
     if target is None and not from_cluster:
         target = DEFAULT
+    claims = parse_word(ClaimMode, claim_mode, "--claim-mode")
+    switch = parse_word(Strategy, strategy, "--strategy")
+    # the config nearest to what is converted: a path another one covers is not looked from
+    cfg = load_cfg(distinct_paths(tuple(paths or ())), config)
     request = ConvertRequest(
-        cluster=cluster, paths=tuple(paths or ()), diff=diff, check=check,
-        output_dir=output_dir, target_version=None if target is None else str(target),
-        claim_mode=ClaimMode.parse(claim_mode, "--claim-mode").value,
-        strategy=Strategy.parse(strategy, "--strategy").value,
+        paths=tuple(paths or ()), context=RunContext(target, cfg, cluster), diff=diff,
+        check=check, output_dir=output_dir, claim_mode=claims, strategy=switch,
         keep_node_selectors=keep_node_selectors, add_toleration=add_toleration,
         keep_device_plugin_quota=keep_quota, selectors=tuple(selector), min_memory=min_memory,
         product=product, claims_file=claims_file, admin_access=admin_access,
-        excludes=tuple(exclude), config=config,
-        output=output.value, quiet=quiet, verbose=verbose, color=diff and color(sys.stdout))
-    raise typer.Exit(int(run_convert(request, stdout=sys.stdout, stderr=sys.stderr)))
+        excludes=tuple(exclude), output=output.value, quiet=quiet, verbose=verbose)
+    return run_convert(request, stdout=sys.stdout, stderr=sys.stderr,
+                       color=diff and color(sys.stdout))
+
+
+def run_convert(request: ConvertRequest, *, stdout: IO[str], stderr: IO[str],
+                stdin: Callable[[], bytes] | None = None, color: bool = False) -> ExitCode:
+    """Convert, then write what the run shows: the converted stream (`-`) or the diff and the
+    summary on stdout or stderr, each error on stderr; notes on stderr as they happen."""
+    from gpudra.convert.run import convert
+
+    result = convert(request, stdin=stdin,
+                     note=lambda line: stderr.write(f"gpudra: {line}\n"))
+    write_convert(result, stdout=stdout, stderr=stderr, color=color)
+    return result.exit_code
+
+
+def write_convert(result: ConvertResult, *, stdout: IO[str], stderr: IO[str],
+                  color: bool = False) -> None:
+    """The result as convert has always shown it; `color`: the diff's (a TTY, NO_COLOR)."""
+    from gpudra.convert.run import stdin_result
+    from gpudra.convert.summary import RENDERERS
+    from gpudra.convert.writer import color_diff, unified_diff
+    from gpudra.report.formats import Kind, RenderOptions, render_with
+
+    request, report = result.request, result.report
+    if report is None or result.summary is None:  # --from-cluster exported nothing
+        for error in result.exported:
+            stderr.write(f"gpudra: {error.where}: {error.message}\n")
+        for pod in result.skipped:
+            stderr.write(f"gpudra: not exported: {pod.namespace}/Pod/{pod.name}: "
+                         f"{pod.reason}\n")
+        if not request.quiet:
+            stderr.write("gpudra: the cluster has no GPU workloads or GPU quotas to export\n")
+        return
+    if request.paths == ("-",):
+        stdout.write(stdin_result(report))
+    elif request.diff and request.output != "json":
+        for change in report.changes:
+            diff = unified_diff(change.label, change.old, change.new, change.created)
+            stdout.write(color_diff(diff) if color else diff)
+    options = RenderOptions(verbose=request.verbose)
+    if request.output == "json":  # the requested output, not a summary: -q keeps it
+        stdout.write(render_with(RENDERERS["json"], Kind.CONVERT, "json", result.summary,
+                                 options))
+    elif not request.quiet:
+        summary_stream = stderr if request.paths == ("-",) or request.diff else stdout
+        summary_stream.write(render_with(RENDERERS[request.output], Kind.CONVERT,
+                                         request.output, result.summary, options))
+    for error in report.errors:  # on stderr, as every command's input errors
+        stderr.write(f"gpudra: {error.where}: {error.message}\n")
 
 
 def _cluster(paths: list[str], from_cluster: bool, connection: Connection) -> object:

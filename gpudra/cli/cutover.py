@@ -8,14 +8,16 @@ from typing import Optional
 import typer
 
 from gpudra.cli.options import (
-    Connection, config_option, context_option, kubeconfig_option, load_cfg, quiet_option,
-    request_timeout_option, target_version_option,
+    Connection, config_option, context_option, kubeconfig_option, load_cfg, parse_word,
+    quiet_option, request_timeout_option, target_version_option,
 )
 from gpudra.cli.output import RunbookFormat, write_runbook
+from gpudra.results.model import ExitCode
 from gpudra.cli.root import app, guarded, report_errors
 from gpudra.cli.terminal import ListProgress
 from gpudra.dra.versions import DEFAULT, TargetVersion
 from gpudra.errors import UsageError
+from gpudra.run_context import RunContext
 
 EPILOG = (
     "Read-only: prints a runbook and writes nothing to the cluster. Each wave is checked by "
@@ -73,7 +75,7 @@ def cutover(
     kubeconfig: Optional[str] = kubeconfig_option(),
     context: Optional[str] = context_option(),
     request_timeout: Optional[str] = request_timeout_option(),
-) -> None:
+) -> ExitCode:
     """Order the switch from the device plugin to DRA in waves of node pools.
 
     Groups GPU nodes into pools, reads where each GPU workload may run (nodeSelector, required
@@ -83,6 +85,7 @@ def cutover(
     device plugin and start the DRA kubelet plugin, the converted manifests to apply, the
     `gpudra verify` gate and the rollback.
     """
+    from gpudra.convert.records import Strategy
     from gpudra.cutover.run import CutoverRequest, run_cutover
 
     fmt = RunbookFormat.parse(output, "-o")
@@ -93,10 +96,11 @@ def cutover(
     cfg = load_cfg(sources, config)
     cluster = None if sources else connection.cluster_options()
     target = TargetVersion.parse(target_version) if target_version else None
-    request = CutoverRequest(tuple(sources), cluster, pool_label, max_wave_nodes, output_dir,
-                             target, cfg, strategy)
+    request = CutoverRequest(RunContext(target, cfg, cluster), tuple(sources), pool_label,
+                             max_wave_nodes, output_dir,
+                             parse_word(Strategy, strategy, "--strategy"))
     with ListProgress(quiet or bool(sources)) as on_page:
         result = run_cutover(request, on_page=on_page)
     write_runbook(fmt, result, str(output_dir) if output_dir else None)
     report_errors(result.errors)
-    raise typer.Exit(int(result.exit_code()))
+    return result.exit_code()

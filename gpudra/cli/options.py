@@ -20,23 +20,36 @@ from gpudra.errors import UsageError
 _Choice = TypeVar("_Choice", bound="Choice")
 
 
+_Word = TypeVar("_Word", bound=enum.Enum)
+
+
+def words(vocabulary: type[enum.Enum]) -> str:
+    """The values as "a, b or c", in declaration order."""
+    values = [str(member.value) for member in vocabulary]
+    return " or ".join([", ".join(values[:-1]), values[-1]]) if len(values) > 1 else values[0]
+
+
+def parse_word(vocabulary: type[_Word], text: str, option: str) -> _Word:
+    """The member of `vocabulary` (a CLI Choice, or a core enum such as convert's Strategy)
+    whose value is `text` exactly; a UsageError naming `option` otherwise."""
+    try:
+        return vocabulary(text)
+    except ValueError:
+        raise UsageError(f"{option} must be {words(vocabulary)}, not {text!r}") from None
+
+
 class Choice(str, enum.Enum):
     """A word from a fixed vocabulary."""
 
     @classmethod
     def words(cls) -> str:
         """The values as "a, b or c", in declaration order."""
-        values = [member.value for member in cls]
-        return " or ".join([", ".join(values[:-1]), values[-1]]) if len(values) > 1 \
-            else values[0]
+        return words(cls)
 
     @classmethod
     def parse(cls: type[_Choice], text: str, option: str) -> _Choice:
         """The member named `text` exactly; a UsageError naming `option` otherwise."""
-        try:
-            return cls(text)
-        except ValueError:
-            raise UsageError(f"{option} must be {cls.words()}, not {text!r}") from None
+        return parse_word(cls, text, option)
 
 
 class SeverityWord(Choice):

@@ -12,10 +12,12 @@ from gpudra.cli.options import (
     quiet_option, request_timeout_option, target_version_option,
 )
 from gpudra.cli.output import outcome_targets_option, write_plan
+from gpudra.results.model import ExitCode
 from gpudra.cli.root import app, guarded, report_errors
 from gpudra.cli.terminal import ListProgress
 from gpudra.dra.versions import TargetVersion
 from gpudra.errors import UsageError
+from gpudra.run_context import RunContext
 
 EPILOG = (
     "Devices: --inventory files (ResourceSlices, or Node objects such as `kubectl get nodes "
@@ -58,7 +60,7 @@ def plan(
     context: Optional[str] = context_option(),
     namespace: Optional[str] = namespace_option(),
     request_timeout: Optional[str] = request_timeout_option(),
-) -> None:
+) -> ExitCode:
     """Prove each claim matches real devices before the switch.
 
     Simulates placement of every workload (replicas x claims x count) on the device
@@ -76,7 +78,7 @@ def plan(
         result = run_plan(request, on_page=on_page)
     write_plan(output, result)
     report_errors(result.errors)
-    raise typer.Exit(int(result.exit_code()))
+    return result.exit_code()
 
 
 def _request(*, paths: tuple[str, ...], inventory: tuple[str, ...], target_version: str,
@@ -91,12 +93,10 @@ def _request(*, paths: tuple[str, ...], inventory: tuple[str, ...], target_versi
     # No connection flags: no gpudra.cluster import (a tree with --inventory needs none);
     # run_plan defaults to every namespace of the current context when it does connect.
     cluster = connection.cluster_options() if connection.given else None
-    if consumable_shares is not None:
-        try:
-            Shares.parse(consumable_shares)
-        except ValueError as exc:
-            raise UsageError(str(exc)) from None
-    target = TargetVersion.parse(target_version)
-    return PlanRequest(paths=paths, inventory=inventory, cluster=cluster,
-                       target_version=target, consumable_shares=consumable_shares,
-                       config=cfg, full_matches=full_matches)
+    try:
+        shares = Shares.parse(consumable_shares) if consumable_shares is not None else None
+    except ValueError as exc:
+        raise UsageError(str(exc)) from None
+    context = RunContext(TargetVersion.parse(target_version), cfg, cluster)
+    return PlanRequest(context, paths=paths, inventory=inventory, consumable_shares=shares,
+                       full_matches=full_matches)

@@ -13,10 +13,12 @@ from gpudra.cli.options import (
     target_version_option,
 )
 from gpudra.cli.output import outcome_targets_option, write_outcomes
+from gpudra.results.model import ExitCode
 from gpudra.cli.root import app, guarded, report_errors
 from gpudra.cli.terminal import ListProgress
 from gpudra.dra.versions import TargetVersion
 from gpudra.errors import UsageError
+from gpudra.run_context import RunContext
 
 EPILOG = (
     "Tiers: the cluster (default: the current kube context, read-only); --node: this node's "
@@ -72,12 +74,13 @@ def preflight(
     kubeconfig: Optional[str] = kubeconfig_option(),
     context: Optional[str] = context_option(),
     request_timeout: Optional[str] = request_timeout_option(),
-) -> None:
+) -> ExitCode:
     """Is the cluster (or this node, or a manifest tree) ready for DRA?
 
     One line per check: pass, warn, fail or unavailable (a check that cannot run says why,
     never pass), with the reason and the remediation; `gpudra checks` lists every check.
     """
+    from gpudra.preflight.check_records import Tier
     from gpudra.preflight.run import as_report, run_preflight
 
     if paths and not manifests:
@@ -89,11 +92,11 @@ def preflight(
         fail_on=fail_on, config=config, strict=strict, baseline=baseline,
         connection=Connection(kubeconfig=kubeconfig, context=context,
                               request_timeout=request_timeout))
-    with ListProgress(quiet or request.tier != "cluster") as on_page:
+    with ListProgress(quiet or request.tier is not Tier.CLUSTER) as on_page:
         result = run_preflight(request, on_page=on_page)
     write_outcomes(output, as_report(result, request.fail_on))
     report_errors(result.errors)
-    raise typer.Exit(int(result.exit_code(request.fail_on)))
+    return result.exit_code(request.fail_on)
 
 
 def _request(*, node: bool, host_root: str, manifests: tuple[str, ...],
@@ -101,6 +104,7 @@ def _request(*, node: bool, host_root: str, manifests: tuple[str, ...],
              fail_on: OutcomeWord, config: Optional[Path], strict: bool,
              baseline: Optional[Path], connection: Connection) -> Any:
     """The command line as a gpudra.preflight.run.PreflightRequest; usage errors first."""
+    from gpudra.preflight.check_records import Tier
     from gpudra.preflight.run import PreflightRequest, fail_on_level
 
     if node and manifests:
@@ -110,12 +114,13 @@ def _request(*, node: bool, host_root: str, manifests: tuple[str, ...],
                          "cluster tier")
     if (strict or baseline) and not manifests:
         raise UsageError("--strict and --baseline go with --manifests")
-    tier = "node" if node else "manifests" if manifests else "cluster"
+    tier = Tier.NODE if node else Tier.MANIFESTS if manifests else Tier.CLUSTER
     level = fail_on_level(fail_on.value)
     cfg = load_cfg(manifests, config, strict)
-    cluster = connection.cluster_options() if tier == "cluster" else None
+    cluster = connection.cluster_options() if tier is Tier.CLUSTER else None
     known = load_baseline(baseline)
     target = TargetVersion.parse(target_version) if target_version is not None else None
-    return PreflightRequest(tier=tier, skip=skip, fail_on=level, target_version=target,
-                            manifests=manifests, require_migrated=require_migrated,
-                            host_root=host_root, cluster=cluster, config=cfg, baseline=known)
+    return PreflightRequest(RunContext(target, cfg, cluster), tier=tier, skip=skip,
+                            fail_on=level, manifests=manifests,
+                            require_migrated=require_migrated, host_root=host_root,
+                            baseline=known)

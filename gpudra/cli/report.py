@@ -8,7 +8,7 @@ from gpudra.cli.options import SeverityWord
 from gpudra.cli.output import merge_targets_option, write_merged
 from gpudra.cli.root import app, guarded
 from gpudra.errors import UsageError
-from gpudra.results.model import FailOn
+from gpudra.results.model import ExitCode, FailOn
 
 report_app = typer.Typer(name="report", no_args_is_help=True,
                          help="Work with JSON reports: merge the reports of many clusters.")
@@ -41,7 +41,7 @@ def report_merge(
     fail_on: SeverityWord = typer.Option(SeverityWord.WARNING, "--fail-on",
                                          case_sensitive=False,
                                          help="Lowest severity that makes the exit code 1."),
-) -> None:
+) -> ExitCode:
     """Merge the JSON reports of many clusters: one summary (their sum), one row per cluster,
     every finding and workload named by its cluster."""
     from gpudra.report.merge import exit_code, load_reports, merge_reports, parse_names
@@ -52,4 +52,4 @@ def report_merge(
         raise UsageError(f"--name {unknown[0]}=...: no such REPORT among the arguments")
     merged = merge_reports(load_reports(reports, named))
     write_merged(output, merged)
-    raise typer.Exit(int(exit_code(merged, FailOn.parse(fail_on.value))))
+    return exit_code(merged, FailOn.parse(fail_on.value))

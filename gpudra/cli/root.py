@@ -72,8 +72,9 @@ def report_errors(errors: Any) -> None:
 
 
 def guarded(command: _Command) -> _Command:
-    """The one place errors become exit codes. A user's mistake (UsageError) exits 2 and an
-    input that could not be read (any other GpudraError) exits 3, each with one line on stderr.
+    """The one place results and errors become exit codes. A command returns its result's
+    ExitCode (a command that returns nothing exits 0). A user's mistake (UsageError) exits 2 and
+    an input that could not be read (any other GpudraError) exits 3, each with one line on stderr.
     A bug must not look like a result either: exit 0 reads as "clean", 1 as "findings", so any
     unexpected exception also becomes exit 3 with one line; GPUDRA_DEBUG=1 adds the traceback
     for the bug report."""
@@ -81,7 +82,7 @@ def guarded(command: _Command) -> _Command:
     @functools.wraps(command)
     def run(*args: Any, **kwargs: Any) -> Any:
         try:
-            return command(*args, **kwargs)
+            code = command(*args, **kwargs)
         except (typer.Exit, typer.Abort, BrokenPipeError):
             raise  # control flow and a closed pipe keep their usual handling
         except KeyboardInterrupt:
@@ -99,5 +100,8 @@ def guarded(command: _Command) -> _Command:
             what = f"{type(exc).__name__}: {detail}" if detail else type(exc).__name__
             raise fail(f"internal error: {what} (please report it)", ExitCode.INPUT_ERROR) \
                 from None
+        if isinstance(code, ExitCode):
+            raise typer.Exit(int(code))
+        return code
 
     return run  # type: ignore[return-value]

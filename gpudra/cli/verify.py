@@ -12,8 +12,10 @@ from gpudra.cli.options import (
     kubeconfig_option, load_cfg, namespace_option, quiet_option, request_timeout_option,
 )
 from gpudra.cli.output import outcome_targets_option, write_outcomes
+from gpudra.results.model import ExitCode
 from gpudra.cli.root import app, guarded, report_errors
 from gpudra.cli.terminal import ListProgress
+from gpudra.run_context import RunContext
 
 EPILOG = (
     "Read-only (get and list; `gpudra rbac` grants it, events included). One verdict per GPU "
@@ -51,7 +53,7 @@ def verify(
     namespace: Optional[str] = namespace_option("Only this namespace's workloads."),
     all_namespaces: bool = all_namespaces_option("Every namespace (the default)."),
     request_timeout: Optional[str] = request_timeout_option(),
-) -> None:
+) -> ExitCode:
     """Prove each step of the switch worked, on the live cluster.
 
     For every GPU workload: on the device plugin, the bridge or claims; for claims, whether
@@ -67,10 +69,10 @@ def verify(
     exclusive_namespaces(namespace, all_namespaces)
     cfg = load_cfg([], config)
     connection = Connection(kubeconfig, context, namespace, request_timeout)
-    request = VerifyRequest(connection.cluster_options(), selector, decommission, cfg,
-                            tuple(wave_of))
+    request = VerifyRequest(RunContext(None, cfg, connection.cluster_options()), selector,
+                            decommission, tuple(wave_of))
     with ListProgress(quiet) as on_page:
         result = run_verify(request, on_page=on_page)
     write_outcomes(output, as_report(result))
     report_errors(result.errors)
-    raise typer.Exit(int(result.exit_code()))
+    return result.exit_code()

@@ -52,27 +52,25 @@ def export_cluster(request: ConvertRequest, table: WorkloadTable,
     the `nvidia.com/gpu` NoSchedule taint, and the cluster's version (gpudra.cluster
     ServerVersion); which cluster and when, into `reads`. Raises a ClusterError when the
     cluster cannot be read at all."""
-    from gpudra.cluster import connect
-    from gpudra.cluster.records import cluster_read
     from gpudra.convert.export import clean, dump, file_name
     from gpudra.convert.tolerations import has_gpu_taint
     from gpudra.k8s.gpu_use import read_object
     from gpudra.k8s.objects import ClusterObject
     from gpudra.sources.live import ClusterSource
+    from gpudra.sources.live_session import cluster_session, triage
 
     out = _export_dir(request)
     errors: list[InputError] = []
     written: set[str] = set()
     skipped: list[WorkloadResult] = []
     tainted = False
-    with connect(request.cluster) as cluster:
+    with cluster_session(request.context.cluster) as session:
         if reads is not None:
-            reads.append(cluster_read(cluster.target))
-        version = cluster.server_version()
-        for item in ClusterSource(cluster, table, command="export").items():
-            if isinstance(item, InputError):
-                errors.append(item)
-                continue
+            reads.append(session.read)
+        version = session.cluster.server_version()
+        # one object at a time: each is written, then let go; what was not read is no error
+        items = ClusterSource(session.cluster, table, command="export").items()
+        for item in triage(items, errors, unread_is_error=False):
             if not isinstance(item, ClusterObject):
                 continue
             if item.kind == "Node" and item.group == "":

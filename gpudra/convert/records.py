@@ -2,17 +2,33 @@
 
 from __future__ import annotations
 
-import datetime
+import enum
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from gpudra.dra.versions import DEFAULT, TargetVersion
+from gpudra.dra.versions import TargetVersion
 from gpudra.k8s.objects import as_mapping
+from gpudra.run_context import RunContext
 from gpudra.results.vouches import VouchSet
 from gpudra.results.waivers import WaiverSet
 from gpudra.yamledit.ops import Op
+
+
+class ClaimMode(enum.StrEnum):
+    """--claim-mode: a ResourceClaimTemplate per pod, or one ResourceClaim all pods share."""
+
+    TEMPLATE = "template"
+    SHARED = "shared"
+
+
+class Strategy(enum.StrEnum):
+    """--strategy of convert and cutover: rewrite the workloads to claims, or leave plain
+    nvidia.com/gpu workloads to a DeviceClass's extendedResourceName (the bridge)."""
+
+    REWRITE = "rewrite"
+    BRIDGE = "bridge"
 
 
 @dataclass(frozen=True)
@@ -85,16 +101,19 @@ def result_for(file: str, data: Mapping[str, Any], strategy: str, *, reason: str
 
 @dataclass(frozen=True)
 class ConvertRequest:
-    """What `gpudra convert` was asked to do, as the CLI parsed it."""
-
+    """What `gpudra convert` was asked to do, every option parsed (cutover asks the same)."""
 
     paths: tuple[str, ...]
+    # its target: None for DEFAULT, or under --from-cluster the release the cluster runs; its
+    # config: the CLI's (the nearest .gpudra.yaml to the paths, each covered path dropped
+    # first: distinct_paths); its cluster: --from-cluster's (None: convert files); its day:
+    # the one waivers are judged on
+    context: RunContext = field(default_factory=RunContext)
     diff: bool = False
     check: bool = False
     output_dir: Path | None = None
-    target_version: str | None = str(DEFAULT)  # None: --from-cluster's own release
-    claim_mode: str = "template"
-    strategy: str = "rewrite"
+    claim_mode: ClaimMode = ClaimMode.TEMPLATE
+    strategy: Strategy = Strategy.REWRITE
     keep_node_selectors: bool = False
     add_toleration: bool | None = None  # None: files yes; --from-cluster: if GPU nodes are tainted
     keep_device_plugin_quota: bool = False
@@ -105,10 +124,6 @@ class ConvertRequest:
     claims_file: str | None = None
     admin_access: bool = False
     excludes: tuple[str, ...] = ()
-    config: Path | None = None
-    output: str = "table"
-    quiet: bool = False  # no summary; input and write errors still go to stderr
+    output: str = "table"  # the summary's format: validated before anything is read
+    quiet: bool = False  # no summary, and no notes (an interrupted run finished)
     verbose: bool = False  # the summary lists skipped documents
-    color: bool = False  # colour the --diff output (the CLI decides: a TTY, NO_COLOR, FORCE_COLOR)
-    today: datetime.date | None = None  # the day waivers are judged on; None: the clock's
-    cluster: Any = None  # --from-cluster: gpudra.cluster.ClusterOptions of the cluster to export

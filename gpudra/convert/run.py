@@ -1,31 +1,22 @@
-"""The convert use case: options in, files written (or diffed, or checked), an exit code out.
-
-Streams are passed in, so this module stays free of any terminal library and is testable.
+"""The convert use case: a request in, files written (or a diff or a check planned), a result
+out. Nothing here prints: the CLI writes the converted stream, the diff, the summary and the
+errors from the result (gpudra.cli.convert), and cutover reads the result itself.
 """
 
 from __future__ import annotations
 
-import datetime
 import os
-from dataclasses import replace
+from collections.abc import Callable
+from dataclasses import dataclass, replace
 from pathlib import Path
-from typing import IO
 
-from gpudra.config import config_for, load_config
 from gpudra.convert import journal
 from gpudra.convert.converter import ConvertReport, FileChange, convert_paths
 from gpudra.convert.from_cluster import export_cluster
 from gpudra.convert.planner import ConvertOptions
-from gpudra.convert.records import ConvertRequest, WorkloadResult
+from gpudra.convert.records import ConvertRequest, Strategy, WorkloadResult
 from gpudra.convert.summary import RENDERERS, ConvertSummary
-from gpudra.convert.writer import (
-    PlannedWrites,
-    WriteRefused,
-    color_diff,
-    remove_stale_temps,
-    unified_diff,
-    write_under,
-)
+from gpudra.convert.writer import PlannedWrites, WriteRefused, remove_stale_temps, write_under
 from gpudra.dra.selectors import min_memory_selector, product_prefix_selector
 from gpudra.dra.versions import DEFAULT, TargetVersion, live_target
 from gpudra.errors import UnreadableInputError, UsageError
@@ -35,20 +26,14 @@ from gpudra.results.model import ClusterRead, ExitCode, InputError
 from gpudra.k8s.objects import plural
 from gpudra.printable import quote_name
 from gpudra.k8s.quantity import parse_quantity
-from gpudra.report.formats import Kind, RenderOptions, render_with
-from gpudra.rules import catalogue
 from gpudra.sources.file_bytes import read_regular
 from gpudra.k8s.workloads import WorkloadTable
 
 
 def build_options(request: ConvertRequest) -> ConvertOptions:
     """Validate every option before any file is read: bad input loses nothing."""
-    target = TargetVersion.parse(request.target_version or str(DEFAULT))
-    if request.claim_mode not in ("template", "shared"):
-        raise UsageError(f"--claim-mode must be template or shared, not {request.claim_mode!r}")
-    if request.strategy not in ("rewrite", "bridge"):
-        raise UsageError(f"--strategy must be rewrite or bridge, not {request.strategy!r}")
-    if request.strategy == "bridge":
+    target = request.context.target or DEFAULT
+    if request.strategy is Strategy.BRIDGE:
         support = target.supports("extendedResourceName")
         if not support.available:
             raise UsageError(f"--strategy bridge needs DeviceClass.extendedResourceName, which "
@@ -90,7 +75,8 @@ def build_options(request: ConvertRequest) -> ConvertOptions:
         checked.append(product_prefix_selector(request.product))
     if checked:  # the CEL engine costs ~25 ms to import: only when there is CEL to check
         _check_selectors(checked, len(request.selectors), target)
-    return ConvertOptions(target=target, claim_mode=request.claim_mode, strategy=request.strategy,
+    return ConvertOptions(target=target, claim_mode=request.claim_mode.value,
+                          strategy=request.strategy.value,
                           keep_node_selectors=request.keep_node_selectors,
                           add_toleration=request.add_toleration is not False,
                           keep_device_plugin_quota=request.keep_device_plugin_quota,
@@ -130,63 +116,73 @@ def _check_selectors(selectors: list[str], from_user: int, target: TargetVersion
             raise UsageError(f"{origin}: {problems[0].message}")
 
 
-def _nothing_exported(exported: tuple[InputError, ...], skipped: tuple[WorkloadResult, ...],
-                      quiet: bool, stderr: IO[str]) -> ExitCode:
-    """A --from-cluster run that wrote no file: say why, and convert nothing."""
-    for error in exported:
-        stderr.write(f"gpudra: {error.where}: {error.message}\n")
-    for pod in skipped:
-        stderr.write(f"gpudra: not exported: {pod.namespace}/Pod/{pod.name}: {pod.reason}\n")
-    if not quiet:
-        stderr.write("gpudra: the cluster has no GPU workloads or GPU quotas to export\n")
-    return ExitCode.INPUT_ERROR if exported else ExitCode.OK
+Note = Callable[[str], None]  # one line for the user as it happens (the CLI: on stderr)
 
 
-def _deliver(report: ConvertReport, request: ConvertRequest, stdout: IO[str], stderr: IO[str]
+@dataclass(frozen=True)
+class ConvertResult:
+    """What a run did. `report` is None when --from-cluster found nothing to export: then
+    `exported` holds what could not be read and `skipped` the GPU pods left out (and why)."""
+
+    request: ConvertRequest  # as run: each path once; --from-cluster: the exported tree
+    report: ConvertReport | None
+    summary: ConvertSummary | None
+    exit_code: ExitCode
+    exported: tuple[InputError, ...] = ()
+    skipped: tuple[WorkloadResult, ...] = ()
+
+    @property
+    def errors(self) -> tuple[InputError, ...]:
+        """Every input or write error, in the order they are reported."""
+        return self.exported if self.report is None else self.report.errors
+
+
+def _deliver(report: ConvertReport, request: ConvertRequest, note: Note
              ) -> tuple[list[InputError], set[str]]:
-    """Put the converted text where the request says (stdout for `-`, a diff, a copy, the
-    files themselves, nowhere for --check); returns the write errors and unwritten files."""
-    if request.paths == ("-",):
-        _write_stdin_result(report, stdout)
-    elif request.diff:
-        if request.output != "json":
-            for change in report.changes:
-                diff = unified_diff(change.label, change.old, change.new, change.created)
-                stdout.write(color_diff(diff) if request.color else diff)
-    elif request.output_dir is not None:
+    """Write the converted text where the request says (a copy, the files themselves; stdin's
+    text, a diff or a check write nothing: the caller shows them); returns the write errors and
+    unwritten files."""
+    if request.paths == ("-",) or request.diff:
+        return [], set()
+    if request.output_dir is not None:
         return _write_copy(report, request, request.output_dir)
-    elif not request.check:
-        return _write_in_place(report, request, stderr)
+    if not request.check:
+        return _write_in_place(report, request, note)
     return [], set()
 
 
-def run_convert(request: ConvertRequest, *, stdout: IO[str], stderr: IO[str],
-                stdin=None) -> ExitCode:
+def convert(request: ConvertRequest, *, stdin: Callable[[], bytes] | None = None,
+            note: Note = lambda line: None) -> ConvertResult:
+    """Plan and write what `request` asks. Raises UsageError for bad options (before anything
+    is read), ConfigError for a bad config, a ClusterError when --from-cluster cannot read the
+    cluster; every other problem is an error of the result."""
     request = replace(request, paths=distinct_paths(request.paths))
-    config = load_config(config_for(request.paths, request.config), catalogue())
-    today = request.today or datetime.date.today()
+    config = request.context.config
+    today = request.context.day
     options = replace(build_options(request), waivers=config.waiver_set(today),
                       vouches=config.vouch_set(today))
     table = WorkloadTable().with_kinds(config.workloads)
     exported: tuple[InputError, ...] = ()
     skipped: tuple[WorkloadResult, ...] = ()
     reads: list[ClusterRead] = []  # --from-cluster: which cluster, and when
-    if request.cluster is not None:
+    if request.context.cluster is not None:
         exported, skipped, count, tainted, version = export_cluster(request, table, reads)
-        if request.target_version is None:  # written for the release the cluster runs
+        if request.context.target is None:  # written for the release the cluster runs
             live = live_target(version.minor, version.git_version)
             options = replace(options, target=build_options(
-                replace(request, target_version=str(live))).target)
+                replace(request, context=replace(request.context, target=live))).target)
         if request.add_toleration is None:  # the cluster says whether pods need it
             options = replace(options, add_toleration=tainted)
-        if count == 0:
-            return _nothing_exported(exported, skipped, request.quiet, stderr)
+        if count == 0:  # nothing written: nothing to convert
+            return ConvertResult(request, None, None,
+                                 ExitCode.INPUT_ERROR if exported else ExitCode.OK,
+                                 exported, skipped)
         # The exported tree is converted in place, as any tree in --output-dir would be.
         request = replace(request, paths=(str(request.output_dir),), output_dir=None)
     resumed: list[InputError] = []
-    if request.paths != ("-",) and request.cluster is None:
+    if request.paths != ("-",) and request.context.cluster is None:
         in_place = not (request.diff or request.check or request.output_dir)
-        resumed = _finish_interrupted(request, stderr) if in_place else \
+        resumed = _finish_interrupted(request, note) if in_place else \
             _interrupted_run(request)
     report = convert_paths(request.paths, options, table=table,
                            excludes=(*config.exclude, *request.excludes),
@@ -196,23 +192,14 @@ def run_convert(request: ConvertRequest, *, stdout: IO[str], stderr: IO[str],
     if exported or skipped or resumed:
         report = replace(report, errors=exported + tuple(resumed) + report.errors,
                          results=skipped + report.results)
-    summary_stream = stderr if request.paths == ("-",) or request.diff else stdout
-    write_errors, unwritten = _deliver(report, request, stdout, stderr)
+    write_errors, unwritten = _deliver(report, request, note)
     if write_errors:
         report = replace(report, errors=report.errors + tuple(write_errors),
                          unwritten=frozenset(unwritten))
     written = not (request.diff or request.check) and request.paths != ("-",)
     summary = ConvertSummary(report, written=written, with_diffs=request.diff,
                              cluster=reads[0] if reads else None)
-    options = RenderOptions(verbose=request.verbose)
-    if request.output == "json":  # the requested output, not a summary: -q keeps it
-        stdout.write(render_with(RENDERERS["json"], Kind.CONVERT, "json", summary, options))
-    elif not request.quiet:
-        summary_stream.write(render_with(RENDERERS[request.output], Kind.CONVERT, request.output,
-                                         summary, options))
-    for error in report.errors:  # on stderr, as every command's input errors
-        stderr.write(f"gpudra: {error.where}: {error.message}\n")
-    return _exit_code(report, request)
+    return ConvertResult(request, report, summary, _exit_code(report, request))
 
 
 def distinct_paths(paths: tuple[str, ...]) -> tuple[str, ...]:
@@ -248,7 +235,7 @@ def _copy_inside(request: ConvertRequest) -> str | None:
     return None
 
 
-def _write_in_place(report: ConvertReport, request: ConvertRequest, stderr: IO[str]
+def _write_in_place(report: ConvertReport, request: ConvertRequest, note: Note
                     ) -> tuple[list[InputError], set[str]]:
     """Write every change, definitions before what refers to them (_write_order), under a
     journal when there are several (gpudra.convert.journal). A file that cannot be written is
@@ -291,9 +278,8 @@ def _write_in_place(report: ConvertReport, request: ConvertRequest, stderr: IO[s
                     blocker = quote_name(change.label)
     except KeyboardInterrupt:
         if journal_file is not None and done:
-            stderr.write(f"gpudra: interrupted after writing {done} of "
-                         f"{plural(len(changes), 'file')}; run the same command again to "
-                         "finish\n")
+            note(f"interrupted after writing {done} of {plural(len(changes), 'file')}; run "
+                 "the same command again to finish")
         raise
     if journal_file is not None:
         journal.end(journal_file)
@@ -325,12 +311,12 @@ def _write_roots(paths: tuple[str, ...]) -> tuple[str, ...]:
     return tuple(roots)
 
 
-def _finish_interrupted(request: ConvertRequest, stderr: IO[str]) -> list[InputError]:
+def _finish_interrupted(request: ConvertRequest, note: Note) -> list[InputError]:
     """Finish a run a kill or Ctrl-C stopped (its journal), before planning anew."""
     written, problems = journal.finish(_write_roots(request.paths))
     if written and not request.quiet:
-        stderr.write(f"gpudra: finished an interrupted convert: {written} more "
-                     f"{'file' if written == 1 else 'files'} written\n")
+        note(f"finished an interrupted convert: {written} more "
+             f"{'file' if written == 1 else 'files'} written")
     return [InputError(journal.relative_label(path), problem) for path, problem in problems]
 
 
@@ -365,14 +351,15 @@ def _exit_code(report: ConvertReport, request: ConvertRequest) -> ExitCode:
     return ExitCode.OK
 
 
-def _write_stdin_result(report: ConvertReport, stdout: IO[str]) -> None:
-    """The converted stream; a new file (the bridge DeviceClass) follows as more documents."""
+def stdin_result(report: ConvertReport) -> str:
+    """The converted stream of `convert -`; a new file (the bridge DeviceClass) follows as more
+    documents."""
     change = next((c for c in report.changes if c.label == "-"), None)
     text = change.new.decode("utf-8") if change is not None else \
         report.stdin_data.decode("utf-8", "replace")  # unchanged: echo it
-    stdout.write(text)
-    for extra in (c for c in report.changes if c.label != "-"):
-        stdout.write(("" if text.endswith("\n") else "\n") + "---\n" + extra.new.decode("utf-8"))
+    return text + "".join(("" if text.endswith("\n") else "\n") + "---\n"
+                          + extra.new.decode("utf-8")
+                          for extra in (c for c in report.changes if c.label != "-"))
 
 
 def _write_copy(report: ConvertReport, request: ConvertRequest,

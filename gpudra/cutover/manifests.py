@@ -25,7 +25,6 @@ keep its `nvidia.com/gpu` limit beside the claim (its pods then wait for both).
 
 from __future__ import annotations
 
-import io
 import shutil
 import tempfile
 from collections import Counter
@@ -206,18 +205,23 @@ def export_original(workload: Workload, table: WorkloadTable) -> tuple[str, byte
 def _convert(source: Path, output: Path, target: TargetVersion,
              keep_quota: bool = False, kept_names: frozenset[str] = frozenset()
              ) -> list[InputError]:
-    from gpudra.convert.run import ConvertRequest, run_convert
+    from gpudra.config import config_for, load_config
+    from gpudra.convert.run import ConvertRequest, convert
+    from gpudra.rules import catalogue
+    from gpudra.run_context import RunContext
 
-    stderr = io.StringIO()
-    code = run_convert(ConvertRequest(paths=(str(source),), output_dir=output,
-                                      target_version=str(target), quiet=True,
-                                      keep_device_plugin_quota=keep_quota,
-                                      keep_quota_names=kept_names),
-                       stdout=io.StringIO(), stderr=stderr)
+    # the config `gpudra convert SOURCE` would find: the nearest .gpudra.yaml above the wave
+    config = load_config(config_for((str(source),)), catalogue())
+    result = convert(ConvertRequest(paths=(str(source),), context=RunContext(target, config),
+                                    output_dir=output, quiet=True,
+                                    keep_device_plugin_quota=keep_quota,
+                                    keep_quota_names=kept_names))
+    code = result.exit_code
     if code in (ExitCode.OK, ExitCode.BLOCKED):
         return []
-    return [InputError(str(source), "convert failed: "
-                       + (stderr.getvalue().strip() or f"exit {int(code)}"))]
+    # the errors as `gpudra convert` says them
+    said = "".join(f"gpudra: {error.where}: {error.message}\n" for error in result.errors)
+    return [InputError(str(source), "convert failed: " + (said.strip() or f"exit {int(code)}"))]
 
 
 def _split(text: str, name: str, kind: str, converted: Path) -> None:

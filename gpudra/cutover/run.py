@@ -4,12 +4,12 @@ runbook. Read-only towards the cluster."""
 
 from __future__ import annotations
 
-import datetime
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from gpudra.convert.records import Strategy
 from gpudra.cutover.bridge import (
     BridgePlan, bridged_names, check_strategy, plan_bridge, released, rewritten_only,
     without_bridged, write_bridged,
@@ -23,24 +23,23 @@ from gpudra.cutover.runbook import RENDERERS, Runbook
 from gpudra.cutover.steps import WaveContext
 from gpudra.cutover.waves import CutoverPlan, order_waves
 from gpudra.dra.strategy_advice import bridge_advice
-from gpudra.dra.versions import DEFAULT, TargetVersion, live_target
+from gpudra.dra.versions import DEFAULT, live_target
 from gpudra.errors import UsageError
 from gpudra.results.model import ClusterRead, ExitCode, InputError
 from gpudra.k8s.objects import SourceObject
+from gpudra.run_context import RunContext
 from gpudra.k8s.workloads import WorkloadTable
 
 
 @dataclass(frozen=True)
 class CutoverRequest:
+    # its target: None for the live cluster's release, DEFAULT for --from
+    context: RunContext = field(default_factory=RunContext)
     sources: Sequence[str] = ()       # --from files; empty: the cluster
-    cluster: Any = None               # gpudra.cluster.ClusterOptions
     pool_label: str | None = None
     max_wave_nodes: int | None = None
     output_dir: Path | None = None
-    # parsed by the caller (the CLI); None: the live cluster's release, DEFAULT for --from
-    target_version: TargetVersion | None = None
-    config: Any = None
-    strategy: str = "rewrite"         # rewrite | bridge (gpudra.cutover.bridge)
+    strategy: Strategy = Strategy.REWRITE  # gpudra.cutover.bridge
 
 
 @dataclass(frozen=True)
@@ -67,18 +66,16 @@ class CutoverResult:
 
 def run_cutover(request: CutoverRequest, *, on_page: Callable[[Any], None] | None = None
                 ) -> CutoverResult:
-    from gpudra.config import Config
-
-    check_strategy(request.strategy, request.target_version or DEFAULT)
+    check_strategy(request.strategy, request.context.target or DEFAULT)
     if request.max_wave_nodes is not None and request.max_wave_nodes < 1:
         raise UsageError("--max-wave-nodes must be 1 or more")
     out = request.output_dir
     if out is not None and out.exists() and (not out.is_dir() or any(out.iterdir())):
         raise UsageError(f"--output-dir {out}: must be a new or empty directory")
-    config = request.config or Config()
+    config = request.context.config
     table = WorkloadTable().with_kinds(config.workloads)
     errors: list[InputError] = []
-    target = request.target_version
+    target = request.context.target
     reads: list[ClusterRead] = []  # the cluster, when one is read
     if request.sources:
         objects, read = _read_files(request.sources, errors, table)
@@ -88,7 +85,7 @@ def run_cutover(request: CutoverRequest, *, on_page: Callable[[Any], None] | Non
     target = target or DEFAULT
     check_strategy(request.strategy, target)  # the live cluster's release, once read
     fleet = build_fleet(objects, table, request.pool_label, target,
-                        config.vouch_set(datetime.date.today()))
+                        config.vouch_set(request.context.day))
     rides: dict[tuple[str, str, str], str] = {}
     if request.strategy == "bridge":
         fleet = released(fleet, table)
@@ -194,24 +191,14 @@ def _read_cluster(request: CutoverRequest, table: WorkloadTable, errors: list[In
     """The cluster's objects, how many were read, and its version (gpudra.cluster
     ServerVersion: the converted manifests are for its release unless --target-version says
     otherwise); which cluster and when, into `reads`."""
-    from gpudra.cluster import ClusterOptions, connect
-    from gpudra.cluster.records import cluster_read
-    from gpudra.results.model import NotRead
-    from gpudra.sources.live import ClusterSource
+    from gpudra.sources.live_session import cluster_session
 
-    objects: list[dict[str, Any]] = []
-    with connect(request.cluster or ClusterOptions(all_namespaces=True)) as cluster:
-        reads.append(cluster_read(cluster.target))
-        version = cluster.server_version()
+    with cluster_session(request.context.cluster) as session:
+        reads.append(session.read)
+        version = session.cluster.server_version()
         # refused before anything else is read: the release has no bridge
-        check_strategy(request.strategy, request.target_version
+        check_strategy(request.strategy, request.context.target
                        or live_target(version.minor, version.git_version))
-        source = ClusterSource(cluster, table, on_page, command="cutover")
-        for item in source.items():
-            if isinstance(item, InputError):
-                errors.append(item)
-            elif isinstance(item, NotRead):
-                errors.append(InputError(None, item.message, object=item.object))
-            elif isinstance(item, SourceObject):
-                objects.append(dict(item.data))
-    return objects, source.stats.objects, version
+        read = session.objects(table, command="cutover", on_page=on_page)
+    errors += read.errors
+    return [dict(obj.data) for obj in read.objects], read.count, version

@@ -11,15 +11,14 @@ DRA driver publishes none yet).
 from __future__ import annotations
 
 import contextlib
-import datetime
 import gc
 from collections.abc import Callable, Iterable, Iterator, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 
-from gpudra.dra.versions import DEFAULT, TargetVersion
+from gpudra.dra.versions import DEFAULT
 from gpudra.errors import UsageError
-from gpudra.results.model import ClusterRead, ExitCode, FailOn, InputError, Level, NotRead
+from gpudra.results.model import ClusterRead, ExitCode, FailOn, InputError, Level
 from gpudra.k8s.objects import SourceObject, as_mapping, plural
 from gpudra.plan.engine import PlanOptions, collector_paused, plan
 from gpudra.plan.inventory import Inventory, InventoryReader
@@ -28,6 +27,7 @@ from gpudra.plan.synthesis import Shares, synthesize
 from gpudra.report.json_report import error_data
 from gpudra.report.outcomes import OutcomeReport
 from gpudra.results.outcome import Outcome
+from gpudra.run_context import RunContext
 from gpudra.sources.files import FileSource
 from gpudra.k8s.workloads import POD_NESTING_KEYS
 
@@ -36,12 +36,11 @@ _INVENTORY_KINDS = ("ResourceSlice", "Node")
 
 @dataclass(frozen=True)
 class PlanRequest:
+    # the target (None: DEFAULT) is the release unconverted workloads are converted for
+    context: RunContext = field(default_factory=RunContext)
     paths: Sequence[str] = ()         # a tree; empty: workloads from the cluster
     inventory: Sequence[str] = ()     # ResourceSlice and/or Node YAML files
-    cluster: Any = None               # gpudra.cluster.ClusterOptions
-    target_version: TargetVersion = DEFAULT  # parsed by the caller; for in-memory conversion
-    consumable_shares: str | None = None
-    config: Any = None                # gpudra.config.Config
+    consumable_shares: Shares | None = None  # predicted devices: the driver's setting
     full_matches: bool = False        # every matching node per request, not a sample
 
 
@@ -65,20 +64,14 @@ class PlanResult:
 def run_plan(request: PlanRequest, *, on_page: Callable[[Any], None] | None = None) -> PlanResult:
     """Raises UsageError for bad options, gpudra.cluster.ClusterError when a cluster it needs
     cannot be read."""
-    from gpudra.config import Config
     from gpudra.convert.memory import in_memory_converter
     from gpudra.convert.planner import ConvertOptions
     from gpudra.dra.cel import default_engine
     from gpudra.k8s.workloads import WorkloadTable
 
-    config = request.config or Config()
+    config = request.context.config
     table = WorkloadTable().with_kinds(config.workloads)
-    if request.consumable_shares is not None:
-        try:
-            Shares.parse(request.consumable_shares)
-        except ValueError as exc:
-            raise UsageError(str(exc)) from None
-    target = request.target_version
+    target = request.context.target or DEFAULT
     errors: list[InputError] = []
     reads: list[ClusterRead] = []  # the cluster, when one is read
     if request.paths:
@@ -107,7 +100,7 @@ def run_plan(request: PlanRequest, *, on_page: Callable[[Any], None] | None = No
             inventory = _inventory_from(objects, "cluster", request.consumable_shares)
     workloads = [o for o in objects if _kind(o) not in _INVENTORY_KINDS]
     converter = in_memory_converter(ConvertOptions(target, vouches=config.vouch_set(
-                                        datetime.date.today())), table,
+                                        request.context.day)), table,
                                     [_data(o) for o in workloads], live=not request.paths)
     options = PlanOptions.for_target(target, converter=converter, table=table,
                                      engine=default_engine(target),
@@ -147,7 +140,7 @@ def _set_aside() -> Iterator[None]:
 
 
 def _inventory_files(files: Sequence[str], errors: list[InputError],
-                     shares: str | None) -> Inventory | None:
+                     shares: Shares | None) -> Inventory | None:
     if not files:
         return None
     # Only the data: the line index and text of 100,000 devices' documents would double the
@@ -182,7 +175,7 @@ def _lists_after_their_text(objects: Iterator[tuple[dict[str, Any], bool]]
     yield from held
 
 
-def _inventory_from(objects: Iterable[Any], source: str, shares: str | None) -> Inventory:
+def _inventory_from(objects: Iterable[Any], source: str, shares: Shares | None) -> Inventory:
     """ResourceSlices as they are, plus devices predicted for nodes that publish none."""
     reader = InventoryReader()
     nodes = []
@@ -206,15 +199,15 @@ def _cluster_inventory(request: PlanRequest, on_page: Callable[[Any], None] | No
                        reads: list[ClusterRead]) -> tuple[Inventory, list[InputError]]:
     """Devices of the current cluster for a tree: its ResourceSlices and Nodes (the cluster
     and the time, into `reads`)."""
-    from gpudra.cluster import ClusterOptions, connect
-    from gpudra.cluster.records import cluster_read
     from gpudra.sources.live_reads import NODES, RESOURCESLICES
+    from gpudra.sources.live_session import cluster_session
     from gpudra.sources.shapes import well_formed
 
     errors: list[InputError] = []
     objects: list[dict[str, Any]] = []
-    with connect(request.cluster or ClusterOptions(all_namespaces=True)) as cluster:
-        reads.append(cluster_read(cluster.target))
+    with cluster_session(request.context.cluster) as session:
+        reads.append(session.read)
+        cluster = session.cluster
         cluster.server_version()
         for read in (RESOURCESLICES, NODES):
             resource = cluster.resource(read.group, read.resource, read.versions)
@@ -229,24 +222,15 @@ def _cluster_objects(request: PlanRequest, table: Any, on_page: Callable[[Any], 
                      reads: list[ClusterRead]) -> tuple[list[Any], int, list[InputError]]:
     """Top-level workloads (owner-resolved: no pod counted twice), DRA objects and nodes (the
     cluster and the time, into `reads`)."""
-    from gpudra.cluster import ClusterOptions, connect
-    from gpudra.cluster.records import cluster_read
-    from gpudra.sources.live import ClusterSource
+    from gpudra.sources.live_session import cluster_session
 
-    objects: list[Any] = []
-    errors: list[InputError] = []
-    with connect(request.cluster or ClusterOptions(all_namespaces=True)) as cluster:
-        reads.append(cluster_read(cluster.target))
-        cluster.server_version()
-        source = ClusterSource(cluster, table, on_page, command="plan")
-        for item in source.items():
-            if isinstance(item, InputError):
-                errors.append(item)
-            elif isinstance(item, NotRead):  # plan needs the devices a namespaced role hides
-                errors.append(InputError(None, item.message, object=item.object))
-            elif isinstance(item, SourceObject) and _matters(item, table):
-                objects.append(item)
-    return objects, source.stats.objects, errors
+    with cluster_session(request.context.cluster) as session:
+        reads.append(session.read)
+        session.cluster.server_version()
+        # what a namespaced role hides is an error: plan needs every device
+        read = session.objects(table, command="plan", on_page=on_page,
+                               keep=lambda obj: _matters(obj, table))
+    return list(read.objects), read.count, list(read.errors)
 
 
 def _matters(obj: SourceObject, table: Any) -> bool:

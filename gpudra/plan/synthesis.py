@@ -143,7 +143,7 @@ def mig_profile(resource_form: str) -> str:
 
 
 def synthesize(nodes: Iterable[Mapping[str, Any]],
-               consumable_shares: str | int | None = None,
+               consumable_shares: Shares | str | int | None = None,
                limit: int = MAX_PREDICTED_DEVICES) -> Inventory:
     """Predicted devices for every Node object in `nodes` (plain dicts; other kinds ignored).
     Nodes without GPU labels or allocatable GPUs yield no devices. Nodes whose devices would
@@ -165,9 +165,11 @@ class NodePrediction:
 
 
 def predict_nodes(nodes: Iterable[Mapping[str, Any]],
-                  consumable_shares: str | int | None = None) -> list[NodePrediction]:
-    """One prediction per Node object with a name, in input order (other kinds ignored)."""
-    shares = Shares.parse(consumable_shares)
+                  consumable_shares: Shares | str | int | None = None) -> list[NodePrediction]:
+    """One prediction per Node object with a name, in input order (other kinds ignored);
+    `consumable_shares` parsed already (a command's request), or as the driver's flag says it."""
+    shares = consumable_shares if isinstance(consumable_shares, Shares) else \
+        Shares.parse(consumable_shares)
     out: list[NodePrediction] = []
     for node, _ in expand_lists(nodes):
         if node.get("kind") != "Node":

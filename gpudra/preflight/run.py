@@ -14,20 +14,22 @@ from gpudra.errors import UnreadableInputError, UsageError
 from gpudra.results.model import ClusterRead, ExitCode, FailOn, InputError
 from gpudra.k8s.objects import noun_for, plural
 from gpudra.preflight import catalogue
-from gpudra.preflight.check_records import CheckResult, apply_skips, count_outcomes
+from gpudra.preflight.check_records import CheckResult, Tier, apply_skips, count_outcomes
 from gpudra.report.outcomes import OutcomeReport
+from gpudra.run_context import RunContext
 
 if TYPE_CHECKING:
     from gpudra.dra.versions import TargetVersion
+    from gpudra.results.baseline import Baseline
 
-TIERS = ("cluster", "node", "manifests")
 # The --fail-on levels preflight takes (FailOn, by their outcome words: fail, warn, unavailable)
 FAIL_ON = (FailOn.ERROR, FailOn.WARNING, FailOn.UNAVAILABLE)
 FAIL_ON_WORDS = tuple(level.outcome_word for level in FAIL_ON)
 
 
-def fail_on_level(text: str) -> str:
-    """`--fail-on` (preflight's words or audit's) as preflight's word. Raises UsageError."""
+def fail_on_level(text: str) -> FailOn:
+    """`--fail-on` (preflight's words or audit's) as one of preflight's levels. Raises
+    UsageError."""
     try:
         level: FailOn | None = FailOn.parse(text)
     except ValueError:
@@ -35,22 +37,22 @@ def fail_on_level(text: str) -> str:
     if level is None or level not in FAIL_ON:
         raise UsageError(f"--fail-on must be one of {', '.join(FAIL_ON_WORDS)} (or warning, "
                          f"error), not {text!r}")
-    return level.outcome_word
+    return level
 
 
 @dataclass(frozen=True)
 class PreflightRequest:
-    tier: str = "cluster"
+    # its target: None to judge against the cluster's own release; its cluster: the cluster
+    # tier's; its config: excludes, workloads and skips
+    context: RunContext = field(default_factory=RunContext)
+    tier: Tier = Tier.CLUSTER
     skip: Sequence[str] = ()
-    fail_on: str = "fail"
-    target_version: TargetVersion | None = None  # None: judge against the cluster's own
+    fail_on: FailOn = FailOn.ERROR  # the lowest level that fails the run (one of FAIL_ON)
     manifests: Sequence[str] = ()
     require_migrated: bool = False
     host_root: str = "/"
     node_name: str | None = None
-    cluster: Any = None              # gpudra.cluster.ClusterOptions (cluster tier)
-    config: Any = None               # gpudra.config.Config (excludes, workloads, skips)
-    baseline: Any = None             # gpudra.results.baseline.Baseline: known findings do not count
+    baseline: Baseline | None = None  # --manifests: known findings do not count
 
 
 @dataclass(frozen=True)
@@ -62,10 +64,10 @@ class PreflightResult:
     facts: dict[str, Any] = field(default_factory=dict)
     cluster: ClusterRead | None = None  # the cluster tier: which cluster was read, and when
 
-    def failing(self, result: CheckResult, fail_on: str) -> bool:
-        return not result.skipped and FailOn.parse(fail_on).triggered_by(result.outcome.level)
+    def failing(self, result: CheckResult, fail_on: FailOn) -> bool:
+        return not result.skipped and fail_on.triggered_by(result.outcome.level)
 
-    def exit_code(self, fail_on: str) -> ExitCode:
+    def exit_code(self, fail_on: FailOn) -> ExitCode:
         """3 when an input could not be read (a file, or a resource the cluster refused) or
         nothing was checked; 1 when a check at or above --fail-on failed; else 0."""
         if self.errors or not self.results:
@@ -78,14 +80,8 @@ class PreflightResult:
 def validate(request: PreflightRequest) -> tuple[frozenset[str], TargetVersion | None]:
     """Check the options before anything is read: the skip list as check ids, and the
     --target-version (None without one; the request carries it parsed)."""
-    if request.tier not in TIERS:
-        raise UsageError(f"unknown tier {request.tier!r}")
-    if request.fail_on not in FAIL_ON_WORDS:
-        raise UsageError(f"--fail-on must be one of {', '.join(FAIL_ON_WORDS)}, "
-                         f"not {request.fail_on!r}")
-    target = request.target_version
-    configured = getattr(request.config, "preflight_skip", ()) if request.config else ()
-    return catalogue().parse_skip_list([*configured, *request.skip]), target
+    configured = request.context.config.preflight_skip
+    return catalogue().parse_skip_list([*configured, *request.skip]), request.context.target
 
 
 def run_preflight(request: PreflightRequest, *,
@@ -93,9 +89,9 @@ def run_preflight(request: PreflightRequest, *,
     """Run the request's tier. Raises gpudra.cluster.ClusterError when the cluster cannot be
     read at all, UsageError for bad options."""
     skips, target = validate(request)
-    if request.tier == "manifests":
+    if request.tier is Tier.MANIFESTS:
         result = _manifests(request, target)
-    elif request.tier == "node":
+    elif request.tier is Tier.NODE:
         result = _node(request)
     else:
         result = _cluster(request, target, on_page)
@@ -105,16 +101,17 @@ def run_preflight(request: PreflightRequest, *,
 
 def _cluster(request: PreflightRequest, target: Any,
              on_page: Callable[[Any], None] | None) -> PreflightResult:
-    from gpudra.cluster import ClusterOptions, connect
-    from gpudra.cluster.records import cluster_read
     from gpudra.preflight.cluster import run_cluster_checks
     from gpudra.preflight.cluster.options import ClusterOptions as CheckOptions
     from gpudra.preflight.cluster.read import read_snapshot
+    from gpudra.sources.live_session import cluster_session
 
-    with connect(request.cluster or ClusterOptions(all_namespaces=True)) as cluster:
-        read = cluster_read(cluster.target)
-        snapshot = read_snapshot(cluster, on_page)
-        facts = {"server": cluster.target.shown_server, "server_version": snapshot.server_version}
+    # No server_version() first: read_snapshot reads it, and an error answer is a check's.
+    with cluster_session(request.context.cluster) as session:
+        read = session.read
+        snapshot = read_snapshot(session.cluster, on_page)
+        facts = {"server": session.cluster.target.shown_server,
+                 "server_version": snapshot.server_version}
     results = run_cluster_checks(snapshot, CheckOptions(target_version=target))
     # What the cluster refused is also an input error: the checks that needed it say
     # unavailable, and the run is partial (exit 3), as a partial audit is.
@@ -139,15 +136,14 @@ def _node(request: PreflightRequest) -> PreflightResult:
 
 
 def _manifests(request: PreflightRequest, target: Any) -> PreflightResult:
-    from gpudra.audit import AuditRequest
-    from gpudra.config import Config
+    from gpudra.audit.engine import AuditRequest
     from gpudra.dra.versions import DEFAULT
     from gpudra.preflight.manifests import ManifestOptions, run_manifest_checks
     from gpudra.preflight.manifests.read import read_manifests
 
     if not request.manifests:
         raise UsageError("--manifests needs a PATH")
-    tree = read_manifests(AuditRequest(list(request.manifests), request.config or Config(),
+    tree = read_manifests(AuditRequest(list(request.manifests), request.context.config,
                                        target=target or DEFAULT))
     options = ManifestOptions(target_version=target or DEFAULT,
                               require_migrated=request.require_migrated)
@@ -162,13 +158,13 @@ def _manifests(request: PreflightRequest, target: Any) -> PreflightResult:
     return PreflightResult("manifests", run_manifest_checks(tree, options), errors, None, facts)
 
 
-def as_report(result: PreflightResult, fail_on: str) -> OutcomeReport:
+def as_report(result: PreflightResult, fail_on: FailOn) -> OutcomeReport:
     """The results in the shared outcome format; the JSON contract is design.md's:
     `{"checks": [{"id", "title", "outcome", "message", "remediation", ...}], "summary"}`."""
     verdicts = tuple(r.as_outcome() for r in result.results)
     summary = {"tier": result.tier, **count_outcomes(result.results),
                "target_version": result.target, **result.facts,
-               "fail_on": fail_on, "passed": result.exit_code(fail_on) is ExitCode.OK}
+               "fail_on": fail_on.outcome_word, "passed": result.exit_code(fail_on) is ExitCode.OK}
     headline = f"gpudra preflight ({result.tier})"
     known = result.facts.get("baseline")
     if known:
@@ -176,5 +172,5 @@ def as_report(result: PreflightResult, fail_on: str) -> OutcomeReport:
                     f"{known['known']} known {noun_for(known['known'], 'finding')} not counted, "
                     f"{plural(known['fixed'], 'entry', 'entries')} fixed)")
     return OutcomeReport("preflight", "checks", verdicts, result.errors, summary,
-                         FailOn.parse(fail_on), headline, cluster=result.cluster)
+                         fail_on, headline, cluster=result.cluster)
 

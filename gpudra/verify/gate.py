@@ -69,6 +69,23 @@ def not_judged(why: str = NOT_JUDGED) -> Gate:
     return Gate((), judged=False, why_not=why)
 
 
+def whole_cluster(all_namespaces: bool, selected: bool) -> bool:
+    """The one decision of the gate's scope: judged only from every namespace with no
+    selector, since the device plugin serves the whole cluster."""
+    return all_namespaces and not selected
+
+
+def gate_for(state: ClusterState, verdicts: Sequence[Verdict], whole: bool) -> Gate:
+    """The gate, when verify read the `whole` cluster (whole_cluster) and every object of it:
+    from one namespace or a selection, or with objects unread, it says neither safe nor
+    blocked."""
+    if not whole:
+        return not_judged()
+    if state.errors:  # an object left out (unreadable, or refused by its reader) may hold GPUs
+        return not_judged(NOT_JUDGED_UNREAD)
+    return decommission_gate(state, verdicts)
+
+
 def decommission_gate(state: ClusterState, verdicts: Sequence[Verdict]) -> Gate:
     """The gate over the whole cluster; `verdicts` are those of every GPU workload."""
     pods, asking_pods = _pods(state)

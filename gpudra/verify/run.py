@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Callable, Mapping
-from dataclasses import dataclass, replace
+from dataclasses import dataclass, field, replace
 from typing import Any
 
 from gpudra.dra.versions import MAX_MINOR, MIN_MINOR, TargetVersion
@@ -15,9 +15,10 @@ from gpudra.results.model import ClusterRead, ExitCode, FailOn, InputError, Leve
 from gpudra.k8s.objects import as_mapping, dig
 from gpudra.report.outcomes import OutcomeReport
 from gpudra.results.outcome import Outcome
+from gpudra.run_context import RunContext
 from gpudra.verify.collect import ClusterState, read_cluster
 from gpudra.verify.explain import live_inventory
-from gpudra.verify.gate import NOT_JUDGED_UNREAD, Gate, decommission_gate, not_judged
+from gpudra.verify.gate import Gate, gate_for, whole_cluster
 from gpudra.verify.expected import MovedWorkload, read_wave
 from gpudra.verify.judge import CLAIMS, DEVICE_PLUGIN, Verdict, judge_workload
 from gpudra.verify.moved import held_to_waves
@@ -29,10 +30,9 @@ _TERM = re.compile(r"^\s*(?P<not>!)?\s*(?P<key>[A-Za-z0-9_./-]+)\s*"
 
 @dataclass(frozen=True)
 class VerifyRequest:
-    cluster: Any = None            # gpudra.cluster.ClusterOptions
+    context: RunContext = field(default_factory=RunContext)  # its target is the cluster's own
     selector: str | None = None    # a label selector on the workloads (their own labels)
     decommission: bool = False     # the gate fails the run while it is not safe
-    config: Any = None             # gpudra.config.Config
     waves: tuple[str, ...] = ()    # --wave-of: wave folders applied; what they move must move
 
 
@@ -88,26 +88,23 @@ def run_verify(request: VerifyRequest, *, on_page: Callable[[Any], None] | None 
                ) -> VerifyResult:
     """Raises UsageError for a bad selector, gpudra.cluster.ClusterError when the cluster
     cannot be reached."""
-    from gpudra.cluster import ClusterOptions, connect
-    from gpudra.cluster.records import cluster_read
-    from gpudra.config import Config
+    from gpudra.sources.live_session import cluster_session
 
     terms = parse_selector(request.selector) if request.selector else []
     waves = tuple(read_wave(folder) for folder in request.waves)  # before any network call
-    config = request.config or Config()
-    table = WorkloadTable().with_kinds(config.workloads)
-    options = request.cluster or ClusterOptions(all_namespaces=True)
-    whole_cluster = options.all_namespaces and not terms
-    if request.decommission and not whole_cluster:
+    table = WorkloadTable().with_kinds(request.context.config.workloads)
+    options = request.context.cluster  # None: every namespace of the current context
+    whole = whole_cluster(options is None or options.all_namespaces, bool(terms))
+    if request.decommission and not whole:
         raise UsageError("--decommission judges the whole cluster (the device plugin serves "
                          "every namespace): drop -n and --selector")
-    with connect(options) as cluster:
-        read = cluster_read(cluster.target)
-        version = cluster.server_version()
-        state = read_cluster(cluster, table, on_page=on_page)
-        namespace = cluster.target.list_namespace
+    with cluster_session(options) as session:
+        read = session.read
+        version = session.cluster.server_version()
+        state = read_cluster(session.cluster, table, on_page=on_page)
+        namespace = session.cluster.target.list_namespace
     result = replace(judge(state, table, release_of(version.minor), terms,
-                           request.decommission, whole_cluster), cluster=read)
+                           request.decommission, whole), cluster=read)
     if not waves:
         return result
     verdicts, missing = held_to_waves(result.verdicts, waves, namespace, not terms)
@@ -122,20 +119,15 @@ def release_of(minor: int) -> TargetVersion:
 
 def judge(state: ClusterState, table: WorkloadTable, target: TargetVersion,
           terms: list[tuple[str, str, str | None]] | None = None, decommission: bool = False,
-          whole_cluster: bool = True) -> VerifyResult:
-    """Every selected workload's verdict, and the gate when `whole_cluster` (every namespace
-    read, no selector): from one namespace it could say neither safe nor blocked."""
+          whole: bool = True) -> VerifyResult:
+    """Every selected workload's verdict, and the gate (judged only when `whole`: see
+    gate.whole_cluster, decided once by the caller)."""
     inventory = live_inventory(state)
     workloads = [w for w in state.workloads
                  if not terms or selected(terms, as_mapping(dig(w.data, "metadata", "labels")))]
     verdicts = tuple(judge_workload(w, state, inventory, table, target) for w in
                      sorted(workloads, key=lambda w: (w.namespace or "", w.kind, w.name or "")))
-    if not (whole_cluster and not terms):
-        gate = not_judged()
-    elif state.errors:  # an object left out (unreadable, or refused by its reader) may hold GPUs
-        gate = not_judged(NOT_JUDGED_UNREAD)
-    else:
-        gate = decommission_gate(state, verdicts)
+    gate = gate_for(state, verdicts, whole)
     return VerifyResult(verdicts, gate, tuple(state.errors), state.read, decommission)
 
 

@@ -20,7 +20,7 @@ from gpudra.cluster import ClusterOptions
 from gpudra.config import Config
 from gpudra.dra.versions import DEFAULT
 from gpudra.errors import UsageError
-from gpudra.multicluster import audit_contexts
+from gpudra.audit.multicluster import audit_contexts
 from gpudra.results.model import Report
 from tests.fakeapi import FakeCluster
 from tests.fakeapi.kubeconfig import dead_port

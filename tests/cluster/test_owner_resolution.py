@@ -7,7 +7,7 @@ from typing import Any
 
 import yaml
 
-from gpudra.audit import audit
+from gpudra.audit.engine import audit
 from gpudra.config import Config
 from gpudra.dra.versions import DEFAULT
 from gpudra.sources.live import ClusterSource

@@ -11,7 +11,7 @@ from pathlib import Path
 import jsonschema
 import pytest
 
-from gpudra.audit import AuditRequest, run_audit
+from gpudra.audit.engine import AuditRequest, run_audit
 from gpudra.config import load_config
 from gpudra.errors import ConfigError
 from gpudra.cli.formats import render

@@ -15,7 +15,8 @@ from pathlib import Path
 
 import pytest
 
-from gpudra.convert.run import ConvertRequest, run_convert
+from gpudra.cli.convert import run_convert
+from gpudra.convert.run import ConvertRequest
 from tests.controlplane.cluster import ControlPlane
 from tests.controlplane.manifests import Rejection, Source, dry_run, load_tree
 

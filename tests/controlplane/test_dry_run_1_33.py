@@ -16,7 +16,10 @@ from pathlib import Path
 import pytest
 import yaml
 
-from gpudra.convert.run import ConvertRequest, run_convert
+from gpudra.cli.convert import run_convert
+from gpudra.convert.run import ConvertRequest
+from gpudra.dra.versions import TargetVersion
+from gpudra.run_context import RunContext
 from tests.controlplane.cluster import ControlPlane
 from tests.controlplane.manifests import load_tree
 from tests.controlplane.test_dry_run import CORPUS, GOLDEN, new_rejections
@@ -55,7 +58,8 @@ def test_corpus_converted_for_1_33_is_accepted_by_1_33(control_plane_1_33: Contr
     original, converted = tmp_path / "original", tmp_path / "converted"
     shutil.copytree(CORPUS, original)
     shutil.copytree(CORPUS, converted)
-    code = run_convert(ConvertRequest(paths=(str(converted),), target_version="1.33",
+    code = run_convert(ConvertRequest(paths=(str(converted),),
+                                      context=RunContext(TargetVersion.parse("1.33")),
                                       output="json"),
                        stdout=io.StringIO(), stderr=io.StringIO())
     assert int(code) in (0, 4)  # 4: some workloads are blocked (tests/test_corpus_convert.py)

@@ -20,7 +20,8 @@ from typing import Any
 
 import yaml
 
-from gpudra.convert.run import ConvertRequest, run_convert
+from gpudra.cli.convert import run_convert
+from gpudra.convert.run import ConvertRequest
 
 _MISSING = object()
 VERSIONS = ("v1", "v1beta2", "v1beta1")

@@ -10,8 +10,9 @@ import json
 from collections import defaultdict
 from pathlib import Path
 
-from gpudra.audit import AuditRequest, run_audit
-from gpudra.convert.run import ConvertRequest, run_convert
+from gpudra.audit.engine import AuditRequest, run_audit
+from gpudra.cli.convert import run_convert
+from gpudra.convert.run import ConvertRequest
 from gpudra.results.model import Severity
 from tests.convert.repair_grid import convert_grid
 

@@ -20,7 +20,7 @@ import yaml
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from gpudra.audit import AuditRequest, run_audit
+from gpudra.audit.engine import AuditRequest, run_audit
 from gpudra.results.baseline import apply_baseline, as_text, load_baseline
 from gpudra.config import load_config
 from gpudra.errors import GpudraError

@@ -29,7 +29,7 @@ import pytest
 import yaml
 from typer.testing import CliRunner
 
-from gpudra.audit import AuditRequest, run_audit
+from gpudra.audit.engine import AuditRequest, run_audit
 from gpudra.cli import app
 from tests.convert.entitlements import entitlements, objects_from_text, whole_pod_problems
 

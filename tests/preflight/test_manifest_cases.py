@@ -16,7 +16,7 @@ from typing import Any
 import pytest
 import yaml
 
-from gpudra.audit import AuditRequest
+from gpudra.audit.engine import AuditRequest
 from gpudra.dra.versions import DEFAULT, TargetVersion
 from gpudra.preflight.manifests import MANIFEST_CHECKS, ManifestOptions, run_manifest_checks
 from gpudra.preflight.manifests.read import read_manifests

@@ -37,7 +37,7 @@ def test_each_word_fails_at_its_level(word: str, failing: set) -> None:
                                              ("warn", "warn"), ("WARNING", "warn"),
                                              ("unavailable", "unavailable")])
 def test_preflight_takes_both_vocabularies_and_names_its_own(word: str, shown: str) -> None:
-    assert fail_on_level(word) == shown
+    assert fail_on_level(word).outcome_word == shown  # a FailOn, shown by its outcome word
 
 
 @pytest.mark.parametrize("word", ["info", "never", "sometimes", ""])

@@ -7,7 +7,7 @@ from pathlib import Path
 
 import jsonschema
 
-from gpudra.audit import AuditRequest, run_audit
+from gpudra.audit.engine import AuditRequest, run_audit
 from gpudra.cli.formats import render
 from gpudra.report.formats import Kind
 

@@ -15,7 +15,7 @@ from pathlib import Path
 import pytest
 import yaml
 
-from gpudra.audit import AuditRequest, audit, run_audit
+from gpudra.audit.engine import AuditRequest, audit, run_audit
 from gpudra.config import Config, load_config
 from gpudra.dra.versions import DEFAULT, TargetVersion
 from gpudra.rules import catalogue

@@ -10,8 +10,9 @@ from pathlib import Path
 import pytest
 import yaml
 
-from gpudra.audit import AuditRequest, run_audit
-from gpudra.convert.run import ConvertRequest, run_convert
+from gpudra.audit.engine import AuditRequest, run_audit
+from gpudra.cli.convert import run_convert
+from gpudra.convert.run import ConvertRequest
 from gpudra.kustomize.resource_files import file_objects
 from gpudra.sources.documents import NESTED_TOO_DEEPLY
 from gpudra.sources.files import FileSource

@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from gpudra.audit import AuditRequest, run_audit
+from gpudra.audit.engine import AuditRequest, run_audit
 from gpudra.results.model import ExitCode, FailOn
 from gpudra.sources.documents import Chunk, ParseError, parse_chunk, split_documents
 

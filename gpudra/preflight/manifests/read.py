@@ -6,7 +6,7 @@ from __future__ import annotations
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 
-from gpudra.audit import AuditRequest, audit
+from gpudra.audit.engine import AuditRequest, audit
 from gpudra.k8s.objects import ManifestObject
 from gpudra.preflight.manifests.checks import ManifestInput
 from gpudra.sources import FileTree, Item, ScanStats

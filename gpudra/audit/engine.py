@@ -1,4 +1,4 @@
-"""Audit: source (files, stdin, a cluster) -> objects -> checkers -> Report. No CLI code here."""
+"""The audit engine: source (files, stdin, a cluster) -> objects -> checkers -> Report."""
 
 from __future__ import annotations
 
@@ -101,19 +101,19 @@ def audit(source: Source, config: Config, target: TargetVersion,
 def audit_cluster(options: ClusterOptions | None, config: Config, *,
                   on_page: ProgressHook | None = None,
                   target: TargetVersion) -> Report:
-    """Audit the cluster `options` point at (None: the current context). Raises
+    """Audit the cluster `options` point at (None: every namespace of the current context). Raises
     gpudra.cluster.ClusterError when it cannot be read at all; a resource type that cannot be
     read is an error in the report, and the rest is audited."""
-    from gpudra.cluster import connect  # the Kubernetes client loads only for cluster work
-    from gpudra.cluster.records import cluster_read
     from gpudra.sources.live import ClusterSource
+    from gpudra.sources.live_session import cluster_session
 
     table = WorkloadTable().with_kinds(config.workloads)
-    with connect(options) as cluster:
-        read = cluster_read(cluster.target)
-        cluster.server_version()  # fails fast, with one clear error, when it cannot be reached
-        return replace(audit(ClusterSource(cluster, table, on_page), config, target),
-                       cluster_read=read)
+    with cluster_session(options) as session:
+        # fails fast, with one clear error, when it cannot be reached
+        session.cluster.server_version()
+        # the audit sorts the items itself: what was not read is a line of its report
+        return replace(audit(ClusterSource(session.cluster, table, on_page), config, target),
+                       cluster_read=session.read)
 
 
 def _check(obj: SourceObject, checkers: list, ctx: AuditContext) -> None:

@@ -1,6 +1,6 @@
 """Audit many kube contexts at once: `gpudra audit --context a --context b`, `--all-contexts`.
 
-Each cluster is read by the one cluster audit (gpudra.audit.audit_cluster) on its own
+Each cluster is read by the one cluster audit (gpudra.audit.engine.audit_cluster) on its own
 connection: `connect()` builds a fresh client Configuration and ApiClient per call, so no
 credentials, pool or state is shared between contexts. Reads are I/O, so threads overlap them;
 at most `max_parallel` clusters are read at once. A cluster that cannot be read at all becomes
@@ -66,7 +66,7 @@ def audit_contexts(contexts: Sequence[str], options: ClusterOptions, config: Con
 
 
 def _audit_one(options: ClusterOptions, config: Config, target: TargetVersion) -> Report:
-    from gpudra.audit import audit_cluster
+    from gpudra.audit.engine import audit_cluster
 
     return audit_cluster(options, config, target=target)
 
