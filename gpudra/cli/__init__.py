@@ -27,7 +27,8 @@ __all__ = ["app", "main", "program_name"]
 # catalogues and helpers. `gpudra report ...` (a group) follows them.
 COMMANDS = ("audit", "convert", "preflight", "plan", "verify", "cutover", "guard", "checks",
             "rbac", "rules", "controllers", "explain")
-app.registered_commands.sort(key=lambda command: COMMANDS.index(command.callback.__name__))
+app.registered_commands.sort(
+    key=lambda command: COMMANDS.index(getattr(command.callback, "__name__", "")))
 
 KUBECTL_PLUGIN = "kubectl-gpudra"
 

@@ -23,7 +23,9 @@ from gpudra.run_context import RunContext
 from gpudra.report import SummaryFormat
 
 if TYPE_CHECKING:
-    from gpudra.convert.run import ConvertRequest, ConvertResult
+    from gpudra.cluster.options import ClusterOptions
+    from gpudra.convert.records import ConvertRequest
+    from gpudra.convert.run import ConvertResult
 
 EPILOG = (
     "Exit codes: 0 converted (or nothing to do); 1 --check/--diff found changes to make; "
@@ -74,7 +76,7 @@ _CLAIMS_FILE = typer.Option(None, "--claims-file", metavar="NAME",
 _ADMIN_ACCESS = typer.Option(False, "--admin-access",
                              help="Give monitoring DaemonSets that see every GPU "
                                   "(NVIDIA_VISIBLE_DEVICES=all) an admin-access claim (1.34+).")
-_OUTPUT = typer.Option(SummaryFormat.TABLE, "-o", "--output", case_sensitive=False,
+_OUTPUT = typer.Option(SummaryFormat("table"), "-o", "--output", case_sensitive=False,
                        help="Summary format.")
 _FROM_CLUSTER = typer.Option(False, "--from-cluster",
                              help="Export the live cluster's GPU workloads as clean manifests "
@@ -122,7 +124,8 @@ def convert(
     nothing. Workloads gpudra would have to guess about are left alone and reported.
     """
     from gpudra.convert.records import ClaimMode, Strategy
-    from gpudra.convert.run import ConvertRequest, distinct_paths
+    from gpudra.convert.records import ConvertRequest
+    from gpudra.convert.run import distinct_paths
 
     cluster = _cluster(list(paths or []), from_cluster,
                        Connection(kubeconfig, context, namespace, request_timeout))
@@ -151,8 +154,10 @@ def run_convert(request: ConvertRequest, *, stdout: IO[str], stderr: IO[str],
     summary on stdout or stderr, each error on stderr; notes on stderr as they happen."""
     from gpudra.convert.run import convert
 
-    result = convert(request, stdin=stdin,
-                     note=lambda line: stderr.write(f"gpudra: {line}\n"))
+    def note(line: str) -> None:
+        stderr.write(f"gpudra: {line}\n")
+
+    result = convert(request, stdin=stdin, note=note)
     write_convert(result, stdout=stdout, stderr=stderr, color=color)
     return result.exit_code
 
@@ -193,7 +198,8 @@ def write_convert(result: ConvertResult, *, stdout: IO[str], stderr: IO[str],
         stderr.write(f"gpudra: {error.where}: {error.message}\n")
 
 
-def _cluster(paths: list[str], from_cluster: bool, connection: Connection) -> object:
+def _cluster(paths: list[str], from_cluster: bool, connection: Connection
+             ) -> ClusterOptions | None:
     """gpudra.cluster.ClusterOptions under --from-cluster, else None; a usage error for
     connection flags without it, or for nothing to convert."""
     if connection.given and not from_cluster:

@@ -9,6 +9,7 @@ import os
 from collections.abc import Callable
 from dataclasses import dataclass, replace
 from pathlib import Path
+from typing import cast
 
 from gpudra.convert import journal
 from gpudra.convert.converter import ConvertReport, FileChange, convert_paths
@@ -245,13 +246,13 @@ def _write_in_place(report: ConvertReport, request: ConvertRequest, note: Note
                      key=lambda c: _write_order(c, request.claims_file))
     roots = _write_roots(request.paths)
     writes = PlannedWrites(roots)
-    for directory in {c.path.parent for c in changes}:  # a killed run's temp files
+    for directory in {c.path.parent for c in changes if c.path is not None}:  # a killed run's temp files
         remove_stale_temps(directory)
     journal_file = None
     if len(changes) > 1:
         try:
             journal_file = journal.begin(roots, (journal.Entry(
-                os.path.abspath(c.path), None if c.created else journal.digest(c.old), c.new)
+                os.path.abspath(cast(Path, c.path)), None if c.created else journal.digest(c.old), c.new)
                 for c in changes))
         except (OSError, journal.JournalRefused):
             journal_file = None  # no cache directory: the order alone keeps every state valid
@@ -267,7 +268,7 @@ def _write_in_place(report: ConvertReport, request: ConvertRequest, note: Note
                                          "which could not be written"))
                 continue
             try:
-                writes.write(change.path, None if change.created else change.old, change.new)
+                writes.write(cast(Path, change.path), None if change.created else change.old, change.new)
                 done += 1
             except (OSError, WriteRefused) as exc:
                 unwritten.add(change.label)

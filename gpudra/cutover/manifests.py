@@ -206,7 +206,8 @@ def _convert(source: Path, output: Path, target: TargetVersion,
              keep_quota: bool = False, kept_names: frozenset[str] = frozenset()
              ) -> list[InputError]:
     from gpudra.config import config_for, load_config
-    from gpudra.convert.run import ConvertRequest, convert
+    from gpudra.convert.records import ConvertRequest
+    from gpudra.convert.run import convert
     from gpudra.rules import catalogue
     from gpudra.run_context import RunContext
 

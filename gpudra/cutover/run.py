@@ -181,7 +181,10 @@ def top_owners(objects: list[dict[str, Any]], table: WorkloadTable) -> list[dict
     from gpudra.sources.live import ClusterSource
     from gpudra.sources.exported import ExportedCluster
 
-    source = ClusterSource(ExportedCluster(objects), table, command="cutover", judged=True)
+    # ExportedCluster reads exported objects with resource types of its own: a ClusterReader
+    # in all but the name of that type.
+    source = ClusterSource(ExportedCluster(objects), table,  # type: ignore[arg-type]
+                           command="cutover", judged=True)
     return [dict(item.data) for item in source.items() if isinstance(item, SourceObject)]
 
 

@@ -61,7 +61,7 @@ class VerifyResult:
 
 def parse_selector(text: str) -> list[tuple[str, str, str | None]]:
     """`app=x,tier!=y,gpu,!legacy` as (key, op, value); op is =, != , exists or !exists."""
-    terms = []
+    terms: list[tuple[str, str, str | None]] = []
     for part in text.split(","):
         match = _TERM.match(part)
         if not part.strip() or match is None or (match["not"] and match["op"]):
