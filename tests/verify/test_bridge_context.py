@@ -480,3 +480,43 @@ def test_the_live_reader_reads_flavors_and_cluster_api_groups() -> None:
     assert any(FROM_ZERO in n for n in notes), notes
     assert any("on these nodes: team-a, through ResourceFlavor a-gpus)" in n
                for n in notes), notes
+
+
+# A ClusterRole from an earlier `gpudra rbac` lacks the reads cutover added for its notes:
+# refused (403), each is said in the notes and is no input error; a refused read that the
+# plan itself needs (nodes) still is one.
+NOTES_ONLY = {"clusterpolicies": "nvidia.com", "resourceflavors": "kueue.x-k8s.io",
+              "machinedeployments": "cluster.x-k8s.io", "machinesets": "cluster.x-k8s.io",
+              "machinepools": "cluster.x-k8s.io"}
+REFUSED_CASES = {
+    "notes-only reads": (tuple(NOTES_ONLY.items()), 0,
+                         [f"not read (forbidden): {r}.{g} (cluster-wide) — "
+                          for r, g in NOTES_ONLY.items()]),
+    "one notes-only read": ((("resourceflavors", "kueue.x-k8s.io"),), 0,
+                            ["not read (forbidden): resourceflavors.kueue.x-k8s.io "
+                             "(cluster-wide) — which ClusterQueues"]),
+    "nodes": ((("nodes", ""),), 3, []),
+}
+
+
+@pytest.mark.parametrize("name", REFUSED_CASES)
+def test_a_refused_read_that_only_feeds_notes_is_a_note_not_an_input_error(name: str) -> None:
+    denied, code, wanted = REFUSED_CASES[name]
+    live = [*capi_fleet(machineset("0")), *kueue()[:1], *cluster_policy()]
+    live.append(f.replicaset(live[2]))
+    crds = ["clusterqueues.kueue.x-k8s.io", "clusterpolicies.nvidia.com", *(
+        f"{r}.{g}" for r, g in NOTES_ONLY.items() if r != "clusterpolicies")]
+    deny = [{"verb": "list", "group": g, "resource": r} for r, g in denied]
+    with FakeCluster(f.state(*live, version="1.37.2", crds=crds, deny=deny),
+                     tls=False) as cluster:
+        run = subprocess.run([sys.executable, "-m", "gpudra", "cutover", "--kubeconfig",
+                              str(cluster.kubeconfig), "-o", "json"], capture_output=True,
+                             text=True, timeout=120)
+    assert run.returncode == code, run.stderr
+    if code:
+        assert "nodes" in run.stderr and "not read (forbidden)" not in run.stdout
+        return
+    notes = [n for w in json.loads(run.stdout)["waves"] for n in w["notes"]]
+    for start in wanted:
+        assert len([n for n in notes if n.startswith(start)]) == 1, (start, notes)
+    assert len([n for n in notes if n.startswith("not read")]) == len(wanted), notes
