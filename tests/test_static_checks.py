@@ -62,3 +62,22 @@ def test_ci_runs_the_check_before_the_tests_and_fails_on_it(command: str) -> Non
     assert check, f".ci/run does not run `{command}` as a failing step"
     assert "status=1" in check.group(0)
     assert check.start() < CI.index("python -m pytest")
+
+
+CI_DOC = (ROOT / "docs" / "ci.md").read_text()
+CI_SECTION = CI_DOC[CI_DOC.index("## This repository's own CI"):]
+
+
+@pytest.mark.parametrize("stage", re.findall(r'^elapsed "([^"]+)"$', CI, re.M))
+def test_docs_ci_names_every_stage_ci_run_times(stage: str) -> None:
+    # a stage's name may wrap at a line end in the Markdown
+    assert f"`{stage}`" in re.sub(r"\s*\n\s*", " ", CI_SECTION), \
+        f"docs/ci.md's CI section does not name the stage `{stage}` (.ci/run)"
+
+
+def test_docs_ci_says_how_the_workers_are_grouped() -> None:
+    """The grouping is the scheduler tests/conftest.py returns, not an xdist_group mark."""
+    conftest = (ROOT / "tests" / "conftest.py").read_text()
+    assert "def pytest_xdist_make_scheduler" in conftest and "xdist_group(" not in conftest
+    assert "`pytest_xdist_make_scheduler`" in CI_SECTION
+    assert "every test gets an `xdist_group` mark" not in CI_SECTION
