@@ -56,10 +56,26 @@ def test_the_records_are_strict(module: str) -> None:
     assert _strict(module)
 
 
+def _failing_step(script: str, command: str) -> re.Match[str] | None:
+    """`if ! COMMAND ...; then ... fi` at the script's top level: a step nested in another
+    block (run only on some path) does not count."""
+    return re.search(rf"^if ! {re.escape(command)}\b.*?^fi$", script, re.S | re.M)
+
+
+NESTED = "if [ -n \"$lint\" ]; then\n  if ! mypy; then\n    status=1\n  fi\nfi\n"
+TOP_LEVEL = "if ! mypy; then\n  status=1\nfi\n"
+
+
+@pytest.mark.parametrize(("script", "found"), [(TOP_LEVEL, True), (NESTED, False)],
+                         ids=["top-level", "nested"])
+def test_a_failing_step_counts_only_at_the_top_level(script: str, found: bool) -> None:
+    assert (_failing_step(script, "mypy") is not None) == found
+
+
 @pytest.mark.parametrize("command", ["ruff check", "mypy"])
 def test_ci_runs_the_check_before_the_tests_and_fails_on_it(command: str) -> None:
-    check = re.search(rf"^[ \t]*if ! {re.escape(command)}\b.*?^[ \t]*fi$", CI, re.S | re.M)
-    assert check, f".ci/run does not run `{command}` as a failing step"
+    check = _failing_step(CI, command)
+    assert check, f".ci/run does not run `{command}` as a failing step at its top level"
     assert "status=1" in check.group(0)
     assert check.start() < CI.index("python -m pytest")
 
