@@ -122,7 +122,7 @@ def run_cutover(request: CutoverRequest, *, on_page: Callable[[Any], None] | Non
         from gpudra.report.formats import Kind, RenderOptions, render_with
 
         out.mkdir(parents=True, exist_ok=True)  # the runbook is written even with no wave
-        errors += write_waves(rewritten, quotas, out, table, target)
+        errors += write_waves(rewritten, quotas, out, table, target, request.context)
         if bridge is not None:
             errors += write_bridged(result, bridge, out, table, target)
 
