@@ -69,8 +69,11 @@ def plan_rides(plan: CutoverPlan, fleet: Fleet, table: WorkloadTable, rides: Map
     (gpudra.cutover.bridge.plan_bridge, for them alone), and the claims strategy's BridgePlan:
     the mapping class in the first wave that needs it."""
     planned, bridge = plan_bridge(plan, fleet, table, rides)
-    return planned, replace(bridge, mapping_wave=mapping_wave(planned, fleet, rides),
-                            strategy="rewrite", rides=dict(rides))
+    # a rider no wave bridges (a node it may run on is never switched) is unconverted
+    # (plan_bridge), not riding: neither listed nor given a mapping class
+    riding = {key: rides[key] for keys in bridge.bridged.values() for key in keys}
+    return planned, replace(bridge, mapping_wave=mapping_wave(planned, fleet, riding),
+                            strategy="rewrite", rides=riding)
 
 
 def mapping_wave(plan: CutoverPlan, fleet: Fleet, rides: Mapping[Key, str]) -> int | None:
@@ -112,6 +115,11 @@ def ride_note(controller: str) -> str:
     """What the runbook says of a riding workload."""
     return (f"{controller} reads nvidia.com/gpu: left unchanged, served by DRA through the "
             "bridge")
+
+
+# What the runbook says when every rider is unconverted (plan_bridge's NEVER_SWITCHED)
+NO_RIDER = ("no workload rides it in this plan: each one whose controller reads nvidia.com/gpu "
+            "may run on a GPU node no wave switches (listed as unconverted)")
 
 
 # Why the runbook labels no namespace where a workload rides the bridge (gpudra guard)
