@@ -385,10 +385,19 @@ def test_a_cluster_api_group_at_zero_is_named_in_its_pools_wave(name: str, strat
     assert bool(said_a) == bool(wanted)
 
 
-def test_a_visible_cluster_api_minimum_replaces_auto_discovery_uncertainty() -> None:
+# (min, max) of pool a's MachineDeployment -> whether it is a node group cluster-autoscaler
+# sizes (a minimum above the maximum is one it rejects: its minimum says nothing)
+SIZES = {("1", "4"): True, ("1", "1"): True, ("2", "1"): False, ("5", "4"): False}
+
+
+@pytest.mark.parametrize(("low", "high"), SIZES)
+def test_a_visible_cluster_api_minimum_replaces_auto_discovery_uncertainty(low: str, high: str
+                                                                           ) -> None:
     """With the clusterapi provider's auto-discovery the minimum sizes are on the groups: the
-    pool whose group keeps a node gets no "not visible" line; the other pool still does."""
-    objects = capi_fleet(machineset(), machine_group("MachineDeployment", "gpu-a", "1"))
+    pool whose group keeps a node gets no "not visible" line; the other pool still does, and
+    so does pool a when its group's sizes are not a group's (min above max)."""
+    objects = capi_fleet(machineset(), machine_group("MachineDeployment", "gpu-a", low,
+                                                     max_size=high))
     objects += autoscaler("--cloud-provider=clusterapi",
                           "--node-group-auto-discovery=clusterapi:namespace=capi")
     objects = top_owners(objects, TABLE)
@@ -396,7 +405,10 @@ def test_a_visible_cluster_api_minimum_replaces_auto_discovery_uncertainty() -> 
     plan = order_waves(fleet, TABLE)
     notes = around_waves(objects, fleet, plan, BRIDGE)
     by_pool = {w.units[0]: notes.get(w.number, ()) for w in plan.waves}
-    assert not [n for n in by_pool["a"] if "cluster-autoscaler" in n]
+    unseen = [n for n in by_pool["a"] if "minimum sizes are not visible" in n]
+    assert bool(unseen) != SIZES[low, high], by_pool["a"]
+    if SIZES[low, high]:
+        assert not [n for n in by_pool["a"] if "cluster-autoscaler" in n]
     assert [n for n in by_pool["b"] if "minimum sizes are not visible" in n]
 
 
