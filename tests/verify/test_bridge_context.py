@@ -7,6 +7,7 @@ against the fake API server, which serves ClusterQueues, NodePools and ClusterPo
 from __future__ import annotations
 
 import json
+import re
 import subprocess
 import sys
 from dataclasses import dataclass, replace
@@ -532,3 +533,18 @@ def test_a_refused_read_that_only_feeds_notes_is_a_note_not_an_input_error(name:
     for start in wanted:
         assert len([n for n in notes if n.startswith(start)]) == 1, (start, notes)
     assert len([n for n in notes if n.startswith("not read")]) == len(wanted), notes
+
+
+def test_docs_name_the_capacity_annotations_the_cluster_api_note_reads() -> None:
+    """docs/cutover.md says which cluster-autoscaler capacity annotations gpudra reads: those
+    bridge_context reads, no more."""
+    from gpudra.cutover import bridge_context
+
+    prefix = "capacity.cluster-autoscaler.kubernetes.io/"
+    read = {value.removeprefix(prefix) for value in vars(bridge_context).values()
+            if isinstance(value, str) and value.startswith(prefix)}
+    doc = (Path(__file__).resolve().parents[2] / "docs" / "cutover.md").read_text()
+    said = re.findall(r"gpudra reads only the ((?:`[\w-]+`(?:, | and )?)+) capacity annotation",
+                      doc)
+    assert said, "docs/cutover.md does not say which capacity annotations gpudra reads"
+    assert {name for names in said for name in re.findall(r"`([\w-]+)`", names)} == read
