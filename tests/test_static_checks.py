@@ -97,3 +97,23 @@ def test_docs_ci_says_how_the_workers_are_grouped() -> None:
     assert "def pytest_xdist_make_scheduler" in conftest and "xdist_group(" not in conftest
     assert "`pytest_xdist_make_scheduler`" in CI_SECTION
     assert "every test gets an `xdist_group` mark" not in CI_SECTION
+
+
+SMOKE_CLEANUP = ('cat "$smoke_log"', 'rm -rf "$smoke_log" "$smoke_copy"')
+
+
+def _early_exits(script: str) -> list[str]:
+    """The top-level `if ...; then ... exit N; fi` blocks after the smoke stage starts (its
+    log and its copy of the checkout exist from then on)."""
+    after = script[script.index("smoke_log=$(mktemp)"):]
+    return [block for block in re.findall(r"^if .*?^fi$", after, re.S | re.M)
+            if re.search(r"^\s*exit \d", block, re.M)]
+
+
+@pytest.mark.parametrize("block", _early_exits(CI) or ["(none found)"])
+def test_an_early_exit_prints_and_removes_the_smoke_stages_files(block: str) -> None:
+    assert block != "(none found)"
+    ending = block[:re.search(r"^\s*exit \d", block, re.M).start()]
+    for line in SMOKE_CLEANUP:
+        assert line in ending, f"{line} missing before the exit in:\n{block}"
+    assert ending.index('wait "$smoke_pid"') < ending.index(SMOKE_CLEANUP[0])
