@@ -76,12 +76,16 @@ def plan_rides(plan: CutoverPlan, fleet: Fleet, table: WorkloadTable, rides: Map
                             strategy="rewrite", rides=riding)
 
 
+def riders_nodes(fleet: Fleet, rides: Mapping[Key, str]) -> frozenset[str]:
+    """The GPU nodes any riding workload may run on."""
+    return frozenset[str]().union(*(w.eligible for w in fleet.workloads if w.key in rides))
+
+
 def mapping_wave(plan: CutoverPlan, fleet: Fleet, rides: Mapping[Key, str]) -> int | None:
     """The first wave that switches a node a riding workload may run on (its pods drained
     there come back through the bridge, so the mapping class must exist by then); else the
     first wave that moves one."""
-    eligible = {w.key: w.eligible for w in fleet.workloads if w.key in rides}
-    may_run = frozenset().union(*eligible.values()) if eligible else frozenset()
+    may_run = riders_nodes(fleet, rides)
     for wave in plan.waves:
         if may_run & set(wave.nodes) or any(w.key in rides for w in wave.moved):
             return wave.number
@@ -98,7 +102,7 @@ def rider_notes(objects: list[dict[str, Any]], fleet: Fleet, plan: CutoverPlan,
     from gpudra.cutover.bridge_context import BRIDGE, read_context, wave_notes
 
     riders = replace(fleet, workloads=tuple(w for w in fleet.workloads if w.key in rides))
-    may_run = frozenset().union(*(w.eligible for w in riders.workloads))
+    may_run = riders_nodes(fleet, rides)
     context = read_context(objects, fleet)
     out = dict(notes)
     for wave in plan.waves:
