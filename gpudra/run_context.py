@@ -3,8 +3,10 @@
 A command's request carries one `RunContext` beside its own fields, each a parsed core value:
 the target release (a TargetVersion, never its text), the settings (a loaded Config, never the
 path to one), where the cluster is (ClusterOptions, or None for no connection flags) and the day
-waivers and vouches are judged on. No run reads the clock, the config file or the connection
-flags itself.
+waivers and vouches are judged on. No run reads the config file or the connection flags itself.
+The CLI reads the clock once per run and passes it as `today`, and a command that runs another
+(cutover's per-wave convert) passes its own context on, so that one run judges on one day; only
+a library caller that gives no `today` gets the clock's date, read where `day` is asked.
 """
 
 from __future__ import annotations
@@ -35,9 +37,10 @@ class RunContext:
     # None: no connection flag given; a command that reads a cluster reads every namespace of
     # the current kube context (gpudra.sources.live_session)
     cluster: ClusterOptions | None = None
-    today: datetime.date | None = None  # None: the clock's, read once at the run's start
+    today: datetime.date | None = None  # the CLI's: date.today() at the run's start
 
     @property
     def day(self) -> datetime.date:
-        """The day waivers and vouches are judged on."""
+        """The day waivers and vouches are judged on: `today`, else (a library caller that
+        gave none) the clock's date at each call."""
         return self.today or datetime.date.today()

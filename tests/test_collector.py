@@ -43,6 +43,7 @@ def test_main_runs_the_command_with_the_paced_collector(monkeypatch, thresholds,
     ((700, 10, 10), 100_000, (100_000, 10, 10)),
     ((700, 5, 20), 5_000, (5_000, 5, 20)),
     ((200_000, 10, 10), 100_000, (200_000, 10, 10)),  # never lowers a caller's threshold
+    ((0, 10, 10), 100_000, (0, 10, 10)),  # 0: the caller turned automatic collection off
 ])
 def test_paced_collector_raises_only_the_first_generation(thresholds, previous, wanted, inside):
     gc.set_threshold(*previous)

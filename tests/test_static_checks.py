@@ -56,9 +56,64 @@ def test_the_records_are_strict(module: str) -> None:
     assert _strict(module)
 
 
+def _failing_step(script: str, command: str) -> re.Match[str] | None:
+    """`if ! COMMAND ...; then ... fi` at the script's top level: a step nested in another
+    block (run only on some path) does not count."""
+    return re.search(rf"^if ! {re.escape(command)}\b.*?^fi$", script, re.S | re.M)
+
+
+NESTED = "if [ -n \"$lint\" ]; then\n  if ! mypy; then\n    status=1\n  fi\nfi\n"
+TOP_LEVEL = "if ! mypy; then\n  status=1\nfi\n"
+
+
+@pytest.mark.parametrize(("script", "found"), [(TOP_LEVEL, True), (NESTED, False)],
+                         ids=["top-level", "nested"])
+def test_a_failing_step_counts_only_at_the_top_level(script: str, found: bool) -> None:
+    assert (_failing_step(script, "mypy") is not None) == found
+
+
 @pytest.mark.parametrize("command", ["ruff check", "mypy"])
 def test_ci_runs_the_check_before_the_tests_and_fails_on_it(command: str) -> None:
-    check = re.search(rf"^[ \t]*if ! {re.escape(command)}\b.*?^[ \t]*fi$", CI, re.S | re.M)
-    assert check, f".ci/run does not run `{command}` as a failing step"
+    check = _failing_step(CI, command)
+    assert check, f".ci/run does not run `{command}` as a failing step at its top level"
     assert "status=1" in check.group(0)
     assert check.start() < CI.index("python -m pytest")
+
+
+CI_DOC = (ROOT / "docs" / "ci.md").read_text()
+CI_SECTION = CI_DOC[CI_DOC.index("## This repository's own CI"):]
+
+
+@pytest.mark.parametrize("stage", re.findall(r'^elapsed "([^"]+)"$', CI, re.M))
+def test_docs_ci_names_every_stage_ci_run_times(stage: str) -> None:
+    # a stage's name may wrap at a line end in the Markdown
+    assert f"`{stage}`" in re.sub(r"\s*\n\s*", " ", CI_SECTION), \
+        f"docs/ci.md's CI section does not name the stage `{stage}` (.ci/run)"
+
+
+def test_docs_ci_says_how_the_workers_are_grouped() -> None:
+    """The grouping is the scheduler tests/conftest.py returns, not an xdist_group mark."""
+    conftest = (ROOT / "tests" / "conftest.py").read_text()
+    assert "def pytest_xdist_make_scheduler" in conftest and "xdist_group(" not in conftest
+    assert "`pytest_xdist_make_scheduler`" in CI_SECTION
+    assert "every test gets an `xdist_group` mark" not in CI_SECTION
+
+
+SMOKE_CLEANUP = ('cat "$smoke_log"', 'rm -rf "$smoke_log" "$smoke_copy"')
+
+
+def _early_exits(script: str) -> list[str]:
+    """The top-level `if ...; then ... exit N; fi` blocks after the smoke stage starts (its
+    log and its copy of the checkout exist from then on)."""
+    after = script[script.index("smoke_log=$(mktemp)"):]
+    return [block for block in re.findall(r"^if .*?^fi$", after, re.S | re.M)
+            if re.search(r"^\s*exit \d", block, re.M)]
+
+
+@pytest.mark.parametrize("block", _early_exits(CI) or ["(none found)"])
+def test_an_early_exit_prints_and_removes_the_smoke_stages_files(block: str) -> None:
+    assert block != "(none found)"
+    ending = block[:re.search(r"^\s*exit \d", block, re.M).start()]
+    for line in SMOKE_CLEANUP:
+        assert line in ending, f"{line} missing before the exit in:\n{block}"
+    assert ending.index('wait "$smoke_pid"') < ending.index(SMOKE_CLEANUP[0])

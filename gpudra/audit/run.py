@@ -65,10 +65,10 @@ def run_audit_command(request: AuditRunRequest, *,
         report = _audit_clusters(request, on_cluster)
     else:
         report = _audit_cluster(request, on_page)
-    return held_back(request, report)
+    return apply_baselines(request, report)
 
 
-def held_back(request: AuditRunRequest, report: Report) -> AuditResult:
+def apply_baselines(request: AuditRunRequest, report: Report) -> AuditResult:
     """After the audit: every finding recorded with --write-baseline first, then those
     --baseline holds left out."""
     level, recorded = request.fail_on, None

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from datetime import date
 from collections.abc import Callable
 from dataclasses import dataclass, replace
 from pathlib import Path
@@ -145,7 +146,8 @@ def _parse(*, paths: list[str], targets: list[Any], fail_on: SeverityWord,
         written.append(str(write_baseline))
     # No cluster options for files: gpudra.cluster loads only for cluster work.
     cluster = None if paths else connection.cluster_options()
-    request = AuditRunRequest(RunContext(target, cfg, cluster), tuple(paths), excludes, level,
+    context = RunContext(target, cfg, cluster, today=date.today())
+    request = AuditRunRequest(context, tuple(paths), excludes, level,
                               tuple(written), known, write_baseline, many, tuple(contexts),
                               max_parallel)
     return AuditCommand(request, tuple(targets), quiet, verbose)

@@ -25,9 +25,11 @@ RUN_THRESHOLD = 100_000
 @contextmanager
 def paced_collector(first_generation: int = RUN_THRESHOLD) -> Iterator[None]:
     """Run the body with the first-generation threshold raised to at least `first_generation`
-    (the older generations' thresholds are kept), then restore the previous thresholds."""
+    (the older generations' thresholds are kept), then restore the previous thresholds. A
+    threshold of 0 (the caller turned automatic collection off) is left as it is."""
     previous = gc.get_threshold()
-    gc.set_threshold(max(first_generation, previous[0]), *previous[1:])
+    if previous[0]:  # 0 is off, not low: raising it would turn collection back on
+        gc.set_threshold(max(first_generation, previous[0]), *previous[1:])
     try:
         yield
     finally:

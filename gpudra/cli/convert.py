@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from datetime import date
 import sys
 from collections.abc import Callable
 from pathlib import Path
@@ -138,7 +139,7 @@ def convert(
     # the config nearest to what is converted: a path another one covers is not looked from
     cfg = load_cfg(distinct_paths(tuple(paths or ())), config)
     request = ConvertRequest(
-        paths=tuple(paths or ()), context=RunContext(target, cfg, cluster), diff=diff,
+        paths=tuple(paths or ()), context=RunContext(target, cfg, cluster, today=date.today()), diff=diff,
         check=check, output_dir=output_dir, claim_mode=claims, strategy=switch,
         keep_node_selectors=keep_node_selectors, add_toleration=add_toleration,
         keep_device_plugin_quota=keep_quota, selectors=tuple(selector), min_memory=min_memory,

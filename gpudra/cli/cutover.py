@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from datetime import date
 from pathlib import Path
 from typing import Optional
 
@@ -96,7 +97,7 @@ def cutover(
     cfg = load_cfg(sources, config)
     cluster = None if sources else connection.cluster_options()
     target = TargetVersion.parse(target_version) if target_version else None
-    request = CutoverRequest(RunContext(target, cfg, cluster), tuple(sources), pool_label,
+    request = CutoverRequest(RunContext(target, cfg, cluster, today=date.today()), tuple(sources), pool_label,
                              max_wave_nodes, output_dir,
                              parse_word(Strategy, strategy, "--strategy"))
     with ListProgress(quiet or bool(sources)) as on_page:

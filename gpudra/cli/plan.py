@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from datetime import date
 from pathlib import Path
 from typing import Any, Optional
 
@@ -97,6 +98,6 @@ def _request(*, paths: tuple[str, ...], inventory: tuple[str, ...], target_versi
         shares = Shares.parse(consumable_shares) if consumable_shares is not None else None
     except ValueError as exc:
         raise UsageError(str(exc)) from None
-    context = RunContext(TargetVersion.parse(target_version), cfg, cluster)
+    context = RunContext(TargetVersion.parse(target_version), cfg, cluster, today=date.today())
     return PlanRequest(context, paths=paths, inventory=inventory, consumable_shares=shares,
                        full_matches=full_matches)

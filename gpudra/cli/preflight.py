@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from datetime import date
 from pathlib import Path
 from typing import Any, Optional
 
@@ -120,7 +121,7 @@ def _request(*, node: bool, host_root: str, manifests: tuple[str, ...],
     cluster = connection.cluster_options() if tier is Tier.CLUSTER else None
     known = load_baseline(baseline)
     target = TargetVersion.parse(target_version) if target_version is not None else None
-    return PreflightRequest(RunContext(target, cfg, cluster), tier=tier, skip=skip,
+    return PreflightRequest(RunContext(target, cfg, cluster, today=date.today()), tier=tier, skip=skip,
                             fail_on=level, manifests=manifests,
                             require_migrated=require_migrated, host_root=host_root,
                             baseline=known)

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from datetime import date
 from pathlib import Path
 from typing import Optional
 
@@ -69,7 +70,7 @@ def verify(
     exclusive_namespaces(namespace, all_namespaces)
     cfg = load_cfg([], config)
     connection = Connection(kubeconfig, context, namespace, request_timeout)
-    request = VerifyRequest(RunContext(None, cfg, connection.cluster_options()), selector,
+    request = VerifyRequest(RunContext(None, cfg, connection.cluster_options(), today=date.today()), selector,
                             decommission, tuple(wave_of))
     with ListProgress(quiet) as on_page:
         result = run_verify(request, on_page=on_page)

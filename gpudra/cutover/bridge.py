@@ -20,7 +20,7 @@ from pathlib import Path
 from typing import Any
 
 from gpudra.cutover.pools import Fleet, Workload
-from gpudra.cutover.waves import CutoverPlan
+from gpudra.cutover.waves import CutoverPlan, Unconverted
 from gpudra.dra.versions import TargetVersion
 from gpudra.errors import UsageError
 from gpudra.results.model import InputError
@@ -70,6 +70,12 @@ class BridgePlan:
     def of(self, number: int) -> frozenset[tuple[str, str, str]]:
         return self.bridged.get(number, frozenset())
 
+    @property
+    def count(self) -> int:
+        """How many workloads the waves leave to the bridge (under the claims strategy: the
+        riders): the one number the runbook's table and prose both say."""
+        return sum(len(keys) for keys in self.bridged.values())
+
 
 def plan_bridge(plan: CutoverPlan, fleet: Fleet, table: WorkloadTable,
                 rides: Mapping[tuple[str, str, str], str] | None = None
@@ -98,8 +104,23 @@ def plan_bridge(plan: CutoverPlan, fleet: Fleet, table: WorkloadTable,
         bridged[wave.number] = frozenset(w.key for w in ready)
     mapped = mapping_classes(fleet.classes)
     first = plan.waves[0].number if plan.waves else None
-    return (replace(plan, waves=tuple(waves)),
+    return (never_switched(replace(plan, waves=tuple(waves)), carried),
             BridgePlan(bridged, not mapped, tuple(mapped), first))
+
+
+NEVER_SWITCHED = "its last GPU node is never switched in this plan"
+
+
+def never_switched(plan: CutoverPlan, carried: Sequence[Workload]) -> CutoverPlan:
+    """`plan` with the workloads still held for the bridge after its last wave (a GPU node
+    each may run on is never switched: the plan is blocked before it) listed as unconverted,
+    never dropped; a plan that looked complete is blocked by them."""
+    if not carried:
+        return plan
+    left = [Unconverted(w.kind, w.namespace, w.name, NEVER_SWITCHED) for w in carried]
+    blocked = plan.blocked or "; ".join(f"{w.label}: {NEVER_SWITCHED}" for w in carried)
+    return replace(plan, blocked=blocked, unconverted=tuple(sorted(
+        (*plan.unconverted, *left), key=lambda u: (u.namespace, u.kind, u.name))))
 
 
 def served_by_bridge(workload: Workload, table: WorkloadTable, target: TargetVersion) -> bool:

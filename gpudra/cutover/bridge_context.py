@@ -252,6 +252,8 @@ def _node_group(key: tuple[str, str, str], meta: Mapping[str, Any]) -> NodeGroup
     low, high = notes.get(MIN_SIZE), notes.get(MAX_SIZE)
     if not all(isinstance(v, str) and _SIZE.fullmatch(v) for v in (low, high)):
         return None
+    if int(str(low)) > int(str(high)):  # cluster-autoscaler rejects such a group (CAPI_SOURCE)
+        return None
     driver = notes.get(DRA_DRIVER_CAPACITY)
     return NodeGroup(f"{key[0]} {key[1]}/{key[2]}", int(str(low)),
                      driver if isinstance(driver, str) and driver else None)

@@ -29,7 +29,7 @@ import shutil
 import tempfile
 from collections import Counter
 from collections.abc import Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
 
@@ -38,6 +38,7 @@ from gpudra.cutover.waves import CutoverPlan, Wave
 from gpudra.dra.versions import TargetVersion
 from gpudra.results.model import ExitCode, InputError
 from gpudra.k8s.workloads import WorkloadTable
+from gpudra.run_context import RunContext
 
 # Kinds whose pod template the API server will not change: Job (spec.template is immutable),
 # JobSet (spec.replicatedJobs is immutable), Pod (a pod's containers' resources are fixed).
@@ -97,10 +98,11 @@ def wave_modes(wave: Wave) -> frozenset[str]:
 
 
 def write_waves(result: CutoverPlan, quotas: Mapping[int, tuple[QuotaChange, ...]], out: Path,
-                table: WorkloadTable, target: TargetVersion) -> list[InputError]:
+                table: WorkloadTable, target: TargetVersion, context: RunContext
+                ) -> list[InputError]:
     """Each wave's original/ and converted/ folders (above); the workloads and the quotas
     `quota_changes` gave each wave, converted by `gpudra convert` for the release the cutover
-    plans for."""
+    plans for, on the day of the cutover's `context`."""
     from gpudra.convert.writer import WriteRefused
 
     errors: list[InputError] = []
@@ -113,8 +115,8 @@ def write_waves(result: CutoverPlan, quotas: Mapping[int, tuple[QuotaChange, ...
             (where / "converted").mkdir(parents=True, exist_ok=True)
             if not wave.moved:
                 continue
-            errors += _write_wave(wave, where, table, target)
-            errors += _write_quotas(quotas.get(wave.number, ()), where, target)
+            errors += _write_wave(wave, where, table, target, context)
+            errors += _write_quotas(quotas.get(wave.number, ()), where, target, context)
         except (OSError, WriteRefused) as exc:  # a full disk, a file where a folder goes
             reason = str(exc) if isinstance(exc, WriteRefused) else exc.strerror or str(exc)
             errors.append(InputError(str(where), f"cannot write the wave's manifests: {reason}"))
@@ -122,7 +124,7 @@ def write_waves(result: CutoverPlan, quotas: Mapping[int, tuple[QuotaChange, ...
 
 
 def _write_quotas(changes: tuple[QuotaChange, ...], where: Path,
-                  target: TargetVersion) -> list[InputError]:
+                  target: TargetVersion, context: RunContext) -> list[InputError]:
     """converted/quotas/ and original/quotas/ of a wave; each quota converted from the
     cluster's copy (convert decides its keys), as `keep` says."""
     from gpudra.convert.export import clean, dump, file_name
@@ -142,9 +144,9 @@ def _write_quotas(changes: tuple[QuotaChange, ...], where: Path,
             # namespaces each get an output folder of their own
             converted = staging / str(index)
             after = _convert_quota(source, converted / "after", change, change.keep, target,
-                                   errors)
+                                   context, errors)
             before = exported if change.before is None else _convert_quota(
-                source, converted / "before", change, change.before, target, errors)
+                source, converted / "before", change, change.before, target, context, errors)
             if after is not None and before is not None:
                 write_under(where / "converted" / QUOTAS, name, after)
                 write_under(where / "original" / QUOTAS, name, before)
@@ -154,14 +156,16 @@ def _write_quotas(changes: tuple[QuotaChange, ...], where: Path,
 
 
 def _convert_quota(source: Path, output: Path, change: QuotaChange, keep: bool,
-                   target: TargetVersion, errors: list[InputError]) -> bytes | None:
-    errors += _convert(source, output, target, keep_quota=keep, kept_names=change.kept_names)
+                   target: TargetVersion, context: RunContext, errors: list[InputError]
+                   ) -> bytes | None:
+    errors += _convert(source, output, target, context, keep_quota=keep,
+                       kept_names=change.kept_names)
     converted = output / source.name
     return converted.read_bytes() if converted.is_file() else None
 
 
 def _write_wave(wave: Wave, where: Path, table: WorkloadTable,
-                target: TargetVersion) -> list[InputError]:
+                target: TargetVersion, context: RunContext) -> list[InputError]:
     from gpudra.convert.writer import write_under
 
     errors: list[InputError] = []
@@ -179,7 +183,7 @@ def _write_wave(wave: Wave, where: Path, table: WorkloadTable,
     staging = Path(tempfile.mkdtemp(prefix=".converting-", dir=where))
     try:
         for kind in sorted(set(modes.values())):
-            errors += _convert(where / "original" / kind, staging / kind, target)
+            errors += _convert(where / "original" / kind, staging / kind, target, context)
         for name, kind in modes.items():
             converted = staging / kind / name
             if converted.is_file():
@@ -202,18 +206,19 @@ def export_original(workload: Workload, table: WorkloadTable) -> tuple[str, byte
     return None if name is None else (name, dump(clean(data, paths)).encode("utf-8"))
 
 
-def _convert(source: Path, output: Path, target: TargetVersion,
+def _convert(source: Path, output: Path, target: TargetVersion, context: RunContext,
              keep_quota: bool = False, kept_names: frozenset[str] = frozenset()
              ) -> list[InputError]:
     from gpudra.config import config_for, load_config
     from gpudra.convert.records import ConvertRequest
     from gpudra.convert.run import convert
     from gpudra.rules import catalogue
-    from gpudra.run_context import RunContext
 
-    # the config `gpudra convert SOURCE` would find: the nearest .gpudra.yaml above the wave
+    # the config `gpudra convert SOURCE` would find: the nearest .gpudra.yaml above the wave;
+    # the day is the cutover's own (its request's context), files only (no cluster)
     config = load_config(config_for((str(source),)), catalogue())
-    result = convert(ConvertRequest(paths=(str(source),), context=RunContext(target, config),
+    wave = replace(context, target=target, config=config, cluster=None)
+    result = convert(ConvertRequest(paths=(str(source),), context=wave,
                                     output_dir=output, quiet=True,
                                     keep_device_plugin_quota=keep_quota,
                                     keep_quota_names=kept_names))

@@ -69,16 +69,23 @@ def plan_rides(plan: CutoverPlan, fleet: Fleet, table: WorkloadTable, rides: Map
     (gpudra.cutover.bridge.plan_bridge, for them alone), and the claims strategy's BridgePlan:
     the mapping class in the first wave that needs it."""
     planned, bridge = plan_bridge(plan, fleet, table, rides)
-    return planned, replace(bridge, mapping_wave=mapping_wave(planned, fleet, rides),
-                            strategy="rewrite", rides=dict(rides))
+    # a rider no wave bridges (a node it may run on is never switched) is unconverted
+    # (plan_bridge), not riding: neither listed nor given a mapping class
+    riding = {key: rides[key] for keys in bridge.bridged.values() for key in keys}
+    return planned, replace(bridge, mapping_wave=mapping_wave(planned, fleet, riding),
+                            strategy="rewrite", rides=riding)
+
+
+def riders_nodes(fleet: Fleet, rides: Mapping[Key, str]) -> frozenset[str]:
+    """The GPU nodes any riding workload may run on."""
+    return frozenset[str]().union(*(w.eligible for w in fleet.workloads if w.key in rides))
 
 
 def mapping_wave(plan: CutoverPlan, fleet: Fleet, rides: Mapping[Key, str]) -> int | None:
     """The first wave that switches a node a riding workload may run on (its pods drained
     there come back through the bridge, so the mapping class must exist by then); else the
     first wave that moves one."""
-    eligible = {w.key: w.eligible for w in fleet.workloads if w.key in rides}
-    may_run = frozenset().union(*eligible.values()) if eligible else frozenset()
+    may_run = riders_nodes(fleet, rides)
     for wave in plan.waves:
         if may_run & set(wave.nodes) or any(w.key in rides for w in wave.moved):
             return wave.number
@@ -95,7 +102,7 @@ def rider_notes(objects: list[dict[str, Any]], fleet: Fleet, plan: CutoverPlan,
     from gpudra.cutover.bridge_context import BRIDGE, read_context, wave_notes
 
     riders = replace(fleet, workloads=tuple(w for w in fleet.workloads if w.key in rides))
-    may_run = frozenset().union(*(w.eligible for w in riders.workloads))
+    may_run = riders_nodes(fleet, rides)
     context = read_context(objects, fleet)
     out = dict(notes)
     for wave in plan.waves:
@@ -112,6 +119,11 @@ def ride_note(controller: str) -> str:
     """What the runbook says of a riding workload."""
     return (f"{controller} reads nvidia.com/gpu: left unchanged, served by DRA through the "
             "bridge")
+
+
+# What the runbook says when every rider is unconverted (plan_bridge's NEVER_SWITCHED)
+NO_RIDER = ("no workload rides it in this plan: each one whose controller reads nvidia.com/gpu "
+            "may run on a GPU node no wave switches (listed as unconverted)")
 
 
 # Why the runbook labels no namespace where a workload rides the bridge (gpudra guard)

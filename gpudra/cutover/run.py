@@ -25,7 +25,7 @@ from gpudra.cutover.waves import CutoverPlan, order_waves
 from gpudra.dra.strategy_advice import bridge_advice
 from gpudra.dra.versions import DEFAULT, live_target
 from gpudra.errors import UsageError
-from gpudra.results.model import ClusterRead, ExitCode, InputError
+from gpudra.results.model import ClusterRead, ExitCode, InputError, NotRead
 from gpudra.k8s.objects import SourceObject
 from gpudra.run_context import RunContext
 from gpudra.k8s.workloads import WorkloadTable
@@ -77,10 +77,11 @@ def run_cutover(request: CutoverRequest, *, on_page: Callable[[Any], None] | Non
     errors: list[InputError] = []
     target = request.context.target
     reads: list[ClusterRead] = []  # the cluster, when one is read
+    unread: list[NotRead] = []     # refused reads that only feed the notes
     if request.sources:
         objects, read = _read_files(request.sources, errors, table)
     else:
-        objects, read, version = _read_cluster(request, table, errors, on_page, reads)
+        objects, read, version = _read_cluster(request, table, errors, on_page, reads, unread)
         target = target or live_target(version.minor, version.git_version)
     target = target or DEFAULT
     check_strategy(request.strategy, target)  # the live cluster's release, once read
@@ -111,7 +112,7 @@ def run_cutover(request: CutoverRequest, *, on_page: Callable[[Any], None] | Non
         riding = {namespace for namespace, _, _ in rides}
         finished = {n: kept for n, names in finished.items()
                     if (kept := tuple(x for x in names if x not in riding))}
-    notes = around_waves(objects, fleet, result, request.strategy)
+    notes = around_waves(objects, fleet, result, request.strategy, unread)
     if rides:
         notes = rider_notes(objects, fleet, result, rides, notes)
     context = WaveContext(fleet.plugin_pods, {n: len(c) for n, c in quotas.items() if c},
@@ -121,7 +122,7 @@ def run_cutover(request: CutoverRequest, *, on_page: Callable[[Any], None] | Non
         from gpudra.report.formats import Kind, RenderOptions, render_with
 
         out.mkdir(parents=True, exist_ok=True)  # the runbook is written even with no wave
-        errors += write_waves(rewritten, quotas, out, table, target)
+        errors += write_waves(rewritten, quotas, out, table, target, request.context)
         if bridge is not None:
             errors += write_bridged(result, bridge, out, table, target)
 
@@ -139,13 +140,18 @@ def run_cutover(request: CutoverRequest, *, on_page: Callable[[Any], None] | Non
 
 
 def around_waves(objects: list[dict[str, Any]], fleet: Fleet, plan: CutoverPlan,
-                 strategy: str = REWRITE) -> dict[int, tuple[str, ...]]:
+                 strategy: str = REWRITE, unread: Sequence[NotRead] = ()
+                 ) -> dict[int, tuple[str, ...]]:
     """Per wave number, what the switch changes around its pods (gpudra.cutover.bridge_context);
-    cluster-wide set-up is said in the first wave that switches nodes."""
+    cluster-wide set-up is said in the first wave that switches nodes, and so is each read the
+    notes needed that was refused (`unread`: what those notes lack)."""
     context = read_context(objects, fleet)
     first = next((w.number for w in plan.waves if w.nodes), None)
     notes = {w.number: wave_notes(context, w, fleet, strategy, w.number == first)
              for w in plan.waves}
+    said = first if first is not None else next((w.number for w in plan.waves), None)
+    if said is not None and unread:
+        notes[said] = (*(item.note() for item in unread), *notes[said])
     return {number: lines for number, lines in notes.items() if lines}
 
 
@@ -189,11 +195,12 @@ def top_owners(objects: list[dict[str, Any]], table: WorkloadTable) -> list[dict
 
 
 def _read_cluster(request: CutoverRequest, table: WorkloadTable, errors: list[InputError],
-                  on_page: Callable[[Any], None] | None, reads: list[ClusterRead]
-                  ) -> tuple[list[dict[str, Any]], int, Any]:
+                  on_page: Callable[[Any], None] | None, reads: list[ClusterRead],
+                  unread: list[NotRead]) -> tuple[list[dict[str, Any]], int, Any]:
     """The cluster's objects, how many were read, and its version (gpudra.cluster
     ServerVersion: the converted manifests are for its release unless --target-version says
-    otherwise); which cluster and when, into `reads`."""
+    otherwise); which cluster and when, into `reads`; the refused reads that only feed the
+    notes, into `unread`."""
     from gpudra.sources.live_session import cluster_session
 
     with cluster_session(request.context.cluster) as session:
@@ -204,4 +211,5 @@ def _read_cluster(request: CutoverRequest, table: WorkloadTable, errors: list[In
                        or live_target(version.minor, version.git_version))
         read = session.objects(table, command="cutover", on_page=on_page)
     errors += read.errors
+    unread += read.notes_unread
     return [dict(obj.data) for obj in read.objects], read.count, version

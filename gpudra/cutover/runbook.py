@@ -14,7 +14,7 @@ from gpudra.cutover.bridge import MAPPING_CLASS, BridgePlan
 from gpudra.cutover.bridge_runbook import bridge_wave_steps
 from gpudra.cutover.namespaces import guard_prerequisite
 from gpudra.cutover.pools import RISK_NAMES, Workload
-from gpudra.cutover.rides import GUARD_NOTE, ride_note
+from gpudra.cutover.rides import GUARD_NOTE, NO_RIDER, ride_note
 from gpudra.cutover.steps import STACK_LABEL, WaveContext, rewrite_wave_steps
 from gpudra.cutover.waves import CutoverPlan, Side, Wave
 from gpudra.results.model import ClusterRead
@@ -167,7 +167,9 @@ def _bridge_prerequisite(context: WaveContext) -> list[str]:
     if bridge is None:
         return []
     if bridge.strategy != "bridge":
-        riders = len(bridge.rides)
+        riders = bridge.count
+        if bridge.mapping_wave is None:
+            return [f"The bridge: {NO_RIDER}; the runbook writes no mapping class."]
         said = (f"{riders} workload{'' if riders == 1 else 's'} whose controller reads "
                 "nvidia.com/gpu ride{} the bridge unchanged (KEP-5004, GA in 1.37) instead of "
                 "staying on the device plugin".format("s" if riders == 1 else ""))
@@ -325,7 +327,9 @@ def _bridge_table_note(runbook: Runbook) -> str:
     bridge = runbook.context.bridge
     if bridge is None:
         return ""
-    kept = sum(len(keys) for keys in bridge.bridged.values())
+    kept = bridge.count
+    if bridge.strategy != "bridge" and bridge.mapping_wave is None:
+        return f"strategy rewrite, the bridge: {NO_RIDER}\n"
     if bridge.strategy != "bridge":
         where = (f"wave {bridge.mapping_wave} writes {MAPPING_CLASS}" if bridge.write_mapping
                  else f"DeviceClass {', '.join(bridge.mapped_by)} maps nvidia.com/gpu")

@@ -251,11 +251,18 @@ class WorkloadStatus:
 @dataclass(frozen=True, slots=True)
 class NotRead:
     """A cluster-scoped read that a namespaced role may not make (`audit -n NS`): a normal
-    limit of such a role, not an input error; `adds` says what the read would have added."""
+    limit of such a role, not an input error; `adds` says what the read would have added.
+    `notes_only`: a refused read the command makes only for notes (live_reads.Read.notes_only),
+    never an input error, whatever the scope."""
 
     object: str
     message: str
     adds: str
+    notes_only: bool = False
+
+    def note(self) -> str:
+        """The one line a command's notes say for it."""
+        return f"not read (forbidden): {self.object} — {self.adds}"
 
 
 @dataclass(frozen=True, slots=True)

@@ -146,8 +146,12 @@ class ClusterSource:
         self.refused.clear()
         namespaced_run = getattr(getattr(self.cluster, "target", None), "list_namespace", None)
         for problem in self.cluster.errors:
+            notes_only = _refused_notes_read(problem, self.command)
             refused = _refused_cluster_read(problem) if namespaced_run else None
-            if refused is not None:
+            if notes_only is not None:
+                yield NotRead(problem_subject(problem), problem_message(problem), notes_only,
+                              notes_only=True)
+            elif refused is not None:
                 yield NotRead(problem_subject(problem), problem_message(problem), refused)
             else:
                 yield InputError(None, problem_message(problem),
@@ -417,6 +421,18 @@ def _refused_cluster_read(problem: ResourceError) -> str | None:
     for read in all_reads():
         if read.resource == getattr(problem, "resource", None) and \
                 read.group == getattr(problem, "group", None) and read.without:
+            return read.without
+    return None
+
+
+def _refused_notes_read(problem: ResourceError, command: str) -> str | None:
+    """What `command`'s notes lack when a read it makes only for them was refused (403),
+    in any scope; None for any other problem."""
+    if getattr(problem, "status", None) != 403:
+        return None
+    for read in all_reads():
+        if read.resource == getattr(problem, "resource", None) and \
+                read.group == getattr(problem, "group", None) and command in read.notes_only:
             return read.without
     return None
 

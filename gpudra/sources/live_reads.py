@@ -24,12 +24,16 @@ class Read:
     names: tuple[str, ...] = ()  # only these objects (RBAC resourceNames; `get` only)
     kind: str | None = None      # a CRD's kind: discovery gives its real plural
     without: str = ""            # what an audit lacks when it cannot be read (cluster-scoped)
+    # The commands that read it only for notes: refused (403), it is not read, whatever the
+    # scope, and `without` says what their notes lack; never an input error.
+    notes_only: frozenset[str] = frozenset()
 
 
 CORE_WORKLOADS = ("StatefulSet", "DaemonSet", "Deployment")
 _WORKLOADS = frozenset({"audit", "plan", "export", "preflight", "verify", "cutover"})
 _LIVE = frozenset({"audit", "plan", "preflight", "verify", "cutover"})
 _DRA = ("v1", "v1beta2", "v1beta1")
+_NOTES = frozenset({"cutover"})  # read for cutover's per-wave notes only
 PODS = Read("", "pods", "owner resolution, running pods, device-plugin GPUs held per node",
             commands=_WORKLOADS)
 REPLICASETS = Read("apps", "replicasets", "Pod -> ReplicaSet -> Deployment",
@@ -75,15 +79,22 @@ OTHERS = (
          without="GPU205 (Karpenter limits on nvidia.com/gpu)"),
     # cutover's notes on what the bridge changes around the pods (gpudra.cutover.bridge_context)
     Read("nvidia.com", "clusterpolicies", "GPU Operator device-plugin stack (the DRA driver's "
-         "path per pool)", commands=frozenset({"cutover"})),
+         "path per pool)", commands=_NOTES, notes_only=_NOTES,
+         without="the GPU Operator note (its ClusterPolicy's device plugin)"),
     Read("kueue.x-k8s.io", "resourceflavors", "which Kueue flavors (and so which "
-         "ClusterQueues) stand for each pool's nodes", commands=frozenset({"cutover"})),
+         "ClusterQueues) stand for each pool's nodes", commands=_NOTES, notes_only=_NOTES,
+         without="which ClusterQueues stand for each wave's nodes"),
     Read("cluster.x-k8s.io", "machinedeployments", "Cluster API node groups: "
-         "cluster-autoscaler's minimum size (scale from zero)", commands=frozenset({"cutover"})),
+         "cluster-autoscaler's minimum size (scale from zero)", commands=_NOTES,
+         notes_only=_NOTES, without="the minimum sizes of Cluster API MachineDeployments "
+                                    "(which pools scale from zero)"),
     Read("cluster.x-k8s.io", "machinesets", "Cluster API node groups: a node's MachineSet and "
-         "its MachineDeployment", commands=frozenset({"cutover"})),
+         "its MachineDeployment", commands=_NOTES, notes_only=_NOTES,
+         without="each Cluster API node's MachineSet (which pools scale from zero)"),
     Read("cluster.x-k8s.io", "machinepools", "Cluster API node groups: cluster-autoscaler's "
-         "minimum size (scale from zero)", commands=frozenset({"cutover"})),
+         "minimum size (scale from zero)", commands=_NOTES, notes_only=_NOTES,
+         without="the minimum sizes of Cluster API MachinePools (which pools scale from "
+                 "zero)"),
 )
 
 

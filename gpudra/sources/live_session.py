@@ -24,11 +24,12 @@ if TYPE_CHECKING:
 @dataclass(frozen=True)
 class ObjectsRead:
     """The objects a command kept, the inputs it could not read, and how many objects the
-    source read (kept or not)."""
+    source read (kept or not); `notes_unread`: the refused reads it made only for notes."""
 
     objects: tuple[SourceObject, ...]
     errors: tuple[InputError, ...]
     count: int
+    notes_unread: tuple[NotRead, ...] = ()
 
 
 @dataclass(frozen=True)
@@ -49,18 +50,24 @@ class ClusterSession:
 
         source = ClusterSource(self.cluster, table, on_page, command=command)
         errors: list[InputError] = []
-        kept = tuple(triage(source.items(), errors, keep, unread_is_error))
-        return ObjectsRead(kept, tuple(errors), source.stats.objects)
+        notes_unread: list[NotRead] = []
+        kept = tuple(triage(source.items(), errors, keep, unread_is_error, notes_unread))
+        return ObjectsRead(kept, tuple(errors), source.stats.objects, tuple(notes_unread))
 
 
 def triage(items: Iterable[Any], errors: list[InputError],
            keep: Callable[[SourceObject], bool] = lambda obj: True,
-           unread_is_error: bool = True) -> Iterator[SourceObject]:
+           unread_is_error: bool = True, notes_unread: list[NotRead] | None = None
+           ) -> Iterator[SourceObject]:
     """The objects among `items` that `keep` keeps, in order; input errors (and, when
-    `unread_is_error`, what was not read) into `errors`; anything else is passed over."""
+    `unread_is_error`, what was not read) into `errors`; a refused read made only for notes
+    into `notes_unread` (when given), never an error; anything else is passed over."""
     for item in items:
         if isinstance(item, InputError):
             errors.append(item)
+        elif isinstance(item, NotRead) and item.notes_only:
+            if notes_unread is not None:
+                notes_unread.append(item)
         elif isinstance(item, NotRead):
             if unread_is_error:
                 errors.append(InputError(None, item.message, object=item.object))

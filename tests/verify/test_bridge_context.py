@@ -7,6 +7,7 @@ against the fake API server, which serves ClusterQueues, NodePools and ClusterPo
 from __future__ import annotations
 
 import json
+import re
 import subprocess
 import sys
 from dataclasses import dataclass, replace
@@ -385,10 +386,19 @@ def test_a_cluster_api_group_at_zero_is_named_in_its_pools_wave(name: str, strat
     assert bool(said_a) == bool(wanted)
 
 
-def test_a_visible_cluster_api_minimum_replaces_auto_discovery_uncertainty() -> None:
+# (min, max) of pool a's MachineDeployment -> whether it is a node group cluster-autoscaler
+# sizes (a minimum above the maximum is one it rejects: its minimum says nothing)
+SIZES = {("1", "4"): True, ("1", "1"): True, ("2", "1"): False, ("5", "4"): False}
+
+
+@pytest.mark.parametrize(("low", "high"), SIZES)
+def test_a_visible_cluster_api_minimum_replaces_auto_discovery_uncertainty(low: str, high: str
+                                                                           ) -> None:
     """With the clusterapi provider's auto-discovery the minimum sizes are on the groups: the
-    pool whose group keeps a node gets no "not visible" line; the other pool still does."""
-    objects = capi_fleet(machineset(), machine_group("MachineDeployment", "gpu-a", "1"))
+    pool whose group keeps a node gets no "not visible" line; the other pool still does, and
+    so does pool a when its group's sizes are not a group's (min above max)."""
+    objects = capi_fleet(machineset(), machine_group("MachineDeployment", "gpu-a", low,
+                                                     max_size=high))
     objects += autoscaler("--cloud-provider=clusterapi",
                           "--node-group-auto-discovery=clusterapi:namespace=capi")
     objects = top_owners(objects, TABLE)
@@ -396,7 +406,10 @@ def test_a_visible_cluster_api_minimum_replaces_auto_discovery_uncertainty() -> 
     plan = order_waves(fleet, TABLE)
     notes = around_waves(objects, fleet, plan, BRIDGE)
     by_pool = {w.units[0]: notes.get(w.number, ()) for w in plan.waves}
-    assert not [n for n in by_pool["a"] if "cluster-autoscaler" in n]
+    unseen = [n for n in by_pool["a"] if "minimum sizes are not visible" in n]
+    assert bool(unseen) != SIZES[low, high], by_pool["a"]
+    if SIZES[low, high]:
+        assert not [n for n in by_pool["a"] if "cluster-autoscaler" in n]
     assert [n for n in by_pool["b"] if "minimum sizes are not visible" in n]
 
 
@@ -480,3 +493,58 @@ def test_the_live_reader_reads_flavors_and_cluster_api_groups() -> None:
     assert any(FROM_ZERO in n for n in notes), notes
     assert any("on these nodes: team-a, through ResourceFlavor a-gpus)" in n
                for n in notes), notes
+
+
+# A ClusterRole from an earlier `gpudra rbac` lacks the reads cutover added for its notes:
+# refused (403), each is said in the notes and is no input error; a refused read that the
+# plan itself needs (nodes) still is one.
+NOTES_ONLY = {"clusterpolicies": "nvidia.com", "resourceflavors": "kueue.x-k8s.io",
+              "machinedeployments": "cluster.x-k8s.io", "machinesets": "cluster.x-k8s.io",
+              "machinepools": "cluster.x-k8s.io"}
+REFUSED_CASES = {
+    "notes-only reads": (tuple(NOTES_ONLY.items()), 0,
+                         [f"not read (forbidden): {r}.{g} (cluster-wide) — "
+                          for r, g in NOTES_ONLY.items()]),
+    "one notes-only read": ((("resourceflavors", "kueue.x-k8s.io"),), 0,
+                            ["not read (forbidden): resourceflavors.kueue.x-k8s.io "
+                             "(cluster-wide) — which ClusterQueues"]),
+    "nodes": ((("nodes", ""),), 3, []),
+}
+
+
+@pytest.mark.parametrize("name", REFUSED_CASES)
+def test_a_refused_read_that_only_feeds_notes_is_a_note_not_an_input_error(name: str) -> None:
+    denied, code, wanted = REFUSED_CASES[name]
+    live = [*capi_fleet(machineset("0")), *kueue()[:1], *cluster_policy()]
+    live.append(f.replicaset(live[2]))
+    crds = ["clusterqueues.kueue.x-k8s.io", "clusterpolicies.nvidia.com", *(
+        f"{r}.{g}" for r, g in NOTES_ONLY.items() if r != "clusterpolicies")]
+    deny = [{"verb": "list", "group": g, "resource": r} for r, g in denied]
+    with FakeCluster(f.state(*live, version="1.37.2", crds=crds, deny=deny),
+                     tls=False) as cluster:
+        run = subprocess.run([sys.executable, "-m", "gpudra", "cutover", "--kubeconfig",
+                              str(cluster.kubeconfig), "-o", "json"], capture_output=True,
+                             text=True, timeout=120)
+    assert run.returncode == code, run.stderr
+    if code:
+        assert "nodes" in run.stderr and "not read (forbidden)" not in run.stdout
+        return
+    notes = [n for w in json.loads(run.stdout)["waves"] for n in w["notes"]]
+    for start in wanted:
+        assert len([n for n in notes if n.startswith(start)]) == 1, (start, notes)
+    assert len([n for n in notes if n.startswith("not read")]) == len(wanted), notes
+
+
+def test_docs_name_the_capacity_annotations_the_cluster_api_note_reads() -> None:
+    """docs/cutover.md says which cluster-autoscaler capacity annotations gpudra reads: those
+    bridge_context reads, no more."""
+    from gpudra.cutover import bridge_context
+
+    prefix = "capacity.cluster-autoscaler.kubernetes.io/"
+    read = {value.removeprefix(prefix) for value in vars(bridge_context).values()
+            if isinstance(value, str) and value.startswith(prefix)}
+    doc = (Path(__file__).resolve().parents[2] / "docs" / "cutover.md").read_text()
+    said = re.findall(r"gpudra reads only the ((?:`[\w-]+`(?:, | and )?)+) capacity annotation",
+                      doc)
+    assert said, "docs/cutover.md does not say which capacity annotations gpudra reads"
+    assert {name for names in said for name in re.findall(r"`([\w-]+)`", names)} == read
