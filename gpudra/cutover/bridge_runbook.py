@@ -24,7 +24,8 @@ from gpudra.cutover.manifests import RECREATE, REPLACE, mode, wave_modes
 from gpudra.cutover.pools import WAVE_LABEL, Workload
 from gpudra.cutover.namespaces import label_step, unlabel_step
 from gpudra.cutover.steps import (
-    OPERATOR_LABEL, STACK_LABEL, WaveContext, cascade_flag, counted, settle_steps, switch_steps,
+    OPERATOR_LABEL, STACK_LABEL, WaveContext, cascade_flag, claims_step, counted, settle_steps,
+    switch_steps, verify_step, wave_place,
 )
 from gpudra.cutover.waves import Wave
 
@@ -33,9 +34,7 @@ def bridge_wave_steps(wave: Wave, directory: str | None, context: WaveContext
     bridge = context.bridge
     converted, bridged = split(wave.moved, bridge.of(wave.number))
     rewritten = replace(wave, moved=converted)
-    nodes = " ".join(shlex.quote(n) for n in wave.nodes)
-    where = (shlex.quote(f"{directory}/wave-{wave.number}") if directory
-             else f"<output-dir>/wave-{wave.number}")
+    nodes, where = wave_place(wave, directory)
     modes = wave_modes(rewritten)
     kept = frozenset(mode(w) for w in bridged)
     quotas = context.quotas.get(wave.number, 0)
@@ -48,8 +47,7 @@ def bridge_wave_steps(wave: Wave, directory: str | None, context: WaveContext
                      f"{counted(quotas, 'quota')} of the namespaces whose workloads move to "
                      "claims count claims too")
     if converted:
-        steps.append(f"kubectl apply -f {where}/converted/claims/ --recursive   # the claim "
-                     "templates first: no workload may name a missing one")
+        steps.append(claims_step(where))
     if wave.nodes:
         steps.append(f"kubectl cordon {nodes}")
     if REPLACE in modes:
@@ -77,8 +75,7 @@ def bridge_wave_steps(wave: Wave, directory: str | None, context: WaveContext
     if finished:
         steps.append(label_step(finished))
     steps += settle_steps(wave)
-    steps.append(f"gpudra verify --wave-of {where}   # exit 0 before the next wave: what the "
-                 "wave moves runs on DRA (the bridge or claims)")
+    steps.append(verify_step(where, "DRA (the bridge or claims)"))
     rollback = _rollback(wave, rewritten, bridged, nodes, where, quotas, writes_mapping)
     return {"steps": steps,
             "rollback": [unlabel_step(finished), *rollback] if finished else rollback}

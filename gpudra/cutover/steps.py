@@ -58,9 +58,7 @@ def rewrite_wave_steps(wave: Wave, directory: str | None,
     there) before the nodes take pods again. Every value read from the cluster or a file is
     quoted for the shell. The rewrite strategy's; --strategy bridge's are
     gpudra.cutover.bridge_runbook's, which reuse the helpers below."""
-    nodes = " ".join(shlex.quote(n) for n in wave.nodes)
-    where = (shlex.quote(f"{directory}/wave-{wave.number}") if directory
-             else f"<output-dir>/wave-{wave.number}")
+    nodes, where = wave_place(wave, directory)
     modes = wave_modes(wave)
     replaced = sum(1 for w in wave.moved if mode(w) == REPLACE)
     recreated = len(wave.moved) - replaced
@@ -71,8 +69,7 @@ def rewrite_wave_steps(wave: Wave, directory: str | None,
                      f"{counted(quotas, 'quota')} of the namespaces moving count claims too "
                      "(device-plugin keys go with a namespace's last workload)")
     if wave.moved:
-        steps.append(f"kubectl apply -f {where}/converted/claims/ --recursive   # the claim "
-                     "templates first: no workload may name a missing one")
+        steps.append(claims_step(where))
     if wave.nodes:
         steps.append(f"kubectl cordon {nodes}")
     if REPLACE in modes:
@@ -92,12 +89,31 @@ def rewrite_wave_steps(wave: Wave, directory: str | None,
     if finished:  # after the wave's last change; its verify stays the last line
         steps.append(label_step(finished))
     steps += settle_steps(wave)
-    steps.append(f"gpudra verify --wave-of {where}   # exit 0 before the next wave: what the "
-                 "wave moves runs on claims")
+    steps.append(verify_step(where, "claims"))
     rollback = _rollback(wave, nodes, where, modes, quotas)
     if finished:
         rollback.insert(0, unlabel_step(finished))
     return {"steps": steps, "rollback": rollback}
+
+
+def wave_place(wave: Wave, directory: str | None) -> tuple[str, str]:
+    """The wave's nodes as shell words, and its folder as the runbook names it."""
+    nodes = " ".join(shlex.quote(n) for n in wave.nodes)
+    where = (shlex.quote(f"{directory}/wave-{wave.number}") if directory
+             else f"<output-dir>/wave-{wave.number}")
+    return nodes, where
+
+
+def claims_step(where: str) -> str:
+    """The line that applies the wave's claim templates, before any workload names them."""
+    return (f"kubectl apply -f {where}/converted/claims/ --recursive   # the claim "
+            "templates first: no workload may name a missing one")
+
+
+def verify_step(where: str, runs_on: str) -> str:
+    """The wave's last line: verify, which must exit 0 before the next wave."""
+    return (f"gpudra verify --wave-of {where}   # exit 0 before the next wave: what the "
+            f"wave moves runs on {runs_on}")
 
 
 # Kinds whose children have fixed names: a JobSet's Jobs are `<jobset>-<job>-<index>`.
