@@ -55,8 +55,10 @@ _OUTPUT_DIR = typer.Option(None, "--output-dir", metavar="DIR",
 _CLAIM_MODE = typer.Option("template", "--claim-mode", metavar="template|shared",
                            help="A claim per pod (template) or one claim all pods share.")
 _STRATEGY = typer.Option("rewrite", "--strategy", metavar="rewrite|bridge",
-                         help="bridge: leave plain nvidia.com/gpu workloads unchanged and "
-                              "write a DeviceClass with extendedResourceName (KEP-5004).")
+                         help="rewrite (also spelled claims, as guard and cutover's runbook "
+                              "call it): move the requests into claims. bridge: leave plain "
+                              "nvidia.com/gpu workloads unchanged and write a DeviceClass with "
+                              "extendedResourceName (KEP-5004).")
 _KEEP_NODE_SELECTORS = typer.Option(False, "--keep-node-selectors",
                                     help="Keep GPU node labels besides the CEL selectors.")
 _ADD_TOLERATION = typer.Option(
