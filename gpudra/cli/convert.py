@@ -169,8 +169,9 @@ def write_convert(result: ConvertResult, *, stdout: IO[str], stderr: IO[str],
                   color: bool = False) -> None:
     """The result as convert has always shown it; `color`: the diff's (a TTY, NO_COLOR)."""
     from gpudra.convert.run import stdin_result
-    from gpudra.convert.summary import RENDERERS
+    from gpudra.convert.summary import RENDERERS, redaction_note
     from gpudra.convert.writer import color_diff, unified_diff
+    from gpudra.printable import redact
     from gpudra.report.formats import Kind, RenderOptions, render_with
 
     request, report = result.request, result.report
@@ -188,7 +189,12 @@ def write_convert(result: ConvertResult, *, stdout: IO[str], stderr: IO[str],
     elif request.diff and request.output != "json":
         for change in report.changes:
             diff = unified_diff(change.label, change.old, change.new, change.created)
-            stdout.write(color_diff(diff) if color else diff)
+            # Redacted as every output is (docs/security.md), and said on stderr when it was.
+            shown = redact(diff)
+            stdout.write(color_diff(shown) if color else shown)
+            note = redaction_note(change.label, diff)
+            if note is not None:
+                stderr.write(f"gpudra: {note}\n")
     options = RenderOptions(verbose=request.verbose)
     if request.output == "json":  # the requested output, not a summary: -q keeps it
         stdout.write(render_with(RENDERERS["json"], Kind.CONVERT, "json", result.summary,
