@@ -84,6 +84,18 @@ def redact(text: str) -> str:
     return text
 
 
+def redacted_lines(text: str) -> tuple[int, ...]:
+    """The numbers (from 1) of the lines of `text` that `redact` changes. Redaction replaces
+    a credential within its line and keeps every line break (a `Bearer` and its token on two
+    lines: the token's line), so the lines before and after pair up one to one."""
+    shown = redact(text)
+    if shown == text:
+        return ()
+    return tuple(number for number, (before, after) in
+                 enumerate(zip(text.splitlines(), shown.splitlines()), start=1)
+                 if before != after)
+
+
 def short_repr(value: Any, width: int = 40) -> str:
     """A value of an input in a one-line message: its repr, cut to `width` characters."""
     text = repr(value)

@@ -6,11 +6,12 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
+import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from gpudra.results.model import Severity
-from gpudra.printable import escape_text, escaped, quote_name, redact
+from gpudra.printable import escape_text, escaped, quote_name, redact, redacted_lines
 
 UNSAFE = re.compile("[\x00-\x1f\x7f-\x9f\u061c\u200e\u200f\u2028\u2029\u202a-\u202e"
                     "\u2066-\u2069\ud800-\udfff]")
@@ -58,3 +59,21 @@ def test_escaped_escapes_every_value_but_file_names_and_enums() -> None:
 def test_escaped_keeps_the_very_object_when_nothing_needs_escaping() -> None:
     record = _Record("a", "b.yaml", Severity.INFO, ("c",), {"k": ["v"]})
     assert escaped(record) is record
+
+
+REDACTED_LINES = [
+    ("", ()),
+    ("image: trainer:1\nvalue: plain\n", ()),
+    ("a\nvalue: https://alice:s3cret@host/x\nb\n", (2,)),
+    ("url: https://u:p@h\nauth: Bearer abc.def\n", (1, 2)),
+    ("header: Bearer\n  abc.def\n", (2,)),  # the token on the next line: its line
+    ("no newline at the end https://u:p@h", (1,)),
+]
+
+
+@pytest.mark.parametrize(("text", "lines"), REDACTED_LINES)
+def test_redacted_lines_are_the_lines_redaction_changes(text: str,
+                                                       lines: tuple[int, ...]) -> None:
+    assert redacted_lines(text) == lines
+    shown = redact(text).splitlines()
+    assert [n for n, line in enumerate(shown, start=1) if "***" in line] == list(lines)

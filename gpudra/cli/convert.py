@@ -55,8 +55,10 @@ _OUTPUT_DIR = typer.Option(None, "--output-dir", metavar="DIR",
 _CLAIM_MODE = typer.Option("template", "--claim-mode", metavar="template|shared",
                            help="A claim per pod (template) or one claim all pods share.")
 _STRATEGY = typer.Option("rewrite", "--strategy", metavar="rewrite|bridge",
-                         help="bridge: leave plain nvidia.com/gpu workloads unchanged and "
-                              "write a DeviceClass with extendedResourceName (KEP-5004).")
+                         help="rewrite (also spelled claims, as guard and cutover's runbook "
+                              "call it): move the requests into claims. bridge: leave plain "
+                              "nvidia.com/gpu workloads unchanged and write a DeviceClass with "
+                              "extendedResourceName (KEP-5004).")
 _KEEP_NODE_SELECTORS = typer.Option(False, "--keep-node-selectors",
                                     help="Keep GPU node labels besides the CEL selectors.")
 _ADD_TOLERATION = typer.Option(
@@ -167,8 +169,9 @@ def write_convert(result: ConvertResult, *, stdout: IO[str], stderr: IO[str],
                   color: bool = False) -> None:
     """The result as convert has always shown it; `color`: the diff's (a TTY, NO_COLOR)."""
     from gpudra.convert.run import stdin_result
-    from gpudra.convert.summary import RENDERERS
+    from gpudra.convert.summary import RENDERERS, redaction_note
     from gpudra.convert.writer import color_diff, unified_diff
+    from gpudra.printable import redact
     from gpudra.report.formats import Kind, RenderOptions, render_with
 
     request, report = result.request, result.report
@@ -186,7 +189,12 @@ def write_convert(result: ConvertResult, *, stdout: IO[str], stderr: IO[str],
     elif request.diff and request.output != "json":
         for change in report.changes:
             diff = unified_diff(change.label, change.old, change.new, change.created)
-            stdout.write(color_diff(diff) if color else diff)
+            # Redacted as every output is (docs/security.md), and said on stderr when it was.
+            shown = redact(diff)
+            stdout.write(color_diff(shown) if color else shown)
+            note = redaction_note(change.label, diff)
+            if note is not None:
+                stderr.write(f"gpudra: {note}\n")
     options = RenderOptions(verbose=request.verbose)
     if request.output == "json":  # the requested output, not a summary: -q keeps it
         stdout.write(render_with(RENDERERS["json"], Kind.CONVERT, "json", result.summary,

@@ -50,7 +50,11 @@ _POOL_LABEL = typer.Option(None, "--pool-label", metavar="LABEL",
                            help="Node label that names pools (default: the cloud's node-pool "
                                 "label, else the GPU product).")
 _STRATEGY = typer.Option("rewrite", "--strategy", metavar="rewrite|bridge",
-                         help="rewrite: each wave converts its workloads to claims. bridge "
+                         help="rewrite (also spelled claims): each wave converts its "
+                              "workloads to claims; on a 1.37+ target a workload convert "
+                              "blocks because its controller reads the GPU limit (KServe, a v1 "
+                              "MPIJob) rides the bridge unchanged instead, in the wave that "
+                              "switches its last node (a rider: docs/cutover.md). bridge "
                               "(1.36+): they stay unchanged and DRA serves their nvidia.com/gpu "
                               "through a DeviceClass's extendedResourceName (KEP-5004); only "
                               "what the bridge cannot serve (MIG) is converted.")

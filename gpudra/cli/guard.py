@@ -35,7 +35,8 @@ EPILOG = (
     "  kubectl label namespace ml gpudra.io/migrated=true    # what the runbook does")
 
 _STRATEGY = typer.Option("claims", "--strategy", metavar="claims|bridge",
-                         help="What serves GPUs in migrated namespaces: claims refuses every "
+                         help="What serves GPUs in migrated namespaces: claims (also spelled "
+                              "rewrite, as convert and cutover call it) refuses every "
                               "NVIDIA device-plugin resource; bridge (KEP-5004 DeviceClass with "
                               "extendedResourceName) lets nvidia.com/gpu through and refuses "
                               "MIG and shared ones.")

@@ -30,6 +30,12 @@ class Strategy(enum.StrEnum):
     REWRITE = "rewrite"
     BRIDGE = "bridge"
 
+    @classmethod
+    def _missing_(cls, value: object) -> Strategy | None:
+        # "claims" is the same strategy under the name guard, the runbooks and the docs give it
+        # (what the workloads end on), so `--strategy claims` works wherever --strategy does.
+        return cls.REWRITE if value == "claims" else None
+
 
 @dataclass(frozen=True)
 class ConvertOptions:

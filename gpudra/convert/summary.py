@@ -14,7 +14,7 @@ from gpudra.k8s.objects import plural
 from gpudra.report.formats import Renderer, RenderOptions
 from gpudra.report.json_report import skipped_data
 from gpudra.report.summary import files_read
-from gpudra.printable import escape_text, quote_name
+from gpudra.printable import REDACTED, escape_text, quote_name, redacted_lines
 
 STRATEGIES = ("rewrite", "repair", "quota", "bridge", "manual", "ignored", "waived",
               "blocked")
@@ -54,13 +54,33 @@ def as_data(report: ConvertReport, *, with_diffs: bool, written: bool) -> dict[s
         "files": [
             {"file": c.label, "created": c.created,
              "written": written and c.label not in report.unwritten,
-             **({"diff": unified_diff(c.label, c.old, c.new, c.created)} if with_diffs else {})}
+             **(_diff_data(unified_diff(c.label, c.old, c.new, c.created))
+                if with_diffs else {})}
             for c in report.changes
         ],
         "errors": [{"file": e.file, "line": e.line, "message": e.message} for e in report.errors],
         "skipped": [skipped_data(s) for s in report.skipped],
         "summary": summary_counts(report),
     }
+
+
+def _diff_data(diff: str) -> dict[str, Any]:
+    # Every output is redacted on its way out (render_with), the diffs in it too: say which of
+    # a diff's lines show a credential as ***, since those do not apply as printed.
+    return {"diff": diff, "diff_redacted_lines": list(redacted_lines(diff))}
+
+
+def redaction_note(label: str, diff: str) -> str | None:
+    """The line convert says on stderr when a printed diff shows a credential as ***: which
+    lines, and that the diff does not apply as printed. None when nothing was redacted."""
+    lines = redacted_lines(diff)
+    if not lines:
+        return None
+    where = ("line " if len(lines) == 1 else "lines ") + ", ".join(map(str, lines))
+    return (f"{quote_name(label)}: the diff shows a credential as {REDACTED} on its {where} "
+            "(credentials are never "
+            "printed: docs/security.md), so it does not apply as printed; `gpudra convert` "
+            "without --diff writes the file itself")
 
 
 def summary_counts(report: ConvertReport) -> dict[str, int]:

@@ -42,6 +42,12 @@ class Strategy(enum.Enum):
     CLAIMS = "claims"
     BRIDGE = "bridge"
 
+    @classmethod
+    def _missing_(cls, value: object) -> Strategy | None:
+        # "rewrite" is convert's and cutover's name for it (what they do to the manifests), so
+        # the runbook's strategy word works here too.
+        return cls.CLAIMS if value == "rewrite" else None
+
 
 class Action(enum.Enum):
     WARN = "warn"

@@ -1,6 +1,6 @@
 """`python -m tests.controlplane build`: build (or find cached) the control-plane binary of
-each release (releases.py) and print their paths. .ci/run calls it before the suite, so a cold
-build is not counted as test time."""
+each release (releases.py) and print their paths, ahead of the suite (which otherwise builds
+what its tests need before the first one: tests/support/handover.py)."""
 
 from __future__ import annotations
 

@@ -1,5 +1,5 @@
 """`python -m tests.journey build`: build (or find cached) kwok for the journey tests and print its
-path. .ci/run calls it before the suite, beside the control plane's build."""
+path, ahead of the suite (which otherwise builds it before the first journey test)."""
 
 from __future__ import annotations
 

@@ -18,6 +18,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+import pytest
+
 from gpudra.k8s.objects import plural
 from tests.controlplane import build, progress
 from tests.controlplane.releases import NEWEST, RELEASES, V1_33, Release
@@ -59,6 +61,8 @@ BY_FIXTURE = {"control_plane": (PLANES[NEWEST.name],),
 # What a tool that cannot be built here raises (no Go, a failed build).
 UNAVAILABLE = (build.Unavailable, oracle.GoMissing, oracle.OracleError)
 JOURNEY_TOOLS = (*PLANES.values(), KWOK)
+# every tool by its name (tests/support/handover.py: what a worker's collection needs, by name)
+TOOLS = {tool.name: tool for tool in (*PLANES.values(), KWOK, *ORACLES.values())}
 
 
 def needed(items: Iterable[Any]) -> dict[str, tuple[Tool, int]]:
@@ -72,17 +76,20 @@ def needed(items: Iterable[Any]) -> dict[str, tuple[Tool, int]]:
             tools += JOURNEY_TOOLS
         for tool in {tool.name: tool for tool in tools}.values():
             counts[tool.name] = counts.get(tool.name, 0) + 1
-    order = [*PLANES.values(), KWOK, *ORACLES.values()]
-    return {tool.name: (tool, counts[tool.name]) for tool in order if tool.name in counts}
+    return {name: (tool, counts[name]) for name, tool in TOOLS.items() if name in counts}
 
 
-def prepare(items: Iterable[Any], say: progress.Say, *, make: bool = True) -> None:
-    """Say what the collected tests need, and (`make`) build what the cache does not have."""
-    provide(needed(items), say, make=make)
+def prepare(items: Iterable[Any], say: progress.Say, *, make: bool = True) -> list[str]:
+    """Say what the collected tests need, and (`make`) build what the cache does not have;
+    what `provide` returns."""
+    return provide(needed(items), say, make=make)
 
 
-def provide(wanted: dict[str, tuple[Tool, int]], say: progress.Say, *, make: bool = True) -> None:
-    """Each tool: cached (where), unavailable (why), or built now with progress."""
+def provide(wanted: dict[str, tuple[Tool, int]], say: progress.Say, *,
+            make: bool = True) -> list[str]:
+    """Each tool: cached (where), unavailable (why), or built now with progress. Returns
+    the lines saying which needed tools are missing (no Go, a failed build)."""
+    missing: list[str] = []
     skipped = {tool.name for tool in (*PLANES.values(), KWOK)}
     if os.environ.get("GPUDRA_SKIP_CONTROLPLANE") and not os.environ.get("CI") and \
             skipped & wanted.keys():
@@ -94,6 +101,7 @@ def provide(wanted: dict[str, tuple[Tool, int]], say: progress.Say, *, make: boo
         except UNAVAILABLE as error:
             say(f"{tool.name}: {error}; {_tests(count, 'needs', 'need')} it and "
                 f"{'skips' if count == 1 else 'skip'} (fail in CI or under GPUDRA_REQUIRE_GO)")
+            missing.append(f"{tool.name}: {error}")
             continue
         if path.exists():
             say(f"{tool.name}: cached ({path}), for {plural(count, 'test')}")
@@ -109,6 +117,17 @@ def provide(wanted: dict[str, tuple[Tool, int]], say: progress.Say, *, make: boo
             tool.make(say)
         except UNAVAILABLE as error:
             say(f"{tool.name} could not be built: {error}")
+            missing.append(f"{tool.name} could not be built: {error}")
+    return missing
+
+
+def stop_if_required(missing: list[str]) -> None:
+    """In CI (or under GPUDRA_REQUIRE_GO) a needed tool that is missing ends the run before the
+    first test, exit 1, as a failed build did when .ci/run built ahead of pytest: the tests
+    needing it would fail one by one, each fixture trying the build again."""
+    if missing and oracle.go_required():
+        pytest.exit("the tests need what could not be built (CI, GPUDRA_REQUIRE_GO): "
+                    + "; ".join(missing), returncode=1)
 
 
 def _tests(count: int, one: str, many: str) -> str:

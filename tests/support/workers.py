@@ -1,5 +1,5 @@
-"""Which tests share a pytest-xdist worker, when the suite runs on several (.ci/run: `-n 2
---dist loadgroup`; docs/ci.md).
+"""Which tests share a pytest-xdist worker, when the suite runs on several (pyproject.toml's
+addopts: `-n 2 --dist loadgroup`, the README's `python -m pytest` and .ci/run's; docs/ci.md).
 
 A worker is a process of its own: a session or module fixture is set up once per worker that
 runs a test needing it. So the tests that share something expensive go to one worker as one
