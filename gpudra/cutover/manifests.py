@@ -219,7 +219,7 @@ def _convert(source: Path, output: Path, target: TargetVersion, context: RunCont
     config = load_config(config_for((str(source),)), catalogue())
     wave = replace(context, target=target, config=config, cluster=None)
     result = convert(ConvertRequest(paths=(str(source),), context=wave,
-                                    output_dir=output, quiet=True,
+                                    output_dir=output,
                                     keep_device_plugin_quota=keep_quota,
                                     keep_quota_names=kept_names))
     code = result.exit_code
