@@ -11,36 +11,35 @@ from gpudra.cli.output import (
     write_catalogue,
     write_explanation,
 )
+from gpudra.catalogue import Catalogue, CatalogueRequest, run_catalogue
 from gpudra.cli.root import app, guarded
 from gpudra.errors import UsageError
 from gpudra.results.model import ExitCode
+
+
+def _listed(catalogue: Catalogue, fmt: CatalogueFormat) -> ExitCode:
+    """One catalogue through its run, written in `fmt`."""
+    result = run_catalogue(CatalogueRequest(catalogue))
+    write_catalogue(result, fmt)
+    return result.exit_code()
 
 
 @app.command(short_help="List the preflight checks.")
 @guarded
 def checks(output: str = catalogue_format_option()) -> ExitCode:
     """List every preflight check: id, tier, title and what it looks at (docs/checks.md)."""
-    from gpudra.catalogue import Catalogue, CatalogueRequest, run_catalogue
-
-    fmt = CatalogueFormat.parse(output, "-o")
-    result = run_catalogue(CatalogueRequest(Catalogue.CHECKS))
-    write_catalogue(result, fmt)
-    return result.exit_code()
+    return _listed(Catalogue.CHECKS, CatalogueFormat.parse(output, "-o"))
 
 
 @app.command(short_help="List the audit rules.")
 @guarded
 def rules(output: str = catalogue_format_option()) -> ExitCode:
     """List the rule catalogue: id, default severity, name and summary."""
-    from gpudra.catalogue import Catalogue, CatalogueRequest, run_catalogue
-
     try:
         fmt = CatalogueFormat(output)
     except ValueError:
         raise UsageError(f"unknown format {output!r} ({CatalogueFormat.words()})") from None
-    result = run_catalogue(CatalogueRequest(Catalogue.RULES))
-    write_catalogue(result, fmt)
-    return result.exit_code()
+    return _listed(Catalogue.RULES, fmt)
 
 
 @app.command(short_help="List the controllers whose kinds convert converts.")
@@ -50,12 +49,7 @@ def controllers(output: str = catalogue_format_option()) -> ExitCode:
     nvidia.com/gpu, what convert does (safe, writes, native, blocks) and where that was
     checked. convert blocks custom resources not listed here unless .gpudra.yaml vouches for
     the kind (docs/controllers.md)."""
-    from gpudra.catalogue import Catalogue, CatalogueRequest, run_catalogue
-
-    fmt = CatalogueFormat.parse(output, "-o")
-    result = run_catalogue(CatalogueRequest(Catalogue.CONTROLLERS))
-    write_catalogue(result, fmt)
-    return result.exit_code()
+    return _listed(Catalogue.CONTROLLERS, CatalogueFormat.parse(output, "-o"))
 
 
 @app.command(short_help="Explain a rule or a check (GPU101, CLUSTER001).")
