@@ -139,6 +139,7 @@ def test_strict_on_the_command_line_and_waived_in_json(tmp_path: Path) -> None:
     ("{rules: [GPU101], kind: Pod, reason: x, expires: soon}", "'expires' must be a date"),
     ("{rules: [GPU101], kind: Pod, reason: x, team: a}", "unknown key team"),
     ("{kind: Pod, reason: x}", "'rules' must list rule ids"),
+    ("Pod", "expected a mapping with rules, reason and a selector"),
 ])
 def test_bad_waivers_are_config_errors(tmp_path: Path, entry: str, message: str) -> None:
     path = tmp_path / ".gpudra.yaml"
