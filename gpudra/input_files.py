@@ -9,14 +9,10 @@ characters. What is refused raises with a one-line reason; the caller names the 
 from __future__ import annotations
 
 import os
-import stat
 from typing import Any
 
 from gpudra.errors import UnreadableInputError
-
-# O_NONBLOCK: opening a FIFO must not wait for a writer (the fstat below then refuses it).
-_OPEN_FLAGS = os.O_RDONLY | getattr(os, "O_BINARY", 0) | getattr(os, "O_CLOEXEC", 0) | \
-    getattr(os, "O_NONBLOCK", 0)
+from gpudra.regular_file import NotRegularFileError, open_regular, read_bounded
 
 # gpudra's own JSON files are at most six levels deep (clusters[].summary.namespaces[].x);
 # 64 leaves room for what a later version adds while keeping every walk of the data (the
@@ -31,21 +27,18 @@ def read_small(path: str, limit: int) -> bytes:
     """The bytes of the regular file at `path`, at most `limit` of them. Raises
     UnreadableInputError, `PATH: cannot read: REASON`."""
     try:
-        fd = os.open(path, _OPEN_FLAGS)
+        fd, _ = open_regular(path)
+    except NotRegularFileError:
+        raise UnreadableInputError(f"{path}: cannot read: not a regular file (a device, "
+                                   "FIFO or socket is never read)") from None
     except OSError as exc:
         raise UnreadableInputError(f"{path}: cannot read: {exc.strerror or exc}") from None
     try:
-        if not stat.S_ISREG(os.fstat(fd).st_mode):
-            raise UnreadableInputError(f"{path}: cannot read: not a regular file (a device, "
-                                       "FIFO or socket is never read)")
-        parts, size = [], 0
-        while chunk := os.read(fd, 1 << 20):
-            size += len(chunk)
-            if size > limit:
-                raise UnreadableInputError(f"{path}: cannot read: larger than "
-                                           f"{_size(limit)}, the most gpudra reads from it")
-            parts.append(chunk)
-        return b"".join(parts)
+        data = read_bounded(fd, limit)
+        if len(data) > limit:
+            raise UnreadableInputError(f"{path}: cannot read: larger than "
+                                       f"{_size(limit)}, the most gpudra reads from it")
+        return data
     except OSError as exc:
         raise UnreadableInputError(f"{path}: cannot read: {exc.strerror or exc}") from None
     finally:

@@ -10,8 +10,11 @@ built-in `system:discovery` role, so it needs no rule here.
 from __future__ import annotations
 
 from collections import defaultdict
+from dataclasses import dataclass
 from typing import Any
 
+from gpudra.errors import UsageError
+from gpudra.results.model import ExitCode
 from gpudra.sources.live_reads import Read, all_reads
 
 DEFAULT_NAME = "gpudra-reader"
@@ -114,6 +117,42 @@ def manifests(name: str = DEFAULT_NAME, namespace: str | None = None,
         subject = objects[-1]["subjects"][0]
         objects += report_writer(name, namespace, report_configmap, subject)
     return objects
+
+
+@dataclass(frozen=True)
+class RbacRequest:
+    """`gpudra rbac`'s options: whom the role binds (one of user, group, service_account;
+    none: a ServiceAccount named `name`) and the one write it may add."""
+
+    name: str = DEFAULT_NAME
+    namespace: str | None = None
+    service_account: str | None = None
+    user: str | None = None
+    group: str | None = None
+    report_configmap: str | None = None
+
+
+@dataclass(frozen=True)
+class RbacResult:
+    objects: tuple[dict[str, Any], ...]
+
+    def exit_code(self) -> ExitCode:
+        return ExitCode.OK  # it reads nothing, so nothing can fail or be found
+
+
+def run_rbac(request: RbacRequest) -> RbacResult:
+    """The objects `request` asks for; a UsageError for two subjects or a ConfigMap name the
+    API server would refuse. Prints nothing: the CLI renders them (`render`)."""
+    if sum(map(bool, (request.user, request.group, request.service_account))) > 1:
+        raise UsageError("choose one of --user, --group and --service-account")
+    if request.report_configmap:
+        from gpudra.cluster.publish import parse_target
+
+        parse_target(request.report_configmap)  # a name the API server accepts
+        if "/" in request.report_configmap:
+            raise UsageError("--report-configmap takes a NAME; -n/--namespace says where")
+    return RbacResult(tuple(manifests(request.name, request.namespace, request.service_account,
+                                      request.user, request.group, request.report_configmap)))
 
 
 def render(objects: list[dict[str, Any]]) -> str:

@@ -23,6 +23,7 @@ from collections.abc import Iterable
 from pathlib import Path
 
 from gpudra.errors import GpudraError, UnreadableInputError
+from gpudra.regular_file import NotRegularFileError, open_regular, read_bounded
 
 # The suffix of the temporary files; the pid in their names lets a later run tell one a killed
 # run left from one a running gpudra is writing (gpudra.convert.writer.remove_stale_temps).
@@ -117,25 +118,23 @@ def read_regular(path: str | Path, limit: int) -> bytes | None:
     a link, a FIFO, a device, a socket or a directory (opened without following a link, and
     without blocking on a FIFO), and for a file over `limit` bytes."""
     try:
-        fd = os.open(path, os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK)
+        fd, info = open_regular(path, follow_links=False)
     except FileNotFoundError:
         return None
+    except NotRegularFileError as exc:
+        raise UnreadableInputError(f"is {what_is(exc.info)}; gpudra reads back only regular "
+                                   "files") from None
     except OSError as exc:
-        info = _lstat(path)
-        if info is not None and what_is(info) is not None:
-            raise UnreadableInputError(f"is {what_is(info)}; gpudra reads back only regular "
+        found = _lstat(path)  # a link (ELOOP) is refused by what it is
+        if found is not None and what_is(found) is not None:
+            raise UnreadableInputError(f"is {what_is(found)}; gpudra reads back only regular "
                                        "files") from None
         raise exc
     try:
-        info = os.fstat(fd)
-        kind = what_is(info)
-        if kind is not None:
-            raise UnreadableInputError(f"is {kind}; gpudra reads back only regular files")
         if info.st_size > limit:
             raise UnreadableInputError(f"is {info.st_size:,} bytes, over the {limit:,}-byte "
                                        "cap on what gpudra reads back")
-        with os.fdopen(fd, "rb", closefd=False) as handle:
-            data = handle.read(limit + 1)
+        data = read_bounded(fd, limit)
     finally:
         os.close(fd)
     if len(data) > limit:

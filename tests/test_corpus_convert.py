@@ -43,11 +43,14 @@ from corpus_oracle import DEVICE, TEMPLATE, expected_lines
 from tests.convert.entitlements import pod_entitlements, whole_pod_problems
 
 from gpudra.audit.engine import AuditRequest, run_audit
-from gpudra.cli.convert import run_convert
+from gpudra.report import SummaryFormat
+from gpudra.cli.convert import ConvertShow, run_convert
 from gpudra.convert.run import ConvertRequest
 from gpudra.sources.documents import Chunk, split_documents
 from gpudra.k8s.workloads import WorkloadTable
 from tests.oracle.client import documents
+
+JSON = ConvertShow(output=SummaryFormat.JSON)  # -o json
 
 CORPUS = Path(__file__).resolve().parents[2] / "shared" / "corpus"
 pytestmark = pytest.mark.skipif(not CORPUS.is_dir(), reason="shared corpus not present")
@@ -164,7 +167,7 @@ def _snapshot(root: Path) -> dict[str, bytes]:
 
 def _convert(root: Path) -> tuple[int, dict[str, Any]]:
     out, err = io.StringIO(), io.StringIO()
-    code = run_convert(ConvertRequest(paths=(str(root),), output="json"), stdout=out, stderr=err)
+    code = run_convert(ConvertRequest(paths=(str(root),)), JSON, stdout=out, stderr=err)
     return int(code), json.loads(out.getvalue())
 
 

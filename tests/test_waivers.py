@@ -15,10 +15,13 @@ from typer.testing import CliRunner
 from gpudra.audit.engine import AuditRequest, run_audit
 from gpudra.cli import app
 from gpudra.config import load_config
-from gpudra.cli.convert import run_convert
+from gpudra.report import SummaryFormat
+from gpudra.cli.convert import ConvertShow, run_convert
 from gpudra.convert.run import ConvertRequest
 from gpudra.errors import ConfigError
 from gpudra.rules import catalogue
+
+JSON = ConvertShow(output=SummaryFormat.JSON)  # -o json
 
 ROOT = Path(__file__).resolve().parents[1]
 SCHEMA = json.loads((ROOT / "docs" / "report-schema.json").read_text())
@@ -136,6 +139,7 @@ def test_strict_on_the_command_line_and_waived_in_json(tmp_path: Path) -> None:
     ("{rules: [GPU101], kind: Pod, reason: x, expires: soon}", "'expires' must be a date"),
     ("{rules: [GPU101], kind: Pod, reason: x, team: a}", "unknown key team"),
     ("{kind: Pod, reason: x}", "'rules' must list rule ids"),
+    ("Pod", "expected a mapping with rules, reason and a selector"),
 ])
 def test_bad_waivers_are_config_errors(tmp_path: Path, entry: str, message: str) -> None:
     path = tmp_path / ".gpudra.yaml"
@@ -154,7 +158,7 @@ def _convert(tree: Path, today: dt.date) -> tuple[int, dict]:
     out, err = io.StringIO(), io.StringIO()
     apps = str(tree / "apps")  # its waivers: the tree's .gpudra.yaml, as the CLI finds it
     context = RunContext(config=load_config(config_for((apps,)), catalogue()), today=today)
-    code = run_convert(ConvertRequest(paths=(apps,), context=context, output="json"),
+    code = run_convert(ConvertRequest(paths=(apps,), context=context), JSON,
                        stdout=out, stderr=err)
     return int(code), json.loads(out.getvalue())
 

@@ -5,6 +5,7 @@ from __future__ import annotations
 from datetime import date
 import sys
 from collections.abc import Callable
+from dataclasses import dataclass
 from pathlib import Path
 from typing import IO, TYPE_CHECKING, Optional
 
@@ -146,27 +147,46 @@ def convert(
         keep_node_selectors=keep_node_selectors, add_toleration=add_toleration,
         keep_device_plugin_quota=keep_quota, selectors=tuple(selector), min_memory=min_memory,
         product=product, claims_file=claims_file, admin_access=admin_access,
-        excludes=tuple(exclude), output=output.value, quiet=quiet, verbose=verbose)
-    return run_convert(request, stdout=sys.stdout, stderr=sys.stderr,
-                       color=diff and color(sys.stdout))
+        excludes=tuple(exclude))
+    return run_convert(request, ConvertShow(output, quiet, verbose), stdout=sys.stdout,
+                       stderr=sys.stderr, color=diff and color(sys.stdout))
 
 
-def run_convert(request: ConvertRequest, *, stdout: IO[str], stderr: IO[str],
-                stdin: Callable[[], bytes] | None = None, color: bool = False) -> ExitCode:
+@dataclass(frozen=True)
+class ConvertShow:
+    """How the CLI shows a run: choices of rendering, none of which changes what is converted
+    or written (so they are not the core's ConvertRequest's)."""
+
+    output: SummaryFormat = SummaryFormat.TABLE  # the summary's format
+    quiet: bool = False  # no summary, and no note that an interrupted run was finished
+    verbose: bool = False  # the summary lists skipped documents
+
+
+def run_convert(request: ConvertRequest, show: ConvertShow = ConvertShow(), *,
+                stdout: IO[str], stderr: IO[str], stdin: Callable[[], bytes] | None = None,
+                color: bool = False) -> ExitCode:
     """Convert, then write what the run shows: the converted stream (`-`) or the diff and the
     summary on stdout or stderr, each error on stderr; notes on stderr as they happen."""
     from gpudra.convert.run import convert
 
+    if "-" in request.paths and show.output is SummaryFormat.JSON:  # before anything is read
+        raise UsageError("-o json cannot be combined with '-': stdout carries the converted YAML")
+
     def note(line: str) -> None:
         stderr.write(f"gpudra: {line}\n")
 
-    result = convert(request, stdin=stdin, note=note)
-    write_convert(result, stdout=stdout, stderr=stderr, color=color)
+    def finished(written: int) -> None:
+        if not show.quiet:
+            note(f"finished an interrupted convert: {written} more "
+                 f"{'file' if written == 1 else 'files'} written")
+
+    result = convert(request, stdin=stdin, note=note, on_finished=finished)
+    write_convert(result, show, stdout=stdout, stderr=stderr, color=color)
     return result.exit_code
 
 
-def write_convert(result: ConvertResult, *, stdout: IO[str], stderr: IO[str],
-                  color: bool = False) -> None:
+def write_convert(result: ConvertResult, show: ConvertShow = ConvertShow(), *,
+                  stdout: IO[str], stderr: IO[str], color: bool = False) -> None:
     """The result as convert has always shown it; `color`: the diff's (a TTY, NO_COLOR)."""
     from gpudra.convert.run import stdin_result
     from gpudra.convert.summary import RENDERERS, redaction_note
@@ -181,12 +201,13 @@ def write_convert(result: ConvertResult, *, stdout: IO[str], stderr: IO[str],
         for pod in result.skipped:
             stderr.write(f"gpudra: not exported: {pod.namespace}/Pod/{pod.name}: "
                          f"{pod.reason}\n")
-        if not request.quiet:
+        if not show.quiet:
             stderr.write("gpudra: the cluster has no GPU workloads or GPU quotas to export\n")
         return
+    fmt = show.output.value
     if request.paths == ("-",):
         stdout.write(stdin_result(report))
-    elif request.diff and request.output != "json":
+    elif request.diff and fmt != "json":
         for change in report.changes:
             diff = unified_diff(change.label, change.old, change.new, change.created)
             # Redacted as every output is (docs/security.md), and said on stderr when it was.
@@ -195,14 +216,14 @@ def write_convert(result: ConvertResult, *, stdout: IO[str], stderr: IO[str],
             note = redaction_note(change.label, diff)
             if note is not None:
                 stderr.write(f"gpudra: {note}\n")
-    options = RenderOptions(verbose=request.verbose)
-    if request.output == "json":  # the requested output, not a summary: -q keeps it
+    options = RenderOptions(verbose=show.verbose)
+    if fmt == "json":  # the requested output, not a summary: -q keeps it
         stdout.write(render_with(RENDERERS["json"], Kind.CONVERT, "json", result.summary,
                                  options))
-    elif not request.quiet:
+    elif not show.quiet:
         summary_stream = stderr if request.paths == ("-",) or request.diff else stdout
-        summary_stream.write(render_with(RENDERERS[request.output], Kind.CONVERT,
-                                         request.output, result.summary, options))
+        summary_stream.write(render_with(RENDERERS[fmt], Kind.CONVERT, fmt, result.summary,
+                                         options))
     for error in report.errors:  # on stderr, as every command's input errors
         stderr.write(f"gpudra: {error.where}: {error.message}\n")
 

@@ -2,21 +2,15 @@
 
 from __future__ import annotations
 
-import enum
-import sys
 from pathlib import Path
-from typing import Optional, TypeVar
+from typing import Optional
 
 import typer
 
-from gpudra.cli.options import Choice
+from gpudra.cli.options import parse_word
+from gpudra.cli.output import GuardFormat, write_guard
 from gpudra.cli.root import app, guarded
-from gpudra.errors import UsageError
-
-
-class GuardFormat(Choice):
-    YAML = "yaml"
-    JSON = "json"
+from gpudra.results.model import ExitCode
 
 
 EPILOG = (
@@ -57,7 +51,7 @@ def guard(
     action: str = _ACTION,
     output: str = _OUTPUT,
     output_dir: Optional[Path] = _OUTPUT_DIR,
-) -> None:
+) -> ExitCode:
     """Write the namespace ratchet: a ValidatingAdmissionPolicy and its binding.
 
     In namespaces labelled gpudra.io/migrated=true, new Pods and pod templates (Deployment,
@@ -67,44 +61,12 @@ def guard(
     already asked when the namespace was labelled may still be updated as it is.
     admissionregistration.k8s.io/v1: Kubernetes 1.30 and later, no webhook to run.
     """
-    from gpudra.guard.policy import Action, GuardRequest, Strategy, guard_objects
-    from gpudra.guard.render import as_json, as_yaml
+    from gpudra.guard.policy import Action, Strategy
+    from gpudra.guard.run import GuardRequest, run_guard
 
-    request = GuardRequest(_parse(Strategy, strategy, "--strategy"),
-                           _parse(Action, action, "--action"))
+    request = GuardRequest(parse_word(Strategy, strategy, "--strategy"),
+                           parse_word(Action, action, "--action"))
     fmt = GuardFormat.parse(output, "-o")
-    render = as_json if fmt is GuardFormat.JSON else as_yaml
-    objects = guard_objects(request)
-    if output_dir is None:
-        sys.stdout.write(render(objects))
-        return
-    _write(output_dir, {f"policy.{fmt.value}": render(objects[:1]),
-                        f"binding.{fmt.value}": render(objects[1:])})
-
-
-_Word = TypeVar("_Word", bound=enum.Enum)
-
-
-def _parse(words: type[_Word], text: str, option: str) -> _Word:
-    """The member of one of the core's enums whose value is `text`; a usage error otherwise."""
-    try:
-        return words(text)
-    except ValueError:
-        allowed = " or ".join(str(member.value) for member in words)
-        raise UsageError(f"{option} must be {allowed}, not {text!r}") from None
-
-
-def _write(out: Path, files: dict[str, str]) -> None:
-    from gpudra.convert.writer import WriteRefused, write_under
-    from gpudra.errors import GpudraError
-
-    if out.exists() and not out.is_dir():
-        raise UsageError(f"--output-dir {out}: not a directory")
-    for name, text in files.items():
-        try:
-            write_under(out, name, text.encode("utf-8"))
-        except OSError as exc:
-            raise GpudraError(f"{out / name}: cannot write: {exc.strerror or exc}") from None
-        except WriteRefused as exc:
-            raise GpudraError(str(exc)) from None
-    typer.echo(f"gpudra: wrote {', '.join(str(out / n) for n in files)}", err=True)
+    result = run_guard(request)
+    write_guard(result, fmt, output_dir)
+    return result.exit_code()

@@ -7,6 +7,7 @@ from __future__ import annotations
 import enum
 import sys
 from collections.abc import Callable
+from pathlib import Path
 from typing import TYPE_CHECKING, Any, Optional
 
 import typer
@@ -20,6 +21,9 @@ from gpudra.cli.formats import names, render
 from gpudra.report.formats import Kind, RenderOptions
 
 if TYPE_CHECKING:  # each command's records load with the command that writes them
+    from gpudra.catalogue import CatalogueResult
+    from gpudra.guard.run import GuardResult
+    from gpudra.rbac import RbacResult
     from gpudra.cutover.run import CutoverResult
     from gpudra.plan.run import PlanResult
     from gpudra.report.outcomes import OutcomeReport
@@ -37,6 +41,14 @@ OutcomeFormat = _format_choice("OutcomeFormat", Kind.OUTCOMES)  # preflight, pla
 MergeFormat = _format_choice("MergeFormat", Kind.FLEET)  # gpudra report merge
 RunbookFormat = _format_choice("RunbookFormat", Kind.RUNBOOK)  # cutover
 CatalogueFormat = _format_choice("CatalogueFormat", Kind.CHECKS)  # checks and rules
+
+
+class GuardFormat(Choice):
+    """gpudra guard's -o: objects for kubectl, not a report, so not a line of the registry."""
+
+    YAML = "yaml"
+    JSON = "json"
+
 if not names(Kind.RULES) == names(Kind.CHECKS) == names(Kind.CONTROLLERS):
     raise AssertionError("checks, rules and controllers share one -o choice")  # pragma: no cover
 
@@ -129,25 +141,51 @@ def write_runbook(fmt: enum.Enum, result: CutoverResult, where: Optional[str]) -
                                                              result.context, result.cluster)))
 
 
-def write_checks(fmt: enum.Enum) -> None:
-    """The preflight check catalogue."""
-    from gpudra.preflight import catalogue
-
-    sys.stdout.write(render(Kind.CHECKS, fmt.value, list(catalogue().values())))
+_CATALOGUE_KINDS = {"checks": Kind.CHECKS, "rules": Kind.RULES, "controllers": Kind.CONTROLLERS}
 
 
-def write_rules(fmt: enum.Enum) -> None:
-    """The rule catalogue."""
-    from gpudra.rules import catalogue
+def write_catalogue(result: CatalogueResult, fmt: enum.Enum) -> None:
+    """A catalogue: the preflight checks, the rules or the controller registry."""
+    sys.stdout.write(render(_CATALOGUE_KINDS[result.catalogue.value], fmt.value,
+                            list(result.entries)))
 
-    sys.stdout.write(render(Kind.RULES, fmt.value, list(catalogue().values())))
+
+def write_guard(result: GuardResult, fmt: enum.Enum, output_dir: Optional[Path]) -> None:
+    """The guard's objects to stdout, or policy.FORMAT and binding.FORMAT in `output_dir`.
+    They are objects to apply, not a report: written as rendered, never redacted (a redaction
+    would change what the API server is given)."""
+    from gpudra.guard.render import as_json, as_yaml
+
+    text = as_json if fmt.value == "json" else as_yaml
+    if output_dir is None:
+        sys.stdout.write(text(result.objects))
+        return
+    _write_files(output_dir, {f"policy.{fmt.value}": text([result.policy]),
+                              f"binding.{fmt.value}": text([result.binding])})
 
 
-def write_controllers(fmt: enum.Enum) -> None:
-    """The controller registry."""
-    from gpudra.controllers.registry import registry
+def _write_files(out: Path, files: dict[str, str]) -> None:
+    from gpudra.convert.writer import WriteRefused, write_under
+    from gpudra.errors import GpudraError
 
-    sys.stdout.write(render(Kind.CONTROLLERS, fmt.value, list(registry().rows)))
+    if out.exists() and not out.is_dir():
+        raise UsageError(f"--output-dir {out}: not a directory")
+    for name, text in files.items():
+        try:
+            write_under(out, name, text.encode("utf-8"))
+        except OSError as exc:
+            raise GpudraError(f"{out / name}: cannot write: {exc.strerror or exc}") from None
+        except WriteRefused as exc:
+            raise GpudraError(str(exc)) from None
+    typer.echo(f"gpudra: wrote {', '.join(str(out / n) for n in files)}", err=True)
+
+
+def write_rbac(result: RbacResult) -> None:
+    """The RBAC objects as one YAML stream, as rendered (objects to apply: never redacted,
+    which would change a subject's name)."""
+    from gpudra.rbac import render as rbac_yaml
+
+    sys.stdout.write(rbac_yaml(list(result.objects)))
 
 
 def write_explanation(text: str) -> None:

@@ -2,14 +2,14 @@
 
 from __future__ import annotations
 
-import sys
 from typing import Optional
 
 import typer
 
 from gpudra.cli.options import namespace_option
+from gpudra.cli.output import write_rbac
 from gpudra.cli.root import app, guarded
-from gpudra.errors import UsageError
+from gpudra.results.model import ExitCode
 
 EPILOG = (
     "Examples:\n\n\b\n"
@@ -34,22 +34,16 @@ def rbac(
         None, "--report-configmap", metavar="NAME",
         help="Also let it create and update the ConfigMap NAME in its namespace, for audit "
              "-o json=configmap:NAME (deploy/'s CronJob)."),
-) -> None:
+) -> ExitCode:
     """Print the read-only ClusterRole and binding that audit, plan, preflight, verify and
     cutover need.
 
     get and list on the resource types gpudra reads, nothing else (docs/rbac.md). Pipe it to
     `kubectl apply -f -`, or use deploy/ to run the audit as an in-cluster CronJob.
     """
-    from gpudra.rbac import manifests, render
+    from gpudra.rbac import RbacRequest, run_rbac
 
-    if sum(map(bool, (user, group, service_account))) > 1:
-        raise UsageError("choose one of --user, --group and --service-account")
-    if report_configmap:
-        from gpudra.cluster.publish import parse_target
-
-        parse_target(report_configmap)  # a name the API server accepts
-        if "/" in report_configmap:
-            raise UsageError("--report-configmap takes a NAME; -n/--namespace says where")
-    sys.stdout.write(render(manifests(name, namespace, service_account, user, group,
-                                      report_configmap)))
+    result = run_rbac(RbacRequest(name, namespace, service_account, user, group,
+                                  report_configmap))
+    write_rbac(result)
+    return result.exit_code()

@@ -7,7 +7,6 @@ import typer
 from gpudra.cli.options import SeverityWord
 from gpudra.cli.output import merge_targets_option, write_merged
 from gpudra.cli.root import app, guarded
-from gpudra.errors import UsageError
 from gpudra.results.model import ExitCode, FailOn
 
 report_app = typer.Typer(name="report", no_args_is_help=True,
@@ -44,12 +43,10 @@ def report_merge(
 ) -> ExitCode:
     """Merge the JSON reports of many clusters: one summary (their sum), one row per cluster,
     every finding and workload named by its cluster."""
-    from gpudra.report.merge import exit_code, load_reports, merge_reports, parse_names
+    from gpudra.report.merge import parse_names
+    from gpudra.report.merge_run import MergeRequest, run_merge
 
-    named = parse_names(names)
-    unknown = sorted(set(named) - set(reports))
-    if unknown:
-        raise UsageError(f"--name {unknown[0]}=...: no such REPORT among the arguments")
-    merged = merge_reports(load_reports(reports, named))
-    write_merged(output, merged)
-    return exit_code(merged, FailOn.parse(fail_on.value))
+    request = MergeRequest(tuple(reports), parse_names(names), FailOn.parse(fail_on.value))
+    result = run_merge(request)
+    write_merged(output, result.merged)
+    return result.exit_code()

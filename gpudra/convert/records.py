@@ -130,6 +130,4 @@ class ConvertRequest:
     claims_file: str | None = None
     admin_access: bool = False
     excludes: tuple[str, ...] = ()
-    output: str = "table"  # the summary's format: validated before anything is read
-    quiet: bool = False  # no summary, and no notes (an interrupted run finished)
-    verbose: bool = False  # the summary lists skipped documents
+    # How the run is shown (the summary's format, -q, -v) is the CLI's: gpudra.cli.convert.

@@ -16,7 +16,7 @@ from gpudra.convert.converter import ConvertReport, FileChange, convert_paths
 from gpudra.convert.from_cluster import export_cluster
 from gpudra.convert.planner import ConvertOptions
 from gpudra.convert.records import ConvertRequest, Strategy, WorkloadResult
-from gpudra.convert.summary import RENDERERS, ConvertSummary
+from gpudra.convert.summary import ConvertSummary
 from gpudra.convert.writer import PlannedWrites, WriteRefused, remove_stale_temps, write_under
 from gpudra.dra.selectors import min_memory_selector, product_prefix_selector
 from gpudra.dra.versions import DEFAULT, TargetVersion, live_target
@@ -55,12 +55,8 @@ def build_options(request: ConvertRequest) -> ConvertOptions:
         _check_output_dir(request.output_dir, request.paths)
     if "-" in request.paths and len(request.paths) > 1:
         raise UsageError("'-' (stdin) cannot be combined with other paths")
-    if "-" in request.paths and request.output == "json":
-        raise UsageError("-o json cannot be combined with '-': stdout carries the converted YAML")
     if "-" in request.paths and (request.output_dir or request.claims_file):
         raise UsageError("--output-dir and --claims-file need files, not '-'")
-    if request.output not in RENDERERS:  # one of its words, before anything is read
-        raise UsageError(f"-o must be {' or '.join(RENDERERS)}, not {request.output!r}")
     if request.claims_file is not None and ("/" in request.claims_file or
                                             not request.claims_file.endswith((".yaml", ".yml"))):
         raise UsageError("--claims-file must be a file name ending in .yaml or .yml")
@@ -153,10 +149,13 @@ def _deliver(report: ConvertReport, request: ConvertRequest, note: Note
 
 
 def convert(request: ConvertRequest, *, stdin: Callable[[], bytes] | None = None,
-            note: Note = lambda line: None) -> ConvertResult:
+            note: Note = lambda line: None,
+            on_finished: Callable[[int], None] = lambda written: None) -> ConvertResult:
     """Plan and write what `request` asks. Raises UsageError for bad options (before anything
     is read), ConfigError for a bad config, a ClusterError when --from-cluster cannot read the
-    cluster; every other problem is an error of the result."""
+    cluster; every other problem is an error of the result. `note` hears what the user must
+    know as it happens (a run interrupted while writing); `on_finished`, the number of files
+    an interrupted run had left, written first (the CLI says so unless -q)."""
     request = replace(request, paths=distinct_paths(request.paths))
     config = request.context.config
     today = request.context.day
@@ -183,7 +182,7 @@ def convert(request: ConvertRequest, *, stdin: Callable[[], bytes] | None = None
     resumed: list[InputError] = []
     if request.paths != ("-",) and request.context.cluster is None:
         in_place = not (request.diff or request.check or request.output_dir)
-        resumed = _finish_interrupted(request, note) if in_place else \
+        resumed = _finish_interrupted(request, on_finished) if in_place else \
             _interrupted_run(request)
     report = convert_paths(request.paths, options, table=table,
                            excludes=(*config.exclude, *request.excludes),
@@ -312,12 +311,13 @@ def _write_roots(paths: tuple[str, ...]) -> tuple[str, ...]:
     return tuple(roots)
 
 
-def _finish_interrupted(request: ConvertRequest, note: Note) -> list[InputError]:
-    """Finish a run a kill or Ctrl-C stopped (its journal), before planning anew."""
+def _finish_interrupted(request: ConvertRequest, on_finished: Callable[[int], None]
+                        ) -> list[InputError]:
+    """Finish a run a kill or Ctrl-C stopped (its journal), before planning anew; what it
+    could not write. `on_finished` hears how many files it wrote, when it wrote any."""
     written, problems = journal.finish(_write_roots(request.paths))
-    if written and not request.quiet:
-        note(f"finished an interrupted convert: {written} more "
-             f"{'file' if written == 1 else 'files'} written")
+    if written:
+        on_finished(written)
     return [InputError(journal.relative_label(path), problem) for path, problem in problems]
 
 

@@ -23,7 +23,7 @@ node label shows: gpudra cannot tell, and says so only where a visible autoscale
 from __future__ import annotations
 
 import re
-from collections.abc import Callable, Iterable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -355,16 +355,21 @@ def _names_claim(workload: Workload) -> bool:
 
 
 def _has_key(value: Any, key: str) -> bool:
+    return any(mapping.get(key) for mapping in _mappings(value))
+
+
+def _mappings(value: Any, descend: Callable[[Any, Any], bool] = lambda key, item: True
+              ) -> Iterator[Mapping[Any, Any]]:
+    """Every mapping in an object's data, depth first, without recursion (a manifest may nest
+    deeply); `descend(key, item)` says whether to look inside a mapping's `item`."""
     pending = [value]
     while pending:
         current = pending.pop()
         if isinstance(current, Mapping):
-            if current.get(key):
-                return True
-            pending += current.values()
+            yield current
+            pending += [item for key, item in current.items() if descend(key, item)]
         elif isinstance(current, list):
             pending += current
-    return False
 
 
 def _autoscaler_notes(scaling: Autoscaling, wave: Wave, fleet: Fleet, strategy: str
@@ -482,15 +487,12 @@ def _shares(labels: Mapping[str, str]) -> bool:
 def _limit_names(value: Any) -> set[str]:
     """Every resource name under a `limits` or `requests` mapping anywhere in the object."""
     names: set[str] = set()
-    pending = [value]
-    while pending:
-        current = pending.pop()
-        if isinstance(current, Mapping):
-            for key, item in current.items():
-                if key in ("limits", "requests") and isinstance(item, Mapping):
-                    names.update(str(k) for k in item)
-                else:
-                    pending.append(item)
-        elif isinstance(current, list):
-            pending += current
+    for mapping in _mappings(value, lambda key, item: not _resources(key, item)):
+        for key, item in mapping.items():
+            if _resources(key, item):
+                names.update(str(name) for name in item)
     return names
+
+
+def _resources(key: Any, item: Any) -> bool:
+    return key in ("limits", "requests") and isinstance(item, Mapping)

@@ -21,10 +21,9 @@ from dataclasses import replace
 
 from gpudra.cutover.bridge import BRIDGED, BRIDGED_NAME, MAPPING, split
 from gpudra.cutover.manifests import RECREATE, REPLACE, mode, wave_modes
-from gpudra.cutover.pools import WAVE_LABEL, Workload
 from gpudra.cutover.namespaces import label_step, unlabel_step
 from gpudra.cutover.steps import (
-    OPERATOR_LABEL, STACK_LABEL, WaveContext, cascade_flag, claims_step, counted, settle_steps,
+    WaveContext, cascade_flag, claims_step, counted, rollback_steps, settle_steps,
     switch_steps, verify_step, wave_place,
 )
 from gpudra.cutover.waves import Wave
@@ -76,7 +75,12 @@ def bridge_wave_steps(wave: Wave, directory: str | None, context: WaveContext
         steps.append(label_step(finished))
     steps += settle_steps(wave)
     steps.append(verify_step(where, "DRA (the bridge or claims)"))
-    rollback = _rollback(wave, rewritten, bridged, nodes, where, quotas, writes_mapping)
+    rollback = rollback_steps(
+        wave, nodes, where, quotas, rewritten=rewritten, bridged=bridged,
+        drain_note="   # the unchanged pods start again on the nodes' device plugin once it is "
+                   "back",
+        undo_last=(f"kubectl delete -f {where}/{MAPPING}/ --recursive --ignore-not-found   "
+                   "# the mapping class this wave wrote") if writes_mapping else None)
     return {"steps": steps,
             "rollback": [unlabel_step(finished), *rollback] if finished else rollback}
 
@@ -103,41 +107,3 @@ def capacity_gone(node: str) -> str:
             "on the node: only then does the bridge serve it")
 
 
-def _rollback(wave: Wave, rewritten: Wave, bridged: tuple[Workload, ...], nodes: str,
-              where: str, quotas: int, writes_mapping: bool) -> list[str]:
-    """The wave's steps undone, in the reverse order."""
-    modes = wave_modes(rewritten)
-    kept = frozenset(mode(w) for w in bridged)
-    steps = [f"kubectl cordon {nodes}"] if wave.nodes else []
-    if RECREATE in modes:
-        steps.append(f"kubectl delete -f {where}/converted/recreate/ --recursive --wait"
-                     f"{cascade_flag(rewritten)}")
-    if RECREATE in kept:
-        steps.append(f"kubectl delete -f {where}/{BRIDGED}/recreate/ --recursive --wait"
-                     f"{cascade_flag(replace(wave, moved=bridged))}")
-    if REPLACE in modes:
-        steps.append(f"kubectl replace -f {where}/original/replace/ --recursive")
-    if wave.nodes:
-        steps += [
-            f"kubectl drain {nodes} --ignore-daemonsets --delete-emptydir-data   # the "
-            "unchanged pods start again on the nodes' device plugin once it is back",
-            f"kubectl label node {nodes} {STACK_LABEL}- {WAVE_LABEL}- --overwrite   # the DRA "
-            "kubelet plugin leaves",
-            *(f"kubectl wait --for=delete resourceslices --field-selector "
-              f"spec.nodeName={shlex.quote(n)} --timeout=10m" for n in wave.nodes),
-            f"kubectl label node {nodes} {OPERATOR_LABEL}=true --overwrite   # the device "
-            "plugin comes back",
-            f"kubectl uncordon {nodes}",
-        ]
-    if RECREATE in modes:
-        steps.append(f"kubectl create -f {where}/original/recreate/ --recursive")
-    if RECREATE in kept:
-        steps.append(f"kubectl create -f {where}/{BRIDGED}/recreate/ --recursive")
-    if quotas:
-        steps.append(f"kubectl replace -f {where}/original/quotas/ --recursive")
-    if writes_mapping:
-        steps.append(f"kubectl delete -f {where}/{MAPPING}/ --recursive --ignore-not-found   "
-                     "# the mapping class this wave wrote")
-    steps += settle_steps(wave)
-    steps.append("gpudra verify   # the workloads are back on the device plugin")
-    return steps

@@ -209,17 +209,14 @@ def export_original(workload: Workload, table: WorkloadTable) -> tuple[str, byte
 def _convert(source: Path, output: Path, target: TargetVersion, context: RunContext,
              keep_quota: bool = False, kept_names: frozenset[str] = frozenset()
              ) -> list[InputError]:
-    from gpudra.config import config_for, load_config
     from gpudra.convert.records import ConvertRequest
     from gpudra.convert.run import convert
-    from gpudra.rules import catalogue
 
-    # the config `gpudra convert SOURCE` would find: the nearest .gpudra.yaml above the wave;
-    # the day is the cutover's own (its request's context), files only (no cluster)
-    config = load_config(config_for((str(source),)), catalogue())
-    wave = replace(context, target=target, config=config, cluster=None)
+    # The cutover's own context: the config it planned the waves by (its workload kinds,
+    # vouches and waivers convert the same workloads) and its day; files only (no cluster).
+    wave = replace(context, target=target, cluster=None)
     result = convert(ConvertRequest(paths=(str(source),), context=wave,
-                                    output_dir=output, quiet=True,
+                                    output_dir=output,
                                     keep_device_plugin_quota=keep_quota,
                                     keep_quota_names=kept_names))
     code = result.exit_code

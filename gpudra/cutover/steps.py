@@ -12,9 +12,9 @@ from __future__ import annotations
 
 import shlex
 from collections.abc import Mapping
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 
-from gpudra.cutover.bridge import BridgePlan
+from gpudra.cutover.bridge import BRIDGED, BridgePlan
 from gpudra.cutover.manifests import RECREATE, REPLACE, mode, wave_modes
 from gpudra.cutover.namespaces import label_step, unlabel_step
 from gpudra.cutover.pools import WAVE_LABEL, Workload
@@ -90,7 +90,7 @@ def rewrite_wave_steps(wave: Wave, directory: str | None,
         steps.append(label_step(finished))
     steps += settle_steps(wave)
     steps.append(verify_step(where, "claims"))
-    rollback = _rollback(wave, nodes, where, modes, quotas)
+    rollback = rollback_steps(wave, nodes, where, quotas)
     if finished:
         rollback.insert(0, unlabel_step(finished))
     return {"steps": steps, "rollback": rollback}
@@ -153,18 +153,29 @@ def switch_steps(number: int, names: tuple[str, ...], nodes: str,
     ]
 
 
-def _rollback(wave: Wave, nodes: str, where: str, modes: frozenset[str], quotas: int
-              ) -> list[str]:
-    """The wave's steps undone, in the reverse order."""
+def rollback_steps(wave: Wave, nodes: str, where: str, quotas: int, *,
+                   rewritten: Wave | None = None, bridged: tuple[Workload, ...] = (),
+                   drain_note: str = "", undo_last: str | None = None) -> list[str]:
+    """The wave's steps undone, in the reverse order, under either strategy. `rewritten`: the
+    part of the wave that moved to claims (default: all of it); `bridged`: the workloads the
+    bridge serves unchanged, whose bare Pods and Jobs were deleted and created again around
+    the switch; `drain_note`: what the drain is for; `undo_last`: the last change to undo,
+    after the quotas (the bridge's mapping DeviceClass)."""
+    rewritten = wave if rewritten is None else rewritten
+    modes = wave_modes(rewritten)
+    kept = frozenset(mode(w) for w in bridged)
     steps = [f"kubectl cordon {nodes}"] if wave.nodes else []
     if RECREATE in modes:
         steps.append(f"kubectl delete -f {where}/converted/recreate/ --recursive --wait"
-                     f"{cascade_flag(wave)}")
+                     f"{cascade_flag(rewritten)}")
+    if RECREATE in kept:
+        steps.append(f"kubectl delete -f {where}/{BRIDGED}/recreate/ --recursive --wait"
+                     f"{cascade_flag(replace(wave, moved=bridged))}")
     if REPLACE in modes:
         steps.append(f"kubectl replace -f {where}/original/replace/ --recursive")
     if wave.nodes:
         steps += [
-            f"kubectl drain {nodes} --ignore-daemonsets --delete-emptydir-data",
+            f"kubectl drain {nodes} --ignore-daemonsets --delete-emptydir-data{drain_note}",
             f"kubectl label node {nodes} {STACK_LABEL}- {WAVE_LABEL}- --overwrite   # the DRA "
             "kubelet plugin leaves",
             *(f"kubectl wait --for=delete resourceslices --field-selector "
@@ -175,8 +186,12 @@ def _rollback(wave: Wave, nodes: str, where: str, modes: frozenset[str], quotas:
         ]
     if RECREATE in modes:
         steps.append(f"kubectl create -f {where}/original/recreate/ --recursive")
+    if RECREATE in kept:
+        steps.append(f"kubectl create -f {where}/{BRIDGED}/recreate/ --recursive")
     if quotas:
         steps.append(f"kubectl replace -f {where}/original/quotas/ --recursive")
+    if undo_last is not None:
+        steps.append(undo_last)
     steps += settle_steps(wave)
     steps.append("gpudra verify   # the workloads are back on the device plugin")
     return steps

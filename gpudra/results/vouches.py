@@ -12,11 +12,11 @@ convert says whose it was.
 from __future__ import annotations
 
 import datetime as dt
-from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
 from gpudra.errors import ConfigError
+from gpudra.results.entries import entry_fields
 from gpudra.results.expiry import parse_expires
 
 _KEYS = frozenset({"kind", "apiVersion", "owner", "reason", "expires"})
@@ -77,13 +77,8 @@ def parse_vouches(where: str, raw: Any) -> tuple[Vouch, ...]:
     return tuple(_vouch(f"{where}: vouch[{i}]", entry) for i, entry in enumerate(raw))
 
 
-def _vouch(where: str, raw: Any) -> Vouch:
-    if not isinstance(raw, Mapping):
-        raise ConfigError(f"{where}: expected a mapping with kind, owner and reason")
-    unknown = set(map(str, raw)) - _KEYS
-    if unknown:
-        raise ConfigError(f"{where}: unknown key {', '.join(sorted(unknown))}; expected "
-                          f"{', '.join(sorted(_KEYS))}")
+def _vouch(where: str, entry: Any) -> Vouch:
+    raw = entry_fields(where, entry, _KEYS, "kind, owner and reason")
     kind = raw.get("kind")
     if not isinstance(kind, str) or not kind.strip() or any(c in kind for c in "*?[ "):
         raise ConfigError(f"{where}: 'kind' must name one kind (no globs): gpudra trusts a "

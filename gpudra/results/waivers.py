@@ -16,6 +16,7 @@ from pathlib import Path, PurePosixPath
 from typing import Any
 
 from gpudra.errors import ConfigError
+from gpudra.results.entries import entry_fields
 from gpudra.results.expiry import parse_expires
 from gpudra.results.model import Finding, Severity, Waived
 
@@ -127,13 +128,8 @@ def parse_waivers(where: str, raw: Any, known_rules: Mapping[str, Any],
                  for i, entry in enumerate(raw))
 
 
-def _waiver(where: str, raw: Any, known: Mapping[str, Any], line: int | None) -> Waiver:
-    if not isinstance(raw, Mapping):
-        raise ConfigError(f"{where}: expected a mapping with rules, reason and a selector")
-    unknown = set(map(str, raw)) - _KEYS
-    if unknown:
-        raise ConfigError(f"{where}: unknown key {', '.join(sorted(unknown))}; expected "
-                          f"{', '.join(sorted(_KEYS))}")
+def _waiver(where: str, entry: Any, known: Mapping[str, Any], line: int | None) -> Waiver:
+    raw = entry_fields(where, entry, _KEYS, "rules, reason and a selector")
     reason = raw.get("reason")
     if not isinstance(reason, str) or not reason.strip():
         raise ConfigError(f"{where}: 'reason' is required: say why the exception is fine")

@@ -4,11 +4,11 @@ from __future__ import annotations
 
 import codecs
 import os
-import stat
 import sys
 from collections.abc import Callable
 
 from gpudra.errors import UnreadableInputError
+from gpudra.regular_file import NotRegularFileError, open_regular, read_bounded
 
 
 def read_input(path: str | None, stdin: Callable[[], bytes] | None = None) -> bytes:
@@ -22,9 +22,6 @@ def read_input(path: str | None, stdin: Callable[[], bytes] | None = None) -> by
         raise UnreadableInputError(exc.strerror or str(exc)) from None
 
 
-# O_NONBLOCK: opening a FIFO must not wait for a writer (the fstat below then refuses it).
-_OPEN_FLAGS = os.O_RDONLY | getattr(os, "O_BINARY", 0) | getattr(os, "O_CLOEXEC", 0) | \
-    getattr(os, "O_NONBLOCK", 0)
 # The largest input read. Kubernetes objects are at most ~1.5 MiB (etcd's request limit), but a
 # file can be a List of many: a `kubectl get pods -A -o json` dump of 20,000 pods is 84 MB. 256
 # MiB holds such dumps with room to spare, while /dev/zero or a runaway generator stops at a
@@ -37,12 +34,12 @@ def read_regular(path: str, limit: int | None = None) -> bytes:
     sockets (a kustomize patch `path: /dev/zero`) are refused, not read: they can block forever
     or never end. Raises OSError; UnreadableInputError past the cap."""
     limit = MAX_FILE_BYTES if limit is None else limit
-    fd = os.open(path, _OPEN_FLAGS)
     try:
-        info = os.fstat(fd)
-        if not stat.S_ISREG(info.st_mode):
-            raise UnreadableInputError(
-                "not a regular file (a device, FIFO or socket is never read)")
+        fd, info = open_regular(path)
+    except NotRegularFileError:
+        raise UnreadableInputError(
+            "not a regular file (a device, FIFO or socket is never read)") from None
+    try:
         if info.st_size > limit:
             raise UnreadableInputError(_too_large(limit))
         return _read_fd(fd, limit)
@@ -51,21 +48,10 @@ def read_regular(path: str, limit: int | None = None) -> bytes:
 
 
 def _read_fd(fd: int, limit: int) -> bytes:
-    """Via os.read: a third of Path.read_bytes' cost (no io objects)."""
-    data = os.read(fd, 65536)
-    if not data:
-        return data
-    parts = [data]
-    size = len(data)
-    while True:
-        more = os.read(fd, 1 << 20)
-        if not more:
-            break
-        size += len(more)
-        if size > limit:  # the file grew after fstat, or a pipe (stdin)
-            raise UnreadableInputError(_too_large(limit))
-        parts.append(more)
-    return data if len(parts) == 1 else b"".join(parts)
+    data = read_bounded(fd, limit)
+    if len(data) > limit:  # the file grew after fstat, or a pipe (stdin)
+        raise UnreadableInputError(_too_large(limit))
+    return data
 
 
 def _too_large(limit: int) -> str:

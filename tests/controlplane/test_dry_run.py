@@ -15,10 +15,13 @@ from pathlib import Path
 
 import pytest
 
-from gpudra.cli.convert import run_convert
+from gpudra.report import SummaryFormat
+from gpudra.cli.convert import ConvertShow, run_convert
 from gpudra.convert.run import ConvertRequest
 from tests.controlplane.cluster import ControlPlane
 from tests.controlplane.manifests import Rejection, Source, dry_run, load_tree
+
+JSON = ConvertShow(output=SummaryFormat.JSON)  # -o json
 
 GOLDEN = Path(__file__).resolve().parents[1] / "convert" / "golden"
 # Beside the checkout, as tests/test_corpus_convert.py finds it; GPUDRA_CORPUS points elsewhere.
@@ -56,7 +59,7 @@ def test_corpus_output_is_accepted(control_plane: ControlPlane, tmp_path: Path) 
     original, converted = tmp_path / "original", tmp_path / "converted"
     shutil.copytree(CORPUS, original)
     shutil.copytree(CORPUS, converted)
-    code = run_convert(ConvertRequest(paths=(str(converted),), output="json"),
+    code = run_convert(ConvertRequest(paths=(str(converted),)), JSON,
                        stdout=io.StringIO(), stderr=io.StringIO())
     assert int(code) in (0, 4)  # 4: some workloads are blocked (tests/test_corpus_convert.py)
     sources, _ = load_tree(converted, control_plane)

@@ -16,13 +16,16 @@ from pathlib import Path
 import pytest
 import yaml
 
-from gpudra.cli.convert import run_convert
+from gpudra.report import SummaryFormat
+from gpudra.cli.convert import ConvertShow, run_convert
 from gpudra.convert.run import ConvertRequest
 from gpudra.dra.versions import TargetVersion
 from gpudra.run_context import RunContext
 from tests.controlplane.cluster import ControlPlane
 from tests.controlplane.manifests import load_tree
 from tests.controlplane.test_dry_run import CORPUS, GOLDEN, new_rejections
+
+JSON = ConvertShow(output=SummaryFormat.JSON)  # -o json
 
 API_VERSION = "resource.k8s.io/v1beta2"
 
@@ -59,8 +62,7 @@ def test_corpus_converted_for_1_33_is_accepted_by_1_33(control_plane_1_33: Contr
     shutil.copytree(CORPUS, original)
     shutil.copytree(CORPUS, converted)
     code = run_convert(ConvertRequest(paths=(str(converted),),
-                                      context=RunContext(TargetVersion.parse("1.33")),
-                                      output="json"),
+                                      context=RunContext(TargetVersion.parse("1.33"))), JSON,
                        stdout=io.StringIO(), stderr=io.StringIO())
     assert int(code) in (0, 4)  # 4: some workloads are blocked (tests/test_corpus_convert.py)
     sources, _ = load_tree(converted, control_plane_1_33)

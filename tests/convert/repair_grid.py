@@ -20,8 +20,11 @@ from typing import Any
 
 import yaml
 
-from gpudra.cli.convert import run_convert
+from gpudra.report import SummaryFormat
+from gpudra.cli.convert import ConvertShow, run_convert
 from gpudra.convert.run import ConvertRequest
+
+JSON = ConvertShow(output=SummaryFormat.JSON)  # -o json
 
 _MISSING = object()
 VERSIONS = ("v1", "v1beta2", "v1beta1")
@@ -76,7 +79,7 @@ def convert_grid(root: Path) -> GridResult:
         (root / name).write_text(yaml.safe_dump(obj, sort_keys=False), encoding="utf-8")
     before = {p.name: p.read_bytes() for p in sorted(root.iterdir())}
     out = io.StringIO()
-    run_convert(ConvertRequest(paths=(str(root),), output="json"), stdout=out,
+    run_convert(ConvertRequest(paths=(str(root),)), JSON, stdout=out,
                 stderr=io.StringIO())
     report = json.loads(out.getvalue())
     after = {p.name: p.read_bytes() for p in sorted(root.iterdir())}

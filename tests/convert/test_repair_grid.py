@@ -11,10 +11,13 @@ from collections import defaultdict
 from pathlib import Path
 
 from gpudra.audit.engine import AuditRequest, run_audit
-from gpudra.cli.convert import run_convert
+from gpudra.report import SummaryFormat
+from gpudra.cli.convert import ConvertShow, run_convert
 from gpudra.convert.run import ConvertRequest
 from gpudra.results.model import Severity
 from tests.convert.repair_grid import convert_grid
+
+JSON = ConvertShow(output=SummaryFormat.JSON)  # -o json
 
 
 def _errors(root: Path) -> dict[str, list[str]]:
@@ -39,7 +42,7 @@ def test_repairs_end_right_and_manual_is_left_whole(tmp_path: Path) -> None:
     assert counts["repair"] and counts["manual"], counts  # the grid exercises both
 
     out = io.StringIO()
-    run_convert(ConvertRequest(paths=(str(tmp_path / "grid"),), output="json"), stdout=out,
+    run_convert(ConvertRequest(paths=(str(tmp_path / "grid"),)), JSON, stdout=out,
                 stderr=io.StringIO())
     again = json.loads(out.getvalue())
     assert [w for w in again["workloads"] if w["strategy"] == "repair"] == []

@@ -23,10 +23,13 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from gpudra.audit.engine import AuditRequest, run_audit
-from gpudra.cli.convert import run_convert
+from gpudra.report import SummaryFormat
+from gpudra.cli.convert import ConvertShow, run_convert
 from gpudra.convert.run import ConvertRequest
 from gpudra.errors import GpudraError
 from gpudra.sources.documents import split_documents
+
+JSON = ConvertShow(output=SummaryFormat.JSON)  # -o json
 
 HERE = Path(__file__).resolve().parent
 LIBYAML = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
@@ -183,10 +186,10 @@ def _check(files: dict[str, str], claims_file: str | None = None) -> None:
             run_audit(AuditRequest(paths))
         except GpudraError:
             pass
-        request = ConvertRequest(paths=paths, claims_file=claims_file, quiet=True)
+        request = ConvertRequest(paths=paths, claims_file=claims_file)
         out, err = io.StringIO(), io.StringIO()
         try:
-            run_convert(request, stdout=out, stderr=err)
+            run_convert(request, ConvertShow(quiet=True), stdout=out, stderr=err)
         except GpudraError:
             assert {p.name: p.read_bytes() for p in root.iterdir()} == before
             return
@@ -207,7 +210,7 @@ def _check(files: dict[str, str], claims_file: str | None = None) -> None:
         assert not any(name.endswith(".gpudra-tmp") or name.startswith(".gpudra-convert")
                        for name in after), after.keys()
         again = io.StringIO()
-        run_convert(ConvertRequest(paths=paths, claims_file=claims_file, output="json"),
+        run_convert(ConvertRequest(paths=paths, claims_file=claims_file), JSON,
                     stdout=again, stderr=io.StringIO())
         changed = json.loads(again.getvalue())["files"]
         assert changed == [], f"a second run still changes {changed}"

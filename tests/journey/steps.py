@@ -7,9 +7,13 @@ from __future__ import annotations
 import json
 import subprocess
 import sys
+from collections.abc import Iterator
+from contextlib import contextmanager
+from pathlib import Path
 from typing import Any
 
-from tests.journey.cluster import Cluster
+from tests.controlplane.releases import NEWEST, Release
+from tests.journey.cluster import Cluster, journey_cluster_at
 from tests.journey.fleets import POOL_LABEL, Fleet, node
 from tests.journey.observe import gpu_pods, running_by_owner
 
@@ -37,6 +41,15 @@ def bring_up(cluster: Cluster, fleet: Fleet) -> None:
         plane.admin.create(plane.object_path(obj).rpartition("/")[0], obj)
     plane.wait("every GPU workload running on the device plugin", lambda: running_by_owner(
         gpu_pods(plane.admin, fleet.namespaces)) == fleet.running_before, timeout=120)
+
+
+@contextmanager
+def brought_up(workdir: Path, fleet: Fleet, release: Release = NEWEST) -> Iterator[Cluster]:
+    """A journey's own cluster at `workdir`, started with the fleet's API server flags and
+    brought up (bring_up): a module fixture's whole body, as each journey migrates its own."""
+    with journey_cluster_at(workdir, fleet.apiserver_args, release) as cluster:
+        bring_up(cluster, fleet)
+        yield cluster
 
 
 def workload_rows(report: dict[str, Any]) -> dict[WorkloadKey, dict[str, Any]]:

@@ -23,18 +23,17 @@ from tests.controlplane.test_guard import (
 )
 from tests.journey import runbook
 from tests.journey.record import Record
-from tests.journey.cluster import Cluster, journey_cluster_at
+from tests.journey.cluster import Cluster
 from tests.journey.bridged import BRIDGE, DEVICE_PLUGIN, served
 from tests.journey.fleets import GKE
-from tests.journey.steps import WorkloadKey, bring_up, gpudra, running_now, workload_rows
+from tests.journey.steps import WorkloadKey, brought_up, gpudra, running_now, workload_rows
 
 MAPPING_CLASS = "gpu-extended-resource.gpudra.io"
 
 
 @pytest.fixture(scope="module")
 def gke(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Cluster]:
-    with journey_cluster_at(tmp_path_factory.mktemp("gke-bridge"), GKE.apiserver_args) as cluster:
-        bring_up(cluster, GKE)
+    with brought_up(tmp_path_factory.mktemp("gke-bridge"), GKE) as cluster:
         yield cluster
 
 

@@ -18,9 +18,9 @@ import pytest
 from tests.journey import runbook
 from tests.journey.record import Record
 from tests.journey.bridged import BRIDGE, CLAIMS, DEVICE_PLUGIN, served
-from tests.journey.cluster import Cluster, journey_cluster_at
+from tests.journey.cluster import Cluster
 from tests.journey.fleet_sharing import SHARING
-from tests.journey.steps import WorkloadKey, bring_up, gpudra, running_now, workload_rows
+from tests.journey.steps import WorkloadKey, brought_up, gpudra, running_now, workload_rows
 
 MIG_CONVERTED = {("ml", "Deployment", "tiny"), ("ml", "StatefulSet", "mid"),
                  ("ml", "Pod", "probe")}
@@ -30,9 +30,7 @@ SHARED = {("serving", "Deployment", "chat"), ("serving", "Deployment", "burst")}
 
 @pytest.fixture(scope="module")
 def sharing(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Cluster]:
-    with journey_cluster_at(tmp_path_factory.mktemp("sharing-bridge"), SHARING.apiserver_args
-                            ) as cluster:
-        bring_up(cluster, SHARING)
+    with brought_up(tmp_path_factory.mktemp("sharing-bridge"), SHARING) as cluster:
         yield cluster
 
 

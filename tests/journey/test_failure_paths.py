@@ -28,10 +28,10 @@ import yaml
 from gpudra.k8s.objects import plural
 from tests.controlplane.nvidia import H100_80GB
 from tests.journey import runbook
-from tests.journey.cluster import Cluster, journey_cluster_at
+from tests.journey.cluster import Cluster
 from tests.journey.fleet_failures import FAILURES, pinned_spec
 from tests.journey.fleets import deployment
-from tests.journey.steps import bring_up, gpudra, workload_rows
+from tests.journey.steps import brought_up, gpudra, workload_rows
 
 # The lines of a wave that switch its nodes' stack (and wait for it, or for what moves onto
 # it): what path 1 leaves out.
@@ -40,9 +40,7 @@ SWITCHING = ("kubectl label node", "kubectl wait", "kubectl rollout status")
 
 @pytest.fixture(scope="module")
 def cluster(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Cluster]:
-    with journey_cluster_at(tmp_path_factory.mktemp("failures"),
-                            FAILURES.apiserver_args) as started:
-        bring_up(started, FAILURES)
+    with brought_up(tmp_path_factory.mktemp("failures"), FAILURES) as started:
         yield started
 
 

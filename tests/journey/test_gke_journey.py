@@ -14,17 +14,16 @@ import pytest
 from tests.controlplane.test_guard import DENIED, apply_guard, kubectl_create, outcome, workload
 from tests.journey import runbook
 from tests.journey.record import Record
-from tests.journey.cluster import Cluster, journey_cluster_at
+from tests.journey.cluster import Cluster
 from tests.journey.fleets import GKE
 from tests.journey.observe import gpu_pods, running_by_owner
-from tests.journey.steps import (bring_up, gpudra, moved_by_wave, running_now, where_they_run,
+from tests.journey.steps import (brought_up, gpudra, moved_by_wave, running_now, where_they_run,
                                  workload_rows)
 
 
 @pytest.fixture(scope="module")
 def gke(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Cluster]:
-    with journey_cluster_at(tmp_path_factory.mktemp("gke"), GKE.apiserver_args) as cluster:
-        bring_up(cluster, GKE)
+    with brought_up(tmp_path_factory.mktemp("gke"), GKE) as cluster:
         yield cluster
 
 

@@ -23,11 +23,11 @@ from typing import Any
 import pytest
 
 from tests.controlplane.nvidia import A100_80GB
-from tests.journey.cluster import Cluster, journey_cluster_at
+from tests.journey.cluster import Cluster
 from tests.journey.fleets import ADMISSION, Fleet, Pool, deployment
 from tests.journey.gpu_stack import DRA_KUBELET_PLUGIN, DRA_LABEL, NAMESPACE, PLUGIN_LABEL
 from tests.journey.observe import gpu_pods
-from tests.journey.steps import bring_up, gpudra
+from tests.journey.steps import brought_up, gpudra
 
 NS = "ml"
 GPU_SPEC = {"nodeSelector": {"nvidia.com/gpu.product": A100_80GB.label},
@@ -43,8 +43,7 @@ CLAIM_POD = "notebook-0"
 
 @pytest.fixture(scope="module")
 def cluster(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Cluster]:
-    with journey_cluster_at(tmp_path_factory.mktemp("windows"), FLEET.apiserver_args) as made:
-        bring_up(made, FLEET)
+    with brought_up(tmp_path_factory.mktemp("windows"), FLEET) as made:
         yield made
 
 

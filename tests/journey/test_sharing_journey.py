@@ -21,10 +21,10 @@ import pytest
 
 from tests.journey import runbook
 from tests.journey.record import Record
-from tests.journey.cluster import Cluster, journey_cluster_at
+from tests.journey.cluster import Cluster
 from tests.journey.fleet_sharing import LATE, SHARING, ZONE_LABEL
 from tests.journey.observe import gpu_pods
-from tests.journey.steps import (WorkloadKey, bring_up, gpudra, running_now, where_they_run,
+from tests.journey.steps import (WorkloadKey, brought_up, gpudra, running_now, where_they_run,
                                  workload_rows)
 
 MIG_MOVES = {("ml", "Deployment", "tiny"), ("ml", "StatefulSet", "mid"), ("ml", "Job", "whole"),
@@ -35,9 +35,7 @@ LATE_KEY = ("lab", "StatefulSet", "late")
 
 @pytest.fixture(scope="module")
 def sharing(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Cluster]:
-    with journey_cluster_at(tmp_path_factory.mktemp("sharing"), SHARING.apiserver_args
-                            ) as cluster:
-        bring_up(cluster, SHARING)
+    with brought_up(tmp_path_factory.mktemp("sharing"), SHARING) as cluster:
         yield cluster
 
 

@@ -17,12 +17,12 @@ import yaml
 
 from tests.journey import runbook
 from tests.journey.record import Record
-from tests.journey.cluster import Cluster, journey_cluster_at
+from tests.journey.cluster import Cluster
 from tests.journey.fleet_v133 import API_VERSION, RELEASE, V133
 from tests.journey.observe import gpu_pods, running_by_owner
 from tests.journey.steps import (
     WorkloadKey,
-    bring_up,
+    brought_up,
     gpudra,
     moved_by_wave,
     running_now,
@@ -36,9 +36,7 @@ DEVICES = "gpu.nvidia.com.deviceclass.resource.k8s.io/devices"
 
 @pytest.fixture(scope="module")
 def v133(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Cluster]:
-    with journey_cluster_at(tmp_path_factory.mktemp("v133"), V133.apiserver_args,
-                            RELEASE) as cluster:
-        bring_up(cluster, V133)
+    with brought_up(tmp_path_factory.mktemp("v133"), V133, RELEASE) as cluster:
         yield cluster
 
 

@@ -11,11 +11,14 @@ import pytest
 import yaml
 
 from gpudra.audit.engine import AuditRequest, run_audit
-from gpudra.cli.convert import run_convert
+from gpudra.report import SummaryFormat
+from gpudra.cli.convert import ConvertShow, run_convert
 from gpudra.convert.run import ConvertRequest
 from gpudra.kustomize.resource_files import file_objects
 from gpudra.sources.documents import NESTED_TOO_DEEPLY
 from gpudra.sources.files import FileSource
+
+JSON = ConvertShow(output=SummaryFormat.JSON)  # -o json
 
 POD = {"apiVersion": "v1", "kind": "Pod", "metadata": {"name": "p"},
        "spec": {"containers": [{"name": "c", "image": "cuda",
@@ -40,7 +43,7 @@ def gpu_pods(report) -> list[tuple[str, str | None]]:
 
 def convert_json(*paths: Path) -> dict:
     out = io.StringIO()
-    run_convert(ConvertRequest(paths=tuple(str(p) for p in paths), output="json"),
+    run_convert(ConvertRequest(paths=tuple(str(p) for p in paths)), JSON,
                 stdout=out, stderr=io.StringIO())
     return json.loads(out.getvalue())
 

@@ -548,3 +548,35 @@ def test_docs_name_the_capacity_annotations_the_cluster_api_note_reads() -> None
                       doc)
     assert said, "docs/cutover.md does not say which capacity annotations gpudra reads"
     assert {name for names in said for name in re.findall(r"`([\w-]+)`", names)} == read
+
+
+# The one walk of an object's data both readings share (_mappings): what each finds, on
+# shapes a manifest may take (lists of containers, init containers, a resources key that is
+# no mapping, deep nesting that recursion would not survive).
+DEEP: dict[str, Any] = {"limits": {"nvidia.com/gpu": "1"}}
+for _ in range(5000):
+    DEEP = {"spec": [DEEP]}
+
+WALKS: list[tuple[Any, set[str], bool]] = [
+    # data, resource names under limits/requests, whether a resourceClaimName is set
+    ({"spec": {"containers": [{"resources": {"limits": {"nvidia.com/gpu": 1}}},
+                              {"resources": {"requests": {"cpu": "1"}}}]}},
+     {"nvidia.com/gpu", "cpu"}, False),
+    ({"spec": {"resourceClaims": [{"name": "gpu", "resourceClaimName": "shared"}],
+               "initContainers": [{"resources": {"limits": "8"}}]}}, set(), True),
+    ({"spec": {"resourceClaims": [{"name": "gpu", "resourceClaimName": ""}]}}, set(), False),
+    # a limits mapping is read, not walked: a mapping inside it is no resource's limits
+    ({"limits": {"nvidia.com/mig-1g.5gb": {"limits": {"x": 1}}}}, {"nvidia.com/mig-1g.5gb"},
+     False),
+    (DEEP, {"nvidia.com/gpu"}, False),
+    ([], set(), False),
+]
+
+
+@pytest.mark.parametrize(("data", "names", "claim"), WALKS)
+def test_the_object_walk_finds_limits_and_claim_names(data: Any, names: set[str],
+                                                     claim: bool) -> None:
+    from gpudra.cutover.bridge_context import _has_key, _limit_names
+
+    assert _limit_names(data) == names
+    assert _has_key(data, "resourceClaimName") is claim

@@ -27,14 +27,12 @@ from pathlib import Path, PurePosixPath
 from typing import BinaryIO, Protocol
 
 from gpudra.errors import GpudraError
+from gpudra.regular_file import NotRegularFileError
+from gpudra.regular_file import open_regular as open_regular_fd
 
 MAX_SYMLINKS = 40  # Linux's limit (MAXSYMLINKS)
 COMMAND_TIMEOUT = 15.0
 MAX_READ_BYTES = 4 * 1024 * 1024  # config files and CDI specs are small; /proc files unbounded
-# Opened without waiting: a FIFO without a writer would block the open (and the read) forever.
-_OPEN_FLAGS = os.O_RDONLY | getattr(os, "O_NONBLOCK", 0) | getattr(os, "O_NOCTTY", 0)
-_KINDS = {stat.S_IFIFO: "a FIFO", stat.S_IFCHR: "a character device",
-          stat.S_IFBLK: "a block device", stat.S_IFSOCK: "a socket"}
 
 # Where installers put tools that are not on PATH, checked after it: the GPU Operator installs
 # nvidia-ctk there (NVIDIA's DRA install docs pass `nvidiaCtkPath=/usr/local/nvidia/toolkit/
@@ -244,22 +242,18 @@ class LocalHost:
         return self._runner(argv)
 
 
-class NotRegularFileError(OSError):
-    """A path that is a FIFO, a device or a socket: never read."""
-
-
 def open_regular(local: Path) -> BinaryIO:
     """`local` opened for reading, if it is a regular file (after symlinks); else
-    NotRegularFileError, at once: the open does not wait for a FIFO's writer, and a device
-    (`/dev/zero`, `/dev/urandom`) is never read."""
-    descriptor = os.open(local, _OPEN_FLAGS)
+    IsADirectoryError or NotRegularFileError (naming a FIFO, a device or a socket), at once:
+    the open does not wait for a FIFO's writer, and a device (`/dev/zero`, `/dev/urandom`) is
+    never read."""
     try:
-        mode = os.fstat(descriptor).st_mode
-        if stat.S_ISDIR(mode):
-            raise IsADirectoryError(errno.EISDIR, "is a directory", str(local))
-        if not stat.S_ISREG(mode):
-            kind = _KINDS.get(stat.S_IFMT(mode), "not a regular file")
-            raise NotRegularFileError(f"not a regular file ({kind})")
+        descriptor, _ = open_regular_fd(local)
+    except NotRegularFileError as exc:
+        if stat.S_ISDIR(exc.info.st_mode):
+            raise IsADirectoryError(errno.EISDIR, "is a directory", str(local)) from None
+        raise
+    try:
         if hasattr(os, "set_blocking"):
             os.set_blocking(descriptor, True)
         return os.fdopen(descriptor, "rb")
