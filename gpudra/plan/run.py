@@ -26,6 +26,7 @@ from gpudra.plan.report import NODE_SAMPLE, PlanReport
 from gpudra.plan.synthesis import Shares, synthesize
 from gpudra.report.json_report import error_data
 from gpudra.report.outcomes import OutcomeReport
+from gpudra.results.diagnostic import as_details
 from gpudra.results.outcome import Outcome
 from gpudra.run_context import RunContext
 from gpudra.sources.files import FileSource
@@ -299,7 +300,7 @@ def as_report(result: PlanResult) -> OutcomeReport:
                    else w.reason or "cannot be satisfied")
         level = Level.PASS if w.satisfiable else Level.FAIL
         verdicts.append(Outcome(w.name, w.kind, level, message,
-                                None if w.satisfiable else _remedy(w), subject, tuple(lines),
+                                None if w.satisfiable else _remedy(w), subject, as_details(lines),
                                 file=w.file))
     for kind, name, namespace in result.report.unconverted:
         subject = "/".join(x for x in (namespace, kind, name) if x)

@@ -11,14 +11,15 @@ never disagree.
 from __future__ import annotations
 
 import io
-import re
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
+from gpudra.results.diagnostic import Detail
 from gpudra.results.model import ClusterRead, FailOn, InputError
 from gpudra.results.outcome import Outcome
 from gpudra.k8s.objects import plural
+from gpudra.printable import escape_text
 from gpudra.report import json_text
 from gpudra.report.formats import RenderOptions
 from gpudra.report.json_report import error_data
@@ -59,6 +60,13 @@ _COLOUR = {"fail": "bold red", "warn": "yellow", "unavailable": "magenta", "pass
 _GITHUB = {"fail": "error", "warn": "warning", "unavailable": "notice"}
 
 
+def shown(detail: Detail) -> str:
+    """A detail as the text formats print it: `file:line text`. The text formats get their
+    data escaped (gpudra.report.formats.render_with) but for `file` fields, so its file is
+    escaped here, as in the rest of the line."""
+    return escape_text(str(detail))
+
+
 def _counts_text(report: OutcomeReport) -> str:
     counts = report.counts()
     return ", ".join(f"{n} {s}" for s, n in counts.items() if n) or "nothing checked"
@@ -79,7 +87,7 @@ def render_table(report: OutcomeReport, options: RenderOptions) -> str:
     for o in report.outcomes:
         status = o.status + (" (skipped)" if o.skipped else "")
         text = [Paragraph(_headline(o))]
-        for line in o.details:
+        for line in map(shown, o.details):
             if repeats(line, o.message):
                 continue  # said in the message already (the JSON keeps every detail)
             text.append(Paragraph(f"  {line}", "dim"))
@@ -109,10 +117,12 @@ def _headline(o: Outcome) -> str:
     return f"{o.title}{subject}: {o.message}"
 
 
-def outcome_data(o: Outcome, key: str = "id") -> dict[str, Any]:
+def outcome_data(o: Outcome, key: str = "id",
+                 detail_text: Callable[[Detail], str] = str) -> dict[str, Any]:
     data: dict[str, Any] = {key: o.id, "title": o.title, "outcome": o.status,
                             "message": o.message, "remediation": o.remediation,
-                            "subject": o.subject, "details": list(o.details),
+                            "subject": o.subject,
+                            "details": [detail_text(d) for d in o.details],
                             "skipped": o.skipped}
     if o.file is not None:
         data.update(file=o.file, line=o.line)
@@ -120,10 +130,11 @@ def outcome_data(o: Outcome, key: str = "id") -> dict[str, Any]:
     return data
 
 
-def as_data(report: OutcomeReport, *, every_outcome: bool = False) -> dict[str, Any]:
+def as_data(report: OutcomeReport, *, every_outcome: bool = False,
+            detail_text: Callable[[Detail], str] = str) -> dict[str, Any]:
     """The JSON report; `every_outcome` keeps those `apart` among the items too (for HTML,
-    which shows them in the list)."""
-    return {report.item_key: [outcome_data(o) for o in report.outcomes
+    which shows them in the list, its details as the text formats print them: `shown`)."""
+    return {report.item_key: [outcome_data(o, detail_text=detail_text) for o in report.outcomes
                               if every_outcome or o.id not in report.apart],
             **report.extra,
             **({"cluster": report.cluster.as_data()} if report.cluster is not None else {}),
@@ -142,7 +153,8 @@ def render_html(report: OutcomeReport, options: RenderOptions) -> str:
     from gpudra import __version__
     from gpudra.report.html import render_outcomes
 
-    return render_outcomes(as_data(report, every_outcome=True), report.tool, report.item_key,
+    return render_outcomes(as_data(report, every_outcome=True, detail_text=shown), report.tool,
+                           report.item_key,
                            tool_version=__version__)
 
 
@@ -160,7 +172,7 @@ def render_junit(report: OutcomeReport, options: RenderOptions) -> str:
     cases = []
     for o in report.outcomes:
         name = f"{o.id} {o.title}" + (f" [{o.subject}]" if o.subject else "")
-        text = "\n".join([o.message, *o.details] + ([f"fix: {o.remediation}"]
+        text = "\n".join([o.message, *map(shown, o.details)] + ([f"fix: {o.remediation}"]
                                                      if o.remediation else []))
         mark = None
         if report.failing(o):
@@ -187,7 +199,7 @@ def render_markdown(report: OutcomeReport, options: RenderOptions) -> str:
     lines += ["| Outcome | Check | Subject | Message | Fix |", "| --- | --- | --- | --- | --- |"]
     for o in report.outcomes:
         cells = [o.status + (" (skipped)" if o.skipped else ""), f"{o.id} {o.title}",
-                 o.subject or "", "\n".join([o.message, *o.details]),
+                 o.subject or "", "\n".join([o.message, *map(shown, o.details)]),
                  o.remediation if o.status != "pass" and o.remediation else ""]
         lines.append("| " + " | ".join(escape_cell(c) for c in cells) + " |")
     if report.errors:
@@ -195,9 +207,6 @@ def render_markdown(report: OutcomeReport, options: RenderOptions) -> str:
                   "| Input | Error |", "| --- | --- |"]
         lines += [f"| {escape_cell(e.where)} | {escape_cell(e.message)} |" for e in report.errors]
     return "\n".join(lines) + "\n"
-
-
-_LOCATED = re.compile(r"^(?P<file>[^\s:]+):(?P<line>\d+) (?P<text>\S.*)$")
 
 
 def render_github(report: OutcomeReport, options: RenderOptions) -> str:
@@ -210,12 +219,13 @@ def render_github(report: OutcomeReport, options: RenderOptions) -> str:
         level = "error" if report.failing(o) else _GITHUB.get(o.status, "notice")
         fix = f" (fix: {o.remediation})" if o.remediation else ""
         title = f"{o.id} {o.title}"
-        # Details that name a file and line (`apps/job.yaml:12 GPU101: ...`) become annotations
+        # Details located on a file's line (`apps/job.yaml:12 GPU101: ...`) become annotations
         # on that line of the pull request; the check's summary is then said by them.
-        located = [m for m in map(_LOCATED.match, o.details) if m] if not o.file else []
-        for match in located:
-            lines.append(command(level, {"file": match["file"], "line": int(match["line"]),
-                                         "title": title}, match["text"] + fix))
+        located = [(d.location, d.text) for d in o.details
+                   if d.location is not None and d.location.line is not None] if not o.file else []
+        for at, text in located:
+            lines.append(command(level, {"file": escape_text(at.file), "line": at.line,
+                                         "title": title}, text + fix))
         if located:
             continue
         message = o.message + fix

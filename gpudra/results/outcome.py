@@ -8,6 +8,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
+from gpudra.results.diagnostic import Detail
 from gpudra.results.model import Level
 
 
@@ -22,7 +23,7 @@ class Outcome:
     message: str                  # one line: what was found
     remediation: str | None = None
     subject: str | None = None    # what was judged: a node, a file, a workload
-    details: tuple[str, ...] = ()
+    details: tuple[Detail, ...] = ()  # each located when it is about one place
     file: str | None = None
     line: int | None = None
     skipped: bool = False         # run, but its outcome does not count (--skip)

@@ -14,6 +14,7 @@ from gpudra.errors import UsageError
 from gpudra.results.model import ClusterRead, ExitCode, FailOn, InputError, Level
 from gpudra.k8s.objects import as_mapping, dig
 from gpudra.report.outcomes import OutcomeReport
+from gpudra.results.diagnostic import as_details
 from gpudra.results.outcome import Outcome
 from gpudra.run_context import RunContext
 from gpudra.verify.collect import ClusterState, read_cluster
@@ -147,7 +148,8 @@ def as_report(result: VerifyResult) -> OutcomeReport:
         status = Level.PASS if v.ok else Level.FAIL if v.failing else Level.WARN
         remedy = None if v.ok else _REMEDY.get(v.state, _REMEDY[CLAIMS])
         outcomes.append(Outcome(
-            v.workload.name or "", v.workload.kind, status, v.message, remedy, v.subject, v.reasons,
+            v.workload.name or "", v.workload.kind, status, v.message, remedy, v.subject,
+            as_details(v.reasons),
             extra={"state": v.state, "pods": v.pods, "pods_ready": v.pods_fine,
                    "claims": v.claims, "claims_allocated": v.claims_allocated,
                    "kind": v.workload.kind, "name": v.workload.name,
@@ -156,8 +158,8 @@ def as_report(result: VerifyResult) -> OutcomeReport:
         outcomes.append(Outcome(
             m.name, m.kind, Level.FAIL, "moved by a wave that was applied, but not in the cluster",
             MISSING_REMEDY, "/".join(x for x in (m.namespace, m.kind, m.name) if x),
-            ((f"the wave creates it on claims ({m.file}): the runbook's kubectl create was "
-              "not run, or failed"),),
+            as_details([f"the wave creates it on claims ({m.file}): the runbook's kubectl "
+                        "create was not run, or failed"]),
             extra={"state": MISSING, "pods": 0, "pods_ready": 0, "claims": 0,
                    "claims_allocated": 0, "kind": m.kind, "name": m.name,
                    "namespace": m.namespace or None, "moved_by_wave": m.file}))
@@ -169,7 +171,7 @@ def as_report(result: VerifyResult) -> OutcomeReport:
               else "gpudra guard | kubectl apply -f - (docs/guard.md)" if gate.warnings
               else None)
     outcomes.append(Outcome(GATE_ID, "Decommission gate", gate_status, gate.message,
-                            remedy, None, gate.blockers + gate.warnings))
+                            remedy, None, as_details(gate.blockers + gate.warnings)))
     states = {s: sum(1 for v in result.verdicts if v.state == s)
               for s in (DEVICE_PLUGIN, "bridge", CLAIMS)}
     summary = {"workloads": len(result.verdicts),
