@@ -1,9 +1,13 @@
-"""Report formats for commands whose results are verdicts: preflight checks, plan workloads.
+"""Report formats for commands whose results are verdicts: preflight checks, plan and verify
+workloads.
 
 Each verdict is an `Outcome` (pass, warn, fail, unavailable), with what was found, what to do
 and where. An `OutcomeReport` holds them, the inputs that could not be read, and a summary;
-every format here renders any OutcomeReport, so preflight and plan share table, JSON, JUnit,
-Markdown, GitHub and HTML output. Which outcomes fail the run is the command's --fail-on
+every format here renders any OutcomeReport, so preflight, plan and verify share table, JSON,
+JUnit, Markdown, GitHub and HTML output. What a command says beside its verdicts is a typed
+field the one JSON renderer knows: verify's workload facts (`Outcome.workload`) and its gate
+(`OutcomeReport.gate`, `.decommission`), plan's own report (`OutcomeReport.plan_report`,
+whose JSON is plan's contract). Which outcomes fail the run is the command's --fail-on
 (`OutcomeReport.fail_on`, the one mechanism audit uses too), so the exit code and the report
 never disagree.
 """
@@ -12,12 +16,12 @@ from __future__ import annotations
 
 import io
 from collections.abc import Callable, Mapping
-from dataclasses import dataclass, field
-from typing import Any
+from dataclasses import dataclass
+from typing import Any, Protocol
 
 from gpudra.results.diagnostic import Detail
 from gpudra.results.model import ClusterRead, FailOn, InputError
-from gpudra.results.outcome import Outcome
+from gpudra.results.outcome import GateVerdict, Outcome, SummaryValue, WorkloadFacts
 from gpudra.k8s.objects import plural
 from gpudra.printable import escape_text
 from gpudra.report import json_text
@@ -26,23 +30,34 @@ from gpudra.report.json_report import error_data
 from gpudra.report.verdicts import STATUSES, repeats
 
 
+class PlanDocument(Protocol):
+    """A report whose JSON is a contract of its own: plan's (gpudra.plan.report.PlanReport,
+    docs/plan.md), which sits on a floor above this one."""
+
+    def to_json(self) -> dict[str, Any]: ...
+
+
 @dataclass(frozen=True)
 class OutcomeReport:
-    tool: str                     # "preflight", "plan"
+    tool: str                     # "preflight", "plan", "verify"
     item_key: str                 # the JSON key of the outcomes: "checks", "workloads"
     outcomes: tuple[Outcome, ...]
     errors: tuple[InputError, ...]
-    summary: Mapping[str, Any]
+    summary: Mapping[str, SummaryValue]  # `.summary` of the JSON
     fail_on: FailOn               # which outcomes fail the run: the command's --fail-on
     headline: str = ""
-    extra: Mapping[str, Any] = field(default_factory=dict)  # more top-level JSON keys
-    # A command whose JSON is a contract of its own (plan's, docs/plan.md) says it here;
-    # -o json then prints it instead of the outcomes.
-    own_json: Mapping[str, Any] | None = None
-    # Outcomes every other format lists with the items, but whose JSON is a top-level key of
-    # its own in `extra` (verify's gate is `.decommission`, not a workload): their ids.
-    apart: frozenset[str] = frozenset()
+    # verify's decommission gate: listed after the outcomes by every format but JSON, whose
+    # `.decommission` it is
+    gate: GateVerdict | None = None
+    # plan's report: -o json prints its own contract (docs/plan.md) instead of the outcomes.
+    # Its field name is one gpudra.printable.escaped keeps as it is: only -o json prints it.
+    plan_report: PlanDocument | None = None
     cluster: ClusterRead | None = None  # a live run: the cluster read and when
+
+    @property
+    def listed(self) -> tuple[Outcome, ...]:
+        """Every verdict the human formats list: the outcomes, then the gate's."""
+        return self.outcomes if self.gate is None else (*self.outcomes, self.gate.outcome)
 
     def failing(self, outcome: Outcome) -> bool:
         """Does this outcome fail the run? The same test the command's exit code makes, so
@@ -51,7 +66,7 @@ class OutcomeReport:
 
     def counts(self) -> dict[str, int]:
         counts = {status: 0 for status in STATUSES}
-        for outcome in self.outcomes:
+        for outcome in self.listed:
             counts[outcome.status] = counts.get(outcome.status, 0) + 1
         return counts
 
@@ -84,7 +99,7 @@ def render_table(report: OutcomeReport, options: RenderOptions) -> str:
         console.print(Text(report.cluster.describe(), style="dim"))
         console.print()
     rows = []
-    for o in report.outcomes:
+    for o in report.listed:
         status = o.status + (" (skipped)" if o.skipped else "")
         text = [Paragraph(_headline(o))]
         for line in map(shown, o.details):
@@ -126,26 +141,44 @@ def outcome_data(o: Outcome, key: str = "id",
                             "skipped": o.skipped}
     if o.file is not None:
         data.update(file=o.file, line=o.line)
-    data.update(o.extra)
+    if o.workload is not None:
+        data.update(workload_data(o.workload))
     return data
+
+
+def workload_data(w: WorkloadFacts) -> dict[str, Any]:
+    """verify's facts of a workload, the fields of its `.workloads[]` entry after the verdict's."""
+    return {"state": w.state, "pods": w.pods, "pods_ready": w.pods_ready, "claims": w.claims,
+            "claims_allocated": w.claims_allocated, "kind": w.kind, "name": w.name,
+            "namespace": w.namespace, "moved_by_wave": w.moved_by_wave}
+
+
+def gate_data(gate: GateVerdict) -> dict[str, Any]:
+    """verify's `.decommission`."""
+    return {"safe": gate.safe, "judged": gate.judged, "blockers": list(gate.blockers),
+            "warnings": list(gate.warnings), "outcome": gate.outcome.status,
+            "message": gate.outcome.message, "remediation": gate.outcome.remediation}
 
 
 def as_data(report: OutcomeReport, *, every_outcome: bool = False,
             detail_text: Callable[[Detail], str] = str) -> dict[str, Any]:
-    """The JSON report; `every_outcome` keeps those `apart` among the items too (for HTML,
-    which shows them in the list, its details as the text formats print them: `shown`)."""
-    return {report.item_key: [outcome_data(o, detail_text=detail_text) for o in report.outcomes
-                              if every_outcome or o.id not in report.apart],
-            **report.extra,
+    """The JSON report; `every_outcome` lists the gate among the items too (for HTML, which
+    shows it in the list, its details as the text formats print them: `shown`)."""
+    listed = report.listed if every_outcome else report.outcomes
+    return {report.item_key: [outcome_data(o, detail_text=detail_text) for o in listed],
+            **({"decommission": gate_data(report.gate)} if report.gate is not None else {}),
             **({"cluster": report.cluster.as_data()} if report.cluster is not None else {}),
             "errors": [error_data(e) for e in report.errors],
             "summary": dict(report.summary)}
 
 
 def render_json(report: OutcomeReport, options: RenderOptions) -> str:
-    data = as_data(report) if report.own_json is None else report.own_json
-    if report.own_json is not None and report.cluster is not None:
-        data = {**data, "cluster": report.cluster.as_data()}
+    """The one JSON renderer of verdict reports; plan's is its report's own contract."""
+    if report.plan_report is None:
+        return json_text.dumps(as_data(report))
+    data = {**report.plan_report.to_json(), "errors": [error_data(e) for e in report.errors]}
+    if report.cluster is not None:
+        data["cluster"] = report.cluster.as_data()
     return json_text.dumps(data)
 
 
@@ -170,7 +203,7 @@ def render_junit(report: OutcomeReport, options: RenderOptions) -> str:
         properties += cluster_properties(report.cluster)
     classname = f"gpudra.{report.tool}"
     cases = []
-    for o in report.outcomes:
+    for o in report.listed:
         name = f"{o.id} {o.title}" + (f" [{o.subject}]" if o.subject else "")
         text = "\n".join([o.message, *map(shown, o.details)] + ([f"fix: {o.remediation}"]
                                                      if o.remediation else []))
@@ -197,7 +230,7 @@ def render_markdown(report: OutcomeReport, options: RenderOptions) -> str:
     if report.headline:
         lines += [report.headline, ""]
     lines += ["| Outcome | Check | Subject | Message | Fix |", "| --- | --- | --- | --- | --- |"]
-    for o in report.outcomes:
+    for o in report.listed:
         cells = [o.status + (" (skipped)" if o.skipped else ""), f"{o.id} {o.title}",
                  o.subject or "", "\n".join([o.message, *map(shown, o.details)]),
                  o.remediation if o.status != "pass" and o.remediation else ""]
@@ -213,7 +246,7 @@ def render_github(report: OutcomeReport, options: RenderOptions) -> str:
     from gpudra.report.github import command, escape_data
 
     lines = []
-    for o in report.outcomes:
+    for o in report.listed:
         if o.status == "pass":
             continue
         level = "error" if report.failing(o) else _GITHUB.get(o.status, "notice")

@@ -12,7 +12,7 @@ from gpudra.report.formats import Kind, RenderOptions, render_with
 from gpudra.report.outcomes import OutcomeReport, render_github, render_json, render_table
 from gpudra.results.diagnostic import Detail, Location, as_details
 from gpudra.results.model import FailOn, Level
-from gpudra.results.outcome import Outcome
+from gpudra.results.outcome import GateVerdict, Outcome, WorkloadFacts
 
 
 def _report(*details: Detail, file: str | None = None) -> OutcomeReport:
@@ -101,3 +101,84 @@ def test_as_details_keeps_details_and_wraps_text() -> None:
     kept = Detail("GPU101: a", AT)
     assert as_details(["text", kept]) == (Detail("text"), kept)
     assert str(kept) == "apps/job.yaml:12 GPU101: a" and str(AT) == "apps/job.yaml:12"
+
+
+# -- what a command says beside its verdicts: typed records the one JSON renderer knows ---------
+
+FACTS = WorkloadFacts("claims", 2, 1, 1, 1, "Job", "train", "ml", "wave-1/job.yaml")
+WORKLOAD = Outcome("train", "Job", Level.WARN, "1/2 pods ready", "fix it", "ml/Job/train",
+                   (Detail("pod train-0: Pending"),), workload=FACTS)
+GATE = GateVerdict(Outcome("decommission", "Decommission gate", Level.FAIL, "not yet safe",
+                           "clear each line", None, (Detail("node a holds GPUs"),)),
+                   safe=False, judged=True, blockers=("node a holds GPUs",), warnings=())
+VERIFY = OutcomeReport("verify", "workloads", (WORKLOAD,), (), {"workloads": 1},
+                       FailOn.ERROR, "gpudra verify", gate=GATE)
+
+
+def test_verify_json_has_each_workloads_facts_and_the_gate_apart() -> None:
+    data = json.loads(render_json(VERIFY, RenderOptions()))
+    assert list(data) == ["workloads", "decommission", "errors", "summary"]
+    [entry] = data["workloads"]  # the gate is no workload
+    assert list(entry) == ["id", "title", "outcome", "message", "remediation", "subject",
+                           "details", "skipped", "state", "pods", "pods_ready", "claims",
+                           "claims_allocated", "kind", "name", "namespace", "moved_by_wave"]
+    assert (entry["state"], entry["pods_ready"], entry["moved_by_wave"]) == \
+        ("claims", 1, "wave-1/job.yaml")
+    assert data["decommission"] == {"safe": False, "judged": True,
+                                    "blockers": ["node a holds GPUs"], "warnings": [],
+                                    "outcome": "fail", "message": "not yet safe",
+                                    "remediation": "clear each line"}
+
+
+@pytest.mark.parametrize("fmt", ["table", "markdown", "junit", "github", "html"])
+def test_every_other_format_lists_the_gate_after_the_workloads(fmt: str) -> None:
+    from gpudra.cli.formats import render
+
+    text = render(Kind.OUTCOMES, fmt, VERIFY)
+    assert "not yet safe" in text and "1/2 pods ready" in text
+    if fmt != "html":  # which lists the most severe first
+        assert text.index("1/2 pods ready") < text.index("not yet safe")
+    assert VERIFY.counts()["fail"] == 1 and VERIFY.listed == (WORKLOAD, GATE.outcome)
+
+
+class _Plan:
+    """A plan report: its JSON is its own contract, built only for -o json."""
+
+    def __init__(self) -> None:
+        self.built = 0
+
+    def to_json(self) -> dict[str, object]:
+        self.built += 1
+        return {"workloads": [{"name": "x\u202e"}], "summary": {"workloads": 1}}
+
+
+def test_plan_json_is_its_reports_own_and_built_only_for_json() -> None:
+    from gpudra.cli.formats import render
+    from gpudra.results.model import ClusterRead
+
+    plan = _Plan()
+    read = ClusterRead("prod", "https://api:6443", "2026-12-07T13:04:27Z")
+    report = OutcomeReport("plan", "workloads", (WORKLOAD,), (), {"workloads": 1},
+                           FailOn.ERROR, "gpudra plan", plan_report=plan, cluster=read)
+    for fmt in ("table", "markdown", "junit", "github", "html"):
+        render(Kind.OUTCOMES, fmt, report)
+    assert plan.built == 0  # nor walked by the escaping of the text formats
+    data = json.loads(render(Kind.OUTCOMES, "json", report))
+    assert plan.built == 1
+    assert data == {"workloads": [{"name": "x\u202e"}], "summary": {"workloads": 1},
+                    "errors": [], "cluster": read.as_data()}
+
+
+def test_no_verdict_record_has_an_untyped_mapping() -> None:
+    """The escape hatches are gone: every field of the verdict records is a typed value."""
+    import dataclasses
+    import typing
+
+    from gpudra.report import outcomes
+    from gpudra.results import outcome
+
+    for record in (outcome.Outcome, outcome.GateVerdict, outcome.WorkloadFacts,
+                   outcomes.OutcomeReport):
+        hints = typing.get_type_hints(record, vars(outcome) | vars(outcomes))
+        for field in dataclasses.fields(record):
+            assert "Any" not in str(hints[field.name]), (record.__name__, field.name)
