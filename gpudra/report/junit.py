@@ -166,12 +166,14 @@ def _inputs_case(report: Report) -> Case:
 
 
 def _finding_line(f: Finding) -> str:
-    file = quote_name(f.file) if f.file else "-"
-    where = f"{file}:{f.line}" if f.line is not None else file
-    obj = "/".join(x for x in (f.context, f.namespace, f.kind, f.name) if x)
-    text = f"{where}: {f.message}"
-    if obj:
-        text += f" [{obj}]"
+    """`file:line: message [subject]` of the finding's diagnostic (and its template)."""
+    d = f.diagnostic
+    file = d.location.file if d.location is not None else None
+    line = d.location.line if d.location is not None else None
+    where = quote_name(file) if file else "-"
+    text = f"{where}:{line}: {d.message}" if line is not None else f"{where}: {d.message}"
+    if d.subject:
+        text += f" [{d.subject}]"
     if f.template:
         text += f" (template {f.template})"
     return text

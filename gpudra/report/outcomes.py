@@ -19,7 +19,7 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from typing import Any, Protocol
 
-from gpudra.results.diagnostic import Detail
+from gpudra.results.diagnostic import Detail, Diagnostic, Level
 from gpudra.results.model import ClusterRead, FailOn, InputError
 from gpudra.results.outcome import GateVerdict, Outcome, SummaryValue, WorkloadFacts
 from gpudra.k8s.objects import plural
@@ -72,7 +72,6 @@ class OutcomeReport:
 
 
 _COLOUR = {"fail": "bold red", "warn": "yellow", "unavailable": "magenta", "pass": "green"}
-_GITHUB = {"fail": "error", "warn": "warning", "unavailable": "notice"}
 
 
 def shown(detail: Detail) -> str:
@@ -111,8 +110,8 @@ def render_table(report: OutcomeReport, options: RenderOptions) -> str:
         rows.append(Row((Text(status, style=_COLOUR.get(o.status, "")), Text(o.id)),
                         tuple(text)))
     # Wrapped between words, never inside a name or an expression, never cut: users copy it.
-    for line in render_rows(rows, options.width):
-        console.print(line, no_wrap=True, overflow="ignore", crop=False)
+    for row in render_rows(rows, options.width):
+        console.print(row, no_wrap=True, overflow="ignore", crop=False)
     if report.errors:
         console.print()
         console.print(Text("Inputs that could not be read", style="bold red"))
@@ -243,29 +242,25 @@ def render_markdown(report: OutcomeReport, options: RenderOptions) -> str:
 
 
 def render_github(report: OutcomeReport, options: RenderOptions) -> str:
-    from gpudra.report.github import command, escape_data
+    from gpudra.report.github import COMMAND, annotation, command, escape_data
 
     lines = []
     for o in report.listed:
-        if o.status == "pass":
+        if o.level is Level.PASS:
             continue
-        level = "error" if report.failing(o) else _GITHUB.get(o.status, "notice")
-        fix = f" (fix: {o.remediation})" if o.remediation else ""
-        title = f"{o.id} {o.title}"
-        # Details located on a file's line (`apps/job.yaml:12 GPU101: ...`) become annotations
-        # on that line of the pull request; the check's summary is then said by them.
-        located = [(d.location, d.text) for d in o.details
-                   if d.location is not None and d.location.line is not None] if not o.file else []
-        for at, text in located:
-            lines.append(command(level, {"file": escape_text(at.file), "line": at.line,
-                                         "title": title}, text + fix))
-        if located:
-            continue
-        message = o.message + fix
-        if o.subject:
-            message = f"{o.subject}: {message}"
-        lines.append(command(level, {"file": o.file, "line": o.line if o.file else None,
-                                     "title": title}, message))
+        d = o.diagnostic
+        name = "error" if report.failing(o) else COMMAND[d.level]
+        fix = f" (fix: {d.remediation})" if d.remediation else ""
+        title = f"{d.id} {o.title}"
+        # Details located on a file's line (`apps/job.yaml:12 GPU101: ...`) are diagnostics of
+        # their own there, annotations on that line of the pull request; the check's summary
+        # is then said by them. Their files are escaped as the rest of the text formats' text.
+        located = [Diagnostic(d.id, d.level, x.text, x.location) for x in d.details
+                   if x.location is not None and x.location.file is not None
+                   and x.location.line is not None] if d.location is None else []
+        lines += [annotation(name, x, title, fix, escape_text) for x in located]
+        if not located:
+            lines.append(annotation(name, d, title, fix))
     lines += [command("error", {"title": f"gpudra {report.tool} input error"},
                       f"{e.where}: {e.message}") for e in report.errors]
     if report.cluster is not None:

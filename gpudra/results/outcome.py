@@ -8,7 +8,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from dataclasses import dataclass
 
-from gpudra.results.diagnostic import Detail
+from gpudra.results.diagnostic import Detail, Diagnostic, Location
 from gpudra.results.model import Level
 
 
@@ -55,6 +55,14 @@ class Outcome:
     def status(self) -> str:
         """The word reports print: pass, warn, fail, unavailable."""
         return self.level.word
+
+    @property
+    def diagnostic(self) -> Diagnostic:
+        """The verdict as the formats every command shares read it; the title and `skipped`
+        are the verdict report's own."""
+        place = None if self.file is None else Location(self.file, self.line)
+        return Diagnostic(self.id, self.level, self.message, place, self.subject,
+                          self.remediation, self.details)
 
 
 @dataclass(frozen=True, slots=True)
