@@ -194,24 +194,15 @@ def render_junit(report: OutcomeReport, options: RenderOptions) -> str:
     """One test case per outcome: failing ones fail, warnings and unavailable checks that do
     not fail the run are skipped with their message (visible in CI test views), passes pass;
     an `inputs` case errors when something could not be read."""
-    from gpudra.report.junit import Case, Mark, cluster_properties, suite_text
+    from gpudra.report.junit import Case, Mark, cluster_properties, suite_text, verdict_case
 
     properties = [(name, str(value)) for name, value in report.summary.items()
                   if isinstance(value, (str, int, float, bool))]
     if report.cluster is not None:
         properties += cluster_properties(report.cluster)
     classname = f"gpudra.{report.tool}"
-    cases = []
-    for o in report.listed:
-        name = f"{o.id} {o.title}" + (f" [{o.subject}]" if o.subject else "")
-        text = "\n".join([o.message, *map(shown, o.details)] + ([f"fix: {o.remediation}"]
-                                                     if o.remediation else []))
-        mark = None
-        if report.failing(o):
-            mark = Mark("failure", o.message, o.status, text)
-        elif o.status != "pass":
-            mark = Mark("skipped", f"{o.status}: {o.message}", text=text)
-        cases.append(Case(classname, name, mark))
+    cases = [verdict_case(classname, o.title, o.diagnostic, report.failing(o), shown)
+             for o in report.listed]
     inputs = None
     if report.errors:
         inputs = Mark("error", plural(len(report.errors), "unreadable input"), "InputError",

@@ -139,3 +139,33 @@ def test_github_and_junit_say_each_findings_diagnostic(examples_report: Any) -> 
                                                   else d.message)
         assert d.location is not None and f"line={d.location.line}," in line
         assert f"{d.location.file}:{d.location.line}: " in xml
+
+
+# (the verdict's diagnostic, fails the run, the case's mark: tag, message, type)
+CASE_CASES = {
+    "a failing verdict fails, typed by its level": (
+        Diagnostic("CLUSTER005", Level.FAIL, "no slices", None, "gpu-1", "restart it"), True,
+        ("failure", "no slices", "fail")),
+    "a warning below --fail-on is skipped with its message": (
+        Diagnostic("MANIFEST003", Level.WARN, "1 remains"), False,
+        ("skipped", "warn: 1 remains", None)),
+    "a failure below --fail-on (never) is skipped too": (
+        Diagnostic("CLUSTER005", Level.FAIL, "no slices"), False,
+        ("skipped", "fail: no slices", None)),
+    "a pass passes": (Diagnostic("CLUSTER001", Level.PASS, "served"), False, None),
+}
+
+
+@pytest.mark.parametrize("name", list(CASE_CASES))
+def test_a_verdicts_junit_case_is_its_diagnostics(name: str) -> None:
+    from gpudra.report.junit import verdict_case
+
+    diagnostic, failing, mark = CASE_CASES[name]
+    case = verdict_case("gpudra.preflight", "Title", diagnostic, failing)
+    subject = f" [{diagnostic.subject}]" if diagnostic.subject else ""
+    assert case.name == f"{diagnostic.id} Title{subject}"
+    assert (None if case.mark is None else
+            (case.mark.tag, case.mark.message, case.mark.type)) == mark
+    if case.mark is not None:
+        fix = [f"fix: {diagnostic.remediation}"] if diagnostic.remediation else []
+        assert case.mark.text == "\n".join([diagnostic.message, *fix])
