@@ -168,9 +168,10 @@ def _escape(match: re.Match[str]) -> str:
 
 # Fields `escaped` keeps as they are: file names, which renderers print with quote_name (it
 # must see the name as it is: escaping it first would escape twice); the rule catalogue,
-# gpudra's own text (its explanations are Markdown, line breaks and all); and plan's own JSON
-# (gpudra.report.outcomes), which only `-o json` prints: 17 MB at 10,000 workloads.
-KEPT_FIELDS = frozenset({"file", "rules", "own_json"})
+# gpudra's own text (its explanations are Markdown, line breaks and all); and plan's report
+# (gpudra.report.outcomes.OutcomeReport.plan_report), which only `-o json` prints: 17 MB of
+# JSON at 10,000 workloads, never walked for nothing.
+KEPT_FIELDS = frozenset({"file", "rules", "plan_report"})
 # Deeper than any report gpudra builds or merges; past it a value is printed by its escaped text.
 _MAX_DEPTH = 100
 

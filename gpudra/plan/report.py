@@ -163,15 +163,19 @@ class PlanReport:
     def unsatisfiable(self) -> tuple[WorkloadReport, ...]:
         return tuple(w for w in self.workloads if not w.satisfiable)
 
+    def summary_json(self) -> dict[str, Any]:
+        """`.summary` of the JSON (and the properties of the JUnit report)."""
+        return {"workloads": len(self.workloads),
+                "satisfiable": len(self.workloads) - len(self.unsatisfiable),
+                "unsatisfiable": len(self.unsatisfiable),
+                "inventory": self.inventory_source,
+                **self.stats.to_json()}
+
     def to_json(self) -> dict[str, Any]:
         return {
             "workloads": [w.to_json() for w in self.workloads],
             "devices": self.devices.to_json(),
-            "summary": {"workloads": len(self.workloads),
-                        "satisfiable": len(self.workloads) - len(self.unsatisfiable),
-                        "unsatisfiable": len(self.unsatisfiable),
-                        "inventory": self.inventory_source,
-                        **self.stats.to_json()},
+            "summary": self.summary_json(),
             "unconverted": [{"kind": k, "name": n, "namespace": ns}
                             for k, n, ns in self.unconverted],
             "problems": list(self.problems),

@@ -24,8 +24,8 @@ from gpudra.plan.engine import PlanOptions, collector_paused, plan
 from gpudra.plan.inventory import Inventory, InventoryReader
 from gpudra.plan.report import NODE_SAMPLE, PlanReport
 from gpudra.plan.synthesis import Shares, synthesize
-from gpudra.report.json_report import error_data
 from gpudra.report.outcomes import OutcomeReport
+from gpudra.results.diagnostic import as_details
 from gpudra.results.outcome import Outcome
 from gpudra.run_context import RunContext
 from gpudra.sources.files import FileSource
@@ -299,15 +299,14 @@ def as_report(result: PlanResult) -> OutcomeReport:
                    else w.reason or "cannot be satisfied")
         level = Level.PASS if w.satisfiable else Level.FAIL
         verdicts.append(Outcome(w.name, w.kind, level, message,
-                                None if w.satisfiable else _remedy(w), subject, tuple(lines),
+                                None if w.satisfiable else _remedy(w), subject, as_details(lines),
                                 file=w.file))
     for kind, name, namespace in result.report.unconverted:
         subject = "/".join(x for x in (namespace, kind, name) if x)
         verdicts.append(Outcome(name, kind, Level.FAIL, "still requests device-plugin GPUs and "
                                 "convert cannot move it: nothing to plan",
                                 "gpudra convert --diff shows why it is blocked", subject))
-    data = result.report.to_json()  # -o json: the plan's own contract (docs/plan.md)
-    own_json = {**data, "errors": [error_data(e) for e in result.errors]}
-    return OutcomeReport("plan", "workloads", tuple(verdicts), result.errors, data["summary"],
-                         FailOn.ERROR, "gpudra plan", own_json=own_json,
-                         cluster=result.cluster)
+    # -o json prints the plan's own contract (docs/plan.md), built only then
+    return OutcomeReport("plan", "workloads", tuple(verdicts), result.errors,
+                         result.report.summary_json(), FailOn.ERROR, "gpudra plan",
+                         plan_report=result.report, cluster=result.cluster)

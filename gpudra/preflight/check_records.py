@@ -25,6 +25,7 @@ from collections.abc import Iterable, Iterator, Mapping
 from dataclasses import dataclass, replace
 
 from gpudra.errors import UsageError
+from gpudra.results.diagnostic import Detail, as_details
 from gpudra.results.model import Level
 from gpudra.results.outcome import Outcome
 
@@ -98,7 +99,8 @@ def check(id: str, title: str, tier: Tier, summary: str, explanation: str,
 class CheckResult:
     """One judgement. `message` is one line saying what was found; `remediation` is a command or
     a docs link (None on pass); `subject` names what was judged (a node, a file) when a check
-    reports on several; `details` carries per-item findings (one per file, one per key)."""
+    reports on several; `details` carries per-item findings (one per file, one per key), each
+    with its file and line when it is about one place (`Detail.location`)."""
 
     id: str
     title: str
@@ -106,7 +108,7 @@ class CheckResult:
     message: str
     remediation: str | None = None
     subject: str | None = None
-    details: tuple[str, ...] = ()
+    details: tuple[Detail, ...] = ()
     skipped: bool = False
 
     def __post_init__(self) -> None:
@@ -122,12 +124,13 @@ class CheckResult:
 
 
 def result(info: CheckInfo, outcome: CheckOutcome, message: str, remediation: str | None = None, *,
-           subject: str | None = None, details: Iterable[str] = ()) -> CheckResult:
-    """Build a result for `info`; a non-passing result without remediation links to the docs."""
+           subject: str | None = None, details: Iterable[str | Detail] = ()) -> CheckResult:
+    """Build a result for `info`; a non-passing result without remediation links to the docs.
+    A detail given as text is about no one place."""
     if outcome is not CheckOutcome.PASS and remediation is None:
         remediation = info.docs_url
     return CheckResult(info.id, info.title, outcome, message, remediation, subject,
-                       tuple(details))
+                       as_details(details))
 
 
 class Catalogue(Mapping[str, CheckInfo]):

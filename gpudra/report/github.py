@@ -14,14 +14,19 @@ from __future__ import annotations
 import re
 from pathlib import PurePath
 
-from gpudra.results.model import Finding, InputError, Report, Severity
+from collections.abc import Callable
+
+from gpudra.results.diagnostic import Diagnostic, Level
+from gpudra.results.model import Finding, InputError, Report
 from gpudra.k8s.objects import plural
 from gpudra.printable import without_lone_surrogates
 from gpudra.report import RenderOptions
 from gpudra.report.summary import severity_counts, summarize
 
 STDIN = "-"
-_COMMAND = {Severity.ERROR: "error", Severity.WARNING: "warning", Severity.INFO: "notice"}
+# The annotation of each level (a verdict report makes any level that fails its run an error).
+COMMAND = {Level.FAIL: "error", Level.WARN: "warning", Level.UNAVAILABLE: "notice",
+           Level.INFO: "notice"}
 
 
 def render(report: Report, options: RenderOptions) -> str:
@@ -57,13 +62,21 @@ def command(name: str, properties: dict[str, str | int | None], message: str) ->
     return f"::{name}{' ' + props if props else ''}::{escape_data(message)}"
 
 
+def annotation(name: str, d: Diagnostic, title: str, suffix: str = "",
+               place: Callable[[str], str | None] = str) -> str:
+    """The one annotation of a diagnostic, whatever the command: `subject: message` and the
+    `suffix`, on its file (as `place` names it for the runner) and line."""
+    message = f"{d.subject}: {d.message}" if d.subject else d.message
+    file = d.location.file if d.location is not None else None
+    line = d.location.line if d.location is not None else None
+    return command(name, _position(file, line, title, place), message + suffix)
+
+
 def _finding_command(f: Finding, rule_name: str | None) -> str:
     title = f"{f.rule} {rule_name}" if rule_name else f.rule
-    obj = "/".join(x for x in (f.context, f.namespace, f.kind, f.name) if x)
-    message = f"{obj}: {f.message}" if obj else f.message
-    if f.template:
-        message += f" (template {f.template})"
-    return command(_COMMAND[f.severity], _position(f.file, f.line, title), message)
+    d = f.diagnostic
+    template = f" (template {f.template})" if f.template else ""
+    return annotation(COMMAND[d.level], d, title, template, _repo_path)
 
 
 def _error_command(e: InputError) -> str:
@@ -71,13 +84,15 @@ def _error_command(e: InputError) -> str:
     return command("error", _position(e.file, e.line, "gpudra input error"), message)
 
 
-def _position(file: str | None, line: int | None, title: str) -> dict[str, str | int | None]:
+def _position(file: str | None, line: int | None, title: str,
+              place: Callable[[str], str | None] | None = None) -> dict[str, str | int | None]:
     # An annotation without a file lands on the run summary; a line without a file means nothing.
-    path = _repo_path(file)
+    path = (place or _repo_path)(file) if file else None
     return {"file": path, "line": line if path else None, "title": title}
 
 
-def _repo_path(file: str | None) -> str | None:
+def _repo_path(file: str) -> str | None:
+    """The file as a path in the repository the runner checked out; None: standard input."""
     if not file or file == STDIN:
         return None
     posix = PurePath(file).as_posix()

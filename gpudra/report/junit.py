@@ -1,8 +1,9 @@
 """`-o junit`: JUnit XML, so CI test-report views show gpudra next to the test results.
 
 `suite_text` is the one writer of every command's JUnit: audit's cases come from
-`audit_cases` below, the verdict commands' (preflight, plan, verify) from
-gpudra.report.outcomes.render_junit; both hand it `Case` records.
+`audit_cases` below (a line per finding, from its diagnostic), the verdict commands'
+(preflight, plan, verify) from `verdict_case`, a case per verdict's diagnostic, which
+gpudra.report.outcomes.render_junit calls; both hand it `Case` records.
 
 Audit's suite:
 
@@ -31,10 +32,11 @@ from __future__ import annotations
 import re
 import xml.etree.ElementTree as ET
 from collections import defaultdict
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 
 from gpudra.k8s.objects import plural
+from gpudra.results.diagnostic import Detail, Diagnostic, Level
 from gpudra.results.model import ClusterRead, FailOn, Finding, Report, RuleInfo
 from gpudra.printable import quote_name
 from gpudra.report import RenderOptions
@@ -92,6 +94,22 @@ def _case_element(case: Case) -> ET.Element:
         if case.mark.text is not None:
             mark.text = _clean(case.mark.text)
     return element
+
+
+def verdict_case(classname: str, title: str, d: Diagnostic, failing: bool,
+                 detail_text: Callable[[Detail], str] = str) -> Case:
+    """The case of one verdict of preflight, plan or verify: `id title [subject]`; it fails
+    when the verdict fails the run, is skipped with its message when it warns (or is
+    unavailable) without failing it, passes otherwise. Its text: the message, the details,
+    the fix."""
+    name = f"{d.id} {title}" + (f" [{d.subject}]" if d.subject else "")
+    fix = [f"fix: {d.remediation}"] if d.remediation else []
+    text = "\n".join([d.message, *map(detail_text, d.details), *fix])
+    if failing:
+        return Case(classname, name, Mark("failure", d.message, d.level.word, text))
+    if d.level is not Level.PASS:
+        return Case(classname, name, Mark("skipped", f"{d.level.word}: {d.message}", text=text))
+    return Case(classname, name)
 
 
 def render(report: Report, options: RenderOptions) -> str:
@@ -166,12 +184,14 @@ def _inputs_case(report: Report) -> Case:
 
 
 def _finding_line(f: Finding) -> str:
-    file = quote_name(f.file) if f.file else "-"
-    where = f"{file}:{f.line}" if f.line is not None else file
-    obj = "/".join(x for x in (f.context, f.namespace, f.kind, f.name) if x)
-    text = f"{where}: {f.message}"
-    if obj:
-        text += f" [{obj}]"
+    """`file:line: message [subject]` of the finding's diagnostic (and its template)."""
+    d = f.diagnostic
+    file = d.location.file if d.location is not None else None
+    line = d.location.line if d.location is not None else None
+    where = quote_name(file) if file else "-"
+    text = f"{where}:{line}: {d.message}" if line is not None else f"{where}: {d.message}"
+    if d.subject:
+        text += f" [{d.subject}]"
     if f.template:
         text += f" (template {f.template})"
     return text

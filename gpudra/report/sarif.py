@@ -17,7 +17,8 @@ from pathlib import PurePath
 from typing import Any
 from urllib.parse import quote
 
-from gpudra.results.model import Finding, InputError, Report, RuleInfo, Severity
+from gpudra.results.diagnostic import Level, Location
+from gpudra.results.model import Finding, InputError, Report, RuleInfo
 from gpudra.printable import without_lone_surrogates
 from gpudra.report import RenderOptions, json_text
 
@@ -31,7 +32,7 @@ STDIN = "-"
 # Bump the suffix only if the fingerprint recipe changes: doing so re-opens every alert once.
 FINGERPRINT_KEY = "gpudraFinding/v1"
 
-_LEVEL = {Severity.ERROR: "error", Severity.WARNING: "warning", Severity.INFO: "note"}
+_LEVEL = {Level.FAIL: "error", Level.WARN: "warning", Level.INFO: "note"}
 
 
 def render(report: Report, options: RenderOptions) -> str:
@@ -69,7 +70,7 @@ def _rule(info: RuleInfo, enabled: bool) -> dict[str, Any]:
         "fullDescription": {"text": _first_paragraph(info.explanation)},
         "help": {"text": f"{info.explanation}\n\nFix: {info.hint}", "markdown": help_markdown},
         "helpUri": f"{RULES_DOC_URL}#{rule_anchor(info)}",
-        "defaultConfiguration": {"level": _LEVEL[info.severity], "enabled": enabled},
+        "defaultConfiguration": {"level": _LEVEL[info.severity.level], "enabled": enabled},
         "properties": {"tags": [info.category]},
     }
 
@@ -101,12 +102,15 @@ def _results(findings: tuple[Finding, ...], rule_index: dict[str, int]) -> list[
 
 
 def _result(f: Finding, rule_index: dict[str, int], print_: str) -> dict[str, Any]:
-    result: dict[str, Any] = {"ruleId": f.rule}
-    if f.rule in rule_index:
-        result["ruleIndex"] = rule_index[f.rule]
-    result["level"] = _LEVEL[f.severity]
-    result["message"] = {"text": f.message}
-    location = _location(f.file, f.line)
+    """A SARIF result: the finding's diagnostic (rule, level, message, place), then what only
+    an audit finding has (the object's logical location, the fingerprint, the properties)."""
+    d = f.diagnostic
+    result: dict[str, Any] = {"ruleId": d.id}
+    if d.id in rule_index:
+        result["ruleIndex"] = rule_index[d.id]
+    result["level"] = _LEVEL[d.level]
+    result["message"] = {"text": d.message}
+    location = _physical(d.location)
     logical = _logical_location(f)
     if logical:
         location["logicalLocations"] = [logical]
@@ -125,6 +129,10 @@ def fingerprint(f: Finding) -> str:
     # surrogatepass: a lone surrogate that got this far still hashes, the same on every run.
     digest = hashlib.sha256("\x00".join(parts).encode("utf-8", "surrogatepass"))
     return digest.hexdigest()[:32]
+
+
+def _physical(at: Location | None) -> dict[str, Any]:
+    return {} if at is None else _location(at.file, at.line)
 
 
 def _location(file: str | None, line: int | None) -> dict[str, Any]:

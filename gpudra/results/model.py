@@ -8,31 +8,10 @@ from __future__ import annotations
 
 import enum
 from dataclasses import dataclass, field
-from typing import Protocol
 
-
-class Level(enum.IntEnum):
-    """One ordered scale for every verdict gpudra reports: a finding's severity, a check's
-    outcome and a plan or verify verdict are points on it, and --fail-on is a threshold on it.
-    `info` (audit's) and `unavailable` (preflight's) never meet: no command reports both."""
-
-    PASS = 0
-    INFO = 1
-    UNAVAILABLE = 2
-    WARN = 3
-    FAIL = 4
-
-    @property
-    def word(self) -> str:
-        """How verdict reports name it: pass, info, unavailable, warn, fail."""
-        return self.name.lower()
-
-
-class Leveled(Protocol):
-    """Anything judged on the one scale: a severity, a check's outcome, a verdict."""
-
-    @property
-    def level(self) -> Level: ...
+# The one verdict scale is the diagnostic record's (Finding.diagnostic is a finding's view of
+# it); its names stay importable from here, where the result records have found them.
+from gpudra.results.diagnostic import Diagnostic, Level as Level, Leveled as Leveled, Location
 
 
 class Severity(str, enum.Enum):
@@ -162,6 +141,17 @@ class Finding:
 
     def sort_key(self) -> tuple[str, int, str, str]:
         return (self.file or "", self.line or 0, self.rule, self.container or "")
+
+    @property
+    def diagnostic(self) -> Diagnostic:
+        """The finding as the formats every command shares read it (SARIF, JUnit, GitHub): its
+        rule, level, message, place, the object it is about and the hint; what only the audit
+        reports (container, resource, quantity, template, the live facts) stays here."""
+        unplaced = self.file is None and self.line is None and self.path is None
+        place = None if unplaced else Location(self.file, self.line, self.path)
+        subject = "/".join(x for x in (self.context, self.namespace, self.kind, self.name) if x)
+        return Diagnostic(self.rule, self.severity.level, self.message, place, subject or None,
+                          self.hint)
 
 
 @dataclass(frozen=True, slots=True)

@@ -14,7 +14,8 @@ from gpudra.errors import UsageError
 from gpudra.results.model import ClusterRead, ExitCode, FailOn, InputError, Level
 from gpudra.k8s.objects import as_mapping, dig
 from gpudra.report.outcomes import OutcomeReport
-from gpudra.results.outcome import Outcome
+from gpudra.results.diagnostic import as_details
+from gpudra.results.outcome import GateVerdict, Outcome, WorkloadFacts
 from gpudra.run_context import RunContext
 from gpudra.verify.collect import ClusterState, read_cluster
 from gpudra.verify.explain import live_inventory
@@ -147,20 +148,19 @@ def as_report(result: VerifyResult) -> OutcomeReport:
         status = Level.PASS if v.ok else Level.FAIL if v.failing else Level.WARN
         remedy = None if v.ok else _REMEDY.get(v.state, _REMEDY[CLAIMS])
         outcomes.append(Outcome(
-            v.workload.name or "", v.workload.kind, status, v.message, remedy, v.subject, v.reasons,
-            extra={"state": v.state, "pods": v.pods, "pods_ready": v.pods_fine,
-                   "claims": v.claims, "claims_allocated": v.claims_allocated,
-                   "kind": v.workload.kind, "name": v.workload.name,
-                   "namespace": v.workload.namespace, "moved_by_wave": v.must_move}))
+            v.workload.name or "", v.workload.kind, status, v.message, remedy, v.subject,
+            as_details(v.reasons),
+            workload=WorkloadFacts(v.state, v.pods, v.pods_fine, v.claims, v.claims_allocated,
+                                   v.workload.kind, v.workload.name, v.workload.namespace,
+                                   v.must_move)))
     for m in result.missing:
         outcomes.append(Outcome(
             m.name, m.kind, Level.FAIL, "moved by a wave that was applied, but not in the cluster",
             MISSING_REMEDY, "/".join(x for x in (m.namespace, m.kind, m.name) if x),
-            ((f"the wave creates it on claims ({m.file}): the runbook's kubectl create was "
-              "not run, or failed"),),
-            extra={"state": MISSING, "pods": 0, "pods_ready": 0, "claims": 0,
-                   "claims_allocated": 0, "kind": m.kind, "name": m.name,
-                   "namespace": m.namespace or None, "moved_by_wave": m.file}))
+            as_details([f"the wave creates it on claims ({m.file}): the runbook's kubectl "
+                        "create was not run, or failed"]),
+            workload=WorkloadFacts(MISSING, 0, 0, 0, 0, m.kind, m.name, m.namespace or None,
+                                   m.file)))
     gate = result.gate
     gate_status = (Level.UNAVAILABLE if not gate.judged else
                    (Level.WARN if gate.warnings else Level.PASS) if gate.safe
@@ -168,8 +168,9 @@ def as_report(result: VerifyResult) -> OutcomeReport:
     remedy = ("clear each line, then run gpudra verify again" if gate.judged and not gate.safe
               else "gpudra guard | kubectl apply -f - (docs/guard.md)" if gate.warnings
               else None)
-    outcomes.append(Outcome(GATE_ID, "Decommission gate", gate_status, gate.message,
-                            remedy, None, gate.blockers + gate.warnings))
+    verdict = GateVerdict(Outcome(GATE_ID, "Decommission gate", gate_status, gate.message,
+                                  remedy, None, as_details(gate.blockers + gate.warnings)),
+                          gate.safe, gate.judged, gate.blockers, gate.warnings)
     states = {s: sum(1 for v in result.verdicts if v.state == s)
               for s in (DEVICE_PLUGIN, "bridge", CLAIMS)}
     summary = {"workloads": len(result.verdicts),
@@ -182,11 +183,4 @@ def as_report(result: VerifyResult) -> OutcomeReport:
     # The gate is a row of every human format, but in JSON only `.decommission`: it is not a
     # workload, and `.workloads` holds workloads alone.
     return OutcomeReport("verify", "workloads", tuple(outcomes), result.errors, summary,
-                         FailOn.ERROR, "gpudra verify",
-                         extra={"decommission": {"safe": gate.safe, "judged": gate.judged,
-                                                 "blockers": list(gate.blockers),
-                                                 "warnings": list(gate.warnings),
-                                                 "outcome": gate_status.word,
-                                                 "message": gate.message,
-                                                 "remediation": remedy}},
-                         apart=frozenset({GATE_ID}), cluster=result.cluster)
+                         FailOn.ERROR, "gpudra verify", gate=verdict, cluster=result.cluster)

@@ -108,8 +108,9 @@ def build_options(case: dict[str, Any]) -> ClusterOptions:
 def assert_expected(got: CheckResult, want: dict[str, Any]) -> None:
     """The result has the case's outcome and every fragment it names (the cluster, node and
     manifests case files share this expectation format)."""
+    details = [str(d) for d in got.details]
     shown = f"{got.outcome.value}: {got.message}\n  fix: {got.remediation}\n  " + \
-        "\n  ".join(got.details)
+        "\n  ".join(details)
     assert "gpudra could not judge this" not in got.message, shown
     assert got.outcome.value == want["outcome"], shown
     for fragment in as_list(want.get("message")):
@@ -121,9 +122,17 @@ def assert_expected(got: CheckResult, want: dict[str, Any]) -> None:
     for fragment in as_list(want.get("no_remediation")):
         assert fragment not in (got.remediation or ""), (fragment, shown)
     for fragment in as_list(want.get("details")):
-        assert any(fragment in d for d in got.details), (fragment, shown)
+        assert any(fragment in d for d in details), (fragment, shown)
     for fragment in as_list(want.get("no_details")):
-        assert not any(fragment in d for d in got.details), (fragment, shown)
+        assert not any(fragment in d for d in details), (fragment, shown)
+    # `located`: details carried with their place as data, each `file:line` (the file relative
+    # to the case's tree) and the start of the text found at it
+    places = [(f"{d.location}", d.text) for d in got.details if d.location is not None]
+    for place, text in (entry.split(" ", 1) for entry in as_list(want.get("located"))):
+        assert any(at.endswith("/" + place) and said.startswith(text) for at, said in places), \
+            (place, text, places)
+    if "located" in want and not want["located"]:
+        assert not places, places
     if got.outcome is CheckOutcome.PASS:
         assert got.remediation is None
     else:

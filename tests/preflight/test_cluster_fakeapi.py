@@ -231,7 +231,7 @@ def test_cluster_checks_on_the_fake_cluster(snapshot: ClusterSnapshot) -> None:
     assert got == EXPECTED, shown
     by_id = {r.id: r for r in results}
     assert "gpu-2" in by_id["CLUSTER005"].message
-    assert any("nodes from its pods: gpu-2" in d for d in by_id["CLUSTER007"].details)
+    assert any("nodes from its pods: gpu-2" in d for d in map(str, by_id["CLUSTER007"].details))
     assert "403" in by_id["CLUSTER011"].message
     assert "Operator 25.10.1" in by_id["CLUSTER010"].message
     assert "gpu-queue" in by_id["CLUSTER014"].message

@@ -157,7 +157,7 @@ def test_node002_names_the_binary_it_read(tmp_path: Path, host_path: str, info: 
     got = node002(tmp_path)
     shown = f"{got.message} {got.details}"
     assert got.outcome.value in ("pass", "fail") and version in got.message, shown
-    assert any(source in d for d in got.details), shown
+    assert any(source in d for d in map(str, got.details)), shown
     if version == "1.7.1":  # 1.7.0/1.7.1 ignore the CRI CDIDevices field
         assert got.outcome.value == "fail"
 
@@ -175,7 +175,7 @@ def test_the_package_database_when_the_binary_has_no_version(tmp_path: Path) -> 
     got = node002(tmp_path)
     assert got.outcome.value == "pass" and "containerd 1.7.27" in got.message
     assert any("dpkg status (/var/lib/dpkg/status): containerd.io 1.7.27-1" in d
-               for d in got.details)
+               for d in map(str, got.details))
 
 
 def rpm_header(**tags: str) -> bytes:
@@ -201,7 +201,7 @@ def test_the_rpm_database_names_cri_o(tmp_path: Path) -> None:
     got = node002(tmp_path)
     assert got.outcome.value == "pass" and "1.33.2" in got.message
     assert any("rpm database (/usr/lib/sysimage/rpm/rpmdb.sqlite): cri-o 1.33.2-1.el9" in d
-               for d in got.details)
+               for d in map(str, got.details))
 
 
 @pytest.mark.skipif(shutil.which("go") is None, reason="no Go toolchain to build a binary")
@@ -224,4 +224,4 @@ def test_a_real_go_binary_built_as_containerd_releases_are(tmp_path: Path) -> No
                         or str(Path.home() / ".cache" / "go-build")})
     got = node002(root)
     assert got.outcome.value == "pass" and "containerd 2.0.5" in got.message
-    assert any("Go build information of /usr/bin/containerd" in d for d in got.details)
+    assert any("Go build information of /usr/bin/containerd" in d for d in map(str, got.details))

@@ -1,7 +1,9 @@
 """MANIFEST001-004: is a manifest tree ready for a target release's DRA API? (CI, no cluster.)
 
 The checks take the tree's objects (`ManifestObject`, with file and line) and the audit's
-findings, so one scan serves the audit rules and these checks alike.
+findings, so one scan serves the audit rules and these checks alike. Each detail about one
+object or finding carries its file and line as data (`Detail.location`): formats that point
+at lines (GitHub annotations) read them from there.
 """
 
 from __future__ import annotations
@@ -13,6 +15,7 @@ from dataclasses import dataclass, field
 from gpudra.dra.served import GROUP, availability
 from gpudra.dra.validate import StrictValidator, UnavailableError, semantic_errors
 from gpudra.dra.versions import DEFAULT, TargetVersion
+from gpudra.results.diagnostic import Detail, Location
 from gpudra.results.model import Finding, InputError, Severity
 from gpudra.k8s.objects import ManifestObject, plural
 from gpudra.preflight.check_records import CheckInfo, CheckOutcome, CheckResult, Tier, check, result
@@ -161,18 +164,21 @@ def run_manifest_checks(tree: ManifestInput,
             check_dra_lint(tree))
 
 
-def where(obj: ManifestObject, line: int | None = None) -> str:
-    return f"{obj.file}:{obj.first_line if line is None else line}"
+def where(obj: ManifestObject, line: int | None = None, path: str | None = None) -> Location:
+    """The object's place: its first line, or the line of the field a problem names."""
+    return Location(obj.file, obj.first_line if line is None else line, path)
 
 
-def describe(obj: ManifestObject, line: int | None = None) -> str:
-    return f"{where(obj, line)} {obj.kind} {obj.name or '(unnamed)'}"
+def describe(obj: ManifestObject, said: str = "", line: int | None = None,
+             path: str | None = None) -> Detail:
+    """`Kind name` and what is `said` of it, at its place (`file:line Kind name...`)."""
+    return Detail(f"{obj.kind} {obj.name or '(unnamed)'}{said}", where(obj, line, path))
 
 
 _SEGMENT = re.compile(r"([^.\[\]]+)|\[(\d+)\]")
 
 
-def _at_field(obj: ManifestObject, problem: str) -> str:
+def _at_field(obj: ManifestObject, problem: str) -> Detail:
     """`file:line Kind name: path: message`, the line that of the field the problem names (as
     the audit cites it; issue 36, item 5: MANIFEST002 cited the object's first line)."""
     path_text = problem.split(": ", 1)[0]
@@ -180,7 +186,8 @@ def _at_field(obj: ManifestObject, problem: str) -> str:
     if path_text != "(root)":
         path = tuple(int(index) if index else key
                      for key, index in _SEGMENT.findall(path_text))
-    return f"{describe(obj, obj.line_of(path))}: {problem}"
+    return describe(obj, f": {problem}", obj.line_of(path),
+                    None if path_text == "(root)" else path_text)
 
 
 def dra_objects(objects: Iterable[ManifestObject]) -> list[ManifestObject]:
@@ -210,8 +217,8 @@ def _verb(n: int, one: str, many: str) -> str:
     return one if n == 1 else many
 
 
-def _shown(lines: Sequence[str]) -> str:
-    head = "; ".join(lines[:MAX_SHOWN])
+def _shown(lines: Sequence[str | Detail]) -> str:
+    head = "; ".join(map(str, lines[:MAX_SHOWN]))
     return head + (f"; and {len(lines) - MAX_SHOWN} more" if len(lines) > MAX_SHOWN else "")
 
 
@@ -223,15 +230,16 @@ def check_api_versions(tree: ManifestInput, target: TargetVersion) -> CheckResul
     if not objects:
         return result(MANIFEST001, CheckOutcome.PASS, f"no {GROUP} objects in the tree",
                       details=_errors_note(tree))
-    missing, off = [], []
+    missing: list[Detail] = []
+    off: list[Detail] = []
     for obj in objects:
         found = availability(target, obj.api_version, obj.kind)
         if not found.exists:
-            missing.append(f"{describe(obj)} ({obj.api_version}): {found.how_to_enable()}")
+            missing.append(describe(obj, f" ({obj.api_version}): {found.how_to_enable()}"))
         elif not found.served_by_default:
-            off.append(f"{describe(obj)} ({obj.api_version}): not served by default in "
-                       f"{target}: {found.how_to_enable()}")
-    details = missing + off + _errors_note(tree)
+            off.append(describe(obj, f" ({obj.api_version}): not served by default in "
+                                     f"{target}: {found.how_to_enable()}"))
+    details: list[str | Detail] = [*missing, *off, *_errors_note(tree)]
     if missing:
         return result(MANIFEST001, CheckOutcome.FAIL,
                       f"{len(missing)} of {plural(len(objects), 'DRA object')} "
@@ -262,7 +270,7 @@ def check_strict_validation(tree: ManifestInput, target: TargetVersion,
     if unreadable:
         return unreadable
     validator = validator or StrictValidator(target)
-    problems: list[str] = []
+    problems: list[Detail] = []
     skipped: list[str] = []
     schema_missing: str | None = None
     checked = 0
@@ -283,7 +291,7 @@ def check_strict_validation(tree: ManifestInput, target: TargetVersion,
             except UnavailableError as exc:
                 schema_missing = str(exc)
         problems += [_at_field(obj, e) for e in semantic_errors(obj.data)]
-    details = problems + skipped + _errors_note(tree)
+    details: list[str | Detail] = [*problems, *skipped, *_errors_note(tree)]
     if problems:
         # Without the schemas only the cross-field rules ran: the fix of what they found is
         # not the whole story, so the failure says what was not checked and how to check it.
@@ -296,7 +304,7 @@ def check_strict_validation(tree: ManifestInput, target: TargetVersion,
                       "versions; correct other fields by hand"
                       + ("" if schema_missing is None else
                          f"; for the strict schemas too: {VALIDATE_EXTRA}"),
-                      details=details + unchecked)
+                      details=[*details, *unchecked])
     if schema_missing is not None:
         return result(MANIFEST002, CheckOutcome.UNAVAILABLE,
                       f"cross-field rules pass, but strict schema validation is unavailable: "
@@ -326,7 +334,7 @@ def check_migrated(tree: ManifestInput, require_migrated: bool = False) -> Check
                   f"{_verb(len(remaining), 'remains', 'remain')} in "
                   f"{plural(len(files), 'file')}{note}: {_shown(lines)}",
                   "gpudra convert <path> rewrites them to ResourceClaims",
-                  details=lines + _errors_note(tree))
+                  details=[*lines, *_errors_note(tree)])
 
 
 def check_dra_lint(tree: ManifestInput) -> CheckResult:
@@ -337,7 +345,7 @@ def check_dra_lint(tree: ManifestInput) -> CheckResult:
             and f.rule != SERVED_RULE]  # versions are MANIFEST001's
     errors = [f for f in lint if f.severity is Severity.ERROR]
     warnings = [f for f in lint if f.severity is Severity.WARNING]
-    details = [_finding_line(f) for f in lint] + _errors_note(tree)
+    details: list[str | Detail] = [*map(_finding_line, lint), *_errors_note(tree)]
     if errors:
         return result(MANIFEST004, CheckOutcome.FAIL,
                       f"{plural(len(errors), 'DRA lint error')}: "
@@ -352,6 +360,10 @@ def check_dra_lint(tree: ManifestInput) -> CheckResult:
                   "the DRA objects pass gpudra's lint (GPU601-GPU609)", details=details)
 
 
-def _finding_line(finding: Finding) -> str:
-    place = f"{finding.file}:{finding.line}" if finding.line else (finding.file or "-")
-    return f"{place} {finding.rule}: {finding.message}"
+def _finding_line(finding: Finding) -> Detail:
+    """`file:line RULE: message`: the audit's finding at its place (the file alone when the
+    finding has no line; `-` when it has no file)."""
+    text = f"{finding.rule}: {finding.message}"
+    if finding.file is None:
+        return Detail(f"- {text}")
+    return Detail(text, Location(finding.file, finding.line or None, finding.path))
