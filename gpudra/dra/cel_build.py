@@ -152,7 +152,8 @@ def _library(functions: Iterable[Function], runtime: bool) -> list[tuple[str, An
     environment; for the runtime one, those gpudra implements, one overload per shape."""
     decls = []
     for function in functions:
-        overloads: dict[tuple, Any] = {}
+        # keyed by the runtime's shape (is member, parameter type names) or the check's id
+        overloads: dict[tuple[bool, tuple[str, ...]] | str, Any] = {}
         for o in function.overloads:
             if runtime:
                 if function.impl is None:

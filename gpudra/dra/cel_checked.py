@@ -50,9 +50,8 @@ class _Node:
 def problems(serialized: bytes) -> list[Problem]:
     """What Kubernetes refuses in a checked expression the engine accepted, first first."""
     checked = _message(_message(serialized).get(2, [b""])[0])  # google.protobuf.Any value
-    types = {key: value for key, value in _map(checked.get(3, []))}
-    positions = {key: value for key, value in _map(_message(
-        checked.get(5, [b""])[0]).get(4, []), varint_values=True)}
+    types = dict(_map(checked.get(3, [])))
+    positions = dict(_varint_map(_message(checked.get(5, [b""])[0]).get(4, [])))
     root = _expr(checked.get(4, [b""])[0])
     found: list[Problem] = []
     cost: list[Problem] = []
@@ -200,6 +199,7 @@ def _message(data: bytes) -> dict[int, list]:
     while i < len(data):
         key, i = _varint(data, i)
         number, wire = key >> 3, key & 7
+        value: int | bytes
         if wire == 0:
             value, i = _varint(data, i)
         elif wire == 2:
@@ -230,10 +230,15 @@ def _varint_of(value: int | bytes) -> int:
     return value if isinstance(value, int) else _varint(value, 0)[0]
 
 
-def _map(entries: list[bytes], varint_values: bool = False) -> Iterator[tuple[int, bytes | int]]:
-    """A protobuf map<int64, …>: each entry a message with key 1 and value 2."""
+def _map(entries: list[bytes]) -> Iterator[tuple[int, bytes]]:
+    """A protobuf map<int64, message>: each entry a message with key 1 and value 2."""
     for entry in entries:
         fields = _message(entry)
-        key = _varint_of(fields.get(1, [0])[0])
-        value = fields.get(2, [0 if varint_values else b""])[0]
-        yield key, _varint_of(value) if varint_values else value
+        yield _varint_of(fields.get(1, [0])[0]), fields.get(2, [b""])[0]
+
+
+def _varint_map(entries: list[bytes]) -> Iterator[tuple[int, int]]:
+    """A protobuf map<int64, int32>: each entry a message with key 1 and value 2."""
+    for entry in entries:
+        fields = _message(entry)
+        yield _varint_of(fields.get(1, [0])[0]), _varint_of(fields.get(2, [0])[0])

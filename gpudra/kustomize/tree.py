@@ -24,8 +24,10 @@ from gpudra.sources.documents import Chunk, ParseError, parse_chunk
 from gpudra.sources.file_bytes import read_regular
 
 if TYPE_CHECKING:
+    from gpudra.k8s.objects import LineIndex, PathT
     from gpudra.kustomize.patches import Patch
 
+_NO_LINES: Mapping[PathT, int] = {}
 _SKIPPED_DIRS = frozenset({".git", ".hg", ".svn", "node_modules", "vendor", "third_party",
                            ".terraform", "__pycache__", ".venv", ".tox"})
 # kustomize's remote forms: URLs, scp-like git addresses, host/org/repo paths with a ref.
@@ -48,7 +50,7 @@ class Kustomization:
     namespace: str | None = None
     configurations: tuple[str, ...] = ()
     remote: tuple[str, ...] = ()               # resources not followed (URLs, git)
-    lines: Mapping[tuple, int] = field(default_factory=dict)
+    lines: LineIndex = field(default_factory=lambda: _NO_LINES)
 
     @property
     def is_component(self) -> bool:

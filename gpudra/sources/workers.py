@@ -57,8 +57,8 @@ def parse_ahead(chunks: list[Chunk], *, lines: bool = True,
 
     def parse(chunk: Chunk) -> ParsedDocument:
         while chunk.first_line not in done:
-            first_line, result = next(results)
-            done[first_line] = result
+            first_line, outcome = next(results)
+            done[first_line] = outcome
         ok, *result = done.pop(chunk.first_line)
         if not ok:
             raise ParseError(*result)
