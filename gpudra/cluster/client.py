@@ -80,7 +80,8 @@ class Cluster:
             namespace: str | None = TARGET_SCOPE) -> dict[str, Any] | None:
         """One object, or None when it does not exist or cannot be read (the latter recorded
         in `errors`)."""
-        scope = self.target.namespace if namespace in (TARGET_SCOPE, None) else namespace
+        scope: str | None = (self.target.namespace if namespace in (TARGET_SCOPE, None)
+                             else namespace)
         scope = scope if resource.namespaced else None
         path = f"{resource.collection_path(scope)}/{quote(name, safe='')}"
         try:

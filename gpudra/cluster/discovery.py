@@ -55,7 +55,8 @@ class Discovery:
                 preferred = _mapping(entry.get("preferredVersion")).get("version")
                 if versions:
                     groups[entry["name"]] = ApiGroup(entry["name"], versions,
-                                                     preferred if preferred in versions
+                                                     preferred if isinstance(preferred, str)
+                                                     and preferred in versions
                                                      else versions[0])
             self._groups = groups
         return self._groups
