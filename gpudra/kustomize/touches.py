@@ -83,8 +83,9 @@ def _merge_touches(patch: Patch, doc: PatchDoc, target: Resource | None,
                     found.append(Touch(device, raw, section, path, patch.line_of(doc, path),
                                        spec.path, original, ref.name))
     for path, key, raw in device_keys(data):
-        if path not in covered:
-            found.append(Touch(classify(key), raw, None, path, patch.line_of(doc, path),
+        device = classify(key)  # never None: device_keys yields device-plugin resources
+        if path not in covered and device is not None:
+            found.append(Touch(device, raw, None, path, patch.line_of(doc, path),
                                shape="a device request outside any container"))
     return found
 
