@@ -17,7 +17,7 @@ from typing import Any
 
 from gpudra.kustomize.patches import Patch, PatchDoc
 from gpudra.kustomize.tree import Kustomization, Tree
-from gpudra.k8s.objects import as_mapping, plural
+from gpudra.k8s.objects import PathT, as_mapping, plural
 
 ObjectsOf = Callable[[str], Iterable[tuple[int, tuple, Mapping[str, Any]]]]
 
@@ -28,7 +28,7 @@ class Resource:
 
     file: str
     doc: int
-    base: tuple
+    base: PathT
     api_version: str
     kind: str
     name: str
@@ -49,7 +49,7 @@ class Resource:
         return f"{self.prefix}{self.name}{self.suffix}"
 
     @property
-    def origin(self) -> tuple[str, int, tuple]:
+    def origin(self) -> tuple[str, int, PathT]:
         return self.file, self.doc, self.base
 
     def named(self, name: str) -> str:
@@ -146,7 +146,7 @@ class Build:
         return out
 
 
-def _resource(file: str, doc: int, base: tuple, data: Mapping[str, Any]) -> Resource:
+def _resource(file: str, doc: int, base: PathT, data: Mapping[str, Any]) -> Resource:
     meta = as_mapping(data.get("metadata"))
     labels = as_mapping(meta.get("labels"))
     name = str(meta.get("name") or "")

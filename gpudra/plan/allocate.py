@@ -356,8 +356,8 @@ class Simulation(NodeSearch):
             if reopen is None and (picks is not None or budget_hit or noted):
                 reopen = position
             if picks is not None:
-                if cacheable:
-                    self._cursor[shape] = reopen
+                if cacheable:  # reopen is set: at this node at the latest
+                    self._cursor[shape] = position if reopen is None else reopen
                 self._commit(claims, node, picks)
                 return node, picks
         if cacheable:

@@ -111,8 +111,8 @@ def _renamed_references(build: Build, scope: tuple[str, ...], ctx: AuditContext)
                 key = "namePrefix" if k.name_prefix else "nameSuffix"
                 obj = ManifestObject({"apiVersion": r.api_version, "kind": r.kind,
                                       "metadata": {"name": r.current_name}},
-                                     k.file, k.lines.get((key,), 1), {}, "",
-                                     ("kustomize", key, r.origin))
+                                     k.file, k.lines.get((key,)) or 1, {}, "",
+                                     ("kustomize", key, r.file, r.doc, *r.base))
                 ctx.emit(GPU610, obj,
                          f"{key} renames {kind} {name!r} to {r.named(name)!r}, but kustomize "
                          f"does not rename the reference in {r.kind}/{r.name}: its pods would "
@@ -212,6 +212,8 @@ def _has_claims(container: Mapping[str, Any]) -> bool:
 def _patch_object(app: Application, target: Resource | None, touch: Touch) -> ManifestObject:
     """The patch as a located object, named after its target, for findings and progress."""
     patch, doc = app.patch, app.doc
+    name: object  # the patch's own metadata may hold anything
+    ns: object
     if target is not None:
         api_version, kind, name, ns = (target.api_version, target.kind, target.current_name,
                                        target.current_namespace)
