@@ -13,7 +13,7 @@ from __future__ import annotations
 import functools
 import json
 import re
-from collections.abc import Callable, Iterable, Iterator
+from collections.abc import Callable, Generator, Iterable, Iterator
 from dataclasses import dataclass
 from typing import Any, Generic, TypeVar
 
@@ -96,7 +96,7 @@ class ReadFile:
 def read_entries(entries: Iterable[InputFile | InputError], *, stats: ScanStats,
                  stdin: Callable[[], bytes] | None = None,
                  on_file: Callable[[str], None] | None = None
-                 ) -> Iterator[ReadFile | InputError]:
+                 ) -> Generator[ReadFile | InputError, None, None]:
     """Every input file, read once: the one reading every command shares, so audit and convert
     agree on what was scanned and on what could not be read. A file counts as scanned once its
     bytes are read, whatever comes next; it is decoded only when it holds a needle
