@@ -225,9 +225,9 @@ class _SelectionFacts:
             union: set[int] = set()
             for alt in alternatives:
                 union.update(alt.selected.matching)
-            nodes = tuple(sorted({devices[i].node for i in union if devices[i].node}))
-            found = (len(union), nodes, sum(1 for i in union if devices[i].node is None))
-            self._unions[key] = found
+            nodes = tuple(sorted({node for i in union if (node := devices[i].node)}))
+            found = self._unions[key] = (len(union), nodes,
+                                         sum(1 for i in union if devices[i].node is None))
         return found
 
 
@@ -252,15 +252,15 @@ def _workload_report(outcome: WorkloadOutcome, claims: dict[int, ResolvedClaim],
     for group in outcome.groups:
         placement.update(group.nodes)
     requests: list[RequestReport] = []
-    for group_index, group in enumerate(workload.groups):
+    for group_index, pod_group in enumerate(workload.groups):
         result = outcome.groups[group_index]
         chosen = Counter(result.chosen)
-        for pod_claim in group.claims:
+        for pod_claim in pod_group.claims:
             claim = resolved_for(pod_claim, claims)
             if claim is None:
                 continue
             for request in claim.requests:
-                requests.append(_request_report(request, claim, group.path, chosen, memo,
+                requests.append(_request_report(request, claim, pod_group.path, chosen, memo,
                                                 options, short=not satisfiable))
     if reason is not None and kind == "blocked" and "no device matches" in blocking[0]:
         zero = next((r for q in requests for a in (q.subrequests or (q,))
@@ -359,7 +359,7 @@ def _capacity_rejection(alt: Alternative, matcher: Matcher) -> tuple[str, ...]:
     if fit:
         return ()
     wanted = ", ".join(f"{k}={format_quantity(v)}" for k, v in alt.request.capacity.items())
-    largest = {k: max((matcher.devices[i].capacity.get(k) for i in alt.selected.matching
+    largest = {k: max((matcher.devices[i].capacity[k] for i in alt.selected.matching
                        if k in matcher.devices[i].capacity), default=None)
                for k in alt.request.capacity}
     have = ", ".join(f"{k} {format_quantity(v)}" if v is not None else f"no {k}"
