@@ -17,7 +17,7 @@ from typing import Any
 import yaml
 
 from gpudra.yamledit.textedit import LayoutError, detect_style
-from gpudra.yamledit.yaml_nodes import compose, load
+from gpudra.yamledit.yaml_nodes import NodeDocument, compose, load
 
 Entry = tuple[str, int]  # (field, index) of a patch entry
 
@@ -178,7 +178,7 @@ def _apply_ruamel(data: Any, edit: KustomizationEdit, cmap: type, cseq: type) ->
         data["configurations"].extend(edit.add_configurations)
 
 
-def _editable_lines(nodes: Any, edit: KustomizationEdit) -> set[int]:
+def _editable_lines(nodes: NodeDocument, edit: KustomizationEdit) -> set[int]:
     """0-based lines of the original that an edit may change: the edited or removed entries,
     and a flow-style list that grows (it is one line that changes)."""
     lines: set[int] = set()

@@ -17,7 +17,7 @@ from gpudra.k8s.gpu_use import device_keys
 from gpudra.kustomize.build import Resource
 from gpudra.kustomize.patches import Patch, PatchDoc, device_ops
 from gpudra.k8s.quantity import parse_device_count
-from gpudra.k8s.workloads import ContainerRef, WorkloadTable
+from gpudra.k8s.workloads import ContainerRef, PodSpecRef, WorkloadTable
 
 _LISTS = ("containers", "initContainers", "sidecars", "ephemeralContainers")
 
@@ -90,7 +90,7 @@ def _merge_touches(patch: Patch, doc: PatchDoc, target: Resource | None,
     return found
 
 
-def _by_name(spec: Any, list_key: str | None, name: str | None) -> ContainerRef | None:
+def _by_name(spec: PodSpecRef, list_key: str | None, name: str | None) -> ContainerRef | None:
     for ref in spec.containers:
         if ref.name == name and list_key in ref.path[len(spec.path):]:
             return ref

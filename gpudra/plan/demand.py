@@ -113,6 +113,10 @@ class ClaimSpec:
     problems: tuple[str, ...] = ()
 
 
+# ResourceClaimTemplates' or ResourceClaims' specs by (namespace, name); None: written without one
+ClaimSpecs = Mapping[tuple[str | None, str], ClaimSpec]
+
+
 @dataclass(frozen=True)
 class PodClaim:
     """One entry of a pod's ``resourceClaims``, resolved. `shared` names the ResourceClaim
@@ -330,8 +334,8 @@ def _body(name: str, body: Mapping[str, Any]) -> tuple[Request, str | None]:
 
 # --- workloads ------------------------------------------------------------------------------
 
-def _workload(data: Mapping[str, Any], kind: str, specs: list, templates: Mapping,
-              claims: Mapping, file: str | None, converted: bool) -> Workload:
+def _workload(data: Mapping[str, Any], kind: str, specs: list, templates: ClaimSpecs,
+              claims: ClaimSpecs, file: str | None, converted: bool) -> Workload:
     namespace = _namespace(data)
     groups = []
     problems: list[str] = []
@@ -350,7 +354,7 @@ def _workload(data: Mapping[str, Any], kind: str, specs: list, templates: Mappin
                     converted, file)
 
 
-def _lookup(store: Mapping, namespace: str | None, name: str) -> Any:
+def _lookup(store: ClaimSpecs, namespace: str | None, name: str) -> ClaimSpec | None:
     """Same namespace first; an object written without a namespace lands wherever the workload
     is applied, so it matches any namespace."""
     found = store.get((namespace, name))
@@ -361,8 +365,8 @@ def _lookup(store: Mapping, namespace: str | None, name: str) -> Any:
     return found
 
 
-def _pod_claim(entry: Mapping[str, Any], namespace: str | None, templates: Mapping,
-               claims: Mapping) -> PodClaim:
+def _pod_claim(entry: Mapping[str, Any], namespace: str | None, templates: ClaimSpecs,
+               claims: ClaimSpecs) -> PodClaim:
     name = str(entry.get("name", ""))
     template = entry.get("resourceClaimTemplateName")
     claim = entry.get("resourceClaimName")

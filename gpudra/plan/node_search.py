@@ -308,7 +308,8 @@ class NodeSearch:
 
         return undo
 
-    def _take_counters(self, device: Device, index: int, multiple: bool) -> Any:
+    def _take_counters(self, device: Device, index: int, multiple: bool
+                       ) -> bool | Callable[[], None]:
         """True (nothing to take), False (not enough), or a rollback."""
         if not device.consumes_counters:
             return True
