@@ -43,7 +43,7 @@ from gpudra.dra.emit import GPU_CLASS_SELECTOR
 from gpudra.dra.request_shapes import FLAT_VERSIONS
 from gpudra.dra.served import GROUP
 from gpudra.k8s.gpu_use import read_container
-from gpudra.k8s.objects import as_mapping, dig, expand_lists, format_path
+from gpudra.k8s.objects import SourceObject, as_mapping, dig, expand_lists, format_path
 from gpudra.k8s.pod_counts import pod_count
 from gpudra.k8s.quantity import parse_quantity
 from gpudra.k8s.workloads import WorkloadTable
@@ -113,6 +113,9 @@ class ClaimSpec:
     problems: tuple[str, ...] = ()
 
 
+# An object as plan reads it: its data, or a record that holds it (a ManifestObject, whose file
+# the workload keeps)
+PlainOrRecord = SourceObject | Mapping[str, Any]
 # ResourceClaimTemplates' or ResourceClaims' specs by (namespace, name); None: written without one
 ClaimSpecs = Mapping[tuple[str | None, str], ClaimSpec]
 
@@ -172,7 +175,7 @@ class Demand:
 
 # --- extraction -----------------------------------------------------------------------------
 
-def extract_demand(objects: Iterable[Any], table: WorkloadTable | None = None,
+def extract_demand(objects: Iterable[PlainOrRecord], table: WorkloadTable | None = None,
                    converter: ConvertHook | None = None) -> Demand:
     """Workloads, claims and classes from plain objects (dicts, or records with ``.data`` and
     ``.file`` such as :class:`gpudra.k8s.objects.ManifestObject`)."""
@@ -215,7 +218,7 @@ def extract_demand(objects: Iterable[Any], table: WorkloadTable | None = None,
     return Demand(tuple(workloads), MappingProxyType(classes), tuple(unconverted), tuple(problems))
 
 
-def _entries(objects: Iterable[Any], converter: ConvertHook | None
+def _entries(objects: Iterable[PlainOrRecord], converter: ConvertHook | None
              ) -> Iterator[tuple[Mapping[str, Any], str | None, bool]]:
     for data, record in expand_lists(objects):
         file = getattr(record, "file", None)

@@ -27,7 +27,9 @@ from gpudra.dra.versions import DEFAULT, TargetVersion
 from gpudra.k8s.objects import plural
 from gpudra.plan.allocate import SEARCH_BUDGET, Simulation, SimulationOptions, WorkloadOutcome
 from gpudra.plan.capacity import consumption
-from gpudra.plan.demand import ALL, ConvertHook, Demand, Workload, extract_demand
+from gpudra.plan.demand import (
+    ALL, ConvertHook, Demand, PlainOrRecord, Workload, extract_demand,
+)
 from gpudra.plan.inventory import Device, Inventory
 from gpudra.plan.matching import Matcher
 from gpudra.plan.node_search import tolerated
@@ -103,13 +105,13 @@ def collector_paused() -> Iterator[None]:
             gc.enable()
 
 
-def plan(objects: Iterable[Any], inventory: Inventory,
+def plan(objects: Iterable[PlainOrRecord], inventory: Inventory,
          options: PlanOptions = PlanOptions()) -> PlanReport:
     with collector_paused():
         return _plan(objects, inventory, options)
 
 
-def _plan(objects: Iterable[Any], inventory: Inventory, options: PlanOptions) -> PlanReport:
+def _plan(objects: Iterable[PlainOrRecord], inventory: Inventory, options: PlanOptions) -> PlanReport:
     started = time.perf_counter()
     demand = extract_demand(objects, options.table, options.converter)
     if len(demand.workloads) == 1:  # one workload (a pod verify explains): every node named
