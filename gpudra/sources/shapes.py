@@ -24,7 +24,7 @@ from __future__ import annotations
 import gc
 import re
 from collections.abc import Iterable, Iterator, Mapping
-from typing import Annotated, Any
+from typing import Annotated, Any, TypeVar
 
 import msgspec
 import orjson
@@ -48,6 +48,9 @@ class _Struct(msgspec.Struct, omit_defaults=True, gc=False):
     Untracked by the cyclic collector: decoded from acyclic data and dropped at once, they
     cannot be in a cycle, and tracking them made a ResourceSlice of 8 devices take 52 us
     instead of 30."""
+
+
+_Shape = TypeVar("_Shape", bound=_Struct)
 
 
 # --- shared ---------------------------------------------------------------------------------
@@ -700,7 +703,7 @@ def _decoded(value: Any, declared: type[_Struct], where: tuple = ()) -> str | No
     return None
 
 
-def _convert(value: Any, declared: type[_Struct]) -> Any:
+def _convert(value: Any, declared: type[_Shape]) -> _Shape:
     """msgspec.convert with the cyclic collector paused. A decoding is acyclic and dropped
     (or kept a moment) by its caller, but its lists and dicts are tracked: across 100,000
     pods they set off collections that walk every long-lived object of the run, a tenth of
