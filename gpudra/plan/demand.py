@@ -46,7 +46,7 @@ from gpudra.k8s.gpu_use import read_container
 from gpudra.k8s.objects import SourceObject, as_mapping, dig, expand_lists, format_path
 from gpudra.k8s.pod_counts import pod_count
 from gpudra.k8s.quantity import parse_quantity
-from gpudra.k8s.workloads import WorkloadTable
+from gpudra.k8s.workloads import PodSpecRef, WorkloadTable
 
 _EMPTY: Mapping[str, Any] = MappingProxyType({})
 EXACT_COUNT, ALL = "ExactCount", "All"
@@ -337,8 +337,8 @@ def _body(name: str, body: Mapping[str, Any]) -> tuple[Request, str | None]:
 
 # --- workloads ------------------------------------------------------------------------------
 
-def _workload(data: Mapping[str, Any], kind: str, specs: list, templates: ClaimSpecs,
-              claims: ClaimSpecs, file: str | None, converted: bool) -> Workload:
+def _workload(data: Mapping[str, Any], kind: str, specs: list[PodSpecRef],
+              templates: ClaimSpecs, claims: ClaimSpecs, file: str | None, converted: bool) -> Workload:
     namespace = _namespace(data)
     groups = []
     problems: list[str] = []

@@ -20,6 +20,7 @@ import time
 from collections import Counter
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, replace
+from fractions import Fraction
 from typing import Any
 
 from gpudra.dra.cel import SelectorEngine
@@ -193,9 +194,10 @@ class _SelectionFacts:
 
     def __init__(self, matcher: Matcher) -> None:
         self.matcher = matcher
-        self._refused: dict[tuple, tuple[Device, ...]] = {}
-        self._capacity: dict[tuple, tuple[str, ...]] = {}
-        self._unions: dict[tuple, tuple[int, tuple[str, ...], int]] = {}
+        # keyed by the selection (its id) and what else decides the answer
+        self._refused: dict[tuple[int, str], tuple[Device, ...]] = {}
+        self._capacity: dict[tuple[int, tuple[tuple[str, Fraction], ...]], tuple[str, ...]] = {}
+        self._unions: dict[tuple[int, ...], tuple[int, tuple[str, ...], int]] = {}
         self._tainted = {i for i, d in enumerate(matcher.devices) if d.taints}
 
     def refused(self, alt: Alternative) -> tuple[Device, ...]:
@@ -303,7 +305,7 @@ def _taint_warnings(workload: Workload, claims: dict[int, ResolvedClaim],
     return tuple(dict.fromkeys(found))
 
 
-def _request_report(request: ResolvedRequest, claim: ResolvedClaim, pod_group: str, chosen: Counter,
+def _request_report(request: ResolvedRequest, claim: ResolvedClaim, pod_group: str, chosen: Counter[str],
                     memo: _SelectionFacts, options: PlanOptions, short: bool) -> RequestReport:
     alternatives = [_alternative_report(a, claim, pod_group, chosen, memo, options, short)
                     for a in request.alternatives]
@@ -324,7 +326,7 @@ def _sample(nodes: tuple[str, ...], options: PlanOptions) -> tuple[str, ...]:
 
 
 def _alternative_report(alt: Alternative, claim: ResolvedClaim, pod_group: str,
-                        chosen: Counter, memo: _SelectionFacts, options: PlanOptions,
+                        chosen: Counter[str], memo: _SelectionFacts, options: PlanOptions,
                         short: bool) -> RequestReport:
     matcher = memo.matcher
     selected = alt.selected

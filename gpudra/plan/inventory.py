@@ -32,17 +32,18 @@ from __future__ import annotations
 
 import functools
 from collections import defaultdict
-from collections.abc import Iterable, Mapping
+from collections.abc import Hashable, Iterable, Mapping
 from dataclasses import dataclass, field
 from fractions import Fraction
 from types import MappingProxyType
 from typing import Any
 
-from gpudra.dra.cel import Version
+from gpudra.dra.cel_values import Version
 from gpudra.k8s.objects import as_mapping, expand_lists, plural
 from gpudra.k8s.quantity import parse_quantity
 
-AttributeValue = str | int | bool | Version | tuple
+ScalarValue = str | int | bool | Version
+AttributeValue = ScalarValue | tuple[ScalarValue, ...]  # a tuple: a list attribute
 _EMPTY: Mapping[Any, Any] = MappingProxyType({})  # read-only: the default of every mapping field
 _ATTRIBUTE_KINDS = ("string", "int", "bool", "version")
 _LIST_KINDS = {"strings": "string", "ints": "int", "bools": "bool", "versions": "version"}
@@ -282,7 +283,7 @@ class _DeviceReader:
 
     def __init__(self) -> None:
         self._splits: dict[str, dict[str, tuple[str, str]]] = {}  # driver -> name -> split
-        self._capacities: dict[tuple[Any, ...], tuple[Mapping[str, Fraction],
+        self._capacities: dict[tuple[Hashable, ...], tuple[Mapping[str, Fraction],
                                                      Mapping[str, Mapping[str, Fraction]]]] = {}
 
     def slice_devices(self, driver: str, pool: str, obj: Mapping[str, Any],
@@ -344,7 +345,7 @@ class _DeviceReader:
         entries = _mapping(raw)
         if not entries:
             return _EMPTY, {}, _EMPTY
-        shape: tuple | None = (driver, *(
+        shape: tuple[Hashable, ...] | None = (driver, *(
             (key, value["value"]) for key, value in entries.items()
             if value.__class__ is dict and len(value) == 1 and "value" in value
             and value["value"].__class__ is str))
@@ -422,7 +423,7 @@ def _attribute(key: Any, value: Any) -> AttributeValue:
     raise ValueError(f"attribute {key!r} has no int/bool/string/version value")
 
 
-def _typed(key: Any, kind: str, value: Any) -> AttributeValue:
+def _typed(key: Any, kind: str, value: Any) -> ScalarValue:
     if kind == "version":
         try:
             return _version(str(value))

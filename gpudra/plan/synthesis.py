@@ -54,7 +54,7 @@ from typing import Any
 
 from gpudra.k8s.devices import MAX_NODE_DEVICES
 from gpudra.dra.attributes import NVIDIA_DOMAIN, STANDARD_DOMAIN
-from gpudra.dra.cel import Version
+from gpudra.dra.cel_values import Version
 from gpudra.dra.mig_memory import usable_mib
 from gpudra.dra.selectors import DRIVER_ARCHITECTURES
 from gpudra.k8s.objects import as_mapping, expand_lists, plural
