@@ -144,9 +144,9 @@ class Discovery:
         return document if isinstance(document, dict) else {}
 
 
-def _items(value: Any) -> list:
+def _items(value: Any) -> list[Any]:
     return value if isinstance(value, list) else []
 
 
-def _mapping(value: Any) -> dict:
+def _mapping(value: Any) -> dict[str, Any]:
     return value if isinstance(value, dict) else {}

@@ -33,6 +33,8 @@ from gpudra.dra.cel_values import (
     values_equal,
 )
 
+__all__ = ["cel_engine", "engine_available", "new_env"]  # what gpudra.dra.cel imports
+
 try:  # pragma: no cover - exercised by the environment, not by a test switch
     from cel_expr_python import cel as cel_engine
     from cel_expr_python.ext import ext_bindings as _ext_bindings

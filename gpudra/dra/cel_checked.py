@@ -23,6 +23,7 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 from dataclasses import dataclass, field
+from typing import Any
 
 COST_LIMIT_MESSAGE = "too complex, exceeds cost limit"
 _STRING_LIST_FUNCTIONS = frozenset({"isSorted", "min", "max", "indexOf", "lastIndexOf"})
@@ -129,7 +130,7 @@ def type_name(type_: bytes) -> str:
         return (f"map({type_name(inner[1][0]) if 1 in inner else 'any'}, "
                 f"{type_name(inner[2][0]) if 2 in inner else 'any'})")
     if 9 in fields:
-        return fields[9][0].decode()
+        return bytes(fields[9][0]).decode()
     if 14 in fields:
         abstract = _message(fields[14][0])
         name = abstract.get(1, [b""])[0].decode()
@@ -192,9 +193,9 @@ def _walk(node: _Node, exempt: bool = False) -> Iterator[tuple[_Node, bool]]:
 
 # --- protobuf wire format ------------------------------------------------------------------
 
-def _message(data: bytes) -> dict[int, list]:
+def _message(data: bytes) -> dict[int, list[Any]]:
     """Field number -> values (ints for varints, bytes for length-delimited fields)."""
-    out: dict[int, list] = {}
+    out: dict[int, list[Any]] = {}  # ints (varints) and bytes: what the field number says
     i = 0
     while i < len(data):
         key, i = _varint(data, i)

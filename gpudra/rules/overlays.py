@@ -10,6 +10,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 from dataclasses import dataclass
+from typing import Any
 
 from gpudra.k8s.gpu_use import DeviceRequest, is_device_plugin_resource
 from gpudra.results.model import Severity
@@ -138,7 +139,7 @@ class _ClaimClasses:
         return False
 
 
-def _pod_claims(spec: Mapping) -> dict[str, tuple[str, str]]:
+def _pod_claims(spec: Mapping[str, Any]) -> dict[str, tuple[str, str]]:
     """The pod's resourceClaims entries: entry name -> (kind, object name)."""
     entries = spec.get("resourceClaims")
     out: dict[str, tuple[str, str]] = {}
