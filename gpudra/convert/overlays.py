@@ -179,6 +179,7 @@ def _plan_target(app: Application, target: Resource, state: ObjectState | None,
         m = sections["limits"]
         bindings.append((_binding(state.after, m, path, view, state.claims), m.count))
     _check_other_content(app, found, state)
+    deletes: list[PathT]
     if patch.json6902:
         deletes = sorted({(t.patch_path[0],) for t in found})
     else:

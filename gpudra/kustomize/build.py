@@ -19,7 +19,8 @@ from gpudra.kustomize.patches import Patch, PatchDoc
 from gpudra.kustomize.tree import Kustomization, Tree
 from gpudra.k8s.objects import PathT, as_mapping, plural
 
-ObjectsOf = Callable[[str], Iterable[tuple[int, tuple, Mapping[str, Any]]]]
+Located = tuple[int, PathT, Mapping[str, Any]]  # (document index, path in it, object)
+ObjectsOf = Callable[[str], Iterable[Located]]
 
 
 @dataclass(frozen=True)
@@ -74,9 +75,9 @@ class Build:
     objects_of: ObjectsOf
     applications: list[Application] = field(default_factory=list)
     outputs: dict[str, list[Resource]] = field(default_factory=dict)
-    _objects: dict[str, tuple] = field(default_factory=dict)
+    _objects: dict[str, tuple[Located, ...]] = field(default_factory=dict)
 
-    def objects(self, file: str) -> tuple:
+    def objects(self, file: str) -> tuple[Located, ...]:
         """The objects of a resource file, read once per build."""
         if file not in self._objects:
             self._objects[file] = tuple(self.objects_of(file))

@@ -115,7 +115,7 @@ def _roundtrip(block: str, edit: KustomizationEdit, key: str, style_of: str | No
     return new if not new or new.endswith("\n") else new + "\n"
 
 
-def _apply_plain(data: dict, edit: KustomizationEdit) -> dict:
+def _apply_plain(data: dict[str, Any], edit: KustomizationEdit) -> dict[str, Any]:
     out = {k: v for k, v in data.items()}
     for (field_name, index), text in edit.inline:
         entries = list(out[field_name])

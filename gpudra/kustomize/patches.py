@@ -51,7 +51,7 @@ class Patch:
     def where(self) -> str:
         return f"{self.file}:{self.entry_line}" if self.inline else self.file
 
-    def line_of(self, doc: PatchDoc, path: tuple) -> int:
+    def line_of(self, doc: PatchDoc, path: PathT) -> int:
         """The file line of `path` in `doc` (the entry's line when lines are not exact)."""
         if not self.exact_lines:
             return self.entry_line
@@ -189,7 +189,7 @@ def _in_resources(path: tuple[Any, ...]) -> bool:
     return len(path) >= 2 and path[-2] in ("limits", "requests")
 
 
-def _nested_keys(value: Any, prefix: tuple = ()) -> Iterator[tuple[tuple, str, Any]]:
+def _nested_keys(value: Any, prefix: PathT = ()) -> Iterator[tuple[PathT, str, Any]]:
     if isinstance(value, Mapping):
         for key, item in value.items():
             if isinstance(key, str):
