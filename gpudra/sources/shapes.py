@@ -31,7 +31,7 @@ import orjson
 
 from gpudra.k8s.devices import MAX_NODE_DEVICES
 from gpudra.results.model import InputError
-from gpudra.k8s.objects import SourceObject, as_mapping, format_path
+from gpudra.k8s.objects import PathT, SourceObject, as_mapping, format_path
 from gpudra.k8s.quantity import parse_quantity
 from gpudra.k8s.workloads import WorkloadTable
 
@@ -694,7 +694,7 @@ def _count(value: Any) -> Any:
     return value if isinstance(value, int) and not isinstance(value, bool) else None
 
 
-def _decoded(value: Any, declared: type[_Struct], where: tuple = ()) -> str | None:
+def _decoded(value: Any, declared: type[_Struct], where: PathT = ()) -> str | None:
     """Why `value` (found at `where` in its object) does not decode as `declared`."""
     try:
         _convert(value, declared)
