@@ -21,6 +21,7 @@ from typer.testing import CliRunner, Result
 from gpudra.cli import app
 from gpudra.cli.formats import names
 from gpudra.report.formats import Kind
+from gpudra.report.targets import OutputTarget
 
 GPU_POD = """\
 apiVersion: v1
@@ -488,3 +489,26 @@ def test_progress_prints_file_names_literally(monkeypatch: pytest.MonkeyPatch) -
         for _ in range(50):  # the spinner shows every 50th file name
             tick("/srv/[/k8s]/[bold]x.yaml")
     assert "/srv/[/k8s]/[bold]x.yaml" in stderr.getvalue()
+
+
+GIVEN = [
+    # (what the command's `output` parameter holds, the targets, or None: refused)
+    ([OutputTarget("table")], (OutputTarget("table"),)),
+    ((OutputTarget("json"), OutputTarget("sarif", "a.sarif")),
+     (OutputTarget("json"), OutputTarget("sarif", "a.sarif"))),
+    ([], ()),
+    (["json"], None),  # the raw words: the callback did not run
+    ([OutputTarget("json"), "sarif=a.sarif"], None),
+]
+
+
+@pytest.mark.parametrize(("output", "targets"), GIVEN, ids=[str(i) for i in range(len(GIVEN))])
+def test_given_takes_only_what_the_targets_callback_returned(output: list[str],
+                                                            targets: object) -> None:
+    from gpudra.cli.output import given
+
+    if targets is None:
+        with pytest.raises(TypeError, match="did not go through the option's callback"):
+            given(output)
+    else:
+        assert given(output) == targets

@@ -151,3 +151,21 @@ def test_a_bound_pod_loses_the_labels_its_binding_copied_from_the_node(
     out = clean(pod, [("spec",)])
     assert out["metadata"].get("labels") == kept
     assert pod["metadata"]["labels"] == labels
+
+
+
+def _key_orders(value: object) -> list[list[str]]:
+    """The keys of every mapping in `value`, each in its order, depth first."""
+    if isinstance(value, dict):
+        return [list(value)] + [o for v in value.values() for o in _key_orders(v)]
+    if isinstance(value, list):
+        return [o for v in value for o in _key_orders(v)]
+    return []
+
+
+@pytest.mark.parametrize("kind", ["Deployment", "StatefulSet", "DaemonSet", "Job", "CronJob"])
+def test_dump_keeps_the_objects_key_order(kind: str) -> None:
+    """The exported file lists keys in the object's order (the representer's sorting is off)."""
+    obj = clean(_objects(kind)[0], _paths(_objects(kind)[0]))
+    assert any(keys != sorted(keys) for keys in _key_orders(obj))  # an order sorting would change
+    assert _key_orders(yaml.safe_load(dump(obj))) == _key_orders(obj)

@@ -14,6 +14,7 @@ from gpudra.dra.versions import DEFAULT, TargetVersion
 from gpudra.results.model import Finding, InputError, NotRead, Report
 from gpudra.k8s.objects import SourceObject, TemplateText
 from gpudra.rules import CHECKERS, AuditContext, catalogue
+from gpudra.rules.base import Checker
 from gpudra.sources import Source
 from gpudra.sources.files import FileSource
 from gpudra.results.waivers import EXPIRED_RULE
@@ -116,7 +117,7 @@ def audit_cluster(options: ClusterOptions | None, config: Config, *,
                        cluster_read=session.read)
 
 
-def _check(obj: SourceObject, checkers: list, ctx: AuditContext) -> None:
+def _check(obj: SourceObject, checkers: list[Checker], ctx: AuditContext) -> None:
     if not obj.in_list:
         for checker in checkers:
             checker.check_document(obj, ctx)

@@ -9,7 +9,7 @@ import os
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 from gpudra.audit.multicluster import DEFAULT_MAX_PARALLEL, ClusterDone
 from gpudra.dra.versions import DEFAULT
@@ -17,6 +17,7 @@ from gpudra.results.model import ExitCode, FailOn, Report
 from gpudra.run_context import RunContext
 
 if TYPE_CHECKING:
+    from gpudra.cluster.listing import ProgressHook
     from gpudra.results.baseline import Baseline
     from gpudra.cluster.options import ClusterOptions
     from gpudra.cluster.publish import Written
@@ -53,7 +54,7 @@ class AuditResult:
 
 def run_audit_command(request: AuditRunRequest, *,
                       on_file: Callable[[str], None] | None = None,
-                      on_page: Callable[[Any], None] | None = None,
+                      on_page: ProgressHook | None = None,
                       on_cluster: Callable[[ClusterDone], None] | None = None) -> AuditResult:
     """Audit the files (or the cluster, or several), record a baseline, hold known findings
     back. Progress: `on_file` per file, `on_page` per page of one cluster, `on_cluster` as each
@@ -116,7 +117,7 @@ def _audit_clusters(request: AuditRunRequest,
                           max_parallel=request.max_parallel, on_done=on_cluster)
 
 
-def _audit_cluster(request: AuditRunRequest, on_page: Callable[[Any], None] | None) -> Report:
+def _audit_cluster(request: AuditRunRequest, on_page: ProgressHook | None) -> Report:
     from gpudra.audit.engine import audit_cluster
 
     context = request.context

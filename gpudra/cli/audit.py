@@ -6,7 +6,7 @@ from datetime import date
 from collections.abc import Callable
 from dataclasses import dataclass, replace
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Optional
+from typing import TYPE_CHECKING, Optional
 
 import typer
 
@@ -16,7 +16,7 @@ from gpudra.cli.options import (
     load_cfg, namespace_option, quiet_option, request_timeout_option, strict_option,
     target_version_option, verbose_option,
 )
-from gpudra.cli.output import audit_targets_option, write_audit
+from gpudra.cli.output import Targets, audit_targets_option, given, write_audit
 from gpudra.cli.root import app, guarded, report_errors, say
 from gpudra.cli.terminal import FileProgress, ListProgress
 from gpudra.dra.versions import TargetVersion
@@ -28,7 +28,9 @@ from gpudra.printable import quote_name
 from gpudra.run_context import RunContext
 
 if TYPE_CHECKING:
+    from gpudra.audit.multicluster import ClusterDone
     from gpudra.audit.run import AuditRunRequest
+    from gpudra.cluster.options import ClusterOptions
 
 EPILOG = (
     "Without a PATH, audits the cluster of the current kube context (read-only: get and list "
@@ -50,7 +52,7 @@ class AuditCommand:
     """The audit's request (gpudra.audit.run) and how to report it, every option parsed."""
 
     request: AuditRunRequest
-    targets: tuple[Any, ...]           # gpudra.report.targets.OutputTarget
+    targets: Targets
     quiet: bool
     verbose: bool
 
@@ -104,7 +106,7 @@ def audit(
     progress and errors to stderr.
     """
     command = _parse(
-        paths=list(paths or []), targets=output, fail_on=fail_on, excludes=tuple(exclude),
+        paths=list(paths or []), targets=given(output), fail_on=fail_on, excludes=tuple(exclude),
         config=config, quiet=quiet, verbose=verbose, contexts=context,
         all_contexts=all_contexts, max_parallel=max_parallel, all_namespaces=all_namespaces,
         target_version=target_version, strict=strict, baseline=baseline,
@@ -114,7 +116,7 @@ def audit(
     return run(command)
 
 
-def _parse(*, paths: list[str], targets: list[Any], fail_on: SeverityWord,
+def _parse(*, paths: list[str], targets: Targets, fail_on: SeverityWord,
            excludes: tuple[str, ...], config: Optional[Path], quiet: bool, verbose: bool,
            contexts: list[str], all_contexts: bool, max_parallel: int, all_namespaces: bool,
            target_version: str, strict: bool, baseline: Optional[Path],
@@ -150,20 +152,21 @@ def _parse(*, paths: list[str], targets: list[Any], fail_on: SeverityWord,
     request = AuditRunRequest(context, tuple(paths), excludes, level,
                               tuple(written), known, write_baseline, many, tuple(contexts),
                               max_parallel)
-    return AuditCommand(request, tuple(targets), quiet, verbose)
+    return AuditCommand(request, targets, quiet, verbose)
 
 
-def _check_configmaps(targets: list[Any], not_one_cluster: bool) -> None:
-    configmaps = [t for t in targets if t.configmap is not None]
+def _check_configmaps(targets: Targets, not_one_cluster: bool) -> None:
+    configmaps = [(t, name) for t in targets if (name := t.configmap) is not None]
     if configmaps and not_one_cluster:
-        raise UsageError(f"-o {configmaps[0].format}={configmaps[0].path}: a report "
+        first = configmaps[0][0]
+        raise UsageError(f"-o {first.format}={first.path}: a report "
                          "ConfigMap is written to the one cluster audited (no PATH, one "
                          "context)")
     if configmaps:
         from gpudra.cluster.publish import parse_target
 
-        for target in configmaps:  # a bad name is a usage error before the audit, not after
-            parse_target(target.configmap)
+        for _, name in configmaps:  # a bad name is a usage error before the audit, not after
+            parse_target(name)
 
 
 def run(command: AuditCommand) -> ExitCode:
@@ -183,8 +186,9 @@ def run(command: AuditCommand) -> ExitCode:
         say(f"recorded {plural(result.recorded, 'finding')} in "
             f"{quote_name(str(request.write_baseline))}")
     report = result.report
-    publish = None if request.paths or request.many else \
-        _publisher(command.quiet, request.context.cluster)
+    cluster = request.context.cluster  # None: files (their audit writes no ConfigMap)
+    publish = None if request.paths or request.many or cluster is None else \
+        _publisher(command.quiet, cluster)
     write_audit(command.targets, report, result.fail_on, command.verbose, request.paths,
                 publish)
     report_errors(report.errors)
@@ -193,7 +197,7 @@ def run(command: AuditCommand) -> ExitCode:
     return result.exit_code()
 
 
-def _cluster_done(finished: Any) -> None:
+def _cluster_done(finished: ClusterDone) -> None:
     """One of several clusters finished: a line on stderr."""
     audit = finished.audit
     if audit.error:
@@ -207,14 +211,14 @@ def _cluster_done(finished: Any) -> None:
     say(f"cluster {audit.name}: {what} ({finished.seconds:.1f} s)")
 
 
-def _publisher(quiet: bool, cluster: Any) -> Callable[[Any, str], None]:
+def _publisher(quiet: bool, cluster: ClusterOptions) -> Callable[[str, str], None]:
     """Writes `-o json=configmap:[NS/]NAME` to the cluster audited (gpudra.audit.run.publish)
     and says so."""
 
-    def publish(target: Any, text: str) -> None:
+    def publish(configmap: str, text: str) -> None:
         from gpudra.audit.run import publish as publish_report
 
-        written = publish_report(cluster, target.configmap, text)
+        written = publish_report(cluster, configmap, text)
         if not quiet:
             how = "gzipped in binaryData report.json.gz" if written.encoding == "gzip" \
                 else "in data report.json"

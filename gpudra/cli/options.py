@@ -8,14 +8,20 @@ message the command has always printed."""
 from __future__ import annotations
 
 import enum
+from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Optional, TypeVar
+from typing import TYPE_CHECKING, Any, Optional, TypeVar
 
 import typer
 
 from gpudra.dra.versions import DEFAULT, SUPPORTED_RANGE
 from gpudra.errors import UsageError
+
+if TYPE_CHECKING:  # loaded by the commands that use them (the cluster's only for cluster work)
+    from gpudra.cluster.options import ClusterOptions
+    from gpudra.config import Config
+    from gpudra.results.baseline import Baseline
 
 _Choice = TypeVar("_Choice", bound="Choice")
 
@@ -110,8 +116,8 @@ class Connection:
     def given(self) -> bool:
         return any((self.kubeconfig, self.context, self.namespace, self.request_timeout))
 
-    def cluster_options(self) -> Any:
-        """As gpudra.cluster.ClusterOptions: every namespace unless -n names one. Imported
+    def cluster_options(self) -> ClusterOptions:
+        """As ClusterOptions: every namespace unless -n names one. Imported
         here: the Kubernetes client loads only for cluster work."""
         from gpudra.cluster import ClusterOptions, parse_duration
 
@@ -159,7 +165,7 @@ def baseline_option(help: str) -> Any:
     return typer.Option(None, "--baseline", metavar="FILE", help=help)
 
 
-def load_cfg(paths: Any, config: Optional[Path], strict: bool = False) -> Any:
+def load_cfg(paths: Sequence[str], config: Optional[Path], strict: bool = False) -> Config:
     """The nearest .gpudra.yaml (or --config), checked against the rule catalogue;
     --strict on top of the config's own `strict:`."""
     from dataclasses import replace
@@ -171,7 +177,7 @@ def load_cfg(paths: Any, config: Optional[Path], strict: bool = False) -> Any:
     return replace(cfg, strict=True) if strict else cfg
 
 
-def load_baseline(path: Optional[Path]) -> Any:
+def load_baseline(path: Optional[Path]) -> Optional[Baseline]:
     if path is None:
         return None
     from gpudra.results.baseline import load_baseline as load

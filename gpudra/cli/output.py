@@ -8,7 +8,7 @@ import enum
 import sys
 from collections.abc import Callable
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Optional
+from typing import TYPE_CHECKING, Any, Optional, TypeAlias
 
 import typer
 
@@ -52,10 +52,19 @@ class GuardFormat(Choice):
 if not names(Kind.RULES) == names(Kind.CHECKS) == names(Kind.CONTROLLERS):
     raise AssertionError("checks, rules and controllers share one -o choice")  # pragma: no cover
 
-# The -o targets as the commands receive them: typer declares the option as list[str] (that is
-# how it parses a repeatable option) and hands over what the callback (_targets) returned, a
-# tuple[OutputTarget, ...]. The checker sees the declared list[str], so this stays Any, named.
-Targets = Any
+Targets: TypeAlias = "tuple[OutputTarget, ...]"
+
+
+def given(output: list[str]) -> Targets:
+    """The -o targets a command received. typer declares the option as list[str] (that is how
+    it parses a repeatable option) and hands over, as a list, what its callback (_targets)
+    returned."""
+    from gpudra.report.targets import OutputTarget
+
+    value: object = output
+    if isinstance(value, (list, tuple)) and all(isinstance(t, OutputTarget) for t in value):
+        return tuple(value)
+    raise TypeError(f"-o: {output!r} did not go through the option's callback")
 
 AUDIT_FORMATS = names(Kind.AUDIT)
 OUTCOME_FORMATS = names(Kind.OUTCOMES)
@@ -103,7 +112,7 @@ def catalogue_format_option() -> Any:
 
 def write_audit(targets: Targets, report: Report, level: FailOn, verbose: bool,
                 inputs: tuple[str, ...],
-                publish: Optional[Callable[[OutputTarget, str], None]]) -> None:
+                publish: Optional[Callable[[str, str], None]]) -> None:
     """Every -o target of an audit; `publish` writes json=configmap:NAME to the cluster."""
     from gpudra.report.targets import write_targets
 

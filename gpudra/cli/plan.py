@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from datetime import date
 from pathlib import Path
-from typing import Any, Optional
+from typing import TYPE_CHECKING, Optional
 
 import typer
 
@@ -12,13 +12,16 @@ from gpudra.cli.options import (
     Connection, config_option, context_option, kubeconfig_option, load_cfg, namespace_option,
     quiet_option, request_timeout_option, target_version_option,
 )
-from gpudra.cli.output import outcome_targets_option, write_plan
+from gpudra.cli.output import given, outcome_targets_option, write_plan
 from gpudra.results.model import ExitCode
 from gpudra.cli.root import app, guarded, report_errors
 from gpudra.cli.terminal import ListProgress
 from gpudra.dra.versions import TargetVersion
 from gpudra.errors import UsageError
 from gpudra.run_context import RunContext
+
+if TYPE_CHECKING:
+    from gpudra.plan.run import PlanRequest
 
 EPILOG = (
     "Devices: --inventory files (ResourceSlices, or Node objects such as `kubectl get nodes "
@@ -77,14 +80,14 @@ def plan(
         connection=Connection(kubeconfig, context, namespace, request_timeout))
     with ListProgress(quiet) as on_page:
         result = run_plan(request, on_page=on_page)
-    write_plan(output, result)
+    write_plan(given(output), result)
     report_errors(result.errors)
     return result.exit_code()
 
 
 def _request(*, paths: tuple[str, ...], inventory: tuple[str, ...], target_version: str,
              consumable_shares: Optional[str], full_matches: bool, config: Optional[Path],
-             connection: Connection) -> Any:
+             connection: Connection) -> PlanRequest:
     """The command line as a gpudra.plan.run.PlanRequest; usage errors in the order plan
     checks them (the config, --consumable-shares, --target-version)."""
     from gpudra.plan.run import PlanRequest

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from datetime import date
 from pathlib import Path
-from typing import Any, Optional
+from typing import TYPE_CHECKING, Optional
 
 import typer
 
@@ -13,13 +13,16 @@ from gpudra.cli.options import (
     load_baseline, load_cfg, quiet_option, request_timeout_option, strict_option,
     target_version_option,
 )
-from gpudra.cli.output import outcome_targets_option, write_outcomes
+from gpudra.cli.output import given, outcome_targets_option, write_outcomes
 from gpudra.results.model import ExitCode
 from gpudra.cli.root import app, guarded, report_errors
 from gpudra.cli.terminal import ListProgress
 from gpudra.dra.versions import TargetVersion
 from gpudra.errors import UsageError
 from gpudra.run_context import RunContext
+
+if TYPE_CHECKING:
+    from gpudra.preflight.run import PreflightRequest
 
 EPILOG = (
     "Tiers: the cluster (default: the current kube context, read-only); --node: this node's "
@@ -95,7 +98,7 @@ def preflight(
                               request_timeout=request_timeout))
     with ListProgress(quiet or request.tier is not Tier.CLUSTER) as on_page:
         result = run_preflight(request, on_page=on_page)
-    write_outcomes(output, as_report(result, request.fail_on))
+    write_outcomes(given(output), as_report(result, request.fail_on))
     report_errors(result.errors)
     return result.exit_code(request.fail_on)
 
@@ -103,7 +106,7 @@ def preflight(
 def _request(*, node: bool, host_root: str, manifests: tuple[str, ...],
              target_version: Optional[str], require_migrated: bool, skip: tuple[str, ...],
              fail_on: OutcomeWord, config: Optional[Path], strict: bool,
-             baseline: Optional[Path], connection: Connection) -> Any:
+             baseline: Optional[Path], connection: Connection) -> PreflightRequest:
     """The command line as a gpudra.preflight.run.PreflightRequest; usage errors first."""
     from gpudra.preflight.check_records import Tier
     from gpudra.preflight.run import PreflightRequest, fail_on_level

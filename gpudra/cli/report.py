@@ -5,7 +5,7 @@ from __future__ import annotations
 import typer
 
 from gpudra.cli.options import SeverityWord
-from gpudra.cli.output import merge_targets_option, write_merged
+from gpudra.cli.output import given, merge_targets_option, write_merged
 from gpudra.cli.root import app, guarded
 from gpudra.results.model import ExitCode, FailOn
 
@@ -48,5 +48,5 @@ def report_merge(
 
     request = MergeRequest(tuple(reports), parse_names(names), FailOn.parse(fail_on.value))
     result = run_merge(request)
-    write_merged(output, result.merged)
+    write_merged(given(output), result.merged)
     return result.exit_code()

@@ -6,7 +6,7 @@ import functools
 import os
 import sys
 import traceback
-from collections.abc import Callable
+from collections.abc import Callable, Iterable
 from typing import Any, TypeVar
 
 import typer
@@ -14,7 +14,7 @@ import typer
 from gpudra import __version__
 from gpudra.dra.versions import checked_against
 from gpudra.errors import GpudraError, UsageError
-from gpudra.results.model import ExitCode
+from gpudra.results.model import ExitCode, InputError
 from gpudra.printable import printable_line
 
 app = typer.Typer(
@@ -65,7 +65,7 @@ def fail(message: str, code: ExitCode) -> typer.Exit:
     return typer.Exit(int(code))
 
 
-def report_errors(errors: Any) -> None:
+def report_errors(errors: Iterable[InputError]) -> None:
     """The inputs a run could not read, one line each on stderr."""
     for error in errors:
         say(f"{error.where}: {error.message}")

@@ -12,7 +12,7 @@ from gpudra.cli.options import (
     Connection, all_namespaces_option, config_option, context_option, exclusive_namespaces,
     kubeconfig_option, load_cfg, namespace_option, quiet_option, request_timeout_option,
 )
-from gpudra.cli.output import outcome_targets_option, write_outcomes
+from gpudra.cli.output import given, outcome_targets_option, write_outcomes
 from gpudra.results.model import ExitCode
 from gpudra.cli.root import app, guarded, report_errors
 from gpudra.cli.terminal import ListProgress
@@ -74,6 +74,6 @@ def verify(
                             decommission, tuple(wave_of))
     with ListProgress(quiet) as on_page:
         result = run_verify(request, on_page=on_page)
-    write_outcomes(output, as_report(result))
+    write_outcomes(given(output), as_report(result))
     report_errors(result.errors)
     return result.exit_code()

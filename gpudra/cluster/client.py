@@ -19,7 +19,7 @@ import time
 from collections.abc import Callable, Mapping
 from pathlib import Path
 from types import TracebackType
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Final
 from urllib.parse import quote
 
 from gpudra.cluster.discovery import Discovery, Versions
@@ -35,11 +35,14 @@ if TYPE_CHECKING:
 
 
 class _TargetScope:
+    """The type of TARGET_SCOPE, the one value that says "the options' namespace scope"."""
+
     def __repr__(self) -> str:
         return "TARGET_SCOPE"
 
 
-TARGET_SCOPE: Any = _TargetScope()  # list(): the namespace scope of the options
+TARGET_SCOPE: Final = _TargetScope()  # list(): the namespace scope of the options
+Namespace = str | None | _TargetScope  # a name, None for every namespace, or TARGET_SCOPE
 
 
 class Cluster:
@@ -65,22 +68,25 @@ class Cluster:
 
     # --- reads ----------------------------------------------------------------------------
 
-    def list(self, resource: ResourceType, *, namespace: str | None = TARGET_SCOPE,
+    def list(self, resource: ResourceType, *, namespace: Namespace = TARGET_SCOPE,
              label_selector: str | None = None, field_selector: str | None = None,
              on_page: ProgressHook | None = None) -> Listing:
         """A lazy paged list. `namespace`: the options' scope by default, None for all
         namespaces, or a name; ignored for cluster-scoped types."""
-        scope = self.target.list_namespace if namespace is TARGET_SCOPE else namespace
+        scope = (self.target.list_namespace if isinstance(namespace, _TargetScope)
+                 else namespace)
         return Listing(self._transport, resource, scope, page_size=self.options.page_size,
                        label_selector=label_selector, field_selector=field_selector,
                        max_restarts=self.options.retry.list_restarts, parse=parse_json,
                        record=self._errors.append, on_page=on_page)
 
     def get(self, resource: ResourceType, name: str,
-            namespace: str | None = TARGET_SCOPE) -> dict[str, Any] | None:
+            namespace: Namespace = TARGET_SCOPE) -> dict[str, Any] | None:
         """One object, or None when it does not exist or cannot be read (the latter recorded
         in `errors`)."""
-        scope = self.target.namespace if namespace in (TARGET_SCOPE, None) else namespace
+        scope: str | None = (
+            self.target.namespace if namespace is None or isinstance(namespace, _TargetScope)
+            else namespace)
         scope = scope if resource.namespaced else None
         path = f"{resource.collection_path(scope)}/{quote(name, safe='')}"
         try:

@@ -55,7 +55,8 @@ class Discovery:
                 preferred = _mapping(entry.get("preferredVersion")).get("version")
                 if versions:
                     groups[entry["name"]] = ApiGroup(entry["name"], versions,
-                                                     preferred if preferred in versions
+                                                     preferred if isinstance(preferred, str)
+                                                     and preferred in versions
                                                      else versions[0])
             self._groups = groups
         return self._groups
@@ -143,9 +144,9 @@ class Discovery:
         return document if isinstance(document, dict) else {}
 
 
-def _items(value: Any) -> list:
+def _items(value: Any) -> list[Any]:
     return value if isinstance(value, list) else []
 
 
-def _mapping(value: Any) -> dict:
+def _mapping(value: Any) -> dict[str, Any]:
     return value if isinstance(value, dict) else {}

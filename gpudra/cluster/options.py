@@ -42,7 +42,7 @@ class RetryPolicy:
         server sends it; otherwise exponential backoff scaled by `jitter` in [0.5, 1]."""
         if retry_after is not None:
             return max(0.0, min(retry_after, self.max_retry_after))
-        return min(self.max_backoff, self.backoff * 2 ** (retry - 1)) * jitter
+        return min(self.max_backoff, self.backoff * 2.0 ** (retry - 1)) * jitter
 
 
 @dataclass(frozen=True)

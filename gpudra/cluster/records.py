@@ -5,7 +5,9 @@ from __future__ import annotations
 
 import datetime
 import re
+from collections.abc import Mapping
 from dataclasses import dataclass
+from typing import Any
 from urllib.parse import quote, urlsplit, urlunsplit
 
 from gpudra.results.model import ClusterRead
@@ -85,7 +87,7 @@ class ServerVersion:
     platform: str = ""
 
     @classmethod
-    def from_document(cls, document: dict) -> ServerVersion:
+    def from_document(cls, document: Mapping[str, Any]) -> ServerVersion:
         git_version = str(document.get("gitVersion") or "")
         match = _VERSION.match(git_version)
         if match:

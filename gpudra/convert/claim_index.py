@@ -43,4 +43,4 @@ def claim_key(obj: Any) -> ClaimKey | None:
 
 
 def after_data(doc: Doc) -> Any:
-    return apply_to_data(doc.nodes.data, doc.ops) if doc.ops else doc.nodes.data
+    return apply_to_data(doc.data, doc.ops) if doc.ops else doc.data

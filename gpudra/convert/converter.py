@@ -312,7 +312,8 @@ class _Pass:
         change = assemble(f, self.claims_file, self.spool)
         if f.json and self.claims_file is None:
             self.json_claims += json_files.claims_changes(f, self.tree, self.json_claims)
-        if self.claims_file is not None:
+        # stdin has no path: convert/run.py refuses it beside a claims file
+        if self.claims_file is not None and f.entry.path is not None:
             objects = claims_objects(f)
             if objects:
                 self.for_claims.append((position, Path(f.entry.path).parent, objects))

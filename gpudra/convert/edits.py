@@ -7,7 +7,7 @@ from typing import Any
 
 from gpudra.k8s.objects import PathT, dig
 from gpudra.k8s.workloads import PodSpecRef
-from gpudra.yamledit.ops import Append, Delete, Extend, InsertBefore, Op
+from gpudra.yamledit.ops import Append, Delete, Extend, InsertBefore, Op, Replace
 
 
 def prune(data: Mapping[str, Any], base: PathT, ops: list[Op]) -> None:
@@ -16,8 +16,7 @@ def prune(data: Mapping[str, Any], base: PathT, ops: list[Op]) -> None:
     A container that receives something (an Append/Extend/InsertBefore) is never pruned.
     Deepest parents first, so an emptied `limits:` can in turn empty its `resources:`.
     """
-    grows = {op.sequence if isinstance(op, Extend) else op.mapping
-             for op in ops if not isinstance(op, Delete)}
+    grows = {_receiver(op) for op in ops if not isinstance(op, Delete)}
     deletes = list(dict.fromkeys(op.path for op in ops if isinstance(op, Delete)))
     changed = True
     while changed:
@@ -36,6 +35,15 @@ def prune(data: Mapping[str, Any], base: PathT, ops: list[Op]) -> None:
     # A deletion inside a deleted subtree is redundant.
     kept = [p for p in deletes if not any(p != d and p[: len(d)] == d for d in deletes)]
     ops[:] = [op for op in ops if not isinstance(op, Delete)] + [Delete(p) for p in kept]
+
+
+def _receiver(op: Op) -> PathT:
+    """The container an operation writes into: a deletion must not prune it as emptied."""
+    if isinstance(op, Extend):
+        return op.sequence
+    if isinstance(op, (Replace, Delete)):  # a replaced scalar's mapping keeps that key
+        return op.path[:-1]
+    return op.mapping
 
 
 def add_to_pod(spec: PodSpecRef, pod: PathT, key: str, items: list[Any], ops: list[Op]) -> None:

@@ -263,6 +263,11 @@ def dump(obj: Mapping[str, Any]) -> str:
     from gpudra.yamledit.render import scalar
 
     class _Representer(SafeRepresenter):
+        def __init__(self, *args: Any, **kwargs: Any) -> None:
+            super().__init__(*args, **kwargs)
+            # keys in the object's order, not sorted (YAML's own switch for this is typed None)
+            self.sort_base_mapping_type_on_output = False
+
         def represent_str(self, data: str) -> Any:
             style = None if scalar(data) == data else '"'
             return self.represent_scalar("tag:yaml.org,2002:str", data, style=style)
@@ -271,7 +276,6 @@ def dump(obj: Mapping[str, Any]) -> str:
     yaml = YAML(typ="safe", pure=True)
     yaml.Representer = _Representer
     yaml.default_flow_style = False
-    yaml.sort_base_mapping_type_on_output = False
     yaml.width = 4096
     yaml.indent(mapping=2, sequence=2, offset=0)
     out = io.StringIO()

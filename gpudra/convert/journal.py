@@ -19,7 +19,6 @@ interrupted run read or wrote.
 from __future__ import annotations
 
 import base64
-import functools
 import json
 import os
 import re
@@ -163,8 +162,10 @@ def journal_of(path: Path, roots: tuple[str, ...]) -> list[Entry] | None:
         raise JournalRefused("not written by this user; not read")
     import msgspec
 
+    from gpudra.convert.journal_format import Journal
+
     try:
-        document = msgspec.json.decode(data, type=_journal_type())
+        document = msgspec.json.decode(data, type=Journal)
     except msgspec.DecodeError as exc:  # ValidationError included: it names the field
         raise JournalRefused(f"not a gpudra journal ({exc}); not read") from None
     if document.version != _VERSION:
@@ -181,21 +182,6 @@ def journal_of(path: Path, roots: tuple[str, ...]) -> list[Entry] | None:
         if f.old is not None and not _DIGEST.match(f.old):
             raise JournalRefused(f"`$.files[{index}].old` is not a sha256; not read")
     return [Entry(f.path, f.old, f.new) for f in document.files]
-
-
-@functools.cache
-def _journal_type() -> type:
-    """The journal's msgspec type, built on first use: only a run that reads a journal
-    imports msgspec."""
-    import msgspec
-
-    file = msgspec.defstruct("JournalFile", [("path", str), ("old", str | None),
-                                             ("new", bytes)],  # base64 in the JSON
-                             forbid_unknown_fields=True)
-    journal = msgspec.defstruct("Journal", [("version", int), ("host", str),
-                                            ("roots", list[str]), ("files", list[file])],
-                                forbid_unknown_fields=True)
-    return journal
 
 
 def finish(roots: tuple[str, ...], environ: Mapping[str, str] = os.environ

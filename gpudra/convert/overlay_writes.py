@@ -190,8 +190,8 @@ def name_references(plan: OverlayPlan, build: Build, view: ConvertedTree,
             for spec in specs:
                 needed.setdefault(home, {})[spec] = None
     by_file = {k.file: k for k in build.tree.kustomizations.values()}
-    for kfile, specs in needed.items():
-        _write_references(plan, view, by_file[kfile], list(specs))
+    for kfile, wanted in needed.items():
+        _write_references(plan, view, by_file[kfile], list(wanted))
 
 
 def _write_references(plan: OverlayPlan, view: ConvertedTree, k: Kustomization,

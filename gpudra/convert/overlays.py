@@ -23,7 +23,7 @@ not being converted).
 from __future__ import annotations
 
 from collections.abc import Mapping
-from dataclasses import replace
+from dataclasses import dataclass, replace
 from typing import Any
 
 from gpudra.convert.overlay_records import (
@@ -45,8 +45,8 @@ from gpudra.k8s.gpu_use import device_keys
 from gpudra.kustomize.build import Application, Build, Resource
 from gpudra.kustomize.patches import as_path, device_ops, pointer_tokens
 from gpudra.kustomize.touches import Touch, touches
-from gpudra.k8s.objects import dig, plural
-from gpudra.k8s.workloads import WorkloadTable
+from gpudra.k8s.objects import PathT, dig, plural
+from gpudra.k8s.workloads import ContainerRef, WorkloadTable
 from gpudra.yamledit.ops import Delete, apply_to_data
 from gpudra.yamledit.textedit import LayoutError
 
@@ -148,7 +148,7 @@ def _plan_target(app: Application, target: Resource, state: ObjectState | None,
     patch = app.patch
     converted = state is not None and (state.converted_now or uses_claims(state.before))
     if not found:
-        if converted and state.converted_now:
+        if state is not None and state.converted_now:
             _check_neutral(app, state)
         return None
     if state is None:
@@ -156,8 +156,7 @@ def _plan_target(app: Application, target: Resource, state: ObjectState | None,
     if not patch.json6902 and (target.group, target.kind) not in _MERGE_KEYED:
         raise Blocked(f"kustomize merges a {target.kind} with JSON merge-patch semantics "
                      "(a list in the patch replaces the base's): move the count by hand")
-    for t in found:
-        _check_touch(t, target)
+    movable = [_check_touch(t, target) for t in found]
     if not converted:
         if state.reason:
             raise Blocked(f"its target {target.kind}/{target.current_name} is not converted "
@@ -167,19 +166,20 @@ def _plan_target(app: Application, target: Resource, state: ObjectState | None,
                          "outside the paths being converted: convert the base and its "
                          "overlays in one run")
         return None  # the base still uses the device plugin: the patch agrees with it
-    per_container: dict[tuple, dict[str, Touch]] = {}
-    for t in found:
-        per_container.setdefault(t.container.path, {})[t.section or "limits"] = t
+    per_container: dict[PathT, dict[str, _Movable]] = {}
+    for m in movable:
+        per_container.setdefault(m.container.path, {})[m.touch.section or "limits"] = m
     bindings: list[tuple[Binding, int]] = []
     for path, sections in per_container.items():
         if "limits" not in sections:
-            raise Blocked(f"{next(iter(sections.values())).resource.name} in requests without a "
-                         "limit")
+            raise Blocked(f"{next(iter(sections.values())).touch.resource.name} in requests "
+                         "without a limit")
         if "requests" in sections and sections["requests"].count != sections["limits"].count:
             raise Blocked("requests and limits differ")
-        t = sections["limits"]
-        bindings.append((_binding(state.after, t, path, view, state.claims), t.count))
+        m = sections["limits"]
+        bindings.append((_binding(state.after, m, path, view, state.claims), m.count))
     _check_other_content(app, found, state)
+    deletes: list[PathT]
     if patch.json6902:
         deletes = sorted({(t.patch_path[0],) for t in found})
     else:
@@ -187,7 +187,17 @@ def _plan_target(app: Application, target: Resource, state: ObjectState | None,
     return deletes, bindings
 
 
-def _check_touch(t: Touch, target: Resource) -> None:
+@dataclass(frozen=True, slots=True)
+class _Movable:
+    """A touch whose count convert can move onto a claim: on a container of the base."""
+
+    touch: Touch
+    pod: PathT
+    container: ContainerRef
+    count: int
+
+
+def _check_touch(t: Touch, target: Resource) -> _Movable:
     """Blocked unless the patch only sets a device count convert can move onto a claim."""
     if t.shape is not None:
         raise Blocked(f"{t.resource.name}: {t.shape}")
@@ -195,7 +205,7 @@ def _check_touch(t: Touch, target: Resource) -> None:
         raise Blocked(f"{t.resource.name} has no DRA equivalent")
     if t.op not in (None, "add", "replace"):
         raise Blocked(f"a JSON6902 {t.op!r} operation on {t.resource.name}")
-    if t.container is None:
+    if t.container is None or t.pod is None:  # a touch has both or neither
         raise Blocked(f"it adds {t.resource.name} to container "
                      f"{t.container_name or '?'}, which {target.kind}/{target.name} does "
                      "not have in the base")
@@ -212,10 +222,12 @@ def _check_touch(t: Touch, target: Resource) -> None:
     if count is None or count <= 0:
         raise Blocked(f"{t.resource.name}: {t.raw!r} is not a device count gpudra can move "
                      "(a placeholder, zero or invalid)")
+    return _Movable(t, t.pod, t.container, count)
 
 
-def _binding(after: Mapping[str, Any], t: Touch, path: tuple, view: ConvertedTree,
+def _binding(after: Mapping[str, Any], movable: _Movable, path: PathT, view: ConvertedTree,
              state_claims: tuple[ContainerClaim, ...] = ()) -> Binding:
+    t = movable.touch
     container = dig(after, *path) or {}
     claims = dig(container, "resources", "claims") or []
     label = f"container {t.container_name!r}"
@@ -225,7 +237,7 @@ def _binding(after: Mapping[str, Any], t: Touch, path: tuple, view: ConvertedTre
         raise Blocked(f"{label} references {plural(len(claims), 'claim')} (init containers "
                       "take devices from it): change the count by hand")
     pod_claim, request = claims[0].get("name"), claims[0].get("request")
-    pod = dig(after, *t.pod) or {}
+    pod = dig(after, *movable.pod) or {}
     sharing = [c for c in _all_containers(pod) if c is not container and any(
         isinstance(x, Mapping) and x.get("name") == pod_claim
         for x in dig(c, "resources", "claims") or [])]

@@ -122,6 +122,8 @@ def load(read: ReadFile, stats: ScanStats, errors: list[InputError]) -> File | N
                         "by hand"))
                     continue
             else:
+                # compose_chunk's node tree: only a JSON file's document is a ParsedDocument
+                assert isinstance(document.parsed, NodeDocument)
                 doc.nodes = document.parsed
             malformed = _malformed_metadata(doc.nodes.data) or (
                 _malformed_affinity(doc.nodes.data) if "nodeSelectorTerms" in text else None)

@@ -32,7 +32,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from gpudra.dra.request_shapes import EXACT_FIELDS, FLAT_VERSIONS, WRAPPED_VERSIONS
-from gpudra.dra.served import GROUP, availability
+from gpudra.dra.served import GROUP, ApiAvailability, availability
 from gpudra.dra.versions import TargetVersion
 from gpudra.k8s.objects import PathT, as_mapping
 from gpudra.k8s.workloads import PodSpecRef
@@ -163,7 +163,7 @@ def repair_pod_claims(spec: PodSpecRef, base: PathT) -> Repair:
     return out
 
 
-def _why(found: Any, target: TargetVersion) -> str:
+def _why(found: ApiAvailability, target: TargetVersion) -> str:
     if not found.exists:
         return f"Kubernetes {target} does not have it"
     return f"Kubernetes {target} does not serve it by default"

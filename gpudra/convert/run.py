@@ -97,7 +97,8 @@ def _check_output_dir(out: Path, paths: tuple[str, ...]) -> None:
 
 
 def _check_selectors(selectors: list[str], from_user: int, target: TargetVersion) -> None:
-    from gpudra.dra.cel import CelError, compile_selector
+    from gpudra.dra.cel import compile_selector
+    from gpudra.dra.cel_errors import CelError
     from gpudra.dra.selector_check import selector_problems
 
     for index, expression in enumerate(selectors):

@@ -12,10 +12,12 @@ from __future__ import annotations
 import os
 import tempfile
 from dataclasses import dataclass
+from typing import IO
 
 
 class Spool:
     def __init__(self) -> None:
+        self._file: IO[bytes] | None
         try:
             self._file = tempfile.TemporaryFile(prefix="gpudra-convert-")
         except OSError:
@@ -33,6 +35,8 @@ class Spool:
         return stored
 
     def read(self, offset: int, length: int) -> bytes:
+        if self._file is None:  # keep() hands out a Spooled only when there is a file
+            raise OSError("convert's temporary file is gone")
         if self._unflushed:
             self._file.flush()
             self._unflushed = False

@@ -19,7 +19,7 @@ from __future__ import annotations
 import shlex
 from dataclasses import replace
 
-from gpudra.cutover.bridge import BRIDGED, BRIDGED_NAME, MAPPING, split
+from gpudra.cutover.bridge import BRIDGED, BRIDGED_NAME, MAPPING, BridgePlan, split
 from gpudra.cutover.manifests import RECREATE, REPLACE, mode, wave_modes
 from gpudra.cutover.namespaces import label_step, unlabel_step
 from gpudra.cutover.steps import (
@@ -28,9 +28,9 @@ from gpudra.cutover.steps import (
 )
 from gpudra.cutover.waves import Wave
 
-def bridge_wave_steps(wave: Wave, directory: str | None, context: WaveContext
-                      ) -> dict[str, list[str]]:
-    bridge = context.bridge
+def bridge_wave_steps(wave: Wave, directory: str | None, context: WaveContext,
+                      bridge: BridgePlan) -> dict[str, list[str]]:
+    """`bridge`: the context's plan (runbook.wave_steps calls this only when it has one)."""
     converted, bridged = split(wave.moved, bridge.of(wave.number))
     rewritten = replace(wave, moved=converted)
     nodes, where = wave_place(wave, directory)

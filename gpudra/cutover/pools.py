@@ -15,7 +15,7 @@ import json
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from functools import cached_property
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from gpudra.cutover.eligibility import eligible
 from gpudra.dra.versions import DEFAULT, TargetVersion
@@ -23,6 +23,9 @@ from gpudra.k8s.gpu_use import quota_keys, read_object
 from gpudra.k8s.objects import as_mapping, dig, is_dns_label, is_dns_subdomain, is_label
 from gpudra.results.vouches import VouchSet
 from gpudra.k8s.workloads import PodSpecRef, WorkloadTable
+
+if TYPE_CHECKING:
+    from gpudra.plan.demand import PodGroup
 
 # Cloud node-pool labels, first found wins; else the GFD product label.
 POOL_LABELS = ("cloud.google.com/gke-nodepool", "eks.amazonaws.com/nodegroup",
@@ -338,7 +341,7 @@ def _allowed_nodes(specs: list[Mapping[str, Any]], nodes: tuple[Node, ...],
     return allowed
 
 
-def _pod_shape(groups: Any, claimed: list[Mapping[str, Any]], mark: str
+def _pod_shape(groups: Sequence[PodGroup], claimed: list[Mapping[str, Any]], mark: str
                ) -> tuple[str | None, Mapping[str, Any] | None]:
     """(shape, pod) of a workload whose pods are all alike and claim nothing shared: pods of
     one shape are placed alike; (None, None) for any other."""

@@ -4,10 +4,10 @@ runbook. Read-only towards the cluster."""
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from gpudra.convert.records import Strategy
 from gpudra.cutover.bridge import (
@@ -29,6 +29,10 @@ from gpudra.results.model import ClusterRead, ExitCode, InputError, NotRead
 from gpudra.k8s.objects import SourceObject
 from gpudra.run_context import RunContext
 from gpudra.k8s.workloads import WorkloadTable
+
+if TYPE_CHECKING:
+    from gpudra.cluster.listing import ProgressHook
+    from gpudra.cluster.records import ServerVersion
 
 
 @dataclass(frozen=True)
@@ -64,7 +68,7 @@ class CutoverResult:
         return ExitCode.OK if self.plan.complete else ExitCode.FINDINGS
 
 
-def run_cutover(request: CutoverRequest, *, on_page: Callable[[Any], None] | None = None
+def run_cutover(request: CutoverRequest, *, on_page: ProgressHook | None = None
                 ) -> CutoverResult:
     check_strategy(request.strategy, request.context.target or DEFAULT)
     if request.max_wave_nodes is not None and request.max_wave_nodes < 1:
@@ -195,8 +199,8 @@ def top_owners(objects: list[dict[str, Any]], table: WorkloadTable) -> list[dict
 
 
 def _read_cluster(request: CutoverRequest, table: WorkloadTable, errors: list[InputError],
-                  on_page: Callable[[Any], None] | None, reads: list[ClusterRead],
-                  unread: list[NotRead]) -> tuple[list[dict[str, Any]], int, Any]:
+                  on_page: ProgressHook | None, reads: list[ClusterRead],
+                  unread: list[NotRead]) -> tuple[list[dict[str, Any]], int, ServerVersion]:
     """The cluster's objects, how many were read, and its version (gpudra.cluster
     ServerVersion: the converted manifests are for its release unless --target-version says
     otherwise); which cluster and when, into `reads`; the refused reads that only feed the

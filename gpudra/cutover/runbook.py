@@ -52,7 +52,7 @@ def wave_steps(wave: Wave, directory: str | None,
     """The commands of one wave and of its rollback: --strategy bridge's when the context has
     a bridge plan, else the rewrite strategy's."""
     if context.bridge is not None:
-        return bridge_wave_steps(wave, directory, context)
+        return bridge_wave_steps(wave, directory, context, context.bridge)
     return rewrite_wave_steps(wave, directory, context)
 
 
@@ -127,7 +127,7 @@ def markdown(result: CutoverPlan, directory: str | None, pools: dict[str, int],
             lines += ["Around the pods:", ""]
             lines += [f"- {_md(note)}" for note in context.notes[wave.number]] + [""]
         if wave.moved and context.bridge is not None:
-            lines += _bridge_lists(wave, context)
+            lines += _bridge_lists(wave, context.bridge)
         elif wave.moved:
             lines += ["Workloads that move to claims:", ""]
             lines += [f"- {_md(m.label)} ({plural(m.pods, 'pod')}, {plural(m.gpus, 'GPU')}; "
@@ -152,8 +152,9 @@ def _bridge_json(context: WaveContext) -> dict[str, Any]:
     bridge = context.bridge
     if bridge is None:
         return {}
-    found = {"mapped_by": list(bridge.mapped_by),
-             "writes_mapping_class": MAPPING_CLASS if bridge.write_mapping else None}
+    found: dict[str, Any] = {
+        "mapped_by": list(bridge.mapped_by),
+        "writes_mapping_class": MAPPING_CLASS if bridge.write_mapping else None}
     if bridge.strategy != "bridge":  # the claims strategy: who rides the bridge, and why
         found = {**found, "mapping_wave": bridge.mapping_wave if bridge.write_mapping else None,
                  "rides": [{"namespace": n, "kind": k, "name": name, "controller": controller,
@@ -188,10 +189,9 @@ def _bridge_prerequisite(context: WaveContext) -> list[str]:
             f"writes {MAPPING_CLASS} (the driver chart's whole-GPU selector)."]
 
 
-def _bridge_lists(wave: Wave, context: WaveContext) -> list[str]:
+def _bridge_lists(wave: Wave, bridge: BridgePlan) -> list[str]:
     """Under --strategy bridge: the moving workloads left unchanged, then those converted."""
     lines: list[str] = []
-    bridge = context.bridge
     bridged = bridge.of(wave.number)
     claims = bridge.strategy != "bridge"  # the claims strategy, some riding the bridge
     for title, members in (

@@ -365,15 +365,15 @@ class _Judge:
             if result.satisfiable:
                 continue
             key = (result.namespace or "", result.kind, result.name)
-            same = members.get(key)
-            if same is None:
+            shaped = members.get(key)  # the workloads a stand-in placed for
+            if shaped is None:
                 key = by_placed.get(key, key)
                 failed.append(key)
                 failures.append(f"{'/'.join(key)}: {result.reason}")
             else:
-                failed += [w.key for w in same]
-                more = f" and {len(same) - 1} more of its shape" if len(same) > 1 else ""
-                failures.append(f"{same[0].label}{more}: {result.reason}")
+                failed += [w.key for w in shaped]
+                more = f" and {len(shaped) - 1} more of its shape" if len(shaped) > 1 else ""
+                failures.append(f"{shaped[0].label}{more}: {result.reason}")
         return Side(stack, len(nodes), gpus, len(workloads), demand, tuple(failures),
                     tuple(failed))
 

@@ -33,6 +33,8 @@ from gpudra.dra.cel_values import (
     values_equal,
 )
 
+__all__ = ["cel_engine", "engine_available", "new_env"]  # what gpudra.dra.cel imports
+
 try:  # pragma: no cover - exercised by the environment, not by a test switch
     from cel_expr_python import cel as cel_engine
     from cel_expr_python.ext import ext_bindings as _ext_bindings
@@ -152,7 +154,8 @@ def _library(functions: Iterable[Function], runtime: bool) -> list[tuple[str, An
     environment; for the runtime one, those gpudra implements, one overload per shape."""
     decls = []
     for function in functions:
-        overloads: dict[tuple, Any] = {}
+        # keyed by the runtime's shape (is member, parameter type names) or the check's id
+        overloads: dict[tuple[bool, tuple[str, ...]] | str, Any] = {}
         for o in function.overloads:
             if runtime:
                 if function.impl is None:

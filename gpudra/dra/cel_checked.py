@@ -23,6 +23,7 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 from dataclasses import dataclass, field
+from typing import Any
 
 COST_LIMIT_MESSAGE = "too complex, exceeds cost limit"
 _STRING_LIST_FUNCTIONS = frozenset({"isSorted", "min", "max", "indexOf", "lastIndexOf"})
@@ -50,9 +51,8 @@ class _Node:
 def problems(serialized: bytes) -> list[Problem]:
     """What Kubernetes refuses in a checked expression the engine accepted, first first."""
     checked = _message(_message(serialized).get(2, [b""])[0])  # google.protobuf.Any value
-    types = {key: value for key, value in _map(checked.get(3, []))}
-    positions = {key: value for key, value in _map(_message(
-        checked.get(5, [b""])[0]).get(4, []), varint_values=True)}
+    types = dict(_map(checked.get(3, [])))
+    positions = dict(_varint_map(_message(checked.get(5, [b""])[0]).get(4, [])))
     root = _expr(checked.get(4, [b""])[0])
     found: list[Problem] = []
     cost: list[Problem] = []
@@ -130,7 +130,7 @@ def type_name(type_: bytes) -> str:
         return (f"map({type_name(inner[1][0]) if 1 in inner else 'any'}, "
                 f"{type_name(inner[2][0]) if 2 in inner else 'any'})")
     if 9 in fields:
-        return fields[9][0].decode()
+        return bytes(fields[9][0]).decode()
     if 14 in fields:
         abstract = _message(fields[14][0])
         name = abstract.get(1, [b""])[0].decode()
@@ -193,13 +193,14 @@ def _walk(node: _Node, exempt: bool = False) -> Iterator[tuple[_Node, bool]]:
 
 # --- protobuf wire format ------------------------------------------------------------------
 
-def _message(data: bytes) -> dict[int, list]:
+def _message(data: bytes) -> dict[int, list[Any]]:
     """Field number -> values (ints for varints, bytes for length-delimited fields)."""
-    out: dict[int, list] = {}
+    out: dict[int, list[Any]] = {}  # ints (varints) and bytes: what the field number says
     i = 0
     while i < len(data):
         key, i = _varint(data, i)
         number, wire = key >> 3, key & 7
+        value: int | bytes
         if wire == 0:
             value, i = _varint(data, i)
         elif wire == 2:
@@ -230,10 +231,15 @@ def _varint_of(value: int | bytes) -> int:
     return value if isinstance(value, int) else _varint(value, 0)[0]
 
 
-def _map(entries: list[bytes], varint_values: bool = False) -> Iterator[tuple[int, bytes | int]]:
-    """A protobuf map<int64, …>: each entry a message with key 1 and value 2."""
+def _map(entries: list[bytes]) -> Iterator[tuple[int, bytes]]:
+    """A protobuf map<int64, message>: each entry a message with key 1 and value 2."""
     for entry in entries:
         fields = _message(entry)
-        key = _varint_of(fields.get(1, [0])[0])
-        value = fields.get(2, [0 if varint_values else b""])[0]
-        yield key, _varint_of(value) if varint_values else value
+        yield _varint_of(fields.get(1, [0])[0]), fields.get(2, [b""])[0]
+
+
+def _varint_map(entries: list[bytes]) -> Iterator[tuple[int, int]]:
+    """A protobuf map<int64, int32>: each entry a message with key 1 and value 2."""
+    for entry in entries:
+        fields = _message(entry)
+        yield _varint_of(fields.get(1, [0])[0]), _varint_of(fields.get(2, [0])[0])

@@ -180,7 +180,7 @@ def cel_equal(a: Any, b: Any) -> bool:
         return len(a) == len(b) and all(cel_equal(x, y) for x, y in zip(a, b))
     if isinstance(a, dict):
         return a.keys() == b.keys() and all(cel_equal(a[k], b[k]) for k in a)
-    return a == b
+    return bool(a == b)
 
 
 def _is_sorted(items: list[Any]) -> bool:

@@ -14,7 +14,8 @@ from __future__ import annotations
 
 import re
 
-from gpudra.dra.cel import CelError, compile_selector
+from gpudra.dra.cel import compile_selector
+from gpudra.dra.cel_errors import CelError
 from gpudra.dra.cel_lint import analyse
 from gpudra.dra.versions import TargetVersion
 

@@ -9,7 +9,7 @@ does in Kubernetes (semver 2.0, strict unless normalised).
 from __future__ import annotations
 
 import math
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from fractions import Fraction
 from functools import lru_cache
@@ -325,7 +325,8 @@ def quantity_sign(q: Any) -> int:
     return (value > 0) - (value < 0)
 
 
-def _arith(sign: int):
+def _arith(sign: int) -> tuple[Callable[[Any, Any], dict[str, str]],
+                              Callable[[Any, int], dict[str, str]]]:
     def quantity_op(a: Any, b: Any) -> dict[str, str]:
         return quantity_value(as_quantity(a) + sign * as_quantity(b))
 

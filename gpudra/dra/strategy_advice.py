@@ -65,7 +65,7 @@ def audit_mix(findings: Iterable[Finding], workloads: Iterable[WorkloadStatus]) 
     workload with a MIG or shared request (GPU102, GPU103) is partial, one with only whole
     GPUs (GPU101) whole. A time-slicing config that keeps the name `nvidia.com/gpu` is not in
     a manifest: cutover, which reads the nodes, counts those workloads as partial."""
-    asked: dict[tuple, set[str]] = {}
+    asked: dict[tuple[str | None, ...], set[str]] = {}  # (file, kind, name, namespace)
     for finding in findings:
         if finding.rule == WHOLE_RULE or finding.rule in PARTIAL_RULES:
             key = (finding.file, finding.kind, finding.name, finding.namespace)

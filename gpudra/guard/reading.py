@@ -13,7 +13,7 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, TypeVar
 
 import msgspec
 
@@ -26,6 +26,9 @@ GUARDING_ACTIONS = frozenset({"Deny", "Warn"})
 
 class _Struct(msgspec.Struct, omit_defaults=True, gc=False):
     """Every field may be absent or null."""
+
+
+_Shape = TypeVar("_Shape", bound=_Struct)
 
 
 class _Requirement(_Struct):
@@ -133,7 +136,7 @@ def _meets(requirement: Requirement, labels: Mapping[str, str]) -> bool:
     return False
 
 
-def _decode(obj: Mapping[str, Any], shape: type[_Struct]) -> Any:
+def _decode(obj: Mapping[str, Any], shape: type[_Shape]) -> _Shape:
     try:
         return msgspec.convert(obj, shape, strict=True)
     except msgspec.ValidationError as error:
@@ -156,8 +159,8 @@ def _selector(selector: _LabelSelector | None) -> Selector:
 
 def read_namespace(obj: Mapping[str, Any]) -> Namespace:
     """Raises ValueError naming the field when `obj` is no readable Namespace."""
-    decoded = _decode(obj, _Namespace)
-    return Namespace(_name(decoded.metadata), dict(decoded.metadata.labels or {}))
+    meta = _decode(obj, _Namespace).metadata
+    return Namespace(_name(meta), dict(meta.labels or {}) if meta is not None else {})
 
 
 def read_policy(obj: Mapping[str, Any]) -> Policy:

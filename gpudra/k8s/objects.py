@@ -6,7 +6,7 @@ import re
 
 from collections.abc import Iterator, Mapping
 from dataclasses import dataclass
-from typing import Any, Protocol, overload
+from typing import Any, Protocol, TypeGuard, overload
 
 from gpudra.results.model import ClusterInfo
 
@@ -284,12 +284,12 @@ _LABEL_NAME = re.compile(r"[A-Za-z0-9]([-A-Za-z0-9_.]{0,61}[A-Za-z0-9])?")
 _LABEL_VALUE = re.compile(r"([A-Za-z0-9]([-A-Za-z0-9_.]{0,61}[A-Za-z0-9])?)?")
 
 
-def is_dns_subdomain(name: object) -> bool:
+def is_dns_subdomain(name: object) -> TypeGuard[str]:
     """A node's or most objects' name: lower-case DNS subdomain, at most 253 characters."""
     return isinstance(name, str) and len(name) <= 253 and bool(_DNS_SUBDOMAIN.fullmatch(name))
 
 
-def is_dns_label(name: object) -> bool:
+def is_dns_label(name: object) -> TypeGuard[str]:
     """A namespace's name: a lower-case DNS label, at most 63 characters."""
     return isinstance(name, str) and bool(_DNS_LABEL.fullmatch(name))
 

@@ -11,7 +11,7 @@ from collections.abc import Iterable
 # The walk's (it reads what kustomizations name); from here, not `tree`, the rules (which only
 # compare file names) import no yaml, and an audit of a tree without a kustomization loads none
 # of the kustomize model.
-from gpudra.sources.discovery import KUSTOMIZATION_FILES  # noqa: F401 - re-exported
+from gpudra.sources.discovery import KUSTOMIZATION_FILES as KUSTOMIZATION_FILES  # re-exported
 
 
 def roots_among(files: Iterable[str]) -> list[str]:

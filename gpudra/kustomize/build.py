@@ -17,9 +17,10 @@ from typing import Any
 
 from gpudra.kustomize.patches import Patch, PatchDoc
 from gpudra.kustomize.tree import Kustomization, Tree
-from gpudra.k8s.objects import as_mapping, plural
+from gpudra.k8s.objects import PathT, as_mapping, plural
 
-ObjectsOf = Callable[[str], Iterable[tuple[int, tuple, Mapping[str, Any]]]]
+Located = tuple[int, PathT, Mapping[str, Any]]  # (document index, path in it, object)
+ObjectsOf = Callable[[str], Iterable[Located]]
 
 
 @dataclass(frozen=True)
@@ -28,7 +29,7 @@ class Resource:
 
     file: str
     doc: int
-    base: tuple
+    base: PathT
     api_version: str
     kind: str
     name: str
@@ -49,7 +50,7 @@ class Resource:
         return f"{self.prefix}{self.name}{self.suffix}"
 
     @property
-    def origin(self) -> tuple[str, int, tuple]:
+    def origin(self) -> tuple[str, int, PathT]:
         return self.file, self.doc, self.base
 
     def named(self, name: str) -> str:
@@ -74,9 +75,9 @@ class Build:
     objects_of: ObjectsOf
     applications: list[Application] = field(default_factory=list)
     outputs: dict[str, list[Resource]] = field(default_factory=dict)
-    _objects: dict[str, tuple] = field(default_factory=dict)
+    _objects: dict[str, tuple[Located, ...]] = field(default_factory=dict)
 
-    def objects(self, file: str) -> tuple:
+    def objects(self, file: str) -> tuple[Located, ...]:
         """The objects of a resource file, read once per build."""
         if file not in self._objects:
             self._objects[file] = tuple(self.objects_of(file))
@@ -146,7 +147,7 @@ class Build:
         return out
 
 
-def _resource(file: str, doc: int, base: tuple, data: Mapping[str, Any]) -> Resource:
+def _resource(file: str, doc: int, base: PathT, data: Mapping[str, Any]) -> Resource:
     meta = as_mapping(data.get("metadata"))
     labels = as_mapping(meta.get("labels"))
     name = str(meta.get("name") or "")

@@ -17,7 +17,7 @@ from typing import Any
 import yaml
 
 from gpudra.yamledit.textedit import LayoutError, detect_style
-from gpudra.yamledit.yaml_nodes import compose, load
+from gpudra.yamledit.yaml_nodes import NodeDocument, compose, load
 
 Entry = tuple[str, int]  # (field, index) of a patch entry
 
@@ -115,7 +115,7 @@ def _roundtrip(block: str, edit: KustomizationEdit, key: str, style_of: str | No
     return new if not new or new.endswith("\n") else new + "\n"
 
 
-def _apply_plain(data: dict, edit: KustomizationEdit) -> dict:
+def _apply_plain(data: dict[str, Any], edit: KustomizationEdit) -> dict[str, Any]:
     out = {k: v for k, v in data.items()}
     for (field_name, index), text in edit.inline:
         entries = list(out[field_name])
@@ -178,7 +178,7 @@ def _apply_ruamel(data: Any, edit: KustomizationEdit, cmap: type, cseq: type) ->
         data["configurations"].extend(edit.add_configurations)
 
 
-def _editable_lines(nodes: Any, edit: KustomizationEdit) -> set[int]:
+def _editable_lines(nodes: NodeDocument, edit: KustomizationEdit) -> set[int]:
     """0-based lines of the original that an edit may change: the edited or removed entries,
     and a flow-style list that grows (it is one line that changes)."""
     lines: set[int] = set()

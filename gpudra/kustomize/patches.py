@@ -11,7 +11,7 @@ from __future__ import annotations
 import os
 from collections.abc import Iterator, Mapping
 from dataclasses import dataclass
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from gpudra.k8s.devices import DeviceResource, classify
 from gpudra.errors import UnreadableInputError
@@ -19,13 +19,16 @@ from gpudra.results.model import InputError
 from gpudra.sources.documents import Chunk, ParseError, parse_chunk, split_documents
 from gpudra.sources.file_bytes import read_regular
 
+if TYPE_CHECKING:
+    from gpudra.k8s.objects import LineIndex, PathT
+
 
 @dataclass(frozen=True)
 class PatchDoc:
     """One document of a patch: its data and the file line of each path in it."""
 
     data: Any
-    lines: Mapping[tuple, int]
+    lines: LineIndex
     chunk: Chunk
     index: int  # position among the patch's documents
 
@@ -48,7 +51,7 @@ class Patch:
     def where(self) -> str:
         return f"{self.file}:{self.entry_line}" if self.inline else self.file
 
-    def line_of(self, doc: PatchDoc, path: tuple) -> int:
+    def line_of(self, doc: PatchDoc, path: PathT) -> int:
         """The file line of `path` in `doc` (the entry's line when lines are not exact)."""
         if not self.exact_lines:
             return self.entry_line
@@ -60,8 +63,8 @@ class Patch:
         return doc.chunk.first_line
 
 
-def read_patches(file: str, directory: str, data: Mapping[str, Any], lines: Mapping[tuple, int],
-                 literal_starts: Mapping[tuple, int], errors: list[InputError],
+def read_patches(file: str, directory: str, data: Mapping[str, Any], lines: LineIndex,
+                 literal_starts: Mapping[PathT, int], errors: list[InputError],
                  refused: list[InputError] | None = None) -> list[Patch]:
     """Every patch a kustomization lists, parsed. Unreadable patches are reported in `errors`,
     those gpudra would not read (not a regular file, past the size cap) in `refused`."""
@@ -69,7 +72,9 @@ def read_patches(file: str, directory: str, data: Mapping[str, Any], lines: Mapp
     for field_name in ("patchesStrategicMerge", "patches", "patchesJson6902"):
         entries = data.get(field_name)
         for index, entry in enumerate(entries if isinstance(entries, list) else ()):
-            where = (field_name, index)
+            where: PathT = (field_name, index)
+            text_path: PathT
+            path_or_text: object
             target = None
             if isinstance(entry, str):  # patchesStrategicMerge: a file name or inline YAML
                 is_inline = "\n" in entry.strip() or entry.lstrip().startswith(("{", "apiVersion"))
@@ -166,7 +171,8 @@ def device_ops(ops: Any) -> list[DeviceOp]:
         for tokens in (path, as_path(pointer_tokens(str(op.get("from", ""))))):
             last = tokens[-1] if tokens else None
             device = classify(last) if isinstance(last, str) else None
-            if device is not None and last.startswith("nvidia.com/") and _in_resources(tokens):
+            if device is not None and str(last).startswith("nvidia.com/") \
+                    and _in_resources(tokens):
                 found.append(DeviceOp(index, name, tokens, device, op.get("value"), True))
                 break
         else:
@@ -183,7 +189,7 @@ def _in_resources(path: tuple[Any, ...]) -> bool:
     return len(path) >= 2 and path[-2] in ("limits", "requests")
 
 
-def _nested_keys(value: Any, prefix: tuple = ()) -> Iterator[tuple[tuple, str, Any]]:
+def _nested_keys(value: Any, prefix: PathT = ()) -> Iterator[tuple[PathT, str, Any]]:
     if isinstance(value, Mapping):
         for key, item in value.items():
             if isinstance(key, str):

@@ -8,13 +8,13 @@ from typing import Any
 import yaml
 
 from gpudra.errors import UnreadableInputError
-from gpudra.k8s.objects import is_list, list_members
+from gpudra.k8s.objects import PathT, is_list, list_members
 from gpudra.sources.documents import split_documents
 from gpudra.sources.file_bytes import decode, read_regular
 from gpudra.yamledit.yaml_nodes import load
 
 
-def file_objects(path: str) -> tuple[tuple[int, tuple, Mapping[str, Any]], ...]:
+def file_objects(path: str) -> tuple[tuple[int, PathT, Mapping[str, Any]], ...]:
     """(document index, path inside the document, object) for every object of `path`."""
     try:
         text = decode(read_regular(path))  # as the file scanner decodes it (UTF-16 too)
@@ -30,7 +30,7 @@ def file_objects(path: str) -> tuple[tuple[int, tuple, Mapping[str, Any]], ...]:
     return tuple(out)
 
 
-def objects_in(data: Any) -> list[tuple[Mapping[str, Any], tuple]]:
+def objects_in(data: Any) -> list[tuple[Mapping[str, Any], PathT]]:
     """A document's objects: a List's items (Lists inside it flattened, as kustomize does),
     else the document itself."""
     if not isinstance(data, dict):

@@ -14,10 +14,11 @@ from typing import Any
 
 from gpudra.k8s.devices import DeviceResource, classify
 from gpudra.k8s.gpu_use import device_keys
+from gpudra.k8s.objects import PathT
 from gpudra.kustomize.build import Resource
 from gpudra.kustomize.patches import Patch, PatchDoc, device_ops
 from gpudra.k8s.quantity import parse_device_count
-from gpudra.k8s.workloads import ContainerRef, WorkloadTable
+from gpudra.k8s.workloads import ContainerRef, PodSpecRef, WorkloadTable
 
 _LISTS = ("containers", "initContainers", "sidecars", "ephemeralContainers")
 
@@ -29,9 +30,9 @@ class Touch:
     resource: DeviceResource
     raw: Any                      # the value the patch writes (None: removed or moved)
     section: str | None           # limits | requests (None when the shape is unknown)
-    patch_path: tuple             # where in the patch document (JSON6902: (op index, ...))
+    patch_path: PathT             # where in the patch document (JSON6902: (op index, ...))
     line: int
-    pod: tuple | None = None      # pod spec path in the target
+    pod: PathT | None = None      # pod spec path in the target
     container: ContainerRef | None = None  # the target's container; None: the patch adds one
     container_name: str | None = None
     op: str | None = None         # JSON6902 operation; None for strategic merge
@@ -50,7 +51,7 @@ def touches(patch: Patch, doc: PatchDoc, target: Resource | None,
 
 
 def _target_specs(target: Resource | None, data: Mapping[str, Any] | None,
-                  table: WorkloadTable) -> dict[tuple, Any]:
+                  table: WorkloadTable) -> dict[PathT, PodSpecRef]:
     if target is None or data is None:
         return {}
     return {spec.path: spec for spec in table.pod_specs(target.group, target.kind, data)}
@@ -63,7 +64,7 @@ def _merge_touches(patch: Patch, doc: PatchDoc, target: Resource | None,
     kind = str(data.get("kind") or (target.kind if target else ""))
     base_specs = _target_specs(target, target_data, table)
     found: list[Touch] = []
-    covered: set[tuple] = set()
+    covered: set[PathT] = set()
     for spec in table.pod_specs(group, kind, data):
         base = base_specs.get(spec.path)
         for ref in spec.containers:
@@ -83,13 +84,14 @@ def _merge_touches(patch: Patch, doc: PatchDoc, target: Resource | None,
                     found.append(Touch(device, raw, section, path, patch.line_of(doc, path),
                                        spec.path, original, ref.name))
     for path, key, raw in device_keys(data):
-        if path not in covered:
-            found.append(Touch(classify(key), raw, None, path, patch.line_of(doc, path),
+        device = classify(key)  # never None: device_keys yields device-plugin resources
+        if path not in covered and device is not None:
+            found.append(Touch(device, raw, None, path, patch.line_of(doc, path),
                                shape="a device request outside any container"))
     return found
 
 
-def _by_name(spec: Any, list_key: str | None, name: str | None) -> ContainerRef | None:
+def _by_name(spec: PodSpecRef, list_key: str | None, name: str | None) -> ContainerRef | None:
     for ref in spec.containers:
         if ref.name == name and list_key in ref.path[len(spec.path):]:
             return ref

@@ -24,8 +24,10 @@ from gpudra.sources.documents import Chunk, ParseError, parse_chunk
 from gpudra.sources.file_bytes import read_regular
 
 if TYPE_CHECKING:
+    from gpudra.k8s.objects import LineIndex, PathT
     from gpudra.kustomize.patches import Patch
 
+_NO_LINES: Mapping[PathT, int] = {}
 _SKIPPED_DIRS = frozenset({".git", ".hg", ".svn", "node_modules", "vendor", "third_party",
                            ".terraform", "__pycache__", ".venv", ".tox"})
 # kustomize's remote forms: URLs, scp-like git addresses, host/org/repo paths with a ref.
@@ -48,7 +50,7 @@ class Kustomization:
     namespace: str | None = None
     configurations: tuple[str, ...] = ()
     remote: tuple[str, ...] = ()               # resources not followed (URLs, git)
-    lines: Mapping[tuple, int] = field(default_factory=dict)
+    lines: LineIndex = field(default_factory=lambda: _NO_LINES)
 
     @property
     def is_component(self) -> bool:
@@ -127,7 +129,7 @@ def find_roots(paths: Iterable[str], excludes: Iterable[str] = ()) -> list[str]:
     return list(dict.fromkeys(found))
 
 
-def _is_dir(entry: os.DirEntry) -> bool:
+def _is_dir(entry: os.DirEntry[str]) -> bool:
     try:
         return entry.is_dir() and not entry.is_symlink()
     except OSError:
@@ -211,15 +213,15 @@ def _strings(value: Any) -> Iterator[str]:
             yield item.strip() if "\n" not in item else item
 
 
-def _inline_starts(text: str) -> dict[tuple, int]:
+def _inline_starts(text: str) -> dict[PathT, int]:
     """For each string scalar written as a literal block (`|`, `|-`), the 1-based line its
     content starts on: such a patch's lines map one to one onto the file's."""
-    out: dict[tuple, int] = {}
+    out: dict[PathT, int] = {}
     try:
         root = yaml.compose(text, Loader=getattr(yaml, "CSafeLoader", yaml.SafeLoader))
     except yaml.YAMLError:
         return out
-    stack: list[tuple[tuple, Any]] = [((), root)]
+    stack: list[tuple[PathT, Any]] = [((), root)]
     while stack:
         path, node = stack.pop()
         if isinstance(node, yaml.MappingNode):

@@ -30,13 +30,13 @@ pool validity beyond completeness, device taint rules, and scoring.
 from __future__ import annotations
 
 from collections import defaultdict
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Hashable, Mapping, Sequence
 from dataclasses import dataclass, field
 from fractions import Fraction
 
 from gpudra.k8s.objects import plural
 from gpudra.plan.demand import Request, Workload
-from gpudra.plan.free_counts import FreeCounts, may_fit
+from gpudra.plan.free_counts import Check, FreeCounts, may_fit
 from gpudra.plan.inventory import Device, Inventory
 from gpudra.plan.node_search import BudgetSpent, MustFail, NodeSearch, Pick
 from gpudra.plan.resolve import (
@@ -50,6 +50,8 @@ from gpudra.plan.unplaced import no_fit, no_node
 
 ANY_NODE = "(any node)"  # stands for every node when the inventory names none
 SEARCH_BUDGET = 20_000  # candidate devices tried per pod and node
+# What a cached answer depends on (a claim's content, a pod's claims, their nodes), hashable
+_Key = tuple[Hashable, ...]
 
 
 @dataclass(frozen=True)
@@ -124,15 +126,15 @@ class Simulation(NodeSearch):
         self.free = FreeCounts()
         self._candidates: dict[tuple[int, str], tuple[int, ...]] = {}
         self._plain: dict[int, bool] = {}  # id of a candidates tuple -> _plain_devices
-        self._cursor: dict[tuple, int] = {}
-        self._feasible: dict[tuple, tuple[str, ...]] = {}
-        self._reaches: dict[tuple, tuple[str, ...] | None] = {}
-        self._fits_empty: dict[tuple, bool] = {}
+        self._cursor: dict[_Key, int] = {}
+        self._feasible: dict[_Key, tuple[str, ...]] = {}
+        self._reaches: dict[_Key, tuple[str, ...] | None] = {}
+        self._fits_empty: dict[_Key, bool] = {}
         self._missing_counters: set[tuple[str, str, str]] = set()
-        self._eligible: dict[tuple, tuple[str, ...]] = {}
-        self._claim_keys: dict[int, tuple] = {}
-        self._alone: dict[tuple, int] = {}
-        self._no_nodes: dict[tuple, str] = {}
+        self._eligible: dict[_Key, tuple[str, ...]] = {}
+        self._claim_keys: dict[int, _Key] = {}
+        self._alone: dict[_Key, int] = {}
+        self._no_nodes: dict[_Key, str] = {}
 
     def _fresh(self) -> Simulation:
         """The same inventory and static lookups, nothing allocated and no free-device
@@ -273,8 +275,8 @@ class Simulation(NodeSearch):
 
     def _place_pod(self, claims: tuple[ResolvedClaim, ...], eligible: tuple[str, ...],
                    only: tuple[str, ...] | None, warnings: set[str],
-                   where: tuple[list[ResolvedClaim], tuple[str, ...], tuple, bool] | _Failure
-                   | None = None, checks: list | None = None
+                   where: tuple[list[ResolvedClaim], tuple[str, ...], _Key, bool] | _Failure
+                   | None = None, checks: list[Check] | None = None
                    ) -> tuple[str, list[Pick]] | _Failure:
         """`where`: what _where gives for these claims, and `checks` what free.checks gives
         for its claims, when the caller knows they hold."""
@@ -298,7 +300,7 @@ class Simulation(NodeSearch):
 
     def _where(self, claims: tuple[ResolvedClaim, ...], eligible: tuple[str, ...],
                only: tuple[str, ...] | None
-               ) -> tuple[list[ResolvedClaim], tuple[str, ...], tuple, bool] | _Failure:
+               ) -> tuple[list[ResolvedClaim], tuple[str, ...], _Key, bool] | _Failure:
         """The claims still to allocate (a shared claim allocated before pins the pod to its
         node instead), the nodes to try in order, the pod's shape and whether it is pinned."""
         pinned: set[str] = set()
@@ -326,8 +328,8 @@ class Simulation(NodeSearch):
                 return _Failure(self._no_node(to_allocate, only or eligible), "no-node")
         return to_allocate, nodes, shape, bool(pinned)
 
-    def _scan(self, claims: list[ResolvedClaim], nodes: tuple[str, ...], shape: tuple,
-              cacheable: bool, warnings: set[str], checks: list | None = None
+    def _scan(self, claims: list[ResolvedClaim], nodes: tuple[str, ...], shape: _Key,
+              cacheable: bool, warnings: set[str], checks: list[Check] | None = None
               ) -> tuple[str, list[Pick]] | _Failure | None:
         """The first node (from the shape's cursor) that holds the claims, committed; a
         failure when the allocator would return an error or some node's search ran out of
@@ -356,8 +358,8 @@ class Simulation(NodeSearch):
             if reopen is None and (picks is not None or budget_hit or noted):
                 reopen = position
             if picks is not None:
-                if cacheable:
-                    self._cursor[shape] = reopen
+                if cacheable:  # reopen is set: at this node at the latest
+                    self._cursor[shape] = position if reopen is None else reopen
                 self._commit(claims, node, picks)
                 return node, picks
         if cacheable:
@@ -367,7 +369,7 @@ class Simulation(NodeSearch):
                             "of candidate devices and constraints)", "budget")
         return None
 
-    def _claim_key(self, claim: ResolvedClaim) -> tuple:
+    def _claim_key(self, claim: ResolvedClaim) -> _Key:
         """What placing a claim depends on: its constraints and its requests' names and
         content, not the workload it came from (every workload has claims of its own)."""
         key = self._claim_keys.get(id(claim))
@@ -378,7 +380,7 @@ class Simulation(NodeSearch):
             self._claim_keys[id(claim)] = key
         return key
 
-    def _shape(self, claims: Sequence[ResolvedClaim]) -> tuple:
+    def _shape(self, claims: Sequence[ResolvedClaim]) -> _Key:
         return tuple(self._claim_key(c) for c in claims)
 
     def _fit_alone(self, claims: tuple[ResolvedClaim, ...], eligible: tuple[str, ...],
@@ -397,7 +399,7 @@ class Simulation(NodeSearch):
                 self._alone[key] = found
         return found
 
-    def _feasible_nodes(self, shape: tuple, claims: Sequence[ResolvedClaim],
+    def _feasible_nodes(self, shape: _Key, claims: Sequence[ResolvedClaim],
                         eligible: tuple[str, ...]) -> tuple[str, ...]:
         """Nodes where every request could be met if nothing were in use (by device counts),
         in the order of `eligible` (a filter of self.nodes: name order)."""
@@ -453,7 +455,7 @@ class Simulation(NodeSearch):
                             for p in picks if p.claim == position)
                 self.shared[claim.shared] = node if local else None
 
-    def _fits_when_empty(self, shape: tuple, claims: Sequence[ResolvedClaim],
+    def _fits_when_empty(self, shape: _Key, claims: Sequence[ResolvedClaim],
                          nodes: tuple[str, ...]) -> bool:
         key = (shape, nodes)  # nodes: the feasible ones, a DaemonSet pod's or a shared claim's
         found = self._fits_empty.get(key) if self.options.reuse else None
@@ -484,7 +486,7 @@ class Simulation(NodeSearch):
         return found
 
 
-def _request_key(request: Request) -> tuple:
+def _request_key(request: Request) -> _Key:
     """A request's content, hashable (capacity and tolerations are mappings)."""
     return (request.name, request.device_class, request.selectors, request.allocation_mode,
             request.count, tuple(sorted(request.capacity.items())), request.admin_access,

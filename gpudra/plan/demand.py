@@ -43,10 +43,10 @@ from gpudra.dra.emit import GPU_CLASS_SELECTOR
 from gpudra.dra.request_shapes import FLAT_VERSIONS
 from gpudra.dra.served import GROUP
 from gpudra.k8s.gpu_use import read_container
-from gpudra.k8s.objects import as_mapping, dig, expand_lists, format_path
+from gpudra.k8s.objects import SourceObject, as_mapping, dig, expand_lists, format_path
 from gpudra.k8s.pod_counts import pod_count
 from gpudra.k8s.quantity import parse_quantity
-from gpudra.k8s.workloads import WorkloadTable
+from gpudra.k8s.workloads import PodSpecRef, WorkloadTable
 
 _EMPTY: Mapping[str, Any] = MappingProxyType({})
 EXACT_COUNT, ALL = "ExactCount", "All"
@@ -113,6 +113,13 @@ class ClaimSpec:
     problems: tuple[str, ...] = ()
 
 
+# An object as plan reads it: its data, or a record that holds it (a ManifestObject, whose file
+# the workload keeps)
+PlainOrRecord = SourceObject | Mapping[str, Any]
+# ResourceClaimTemplates' or ResourceClaims' specs by (namespace, name); None: written without one
+ClaimSpecs = Mapping[tuple[str | None, str], ClaimSpec]
+
+
 @dataclass(frozen=True)
 class PodClaim:
     """One entry of a pod's ``resourceClaims``, resolved. `shared` names the ResourceClaim
@@ -168,7 +175,7 @@ class Demand:
 
 # --- extraction -----------------------------------------------------------------------------
 
-def extract_demand(objects: Iterable[Any], table: WorkloadTable | None = None,
+def extract_demand(objects: Iterable[PlainOrRecord], table: WorkloadTable | None = None,
                    converter: ConvertHook | None = None) -> Demand:
     """Workloads, claims and classes from plain objects (dicts, or records with ``.data`` and
     ``.file`` such as :class:`gpudra.k8s.objects.ManifestObject`)."""
@@ -211,7 +218,7 @@ def extract_demand(objects: Iterable[Any], table: WorkloadTable | None = None,
     return Demand(tuple(workloads), MappingProxyType(classes), tuple(unconverted), tuple(problems))
 
 
-def _entries(objects: Iterable[Any], converter: ConvertHook | None
+def _entries(objects: Iterable[PlainOrRecord], converter: ConvertHook | None
              ) -> Iterator[tuple[Mapping[str, Any], str | None, bool]]:
     for data, record in expand_lists(objects):
         file = getattr(record, "file", None)
@@ -330,8 +337,8 @@ def _body(name: str, body: Mapping[str, Any]) -> tuple[Request, str | None]:
 
 # --- workloads ------------------------------------------------------------------------------
 
-def _workload(data: Mapping[str, Any], kind: str, specs: list, templates: Mapping,
-              claims: Mapping, file: str | None, converted: bool) -> Workload:
+def _workload(data: Mapping[str, Any], kind: str, specs: list[PodSpecRef],
+              templates: ClaimSpecs, claims: ClaimSpecs, file: str | None, converted: bool) -> Workload:
     namespace = _namespace(data)
     groups = []
     problems: list[str] = []
@@ -350,7 +357,7 @@ def _workload(data: Mapping[str, Any], kind: str, specs: list, templates: Mappin
                     converted, file)
 
 
-def _lookup(store: Mapping, namespace: str | None, name: str) -> Any:
+def _lookup(store: ClaimSpecs, namespace: str | None, name: str) -> ClaimSpec | None:
     """Same namespace first; an object written without a namespace lands wherever the workload
     is applied, so it matches any namespace."""
     found = store.get((namespace, name))
@@ -361,8 +368,8 @@ def _lookup(store: Mapping, namespace: str | None, name: str) -> Any:
     return found
 
 
-def _pod_claim(entry: Mapping[str, Any], namespace: str | None, templates: Mapping,
-               claims: Mapping) -> PodClaim:
+def _pod_claim(entry: Mapping[str, Any], namespace: str | None, templates: ClaimSpecs,
+               claims: ClaimSpecs) -> PodClaim:
     name = str(entry.get("name", ""))
     template = entry.get("resourceClaimTemplateName")
     claim = entry.get("resourceClaimName")

@@ -20,6 +20,7 @@ import time
 from collections import Counter
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, replace
+from fractions import Fraction
 from typing import Any
 
 from gpudra.dra.cel import SelectorEngine
@@ -27,7 +28,9 @@ from gpudra.dra.versions import DEFAULT, TargetVersion
 from gpudra.k8s.objects import plural
 from gpudra.plan.allocate import SEARCH_BUDGET, Simulation, SimulationOptions, WorkloadOutcome
 from gpudra.plan.capacity import consumption
-from gpudra.plan.demand import ALL, ConvertHook, Demand, Workload, extract_demand
+from gpudra.plan.demand import (
+    ALL, ConvertHook, Demand, PlainOrRecord, Workload, extract_demand,
+)
 from gpudra.plan.inventory import Device, Inventory
 from gpudra.plan.matching import Matcher
 from gpudra.plan.node_search import tolerated
@@ -103,13 +106,13 @@ def collector_paused() -> Iterator[None]:
             gc.enable()
 
 
-def plan(objects: Iterable[Any], inventory: Inventory,
+def plan(objects: Iterable[PlainOrRecord], inventory: Inventory,
          options: PlanOptions = PlanOptions()) -> PlanReport:
     with collector_paused():
         return _plan(objects, inventory, options)
 
 
-def _plan(objects: Iterable[Any], inventory: Inventory, options: PlanOptions) -> PlanReport:
+def _plan(objects: Iterable[PlainOrRecord], inventory: Inventory, options: PlanOptions) -> PlanReport:
     started = time.perf_counter()
     demand = extract_demand(objects, options.table, options.converter)
     if len(demand.workloads) == 1:  # one workload (a pod verify explains): every node named
@@ -191,9 +194,10 @@ class _SelectionFacts:
 
     def __init__(self, matcher: Matcher) -> None:
         self.matcher = matcher
-        self._refused: dict[tuple, tuple[Device, ...]] = {}
-        self._capacity: dict[tuple, tuple[str, ...]] = {}
-        self._unions: dict[tuple, tuple[int, tuple[str, ...], int]] = {}
+        # keyed by the selection (its id) and what else decides the answer
+        self._refused: dict[tuple[int, str], tuple[Device, ...]] = {}
+        self._capacity: dict[tuple[int, tuple[tuple[str, Fraction], ...]], tuple[str, ...]] = {}
+        self._unions: dict[tuple[int, ...], tuple[int, tuple[str, ...], int]] = {}
         self._tainted = {i for i, d in enumerate(matcher.devices) if d.taints}
 
     def refused(self, alt: Alternative) -> tuple[Device, ...]:
@@ -225,9 +229,9 @@ class _SelectionFacts:
             union: set[int] = set()
             for alt in alternatives:
                 union.update(alt.selected.matching)
-            nodes = tuple(sorted({devices[i].node for i in union if devices[i].node}))
-            found = (len(union), nodes, sum(1 for i in union if devices[i].node is None))
-            self._unions[key] = found
+            nodes = tuple(sorted({node for i in union if (node := devices[i].node)}))
+            found = self._unions[key] = (len(union), nodes,
+                                         sum(1 for i in union if devices[i].node is None))
         return found
 
 
@@ -252,15 +256,15 @@ def _workload_report(outcome: WorkloadOutcome, claims: dict[int, ResolvedClaim],
     for group in outcome.groups:
         placement.update(group.nodes)
     requests: list[RequestReport] = []
-    for group_index, group in enumerate(workload.groups):
+    for group_index, pod_group in enumerate(workload.groups):
         result = outcome.groups[group_index]
         chosen = Counter(result.chosen)
-        for pod_claim in group.claims:
+        for pod_claim in pod_group.claims:
             claim = resolved_for(pod_claim, claims)
             if claim is None:
                 continue
             for request in claim.requests:
-                requests.append(_request_report(request, claim, group.path, chosen, memo,
+                requests.append(_request_report(request, claim, pod_group.path, chosen, memo,
                                                 options, short=not satisfiable))
     if reason is not None and kind == "blocked" and "no device matches" in blocking[0]:
         zero = next((r for q in requests for a in (q.subrequests or (q,))
@@ -301,7 +305,7 @@ def _taint_warnings(workload: Workload, claims: dict[int, ResolvedClaim],
     return tuple(dict.fromkeys(found))
 
 
-def _request_report(request: ResolvedRequest, claim: ResolvedClaim, pod_group: str, chosen: Counter,
+def _request_report(request: ResolvedRequest, claim: ResolvedClaim, pod_group: str, chosen: Counter[str],
                     memo: _SelectionFacts, options: PlanOptions, short: bool) -> RequestReport:
     alternatives = [_alternative_report(a, claim, pod_group, chosen, memo, options, short)
                     for a in request.alternatives]
@@ -322,7 +326,7 @@ def _sample(nodes: tuple[str, ...], options: PlanOptions) -> tuple[str, ...]:
 
 
 def _alternative_report(alt: Alternative, claim: ResolvedClaim, pod_group: str,
-                        chosen: Counter, memo: _SelectionFacts, options: PlanOptions,
+                        chosen: Counter[str], memo: _SelectionFacts, options: PlanOptions,
                         short: bool) -> RequestReport:
     matcher = memo.matcher
     selected = alt.selected
@@ -359,7 +363,7 @@ def _capacity_rejection(alt: Alternative, matcher: Matcher) -> tuple[str, ...]:
     if fit:
         return ()
     wanted = ", ".join(f"{k}={format_quantity(v)}" for k, v in alt.request.capacity.items())
-    largest = {k: max((matcher.devices[i].capacity.get(k) for i in alt.selected.matching
+    largest = {k: max((matcher.devices[i].capacity[k] for i in alt.selected.matching
                        if k in matcher.devices[i].capacity), default=None)
                for k in alt.request.capacity}
     have = ", ".join(f"{k} {format_quantity(v)}" if v is not None else f"no {k}"

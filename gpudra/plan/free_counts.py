@@ -8,9 +8,10 @@ from collections import defaultdict
 from collections.abc import Container, Sequence
 
 from gpudra.plan.demand import ALL
-from gpudra.plan.resolve import Alternative, ResolvedClaim
+from gpudra.plan.resolve import Alternative, ResolvedClaim, SelectorSet
 
-Check = tuple[dict, int]  # (free devices by node, None: network-attached; devices needed)
+# (free devices by node, None: network-attached; devices needed)
+Check = tuple[dict[str | None, int], int]
 
 
 class FreeCounts:
@@ -18,7 +19,7 @@ class FreeCounts:
     Empty (nothing tracked) it prunes nothing."""
 
     def __init__(self) -> None:
-        self._free: dict[tuple, dict[str | None, int]] = {}
+        self._free: dict[SelectorSet, dict[str | None, int]] = {}
         # node (None: network-attached) -> the counts of each selector set matching devices
         # there, with those devices: a taken device lowers the counts whose devices hold it.
         self._at: dict[str | None, list[tuple[dict[str | None, int], Container[int]]]] = {}

@@ -32,18 +32,19 @@ from __future__ import annotations
 
 import functools
 from collections import defaultdict
-from collections.abc import Iterable, Mapping
+from collections.abc import Hashable, Iterable, Mapping
 from dataclasses import dataclass, field
 from fractions import Fraction
 from types import MappingProxyType
 from typing import Any
 
-from gpudra.dra.cel import Version
+from gpudra.dra.cel_values import Version
 from gpudra.k8s.objects import as_mapping, expand_lists, plural
 from gpudra.k8s.quantity import parse_quantity
 
-AttributeValue = str | int | bool | Version | tuple
-_EMPTY: Mapping[str, Any] = MappingProxyType({})
+ScalarValue = str | int | bool | Version
+AttributeValue = ScalarValue | tuple[ScalarValue, ...]  # a tuple: a list attribute
+_EMPTY: Mapping[Any, Any] = MappingProxyType({})  # read-only: the default of every mapping field
 _ATTRIBUTE_KINDS = ("string", "int", "bool", "version")
 _LIST_KINDS = {"strings": "string", "ints": "int", "bools": "bool", "versions": "version"}
 
@@ -110,9 +111,9 @@ class Device:
             domain, slash, ident = name.rpartition("/")  # self.split, inline: 100,000s of calls
             attributes[domain if slash else self.driver][ident] = value
         capacity: dict[str, dict[str, Any]] = defaultdict(dict)
-        for name, value in self.capacity.items():
+        for name, quantity in self.capacity.items():
             domain, slash, ident = name.rpartition("/")
-            capacity[domain if slash else self.driver][ident] = value
+            capacity[domain if slash else self.driver][ident] = quantity
         object.__setattr__(self, "by_domain", MappingProxyType(
             {"attributes": dict(attributes), "capacity": dict(capacity)}))
 
@@ -282,7 +283,8 @@ class _DeviceReader:
 
     def __init__(self) -> None:
         self._splits: dict[str, dict[str, tuple[str, str]]] = {}  # driver -> name -> split
-        self._capacities: dict[tuple, tuple[Mapping[str, Fraction], Mapping[str, Any]]] = {}
+        self._capacities: dict[tuple[Hashable, ...], tuple[Mapping[str, Fraction],
+                                                     Mapping[str, Mapping[str, Fraction]]]] = {}
 
     def slice_devices(self, driver: str, pool: str, obj: Mapping[str, Any],
                       spec: Mapping[str, Any], devices: list[Device], problems: list[str]
@@ -336,13 +338,14 @@ class _DeviceReader:
         return found
 
     def _capacity(self, driver: str, raw: Any) -> tuple[
-            Mapping[str, Fraction], dict[str, dict[str, Any]], Mapping[str, RequestPolicy]]:
+            Mapping[str, Fraction], Mapping[str, Mapping[str, Fraction]],
+            Mapping[str, RequestPolicy]]:
         """Capacities, their CEL view and request policies; shared by every device that
         publishes the same plain quantities (policies are rare: those are parsed per device)."""
         entries = _mapping(raw)
         if not entries:
             return _EMPTY, {}, _EMPTY
-        shape: tuple | None = (driver, *(
+        shape: tuple[Hashable, ...] | None = (driver, *(
             (key, value["value"]) for key, value in entries.items()
             if value.__class__ is dict and len(value) == 1 and "value" in value
             and value["value"].__class__ is str))
@@ -364,7 +367,7 @@ class _DeviceReader:
             if quantity is None:
                 raise ValueError(f"capacity {key!r} is not a quantity")
             capacity[str(key)] = quantity
-        view: dict[str, dict[str, Any]] = {}
+        view: dict[str, dict[str, Fraction]] = {}
         for key, quantity in capacity.items():
             domain, ident = self._split(driver, key)
             view.setdefault(domain, {})[ident] = quantity
@@ -420,7 +423,7 @@ def _attribute(key: Any, value: Any) -> AttributeValue:
     raise ValueError(f"attribute {key!r} has no int/bool/string/version value")
 
 
-def _typed(key: Any, kind: str, value: Any) -> AttributeValue:
+def _typed(key: Any, kind: str, value: Any) -> ScalarValue:
     if kind == "version":
         try:
             return _version(str(value))

@@ -38,21 +38,14 @@ from __future__ import annotations
 import enum
 import re
 from collections import Counter
-from collections.abc import Iterable, Iterator, Sequence
+from collections.abc import Hashable, Iterable, Iterator, Sequence
 from dataclasses import dataclass, field
 from fractions import Fraction
 from typing import Any
 
-from gpudra.dra.cel import (
-    CannotEvaluate,
-    CelError,
-    CelEvaluationError,
-    PreparedDevice,
-    Selector,
-    SelectorEngine,
-    Version,
-    default_engine,
-)
+from gpudra.dra.cel import PreparedDevice, Selector, SelectorEngine, default_engine
+from gpudra.dra.cel_errors import CannotEvaluate, CelError, CelEvaluationError
+from gpudra.dra.cel_values import Version
 from gpudra.k8s.objects import plural
 from gpudra.plan.inventory import Device
 from gpudra.plan.selector_hints import unknown_names
@@ -66,6 +59,7 @@ from gpudra.plan.selector_text import (
     term_label,
 )
 
+_Key = tuple[Hashable, ...]  # a memo's or a cache's key: what the answer depends on
 _MISSING = ("missing",)
 _ABSENT = object()  # no published value equals it (a list attribute can equal _MISSING)
 _MEMORY_SLICE = re.compile(r"memorySlice\d+")
@@ -171,12 +165,12 @@ class Matcher:
         self.stats = Stats()
         self._compiled: dict[str, Compiled] = {}
         self._results: dict[str, dict[int, Any]] = {}
-        self._memo: dict[str, dict[tuple, Any]] = {}
+        self._memo: dict[str, dict[_Key, Any]] = {}
         self._prepared: dict[int, PreparedDevice] = {}
         self._domains: set[tuple[str, str]] = set()
-        self._sets: dict[tuple, SetResult] = {}
-        self._explained: dict[tuple, tuple[TermStat, ...]] = {}
-        self._hints: dict[tuple, tuple[str, ...]] = {}
+        self._sets: dict[_Key, SetResult] = {}
+        self._explained: dict[_Key, tuple[TermStat, ...]] = {}
+        self._hints: dict[_Key, tuple[str, ...]] = {}
         self._inputs: dict[int, dict[str, Any]] = {}
         self._singletons: list[tuple[int, tuple[int, ...]]] = [
             (i, (i,)) for i in range(len(self.devices))]
@@ -222,7 +216,7 @@ class Matcher:
                 refs.update(compiled.references)
                 driver |= compiled.reads_driver
                 multiple |= compiled.reads_multiple
-        groups: dict[tuple, list[int]] = {}
+        groups: dict[_Key, list[int]] = {}
         for index, signature in enumerate(_signatures(self.devices, refs, driver, multiple)):
             groups.setdefault(signature, []).append(index)
         self._groups = [(members[0], tuple(members)) for members in groups.values()]
@@ -449,7 +443,7 @@ def _typed(value: Any) -> Any:
     return (type(value).__name__, value)
 
 
-def _key(device: Device, compiled: Compiled) -> tuple:
+def _key(device: Device, compiled: Compiled) -> _Key:
     view = device.by_domain
     parts: list[Any] = []
     for kind, domain, name in compiled.references or ():
@@ -463,7 +457,7 @@ def _key(device: Device, compiled: Compiled) -> tuple:
 
 
 def _signatures(devices: Sequence[Device], references: Iterable[tuple[str, str, str]],
-                driver: bool, multiple: bool) -> Iterator[tuple]:
+                driver: bool, multiple: bool) -> Iterator[_Key]:
     """Per device, what decides its group: equal exactly when _key (over every reference),
     `predicted` and `unknown` are; the names of one domain are read by one map()."""
     names: dict[tuple[str, str], list[str]] = {}

@@ -19,7 +19,7 @@ permutations, backtracking on failure, and per candidate:
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Hashable, Mapping, Sequence
 from dataclasses import dataclass, field
 from fractions import Fraction
 from typing import Any, Protocol
@@ -27,7 +27,9 @@ from typing import Any, Protocol
 from gpudra.plan.capacity import consumption
 from gpudra.plan.demand import ALL, Constraint, Request
 from gpudra.plan.inventory import Device, Inventory
-from gpudra.plan.resolve import Alternative, ResolvedClaim
+from gpudra.plan.resolve import Alternative, ResolvedClaim, ResolvedRequest
+
+_Task = tuple[int, ResolvedRequest]  # a request to place, with its claim's position
 
 
 @dataclass(frozen=True, slots=True)
@@ -57,7 +59,7 @@ class _ConstraintState:
     constraint: Constraint
     value: Any = None
     count: int = 0
-    seen: dict = field(default_factory=dict)  # distinctAttribute: value -> count
+    seen: dict[Hashable, int] = field(default_factory=dict)  # distinctAttribute: value -> count
 
     def applies(self, parent: str, sub: str | None) -> bool:
         names = self.constraint.requests
@@ -173,8 +175,8 @@ class NodeSearch:
                                      or devices[i].request_policies))
             for i in candidates)
 
-    def _solve(self, node: str, claims: Sequence[ResolvedClaim], tasks: list, at: int,
-               states: list, picks: list[Pick], warnings: set[str]) -> bool:
+    def _solve(self, node: str, claims: Sequence[ResolvedClaim], tasks: list[_Task], at: int,
+               states: list[list[_ConstraintState]], picks: list[Pick], warnings: set[str]) -> bool:
         if at == len(tasks):
             return True
         request = tasks[at][1]
@@ -190,9 +192,9 @@ class NodeSearch:
                 return True
         return False
 
-    def _choose(self, node: str, claims: Sequence[ResolvedClaim], tasks: list, at: int,
+    def _choose(self, node: str, claims: Sequence[ResolvedClaim], tasks: list[_Task], at: int,
                 alt: Alternative, candidates: tuple[int, ...], start: int, remaining: int,
-                states: list, picks: list[Pick], warnings: set[str]) -> bool:
+                states: list[list[_ConstraintState]], picks: list[Pick], warnings: set[str]) -> bool:
         if remaining == 0:
             return self._solve(node, claims, tasks, at + 1, states, picks, warnings)
         position = tasks[at][0]
@@ -215,8 +217,8 @@ class NodeSearch:
             undo()
         return False
 
-    def _take_all(self, node: str, claims: Sequence[ResolvedClaim], tasks: list, at: int,
-                  alt: Alternative, candidates: tuple[int, ...], states: list,
+    def _take_all(self, node: str, claims: Sequence[ResolvedClaim], tasks: list[_Task], at: int,
+                  alt: Alternative, candidates: tuple[int, ...], states: list[list[_ConstraintState]],
                   picks: list[Pick], warnings: set[str]) -> bool:
         position = tasks[at][0]
         usable = [i for i in candidates
@@ -250,7 +252,7 @@ class NodeSearch:
             undo()
         return False
 
-    def _try(self, position: int, alt: Alternative, index: int, states: list,
+    def _try(self, position: int, alt: Alternative, index: int, states: list[_ConstraintState],
              picks: list[Pick], warnings: set[str], must: bool = False
              ) -> Callable[[], None] | None:
         """Allocate device `index` for `alt` if possible; returns the rollback. `must`
@@ -308,7 +310,8 @@ class NodeSearch:
 
         return undo
 
-    def _take_counters(self, device: Device, index: int, multiple: bool) -> Any:
+    def _take_counters(self, device: Device, index: int, multiple: bool
+                       ) -> bool | Callable[[], None]:
         """True (nothing to take), False (not enough), or a rollback."""
         if not device.consumes_counters:
             return True
@@ -341,7 +344,7 @@ class NodeSearch:
 
         return undo
 
-    def _constrain(self, alt: Alternative, device: Device, states: list,
+    def _constrain(self, alt: Alternative, device: Device, states: list[_ConstraintState],
                    warnings: set[str]) -> Callable[[], None] | None:
         applied: list[tuple[_ConstraintState, Any, str]] = []
         for state in states:

@@ -19,6 +19,11 @@ from gpudra.plan.demand import Constraint, Demand, DeviceClass, PodClaim, Reques
 from gpudra.plan.matching import Matcher, SetResult
 
 
+# What the devices an alternative matches depend on: its class by name, the class's selectors
+# and its own
+SelectorSet = tuple[str, tuple[str, ...], tuple[str, ...]]
+
+
 @dataclass(frozen=True, eq=False)
 class Alternative:
     """One request, or one ``firstAvailable`` subrequest, joined with the devices it selects."""
@@ -39,7 +44,7 @@ class Alternative:
         return f"{self.parent}/{self.sub}" if self.sub else self.parent
 
     @property
-    def key(self) -> tuple:
+    def key(self) -> SelectorSet:
         cls = self.device_class
         return (self.request.device_class, cls.selectors if cls else (), self.request.selectors)
 

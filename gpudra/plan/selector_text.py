@@ -8,7 +8,7 @@ import re
 from fractions import Fraction
 
 from gpudra.dra import cel_lint
-from gpudra.dra.cel_lint import Kind
+from gpudra.dra.cel_lint import Kind, Token
 
 
 def projection(expression: str) -> tuple[tuple[tuple[str, str, str], ...] | None, bool, bool]:
@@ -39,7 +39,7 @@ def projection(expression: str) -> tuple[tuple[tuple[str, str, str], ...] | None
     return tuple(dict.fromkeys(references)), driver, multiple
 
 
-def _token_at(tokens: list, offset: int) -> int:
+def _token_at(tokens: list[Token], offset: int) -> int:
     """Index of the first token at or after `offset`; len(tokens) at the end."""
     for i, tok in enumerate(tokens):
         if tok.offset >= offset:
@@ -47,7 +47,7 @@ def _token_at(tokens: list, offset: int) -> int:
     return len(tokens)
 
 
-def _is_call(tokens: list, i: int) -> bool:
+def _is_call(tokens: list[Token], i: int) -> bool:
     return i < len(tokens) and tokens[i].kind is Kind.OPEN and tokens[i].text == "("
 
 
@@ -86,7 +86,7 @@ def split_conjunction(expression: str) -> list[str]:
     return [t for t in terms if t]
 
 
-def _closing(tokens: list, opener: int) -> int | None:
+def _closing(tokens: list[Token], opener: int) -> int | None:
     depth = 0
     for i in range(opener, len(tokens)):
         if tokens[i].kind is Kind.OPEN:

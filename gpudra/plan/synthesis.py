@@ -54,7 +54,7 @@ from typing import Any
 
 from gpudra.k8s.devices import MAX_NODE_DEVICES
 from gpudra.dra.attributes import NVIDIA_DOMAIN, STANDARD_DOMAIN
-from gpudra.dra.cel import Version
+from gpudra.dra.cel_values import Version
 from gpudra.dra.mig_memory import usable_mib
 from gpudra.dra.selectors import DRIVER_ARCHITECTURES
 from gpudra.k8s.objects import as_mapping, expand_lists, plural
@@ -106,7 +106,7 @@ class Shares:
         if value in ("memory", "unlimited"):
             return cls(str(value))
         try:
-            count = int(value)  # type: ignore[arg-type]
+            count = int(value)
         except (TypeError, ValueError):
             count = 0
         if count <= 0:
@@ -328,7 +328,7 @@ def _common(labels: Mapping[str, str], model_label: str | None) -> _Common:
         unknown.add("productName")
         own_notes.append("no nvidia.com/gpu.product label: productName unknown")
     family = labels.get(GPU_LABEL + "family")
-    if family in DRIVER_ARCHITECTURES:
+    if family is not None and family in DRIVER_ARCHITECTURES:
         attributes["architecture"] = DRIVER_ARCHITECTURES[family]
     else:
         unknown.add("architecture")

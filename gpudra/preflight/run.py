@@ -6,7 +6,7 @@ Streams and the terminal stay in the CLI; this module returns results and the re
 from __future__ import annotations
 
 import os
-from collections.abc import Callable, Sequence
+from collections.abc import Sequence
 from dataclasses import dataclass, field, replace
 from typing import TYPE_CHECKING, Any
 
@@ -19,6 +19,7 @@ from gpudra.report.outcomes import OutcomeReport
 from gpudra.run_context import RunContext
 
 if TYPE_CHECKING:
+    from gpudra.cluster.listing import ProgressHook
     from gpudra.dra.versions import TargetVersion
     from gpudra.results.baseline import Baseline
 
@@ -85,7 +86,7 @@ def validate(request: PreflightRequest) -> tuple[frozenset[str], TargetVersion |
 
 
 def run_preflight(request: PreflightRequest, *,
-                  on_page: Callable[[Any], None] | None = None) -> PreflightResult:
+                  on_page: ProgressHook | None = None) -> PreflightResult:
     """Run the request's tier. Raises gpudra.cluster.ClusterError when the cluster cannot be
     read at all, UsageError for bad options."""
     skips, target = validate(request)
@@ -99,8 +100,8 @@ def run_preflight(request: PreflightRequest, *,
                            str(target) if target else None, result.facts, result.cluster)
 
 
-def _cluster(request: PreflightRequest, target: Any,
-             on_page: Callable[[Any], None] | None) -> PreflightResult:
+def _cluster(request: PreflightRequest, target: TargetVersion | None,
+             on_page: ProgressHook | None) -> PreflightResult:
     from gpudra.preflight.cluster import run_cluster_checks
     from gpudra.preflight.cluster.options import ClusterOptions as CheckOptions
     from gpudra.preflight.cluster.read import read_snapshot
@@ -135,7 +136,7 @@ def _node(request: PreflightRequest) -> PreflightResult:
     return PreflightResult("node", results, (), None, {"host_root": request.host_root})
 
 
-def _manifests(request: PreflightRequest, target: Any) -> PreflightResult:
+def _manifests(request: PreflightRequest, target: TargetVersion | None) -> PreflightResult:
     from gpudra.audit.engine import AuditRequest
     from gpudra.dra.versions import DEFAULT
     from gpudra.preflight.manifests import ManifestOptions, run_manifest_checks

@@ -296,7 +296,7 @@ def _findings_section(findings: Sequence[Mapping[str, Any]], rules: Mapping[str,
                       by_cluster: bool) -> str:
     if not findings:
         return _section("Findings", "<p>No findings.</p>", "findings")
-    by_category: dict[str, Counter] = {}
+    by_category: dict[str, Counter[str]] = {}  # severity counts
     by_rule: dict[tuple[str, str], list[Mapping[str, Any]]] = {}
     for f in findings:
         category = rules.get(f["rule"], {}).get("category", "other")
@@ -316,7 +316,7 @@ def _findings_section(findings: Sequence[Mapping[str, Any]], rules: Mapping[str,
     return _section(f"Findings ({len(findings):,})", "".join(parts), "findings")
 
 
-def _category_chart(by_category: Mapping[str, Counter]) -> str:
+def _category_chart(by_category: Mapping[str, Counter[str]]) -> str:
     ordered = sorted(by_category.items(), key=lambda kv: (-sum(kv[1].values()), kv[0]))
     widest = max(sum(c.values()) for _, c in ordered)
     height = 28 * len(ordered)
@@ -375,7 +375,7 @@ def _object(f: Mapping[str, Any]) -> str:
         or (f.get("template") or "-")
 
 
-def _workload_order(w: Mapping[str, Any]) -> tuple:
+def _workload_order(w: Mapping[str, Any]) -> tuple[bool, int, str, str, str, str]:
     state = [k for k, _ in STATES].index(w["state"])
     return (not w["blocked_by"], state, w.get("cluster") or "", w.get("namespace") or "",
             w["kind"], w.get("name") or "")

@@ -46,9 +46,14 @@ def as_data(report: Report) -> dict[str, Any]:
     return data
 
 
+# What a finding and a workload are about, so that the two can be matched: a template's chart
+# or file, else (source, file, kind, namespace, name)
+ObjectKey = tuple[str | None, ...]
+
+
 def workloads_data(report: Report) -> list[dict[str, Any]]:
     """Each GPU workload with its migration state and the rules of the error findings on it."""
-    blocking: dict[tuple, list[str]] = {}
+    blocking: dict[ObjectKey, list[str]] = {}
     for f in report.findings:
         if f.severity is Severity.ERROR:
             rules = blocking.setdefault(_finding_object(f), [])
@@ -59,13 +64,13 @@ def workloads_data(report: Report) -> list[dict[str, Any]]:
              "blocked_by": blocking.get(_workload_object(w), [])} for w in report.workloads]
 
 
-def _finding_object(f: Finding) -> tuple:
+def _finding_object(f: Finding) -> ObjectKey:
     if f.kind is None:  # template text: its chart, or its file outside a chart
         return ("template", f.template or f.file)
     return (f.source, f.file if f.source == "file" else None, f.kind, f.namespace, f.name)
 
 
-def _workload_object(w: WorkloadStatus) -> tuple:
+def _workload_object(w: WorkloadStatus) -> ObjectKey:
     if w.kind in ("HelmChart", "Template") and w.namespace is None:
         return ("template", w.file)
     return (w.source, w.file if w.source == "file" else None, w.kind, w.namespace, w.name)

@@ -48,7 +48,8 @@ class LoadedReport:
 @lru_cache(maxsize=1)
 def schema() -> dict[str, Any]:
     text = resources.files("gpudra.report").joinpath("report-schema.json").read_text("utf-8")
-    return json.loads(text)
+    loaded: dict[str, Any] = json.loads(text)  # gpudra's own file: an object
+    return loaded
 
 
 def load_reports(paths: Sequence[str], names: Mapping[str, str]) -> list[LoadedReport]:
@@ -114,7 +115,7 @@ def cluster_name(report: LoadedReport) -> str:
     else the file's stem."""
     if report.name:
         return report.name
-    named = {w["cluster"] for w in report.data["workloads"] if w.get("cluster")}
+    named: set[str] = {w["cluster"] for w in report.data["workloads"] if w.get("cluster")}
     named |= {f["cluster_name"] for f in report.data["findings"] if f.get("cluster_name")}
     if len(named) == 1:
         return named.pop()
@@ -124,7 +125,7 @@ def cluster_name(report: LoadedReport) -> str:
 def merge_reports(reports: Sequence[LoadedReport]) -> dict[str, Any]:
     """One report of every cluster the inputs hold; cluster names must be unique."""
     clusters: list[dict[str, Any]] = []
-    merged: dict[str, list] = {"findings": [], "errors": [], "skipped": [], "waived": [],
+    merged: dict[str, list[Any]] = {"findings": [], "errors": [], "skipped": [], "waived": [],
                                "workloads": [], "not_read": []}
     rules: dict[str, Any] = {}
     seen: dict[str, str] = {}

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 from dataclasses import dataclass
+from typing import Any
 
 from gpudra.results.model import MOST_SEVERE_FIRST, Report, Severity
 from gpudra.k8s.objects import plural
@@ -58,7 +59,7 @@ class Summary:
             return f"{plural(self.objects_read, 'object')} read from the cluster"
         return files_read(self.files_scanned, self.documents_parsed, self.skipped)
 
-    def as_dict(self) -> dict:
+    def as_dict(self) -> dict[str, Any]:
         return {
             "source": self.source,
             "files_scanned": self.files_scanned,

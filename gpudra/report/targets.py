@@ -69,11 +69,11 @@ def parse_targets(values: Sequence[str], formats: Sequence[str],
 
 def write_targets(targets: Sequence[OutputTarget], render: Callable[[str, bool], str],
                   stdout: IO[str],
-                  publish: Callable[[OutputTarget, str], None] | None = None) -> None:
+                  publish: Callable[[str, str], None] | None = None) -> None:
     """Render each (format, for the terminal or not) once and write every target; `publish`
-    writes `configmap:` targets (a usage error where a command has none). A file or
-    ConfigMap that cannot be written is an input error (exit 3), after the others are
-    written."""
+    writes `configmap:` targets, given the target's `[NS/]NAME` and the text (a usage error
+    where a command has none). A file or ConfigMap that cannot be written is an input error
+    (exit 3), after the others are written."""
     if publish is None and any(t.configmap is not None for t in targets):
         raise UsageError("-o FORMAT=configmap:NAME is for cluster audits (gpudra audit "
                          "with no PATH, one cluster)")
@@ -89,7 +89,7 @@ def write_targets(targets: Sequence[OutputTarget], render: Callable[[str, bool],
             continue
         if target.configmap is not None and publish is not None:
             try:
-                publish(target, texts[key])
+                publish(target.configmap, texts[key])
             except GpudraError as exc:
                 failed.append(str(exc))
             continue

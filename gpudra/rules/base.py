@@ -78,7 +78,7 @@ class AuditContext:
     suppressed: int = 0
     kubernetes_minor: int | None = None  # a cluster audit: the cluster's release (1.<minor>)
     inline_suppressions: bool = True  # False under --strict: annotations suppress nothing
-    workloads: dict[tuple, WorkloadStatus] = field(default_factory=dict)
+    workloads: dict[tuple[object, ...], WorkloadStatus] = field(default_factory=dict)  # by identity
     tree: FileTree | None = None  # a file source's inputs, set once every item is read
     vouches: VouchSet | None = None  # .gpudra.yaml vouches: kinds convert may convert unchecked
     input_errors: list[InputError] = field(default_factory=list)  # found by finish() hooks
@@ -116,7 +116,7 @@ class AuditContext:
                                              unchecked=unchecked and not vouched,
                                              vouched=vouched)
 
-    def note_variant(self, key: tuple, *, device_plugin: bool, dra: bool) -> None:
+    def note_variant(self, key: tuple[object, ...], *, device_plugin: bool, dra: bool) -> None:
         """Another form of the workload counted at `key` (a Kustomize overlay's patch of it):
         still one workload, on the device plugin or on DRA if either form is."""
         old = self.workloads[key]

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import json
 from collections.abc import Sequence
+from typing import Any
 
 from gpudra.results.model import RuleInfo
 from gpudra.report.formats import RenderOptions
@@ -34,7 +35,7 @@ def explain_rule(rule_id: str) -> str | None:
     return None if info is None else _rule_markdown(info, heading="#")
 
 
-def _rule_data(r: RuleInfo) -> dict:
+def _rule_data(r: RuleInfo) -> dict[str, Any]:
     return {"id": r.id, "name": r.name, "severity": r.severity.value, "category": r.category,
             "summary": r.summary, "hint": r.hint}
 

@@ -336,7 +336,8 @@ class DraObjects(Checker):
                      path=path)
         if any(p.kind == "comparison" for p in problems):
             return  # GPU606 says why it does not compile
-        from gpudra.dra.cel import CelError, compile_selector  # the engine costs ~25 ms to load
+        from gpudra.dra.cel import compile_selector  # the engine costs ~25 ms to load
+        from gpudra.dra.cel_errors import CelError
 
         try:
             compile_selector(expression, ctx.target)

@@ -69,7 +69,7 @@ def check_overlays(paths: Iterable[str], files: Iterable[str],
     build = Build(tree, file_objects)
     build.run()
     scope = real_roots(paths)
-    seen: set[tuple] = set()
+    seen: set[tuple[object, ...]] = set()
     counted = _Counted(ctx)
     for app in build.applications:
         if not inside(app.patch.file, scope):
@@ -111,8 +111,8 @@ def _renamed_references(build: Build, scope: tuple[str, ...], ctx: AuditContext)
                 key = "namePrefix" if k.name_prefix else "nameSuffix"
                 obj = ManifestObject({"apiVersion": r.api_version, "kind": r.kind,
                                       "metadata": {"name": r.current_name}},
-                                     k.file, k.lines.get((key,), 1), {}, "",
-                                     ("kustomize", key, r.origin))
+                                     k.file, k.lines.get((key,)) or 1, {}, "",
+                                     ("kustomize", key, r.file, r.doc, *r.base))
                 ctx.emit(GPU610, obj,
                          f"{key} renames {kind} {name!r} to {r.named(name)!r}, but kustomize "
                          f"does not rename the reference in {r.kind}/{r.name}: its pods would "
@@ -127,12 +127,12 @@ class _Counted:
 
     def __init__(self, ctx: AuditContext) -> None:
         self.ctx = ctx
-        self.keys: dict[tuple, tuple] = {}
+        self.keys: dict[tuple[object, ...], tuple[object, ...]] = {}  # place -> workload identity
         for key, status in ctx.workloads.items():
             if status.source == "file" and status.file:
                 self.keys.setdefault(_where(status.file, status.kind, status.name,
                                             status.namespace), key)
-        self.merged: set[tuple] = set()
+        self.merged: set[tuple[object, ...]] = set()
 
     def note(self, obj: ManifestObject, target: Resource | None, *, device_plugin: bool,
              dra: bool = False) -> None:
@@ -169,11 +169,11 @@ class _Counted:
         self.ctx.note_variant(into, device_plugin=status.device_plugin, dra=status.dra)
 
 
-def _target(target: Resource) -> tuple:
+def _target(target: Resource) -> tuple[object, ...]:
     return _where(target.file, target.kind, target.name, target.namespace)
 
 
-def _where(file: str, kind: str, name: Any, namespace: Any) -> tuple:
+def _where(file: str, kind: str, name: Any, namespace: Any) -> tuple[object, ...]:
     return (os.path.realpath(file), kind, name, namespace)
 
 
@@ -212,6 +212,8 @@ def _has_claims(container: Mapping[str, Any]) -> bool:
 def _patch_object(app: Application, target: Resource | None, touch: Touch) -> ManifestObject:
     """The patch as a located object, named after its target, for findings and progress."""
     patch, doc = app.patch, app.doc
+    name: object  # the patch's own metadata may hold anything
+    ns: object
     if target is not None:
         api_version, kind, name, ns = (target.api_version, target.kind, target.current_name,
                                        target.current_namespace)

@@ -7,7 +7,7 @@ from collections.abc import Mapping
 from typing import Any
 
 from gpudra.results.model import Severity
-from gpudra.k8s.objects import SourceObject, TemplateText, as_list, dig
+from gpudra.k8s.objects import ManifestObject, SourceObject, TemplateText, as_list, dig
 from gpudra.rules.base import AuditContext, Checker, rule
 
 CATEGORY = "monitoring"
@@ -31,6 +31,8 @@ class Monitoring(Checker):
     rules = (GPU501,)
 
     def check_document(self, obj: SourceObject, ctx: AuditContext) -> None:
+        if not isinstance(obj, ManifestObject):  # a live object has no text to read
+            return
         if NEEDLE not in obj.text and "kube_pod_resource_" not in obj.text:
             return
         starts = _rule_starts(obj)

@@ -10,10 +10,11 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 from dataclasses import dataclass
+from typing import Any
 
 from gpudra.k8s.gpu_use import DeviceRequest, is_device_plugin_resource
 from gpudra.results.model import Severity
-from gpudra.k8s.objects import ManifestObject, PathT, as_mapping
+from gpudra.k8s.objects import PathT, SourceObject, as_mapping
 from gpudra.rules.base import AuditContext, Checker, rule
 
 RESOURCE_GROUP = "resource.k8s.io"
@@ -46,7 +47,7 @@ class ClaimsBesideDevicePlugin(Checker):
         self._claims = _ClaimClasses()
         self._pending: list[_Beside] = []
 
-    def check_object(self, obj: ManifestObject, ctx: AuditContext) -> None:
+    def check_object(self, obj: SourceObject, ctx: AuditContext) -> None:
         self._claims.read(obj)
         for pod in ctx.gpu_use(obj).pods:
             entries = _pod_claims(pod.spec.data)
@@ -83,7 +84,7 @@ class ClaimsBesideDevicePlugin(Checker):
 class _Beside:
     """A container with claims and a device-plugin request, judged once the tree is read."""
 
-    obj: ManifestObject
+    obj: SourceObject
     path: PathT
     container: str | None
     request: DeviceRequest  # the container's first request that allocates devices
@@ -100,7 +101,7 @@ class _ClaimClasses:
         self._requests: dict[tuple[str, str], list[tuple[str | None, dict[str, set[str]]]]] = {}
         self._mapped: set[str] = set()
 
-    def read(self, obj: ManifestObject) -> None:
+    def read(self, obj: SourceObject) -> None:
         if obj.group != RESOURCE_GROUP or not isinstance(obj.name, str):
             return
         spec = as_mapping(obj.data.get("spec"))
@@ -138,7 +139,7 @@ class _ClaimClasses:
         return False
 
 
-def _pod_claims(spec: Mapping) -> dict[str, tuple[str, str]]:
+def _pod_claims(spec: Mapping[str, Any]) -> dict[str, tuple[str, str]]:
     """The pod's resourceClaims entries: entry name -> (kind, object name)."""
     entries = spec.get("resourceClaims")
     out: dict[str, tuple[str, str]] = {}

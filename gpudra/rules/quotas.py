@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Iterable, Mapping
 from typing import Any
 
 from gpudra.k8s.devices import classify
@@ -178,6 +178,6 @@ def _dra_class(name: str) -> str:
     return "mig.nvidia.com" if device is not None and device.mig_profile else "gpu.nvidia.com"
 
 
-def _items(value: Any):
+def _items(value: Any) -> Iterable[tuple[Any, Any]]:
     return value.items() if isinstance(value, Mapping) else ()
 

@@ -36,7 +36,9 @@ class ScanStats:
 
 class Source(Protocol):
     kind: str        # "file" or "cluster": what findings' `source` says
-    stats: ScanStats
+
+    @property
+    def stats(self) -> ScanStats: ...  # read by the audit, never replaced
 
     def items(self) -> Iterator[Item]: ...
 

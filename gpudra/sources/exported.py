@@ -16,9 +16,13 @@ from __future__ import annotations
 
 from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from gpudra.k8s.objects import dig
+
+if TYPE_CHECKING:
+    from gpudra.cluster.discovery import Versions
+    from gpudra.cluster.records import ResourceError
 
 GroupKind = tuple[str, str]
 
@@ -44,7 +48,7 @@ class ExportedCluster:
 
     # -- the reading interface of gpudra.cluster.Cluster that ClusterSource uses --
 
-    def resource(self, group: str, name: str, version: Any = None) -> ExportedType | None:
+    def resource(self, group: str, name: str, version: Versions = None) -> ExportedType | None:
         for found_group, kind in self._by_type:
             if found_group == group and name in _plurals(kind):
                 return ExportedType(group, name, kind)
@@ -70,13 +74,13 @@ class ExportedCluster:
     def groups(self) -> dict[str, None]:
         return {group: None for group, _ in self._by_type}
 
-    def find_kind(self, group: str, kind: str, version: Any = None) -> ExportedType | None:
+    def find_kind(self, group: str, kind: str, version: Versions = None) -> ExportedType | None:
         if (group, kind) not in self._by_type:
             return None
         return ExportedType(group, _plurals(kind)[0], kind)
 
     @property
-    def errors(self) -> tuple[Any, ...]:
+    def errors(self) -> tuple[ResourceError, ...]:
         return ()  # a file read is complete: what could not be read was refused before
 
 

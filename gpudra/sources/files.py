@@ -9,7 +9,7 @@ import itertools
 import queue
 from collections.abc import Callable, Iterable, Iterator, Sequence
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, Protocol
 
 from gpudra.results.model import InputError
 from gpudra.sources import FileTree, Item, ScanStats
@@ -24,12 +24,23 @@ from gpudra.sources.workers import pool_pays, usable_cpus
 POOL_FROM = 10_000
 
 
+class Reads(Protocol):
+    """read_all's files, one by one: close it when it is left before its end, so that the
+    worker processes reading ahead, if any, stop."""
+
+    def __iter__(self) -> Iterator[ReadFile | InputError]: ...
+
+    def __next__(self) -> ReadFile | InputError: ...
+
+    def close(self) -> None: ...
+
+
 def read_all(entries: Sequence[InputFile | InputError], *, stats: ScanStats,
              stdin: Callable[[], bytes] | None = None,
              on_file: Callable[[str], None] | None = None,
              pool_from: int = POOL_FROM,
              after: tuple[Callable[[ReadFile, Any], Any], Any] | None = None
-             ) -> Iterator[ReadFile | InputError]:
+             ) -> Reads:
     """read_entries; from `pool_from` entries on, worker processes read and pre-scan
     (gpudra.sources.files_pool.read_pooled: a file without text comes without its bytes).
     `after` (function, argument): with worker processes, each of them calls
@@ -48,7 +59,7 @@ class Listing:
     walk went on (list_and_read)."""
 
     entries: list[InputFile | InputError]
-    reads: Iterator[ReadFile | InputError]
+    reads: Reads
 
     def hand_over(self, after: tuple[Callable[[ReadFile, Any], Any], Any] | None) -> None:
         """read_all's `after` for the files the workers have not been given yet."""
@@ -61,9 +72,7 @@ class Listing:
         self.entries.clear()
 
     def close(self) -> None:
-        close = getattr(self.reads, "close", None)
-        if close is not None:
-            close()
+        self.reads.close()
 
 
 def list_and_read(entries: Iterable[InputFile | InputError], *, stats: ScanStats,

@@ -21,7 +21,7 @@ from __future__ import annotations
 import collections
 import itertools
 import threading
-from collections.abc import Callable, Iterable, Iterator
+from collections.abc import Callable, Generator, Iterable, Iterator
 from typing import Any
 
 from gpudra.results.model import InputError
@@ -119,7 +119,7 @@ class Pooled(Iterator[Any]):
 
     def _drain(self, results: Iterator[tuple[ScanStats, dict[int, list]]],
                here: Callable[[InputFile], Iterator[Any]], stats: ScanStats,
-               on_file: Callable[[str], None] | None) -> Iterator[Any]:
+               on_file: Callable[[str], None] | None) -> Generator[Any, None, None]:
         try:
             for batch_stats, found in results:
                 batch = self._sent.popleft()
@@ -134,7 +134,8 @@ class Pooled(Iterator[Any]):
                     for item in found.get(index, self._absent):
                         # A read file travels as (bytes, text, ahead): the parent has its
                         # entry.
-                        yield ReadFile(entry, *item) if item.__class__ is tuple else item
+                        yield ReadFile(entry, *item) if item.__class__ is tuple \
+                            and isinstance(entry, InputFile) else item
                 stats.add(batch_stats)
         finally:
             self._end()

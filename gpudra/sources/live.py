@@ -301,8 +301,8 @@ class _Owners:
     """Who owns what, with running-pod counts and GPU holders, kept as small indexes."""
 
     table: WorkloadTable
-    running: Counter = field(default_factory=Counter)              # owner key -> pods
-    bridged: Counter = field(default_factory=Counter)              # owner key -> bridge pods
+    running: Counter[OwnerKey] = field(default_factory=Counter)    # owner key -> pods
+    bridged: Counter[OwnerKey] = field(default_factory=Counter)    # owner key -> bridge pods
     nodes: dict[OwnerKey, set[str]] = field(default_factory=lambda: defaultdict(set))
     holders: dict[str, list[str]] = field(default_factory=lambda: defaultdict(list))
     children: dict[OwnerKey, list[OwnerKey]] = field(default_factory=lambda: defaultdict(list))

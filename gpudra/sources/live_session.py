@@ -11,13 +11,15 @@ from __future__ import annotations
 import contextlib
 from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 from gpudra.results.model import ClusterRead, InputError, NotRead
 from gpudra.k8s.objects import SourceObject
 
 if TYPE_CHECKING:
     from gpudra.cluster import Cluster, ClusterOptions
+    from gpudra.cluster.listing import ProgressHook
+    from gpudra.sources import Item
     from gpudra.k8s.workloads import WorkloadTable
 
 
@@ -40,7 +42,7 @@ class ClusterSession:
     read: ClusterRead
 
     def objects(self, table: WorkloadTable, *, command: str,
-                on_page: Callable[[Any], None] | None = None,
+                on_page: ProgressHook | None = None,
                 keep: Callable[[SourceObject], bool] = lambda obj: True,
                 unread_is_error: bool = True) -> ObjectsRead:
         """The cluster source's objects for `command` that `keep` keeps, sorted from its input
@@ -55,7 +57,7 @@ class ClusterSession:
         return ObjectsRead(kept, tuple(errors), source.stats.objects, tuple(notes_unread))
 
 
-def triage(items: Iterable[Any], errors: list[InputError],
+def triage(items: Iterable[Item], errors: list[InputError],
            keep: Callable[[SourceObject], bool] = lambda obj: True,
            unread_is_error: bool = True, notes_unread: list[NotRead] | None = None
            ) -> Iterator[SourceObject]:

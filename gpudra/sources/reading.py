@@ -13,13 +13,15 @@ from __future__ import annotations
 import functools
 import json
 import re
-from collections.abc import Callable, Iterable, Iterator
+from collections.abc import Callable, Generator, Iterable, Iterator
 from dataclasses import dataclass
 from typing import Any, Generic, TypeVar
 
 from gpudra.errors import UnreadableInputError
 from gpudra.k8s.objects import (
+    LineIndex,
     ManifestObject,
+    PathT,
     TemplateText,
     is_list,
     list_members,
@@ -94,7 +96,7 @@ class ReadFile:
 def read_entries(entries: Iterable[InputFile | InputError], *, stats: ScanStats,
                  stdin: Callable[[], bytes] | None = None,
                  on_file: Callable[[str], None] | None = None
-                 ) -> Iterator[ReadFile | InputError]:
+                 ) -> Generator[ReadFile | InputError, None, None]:
     """Every input file, read once: the one reading every command shares, so audit and convert
     agree on what was scanned and on what could not be read. A file counts as scanned once its
     bytes are read, whatever comes next; it is decoded only when it holds a needle
@@ -222,7 +224,11 @@ def _parse_json(chunk: Chunk, *, lines: bool = True) -> ParsedDocument:
     only the fallback for the rare .json file that is not JSON but is YAML (unquoted keys,
     comments), as kubectl reads those too."""
     try:
-        data, index = load_json(chunk.text) if lines else (json.loads(chunk.text), {})
+        index: LineIndex = {}  # lines=False: no line index
+        if lines:
+            data, index = load_json(chunk.text)
+        else:
+            data = json.loads(chunk.text)
     except (ValueError, RecursionError) as exc:
         try:
             return parse_chunk(chunk, lines=lines)
@@ -267,20 +273,21 @@ def objects_of(parsed: ParsedDocument, label: str) -> Iterator[ManifestObject]:
     data = parsed.data
     chunk = parsed.chunk
     template = chunk.helm_source
-    members = None
+    members: Iterator[tuple[Any, PathT]] | None = None
     if isinstance(data, list):
-        data, members = {"items": data}, list_members(data)
+        members = list_members(data)
+        data = {"items": data}
     elif is_list(data):
         members = list_members(data["items"], ("items",))
-    elif template_objects(data) is not None:
-        members = ((item, ("objects", i)) for i, item in enumerate(template_objects(data))
+    elif (objects := template_objects(data)) is not None:
+        members = ((item, ("objects", i)) for i, item in enumerate(objects)
                    if isinstance(item, dict))
     if not isinstance(data, dict):
         return
     yield ManifestObject(data, label, chunk.first_line, parsed.lines, chunk.text, (), template,
                          listing=members is not None)
     for item, base in members or ():
-        line = parsed.lines.get(base, chunk.first_line)
+        line = parsed.lines.get(base) or chunk.first_line  # lines are 1-based: never 0
         yield ManifestObject(item, label, line, parsed.lines, chunk.text, base, template,
                              in_list=True)
 

@@ -24,14 +24,14 @@ from __future__ import annotations
 import gc
 import re
 from collections.abc import Iterable, Iterator, Mapping
-from typing import Annotated, Any
+from typing import Annotated, Any, TypeVar
 
 import msgspec
 import orjson
 
 from gpudra.k8s.devices import MAX_NODE_DEVICES
 from gpudra.results.model import InputError
-from gpudra.k8s.objects import SourceObject, as_mapping, format_path
+from gpudra.k8s.objects import PathT, SourceObject, as_mapping, format_path
 from gpudra.k8s.quantity import parse_quantity
 from gpudra.k8s.workloads import WorkloadTable
 
@@ -48,6 +48,9 @@ class _Struct(msgspec.Struct, omit_defaults=True, gc=False):
     Untracked by the cyclic collector: decoded from acyclic data and dropped at once, they
     cannot be in a cycle, and tracking them made a ResourceSlice of 8 devices take 52 us
     instead of 30."""
+
+
+_Shape = TypeVar("_Shape", bound=_Struct)
 
 
 # --- shared ---------------------------------------------------------------------------------
@@ -691,7 +694,7 @@ def _count(value: Any) -> Any:
     return value if isinstance(value, int) and not isinstance(value, bool) else None
 
 
-def _decoded(value: Any, declared: type[_Struct], where: tuple = ()) -> str | None:
+def _decoded(value: Any, declared: type[_Struct], where: PathT = ()) -> str | None:
     """Why `value` (found at `where` in its object) does not decode as `declared`."""
     try:
         _convert(value, declared)
@@ -700,7 +703,7 @@ def _decoded(value: Any, declared: type[_Struct], where: tuple = ()) -> str | No
     return None
 
 
-def _convert(value: Any, declared: type[_Struct]) -> Any:
+def _convert(value: Any, declared: type[_Shape]) -> _Shape:
     """msgspec.convert with the cyclic collector paused. A decoding is acyclic and dropped
     (or kept a moment) by its caller, but its lists and dicts are tracked: across 100,000
     pods they set off collections that walk every long-lived object of the run, a tenth of

@@ -10,8 +10,18 @@ from __future__ import annotations
 
 import os
 from collections.abc import Callable, Iterator
+from typing import TYPE_CHECKING, Any, Literal
 
 from gpudra.sources.documents import Chunk, ParsedDocument, ParseError, parse_chunk
+
+if TYPE_CHECKING:
+    from multiprocessing.context import BaseContext
+
+    from gpudra.k8s.objects import LineIndex
+
+# A chunk's parse as a worker sends it back: (True, data, lines), or its ParseError as
+# (False, message, line, not_an_object) (the exception itself does not survive pickling).
+_Outcome = tuple[Literal[True], Any, "LineIndex"] | tuple[Literal[False], str, int | None, bool]
 
 CHUNK_BATCH = 100  # documents of one big file per message
 
@@ -36,7 +46,7 @@ def pool_allowed() -> bool:
     return not multiprocessing.current_process().daemon
 
 
-def context():  # noqa: ANN202 - a multiprocessing context
+def context() -> BaseContext:
     """The start method of every pool: fork where there is one (the workers inherit what the
     parent imported)."""
     import multiprocessing  # here: a run that starts no worker never pays for its import
@@ -53,34 +63,33 @@ def parse_ahead(chunks: list[Chunk], *, lines: bool = True,
         return parse_chunk
     batches = [chunks[i:i + CHUNK_BATCH] for i in range(0, len(chunks), CHUNK_BATCH)]
     results = _parsed_in_order(batches, lines, workers)
-    done: dict[int, tuple] = {}
+    done: dict[int, _Outcome] = {}
 
     def parse(chunk: Chunk) -> ParsedDocument:
         while chunk.first_line not in done:
-            first_line, result = next(results)
-            done[first_line] = result
-        ok, *result = done.pop(chunk.first_line)
-        if not ok:
-            raise ParseError(*result)
-        data, lines_of = result
-        return ParsedDocument(data, lines_of, chunk)
+            first_line, outcome = next(results)
+            done[first_line] = outcome
+        result = done.pop(chunk.first_line)
+        if result[0] is False:
+            raise ParseError(result[1], result[2], result[3])
+        return ParsedDocument(result[1], result[2], chunk)
 
     return parse
 
 
 def _parsed_in_order(batches: list[list[Chunk]], lines: bool,
-                     workers: int) -> Iterator[tuple[int, tuple]]:
+                     workers: int) -> Iterator[tuple[int, _Outcome]]:
     with context().Pool(min(workers, len(batches))) as pool:
         for parsed in pool.imap(_parse_batch, ((batch, lines) for batch in batches)):
             yield from parsed
 
 
-def _parse_batch(task: tuple[list[Chunk], bool]) -> list[tuple[int, tuple]]:
+def _parse_batch(task: tuple[list[Chunk], bool]) -> list[tuple[int, _Outcome]]:
     """In a worker: each chunk's (True, data, lines), without the chunk's text, which the
     parent has; or its ParseError as (False, message, line, not_an_object) (the exception
     itself does not survive pickling)."""
     batch, lines = task
-    out: list[tuple[int, tuple]] = []
+    out: list[tuple[int, _Outcome]] = []
     for chunk in batch:
         try:
             parsed = parse_chunk(chunk, lines=lines)

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from gpudra.guard.policy import MIGRATED_LABEL, MIGRATED_VALUE
 from gpudra.guard.reading import (
@@ -21,6 +21,10 @@ from gpudra.k8s.objects import plural
 from gpudra.sources.live import problem_message
 from gpudra.sources.live_reads import GUARD_READS
 from gpudra.sources.shapes import object_label
+
+if TYPE_CHECKING:
+    from gpudra.cluster import Cluster
+    from gpudra.cluster.listing import ProgressHook
 
 MAX_NAMED = 10
 _READERS: dict[str, Callable[[Any], Any]] = {
@@ -36,7 +40,7 @@ class GuardState:
     unread: tuple[str, ...] = ()  # what could not be read or decoded, one line each
 
 
-def read_guard(cluster: Any, on_page: Callable[[Any], None] | None = None) -> GuardState:
+def read_guard(cluster: Cluster, on_page: ProgressHook | None = None) -> GuardState:
     """Namespaces, admission policies and bindings, each through its reader. A type the server
     does not serve (admission policies before 1.30) is simply empty."""
     found: dict[str, list[Any]] = {name: [] for name in _READERS}

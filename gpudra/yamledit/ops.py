@@ -11,13 +11,13 @@ from __future__ import annotations
 import json
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, TypeVar
 
 import yaml
 
 from gpudra.yamledit.render import block_entry, block_sequence, flow, scalar
 from gpudra.yamledit.textedit import LayoutError, Style, TextDocument
-from gpudra.yamledit.yaml_nodes import NodeDocument, PathT
+from gpudra.yamledit.yaml_nodes import Located, NodeDocument, PathT
 
 
 @dataclass(frozen=True, slots=True)
@@ -143,7 +143,7 @@ def _copy(value: Any) -> Any:
     return value
 
 
-def _deletion_order(path: PathT) -> tuple:
+def _deletion_order(path: PathT) -> tuple[tuple[int, int | str], ...]:
     # Higher list indexes first, so deleting item 2 cannot shift item 3's index.
     return tuple((0, -p) if isinstance(p, int) else (1, p) for p in path)
 
@@ -254,14 +254,16 @@ def _apply_block(editor: TextDocument, doc: NodeDocument, op: Op, style: Style,
     if isinstance(op, Delete):
         located = _require(doc, op.path)
         if isinstance(located.parent, yaml.MappingNode):
-            editor.remove_entry(located.parent, located.key)
+            editor.remove_entry(located.parent, _key(located, op.path))
         else:
-            editor.remove_item(located.parent, located.value)
+            editor.remove_item(_node(located.parent, yaml.SequenceNode, op.path[:-1]),
+                               located.value)
     elif isinstance(op, Append):
-        node = _require(doc, op.mapping).value
-        editor.append_block(node, commented(block_entry(op.key, op.value, style)), style)
+        mapping = _node(_require(doc, op.mapping).value, yaml.MappingNode, op.mapping)
+        editor.append_block(mapping, commented(block_entry(op.key, op.value, style)), style)
     elif isinstance(op, InsertBefore):
-        key = _require(doc, op.mapping + (op.before,)).key
+        before = op.mapping + (op.before,)
+        key = _key(_require(doc, before), before)
         editor.insert_before_key(key, commented(block_entry(op.key, op.value, style)), style)
     elif isinstance(op, Extend):
         node = _require(doc, op.sequence).value
@@ -282,15 +284,33 @@ def _apply_block(editor: TextDocument, doc: NodeDocument, op: Op, style: Style,
         pairs = [(k, v) for k, v in node.value if k.value in op.keys]
         editor.move_under(pairs, f"{scalar(op.key)}:", style)
     elif isinstance(op, Unwrap):
-        located = _require(doc, op.mapping + (op.key,))
-        editor.lift_out(located.key, located.value, style)
+        wrapper = op.mapping + (op.key,)
+        located = _require(doc, wrapper)
+        editor.lift_out(_key(located, wrapper), located.value, style)
 
 
-def _require(doc: NodeDocument, path: PathT):
+def _require(doc: NodeDocument, path: PathT) -> Located:
     located = doc.at(path)
     if located is None:
         raise LayoutError(f"nothing at {path}")
     return located
+
+
+# An operation's path comes from the document it edits, so what is there has the shape the
+# operation needs; these say so to the checker, and fail as any other layout problem if not.
+_NodeT = TypeVar("_NodeT", bound=yaml.Node)
+
+
+def _node(node: yaml.Node | None, kind: type[_NodeT], path: PathT) -> _NodeT:
+    if not isinstance(node, kind):
+        raise LayoutError(f"no {kind.__name__} at {path}")
+    return node
+
+
+def _key(located: Located, path: PathT) -> yaml.Node:
+    if located.key is None:
+        raise LayoutError(f"no mapping key at {path}")
+    return located.key
 
 
 def _regenerate_scalar(text: str, path: PathT, node: yaml.Node, ops: Sequence[Op],
@@ -324,8 +344,9 @@ def _regenerate(text: str, doc: NodeDocument, path: PathT, node: yaml.Node,
     if not _touched(path, ops):
         return text[node.start_mark.index:node.end_mark.index]
     deleted = {op.path for op in ops if isinstance(op, Delete)}
-    render_key = json.dumps if as_json else scalar
-    render_value = (lambda v: json.dumps(v, ensure_ascii=False)) if as_json else flow
+    render_key: Callable[[Any], str] = json.dumps if as_json else scalar
+    render_value: Callable[[Any], str] = (lambda v: json.dumps(v, ensure_ascii=False)) \
+        if as_json else flow
     if isinstance(node, yaml.MappingNode):
         originals = [(key, value, path + (key.value,)) for key, value in node.value]
     elif isinstance(node, yaml.SequenceNode):

@@ -68,7 +68,7 @@ def _plain_ok(text: str, in_flow: bool) -> bool:
 def _reads_back(text: str) -> bool:
     # Pure function of its argument: memoised, since keys and names repeat across documents.
     try:
-        return yaml.load(f"k: {text}", Loader=_LOADER) == {"k": text}
+        return bool(yaml.load(f"k: {text}", Loader=_LOADER) == {"k": text})
     except yaml.YAMLError:
         return False
 

@@ -105,7 +105,8 @@ class TextDocument:
             return
         self.replace(self.line_start(key.start_mark.index), self.last_content_end(value), "")
 
-    def _remove_dash_entry(self, pairs, index: int, key: yaml.Node, value: yaml.Node) -> None:
+    def _remove_dash_entry(self, pairs: list[tuple[yaml.Node, yaml.Node]], index: int,
+                           key: yaml.Node, value: yaml.Node) -> None:
         """Remove the first entry of a sequence item's mapping, the one on the dash line
         (`- env: ...`): what follows it moves up onto the dash line (`- name: x`, or a comment
         line `- # ...`), at the column the removed key had, so the item keeps its indentation.
@@ -137,8 +138,8 @@ class TextDocument:
             raise LayoutError("unusual sequence layout")
         self.replace(self.line_start(dash), self.last_content_end(item), "")
 
-    def _remove_flow_item(self, pairs, index: int, first: yaml.Node, last: yaml.Node,
-                          container: yaml.Node) -> None:
+    def _remove_flow_item(self, pairs: list[tuple[yaml.Node, yaml.Node]], index: int,
+                          first: yaml.Node, last: yaml.Node, container: yaml.Node) -> None:
         if len(pairs) == 1:
             open_end = container.start_mark.index + 1
             close = container.end_mark.index - 1

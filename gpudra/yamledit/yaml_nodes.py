@@ -19,9 +19,9 @@ from gpudra.sources.documents import (
     parse_error,
     safe_load,
 )
+from gpudra.k8s.objects import PathT as PathT  # keys and list indexes; re-exported for ops
 from gpudra.sources.documents import FastLoader as _Loader
 
-PathT = tuple
 
 
 @dataclass(frozen=True, slots=True)

@@ -37,6 +37,7 @@ from gpudra.preflight.cluster.snapshot import (
     DEPLOYMENTS,
     KUEUE_CONFIG,
     ClusterSnapshot,
+    Listing,
     unreadable,
 )
 from gpudra.preflight.runtime import Version, image_version
@@ -122,7 +123,7 @@ def _gpu_class_mappings(config: Mapping[str, Any] | None) -> set[str]:
             if GPU_CLASS in [str(c) for c in as_list(m.get("deviceClassNames"))]}
 
 
-def _without_configuration(config_listing: Any, gpu_queues: list[str]) -> CheckResult:
+def _without_configuration(config_listing: Listing, gpu_queues: list[str]) -> CheckResult:
     """GPU quota, and no Kueue Configuration: there is none (Kueue's defaults map no
     DeviceClass), or it could not be read."""
     if config_listing.items == ():

@@ -126,12 +126,13 @@ def runtime_from_files(host: Host) -> RuntimeIdentity | None:
                 info = read_go_build_info(host.local_path(binary))
             except (OSError, HostReadError):
                 info = None
-            found = next((v for m in MODULES[name] if info and (v := info.version_of(m))), None)
-            version = parse_version(found) if found else None
-            if version is not None:
-                module = next(m for m in MODULES[name] if info.version_of(m) == found)
+            found = next(((m, v) for m in MODULES[name]
+                          if info is not None and (v := info.version_of(m))), None)
+            version = parse_version(found[1]) if found else None
+            if found is not None and version is not None:
+                module, found_version = found
                 return RuntimeIdentity(name, version, f"the Go build information of {binary} "
-                                       f"({module} {found})", found)
+                                       f"({module} {found_version})", found_version)
             unversioned = unversioned or (name, binary)
         package = find_installed(host, PACKAGES[name])
         if package is not None:
