@@ -13,7 +13,7 @@ true`).
 
 from __future__ import annotations
 
-from gpudra.k8s.gpu_use import PodSpecUse
+from gpudra.k8s.gpu_use import ContainerUse, PodSpecUse
 
 POD_CLAIM = "gpu-admin"
 REQUEST = "admin-gpus"
@@ -21,6 +21,6 @@ NAMESPACE_LABEL = 'resource.kubernetes.io/admin-access: "true"'
 KINDS = frozenset({"DaemonSet"})
 
 
-def monitors(pod: PodSpecUse) -> list:
+def monitors(pod: PodSpecUse) -> list[ContainerUse]:
     """The containers of `pod` that see GPUs they do not request (ContainerUse records)."""
     return [c for c in pod.containers if c.sees_unrequested_gpus]

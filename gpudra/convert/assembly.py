@@ -12,6 +12,7 @@ import json
 import os
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 import yaml
 
@@ -30,7 +31,7 @@ from gpudra.yamledit.render import document
 from gpudra.yamledit.textedit import LayoutError, Style, detect_style
 
 # New objects per directory for --claims-file, each with the style of the file it came from.
-ClaimsByDir = dict[Path, list[tuple[dict, Style]]]
+ClaimsByDir = dict[Path, list[tuple[dict[str, Any], Style]]]
 
 
 @dataclass(frozen=True)
@@ -90,7 +91,7 @@ def _blocked(result: WorkloadResult, reason: str) -> WorkloadResult:
 
 
 
-def render_objects(objects: list[dict], style: Style) -> str:
+def render_objects(objects: list[dict[str, Any]], style: Style) -> str:
     nl = style.newline
     out = ""
     for obj in objects:
@@ -138,7 +139,7 @@ def file_change(entry: InputFile, old: bytes, new: bytes, spool: Spool | None) -
     return FileChange(entry.label, path, spool.keep(old), spool.keep(new))
 
 
-def claims_objects(f: File) -> list[tuple[dict, Style]]:
+def claims_objects(f: File) -> list[tuple[dict[str, Any], Style]]:
     """The new objects of `f` that go to its directory's --claims-file (edited files only:
     a document whose edit failed keeps none), each with its document's style."""
     if f.entry.path is None:

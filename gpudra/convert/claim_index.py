@@ -11,7 +11,7 @@ from gpudra.convert.openshift import objects_of
 from gpudra.convert.reading import Doc, File
 from gpudra.yamledit.ops import apply_to_data
 
-ClaimKey = tuple  # (kind, namespace or "default", name)
+ClaimKey = tuple[object, object, object]  # (kind, namespace or "default", name) as written
 
 
 class ClaimIndex:

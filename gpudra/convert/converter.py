@@ -42,6 +42,10 @@ from gpudra.yamledit.yaml_nodes import NodeDocument
 from gpudra.yamledit.textedit import Style
 
 if TYPE_CHECKING:
+    from gpudra.convert.overlay_records import Origin
+    from gpudra.k8s.objects import PathT
+
+if TYPE_CHECKING:
     from gpudra.kustomize.build import Build
     from gpudra.kustomize.tree import Tree
 
@@ -123,7 +127,7 @@ def _converted(paths: list[str], listing: Listing, first_stats: ScanStats,
         # nothing is written before the passes settle.
         build = Build(tree, file_objects)
         build.run()
-    vetoes: dict[tuple, str] = {}
+    vetoes: dict[Origin, str] = {}
     reserved: tuple[tuple[str | None, str], ...] = ()
     started: Listing | None = listing  # the first pass's reading, begun while listing
     while True:  # each pass that plans again adds vetoes, of which there are finitely many
@@ -173,7 +177,7 @@ class _Pass:
     """One planning pass over the inputs, each file planned and edited as it is read."""
 
     def __init__(self, options: ConvertOptions, table: WorkloadTable, claims_file: str | None,
-                 tree: Tree | None, build: Build | None, vetoes: dict[tuple, str],
+                 tree: Tree | None, build: Build | None, vetoes: dict[Origin, str],
                  reserved: Iterable[tuple[str | None, str]], *, spooled: bool = True,
                  stats: ScanStats | None = None, keep_inputs: bool = True) -> None:
         self.planner = Planner(options, table)
@@ -194,7 +198,7 @@ class _Pass:
         self.late = False  # an existing name was handed out before its object was read
         self.staying: set[str | None] = set()
         self.slots: list[_Slot] = []
-        self.for_claims: list[tuple[int, Path, list[tuple[dict, Style]]]] = []
+        self.for_claims: list[tuple[int, Path, list[tuple[dict[str, Any], Style]]]] = []
         self.errors: list[InputError] = []
         self.inputs: list[InputFile] = []  # with keep_inputs=False only stdin's
         self.keep_inputs = keep_inputs
@@ -345,7 +349,7 @@ class _Pass:
             self.slots[i] = self._edited(f, slot.position)
             self._release(f, slot.position)
         changes = [s.change for s in self.slots if s.change is not None] + self.json_claims
-        per_dir: dict[Path, list[tuple[dict, Style]]] = {}
+        per_dir: dict[Path, list[tuple[dict[str, Any], Style]]] = {}
         for _, directory, objects in sorted(self.for_claims, key=lambda c: c[0]):
             per_dir.setdefault(directory, []).extend(objects)
         changes += claims_files(per_dir, self.claims_file, {c.label for c in changes},
@@ -436,14 +440,14 @@ def _ahead(options: ConvertOptions, table: WorkloadTable,
 # --- planning -------------------------------------------------------------------------------
 
 def _vetoed(plan_one: Callable[..., ObjectPlan], f: File, index: int,
-            vetoes: dict[tuple, str], report: bool = True) -> Callable[..., ObjectPlan]:
+            vetoes: dict[Origin, str], report: bool = True) -> Callable[..., ObjectPlan]:
     """`plan_one`, except for objects an overlay patch vetoed: those are blocked (reported
     by the first pass only)."""
     if not vetoes or f.entry.path is None:
         return plan_one
     file = os.path.normpath(f.entry.path)
 
-    def plan(label: str, data: Any, base: tuple, nodes: NodeDocument) -> ObjectPlan:
+    def plan(label: str, data: Any, base: PathT, nodes: NodeDocument) -> ObjectPlan:
         reason = vetoes.get((file, index, base))
         if reason is None:
             return plan_one(label, data, base, nodes)
@@ -457,7 +461,7 @@ def _plan_document(f: File, doc: Doc, plan_one: Callable[..., ObjectPlan]) -> No
     """Apply one planning pass (`Planner.plan` or a quota pass) to every object of `doc`."""
     if doc.nodes is None:
         return
-    new_objects: list[dict] = []
+    new_objects: list[dict[str, Any]] = []
     for data, base in objects_of(doc.nodes.data):
         plan = plan_one(f.entry.label, data, base, doc.nodes)
         if plan.result is not None:

@@ -12,7 +12,7 @@ from gpudra.convert.records import ConvertRequest, WorkloadResult
 from gpudra.convert.writer import write_under
 from gpudra.errors import UsageError
 from gpudra.results.model import ClusterRead, InputError
-from gpudra.k8s.objects import dig
+from gpudra.k8s.objects import ClusterObject, PathT, dig
 from gpudra.k8s.workloads import WorkloadTable
 
 
@@ -28,7 +28,7 @@ def _export_dir(request: ConvertRequest) -> Path:
     return out
 
 
-def _exported_pod_specs(item: Any, table: WorkloadTable) -> list | None:
+def _exported_pod_specs(item: ClusterObject, table: WorkloadTable) -> list[PathT] | None:
     """The pod spec paths of a live object to export (its GPU use, cleaned), or None when it
     is not exported: no GPU use or GPU quota, or a claim its pod's template generated."""
     from gpudra.k8s.gpu_use import quota_keys, read_object

@@ -29,7 +29,7 @@ from gpudra.yamledit.ops import Extend, Op
 SUFFIX = "-gpu-claims.json"
 
 
-def into_items(data: Any, new_objects: list[dict]) -> list[Op]:
+def into_items(data: Any, new_objects: list[dict[str, Any]]) -> list[Op]:
     """Operations that add `new_objects` to a JSON List's items (or a top-level array); []
     for a single object, whose new objects go to its claims file."""
     if not new_objects:

@@ -8,7 +8,7 @@ as editable here.
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from typing import Any
 
 from gpudra.convert.planner import ConvertOptions, Planner
@@ -28,7 +28,8 @@ class _Anything(NodeDocument):
 
 
 def in_memory_converter(options: ConvertOptions, table: WorkloadTable | None = None,
-                        existing: Iterable[Mapping[str, Any]] = (), *, live: bool = False):
+                        existing: Iterable[Mapping[str, Any]] = (), *, live: bool = False
+                        ) -> Callable[[Mapping[str, Any]], Sequence[Mapping[str, Any]] | None]:
     """A plan ConvertHook: an object still on the device plugin -> the objects convert would
     write for it (the rewritten workload first, then its claims and templates); None for
     objects convert would not rewrite (already on DRA, blocked, not a workload). `existing`

@@ -56,7 +56,7 @@ def service_label(data: Mapping[str, Any], path: PathT) -> str:
     return f"NIMPipeline service {name or path[-2]!r}"
 
 
-def add_dra_resources(spec: Mapping[str, Any], at: PathT, entries: list[dict]) -> Op:
+def add_dra_resources(spec: Mapping[str, Any], at: PathT, entries: list[dict[str, Any]]) -> Op:
     """`draResources` right after `resources` (where a reader looks for the GPUs), else last."""
     keys = [str(k) for k in spec]
     following = keys[keys.index("resources") + 1:] if "resources" in keys else []
@@ -65,5 +65,5 @@ def add_dra_resources(spec: Mapping[str, Any], at: PathT, entries: list[dict]) -
     return Append(at, DRA_FIELD, entries)
 
 
-def dra_entry(object_name: str, shared: bool) -> dict:
+def dra_entry(object_name: str, shared: bool) -> dict[str, Any]:
     return {"resourceClaimName" if shared else "resourceClaimTemplateName": object_name}

@@ -14,13 +14,13 @@ from collections.abc import Mapping
 from typing import Any
 
 from gpudra.kustomize.resource_files import objects_in
-from gpudra.k8s.objects import template_objects
+from gpudra.k8s.objects import PathT, template_objects
 from gpudra.yamledit.ops import Extend, Op
 
 OBJECTS = "objects"
 
 
-def objects_of(data: Any) -> list[tuple[Mapping[str, Any], tuple]]:
+def objects_of(data: Any) -> list[tuple[Mapping[str, Any], PathT]]:
     """The objects convert plans in a document: a Template's objects, a List's items, or the
     document itself."""
     objects = template_objects(data)
@@ -29,7 +29,7 @@ def objects_of(data: Any) -> list[tuple[Mapping[str, Any], tuple]]:
     return objects_in(data)
 
 
-def into_objects(data: Any, new_objects: list[dict]) -> list[Op]:
+def into_objects(data: Any, new_objects: list[dict[str, Any]]) -> list[Op]:
     """Operations that add `new_objects` to a Template's `objects:`; [] for other documents
     (their new objects become documents of their own)."""
     if not new_objects or template_objects(data) is None:

@@ -10,9 +10,15 @@ from typing import Any, Protocol
 
 from gpudra.convert.records import ContainerClaim, WorkloadResult
 from gpudra.kustomize.build import Resource
+from gpudra.k8s.objects import PathT
 from gpudra.kustomize.patches import Patch
 
-Origin = tuple[str, int, tuple]
+Origin = tuple[str, int, PathT]
+PatchKey = tuple[str, str, int]  # (kustomization, patch field, index): one entry of a patch list
+ClaimTarget = tuple[str, str, str | None]  # (claim kind, claim name, namespace) a count goes to
+# (claim kind, workload group, workload kind, fieldSpec path): gpudra.kustomize.names'
+# reference_specs without the referenced name
+ReferenceSpec = tuple[str, str, str, str]
 DRA_GROUP = "resource.k8s.io"
 
 
@@ -67,7 +73,7 @@ class Binding:
 @dataclass
 class PatchWork:
     patch: Patch
-    deletes: dict[int, list[tuple]] = field(default_factory=dict)   # doc index -> paths
+    deletes: dict[int, list[PathT]] = field(default_factory=dict)   # doc index -> paths
     results: list[WorkloadResult] = field(default_factory=list)
     targets: list[Resource] = field(default_factory=list)           # workloads it follows
 

@@ -12,10 +12,13 @@ from typing import Any
 from gpudra.convert.overlay_records import (
     DRA_GROUP,
     Binding,
+    ClaimTarget,
     ConvertedTree,
     FileEdit,
     OverlayPlan,
+    PatchKey,
     PatchWork,
+    ReferenceSpec,
     add_edit,
     current_text,
     patch_result,
@@ -27,7 +30,7 @@ from gpudra.kustomize.kfile import KustomizationEdit, edit_kustomization
 from gpudra.kustomize.names import NAME_REFERENCES, ReferenceConfigs, reference_specs
 from gpudra.kustomize.patches import pointer
 from gpudra.kustomize.tree import Kustomization
-from gpudra.k8s.objects import dig
+from gpudra.k8s.objects import PathT, dig
 from gpudra.sources.documents import split_documents
 from gpudra.k8s.workloads import WorkloadTable
 from gpudra.yamledit.ops import Delete, apply_to_data, apply_to_text
@@ -35,10 +38,10 @@ from gpudra.yamledit.textedit import LayoutError, detect_style
 from gpudra.yamledit.yaml_nodes import compose, load
 
 
-def write_plan(plan: OverlayPlan, view: ConvertedTree, work: dict[tuple, PatchWork],
-           counts: dict[str, dict[tuple, list[tuple[Binding, int]]]]) -> None:
+def write_plan(plan: OverlayPlan, view: ConvertedTree, work: dict[PatchKey, PatchWork],
+           counts: dict[str, dict[ClaimTarget, list[tuple[Binding, int]]]]) -> None:
     k_edits: dict[str, KustomizationEdit] = {}
-    file_docs: dict[str, tuple[bool, dict[int, list[tuple]]]] = {}
+    file_docs: dict[str, tuple[bool, dict[int, list[PathT]]]] = {}
     for pw in work.values():
         if not pw.deletes:
             continue
@@ -98,7 +101,7 @@ def _merge(edits: dict[str, KustomizationEdit], kfile: str, more: KustomizationE
                                      old.add_configurations + more.add_configurations)
 
 
-def _edit_text(text: str, deletes: dict[int, list[tuple]], json6902: bool) -> str:
+def _edit_text(text: str, deletes: dict[int, list[PathT]], json6902: bool) -> str:
     """The patch text with `deletes` applied to its documents, verified by re-reading."""
     chunks = split_documents(text)
     by_index = {}
@@ -116,7 +119,7 @@ def _edit_text(text: str, deletes: dict[int, list[tuple]], json6902: bool) -> st
     return "".join(parts)
 
 
-def _edit_chunk(text: str, paths: list[tuple], json6902: bool) -> str:
+def _edit_chunk(text: str, paths: list[PathT], json6902: bool) -> str:
     nodes = compose(text)
     ops = [Delete(p) for p in dict.fromkeys(paths)]
     if not json6902:
@@ -165,7 +168,7 @@ def name_references(plan: OverlayPlan, build: Build, view: ConvertedTree,
                      table: WorkloadTable) -> None:
     """`configurations:` for kustomizations whose namePrefix/nameSuffix would leave a
     workload's claim reference pointing at the old name."""
-    needed: dict[str, dict[tuple, None]] = {}
+    needed: dict[str, dict[ReferenceSpec, None]] = {}
     configs = ReferenceConfigs(build.tree)
     for directory, k in build.tree.kustomizations.items():
         if not (k.name_prefix or k.name_suffix) or k.is_component:
@@ -195,11 +198,11 @@ def name_references(plan: OverlayPlan, build: Build, view: ConvertedTree,
 
 
 def _write_references(plan: OverlayPlan, view: ConvertedTree, k: Kustomization,
-                      specs: list[tuple]) -> None:
+                      specs: list[ReferenceSpec]) -> None:
     kfile = k.file
     directory = os.path.dirname(kfile)
     target = os.path.join(directory, NAME_REFERENCES)
-    by_kind: dict[str, list[tuple]] = {}
+    by_kind: dict[str, list[tuple[str, str, str]]] = {}  # (group, workload kind, path)
     for kind, group, workload_kind, path in specs:
         by_kind.setdefault(kind, []).append((group, workload_kind, path))
     lines = ["# kustomize does not rename DRA claim references by itself (kustomize v5.5.0);",

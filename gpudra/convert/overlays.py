@@ -30,9 +30,11 @@ from gpudra.convert.overlay_records import (
     DRA_GROUP,
     Binding,
     Blocked,
+    ClaimTarget,
     ConvertedTree,
     ObjectState,
     OverlayPlan,
+    PatchKey,
     PatchWork,
     patch_result,
     uses_claims,
@@ -61,9 +63,9 @@ _MERGE_KEYED = frozenset({("", "Pod"), ("", "PodTemplate"), ("", "ReplicationCon
 def plan_overlays(build: Build, view: ConvertedTree, table: WorkloadTable) -> OverlayPlan:
     """What the overlays of `build` (a build that has run) need for this planning pass."""
     plan = OverlayPlan()
-    work: dict[tuple, PatchWork] = {}
-    counts: dict[str, dict[tuple, list[tuple[Binding, int]]]] = {}  # kustomization -> target
-    names_seen: dict[tuple, set[str]] = {}
+    work: dict[PatchKey, PatchWork] = {}
+    counts: dict[str, dict[ClaimTarget, list[tuple[Binding, int]]]] = {}  # kustomization ->
+    names_seen: dict[tuple[str, str, int, int], set[str]] = {}  # a patch document's claim names
     for app in build.applications:
         key = (app.patch.kustomization, app.patch.field, app.patch.index)
         pw = work.setdefault(key, PatchWork(app.patch))
@@ -99,7 +101,9 @@ def plan_overlays(build: Build, view: ConvertedTree, table: WorkloadTable) -> Ov
 # --- one patch applied in one place ---------------------------------------------------------
 
 def _application(app: Application, view: ConvertedTree, table: WorkloadTable,
-                 plan: OverlayPlan, pw: PatchWork, counts: dict, names_seen: dict) -> None:
+                 plan: OverlayPlan, pw: PatchWork,
+                 counts: dict[str, dict[ClaimTarget, list[tuple[Binding, int]]]],
+                 names_seen: dict[tuple[str, str, int, int], set[str]]) -> None:
     patch = app.patch
     if not app.targets:
         if _mentions_devices(app.doc.data):
@@ -143,7 +147,8 @@ def _application(app: Application, view: ConvertedTree, table: WorkloadTable,
 
 
 def _plan_target(app: Application, target: Resource, state: ObjectState | None,
-                 found: list[Touch], view: ConvertedTree):
+                 found: list[Touch], view: ConvertedTree
+                 ) -> tuple[list[PathT], list[tuple[Binding, int]]] | None:
     """The patch's deletions and the counts its target's claim gets; None: nothing to do."""
     patch = app.patch
     converted = state is not None and (state.converted_now or uses_claims(state.before))
@@ -351,11 +356,11 @@ def _check_pointer(text: str, op: str, state: ObjectState) -> None:
         raise Blocked(f"JSON6902 {op} of {text} would overwrite what convert changes there")
 
 
-def _changes(before: Any, after: Any, path: tuple = ()) -> list[tuple]:
+def _changes(before: Any, after: Any, path: PathT = ()) -> list[PathT]:
     """The deepest paths where `after` differs from `before` (a list that changes length
     counts as changed as a whole)."""
     if isinstance(before, Mapping) and isinstance(after, Mapping):
-        out: list[tuple] = []
+        out: list[PathT] = []
         for key in dict.fromkeys([*before, *after]):
             if key not in before or key not in after:
                 out.append(path + (key,))
@@ -404,7 +409,7 @@ def _veto(plan: OverlayPlan, view: ConvertedTree, target: Resource, reason: str)
 # --- small helpers ---------------------------------------------------------------------------
 
 
-def _claims(container: Mapping[str, Any]) -> list:
+def _claims(container: Mapping[str, Any]) -> list[Any]:
     value = dig(container, "resources", "claims")
     return value if isinstance(value, list) else []
 

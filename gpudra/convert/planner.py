@@ -60,7 +60,7 @@ from gpudra.dra.selectors import min_memory_selector, product_prefix_selector
 from gpudra.dra.sharing import NO_REPLICAS, device_plugin_sharing
 from gpudra.k8s.gpu_use import ObjectUse, quota_path, read_object, read_pod_spec
 from gpudra.k8s.objects import dig, format_path
-from gpudra.k8s.workloads import PodSpecRef, WorkloadTable
+from gpudra.k8s.workloads import ContainerRef, PodSpecRef, WorkloadTable
 from gpudra.yamledit.ops import Append, Delete, Extend, Op, container_of
 from gpudra.yamledit.yaml_nodes import NodeDocument, PathT
 
@@ -254,7 +254,7 @@ class Planner:
         taken = _existing_claim_names(spec.data)
         both = bool(exclusive and shared)
         entries, created = [], []
-        views: dict[PathT, tuple[Any, list[dict]]] = {}
+        views: dict[PathT, tuple[ContainerRef, list[dict[str, Any]]]] = {}  # container claims
         for group, is_shared in ((exclusive, False), (shared, True)):
             if not group:
                 continue
@@ -413,7 +413,8 @@ class Planner:
             selectors.append(product_prefix_selector(self.options.product))
         return selectors
 
-    def _containers(self, base: PathT, views: dict, ops: list[Op], notes: list[str]) -> None:
+    def _containers(self, base: PathT, views: dict[PathT, tuple[ContainerRef, list[dict[str, Any]]]],
+                    ops: list[Op], notes: list[str]) -> None:
         for path, (container, claims) in views.items():
             resources = base + path + ("resources",)
             present = container.data.get("resources")

@@ -14,6 +14,7 @@ from typing import Any
 from gpudra.convert.openshift import objects_of
 from gpudra.convert.records import WorkloadResult
 from gpudra.k8s.devices import DEVICE_NAME_PATTERN
+from gpudra.k8s.objects import PathT
 from gpudra.results.model import InputError
 from gpudra.printable import short_repr
 from gpudra.sources import ScanStats
@@ -33,9 +34,9 @@ class Doc:
     chunk: Chunk
     nodes: NodeDocument | None = None
     ops: list[Op] = field(default_factory=list)
-    new_objects: list[dict] = field(default_factory=list)
+    new_objects: list[dict[str, Any]] = field(default_factory=list)
     results: list[WorkloadResult] = field(default_factory=list)
-    outcomes: dict[tuple, WorkloadResult] = field(default_factory=dict)  # by object path
+    outcomes: dict[PathT, WorkloadResult] = field(default_factory=dict)  # by object path
     loaded: list[WorkloadResult] = field(default_factory=list)  # found while reading it
     existing: Any = None  # the data of a document read but never edited (JSON)
 

@@ -9,7 +9,7 @@ from pathlib import Path
 from typing import Any
 
 from gpudra.dra.versions import TargetVersion
-from gpudra.k8s.objects import as_mapping
+from gpudra.k8s.objects import PathT, as_mapping
 from gpudra.run_context import RunContext
 from gpudra.results.vouches import VouchSet
 from gpudra.results.waivers import WaiverSet
@@ -61,7 +61,7 @@ class ContainerClaim:
     """One DRA request a converted container references: what kustomize overlays (and anyone
     else) need to follow a container to its count."""
 
-    pod_spec: tuple               # path of the pod spec in the object
+    pod_spec: PathT               # path of the pod spec in the object
     container: str                # the container's name (or label)
     pod_claim: str                # the pod's resourceClaims[].name
     kind: str                     # ResourceClaimTemplate | ResourceClaim
@@ -86,7 +86,7 @@ class WorkloadResult:
 @dataclass
 class ObjectPlan:
     ops: list[Op] = field(default_factory=list)
-    new_objects: list[tuple[dict, str | None]] = field(default_factory=list)
+    new_objects: list[tuple[dict[str, Any], str | None]] = field(default_factory=list)
     result: WorkloadResult | None = None
 
 

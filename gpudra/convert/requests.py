@@ -27,6 +27,7 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from dataclasses import dataclass, field, replace
+from typing import Any
 
 from gpudra.convert.naming import free_name
 from gpudra.convert.records import Blocked
@@ -126,7 +127,7 @@ class ClaimRequests:
 
     pod_claim: str                 # the pod's resourceClaims[].name
     shared: bool
-    requests: list[dict] = field(default_factory=list)
+    requests: list[dict[str, Any]] = field(default_factory=list)
     containers: dict[PathT, tuple[ContainerRef, Reference]] = field(default_factory=dict)
 
 

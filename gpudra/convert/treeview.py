@@ -13,8 +13,9 @@ from typing import Any
 
 from gpudra.convert.assembly import FileChange
 from gpudra.convert.claim_index import ClaimKey, after_data, claim_key
-from gpudra.convert.overlays import ObjectState, OverlayPlan
+from gpudra.convert.overlay_records import ObjectState, OverlayPlan, Origin
 from gpudra.convert.reading import Doc, File
+from gpudra.k8s.objects import PathT
 from gpudra.kustomize.build import Build
 from gpudra.kustomize.tree import inside, real_roots
 from gpudra.sources.discovery import InputFile
@@ -36,7 +37,7 @@ class TreeView:
         self._claims = dict(claims)
         self._outside_read = False
 
-    def state(self, origin: tuple) -> ObjectState | None:
+    def state(self, origin: Origin) -> ObjectState | None:
         file, index, base = origin
         f = self._files.get(os.path.normpath(file))
         doc = f.docs[index] if f is not None and index < len(f.docs) else None
@@ -49,7 +50,8 @@ class TreeView:
         outcome = doc.outcomes.get(base)
         strategy = outcome.strategy if outcome is not None else None
         return ObjectState(before, after, strategy in ("rewrite", "quota"),
-                           outcome.reason if strategy == "blocked" else None,
+                           outcome.reason if outcome is not None and strategy == "blocked"
+                           else None,
                            outcome.claims if outcome is not None else ())
 
     def _after_data(self, doc: Doc) -> Any:
@@ -87,7 +89,7 @@ class TreeView:
         return [p for p in sorted(listed) if os.path.normpath(p) not in self._read]
 
 
-def _at(data: Any, base: tuple) -> Any:
+def _at(data: Any, base: PathT) -> Any:
     for part in base:
         data = data[part]
     return data

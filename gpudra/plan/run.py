@@ -14,7 +14,7 @@ import contextlib
 import gc
 from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from gpudra.dra.versions import DEFAULT
 from gpudra.errors import UsageError
@@ -22,14 +22,17 @@ from gpudra.results.model import ClusterRead, ExitCode, FailOn, InputError, Leve
 from gpudra.k8s.objects import SourceObject, as_mapping, plural
 from gpudra.plan.engine import PlanOptions, collector_paused, plan
 from gpudra.plan.inventory import Inventory, InventoryReader
-from gpudra.plan.report import NODE_SAMPLE, PlanReport
+from gpudra.plan.report import NODE_SAMPLE, PlanReport, WorkloadReport
 from gpudra.plan.synthesis import Shares, synthesize
 from gpudra.report.outcomes import OutcomeReport
 from gpudra.results.diagnostic import as_details
 from gpudra.results.outcome import Outcome
 from gpudra.run_context import RunContext
 from gpudra.sources.files import FileSource
-from gpudra.k8s.workloads import POD_NESTING_KEYS
+from gpudra.k8s.workloads import POD_NESTING_KEYS, WorkloadTable
+
+if TYPE_CHECKING:
+    from gpudra.cluster.listing import ProgressHook
 
 _INVENTORY_KINDS = ("ResourceSlice", "Node")
 
@@ -61,7 +64,7 @@ class PlanResult:
         return ExitCode.OK
 
 
-def run_plan(request: PlanRequest, *, on_page: Callable[[Any], None] | None = None) -> PlanResult:
+def run_plan(request: PlanRequest, *, on_page: ProgressHook | None = None) -> PlanResult:
     """Raises UsageError for bad options, gpudra.cluster.ClusterError when a cluster it needs
     cannot be read."""
     from gpudra.convert.memory import in_memory_converter
@@ -197,7 +200,7 @@ def _inventory_from(objects: Iterable[Any], source: str, shares: Shares | None) 
     return slices.merged(predicted) if slices.devices else predicted
 
 
-def _cluster_inventory(request: PlanRequest, on_page: Callable[[Any], None] | None,
+def _cluster_inventory(request: PlanRequest, on_page: ProgressHook | None,
                        reads: list[ClusterRead]) -> tuple[Inventory, list[InputError]]:
     """Devices of the current cluster for a tree: its ResourceSlices and Nodes (the cluster
     and the time, into `reads`)."""
@@ -220,7 +223,7 @@ def _cluster_inventory(request: PlanRequest, on_page: Callable[[Any], None] | No
     return _inventory_from(objects, "cluster", request.consumable_shares), errors
 
 
-def _cluster_objects(request: PlanRequest, table: Any, on_page: Callable[[Any], None] | None,
+def _cluster_objects(request: PlanRequest, table: WorkloadTable, on_page: ProgressHook | None,
                      reads: list[ClusterRead]) -> tuple[list[Any], int, list[InputError]]:
     """Top-level workloads (owner-resolved: no pod counted twice), DRA objects and nodes (the
     cluster and the time, into `reads`)."""
@@ -235,7 +238,7 @@ def _cluster_objects(request: PlanRequest, table: Any, on_page: Callable[[Any], 
     return list(read.objects), read.count, list(read.errors)
 
 
-def _matters(obj: SourceObject, table: Any) -> bool:
+def _matters(obj: SourceObject, table: WorkloadTable) -> bool:
     """Only what plan looks at is kept: GPU workloads, DRA objects and nodes."""
     from gpudra.k8s.gpu_use import read_object
 
@@ -261,7 +264,7 @@ _REMEDIES = {
 }
 
 
-def _remedy(w: Any) -> str:
+def _remedy(w: WorkloadReport) -> str:
     """What to do about an unsatisfiable workload: by the kind of failure where it is not the
     devices' fault; else the JSON, named only where it says more than the table (which
     selector term rejects which devices)."""

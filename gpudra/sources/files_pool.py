@@ -31,6 +31,9 @@ from gpudra.sources.reading import ReadFile, load_items, read_entries, scan_entr
 from gpudra.sources.workers import context
 
 Entry = InputFile | InputError
+# An entry as a batch carries it to a worker: an InputFile as its fields (label, path, chart,
+# role), a third of the pickling of the dataclass
+Sent = InputError | tuple[str, str | None, str | None, str]
 # Entries per message: large enough that a message costs little beside the work (a few ms of
 # reading), small enough that both workers start at once and the last batch ends soon.
 BATCH = 500
@@ -75,10 +78,10 @@ class Pooled(Iterator[Any]):
     grow when the caller is the slower. The pool ends with the last item, or with close()."""
 
     def __init__(self, entries: Iterable[Entry],
-                 work: Callable[[tuple[list, Any]], tuple[ScanStats, dict[int, list]]],
+                 work: Callable[[tuple[list[Sent], Any]], tuple[ScanStats, dict[int, list[Any]]]],
                  option: Any, here: Callable[[InputFile], Iterator[Any]], stats: ScanStats,
                  on_file: Callable[[str], None] | None, workers: int,
-                 ahead: int | None = AHEAD, absent: tuple = ()) -> None:
+                 ahead: int | None = AHEAD, absent: tuple[Any, ...] = ()) -> None:
         self._sent: collections.deque[list[Entry]] = collections.deque()  # the feeder appends
         # What the batch function is given with each batch: a batch takes the value this has
         # when the feeder hands it out, so a caller may change it while the pool reads.
@@ -105,7 +108,7 @@ class Pooled(Iterator[Any]):
             self._room.release()  # a feeder waiting for room returns (the pool joins it)
         self._pool.terminate()
 
-    def _tasks(self, entries: Iterable[Entry]) -> Iterator[tuple[list, Any]]:
+    def _tasks(self, entries: Iterable[Entry]) -> Iterator[tuple[list[Sent], Any]]:
         """Run by the pool's feeder thread."""
         for batch in _batches(entries):
             if self._room is not None:
@@ -117,7 +120,7 @@ class Pooled(Iterator[Any]):
             yield [(e.label, e.path, e.chart, e.role) if isinstance(e, InputFile) else e
                    for e in batch], self.option
 
-    def _drain(self, results: Iterator[tuple[ScanStats, dict[int, list]]],
+    def _drain(self, results: Iterator[tuple[ScanStats, dict[int, list[Any]]]],
                here: Callable[[InputFile], Iterator[Any]], stats: ScanStats,
                on_file: Callable[[str], None] | None) -> Generator[Any, None, None]:
         try:
@@ -147,7 +150,7 @@ def _batches(entries: Iterable[Entry]) -> Iterator[list[Entry]]:
         yield batch
 
 
-def _entries_of(batch: list) -> Iterator[tuple[int, InputFile | InputError]]:
+def _entries_of(batch: list[Sent]) -> Iterator[tuple[int, InputFile | InputError]]:
     """A batch's entries as the parent sent them, by index; stdin is the parent's to read."""
     for index, raw in enumerate(batch):
         entry = raw if isinstance(raw, InputError) else InputFile(*raw)
@@ -155,7 +158,7 @@ def _entries_of(batch: list) -> Iterator[tuple[int, InputFile | InputError]]:
             yield index, entry
 
 
-def _scan_batch(task: tuple[list, bool]) -> tuple[ScanStats, dict[int, list[Item]]]:
+def _scan_batch(task: tuple[list[Sent], bool]) -> tuple[ScanStats, dict[int, list[Item]]]:
     """In a worker: the items scan_entries gives for each entry of a batch, by the entry's
     index (most files give none)."""
     batch, lines = task
@@ -173,15 +176,15 @@ def _scan_batch(task: tuple[list, bool]) -> tuple[ScanStats, dict[int, list[Item
     return stats, found
 
 
-def _read_batch(task: tuple[list, tuple[Callable[[ReadFile, Any], Any], Any] | None]
-                ) -> tuple[ScanStats, dict[int, list]]:
+def _read_batch(task: tuple[list[Sent], tuple[Callable[[ReadFile, Any], Any], Any] | None]
+                ) -> tuple[ScanStats, dict[int, list[Any]]]:
     """In a worker: what read_entries gives for each entry of a batch, by the entry's index;
     a read file as (bytes, text, ahead), its bytes left out when it has no text, `ahead` what
     the caller's function made of it (read_pooled's `after`). An entry that gave only a file
     without text is left out."""
     batch, after = task
     stats = ScanStats()
-    found: dict[int, list] = {}
+    found: dict[int, list[Any]] = {}
     for index, entry in _entries_of(batch):
         items = [item if isinstance(item, InputError) else
                  _WITHOUT_TEXT if item.text is None else

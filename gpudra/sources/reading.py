@@ -192,7 +192,7 @@ def documents(read: ReadFile, parse: Callable[[Chunk], T], stats: ScanStats, *,
 
 
 def _classified(chunk: Chunk, parse: Callable[[Chunk], Any], label: str,
-                stats: ScanStats) -> Document:
+                stats: ScanStats) -> Document[Any]:  # Document[T] of `parse`'s T
     # Counted as parsed unless it fails to parse (issue 36, item 5: "2 documents parsed" with
     # one of the two unreadable).
     stats.documents += 1
@@ -213,7 +213,7 @@ def _classified(chunk: Chunk, parse: Callable[[Chunk], Any], label: str,
 
 
 def _skip(chunk: Chunk, reason: str, label: str, stats: ScanStats,
-          parsed: Any = None) -> Document:
+          parsed: Any = None) -> Document[Any]:
     stats.skipped.append(Skipped(label, chunk.first_line, reason))
     return Document(chunk, True, parsed=parsed, skipped=reason)
 

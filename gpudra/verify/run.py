@@ -5,9 +5,9 @@ and turn the result into a report and an exit code. Streams and the terminal sta
 from __future__ import annotations
 
 import re
-from collections.abc import Callable, Mapping
+from collections.abc import Mapping
 from dataclasses import dataclass, field, replace
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from gpudra.dra.versions import MAX_MINOR, MIN_MINOR, TargetVersion
 from gpudra.errors import UsageError
@@ -24,6 +24,9 @@ from gpudra.verify.expected import MovedWorkload, read_wave
 from gpudra.verify.judge import CLAIMS, DEVICE_PLUGIN, Verdict, judge_workload
 from gpudra.verify.moved import held_to_waves
 from gpudra.k8s.workloads import WorkloadTable
+
+if TYPE_CHECKING:
+    from gpudra.cluster.listing import ProgressHook
 
 _TERM = re.compile(r"^\s*(?P<not>!)?\s*(?P<key>[A-Za-z0-9_./-]+)\s*"
                    r"(?:(?P<op>==|=|!=)\s*(?P<value>[A-Za-z0-9_.-]*))?\s*$")
@@ -85,7 +88,7 @@ def selected(terms: list[tuple[str, str, str | None]], labels: Mapping[str, Any]
     return True
 
 
-def run_verify(request: VerifyRequest, *, on_page: Callable[[Any], None] | None = None
+def run_verify(request: VerifyRequest, *, on_page: ProgressHook | None = None
                ) -> VerifyResult:
     """Raises UsageError for a bad selector, gpudra.cluster.ClusterError when the cluster
     cannot be reached."""
