@@ -40,10 +40,12 @@ _C_ESCAPES = {"\a": "\\a", "\b": "\\b", "\t": "\\t", "\n": "\\n", "\v": "\\v", "
               "\r": "\\r", '"': '\\"', "\\": "\\\\"}
 _SURROGATE = "[\ud800-\udfff]"
 # `scheme://user:password@host`: the userinfo of a URL (RFC 3986), however the text around it
-# is quoted; and the value of an HTTP bearer or basic credential.
+# is quoted; and the value of an HTTP bearer or basic credential. None of them spans a line
+# break (every character `str.splitlines` breaks at is `\s`): a "Bearer" ending one line of a
+# diff must not make the next line's start its token (the `+` of a diff line eaten).
 _USERINFO = r"://[^/?#\s@\"'<>\\]+@"
-_AUTH_VALUE = (r"\b((?i:bearer)\s+)[^\s\"'<>\\]+"
-               r"|\b(Basic\s+)(?=[A-Za-z0-9+/]*[0-9+/=])[A-Za-z0-9+/]{8,}={0,2}")
+_AUTH_VALUE = (r"\b((?i:bearer)[ \t]+)[^\s\"'<>\\]+"
+               r"|\b(Basic[ \t]+)(?=[A-Za-z0-9+/]*[0-9+/=])[A-Za-z0-9+/]{8,}={0,2}")
 REDACTED = "***"
 
 
@@ -86,8 +88,8 @@ def redact(text: str) -> str:
 
 def redacted_lines(text: str) -> tuple[int, ...]:
     """The numbers (from 1) of the lines of `text` that `redact` changes. Redaction replaces
-    a credential within its line and keeps every line break (a `Bearer` and its token on two
-    lines: the token's line), so the lines before and after pair up one to one."""
+    a credential within its line, never across a line break (a `Bearer` ending a line has no
+    token), so the lines before and after pair up one to one."""
     shown = redact(text)
     if shown == text:
         return ()
