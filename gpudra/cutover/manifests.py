@@ -214,7 +214,10 @@ def _convert(source: Path, output: Path, target: TargetVersion, context: RunCont
 
     # The cutover's own context: the config it planned the waves by (its workload kinds,
     # vouches and waivers convert the same workloads) and its day; files only (no cluster).
-    wave = replace(context, target=target, cluster=None)
+    # Not its `exclude:` globs: they chose the --from files, and would match the names gpudra
+    # gives the exported workloads (`<ns>/<kind>-<name>.yaml`), dropping a planned workload.
+    config = replace(context.config, exclude=())
+    wave = replace(context, target=target, cluster=None, config=config)
     result = convert(ConvertRequest(paths=(str(source),), context=wave,
                                     output_dir=output,
                                     keep_device_plugin_quota=keep_quota,
