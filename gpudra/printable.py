@@ -86,6 +86,35 @@ def redact(text: str) -> str:
     return text
 
 
+def may_hold_credential(text: str) -> bool:
+    """Whether `text` holds what `redact` looks for (False: `redact` keeps it as it is)."""
+    return ("@" in text and "://" in text) or "Basic" in text or "earer" in text \
+        or "EARER" in text
+
+
+def redacted_data(data: Any) -> Any:
+    """Decoded JSON `data` (dicts, lists, tuples, scalars) copied with every string in it, keys
+    too, passed through `redact`: what a data format does before it serializes, since an
+    encoder's escapes (`\\u00e9`, `\\"`) hide a credential from `redact` run over its text.
+    Iterative, as deep as the data goes; tuples come back as lists (JSON arrays)."""
+    root: list[Any] = [data]
+    stack: list[tuple[Any, Any]] = [(root, 0)]  # (container, key) of a value to redact
+    while stack:
+        container, key = stack.pop()
+        value = container[key]
+        if isinstance(value, str):
+            container[key] = redact(value)
+        elif isinstance(value, dict):
+            copy = {redact(k) if isinstance(k, str) else k: v for k, v in value.items()}
+            container[key] = copy
+            stack.extend((copy, k) for k in copy)
+        elif isinstance(value, (list, tuple)):
+            items = list(value)
+            container[key] = items
+            stack.extend((items, index) for index in range(len(items)))
+    return root[0]
+
+
 def redacted_lines(text: str) -> tuple[int, ...]:
     """The numbers (from 1) of the lines of `text` that `redact` changes. Redaction replaces
     a credential within its line, never across a line break (a `Bearer` ending a line has no
