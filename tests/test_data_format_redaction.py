@@ -122,3 +122,28 @@ def test_redacted_data_copies_and_redacts_every_string() -> None:
         "https://***@data.example/x Bearer ***": {"n": 1, "b": None}}
     assert data[SECRET] == {"n": 1, "b": None}  # the input is kept as it was
     assert json.loads(json_text.dumps(data)) == redacted_data(data)
+
+
+@pytest.mark.parametrize("fmt", ["json", "junit", "table"])
+def test_verify_prints_no_credential_a_cluster_s_event_holds(fmt: str) -> None:
+    """verify quotes the scheduler's events: an event's message is the cluster's text."""
+    import subprocess
+    import sys
+
+    from tests.fakeapi import FakeCluster
+
+    deploy = f.deployment("ml", "nomatch", f.pod_spec(template_name="gpu"))
+    pod = f.pod("ml", "nomatch-0", f.pod_spec(template_name="gpu"), phase="Pending",
+                owner=("ReplicaSet", "nomatch-rs"), claims={"gpu": "nomatch-0-gpu"})
+    state = f.state(f.node("dra-1", 8, dra=True), f.gpu_slice("dra-1", 8), f.device_class(),
+                    f.template("ml", "gpu"), deploy, f.replicaset(deploy), pod,
+                    f.claim("ml", "nomatch-0-gpu"),
+                    f.failed_scheduling("ml", "nomatch-0", f"0/1 nodes are available: {SECRET}"))
+    with FakeCluster(state, tls=False) as cluster:
+        done = subprocess.run([sys.executable, "-m", "gpudra", "verify", "--kubeconfig",
+                               str(cluster.kubeconfig), "-o", fmt], capture_output=True,
+                              text=True, timeout=120)
+    assert done.returncode in (0, 1), done.stderr
+    assert "***" in done.stdout, done.stdout
+    for leak in LEAKS:
+        assert leak not in done.stdout + done.stderr
