@@ -40,10 +40,12 @@ _C_ESCAPES = {"\a": "\\a", "\b": "\\b", "\t": "\\t", "\n": "\\n", "\v": "\\v", "
               "\r": "\\r", '"': '\\"', "\\": "\\\\"}
 _SURROGATE = "[\ud800-\udfff]"
 # `scheme://user:password@host`: the userinfo of a URL (RFC 3986), however the text around it
-# is quoted; and the value of an HTTP bearer or basic credential.
+# is quoted; and the value of an HTTP bearer or basic credential. None of them spans a line
+# break (every character `str.splitlines` breaks at is `\s`): a "Bearer" ending one line of a
+# diff must not make the next line's start its token (the `+` of a diff line eaten).
 _USERINFO = r"://[^/?#\s@\"'<>\\]+@"
-_AUTH_VALUE = (r"\b((?i:bearer)\s+)[^\s\"'<>\\]+"
-               r"|\b(Basic\s+)(?=[A-Za-z0-9+/]*[0-9+/=])[A-Za-z0-9+/]{8,}={0,2}")
+_AUTH_VALUE = (r"\b((?i:bearer)[ \t]+)[^\s\"'<>\\]+"
+               r"|\b(Basic[ \t]+)(?=[A-Za-z0-9+/]*[0-9+/=])[A-Za-z0-9+/]{8,}={0,2}")
 REDACTED = "***"
 
 
@@ -84,10 +86,39 @@ def redact(text: str) -> str:
     return text
 
 
+def may_hold_credential(text: str) -> bool:
+    """Whether `text` holds what `redact` looks for (False: `redact` keeps it as it is)."""
+    return ("@" in text and "://" in text) or "Basic" in text or "earer" in text \
+        or "EARER" in text
+
+
+def redacted_data(data: Any) -> Any:
+    """Decoded JSON `data` (dicts, lists, tuples, scalars) copied with every string in it, keys
+    too, passed through `redact`: what a data format does before it serializes, since an
+    encoder's escapes (`\\u00e9`, `\\"`) hide a credential from `redact` run over its text.
+    Iterative, as deep as the data goes; tuples come back as lists (JSON arrays)."""
+    root: list[Any] = [data]
+    stack: list[tuple[Any, Any]] = [(root, 0)]  # (container, key) of a value to redact
+    while stack:
+        container, key = stack.pop()
+        value = container[key]
+        if isinstance(value, str):
+            container[key] = redact(value)
+        elif isinstance(value, dict):
+            copy = {redact(k) if isinstance(k, str) else k: v for k, v in value.items()}
+            container[key] = copy
+            stack.extend((copy, k) for k in copy)
+        elif isinstance(value, (list, tuple)):
+            items = list(value)
+            container[key] = items
+            stack.extend((items, index) for index in range(len(items)))
+    return root[0]
+
+
 def redacted_lines(text: str) -> tuple[int, ...]:
     """The numbers (from 1) of the lines of `text` that `redact` changes. Redaction replaces
-    a credential within its line and keeps every line break (a `Bearer` and its token on two
-    lines: the token's line), so the lines before and after pair up one to one."""
+    a credential within its line, never across a line break (a `Bearer` ending a line has no
+    token), so the lines before and after pair up one to one."""
     shown = redact(text)
     if shown == text:
         return ()

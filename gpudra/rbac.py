@@ -11,8 +11,10 @@ from __future__ import annotations
 
 from collections import defaultdict
 from dataclasses import dataclass
+from collections.abc import Mapping, Sequence
 from typing import Any
 
+from gpudra.results.json_value import JsonObject
 from gpudra.errors import UsageError
 from gpudra.results.model import ExitCode
 from gpudra.sources.live_reads import Read, all_reads
@@ -134,7 +136,7 @@ class RbacRequest:
 
 @dataclass(frozen=True)
 class RbacResult:
-    objects: tuple[dict[str, Any], ...]
+    objects: tuple[JsonObject, ...]
 
     def exit_code(self) -> ExitCode:
         return ExitCode.OK  # it reads nothing, so nothing can fail or be found
@@ -155,7 +157,7 @@ def run_rbac(request: RbacRequest) -> RbacResult:
                                       request.user, request.group, request.report_configmap)))
 
 
-def render(objects: list[dict[str, Any]]) -> str:
+def render(objects: Sequence[Mapping[str, Any]]) -> str:
     """The objects as one multi-document YAML stream, kubectl-compatible quoting."""
     from gpudra.yamledit.render import document
     from gpudra.yamledit.textedit import Style

@@ -1,8 +1,10 @@
 """The one way gpudra opens a file it reads: a regular file only, opened without waiting on a
-FIFO's writer, and read up to a cap. Every reader of files (manifests and patches, reports,
-baselines and `.gpudra.yaml`, what convert reads back, a node's files) opens through here and
-words its own refusals: a FIFO would block the run, a device (`/dev/zero`) never end, a link
-where gpudra reads back what it wrote may point anywhere.
+FIFO's writer, and read up to a cap. Every reader of files (manifests and patches, the
+kustomization convert extends, reports, baselines and `.gpudra.yaml`, what convert and
+cutover's waves read back, the kubeconfig and the in-cluster namespace, a node's files) opens
+through here and words its own refusals: a FIFO would block the run, a device (`/dev/zero`)
+never end, a link where gpudra reads back what it wrote may point anywhere. Only gpudra's own
+packaged data (importlib.resources: rule texts, schemas) is read otherwise.
 """
 
 from __future__ import annotations

@@ -66,7 +66,15 @@ REDACTED_LINES = [
     ("image: trainer:1\nvalue: plain\n", ()),
     ("a\nvalue: https://alice:s3cret@host/x\nb\n", (2,)),
     ("url: https://u:p@h\nauth: Bearer abc.def\n", (1, 2)),
-    ("header: Bearer\n  abc.def\n", (2,)),  # the token on the next line: its line
+    # Redaction never crosses a line break: a "Bearer" (or "Basic") ending a line has no token,
+    # and the next line (a diff's `+`/`-` marker and all) is kept as it is.
+    ("header: Bearer\n  abc.def\n", ()),
+    ("note: Bearer\nimage: busybox\n", ()),
+    ("-note: bearer\r\n+image: busybox\r\n", ()),
+    (" # BEARER\t\n-  image: busybox\n+  image: busybox:2\n", ()),
+    ("auth: Basic\nQWxhZGRpbjpvcGVu\n", ()),
+    ("a: Bearer\u2028tok\x85Bearer tok\n", (3,)),
+    ("x: Bearer \nauth: Bearer abc.def\n", (2,)),
     ("no newline at the end https://u:p@h", (1,)),
 ]
 
@@ -77,3 +85,13 @@ def test_redacted_lines_are_the_lines_redaction_changes(text: str,
     assert redacted_lines(text) == lines
     shown = redact(text).splitlines()
     assert [n for n, line in enumerate(shown, start=1) if "***" in line] == list(lines)
+
+
+@settings(max_examples=300, derandomize=True, deadline=None)
+@given(st.lists(st.sampled_from(["Bearer", "bearer ", "Basic", "Basic QWxhZGRpbjpvcGVu",
+                                 "https://u:p@h", "://", "@", " ", "\t", "\n", "\r\n",
+                                 "\u2028", "\x85", "+image: busybox", "-", "tok"]),
+                max_size=12).map("".join))
+def test_redaction_is_line_by_line(text: str) -> None:
+    lines = text.splitlines(keepends=True)
+    assert redact(text) == "".join(redact(line) for line in lines)

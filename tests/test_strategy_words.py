@@ -48,10 +48,12 @@ def test_both_words_name_one_strategy(command: str, tmp_path: Path) -> None:
 
 @pytest.mark.parametrize("command", COMMANDS)
 def test_an_unknown_word_is_a_usage_error(command: str, tmp_path: Path) -> None:
-    arguments, canonical, _ = COMMANDS[command]
+    arguments, canonical, other = COMMANDS[command]
     run = invoke(command, *arguments(tmp_path), "--strategy", "claim")
     assert run.exit_code == 2
-    assert f"--strategy must be {canonical} or bridge, not 'claim'" in said(run)
+    # the message names every word the option takes, the alias too
+    assert f"--strategy must be {canonical} (also spelled {other}) or bridge, not 'claim'" \
+        in said(run)
 
 
 HELP = [

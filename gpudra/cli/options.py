@@ -17,6 +17,7 @@ import typer
 
 from gpudra.dra.versions import DEFAULT, SUPPORTED_RANGE
 from gpudra.errors import UsageError
+from gpudra.vocabulary import words
 
 if TYPE_CHECKING:  # loaded by the commands that use them (the cluster's only for cluster work)
     from gpudra.cluster.options import ClusterOptions
@@ -27,12 +28,6 @@ _Choice = TypeVar("_Choice", bound="Choice")
 
 
 _Word = TypeVar("_Word", bound=enum.Enum)
-
-
-def words(vocabulary: type[enum.Enum]) -> str:
-    """The values as "a, b or c", in declaration order."""
-    values = [str(member.value) for member in vocabulary]
-    return " or ".join([", ".join(values[:-1]), values[-1]]) if len(values) > 1 else values[0]
 
 
 def parse_word(vocabulary: type[_Word], text: str, option: str) -> _Word:

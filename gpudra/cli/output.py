@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import enum
 import sys
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Optional, TypeAlias
 
@@ -209,7 +209,7 @@ def write_explanation(text: str) -> None:
     Console(force_terminal=True, no_color=not color(sys.stdout)).print(Markdown(text))
 
 
-def write_merged(targets: Targets, merged: dict[str, Any]) -> None:
+def write_merged(targets: Targets, merged: Mapping[str, Any]) -> None:
     """Every -o target of `gpudra report merge`."""
     from gpudra.report.targets import write_targets
 

@@ -29,6 +29,7 @@ import yaml
 
 from gpudra.cluster.errors import ContextNotFoundError, KubeconfigError
 from gpudra.cluster.records import redacted
+from gpudra.regular_file import NotRegularFileError, open_regular, read_bounded
 
 try:  # the C loader: kubeconfigs of cloud CLIs run to hundreds of KB
     from yaml import CSafeLoader as _Loader
@@ -66,7 +67,7 @@ def find_kubeconfig(explicit: str | None, environ: Mapping[str, str]) -> Kubecon
     ~/.kube/config. None when no file holds anything."""
     if explicit:
         path = Path(explicit).expanduser()
-        if not path.is_file():
+        if not path.exists() or path.is_dir():  # a FIFO or device: _read refuses it
             problem = "is a directory" if path.is_dir() else "no such file"
             raise KubeconfigError(f"cannot read kubeconfig {path}: {problem}")
         origin = f"--kubeconfig {path}"
@@ -82,8 +83,8 @@ def find_kubeconfig(explicit: str | None, environ: Mapping[str, str]) -> Kubecon
     files: list[Path] = []
     documents: list[Mapping[str, Any]] = []
     for path in dict.fromkeys(candidates):  # a file listed twice is read once, like kubectl
-        if not path.is_file():
-            continue  # KUBECONFIG may name files that do not exist (yet)
+        if not path.exists() or path.is_dir():
+            continue  # KUBECONFIG may name files that do not exist (yet); a FIFO is refused
         document = _read(path)
         if document:
             files.append(path)
@@ -146,10 +147,23 @@ def choose_context(config: KubeconfigFiles, context: str | None) -> ContextChoic
                          exec_command=_exec_command(user))
 
 
+# A namespace name is at most 63 characters: the service account's file holds nothing longer.
+_MAX_NAMESPACE_FILE = 4096
+
+
 def in_cluster_namespace(service_account_dir: Path) -> str | None:
+    """The pod's namespace from its service account, None when that is unreadable: not there,
+    not a regular file, past any namespace's length, or not UTF-8."""
     try:
-        return (service_account_dir / "namespace").read_text().strip() or None
-    except OSError:
+        fd, _ = open_regular(service_account_dir / "namespace")
+        try:
+            data = read_bounded(fd, _MAX_NAMESPACE_FILE)
+        finally:
+            os.close(fd)
+        if len(data) > _MAX_NAMESPACE_FILE:
+            return None
+        return data.decode("utf-8").strip() or None
+    except (OSError, UnicodeDecodeError):
         return None
 
 
@@ -165,9 +179,25 @@ def _exec_command(user: Mapping[str, Any]) -> str | None:
     return str(plugin.get("command") or "") or "(no command)"
 
 
+# A kubeconfig with embedded certificates for a thousand clusters is a few MiB; past this cap
+# the YAML parse alone would take minutes.
+MAX_KUBECONFIG_BYTES = 16 << 20
+
+
 def _read(path: Path) -> Mapping[str, Any] | None:
     try:
-        text = path.read_text(encoding="utf-8")
+        # A regular file only (a FIFO would block the run, a device never end), up to the cap.
+        fd, _ = open_regular(path)
+        try:
+            data = read_bounded(fd, MAX_KUBECONFIG_BYTES)
+        finally:
+            os.close(fd)
+        if len(data) > MAX_KUBECONFIG_BYTES:
+            raise KubeconfigError(f"cannot read kubeconfig {path}: larger than "
+                                  f"{MAX_KUBECONFIG_BYTES >> 20} MiB")
+        text = data.decode("utf-8")
+    except NotRegularFileError as error:
+        raise KubeconfigError(f"cannot read kubeconfig {path}: {error}") from None
     except OSError as error:
         raise KubeconfigError(f"cannot read kubeconfig {path}: "
                               f"{(error.strerror or str(error)).lower()}") from None

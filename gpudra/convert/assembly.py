@@ -243,7 +243,7 @@ def _kustomization_change(directory: Path, claims_file: str,
     if found is None:
         return None
     path = Path(found)
-    raw = current if current is not None else path.read_bytes()
+    raw = current if current is not None else _existing(path, "the kustomization")[0]
     text = raw.decode("utf-8-sig")
     nodes = compose(text)
     data = nodes.data if isinstance(nodes.data, dict) else {}

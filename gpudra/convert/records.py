@@ -31,10 +31,14 @@ class Strategy(enum.StrEnum):
     BRIDGE = "bridge"
 
     @classmethod
-    def _missing_(cls, value: object) -> Strategy | None:
+    def aliases(cls) -> dict[str, Strategy]:
         # "claims" is the same strategy under the name guard, the runbooks and the docs give it
         # (what the workloads end on), so `--strategy claims` works wherever --strategy does.
-        return cls.REWRITE if value == "claims" else None
+        return {"claims": cls.REWRITE}
+
+    @classmethod
+    def _missing_(cls, value: object) -> Strategy | None:
+        return cls.aliases().get(value) if isinstance(value, str) else None
 
 
 @dataclass(frozen=True)

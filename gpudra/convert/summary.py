@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import json
 from collections import Counter
 from dataclasses import dataclass
 from typing import Any
@@ -12,9 +11,10 @@ from gpudra.convert.writer import unified_diff
 from gpudra.results.model import ClusterRead
 from gpudra.k8s.objects import plural
 from gpudra.report.formats import Renderer, RenderOptions
+from gpudra.report import json_text
 from gpudra.report.json_report import skipped_data
 from gpudra.report.summary import files_read
-from gpudra.printable import REDACTED, escape_text, quote_name, redacted_lines
+from gpudra.printable import REDACTED, escape_text, quote_name, redact, redacted_lines
 
 STRATEGIES = ("rewrite", "repair", "quota", "bridge", "manual", "ignored", "waived",
               "blocked")
@@ -40,7 +40,8 @@ def render_json(summary: ConvertSummary, options: RenderOptions) -> str:
     data = as_data(summary.report, with_diffs=summary.with_diffs, written=summary.written)
     if summary.cluster is not None:
         data = {"cluster": summary.cluster.as_data(), **data}
-    return json.dumps(data, indent=2) + "\n"
+    # json_text, not json.dumps: its \\u escapes (`us\\u00e9r:pw@`) hid credentials from redaction
+    return json_text.dumps(data)
 
 
 def as_data(report: ConvertReport, *, with_diffs: bool, written: bool) -> dict[str, Any]:
@@ -65,9 +66,9 @@ def as_data(report: ConvertReport, *, with_diffs: bool, written: bool) -> dict[s
 
 
 def _diff_data(diff: str) -> dict[str, Any]:
-    # Every output is redacted on its way out (render_with), the diffs in it too: say which of
-    # a diff's lines show a credential as ***, since those do not apply as printed.
-    return {"diff": diff, "diff_redacted_lines": list(redacted_lines(diff))}
+    # Every output is redacted, the diffs in it too: the diff as printed, and which of its
+    # lines show a credential as ***, since those do not apply as printed.
+    return {"diff": redact(diff), "diff_redacted_lines": list(redacted_lines(diff))}
 
 
 def redaction_note(label: str, diff: str) -> str | None:

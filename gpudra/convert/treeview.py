@@ -15,10 +15,12 @@ from gpudra.convert.assembly import FileChange
 from gpudra.convert.claim_index import ClaimKey, after_data, claim_key
 from gpudra.convert.overlay_records import ObjectState, OverlayPlan, Origin
 from gpudra.convert.reading import Doc, File
+from gpudra.errors import UnreadableInputError
 from gpudra.k8s.objects import PathT
 from gpudra.kustomize.build import Build
 from gpudra.kustomize.tree import inside, real_roots
 from gpudra.sources.discovery import InputFile
+from gpudra.sources.file_bytes import read_regular
 
 
 class TreeView:
@@ -66,8 +68,11 @@ class TreeView:
         pending = self._pending.get(os.path.normpath(path))
         if pending is not None:
             return pending
-        with open(path, "rb") as handle:
-            return handle.read()
+        # A regular file up to the input cap: a FIFO or device a patch names is refused.
+        try:
+            return read_regular(path)
+        except UnreadableInputError as exc:
+            raise UnreadableInputError(f"{path}: cannot read: {exc}") from None
 
     def claim_object(self, namespace: str | None, name: str, kind: str) -> Any:
         found = self._claims.get((kind, namespace or "default", name))

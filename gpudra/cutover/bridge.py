@@ -19,6 +19,7 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
+from gpudra.convert.records import Strategy
 from gpudra.cutover.pools import Fleet, Workload
 from gpudra.cutover.waves import CutoverPlan, Unconverted
 from gpudra.dra.versions import TargetVersion
@@ -26,8 +27,8 @@ from gpudra.errors import UsageError
 from gpudra.results.model import InputError
 from gpudra.k8s.objects import dig
 from gpudra.k8s.workloads import WorkloadTable
+from gpudra.vocabulary import words
 
-STRATEGIES = ("rewrite", "bridge")
 BRIDGED_NAME = "nvidia.com/gpu"
 # The class gpudra writes when none maps nvidia.com/gpu: a name of its own, so it never edits
 # a class a chart or the GPU Operator owns (which would put it back).
@@ -36,9 +37,11 @@ MAPPING_CLASS = "gpu-extended-resource.gpudra.io"
 
 def check_strategy(strategy: str, target: TargetVersion) -> None:
     """A usage error for an unknown strategy, or the bridge on a release without it on."""
-    if strategy not in STRATEGIES:
-        raise UsageError(f"--strategy must be rewrite or bridge, not {strategy!r}")
-    if strategy != "bridge":
+    try:
+        chosen = Strategy(strategy)
+    except ValueError:
+        raise UsageError(f"--strategy must be {words(Strategy)}, not {strategy!r}") from None
+    if chosen is not Strategy.BRIDGE:
         return
     support = target.supports("extendedResourceName")
     if not support.available:

@@ -36,6 +36,7 @@ from typing import Any
 from gpudra.cutover.pools import Fleet, Workload
 from gpudra.cutover.waves import CutoverPlan, Wave
 from gpudra.dra.versions import TargetVersion
+from gpudra.errors import UnreadableInputError
 from gpudra.results.model import ExitCode, InputError
 from gpudra.k8s.workloads import WorkloadTable
 from gpudra.run_context import RunContext
@@ -160,8 +161,22 @@ def _convert_quota(source: Path, output: Path, change: QuotaChange, keep: bool,
                    ) -> bytes | None:
     errors += _convert(source, output, target, context, keep_quota=keep,
                        kept_names=change.kept_names)
-    converted = output / source.name
-    return converted.read_bytes() if converted.is_file() else None
+    return read_converted(output / source.name)
+
+
+def read_converted(path: Path) -> bytes | None:
+    """What convert wrote at `path` (in the cutover's own staging folder), None when it wrote
+    nothing there; read as every input is (gpudra.sources.file_bytes.read_regular): a regular
+    file up to the input cap, UnreadableInputError for anything else."""
+    from gpudra.sources.file_bytes import read_regular
+
+    try:
+        return read_regular(str(path))
+    except FileNotFoundError:
+        return None
+    except (OSError, UnreadableInputError) as exc:
+        reason = exc.strerror if isinstance(exc, OSError) and exc.strerror else str(exc)
+        raise UnreadableInputError(f"{path}: cannot read: {reason}") from None
 
 
 def _write_wave(wave: Wave, where: Path, table: WorkloadTable,
@@ -185,9 +200,9 @@ def _write_wave(wave: Wave, where: Path, table: WorkloadTable,
         for kind in sorted(set(modes.values())):
             errors += _convert(where / "original" / kind, staging / kind, target, context)
         for name, kind in modes.items():
-            converted = staging / kind / name
-            if converted.is_file():
-                _split(converted.read_text(encoding="utf-8"), name, kind, where / "converted")
+            converted = read_converted(staging / kind / name)
+            if converted is not None:
+                _split(converted.decode("utf-8"), name, kind, where / "converted")
     finally:
         shutil.rmtree(staging, ignore_errors=True)
     return errors
@@ -214,7 +229,10 @@ def _convert(source: Path, output: Path, target: TargetVersion, context: RunCont
 
     # The cutover's own context: the config it planned the waves by (its workload kinds,
     # vouches and waivers convert the same workloads) and its day; files only (no cluster).
-    wave = replace(context, target=target, cluster=None)
+    # Not its `exclude:` globs: they chose the --from files, and would match the names gpudra
+    # gives the exported workloads (`<ns>/<kind>-<name>.yaml`), dropping a planned workload.
+    config = replace(context.config, exclude=())
+    wave = replace(context, target=target, cluster=None, config=config)
     result = convert(ConvertRequest(paths=(str(source),), context=wave,
                                     output_dir=output,
                                     keep_device_plugin_quota=keep_quota,

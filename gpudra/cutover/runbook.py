@@ -6,7 +6,6 @@ as Markdown, JSON and a wave table.
 
 from __future__ import annotations
 
-import json
 from dataclasses import dataclass
 from typing import Any
 
@@ -19,6 +18,7 @@ from gpudra.cutover.steps import STACK_LABEL, WaveContext, rewrite_wave_steps
 from gpudra.cutover.waves import CutoverPlan, Side, Wave
 from gpudra.results.model import ClusterRead
 from gpudra.k8s.objects import as_mapping, plural
+from gpudra.report import json_text
 from gpudra.report.formats import Renderer, RenderOptions
 
 MAX_LISTED = 20
@@ -356,7 +356,7 @@ def render_json(runbook: Runbook, options: RenderOptions) -> str:
     data = as_json(runbook.plan, runbook.directory, runbook.pools, runbook.context)
     if runbook.cluster is not None:
         data = {"cluster": runbook.cluster.as_data(), **data}
-    return json.dumps(data, indent=2) + "\n"
+    return json_text.dumps(data)  # no \\u escapes: redaction sees every character
 
 
 # `cutover -o`'s words and their renderers, in the CLI's order (gpudra.cli.formats lists them;

@@ -43,10 +43,14 @@ class Strategy(enum.Enum):
     BRIDGE = "bridge"
 
     @classmethod
-    def _missing_(cls, value: object) -> Strategy | None:
+    def aliases(cls) -> dict[str, Strategy]:
         # "rewrite" is convert's and cutover's name for it (what they do to the manifests), so
         # the runbook's strategy word works here too.
-        return cls.CLAIMS if value == "rewrite" else None
+        return {"rewrite": cls.CLAIMS}
+
+    @classmethod
+    def _missing_(cls, value: object) -> Strategy | None:
+        return cls.aliases().get(value) if isinstance(value, str) else None
 
 
 class Action(enum.Enum):

@@ -4,7 +4,7 @@ JSON `List`."""
 from __future__ import annotations
 
 import json
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from typing import Any
 
 import yaml
@@ -25,12 +25,12 @@ def _string(dumper: yaml.SafeDumper, value: str) -> yaml.ScalarNode:
 _Dumper.add_representer(str, _string)
 
 
-def as_yaml(objects: Sequence[dict[str, Any]]) -> str:
+def as_yaml(objects: Sequence[Mapping[str, Any]]) -> str:
     return HEADER + "".join(
         "---\n" + yaml.dump(o, Dumper=_Dumper, sort_keys=False, width=96,
                             default_flow_style=False) for o in objects)
 
 
-def as_json(objects: Sequence[dict[str, Any]]) -> str:
+def as_json(objects: Sequence[Mapping[str, Any]]) -> str:
     return json.dumps({"apiVersion": "v1", "kind": "List", "items": list(objects)},
                       indent=2) + "\n"

@@ -4,8 +4,8 @@ here prints or writes: the CLI renders them (YAML or JSON) to stdout or --output
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Any
 
+from gpudra.results.json_value import JsonObject
 from gpudra.guard.policy import GuardRequest, guard_objects
 from gpudra.results.model import ExitCode
 
@@ -14,11 +14,11 @@ __all__ = ["GuardRequest", "GuardResult", "run_guard"]
 
 @dataclass(frozen=True)
 class GuardResult:
-    policy: dict[str, Any]    # the ValidatingAdmissionPolicy
-    binding: dict[str, Any]   # its binding, warn or deny
+    policy: JsonObject    # the ValidatingAdmissionPolicy
+    binding: JsonObject   # its binding, warn or deny
 
     @property
-    def objects(self) -> tuple[dict[str, Any], dict[str, Any]]:
+    def objects(self) -> tuple[JsonObject, JsonObject]:
         """Both, in the order they are applied: the policy before the binding naming it."""
         return self.policy, self.binding
 

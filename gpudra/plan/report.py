@@ -33,6 +33,9 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
+from gpudra.results.json_value import JsonObject
+from gpudra.results.outcome import Scalar
+
 NETWORK = "(network)"
 NODE_SAMPLE = 20  # node names listed per request by default
 
@@ -126,7 +129,7 @@ class DeviceSummary:
     stranded_by_kind: Mapping[str, int] = field(default_factory=dict)
     stranded_devices: tuple[str, ...] = ()
 
-    def to_json(self) -> dict[str, Any]:
+    def to_json(self) -> JsonObject:
         return {"total": self.total, "real": self.real, "predicted": self.predicted,
                 "matched": self.matched, "stranded": self.stranded, "unknown": self.unknown,
                 "allocated": self.allocated,
@@ -143,7 +146,7 @@ class PlanStats:
     expressions: int = 0  # distinct expressions compiled
     pods: int = 0
 
-    def to_json(self) -> dict[str, Any]:
+    def to_json(self) -> dict[str, int | float]:
         return {"seconds": round(self.seconds, 3), "selector_results": self.selector_results,
                 "cel_evaluations": self.cel_evaluations, "expressions": self.expressions,
                 "pods": self.pods}
@@ -163,7 +166,7 @@ class PlanReport:
     def unsatisfiable(self) -> tuple[WorkloadReport, ...]:
         return tuple(w for w in self.workloads if not w.satisfiable)
 
-    def summary_json(self) -> dict[str, Any]:
+    def summary_json(self) -> dict[str, Scalar]:
         """`.summary` of the JSON (and the properties of the JUnit report)."""
         return {"workloads": len(self.workloads),
                 "satisfiable": len(self.workloads) - len(self.unsatisfiable),
@@ -171,7 +174,7 @@ class PlanReport:
                 "inventory": self.inventory_source,
                 **self.stats.to_json()}
 
-    def to_json(self) -> dict[str, Any]:
+    def to_json(self) -> JsonObject:
         return {
             "workloads": [w.to_json() for w in self.workloads],
             "devices": self.devices.to_json(),

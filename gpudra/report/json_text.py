@@ -10,6 +10,10 @@ writes those.
 Characters JSON lets an encoder write as they are but a terminal acts on (C1 controls, DEL,
 the Unicode line separators, bidirectional overrides) are written as `\\u` escapes, and so is a
 lone surrogate, which no UTF-8 output can carry: the same data, printable anywhere.
+
+Credentials are redacted in the data, before it is written (gpudra.printable.redacted_data):
+redacting the text alone misses one an escape splits (`\\"`, `\\u0001`). Only data whose text
+holds what a credential needs is walked (most reports hold none).
 """
 
 from __future__ import annotations
@@ -18,7 +22,7 @@ import json
 import re
 from typing import Any
 
-from gpudra.printable import UNSAFE_BEYOND_ASCII
+from gpudra.printable import UNSAFE_BEYOND_ASCII, may_hold_credential, redacted_data
 
 # Outside strings JSON has only ASCII, so any of these is inside a string (C0 controls are
 # escaped by both encoders already).
@@ -26,12 +30,19 @@ _UNESCAPED = re.compile(f"[{UNSAFE_BEYOND_ASCII}]")
 
 
 def dumps(data: Any) -> str:
+    text = _dumps(data)
+    if may_hold_credential(text):
+        text = _dumps(redacted_data(data))
+    if _UNESCAPED.search(text):
+        return _UNESCAPED.sub(lambda m: f"\\u{ord(m.group()):04x}", text)
+    return text
+
+
+def _dumps(data: Any) -> str:
     import orjson  # here, not at the top: commands that write no JSON do not load it
 
     try:
         text = orjson.dumps(data, option=orjson.OPT_INDENT_2).decode("utf-8") + "\n"
     except TypeError:  # orjson.JSONEncodeError: data only json takes
         text = json.dumps(data, indent=2, ensure_ascii=False) + "\n"
-    if _UNESCAPED.search(text):
-        return _UNESCAPED.sub(lambda m: f"\\u{ord(m.group()):04x}", text)
     return text

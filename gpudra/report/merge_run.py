@@ -6,8 +6,8 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 from dataclasses import dataclass, field
-from typing import Any
 
+from gpudra.results.json_value import JsonObject
 from gpudra.errors import UsageError
 from gpudra.report.merge import exit_code, load_reports, merge_reports
 from gpudra.results.model import ExitCode, FailOn
@@ -23,7 +23,7 @@ class MergeRequest:
 
 @dataclass(frozen=True)
 class MergeResult:
-    merged: dict[str, Any]  # the merged report's data (schema: report-schema.json)
+    merged: JsonObject  # the merged report's data (schema: report-schema.json)
     fail_on: FailOn
 
     def exit_code(self) -> ExitCode:

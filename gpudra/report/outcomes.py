@@ -19,6 +19,7 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from typing import Any, Protocol
 
+from gpudra.results.json_value import JsonObject
 from gpudra.results.diagnostic import Detail, Diagnostic, Level
 from gpudra.results.model import ClusterRead, FailOn, InputError
 from gpudra.results.outcome import GateVerdict, Outcome, SummaryValue, WorkloadFacts
@@ -34,7 +35,7 @@ class PlanDocument(Protocol):
     """A report whose JSON is a contract of its own: plan's (gpudra.plan.report.PlanReport,
     docs/plan.md), which sits on a floor above this one."""
 
-    def to_json(self) -> dict[str, Any]: ...
+    def to_json(self) -> JsonObject: ...
 
 
 @dataclass(frozen=True)

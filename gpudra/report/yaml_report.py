@@ -15,7 +15,7 @@ from typing import Any
 import yaml
 
 from gpudra.results.model import Report
-from gpudra.printable import UNSAFE
+from gpudra.printable import UNSAFE, may_hold_credential, redacted_data
 from gpudra.report import RenderOptions
 from gpudra.report.json_report import as_data
 
@@ -51,5 +51,12 @@ def render(report: Report, options: RenderOptions) -> str:
 
 
 def dump(data: Any) -> str:
+    text = _dump(data)
+    # Redacted in the data: an escape of a double-quoted string (`\\xE9`) hides a credential
+    # from the redaction of the text.
+    return _dump(redacted_data(data)) if may_hold_credential(text) else text
+
+
+def _dump(data: Any) -> str:
     return yaml.dump(data, Dumper=_Dumper, sort_keys=False, allow_unicode=True,
                      width=_UNLIMITED)

@@ -104,3 +104,41 @@ def test_git_apply_takes_a_clean_diff_and_refuses_a_redacted_one(
     checked = subprocess.run(["git", "apply", "--check", "change.diff"], cwd=tree,
                              capture_output=True, text=True)
     assert (checked.returncode == 0) == applies, checked.stderr
+
+
+# A "Bearer" (or "Basic") ending a line holds no credential: the next line is not its token
+# (redaction never crosses a line break), so the diff stays a diff that applies as printed.
+LINE_END_CASES = [
+    ("comment before the change", "plain", "https://data.example.com/set  # Bearer"),
+    ("value before the change", "plain", "Bearer"),
+    ("lowercase, trailing blanks", "plain", "'x' # bearer  "),
+    ("basic", "plain", "Basic"),
+]
+
+
+def _job_with_limits_comment(tmp_path: Path, annotation: str, url: str) -> Path:
+    tree = _tree(tmp_path, annotation, url)
+    job = tree / "job.yaml"
+    # The line just before the `-` line of the limit ends in the word too.
+    job.write_text(job.read_text().replace("limits:\n", f"limits:  # {url.split()[-1]}\n"))
+    return tree
+
+
+@pytest.mark.parametrize(("annotation", "url"), [case[1:] for case in LINE_END_CASES],
+                         ids=[case[0] for case in LINE_END_CASES])
+def test_a_word_ending_a_line_redacts_nothing(tmp_path: Path, annotation: str,
+                                              url: str) -> None:
+    tree = _job_with_limits_comment(tmp_path, annotation, url)
+    done = gpudra_process("convert", "job.yaml", "--diff", cwd=tree)
+    assert done.returncode == 1, done.stderr
+    assert "***" not in done.stdout + done.stderr
+    body = done.stdout.splitlines()[2:]
+    assert body and all(line[:1] in " +-@\\" for line in body), done.stdout
+    as_json = gpudra_process("convert", "job.yaml", "--diff", "-o", "json", cwd=tree)
+    [entry] = json.loads(as_json.stdout)["files"]
+    assert (entry["diff_redacted_lines"], "***" in entry["diff"]) == ([], False)
+    if shutil.which("git") is not None:
+        (tmp_path / "change.diff").write_text(done.stdout)
+        checked = subprocess.run(["git", "apply", "--check", "change.diff"], cwd=tree,
+                                 capture_output=True, text=True)
+        assert checked.returncode == 0, checked.stderr

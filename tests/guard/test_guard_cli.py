@@ -60,7 +60,7 @@ def test_output_dir(tmp_path: Path) -> None:
 
 @pytest.mark.parametrize("args, message", [
     (("--action", "block"), "--action must be warn or deny, not 'block'"),
-    (("--strategy", "mig"), "--strategy must be claims or bridge, not 'mig'"),
+    (("--strategy", "mig"), "--strategy must be claims (also spelled rewrite) or bridge, not 'mig'"),
     (("-o", "table"), "-o must be yaml or json, not 'table'"),
 ])
 def test_usage_errors(args: tuple[str, ...], message: str) -> None:

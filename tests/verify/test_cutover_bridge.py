@@ -149,7 +149,8 @@ def test_no_second_mapping_class_when_one_maps_the_name(tmp_path: Path) -> None:
     ("bridge", 34, "Kubernetes 1.34 the DRAExtendedResource gate is alpha and off by default"),
     ("bridge", 33, "Kubernetes 1.33 has no extended-resource bridge"),
     ("bridge", 32, "Kubernetes 1.32 has no extended-resource bridge"),
-    ("claims", 37, "--strategy must be rewrite or bridge, not 'claims'"),
+    ("claims", 37, None),  # the alias of rewrite
+    ("claim", 37, r"--strategy must be rewrite \(also spelled claims\) or bridge, not 'claim'"),
 ])
 def test_the_strategy_and_the_release(strategy: str, release: int, refused: str | None) -> None:
     if refused is None:

@@ -58,3 +58,32 @@ def test_the_waves_are_converted_by_the_cutover_s_config(place: str, tmp_path: P
     main = trainer["spec"]["template"]["spec"]["containers"][0]
     assert "nvidia.com/gpu" not in main["resources"].get("limits", {})
     assert main["resources"]["claims"] == [{"name": "gpu", "request": "main"}]
+
+
+# the config's `exclude:` globs -> the workloads in --from that the waves must still convert;
+# the globs choose --from files, never the names gpudra exports a wave's workloads under
+# (`<ns>/<kind>-<name>.yaml`): before, "*-test.yaml" dropped ml/llm-test and the cutover
+# failed (exit 3, "convert failed")
+EXCLUDES = {
+    "a glob matching an exported name": (["*-test.yaml"], ["llm-test", "llm"]),
+    "a glob matching an exported folder": (["ml/*"], ["llm-test"]),
+    "a glob matching a kind prefix": (["deployment-*"], ["llm"]),
+}
+
+
+@pytest.mark.parametrize("case", sorted(EXCLUDES))
+def test_the_config_s_excludes_do_not_drop_a_wave_s_workload(case: str, tmp_path: Path) -> None:
+    globs, names = EXCLUDES[case]
+    source = tmp_path / "src" / "fleet.yaml"
+    source.parent.mkdir()
+    (tmp_path / "src" / ".gpudra.yaml").write_text(yaml.safe_dump({"exclude": globs}),
+                                                   encoding="utf-8")
+    fleet = [f.node("a-1", 8, pool="a"), f.node("b-1", 8, pool="b"),
+             *(f.deployment("ml", name, f.pod_spec(gpus=2)) for name in names)]
+    source.write_text(yaml.safe_dump_all(fleet), encoding="utf-8")
+    out = tmp_path / "out"
+    run = invoke("cutover", "--from", str(source), "--output-dir", str(out),
+                 "--target-version", "1.36")
+    assert run.exit_code == 0, run.stderr
+    converted = sorted(p.name for p in out.glob("wave-*/converted/replace/ml/*.yaml"))
+    assert converted == sorted(f"deployment-{name}.yaml" for name in names)
