@@ -15,6 +15,7 @@ from gpudra.audit.multicluster import DEFAULT_MAX_PARALLEL, ClusterDone
 from gpudra.dra.versions import DEFAULT
 from gpudra.results.model import ExitCode, FailOn, Report
 from gpudra.run_context import RunContext
+from gpudra.audit.multicluster import audit_contexts
 
 if TYPE_CHECKING:
     from gpudra.cluster.listing import ProgressHook
@@ -106,7 +107,6 @@ def _audit_files(request: AuditRunRequest, on_file: Callable[[str], None] | None
 def _audit_clusters(request: AuditRunRequest,
                     on_cluster: Callable[[ClusterDone], None] | None) -> Report:
     """Several clusters: the contexts named, else every context of the kubeconfig."""
-    from gpudra.audit.multicluster import audit_contexts
     from gpudra.cluster.kubeconfig import context_names
     from gpudra.cluster.options import ClusterOptions
 

@@ -36,6 +36,7 @@ from gpudra.cluster.errors import (
 )
 from gpudra.cluster.options import RetryPolicy, retry_after_seconds
 from gpudra.cluster.records import ClusterTarget
+from http import HTTPStatus
 
 _NAME_RESOLUTION = getattr(u3, "NameResolutionError", ())  # urllib3 >= 2; 1.26 uses gaierror
 _SSL_NOISE = re.compile(r"^\[SSL: [A-Z_]+\] |\s*\(_ssl\.c:\d+\)$")
@@ -220,7 +221,6 @@ def _rejected_message(target: ClusterTarget, reason: str, message: str) -> str:
 
 def _status_text(status: int, body: bytes) -> tuple[str, str]:
     """(reason, message) from a Status body; the HTTP reason phrase when there is none."""
-    from http import HTTPStatus
 
     try:
         document = json.loads(body) if body else {}

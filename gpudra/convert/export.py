@@ -15,6 +15,7 @@ from collections.abc import Mapping
 from typing import Any
 
 from gpudra.k8s.objects import PathT, as_mapping, dig
+import io
 
 _METADATA_DROP = ("uid", "resourceVersion", "generation", "creationTimestamp", "managedFields",
                   "selfLink", "ownerReferences", "deletionTimestamp", "deletionGracePeriodSeconds")
@@ -255,7 +256,6 @@ def file_name(obj: Mapping[str, Any]) -> str | None:
 def dump(obj: Mapping[str, Any]) -> str:
     """One document as block YAML that kubectl reads back as exactly `obj`: strings that a
     YAML 1.1 reader would take for something else (`yes`, `on`, `0777`, `1e3`) are quoted."""
-    import io
 
     from ruamel.yaml import YAML
     from ruamel.yaml.representer import SafeRepresenter

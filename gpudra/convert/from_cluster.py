@@ -14,6 +14,9 @@ from gpudra.errors import UsageError
 from gpudra.results.model import ClusterRead, InputError
 from gpudra.k8s.objects import ClusterObject, PathT, dig
 from gpudra.k8s.workloads import WorkloadTable
+from gpudra.convert.export import clean, dump, file_name
+from gpudra.convert.tolerations import has_gpu_taint
+from gpudra.sources.live_session import cluster_session, triage
 
 
 def _export_dir(request: ConvertRequest) -> Path:
@@ -52,12 +55,8 @@ def export_cluster(request: ConvertRequest, table: WorkloadTable,
     the `nvidia.com/gpu` NoSchedule taint, and the cluster's version (gpudra.cluster
     ServerVersion); which cluster and when, into `reads`. Raises a ClusterError when the
     cluster cannot be read at all."""
-    from gpudra.convert.export import clean, dump, file_name
-    from gpudra.convert.tolerations import has_gpu_taint
     from gpudra.k8s.gpu_use import read_object
-    from gpudra.k8s.objects import ClusterObject
     from gpudra.sources.live import ClusterSource
-    from gpudra.sources.live_session import cluster_session, triage
 
     out = _export_dir(request)
     errors: list[InputError] = []

@@ -29,6 +29,8 @@ from gpudra.printable import quote_name
 from gpudra.k8s.quantity import parse_quantity
 from gpudra.sources.file_bytes import read_regular
 from gpudra.k8s.workloads import WorkloadTable
+from gpudra.dra.cel_errors import CelError
+from gpudra.dra.selector_check import selector_problems
 
 
 def build_options(request: ConvertRequest) -> ConvertOptions:
@@ -98,8 +100,6 @@ def _check_output_dir(out: Path, paths: tuple[str, ...]) -> None:
 
 def _check_selectors(selectors: list[str], from_user: int, target: TargetVersion) -> None:
     from gpudra.dra.cel import compile_selector
-    from gpudra.dra.cel_errors import CelError
-    from gpudra.dra.selector_check import selector_problems
 
     for index, expression in enumerate(selectors):
         origin = f"--selector #{index + 1}" if index < from_user else "selector"

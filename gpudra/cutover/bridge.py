@@ -28,6 +28,8 @@ from gpudra.results.model import InputError
 from gpudra.k8s.objects import dig
 from gpudra.k8s.workloads import WorkloadTable
 from gpudra.vocabulary import words
+from gpudra.dra import emit
+from gpudra.convert.export import dump
 
 BRIDGED_NAME = "nvidia.com/gpu"
 # The class gpudra writes when none maps nvidia.com/gpu: a name of its own, so it never edits
@@ -152,7 +154,6 @@ def mapping_classes(classes: Iterable[Mapping[str, Any]]) -> list[str]:
 def mapping_class(target: TargetVersion) -> dict[str, Any]:
     """The mapping class gpudra writes: the driver chart's whole-GPU selector, under a name of
     its own."""
-    from gpudra.dra import emit
 
     obj = emit.device_class_bridge(target)
     return {**obj, "metadata": {"name": MAPPING_CLASS}}
@@ -200,7 +201,6 @@ def write_bridged(plan: CutoverPlan, bridge: BridgePlan, out: Path, table: Workl
     --wave-of holds the wave to them; the runbook deletes and creates the recreated kinds from
     there), and the mapping class under the first wave's mapping/ when the cluster has none.
     Returns the InputErrors of what could not be written."""
-    from gpudra.convert.export import dump
     from gpudra.convert.writer import WriteRefused, write_under
     from gpudra.cutover.manifests import export_original, mode
 

@@ -40,6 +40,8 @@ from gpudra.errors import UnreadableInputError
 from gpudra.results.model import ExitCode, InputError
 from gpudra.k8s.workloads import WorkloadTable
 from gpudra.run_context import RunContext
+from gpudra.convert.export import clean, dump, file_name
+from gpudra.k8s.gpu_use import read_object
 
 # Kinds whose pod template the API server will not change: Job (spec.template is immutable),
 # JobSet (spec.replicatedJobs is immutable), Pod (a pod's containers' resources are fixed).
@@ -128,7 +130,6 @@ def _write_quotas(changes: tuple[QuotaChange, ...], where: Path,
                   target: TargetVersion, context: RunContext) -> list[InputError]:
     """converted/quotas/ and original/quotas/ of a wave; each quota converted from the
     cluster's copy (convert decides its keys), as `keep` says."""
-    from gpudra.convert.export import clean, dump, file_name
     from gpudra.convert.writer import write_under
 
     errors: list[InputError] = []
@@ -211,8 +212,6 @@ def _write_wave(wave: Wave, where: Path, table: WorkloadTable,
 def export_original(workload: Workload, table: WorkloadTable) -> tuple[str, bytes] | None:
     """(file name, text) of the workload as exported (what `convert --from-cluster` reads:
     without status and what the API server set); None for a name no API server holds."""
-    from gpudra.convert.export import clean, dump, file_name
-    from gpudra.k8s.gpu_use import read_object
 
     data = workload.original
     group = str(data.get("apiVersion", "")).rpartition("/")[0]

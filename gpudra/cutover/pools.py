@@ -23,6 +23,9 @@ from gpudra.k8s.gpu_use import quota_keys, read_object
 from gpudra.k8s.objects import as_mapping, dig, is_dns_label, is_dns_subdomain, is_label
 from gpudra.results.vouches import VouchSet
 from gpudra.k8s.workloads import PodSpecRef, WorkloadTable
+from gpudra.k8s.gpu_use import device_plugin_total
+from gpudra.k8s.pod_counts import pod_count
+from gpudra.k8s.plugin_daemonsets import device_plugin_daemonsets
 
 if TYPE_CHECKING:
     from gpudra.plan.demand import PodGroup
@@ -250,8 +253,6 @@ def _as_plain_pods(obj: Mapping[str, Any], group: str, kind: str, table: Workloa
     as it is, the others `<name>-<n>`, in its namespace), converted in memory: what its pods
     ask, for the plan engine to place while it stays on the device plugin. None when there is
     no such template or one does not convert."""
-    from gpudra.k8s.gpu_use import device_plugin_total
-    from gpudra.k8s.pod_counts import pod_count
 
     specs = [ref for ref in table.pod_specs(group, kind, obj)
              if any(device_plugin_total(dig(c.data, "resources", "limits"))
@@ -300,7 +301,6 @@ def plugin_pods(objects: Iterable[Mapping[str, Any]]) -> tuple[tuple[str, str], 
     """(namespace, label selector) of each device-plugin DaemonSet's pods, as kubectl's -l
     takes it: its `spec.selector.matchLabels` (a selector with expressions is left out: the
     runbook then has no wait for its pods)."""
-    from gpudra.k8s.plugin_daemonsets import device_plugin_daemonsets
 
     found: list[tuple[str, str]] = []
     daemonsets = device_plugin_daemonsets([o for o in objects if o.get("kind") == "DaemonSet"])
@@ -416,7 +416,6 @@ def _risk(kind: str, pods: int) -> int:
 
 def _node(obj: Mapping[str, Any], publishing: Mapping[str, int], pool_label: str | None
           ) -> Node | None:
-    from gpudra.k8s.gpu_use import device_plugin_total
 
     meta = as_mapping(obj.get("metadata"))
     name = meta.get("name")

@@ -23,6 +23,7 @@ from gpudra.cutover.bridge import BridgePlan, plan_bridge, served_by_bridge
 from gpudra.cutover.pools import Fleet, Workload
 from gpudra.cutover.waves import CutoverPlan
 from gpudra.k8s.workloads import WorkloadTable
+from gpudra.cutover.bridge_context import BRIDGE, read_context, wave_notes
 
 RIDES_FROM_MINOR = 37  # the bridge is GA (kubernetes/enhancements 5004 kep.yaml, stage stable)
 
@@ -99,7 +100,6 @@ def rider_notes(objects: list[dict[str, Any]], fleet: Fleet, plan: CutoverPlan,
     riders' pods (gpudra.cutover.bridge_context, under the bridge's rules: Kueue's charge,
     autoscalers, quotas on requests.nvidia.com/gpu) added in each wave that switches a node a
     rider may run on: from then on its pods drained there come back through the bridge."""
-    from gpudra.cutover.bridge_context import BRIDGE, read_context, wave_notes
 
     riders = replace(fleet, workloads=tuple(w for w in fleet.workloads if w.key in rides))
     may_run = riders_nodes(fleet, rides)

@@ -29,6 +29,10 @@ from gpudra.results.model import ClusterRead, ExitCode, InputError, NotRead
 from gpudra.k8s.objects import SourceObject
 from gpudra.run_context import RunContext
 from gpudra.k8s.workloads import WorkloadTable
+from gpudra.report.formats import Kind, RenderOptions, render_with
+from gpudra.sources.live import ClusterSource
+from gpudra.sources.exported import ExportedCluster
+from gpudra.sources.live_session import cluster_session
 
 if TYPE_CHECKING:
     from gpudra.cluster.listing import ProgressHook
@@ -123,7 +127,6 @@ def run_cutover(request: CutoverRequest, *, on_page: ProgressHook | None = None
                           bridge, notes=notes, advice=advice, finished=finished)
     if out is not None:
         from gpudra.convert.writer import WriteRefused, write_under
-        from gpudra.report.formats import Kind, RenderOptions, render_with
 
         out.mkdir(parents=True, exist_ok=True)  # the runbook is written even with no wave
         errors += write_waves(rewritten, quotas, out, table, target, request.context)
@@ -188,8 +191,6 @@ def top_owners(objects: list[dict[str, Any]], table: WorkloadTable) -> list[dict
     and what it does not read dropped. The export is served to that very reader, so a file
     plans exactly what the cluster it was read from would. `objects` were judged by their
     typed readers (with the file and line of each refusal) and are not judged again."""
-    from gpudra.sources.live import ClusterSource
-    from gpudra.sources.exported import ExportedCluster
 
     # ExportedCluster reads exported objects with resource types of its own: a ClusterReader
     # in all but the name of that type.
@@ -205,7 +206,6 @@ def _read_cluster(request: CutoverRequest, table: WorkloadTable, errors: list[In
     ServerVersion: the converted manifests are for its release unless --target-version says
     otherwise); which cluster and when, into `reads`; the refused reads that only feed the
     notes, into `unread`."""
-    from gpudra.sources.live_session import cluster_session
 
     with cluster_session(request.context.cluster) as session:
         reads.append(session.read)

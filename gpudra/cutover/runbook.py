@@ -20,6 +20,8 @@ from gpudra.results.model import ClusterRead
 from gpudra.k8s.objects import as_mapping, plural
 from gpudra.report import json_text
 from gpudra.report.formats import Renderer, RenderOptions
+from gpudra.k8s.managed import managed_by
+from gpudra.report.markdown import escape_cell
 
 MAX_LISTED = 20
 
@@ -223,7 +225,6 @@ def _ride(workload: Workload, bridge: BridgePlan) -> str:
 def manager(workload: Workload) -> str | None:
     """Who keeps the workload's manifest, when it is a tool that would put the device-plugin
     template back after the runbook replaces it (Helm, Argo CD, Flux); None otherwise."""
-    from gpudra.k8s.managed import managed_by
 
     found = managed_by(as_mapping(workload.original.get("metadata")))
     return None if found in (None, "kubectl apply") else found
@@ -238,7 +239,6 @@ def _managed_note(workload: Workload) -> str:
 
 
 def _md(text: str) -> str:
-    from gpudra.report.markdown import escape_cell
 
     return escape_cell(text)
 

@@ -30,6 +30,10 @@ from gpudra.results.outcome import Outcome
 from gpudra.run_context import RunContext
 from gpudra.sources.files import FileSource
 from gpudra.k8s.workloads import POD_NESTING_KEYS, WorkloadTable
+from gpudra.dra.cel import default_engine
+from gpudra.sources.live_reads import NODES, RESOURCESLICES
+from gpudra.sources.live_session import cluster_session
+from gpudra.k8s.gpu_use import read_object
 
 if TYPE_CHECKING:
     from gpudra.cluster.listing import ProgressHook
@@ -69,8 +73,6 @@ def run_plan(request: PlanRequest, *, on_page: ProgressHook | None = None) -> Pl
     cannot be read."""
     from gpudra.convert.memory import in_memory_converter
     from gpudra.convert.planner import ConvertOptions
-    from gpudra.dra.cel import default_engine
-    from gpudra.k8s.workloads import WorkloadTable
 
     config = request.context.config
     table = WorkloadTable().with_kinds(config.workloads)
@@ -204,8 +206,6 @@ def _cluster_inventory(request: PlanRequest, on_page: ProgressHook | None,
                        reads: list[ClusterRead]) -> tuple[Inventory, list[InputError]]:
     """Devices of the current cluster for a tree: its ResourceSlices and Nodes (the cluster
     and the time, into `reads`)."""
-    from gpudra.sources.live_reads import NODES, RESOURCESLICES
-    from gpudra.sources.live_session import cluster_session
     from gpudra.sources.shapes import well_formed
 
     errors: list[InputError] = []
@@ -227,7 +227,6 @@ def _cluster_objects(request: PlanRequest, table: WorkloadTable, on_page: Progre
                      reads: list[ClusterRead]) -> tuple[list[Any], int, list[InputError]]:
     """Top-level workloads (owner-resolved: no pod counted twice), DRA objects and nodes (the
     cluster and the time, into `reads`)."""
-    from gpudra.sources.live_session import cluster_session
 
     with cluster_session(request.context.cluster) as session:
         reads.append(session.read)
@@ -240,7 +239,6 @@ def _cluster_objects(request: PlanRequest, table: WorkloadTable, on_page: Progre
 
 def _matters(obj: SourceObject, table: WorkloadTable) -> bool:
     """Only what plan looks at is kept: GPU workloads, DRA objects and nodes."""
-    from gpudra.k8s.gpu_use import read_object
 
     if obj.kind == "Node" or obj.group == "resource.k8s.io":
         return True

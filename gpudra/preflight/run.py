@@ -17,6 +17,8 @@ from gpudra.preflight import catalogue
 from gpudra.preflight.check_records import CheckResult, Tier, apply_skips, count_outcomes
 from gpudra.report.outcomes import OutcomeReport
 from gpudra.run_context import RunContext
+from gpudra.sources.live_session import cluster_session
+from gpudra.dra.versions import DEFAULT
 
 if TYPE_CHECKING:
     from gpudra.cluster.listing import ProgressHook
@@ -105,7 +107,6 @@ def _cluster(request: PreflightRequest, target: TargetVersion | None,
     from gpudra.preflight.cluster import run_cluster_checks
     from gpudra.preflight.cluster.options import ClusterOptions as CheckOptions
     from gpudra.preflight.cluster.read import read_snapshot
-    from gpudra.sources.live_session import cluster_session
 
     # No server_version() first: read_snapshot reads it, and an error answer is a check's.
     with cluster_session(request.context.cluster) as session:
@@ -138,7 +139,6 @@ def _node(request: PreflightRequest) -> PreflightResult:
 
 def _manifests(request: PreflightRequest, target: TargetVersion | None) -> PreflightResult:
     from gpudra.audit.engine import AuditRequest
-    from gpudra.dra.versions import DEFAULT
     from gpudra.preflight.manifests import ManifestOptions, run_manifest_checks
     from gpudra.preflight.manifests.read import read_manifests
 

@@ -29,6 +29,9 @@ from gpudra.report import json_text
 from gpudra.report.formats import RenderOptions
 from gpudra.report.json_report import error_data
 from gpudra.report.verdicts import STATUSES, repeats
+from gpudra import __version__
+from gpudra.report.markdown import escape_cell
+from gpudra.report.github import COMMAND, annotation, command, escape_data
 
 
 class PlanDocument(Protocol):
@@ -183,7 +186,6 @@ def render_json(report: OutcomeReport, options: RenderOptions) -> str:
 
 
 def render_html(report: OutcomeReport, options: RenderOptions) -> str:
-    from gpudra import __version__
     from gpudra.report.html import render_outcomes
 
     return render_outcomes(as_data(report, every_outcome=True, detail_text=shown), report.tool,
@@ -213,7 +215,6 @@ def render_junit(report: OutcomeReport, options: RenderOptions) -> str:
 
 
 def render_markdown(report: OutcomeReport, options: RenderOptions) -> str:
-    from gpudra.report.markdown import escape_cell
 
     lines = [f"## gpudra {report.tool}: {_counts_text(report)}", ""]
     if report.cluster is not None:
@@ -234,7 +235,6 @@ def render_markdown(report: OutcomeReport, options: RenderOptions) -> str:
 
 
 def render_github(report: OutcomeReport, options: RenderOptions) -> str:
-    from gpudra.report.github import COMMAND, annotation, command, escape_data
 
     lines = []
     for o in report.listed:

@@ -17,6 +17,9 @@ from pathlib import Path
 
 from gpudra.errors import ConfigError, UnreadableInputError
 from gpudra.results.model import BaselineCounts, Finding, Report
+from gpudra.safe_write import WriteRefused
+from gpudra.safe_write import replace as replace_file
+from gpudra.input_files import decode_json, read_small
 
 FORMAT_VERSION = 1
 _FIELDS = ("rule", "kind", "namespace", "name", "container", "resource")
@@ -73,10 +76,9 @@ def as_text(findings: Iterable[Finding]) -> str:
 
 
 def write_baseline(path: Path, findings: Iterable[Finding]) -> None:
-    from gpudra.safe_write import WriteRefused, replace
 
     try:  # never through a committed link, into a FIFO or a device
-        replace(path, (as_text(findings).encode("utf-8"),))
+        replace_file(path, (as_text(findings).encode("utf-8"),))
     except WriteRefused as exc:
         raise UnreadableInputError(f"{path}: cannot write the baseline: {exc}") from None
     except OSError as exc:
@@ -93,8 +95,6 @@ def load_baseline(path: Path) -> Baseline:
     """Read a baseline file. UnreadableInputError when it cannot be read, ConfigError (one line
     naming the file and the field) when it is no baseline of this version."""
     import msgspec  # only runs with --baseline load it
-
-    from gpudra.input_files import decode_json, read_small
 
     try:
         data = decode_json(read_small(str(path), MAX_BASELINE_BYTES))

@@ -13,6 +13,7 @@ from gpudra.k8s.charts import chart_of_file as _chart_of_file
 from gpudra.k8s.charts import enclosing_chart as _enclosing_chart
 from gpudra.results.model import InputError
 from gpudra.sources.file_bytes import decode, read_regular
+from gpudra.errors import UnreadableInputError
 
 MANIFEST_SUFFIXES = (".yaml", ".yml", ".json")
 SKIPPED_DIRS = frozenset({".git", ".hg", ".svn", "node_modules", "vendor", "third_party",
@@ -213,7 +214,6 @@ def _named_entries(kustomization: str) -> list[str]:
     Kustomize model reports that)."""
     import yaml
 
-    from gpudra.errors import UnreadableInputError
     from gpudra.sources.documents import safe_load
 
     try:

@@ -27,6 +27,9 @@ from gpudra.sources.live import (
 )
 from gpudra.sources.live_reads import EVENTS
 from gpudra.k8s.workloads import WorkloadTable
+from gpudra.k8s.gpu_use import is_device_plugin_resource
+from gpudra.k8s.plugin_daemonsets import device_plugin_daemonsets
+from gpudra.sources.live_reads import OTHERS
 
 if TYPE_CHECKING:  # read_guard (and the guard's records) load when the guard is read
     from gpudra.cluster.client import Cluster
@@ -193,7 +196,6 @@ def claim_state(claim: Mapping[str, Any]) -> ClaimState:
 def keys_on_device_plugin(obj: Mapping[str, Any]) -> list[str]:
     """What in a quota, Kueue ClusterQueue, Karpenter NodePool or PrometheusRule still keys on
     device-plugin GPUs; empty for anything else."""
-    from gpudra.k8s.gpu_use import is_device_plugin_resource
 
     kind = obj.get("kind")
     if kind == "ResourceQuota":
@@ -217,7 +219,6 @@ def read_cluster(cluster: Cluster, table: WorkloadTable,
                  on_page: ProgressHook | None = None) -> ClusterState:
     """Read what verify judges. Raises gpudra.cluster.ClusterError when the cluster cannot be
     reached at all; what one resource type could not give is an input error in the state."""
-    from gpudra.k8s.plugin_daemonsets import device_plugin_daemonsets
 
     state = ClusterState()
 
@@ -280,7 +281,6 @@ def _read_other_namespaces_claims(cluster: Cluster, state: ClusterState,
     namespaces hold devices on the same nodes. They are read cluster-wide and kept for their
     allocations only; a refused read is not an input error (the namespace's own verdicts stand),
     it is said where free devices are counted."""
-    from gpudra.sources.live_reads import OTHERS
 
     read = next(r for r in OTHERS if r.resource == "resourceclaims")
     claims = cluster.resource(read.group, read.resource, read.versions)

@@ -24,6 +24,7 @@ from gpudra.verify.expected import MovedWorkload, read_wave
 from gpudra.verify.judge import CLAIMS, DEVICE_PLUGIN, Verdict, judge_workload
 from gpudra.verify.moved import held_to_waves
 from gpudra.k8s.workloads import WorkloadTable
+from gpudra.sources.live_session import cluster_session
 
 if TYPE_CHECKING:
     from gpudra.cluster.listing import ProgressHook
@@ -92,7 +93,6 @@ def run_verify(request: VerifyRequest, *, on_page: ProgressHook | None = None
                ) -> VerifyResult:
     """Raises UsageError for a bad selector, gpudra.cluster.ClusterError when the cluster
     cannot be reached."""
-    from gpudra.sources.live_session import cluster_session
 
     terms = parse_selector(request.selector) if request.selector else []
     waves = tuple(read_wave(folder) for folder in request.waves)  # before any network call
