@@ -124,9 +124,13 @@ def run(args: argparse.Namespace, workdir: Path) -> int:
             ratios = [getattr(v, unit) / getattr(a, unit)
                       for v, a in zip(runs[f"verify{suffix}"], runs[f"audit{suffix}"])]
             median = statistics.median(ratios)
+            # The least of each: what a neighbour's load added least to (it only ever adds)
+            least = min(getattr(v, unit) for v in runs[f"verify{suffix}"]) / min(
+                getattr(a, unit) for a in runs[f"audit{suffix}"])
             print(f"{gpudra}: verify/audit {unit}, per round: "
                   f"{', '.join(f'{r:.2f}' for r in ratios)}; median {median:.2f} (target <= "
-                  f"{TARGET:.2f}: {'met' if median <= TARGET else 'MISSED'})")
+                  f"{TARGET:.2f}: {'met' if median <= TARGET else 'MISSED'}); least against "
+                  f"least {least:.2f}")
     return 1 if failures else 0
 
 
