@@ -158,7 +158,7 @@ AGENT = f.deployment(NS, "agent", _cpu_spec(), 1, kind="DaemonSet")
 BATCH = f.deployment(NS, "batch", _cpu_spec(), 1, kind="Job")
 CONTROLLERS = [WEB, f.replicaset(WEB), AGENT, BATCH]
 
-# (name, pod): pods that hold no GPU and have no claims, counted for a controller that is read
+# case -> pod: pods that hold no GPU and have no claims, counted for a controller that is read
 OUTLINED: dict[str, dict[str, Any]] = {
     "replicaset-running": _labelled(f.pod(NS, "web-1", _cpu_spec(), node_name="plugin-1",
                                           owner=("ReplicaSet", "web-rs"))),
