@@ -3,7 +3,7 @@
 server.
 
     python benchmarks/bench_verify.py [--state FILE] [--deployments 10000] [--claim-percent 10]
-                                      [--rounds 3] [--gpudra PATH]
+                                      [--rounds 3] [--gpudra PATH] [--against PATH]
 
 Without --state the cluster is gen_cluster.py's (`--deployments` Deployments of 10 pods: by
 default 10,000, so 100,000 pods, as the live audit row of bench_table.py; 5% of the
@@ -16,6 +16,10 @@ runs, alternated:
   audit    gpudra audit --kubeconfig K -o json   (the reference)
   verify   gpudra verify --kubeconfig K -o json  (its exit 1, "a workload is not running on
            its claims", counts as a normal result: run through `sh -c`)
+
+With `--against PATH` (another build's gpudra, e.g. main's), each round also runs that build's
+audit and verify, so both builds' ratios come from the same rounds (the machine's drift hits
+both alike); both builds' reports must be byte-identical but for `read_at`.
 
 Per run: wall time, CPU, peak RSS. Correctness: verify's JSON must parse and judge at least
 one workload; on a generated cluster, the workloads on claims and the ones among them that are
@@ -30,6 +34,7 @@ from __future__ import annotations
 import argparse
 import json
 import os
+import re
 import shutil
 import statistics
 import sys
@@ -55,6 +60,7 @@ def main(argv: list[str] | None = None) -> int:
                              "claims (default 10)")
     parser.add_argument("--rounds", type=int, default=3)
     parser.add_argument("--gpudra", default=str(Path(sys.executable).with_name("gpudra")))
+    parser.add_argument("--against", help="another build's gpudra, alternated in each round")
     args = parser.parse_args(argv)
     workdir = Path(tempfile.mkdtemp(prefix="bench-verify-"))
     try:
@@ -76,17 +82,26 @@ def run(args: argparse.Namespace, workdir: Path) -> int:
           f"{meta.get('claim_deployments_pending', 0)} Deployments), FailedScheduling events "
           f"{meta.get('failed_scheduling_events', 0)}")
     os.environ.update({"HOME": str(workdir), "KUBECONFIG": ""})
-    verify = f"{args.gpudra} verify --kubeconfig {kubeconfig} -o json -q; test $? -le 1"
-    clients = {"audit": [args.gpudra, "audit", "--kubeconfig", str(kubeconfig), "-o", "json",
-                         "--fail-on", "never", "-q"],
-               "verify": ["sh", "-c", verify]}
+    builds = {"": args.gpudra, **({"@against": args.against} if args.against else {})}
+    clients: dict[str, list[str]] = {}
+    for suffix, gpudra in builds.items():
+        verify = f"{gpudra} verify --kubeconfig {kubeconfig} -o json -q; test $? -le 1"
+        clients[f"audit{suffix}"] = [gpudra, "audit", "--kubeconfig", str(kubeconfig), "-o",
+                                     "json", "--fail-on", "never", "-q"]
+        clients[f"verify{suffix}"] = ["sh", "-c", verify]
+    reports: dict[str, bytes] = {}
 
     def judge(name: str, out: Path, output: bytes) -> tuple[int, bool, str]:
         try:
             report = json.loads(out.read_text())
         except ValueError:
             return -1, False, "no JSON report"
-        if name == "audit":
+        kind = name.partition("@")[0]
+        text = _READ_AT.sub(b"", out.read_bytes())
+        same = reports.setdefault(kind, text) == text  # every build, every round
+        if not same:
+            return -1, False, "not the same report as the first run's (read_at aside)"
+        if kind == "audit":
             return -1, True, f"findings {len(report['findings'])}"
         summary = report["summary"]
         ok = summary["workloads"] > 0
@@ -104,14 +119,22 @@ def run(args: argparse.Namespace, workdir: Path) -> int:
         print(f"{name:7} wall {statistics.median(r.wall for r in series):6.2f} s  cpu "
               f"{statistics.median(r.cpu for r in series):6.2f} s  peak rss "
               f"{statistics.median(r.rss_mb for r in series):6.0f} MB")
-    for unit in ("wall", "cpu"):
-        ratios = [getattr(v, unit) / getattr(a, unit)
-                  for v, a in zip(runs["verify"], runs["audit"])]
-        median = statistics.median(ratios)
-        print(f"verify/audit {unit}, per round: {', '.join(f'{r:.2f}' for r in ratios)}; "
-              f"median {median:.2f} (target <= {TARGET:.2f}: "
-              f"{'met' if median <= TARGET else 'MISSED'})")
+    for suffix, gpudra in builds.items():
+        for unit in ("wall", "cpu"):
+            ratios = [getattr(v, unit) / getattr(a, unit)
+                      for v, a in zip(runs[f"verify{suffix}"], runs[f"audit{suffix}"])]
+            median = statistics.median(ratios)
+            # The least of each: what a neighbour's load added least to (it only ever adds)
+            least = min(getattr(v, unit) for v in runs[f"verify{suffix}"]) / min(
+                getattr(a, unit) for a in runs[f"audit{suffix}"])
+            print(f"{gpudra}: verify/audit {unit}, per round: "
+                  f"{', '.join(f'{r:.2f}' for r in ratios)}; median {median:.2f} (target <= "
+                  f"{TARGET:.2f}: {'met' if median <= TARGET else 'MISSED'}); least against "
+                  f"least {least:.2f}")
     return 1 if failures else 0
+
+
+_READ_AT = re.compile(rb'"read_at": "[^"]*"')
 
 
 if __name__ == "__main__":

@@ -231,8 +231,8 @@ def read_cluster(cluster: Cluster, table: WorkloadTable,
             if isinstance(node, str) and node:
                 namespace = str(as_mapping(pod.get("metadata")).get("namespace") or "")
                 state.daemonset_nodes[(namespace, owner[1])].add(node)
-        if any(isinstance(e, Mapping) for e in dig(pod, "spec", "resourceClaims") or ()) \
-                or read.device_plugin_gpus:
+        claims = dig(pod, "spec", "resourceClaims")
+        if read.device_plugin_gpus or (claims and any(isinstance(e, Mapping) for e in claims)):
             record = pod_state(pod)
             state.pods[record.owner].append(record)
 
