@@ -67,8 +67,9 @@ def _row(row: ControllerRow) -> str:
     return "| " + " | ".join(c.replace("|", "\\|") for c in cells) + " |"
 
 
-def render_table(rows: Sequence[ControllerRow], options: Any) -> str:
-    """One line per kind and API group: what convert does, and the controller."""
+def render_table(rows: Sequence[ControllerRow], options: object) -> str:
+    """One line per kind and API group: what convert does, and the controller. `options` (the
+    format registry's RenderOptions, a floor above this one) changes nothing here."""
     lines = [(", ".join(r.kinds), ", ".join(r.api_versions()), r.convert, r.controller)
              for r in rows]
     widths = [max(len(line[i]) for line in [("KIND", "API VERSIONS", "CONVERT", ""), *lines])
@@ -82,11 +83,11 @@ def render_table(rows: Sequence[ControllerRow], options: Any) -> str:
     return "\n".join(out) + "\n"
 
 
-def render_json(rows: Sequence[ControllerRow], options: Any) -> str:
+def render_json(rows: Sequence[ControllerRow], options: object) -> str:
     return json.dumps([_row_data(r) for r in rows], indent=2) + "\n"
 
 
-def render_markdown(rows: Sequence[ControllerRow], options: Any) -> str:
+def render_markdown(rows: Sequence[ControllerRow], options: object) -> str:
     return controllers_markdown(Registry(tuple(rows)))
 
 
