@@ -11,7 +11,8 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from gpudra.results.model import Severity
-from gpudra.printable import escape_text, escaped, quote_name, redact, redacted_lines
+from gpudra.printable import (escape_text, escaped, quote_name, redact, redacted_data,
+                               redacted_lines)
 
 UNSAFE = re.compile("[\x00-\x1f\x7f-\x9f\u061c\u200e\u200f\u2028\u2029\u202a-\u202e"
                     "\u2066-\u2069\ud800-\udfff]")
@@ -66,9 +67,16 @@ REDACTED_LINES = [
     ("image: trainer:1\nvalue: plain\n", ()),
     ("a\nvalue: https://alice:s3cret@host/x\nb\n", (2,)),
     ("url: https://u:p@h\nauth: Bearer abc.def\n", (1, 2)),
-    # Redaction never crosses a line break: a "Bearer" (or "Basic") ending a line has no token,
-    # and the next line (a diff's `+`/`-` marker and all) is kept as it is.
-    ("header: Bearer\n  abc.def\n", ()),
+    # A token YAML folds onto a more indented next line is redacted there, marker and
+    # indentation kept; an ordinary next line (a key, a comment, not more indented) is not.
+    ("header: Bearer\n  abc.def\n", (2,)),
+    ("+  value: Bearer\n+    s3cr3t\n-x\n", (2,)),
+    (" value: bearer \r\n+    s3cr3t # c\r\n", (2,)),
+    ("auth: Basic\n  QWxhZGRpbjpvcGVuMQ==\n", (2,)),
+    ("auth: Basic\n  English\n", ()),
+    ("a: Bearer\n  # c\n", ()),
+    ("a: Bearer\n  b: c\n", ()),
+    ("  a: Bearer\n  b\n", ()),
     ("note: Bearer\nimage: busybox\n", ()),
     ("-note: bearer\r\n+image: busybox\r\n", ()),
     (" # BEARER\t\n-  image: busybox\n+  image: busybox:2\n", ()),
@@ -93,5 +101,44 @@ def test_redacted_lines_are_the_lines_redaction_changes(text: str,
                                  "\u2028", "\x85", "+image: busybox", "-", "tok"]),
                 max_size=12).map("".join))
 def test_redaction_is_line_by_line(text: str) -> None:
+    # Each line is redacted as it is on its own, but for a continuation of a line ending in
+    # an auth word: same lines, same line breaks, so a diff keeps its shape.
     lines = text.splitlines(keepends=True)
-    assert redact(text) == "".join(redact(line) for line in lines)
+    shown = redact(text).splitlines(keepends=True)
+    assert len(shown) == len(lines)
+    for number, (before, after) in enumerate(zip(lines, shown)):
+        assert _line_break(after) == _line_break(before)
+        continues = number > 0 and re.search(r"(?:(?i:bearer)|Basic)[ \t]*\W*$",
+                                             lines[number - 1]) is not None
+        if not continues:
+            assert after == redact(before)
+
+
+def _line_break(line: str) -> str:
+    return line[len(line.rstrip(BREAKS)):]
+
+
+BREAKS = "\r\n\v\f\x1c\x1d\x1e\x85\u2028\u2029"
+
+
+REDACTED_VALUES = [
+    # (a decoded string, the secret it must not show, what it keeps)
+    ("Bearer\n   s3cr3t", "s3cr3t", "Bearer"),
+    ("Bearer\ns3cr3t", "s3cr3t", "Bearer"),
+    ("bEaReR \t\n tok.en", "tok.en", "bEaReR"),
+    ("Basic\n  QWxhZGRpbjpvcGVuMQ==", "QWxhZGRpbjpvcGVuMQ", "Basic"),
+    ("note: Bearer\nimage: busybox", "", "image: busybox"),
+]
+
+
+@pytest.mark.parametrize(("value", "secret", "kept"), REDACTED_VALUES)
+def test_data_strings_redact_a_token_across_line_breaks(value: str, secret: str,
+                                                        kept: str) -> None:
+    shown = redacted_data({value: [value]})
+    (key, [item]), = shown.items()
+    for text in (key, item):
+        assert kept in text
+        if secret:
+            assert secret not in text and "***" in text
+        else:
+            assert text == value
