@@ -173,7 +173,7 @@ def redacted_data(data: Any) -> Any:
         if isinstance(value, str):
             container[key] = redact_value(value)
         elif isinstance(value, dict):
-            copy = {redact_value(k) if isinstance(k, str) else k: v for k, v in value.items()}
+            copy = _redacted_keys(value)
             container[key] = copy
             stack.extend((copy, k) for k in copy)
         elif isinstance(value, (list, tuple)):
@@ -181,6 +181,22 @@ def redacted_data(data: Any) -> Any:
             container[key] = items
             stack.extend((items, index) for index in range(len(items)))
     return root[0]
+
+
+def _redacted_keys(mapping: Mapping[Any, Any]) -> dict[Any, Any]:
+    """`mapping` with its string keys redacted. Two keys that redact to the same text both stay:
+    the later ones numbered (`https://***@h`, `https://***@h (2)`), never one silently lost."""
+    copy: dict[Any, Any] = {}
+    for key, value in mapping.items():
+        if isinstance(key, str):
+            shown = redact_value(key)
+            if shown != key or shown in copy:
+                base, number = shown, 2
+                while shown in copy or (shown != key and shown in mapping):
+                    shown, number = f"{base} ({number})", number + 1
+            key = shown
+        copy[key] = value
+    return copy
 
 
 def redacted_lines(text: str) -> tuple[int, ...]:

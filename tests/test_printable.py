@@ -142,3 +142,20 @@ def test_data_strings_redact_a_token_across_line_breaks(value: str, secret: str,
             assert secret not in text and "***" in text
         else:
             assert text == value
+
+
+KEYS_THAT_REDACT_ALIKE = [
+    # (a mapping, its keys after redaction: none lost, later ones numbered)
+    ({"https://k:v@h": 1, "https://k2:v2@h": 2}, {"https://***@h": 1, "https://***@h (2)": 2}),
+    ({"https://***@h": 0, "https://k:v@h": 1}, {"https://***@h": 0, "https://***@h (2)": 1}),
+    ({"https://k:v@h": 1, "https://***@h": 0}, {"https://***@h (2)": 1, "https://***@h": 0}),
+    ({"Bearer a": 1, "Bearer b": 2, "Bearer *** (2)": 3},
+     {"Bearer ***": 1, "Bearer *** (3)": 2, "Bearer *** (2)": 3}),
+]
+
+
+@pytest.mark.parametrize(("mapping", "shown"), KEYS_THAT_REDACT_ALIKE)
+def test_keys_that_redact_alike_are_all_kept(mapping: dict[str, int],
+                                             shown: dict[str, int]) -> None:
+    assert redacted_data(mapping) == shown
+    assert len(redacted_data([mapping])[0]) == len(mapping)
