@@ -16,6 +16,7 @@ reorder what a reader sees. Two ways to print such text, both reversible by a re
 
 from __future__ import annotations
 
+import base64
 import dataclasses
 import enum
 import functools
@@ -44,9 +45,11 @@ _SURROGATE = "[\ud800-\udfff]"
 # break (every character `str.splitlines` breaks at is `\s`): a "Bearer" ending one line of a
 # diff must not make the next line's start its token (the `+` of a diff line eaten). A token
 # YAML folds onto the next line is redacted there (`_redact_continuations`).
-_USERINFO = r"://[^/?#\s@\"'<>\\]+@"
-_AUTH_VALUE = (r"\b((?i:bearer)[ \t]+)[^\s\"'<>\\]+"
-               r"|\b(Basic[ \t]+)(?=[A-Za-z0-9+/]*[0-9+/=])[A-Za-z0-9+/]{8,}={0,2}")
+# Userinfo runs to the last `@` before the host (Go's net/url takes `'` and `@` in it).
+_USERINFO = r"://[^/?#\s\"<>\\]+@"
+# A token holds a colon only followed by more of it: `bearer Bearer:` is a YAML key, kept one.
+_AUTH_VALUE = (r"\b((?i:bearer)[ \t]+)(?:[^\s\"'<>\\:]|:(?=[^\s\"'<>\\]))+"
+               r"|\b(Basic[ \t]+)([A-Za-z0-9+/]{8,}={0,2})(?![A-Za-z0-9+/=])")
 # The line breaks of `str.splitlines`.
 _BREAK = "\r\n|[\n\r\v\f\x1c-\x1e\x85\u2028\u2029]"
 # An auth word ending a line, and the token a continuation line starts with: a whole word of
@@ -56,13 +59,13 @@ _AUTH_AT_END = rf"\b(?:(?i:bearer)|Basic)[ \t]*(?:{_BREAK})"
 _AUTH_WORD_AT_END = r"\b((?i:bearer)|Basic)[ \t]*$"
 _CONTINUATION = r"([+ -]?([ \t]*))([A-Za-z0-9._~+/-]+=*)(?=[ \t]|$)"
 _LINE_INDENT = r"[+ -]?([ \t]*)"
-_BASIC_TOKEN = r"(?=[A-Za-z0-9+/]*[0-9+/=])[A-Za-z0-9+/]{8,}={0,2}$"
+_BASIC_TOKEN = r"[A-Za-z0-9+/]{8,}={0,2}$"
 # Within one decoded string (a JSON or YAML value, not a printed document) the token may
 # follow its auth word across any whitespace: YAML's `value: Bearer` + an indented next line.
 # The token starts with a letter or digit: a diff's `+`/`-` marker after a line ending in
 # "Bearer" (a diff held as a string of `-o json`) is no token.
 _AUTH_VALUE_ACROSS = (r"\b((?i:bearer)\s+)[A-Za-z0-9][A-Za-z0-9._~+/-]*=*(?!\S)"
-                      r"|\b(Basic\s+)(?=[A-Za-z0-9+/]*[0-9+/=])[A-Za-z0-9+/]{8,}={0,2}(?!\S)")
+                      r"|\b(Basic\s+)([A-Za-z0-9+/]{8,}={0,2})(?!\S)")
 REDACTED = "***"
 
 
@@ -106,7 +109,20 @@ def redact(text: str) -> str:
 
 
 def _kept_auth_word(match: re.Match[str]) -> str:
+    if match.group(2) is not None and not is_basic_credential(match.group(3)):
+        return match.group()
     return (match.group(1) or match.group(2)) + REDACTED
+
+
+def is_basic_credential(token: str) -> bool:
+    """Whether the word after `Basic` is a credential: base64 of `user:password` (RFC 7617),
+    or a word that holds a digit, `+`, `/` or `=` (no English word does: `Basic English`)."""
+    if _compiled("[0-9+/=]").search(token):
+        return True
+    try:
+        return b":" in base64.b64decode(token + "=" * (-len(token) % 4), validate=True)
+    except ValueError:
+        return False
 
 
 def _redact_continuations(text: str) -> str:
@@ -125,7 +141,8 @@ def _redact_continuations(text: str) -> str:
         token = _compiled(_CONTINUATION).match(next_body)
         if token is None or len(token.group(2)) <= _indent(body):
             continue
-        if auth.group(1) == "Basic" and not _compiled(_BASIC_TOKEN).match(token.group(3)):
+        if auth.group(1) == "Basic" and not (_compiled(_BASIC_TOKEN).match(token.group(3))
+                                             and is_basic_credential(token.group(3))):
             continue
         lines[number + 1] = (token.group(1) + REDACTED + next_body[token.end():]
                              + following[len(next_body):])

@@ -159,3 +159,40 @@ def test_keys_that_redact_alike_are_all_kept(mapping: dict[str, int],
                                              shown: dict[str, int]) -> None:
     assert redacted_data(mapping) == shown
     assert len(redacted_data([mapping])[0]) == len(mapping)
+
+
+REDACTION_GAPS = [
+    # (text, the secret it must not show, what it keeps)
+    ("BeArEr tok.en", "tok.en", "BeArEr ***"),
+    ("Authorization: Basic dXNlcjpwYXNz", "dXNlcjpwYXNz", "Authorization: Basic ***"),
+    ("https://admin:pa'ss@h/x", "pa'ss", "https://***@h/x"),
+    ("https://admin:p@ss@h/x and a@b", "p@ss", "https://***@h/x and a@b"),
+    ("Basic English words", "", "Basic English words"),
+]
+
+
+@pytest.mark.parametrize(("text", "secret", "kept"), REDACTION_GAPS)
+def test_redaction_gaps_of_the_second_review(text: str, secret: str, kept: str) -> None:
+    shown = redact(text)
+    assert shown == kept
+    assert not secret or secret not in shown
+
+
+WORDS = st.sampled_from(["bearer", "Bearer", "BeArEr", "Basic", "dXNlcjpwYXNz", "tok.en",
+                         "https://u:p@h", "a:b", "@", "'", "x"])
+PHRASES = st.lists(WORDS, min_size=1, max_size=4).map(" ".join)
+
+
+@settings(max_examples=200, derandomize=True, deadline=None)
+@given(st.dictionaries(PHRASES, st.lists(PHRASES, max_size=3) | PHRASES, max_size=4))
+def test_redacting_yaml_or_json_text_keeps_it_valid(data: dict[str, object]) -> None:
+    import json
+
+    import yaml
+    for text, load in ((yaml.safe_dump(data), yaml.safe_load),
+                       (json.dumps(data), json.loads)):
+        shown = redact(text)
+        loaded = load(shown)
+        assert len(shown.splitlines()) == len(text.splitlines())
+        assert isinstance(loaded, dict) and len(loaded) <= len(data)
+        assert not re.search(r"(?i:bearer)[ \t]+tok\.en|Basic[ \t]+dXNlcjpwYXNz|u:p@", shown)
