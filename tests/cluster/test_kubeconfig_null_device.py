@@ -9,6 +9,7 @@ from pathlib import Path
 
 import pytest
 
+from gpudra.cluster import ClusterOptions, connect
 from gpudra.cluster.errors import KubeconfigError
 from gpudra.cluster.kubeconfig import find_kubeconfig
 
@@ -58,3 +59,10 @@ def test_dev_null_is_an_empty_kubeconfig_and_other_devices_are_refused(
     else:
         assert found is not None
         assert [str(f) for f in found.files] == [name.format(**names) for name in expected]
+
+
+def test_kubeconfig_dev_null_means_no_cluster_to_connect_to() -> None:
+    # Outside a pod: the run says there is nothing to connect to, not that /dev/null is bad.
+    with pytest.raises(KubeconfigError, match="^no cluster to connect to: none of the files in "
+                                              "KUBECONFIG=/dev/null exists or has content"):
+        connect(ClusterOptions(), environ={"KUBECONFIG": "/dev/null"})
