@@ -16,6 +16,7 @@ reorder what a reader sees. Two ways to print such text, both reversible by a re
 
 from __future__ import annotations
 
+import base64
 import dataclasses
 import enum
 import functools
@@ -42,10 +43,29 @@ _SURROGATE = "[\ud800-\udfff]"
 # `scheme://user:password@host`: the userinfo of a URL (RFC 3986), however the text around it
 # is quoted; and the value of an HTTP bearer or basic credential. None of them spans a line
 # break (every character `str.splitlines` breaks at is `\s`): a "Bearer" ending one line of a
-# diff must not make the next line's start its token (the `+` of a diff line eaten).
-_USERINFO = r"://[^/?#\s@\"'<>\\]+@"
-_AUTH_VALUE = (r"\b((?i:bearer)[ \t]+)[^\s\"'<>\\]+"
-               r"|\b(Basic[ \t]+)(?=[A-Za-z0-9+/]*[0-9+/=])[A-Za-z0-9+/]{8,}={0,2}")
+# diff must not make the next line's start its token (the `+` of a diff line eaten). A token
+# YAML folds onto the next line is redacted there (`_redact_continuations`).
+# Userinfo runs to the last `@` before the host (Go's net/url takes `'` and `@` in it).
+_USERINFO = r"://[^/?#\s\"<>\\]+@"
+# A token holds a colon only followed by more of it: `bearer Bearer:` is a YAML key, kept one.
+_AUTH_VALUE = (r"\b((?i:bearer)[ \t]+)(?:[^\s\"'<>\\:]|:(?=[^\s\"'<>\\]))+"
+               r"|\b(Basic[ \t]+)([A-Za-z0-9+/]{8,}={0,2})(?![A-Za-z0-9+/=])")
+# The line breaks of `str.splitlines`.
+_BREAK = "\r\n|[\n\r\v\f\x1c-\x1e\x85\u2028\u2029]"
+# An auth word ending a line, and the token a continuation line starts with: a whole word of
+# RFC 6750's b64token characters (never a YAML key: no colon), after a diff's `+`/`-`/` `
+# marker and the line's indentation.
+_AUTH_AT_END = rf"\b(?:(?i:bearer)|Basic)[ \t]*(?:{_BREAK})"
+_AUTH_WORD_AT_END = r"\b((?i:bearer)|Basic)[ \t]*$"
+_CONTINUATION = r"([+ -]?([ \t]*))([A-Za-z0-9._~+/-]+=*)(?=[ \t]|$)"
+_LINE_INDENT = r"[+ -]?([ \t]*)"
+_BASIC_TOKEN = r"[A-Za-z0-9+/]{8,}={0,2}$"
+# Within one decoded string (a JSON or YAML value, not a printed document) the token may
+# follow its auth word across any whitespace: YAML's `value: Bearer` + an indented next line.
+# The token starts with a letter or digit: a diff's `+`/`-` marker after a line ending in
+# "Bearer" (a diff held as a string of `-o json`) is no token.
+_AUTH_VALUE_ACROSS = (r"\b((?i:bearer)\s+)[A-Za-z0-9][A-Za-z0-9._~+/-]*=*(?!\S)"
+                      r"|\b(Basic\s+)([A-Za-z0-9+/]{8,}={0,2})(?!\S)")
 REDACTED = "***"
 
 
@@ -81,15 +101,80 @@ def redact(text: str) -> str:
     # Each pattern runs only over text that holds its literal part: reports run to 30 MB.
     if "@" in text and "://" in text:
         text = _compiled(_USERINFO).sub(f"://{REDACTED}@", text)
-    if "Basic" in text or "earer" in text or "EARER" in text:
-        text = _compiled(_AUTH_VALUE).sub(lambda m: (m.group(1) or m.group(2)) + REDACTED, text)
+    if _has_auth_word(text):
+        text = _compiled(_AUTH_VALUE).sub(_kept_auth_word, text)
+        if _compiled(_AUTH_AT_END).search(text):
+            text = _redact_continuations(text)
+    return text
+
+
+def _kept_auth_word(match: re.Match[str]) -> str:
+    if match.group(2) is not None and not is_basic_credential(match.group(3)):
+        return match.group()
+    return (match.group(1) or match.group(2)) + REDACTED
+
+
+def is_basic_credential(token: str) -> bool:
+    """Whether the word after `Basic` is a credential: base64 of `user:password` (RFC 7617),
+    or a word that holds a digit, `+`, `/` or `=` (no English word does: `Basic English`)."""
+    if _compiled("[0-9+/=]").search(token):
+        return True
+    try:
+        return b":" in base64.b64decode(token + "=" * (-len(token) % 4), validate=True)
+    except ValueError:
+        return False
+
+
+def _redact_continuations(text: str) -> str:
+    """`text` with the token that continues a line ending in `Bearer`/`Basic` redacted: the
+    next line is a continuation when it is more indented (after a diff marker `+`/`-`/` `)
+    and starts with a whole token word (no `key:`, no `# comment`). The marker, indentation
+    and line breaks are kept, so a diff stays a diff with as many lines."""
+    lines = text.splitlines(keepends=True)
+    for number in range(len(lines) - 1):
+        body = _without_break(lines[number])
+        auth = _compiled(_AUTH_WORD_AT_END).search(body)
+        if auth is None:
+            continue
+        following = lines[number + 1]
+        next_body = _without_break(following)
+        token = _compiled(_CONTINUATION).match(next_body)
+        if token is None or len(token.group(2)) <= _indent(body):
+            continue
+        if auth.group(1) == "Basic" and not (_compiled(_BASIC_TOKEN).match(token.group(3))
+                                             and is_basic_credential(token.group(3))):
+            continue
+        lines[number + 1] = (token.group(1) + REDACTED + next_body[token.end():]
+                             + following[len(next_body):])
+    return "".join(lines)
+
+
+def _without_break(line: str) -> str:
+    return _compiled(f"(?:{_BREAK})$").sub("", line, count=1)
+
+
+def _indent(body: str) -> int:
+    match = _compiled(_LINE_INDENT).match(body)
+    return len(match.group(1)) if match else 0
+
+
+def redact_value(text: str) -> str:
+    """A decoded string (a JSON or YAML value) without credentials: `redact`, and a token
+    separated from its `Bearer`/`Basic` by any whitespace, line breaks included."""
+    text = redact(text)
+    if _has_auth_word(text):
+        text = _compiled(_AUTH_VALUE_ACROSS).sub(_kept_auth_word, text)
     return text
 
 
 def may_hold_credential(text: str) -> bool:
     """Whether `text` holds what `redact` looks for (False: `redact` keeps it as it is)."""
-    return ("@" in text and "://" in text) or "Basic" in text or "earer" in text \
-        or "EARER" in text
+    return ("@" in text and "://" in text) or _has_auth_word(text)
+
+
+def _has_auth_word(text: str) -> bool:
+    # Any case of "bearer" (HTTP auth schemes are case-insensitive; `BeArEr tok` too).
+    return "Basic" in text or _compiled("(?i:bearer)").search(text) is not None
 
 
 def redacted_data(data: Any) -> Any:
@@ -103,9 +188,9 @@ def redacted_data(data: Any) -> Any:
         container, key = stack.pop()
         value = container[key]
         if isinstance(value, str):
-            container[key] = redact(value)
+            container[key] = redact_value(value)
         elif isinstance(value, dict):
-            copy = {redact(k) if isinstance(k, str) else k: v for k, v in value.items()}
+            copy = _redacted_keys(value)
             container[key] = copy
             stack.extend((copy, k) for k in copy)
         elif isinstance(value, (list, tuple)):
@@ -115,10 +200,26 @@ def redacted_data(data: Any) -> Any:
     return root[0]
 
 
+def _redacted_keys(mapping: Mapping[Any, Any]) -> dict[Any, Any]:
+    """`mapping` with its string keys redacted. Two keys that redact to the same text both stay:
+    the later ones numbered (`https://***@h`, `https://***@h (2)`), never one silently lost."""
+    copy: dict[Any, Any] = {}
+    for key, value in mapping.items():
+        if isinstance(key, str):
+            shown = redact_value(key)
+            if shown != key or shown in copy:
+                base, number = shown, 2
+                while shown in copy or (shown != key and shown in mapping):
+                    shown, number = f"{base} ({number})", number + 1
+            key = shown
+        copy[key] = value
+    return copy
+
+
 def redacted_lines(text: str) -> tuple[int, ...]:
     """The numbers (from 1) of the lines of `text` that `redact` changes. Redaction replaces
-    a credential within its line, never across a line break (a `Bearer` ending a line has no
-    token), so the lines before and after pair up one to one."""
+    a credential within a line (a token continuing a `Bearer` line within the next one) and
+    keeps every line break, so the lines before and after pair up one to one."""
     shown = redact(text)
     if shown == text:
         return ()

@@ -11,7 +11,8 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from gpudra.results.model import Severity
-from gpudra.printable import escape_text, escaped, quote_name, redact, redacted_lines
+from gpudra.printable import (escape_text, escaped, quote_name, redact, redacted_data,
+                               redacted_lines)
 
 UNSAFE = re.compile("[\x00-\x1f\x7f-\x9f\u061c\u200e\u200f\u2028\u2029\u202a-\u202e"
                     "\u2066-\u2069\ud800-\udfff]")
@@ -66,9 +67,16 @@ REDACTED_LINES = [
     ("image: trainer:1\nvalue: plain\n", ()),
     ("a\nvalue: https://alice:s3cret@host/x\nb\n", (2,)),
     ("url: https://u:p@h\nauth: Bearer abc.def\n", (1, 2)),
-    # Redaction never crosses a line break: a "Bearer" (or "Basic") ending a line has no token,
-    # and the next line (a diff's `+`/`-` marker and all) is kept as it is.
-    ("header: Bearer\n  abc.def\n", ()),
+    # A token YAML folds onto a more indented next line is redacted there, marker and
+    # indentation kept; an ordinary next line (a key, a comment, not more indented) is not.
+    ("header: Bearer\n  abc.def\n", (2,)),
+    ("+  value: Bearer\n+    s3cr3t\n-x\n", (2,)),
+    (" value: bearer \r\n+    s3cr3t # c\r\n", (2,)),
+    ("auth: Basic\n  QWxhZGRpbjpvcGVuMQ==\n", (2,)),
+    ("auth: Basic\n  English\n", ()),
+    ("a: Bearer\n  # c\n", ()),
+    ("a: Bearer\n  b: c\n", ()),
+    ("  a: Bearer\n  b\n", ()),
     ("note: Bearer\nimage: busybox\n", ()),
     ("-note: bearer\r\n+image: busybox\r\n", ()),
     (" # BEARER\t\n-  image: busybox\n+  image: busybox:2\n", ()),
@@ -93,5 +101,98 @@ def test_redacted_lines_are_the_lines_redaction_changes(text: str,
                                  "\u2028", "\x85", "+image: busybox", "-", "tok"]),
                 max_size=12).map("".join))
 def test_redaction_is_line_by_line(text: str) -> None:
+    # Each line is redacted as it is on its own, but for a continuation of a line ending in
+    # an auth word: same lines, same line breaks, so a diff keeps its shape.
     lines = text.splitlines(keepends=True)
-    assert redact(text) == "".join(redact(line) for line in lines)
+    shown = redact(text).splitlines(keepends=True)
+    assert len(shown) == len(lines)
+    for number, (before, after) in enumerate(zip(lines, shown)):
+        assert _line_break(after) == _line_break(before)
+        continues = number > 0 and re.search(r"(?:(?i:bearer)|Basic)[ \t]*\W*$",
+                                             lines[number - 1]) is not None
+        if not continues:
+            assert after == redact(before)
+
+
+def _line_break(line: str) -> str:
+    return line[len(line.rstrip(BREAKS)):]
+
+
+BREAKS = "\r\n\v\f\x1c\x1d\x1e\x85\u2028\u2029"
+
+
+REDACTED_VALUES = [
+    # (a decoded string, the secret it must not show, what it keeps)
+    ("Bearer\n   s3cr3t", "s3cr3t", "Bearer"),
+    ("Bearer\ns3cr3t", "s3cr3t", "Bearer"),
+    ("bEaReR \t\n tok.en", "tok.en", "bEaReR"),
+    ("Basic\n  QWxhZGRpbjpvcGVuMQ==", "QWxhZGRpbjpvcGVuMQ", "Basic"),
+    ("note: Bearer\nimage: busybox", "", "image: busybox"),
+]
+
+
+@pytest.mark.parametrize(("value", "secret", "kept"), REDACTED_VALUES)
+def test_data_strings_redact_a_token_across_line_breaks(value: str, secret: str,
+                                                        kept: str) -> None:
+    shown = redacted_data({value: [value]})
+    (key, [item]), = shown.items()
+    for text in (key, item):
+        assert kept in text
+        if secret:
+            assert secret not in text and "***" in text
+        else:
+            assert text == value
+
+
+KEYS_THAT_REDACT_ALIKE = [
+    # (a mapping, its keys after redaction: none lost, later ones numbered)
+    ({"https://k:v@h": 1, "https://k2:v2@h": 2}, {"https://***@h": 1, "https://***@h (2)": 2}),
+    ({"https://***@h": 0, "https://k:v@h": 1}, {"https://***@h": 0, "https://***@h (2)": 1}),
+    ({"https://k:v@h": 1, "https://***@h": 0}, {"https://***@h (2)": 1, "https://***@h": 0}),
+    ({"Bearer a": 1, "Bearer b": 2, "Bearer *** (2)": 3},
+     {"Bearer ***": 1, "Bearer *** (3)": 2, "Bearer *** (2)": 3}),
+]
+
+
+@pytest.mark.parametrize(("mapping", "shown"), KEYS_THAT_REDACT_ALIKE)
+def test_keys_that_redact_alike_are_all_kept(mapping: dict[str, int],
+                                             shown: dict[str, int]) -> None:
+    assert redacted_data(mapping) == shown
+    assert len(redacted_data([mapping])[0]) == len(mapping)
+
+
+REDACTION_GAPS = [
+    # (text, the secret it must not show, what it keeps)
+    ("BeArEr tok.en", "tok.en", "BeArEr ***"),
+    ("Authorization: Basic dXNlcjpwYXNz", "dXNlcjpwYXNz", "Authorization: Basic ***"),
+    ("https://admin:pa'ss@h/x", "pa'ss", "https://***@h/x"),
+    ("https://admin:p@ss@h/x and a@b", "p@ss", "https://***@h/x and a@b"),
+    ("Basic English words", "", "Basic English words"),
+]
+
+
+@pytest.mark.parametrize(("text", "secret", "kept"), REDACTION_GAPS)
+def test_redaction_gaps_of_the_second_review(text: str, secret: str, kept: str) -> None:
+    shown = redact(text)
+    assert shown == kept
+    assert not secret or secret not in shown
+
+
+WORDS = st.sampled_from(["bearer", "Bearer", "BeArEr", "Basic", "dXNlcjpwYXNz", "tok.en",
+                         "https://u:p@h", "a:b", "@", "'", "x"])
+PHRASES = st.lists(WORDS, min_size=1, max_size=4).map(" ".join)
+
+
+@settings(max_examples=200, derandomize=True, deadline=None)
+@given(st.dictionaries(PHRASES, st.lists(PHRASES, max_size=3) | PHRASES, max_size=4))
+def test_redacting_yaml_or_json_text_keeps_it_valid(data: dict[str, object]) -> None:
+    import json
+
+    import yaml
+    for text, load in ((yaml.safe_dump(data), yaml.safe_load),
+                       (json.dumps(data), json.loads)):
+        shown = redact(text)
+        loaded = load(shown)
+        assert len(shown.splitlines()) == len(text.splitlines())
+        assert isinstance(loaded, dict) and len(loaded) <= len(data)
+        assert not re.search(r"(?i:bearer)[ \t]+tok\.en|Basic[ \t]+dXNlcjpwYXNz|u:p@", shown)

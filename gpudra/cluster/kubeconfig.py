@@ -67,7 +67,7 @@ def find_kubeconfig(explicit: str | None, environ: Mapping[str, str]) -> Kubecon
     ~/.kube/config. None when no file holds anything."""
     if explicit:
         path = Path(explicit).expanduser()
-        if not path.exists() or path.is_dir():  # a FIFO or device: _read refuses it
+        if not path.exists() or path.is_dir():  # a FIFO or other device: _read refuses it
             problem = "is a directory" if path.is_dir() else "no such file"
             raise KubeconfigError(f"cannot read kubeconfig {path}: {problem}")
         origin = f"--kubeconfig {path}"
@@ -85,7 +85,9 @@ def find_kubeconfig(explicit: str | None, environ: Mapping[str, str]) -> Kubecon
     for path in dict.fromkeys(candidates):  # a file listed twice is read once, like kubectl
         if not path.exists() or path.is_dir():
             continue  # KUBECONFIG may name files that do not exist (yet); a FIFO is refused
-        document = _read(path)
+        # /dev/null reads as an empty kubeconfig, as kubectl reads it (KUBECONFIG=/dev/null is
+        # the usual "no kubeconfig"); every other device is refused by _read.
+        document = None if _is_null_device(path) else _read(path)
         if document:
             files.append(path)
             documents.append(document)
@@ -182,6 +184,13 @@ def _exec_command(user: Mapping[str, Any]) -> str | None:
 # A kubeconfig with embedded certificates for a thousand clusters is a few MiB; past this cap
 # the YAML parse alone would take minutes.
 MAX_KUBECONFIG_BYTES = 16 << 20
+
+
+def _is_null_device(path: Path) -> bool:
+    try:
+        return os.path.samestat(os.stat(path), os.stat(os.devnull))
+    except OSError:
+        return False
 
 
 def _read(path: Path) -> Mapping[str, Any] | None:

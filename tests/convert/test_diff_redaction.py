@@ -43,6 +43,9 @@ CASES = [
     ("bearer token", "plain", "Bearer tok.en-123", ("tok.en-123",), True),
     ("both", "plain", "Bearer tok.en-123 https://alice:s3cret@data.example.com/set",
      ("alice:s3cret", "tok.en-123"), True),
+    # YAML folds the indented next line into the value: one scalar "Bearer tok.en-123".
+    ("bearer, token on the next line", "plain", "Bearer\n            tok.en-123",
+     ("tok.en-123",), True),
     ("outside the diff", "Bearer tok.en-123", "https://data.example.com/set", (), False),
     ("none", "plain", "https://data.example.com/set", (), False),
 ]
