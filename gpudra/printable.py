@@ -16,7 +16,6 @@ reorder what a reader sees. Two ways to print such text, both reversible by a re
 
 from __future__ import annotations
 
-import base64
 import dataclasses
 import enum
 import functools
@@ -120,6 +119,8 @@ def is_basic_credential(token: str) -> bool:
     if _compiled("[0-9+/=]").search(token):
         return True
     try:
+        import base64  # only when a `Basic` word is met: not on every command's start-up
+
         return b":" in base64.b64decode(token + "=" * (-len(token) % 4), validate=True)
     except ValueError:
         return False

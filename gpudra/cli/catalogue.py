@@ -3,6 +3,8 @@ checks and converts, and why."""
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 import typer
 
 from gpudra.cli.output import (
@@ -11,24 +13,37 @@ from gpudra.cli.output import (
     write_catalogue,
     write_explanation,
 )
-from gpudra.catalogue import Catalogue, CatalogueRequest, run_catalogue
 from gpudra.cli.root import app, guarded
 from gpudra.errors import UsageError
 from gpudra.results.model import ExitCode
 
+if TYPE_CHECKING:
+    from gpudra.catalogue import Catalogue
+
+# gpudra.catalogue is imported by the commands that list (its records cost 2 ms at start-up,
+# and `gpudra --help` registers these commands without running them).
+
 
 def _listed(catalogue: Catalogue, fmt: CatalogueFormat) -> ExitCode:
     """One catalogue through its run, written in `fmt`."""
+    from gpudra.catalogue import CatalogueRequest, run_catalogue
+
     result = run_catalogue(CatalogueRequest(catalogue))
     write_catalogue(result, fmt)
     return result.exit_code()
+
+
+def _catalogue(word: str) -> Catalogue:
+    from gpudra.catalogue import Catalogue
+
+    return Catalogue(word)
 
 
 @app.command(short_help="List the preflight checks.")
 @guarded
 def checks(output: str = catalogue_format_option()) -> ExitCode:
     """List every preflight check: id, tier, title and what it looks at (docs/checks.md)."""
-    return _listed(Catalogue.CHECKS, CatalogueFormat.parse(output, "-o"))
+    return _listed(_catalogue("checks"), CatalogueFormat.parse(output, "-o"))
 
 
 @app.command(short_help="List the audit rules.")
@@ -39,7 +54,7 @@ def rules(output: str = catalogue_format_option()) -> ExitCode:
         fmt = CatalogueFormat(output)
     except ValueError:
         raise UsageError(f"unknown format {output!r} ({CatalogueFormat.words()})") from None
-    return _listed(Catalogue.RULES, fmt)
+    return _listed(_catalogue("rules"), fmt)
 
 
 @app.command(short_help="List the controllers whose kinds convert converts.")
@@ -49,7 +64,7 @@ def controllers(output: str = catalogue_format_option()) -> ExitCode:
     nvidia.com/gpu, what convert does (safe, writes, native, blocks) and where that was
     checked. convert blocks custom resources not listed here unless .gpudra.yaml vouches for
     the kind (docs/controllers.md)."""
-    return _listed(Catalogue.CONTROLLERS, CatalogueFormat.parse(output, "-o"))
+    return _listed(_catalogue("controllers"), CatalogueFormat.parse(output, "-o"))
 
 
 @app.command(short_help="Explain a rule or a check (GPU101, CLUSTER001).")
