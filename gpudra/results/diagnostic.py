@@ -13,34 +13,12 @@ and line from the record; no renderer parses them back out of text."""
 
 from __future__ import annotations
 
-import enum
 from collections.abc import Iterable
 from dataclasses import dataclass
-from typing import Protocol
 
-
-class Level(enum.IntEnum):
-    """One ordered scale for every verdict gpudra reports: a finding's severity, a check's
-    outcome and a plan or verify verdict are points on it, and --fail-on is a threshold on it.
-    `info` (audit's) and `unavailable` (preflight's) never meet: no command reports both."""
-
-    PASS = 0
-    INFO = 1
-    UNAVAILABLE = 2
-    WARN = 3
-    FAIL = 4
-
-    @property
-    def word(self) -> str:
-        """How verdict reports name it: pass, info, unavailable, warn, fail."""
-        return self.name.lower()
-
-
-class Leveled(Protocol):
-    """Anything judged on the one scale: a severity, a check's outcome, a verdict."""
-
-    @property
-    def level(self) -> Level: ...
+# The scale lives apart so that what only needs a Level (every command's start-up, through
+# results.model) does not build the records below (2 ms of class creation).
+from gpudra.results.levels import Level as Level, Leveled as Leveled
 
 
 @dataclass(frozen=True, slots=True)

@@ -8,10 +8,16 @@ from __future__ import annotations
 
 import enum
 from dataclasses import dataclass, field
+from typing import TYPE_CHECKING
 
 # The one verdict scale is the diagnostic record's (Finding.diagnostic is a finding's view of
-# it); its names stay importable from here, where the result records have found them.
-from gpudra.results.diagnostic import Diagnostic, Level as Level, Leveled as Leveled, Location
+# it); its names stay importable from here, where the result records have found them. The
+# record itself is imported when a finding is viewed as one: every command's start-up loads
+# this module, and most never build a Diagnostic.
+from gpudra.results.levels import Level as Level, Leveled as Leveled
+
+if TYPE_CHECKING:
+    from gpudra.results.diagnostic import Diagnostic
 
 
 class Severity(str, enum.Enum):
@@ -147,6 +153,8 @@ class Finding:
         """The finding as the formats every command shares read it (SARIF, JUnit, GitHub): its
         rule, level, message, place, the object it is about and the hint; what only the audit
         reports (container, resource, quantity, template, the live facts) stays here."""
+        from gpudra.results.diagnostic import Diagnostic, Location
+
         unplaced = self.file is None and self.line is None and self.path is None
         place = None if unplaced else Location(self.file, self.line, self.path)
         subject = "/".join(x for x in (self.context, self.namespace, self.kind, self.name) if x)
