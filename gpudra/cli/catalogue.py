@@ -3,8 +3,6 @@ checks and converts, and why."""
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
-
 import typer
 
 from gpudra.cli.output import (
@@ -17,33 +15,23 @@ from gpudra.cli.root import app, guarded
 from gpudra.errors import UsageError
 from gpudra.results.model import ExitCode
 
-if TYPE_CHECKING:
-    from gpudra.catalogue import Catalogue
 
-# gpudra.catalogue is imported by the commands that list (its records cost 2 ms at start-up,
-# and `gpudra --help` registers these commands without running them).
+def _listed(catalogue: str, fmt: CatalogueFormat) -> ExitCode:
+    """One catalogue (a gpudra.catalogue.Catalogue's word) through its run, written in `fmt`.
+    gpudra.catalogue is imported here, by the commands that list: its records cost 2 ms at
+    start-up, and `gpudra --help` registers these commands without running them."""
+    from gpudra.catalogue import Catalogue, CatalogueRequest, run_catalogue
 
-
-def _listed(catalogue: Catalogue, fmt: CatalogueFormat) -> ExitCode:
-    """One catalogue through its run, written in `fmt`."""
-    from gpudra.catalogue import CatalogueRequest, run_catalogue
-
-    result = run_catalogue(CatalogueRequest(catalogue))
+    result = run_catalogue(CatalogueRequest(Catalogue(catalogue)))
     write_catalogue(result, fmt)
     return result.exit_code()
-
-
-def _catalogue(word: str) -> Catalogue:
-    from gpudra.catalogue import Catalogue
-
-    return Catalogue(word)
 
 
 @app.command(short_help="List the preflight checks.")
 @guarded
 def checks(output: str = catalogue_format_option()) -> ExitCode:
     """List every preflight check: id, tier, title and what it looks at (docs/checks.md)."""
-    return _listed(_catalogue("checks"), CatalogueFormat.parse(output, "-o"))
+    return _listed("checks", CatalogueFormat.parse(output, "-o"))
 
 
 @app.command(short_help="List the audit rules.")
@@ -54,7 +42,7 @@ def rules(output: str = catalogue_format_option()) -> ExitCode:
         fmt = CatalogueFormat(output)
     except ValueError:
         raise UsageError(f"unknown format {output!r} ({CatalogueFormat.words()})") from None
-    return _listed(_catalogue("rules"), fmt)
+    return _listed("rules", fmt)
 
 
 @app.command(short_help="List the controllers whose kinds convert converts.")
@@ -64,7 +52,7 @@ def controllers(output: str = catalogue_format_option()) -> ExitCode:
     nvidia.com/gpu, what convert does (safe, writes, native, blocks) and where that was
     checked. convert blocks custom resources not listed here unless .gpudra.yaml vouches for
     the kind (docs/controllers.md)."""
-    return _listed(_catalogue("controllers"), CatalogueFormat.parse(output, "-o"))
+    return _listed("controllers", CatalogueFormat.parse(output, "-o"))
 
 
 @app.command(short_help="Explain a rule or a check (GPU101, CLUSTER001).")
