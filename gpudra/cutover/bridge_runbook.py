@@ -23,8 +23,8 @@ from gpudra.cutover.bridge import BRIDGED, BRIDGED_NAME, MAPPING, BridgePlan, sp
 from gpudra.cutover.manifests import RECREATE, REPLACE, mode, wave_modes
 from gpudra.cutover.namespaces import label_step, unlabel_step
 from gpudra.cutover.steps import (
-    WaveContext, cascade_flag, claims_step, counted, rollback_steps, settle_steps,
-    switch_steps, verify_step, wave_place,
+    WaveContext, cascade_flag, claims_step, counted, folder_step, rollback_steps,
+    settle_steps, switch_steps, verify_step, wave_place,
 )
 from gpudra.cutover.waves import Wave
 
@@ -42,33 +42,33 @@ def bridge_wave_steps(wave: Wave, directory: str | None, context: WaveContext,
     if writes_mapping:
         steps.append(write_mapping(where))
     if quotas:
-        steps.append(f"kubectl replace -f {where}/converted/quotas/ --recursive   # "
-                     f"{counted(quotas, 'quota')} of the namespaces whose workloads move to "
-                     "claims count claims too")
+        steps.append(folder_step("replace", f"{where}/converted/quotas/", why=(
+            f"{counted(quotas, 'quota')} of the namespaces whose workloads move to "
+            "claims count claims too")))
     if converted:
         steps.append(claims_step(where))
     if wave.nodes:
         steps.append(f"kubectl cordon {nodes}")
     if REPLACE in modes:
-        steps.append(f"kubectl replace -f {where}/converted/replace/ --recursive   # "
-                     f"{counted(sum(mode(w) == REPLACE for w in converted), 'workload')} the "
-                     "bridge cannot serve roll onto claims")
+        steps.append(folder_step("replace", f"{where}/converted/replace/", why=(
+            f"{counted(sum(mode(w) == REPLACE for w in converted), 'workload')} the "
+            "bridge cannot serve roll onto claims")))
     if RECREATE in modes:
-        steps.append(f"kubectl delete -f {where}/original/recreate/ --recursive --wait"
-                     f"{cascade_flag(rewritten)}   # created again below on claims (a Job starts "
-                     "over)")
+        steps.append(folder_step("delete", f"{where}/original/recreate/",
+                                 f" --wait{cascade_flag(rewritten)}",
+                                 why="created again below on claims (a Job starts over)"))
     if RECREATE in kept:
-        steps.append(f"kubectl delete -f {where}/{BRIDGED}/recreate/ --recursive --wait"
-                     f"{cascade_flag(replace(wave, moved=bridged))}   # the drain refuses bare "
-                     "Pods: created again below, unchanged, through the bridge (a Job starts "
-                     "over)")
+        steps.append(folder_step("delete", f"{where}/{BRIDGED}/recreate/",
+                                 f" --wait{cascade_flag(replace(wave, moved=bridged))}", why=(
+            "the drain refuses bare Pods: created again below, unchanged, through the bridge "
+            "(a Job starts over)")))
     if wave.nodes:
         switch = switch_steps(wave.number, wave.nodes, nodes, context.plugin_pods)
         steps += switch[:-1] + [capacity_gone(n) for n in wave.nodes] + switch[-1:]
     if RECREATE in modes:
-        steps.append(f"kubectl create -f {where}/converted/recreate/ --recursive")
+        steps.append(folder_step("create", f"{where}/converted/recreate/"))
     if RECREATE in kept:
-        steps.append(f"kubectl create -f {where}/{BRIDGED}/recreate/ --recursive")
+        steps.append(folder_step("create", f"{where}/{BRIDGED}/recreate/"))
     finished = context.finished.get(wave.number, ())
     # gpudra guard's label, as the rewrite strategy writes it (steps.rewrite_wave_steps)
     if finished:
@@ -79,8 +79,8 @@ def bridge_wave_steps(wave: Wave, directory: str | None, context: WaveContext,
         wave, nodes, where, quotas, rewritten=rewritten, bridged=bridged,
         drain_note="   # the unchanged pods start again on the nodes' device plugin once it is "
                    "back",
-        undo_last=(f"kubectl delete -f {where}/{MAPPING}/ --recursive --ignore-not-found   "
-                   "# the mapping class this wave wrote") if writes_mapping else None)
+        undo_last=folder_step("delete", f"{where}/{MAPPING}/", " --ignore-not-found",
+                              why="the mapping class this wave wrote") if writes_mapping else None)
     return {"steps": steps,
             "rollback": [unlabel_step(finished), *rollback] if finished else rollback}
 

@@ -65,26 +65,26 @@ def rewrite_wave_steps(wave: Wave, directory: str | None,
     quotas = context.quotas.get(wave.number, 0)
     steps: list[str] = []
     if quotas:
-        steps.append(f"kubectl replace -f {where}/converted/quotas/ --recursive   # "
-                     f"{counted(quotas, 'quota')} of the namespaces moving count claims too "
-                     "(device-plugin keys go with a namespace's last workload)")
+        steps.append(folder_step("replace", f"{where}/converted/quotas/", why=(
+            f"{counted(quotas, 'quota')} of the namespaces moving count claims too "
+            "(device-plugin keys go with a namespace's last workload)")))
     if wave.moved:
         steps.append(claims_step(where))
     if wave.nodes:
         steps.append(f"kubectl cordon {nodes}")
     if REPLACE in modes:
-        steps.append(f"kubectl replace -f {where}/converted/replace/ --recursive   # "
-                     f"{counted(replaced, 'workload')} roll onto claims; their new pods wait "
-                     "for this wave's devices")
+        steps.append(folder_step("replace", f"{where}/converted/replace/", why=(
+            f"{counted(replaced, 'workload')} roll onto claims; their new pods wait "
+            "for this wave's devices")))
     if RECREATE in modes:
-        steps.append(f"kubectl delete -f {where}/original/recreate/ --recursive --wait"
-                     f"{cascade_flag(wave)}   # "
-                     f"{counted(recreated, 'Job or bare Pod', 'Jobs or bare Pods')}: the pod "
-                     "template cannot change; created again below (a Job starts over)")
+        steps.append(folder_step("delete", f"{where}/original/recreate/",
+                                 f" --wait{cascade_flag(wave)}", why=(
+            f"{counted(recreated, 'Job or bare Pod', 'Jobs or bare Pods')}: the pod "
+            "template cannot change; created again below (a Job starts over)")))
     if wave.nodes:
         steps += switch_steps(wave.number, wave.nodes, nodes, context.plugin_pods)
     if RECREATE in modes:
-        steps.append(f"kubectl create -f {where}/converted/recreate/ --recursive")
+        steps.append(folder_step("create", f"{where}/converted/recreate/"))
     finished = context.finished.get(wave.number, ())
     if finished:  # after the wave's last change; its verify stays the last line
         steps.append(label_step(finished))
@@ -104,10 +104,17 @@ def wave_place(wave: Wave, directory: str | None) -> tuple[str, str]:
     return nodes, where
 
 
+def folder_step(verb: str, folder: str, flags: str = "", why: str | None = None) -> str:
+    """One runbook line that runs `kubectl VERB` over a folder of the wave's manifests
+    (recursively), with its extra flags and the comment that says why."""
+    line = f"kubectl {verb} -f {folder} --recursive{flags}"
+    return line if why is None else f"{line}   # {why}"
+
+
 def claims_step(where: str) -> str:
     """The line that applies the wave's claim templates, before any workload names them."""
-    return (f"kubectl apply -f {where}/converted/claims/ --recursive   # the claim "
-            "templates first: no workload may name a missing one")
+    return folder_step("apply", f"{where}/converted/claims/",
+                       why="the claim templates first: no workload may name a missing one")
 
 
 def verify_step(where: str, runs_on: str) -> str:
@@ -166,13 +173,13 @@ def rollback_steps(wave: Wave, nodes: str, where: str, quotas: int, *,
     kept = frozenset(mode(w) for w in bridged)
     steps = [f"kubectl cordon {nodes}"] if wave.nodes else []
     if RECREATE in modes:
-        steps.append(f"kubectl delete -f {where}/converted/recreate/ --recursive --wait"
-                     f"{cascade_flag(rewritten)}")
+        steps.append(folder_step("delete", f"{where}/converted/recreate/",
+                                 f" --wait{cascade_flag(rewritten)}"))
     if RECREATE in kept:
-        steps.append(f"kubectl delete -f {where}/{BRIDGED}/recreate/ --recursive --wait"
-                     f"{cascade_flag(replace(wave, moved=bridged))}")
+        steps.append(folder_step("delete", f"{where}/{BRIDGED}/recreate/",
+                                 f" --wait{cascade_flag(replace(wave, moved=bridged))}"))
     if REPLACE in modes:
-        steps.append(f"kubectl replace -f {where}/original/replace/ --recursive")
+        steps.append(folder_step("replace", f"{where}/original/replace/"))
     if wave.nodes:
         steps += [
             f"kubectl drain {nodes} --ignore-daemonsets --delete-emptydir-data{drain_note}",
@@ -185,11 +192,11 @@ def rollback_steps(wave: Wave, nodes: str, where: str, quotas: int, *,
             f"kubectl uncordon {nodes}",
         ]
     if RECREATE in modes:
-        steps.append(f"kubectl create -f {where}/original/recreate/ --recursive")
+        steps.append(folder_step("create", f"{where}/original/recreate/"))
     if RECREATE in kept:
-        steps.append(f"kubectl create -f {where}/{BRIDGED}/recreate/ --recursive")
+        steps.append(folder_step("create", f"{where}/{BRIDGED}/recreate/"))
     if quotas:
-        steps.append(f"kubectl replace -f {where}/original/quotas/ --recursive")
+        steps.append(folder_step("replace", f"{where}/original/quotas/"))
     if undo_last is not None:
         steps.append(undo_last)
     steps += settle_steps(wave)
